@@ -1,0 +1,1 @@
+//! Sealing of `requestState` (in progress).
