@@ -1,6 +1,7 @@
 //! tern: a Rust SDK for the Model Context Protocol 2026-07-28.
 #![deny(missing_docs)]
 
+pub mod auth;
 mod error;
 pub mod seal;
 

@@ -1,0 +1,281 @@
+//! The claims envelope sealed inside every token, and the checks made against it.
+//!
+//! A small fixed binary layout rather than JSON, because sealing happens on every round
+//! and this keeps it to one allocation with no parsing on the way back:
+//!
+//! ```text
+//! version u8 = 1 | flags u8 | issued_at_ms u64 | expires_at_ms u64 | args digest [16]
+//! | (flags & PRINCIPAL) salt [16] tag [16]
+//! | method: len u32 + bytes | target: len u32 + bytes
+//! | (flags & AUDIENCE) audience: len u32 + bytes
+//! | state: the remaining bytes
+//! ```
+//!
+//! Integers are big-endian. Unknown versions or flags are malformed, never ignored.
+
+use subtle::ConstantTimeEq as _;
+
+use super::RejectReason;
+use super::digest::ARGS_DIGEST_LEN;
+use super::principal::{PRINCIPAL_SALT_LEN, PRINCIPAL_TAG_LEN, Principal};
+
+const VERSION: u8 = 1;
+const FLAG_PRINCIPAL: u8 = 0b01;
+const FLAG_AUDIENCE: u8 = 0b10;
+const FIXED_LEN: usize = 1 + 1 + 8 + 8 + ARGS_DIGEST_LEN;
+
+/// How far ahead of our clock a token's issue time may be: another instance's clock may
+/// run ahead of ours.
+pub(crate) const FUTURE_SKEW_MS: u64 = 60_000;
+
+/// A principal as it sits in the claims: a random salt and the tag computed with it.
+#[derive(Clone, Copy)]
+pub(crate) struct PrincipalTag {
+    pub(crate) salt: [u8; PRINCIPAL_SALT_LEN],
+    pub(crate) tag: [u8; PRINCIPAL_TAG_LEN],
+}
+
+/// The claims of one token, borrowed from the decrypted payload or the outgoing request.
+pub(crate) struct Claims<'a> {
+    pub(crate) issued_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+    pub(crate) args_digest: [u8; ARGS_DIGEST_LEN],
+    pub(crate) principal: Option<PrincipalTag>,
+    pub(crate) method: &'a [u8],
+    pub(crate) target: &'a [u8],
+    pub(crate) audience: Option<&'a [u8]>,
+}
+
+/// What the incoming request says the token must match.
+pub(crate) struct Expected<'a> {
+    pub(crate) now_ms: u64,
+    pub(crate) method: &'a [u8],
+    pub(crate) target: &'a [u8],
+    pub(crate) args_digest: [u8; ARGS_DIGEST_LEN],
+    pub(crate) audience: Option<&'a [u8]>,
+    pub(crate) principal: Option<&'a Principal>,
+}
+
+impl<'a> Claims<'a> {
+    /// The envelope followed by `state`, or `None` when a field outgrows its length prefix.
+    pub(crate) fn encode(&self, state: &[u8]) -> Option<Vec<u8>> {
+        let audience_len = self.audience.map_or(0, |a| 4 + a.len());
+        let principal_len = if self.principal.is_some() {
+            PRINCIPAL_SALT_LEN + PRINCIPAL_TAG_LEN
+        } else {
+            0
+        };
+        let mut out = Vec::with_capacity(
+            FIXED_LEN
+                + principal_len
+                + 8
+                + self.method.len()
+                + self.target.len()
+                + audience_len
+                + state.len(),
+        );
+        let mut flags = 0;
+        if self.principal.is_some() {
+            flags |= FLAG_PRINCIPAL;
+        }
+        if self.audience.is_some() {
+            flags |= FLAG_AUDIENCE;
+        }
+        out.push(VERSION);
+        out.push(flags);
+        out.extend_from_slice(&self.issued_at_ms.to_be_bytes());
+        out.extend_from_slice(&self.expires_at_ms.to_be_bytes());
+        out.extend_from_slice(&self.args_digest);
+        if let Some(principal) = &self.principal {
+            out.extend_from_slice(&principal.salt);
+            out.extend_from_slice(&principal.tag);
+        }
+        put_field(&mut out, self.method)?;
+        put_field(&mut out, self.target)?;
+        if let Some(audience) = self.audience {
+            put_field(&mut out, audience)?;
+        }
+        out.extend_from_slice(state);
+        Some(out)
+    }
+
+    /// Parses the envelope; returns the claims and the offset where the state begins.
+    pub(crate) fn decode(bytes: &'a [u8]) -> Option<(Self, usize)> {
+        let mut reader = Reader { rest: bytes };
+        let [version, flags] = reader.array()?;
+        if version != VERSION || flags & !(FLAG_PRINCIPAL | FLAG_AUDIENCE) != 0 {
+            return None;
+        }
+        let issued_at_ms = u64::from_be_bytes(reader.array()?);
+        let expires_at_ms = u64::from_be_bytes(reader.array()?);
+        let args_digest = reader.array()?;
+        let principal = if flags & FLAG_PRINCIPAL != 0 {
+            Some(PrincipalTag {
+                salt: reader.array()?,
+                tag: reader.array()?,
+            })
+        } else {
+            None
+        };
+        let method = reader.field()?;
+        let target = reader.field()?;
+        let audience = if flags & FLAG_AUDIENCE != 0 {
+            Some(reader.field()?)
+        } else {
+            None
+        };
+        let state_offset = bytes.len() - reader.rest.len();
+        let claims = Self {
+            issued_at_ms,
+            expires_at_ms,
+            args_digest,
+            principal,
+            method,
+            target,
+            audience,
+        };
+        Some((claims, state_offset))
+    }
+
+    /// Checks time, audience, request and principal, in that order; the first failure
+    /// names the reason that goes to the log.
+    pub(crate) fn check(&self, expected: &Expected<'_>) -> Result<(), RejectReason> {
+        if self.issued_at_ms > expected.now_ms.saturating_add(FUTURE_SKEW_MS) {
+            return Err(RejectReason::MintedInFuture);
+        }
+        if expected.now_ms >= self.expires_at_ms {
+            return Err(RejectReason::Expired);
+        }
+        let audience_ok = match (self.audience, expected.audience) {
+            (Some(ours), Some(theirs)) => bool::from(ours.ct_eq(theirs)),
+            (None, None) => true,
+            _ => false,
+        };
+        if !audience_ok {
+            return Err(RejectReason::Audience);
+        }
+        let request_ok = self.method.ct_eq(expected.method)
+            & self.target.ct_eq(expected.target)
+            & self.args_digest.ct_eq(&expected.args_digest);
+        if !bool::from(request_ok) {
+            return Err(RejectReason::RequestBinding);
+        }
+        let principal_ok = match (&self.principal, expected.principal) {
+            (Some(sealed), Some(principal)) => principal.matches(&sealed.salt, &sealed.tag),
+            (None, None) => true,
+            _ => false,
+        };
+        if !principal_ok {
+            return Err(RejectReason::Principal);
+        }
+        Ok(())
+    }
+}
+
+fn put_field(out: &mut Vec<u8>, field: &[u8]) -> Option<()> {
+    let len = u32::try_from(field.len()).ok()?;
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(field);
+    Some(())
+}
+
+/// Checked reads: every take fails cleanly on short input rather than panicking.
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, len: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.rest.split_at_checked(len)?;
+        self.rest = rest;
+        Some(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+
+    fn field(&mut self) -> Option<&'a [u8]> {
+        let len = u32::from_be_bytes(self.array()?);
+        self.take(usize::try_from(len).ok()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(audience: Option<&'static [u8]>, principal: Option<PrincipalTag>) -> Claims<'static> {
+        Claims {
+            issued_at_ms: 1_000_000,
+            expires_at_ms: 1_600_000,
+            args_digest: [9; ARGS_DIGEST_LEN],
+            principal,
+            method: b"tools/call",
+            target: b"deploy",
+            audience,
+        }
+    }
+
+    fn expected(audience: Option<&'static [u8]>, principal: Option<&Principal>) -> Expected<'_> {
+        Expected {
+            now_ms: 1_000_000,
+            method: b"tools/call",
+            target: b"deploy",
+            args_digest: [9; ARGS_DIGEST_LEN],
+            audience,
+            principal,
+        }
+    }
+
+    #[test]
+    fn claims_round_trip_through_the_binary_layout() {
+        let alice = Principal::custom("alice");
+        let salt = [3; PRINCIPAL_SALT_LEN];
+        let sealed = PrincipalTag {
+            salt,
+            tag: alice.tag(&salt),
+        };
+        let original = claims(Some(b"svc"), Some(sealed));
+        let bytes = original.encode(b"state").unwrap();
+        let (decoded, offset) = Claims::decode(&bytes).unwrap();
+        assert_eq!(&bytes[offset..], b"state");
+        assert_eq!(decoded.issued_at_ms, original.issued_at_ms);
+        assert_eq!(decoded.expires_at_ms, original.expires_at_ms);
+        assert_eq!(decoded.method, original.method);
+        assert_eq!(decoded.target, original.target);
+        assert_eq!(decoded.audience, original.audience);
+        decoded
+            .check(&expected(Some(b"svc"), Some(&alice)))
+            .unwrap();
+    }
+
+    #[test]
+    fn every_truncation_and_unknown_flag_is_malformed() {
+        let bytes = claims(Some(b"svc"), None).encode(b"").unwrap();
+        for len in 0..bytes.len() {
+            assert!(Claims::decode(&bytes[..len]).is_none(), "prefix of {len}");
+        }
+        let mut flagged = bytes.clone();
+        flagged[1] |= 0b100;
+        assert!(Claims::decode(&flagged).is_none());
+        let mut versioned = bytes;
+        versioned[0] = 2;
+        assert!(Claims::decode(&versioned).is_none());
+    }
+
+    #[test]
+    fn audience_presence_drift_is_rejected_both_ways() {
+        let with = claims(Some(b"svc"), None);
+        let without = claims(None, None);
+        assert_eq!(
+            with.check(&expected(None, None)),
+            Err(RejectReason::Audience)
+        );
+        assert_eq!(
+            without.check(&expected(Some(b"svc"), None)),
+            Err(RejectReason::Audience)
+        );
+        assert_eq!(without.check(&expected(None, None)), Ok(()));
+    }
+}

@@ -1,0 +1,248 @@
+//! tern's built-in codec: keys derived from secrets, and the `t1.` token format.
+//!
+//! A token is `t1.` followed by the unpadded base64url encoding of
+//! `key id (4) | nonce (24) | XChaCha20-Poly1305 ciphertext | tag (16)`, with `t1.` and the
+//! key id as associated data so neither can be swapped without breaking the tag.
+
+use std::fmt;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chacha20poly1305::aead::{AeadInOut, KeyInit};
+use chacha20poly1305::{Key, Tag, XChaCha20Poly1305, XNonce};
+use hkdf::Hkdf;
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+use zeroize::{Zeroize as _, Zeroizing};
+
+use super::secret::{SECRET_LEN, generate_secret};
+use super::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason, StateCodec};
+use crate::{Error, Result};
+
+/// The version prefix of tern's token format; bound into the tag as associated data.
+pub const TOKEN_PREFIX: &str = "t1.";
+
+/// The default cap on a token's length, in bytes, on both seal and unseal.
+pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
+
+const KEY_ID_LEN: usize = 4;
+const NONCE_LEN: usize = 24;
+const TAG_LEN: usize = 16;
+const HEADER_LEN: usize = KEY_ID_LEN + NONCE_LEN;
+const OVERHEAD: usize = HEADER_LEN + TAG_LEN;
+
+// Distinct labels keep tern's keys unrelated to anything else derived from the same secret.
+const HKDF_SALT: &[u8] = b"tern requestState v1";
+const HKDF_INFO: &[u8] = b"tern requestState t1 XChaCha20-Poly1305 key";
+const KEY_ID_LABEL: &[u8] = b"tern requestState t1 key id";
+
+/// One derived key: the cipher (which wipes its key on drop) and the id naming it.
+struct SealingKey {
+    id: [u8; KEY_ID_LEN],
+    cipher: XChaCha20Poly1305,
+}
+
+impl SealingKey {
+    /// Derives the cipher key with HKDF-SHA256 and names it by a hash of the derived key,
+    /// so the id reveals nothing about the secret and rotating the secret changes the id.
+    fn derive(secret: &[u8]) -> Result<(Self, Zeroizing<[u8; 32]>)> {
+        let mut key = Zeroizing::new([0u8; 32]);
+        let hkdf = Hkdf::<Sha256>::new(Some(HKDF_SALT), secret);
+        // HKDF-SHA256 expands up to 8160 bytes, so this cannot fail; if it ever did, an
+        // all-zero key must not slip through.
+        hkdf.expand(HKDF_INFO, &mut key[..])
+            .map_err(|_| Error::Config("requestState key derivation failed".into()))?;
+        let digest = Sha256::new()
+            .chain_update(KEY_ID_LABEL)
+            .chain_update(&key[..])
+            .finalize();
+        let mut id = [0u8; KEY_ID_LEN];
+        id.copy_from_slice(&digest[..KEY_ID_LEN]);
+        let mut cipher_key = Key::from(*key);
+        let cipher = XChaCha20Poly1305::new(&cipher_key);
+        cipher_key.as_mut_slice().zeroize();
+        Ok((Self { id, cipher }, key))
+    }
+}
+
+/// A ring of `requestState` keys: the first seals, every one verifies.
+///
+/// Implements [`StateCodec`] with tern's `t1.` token format. Keys are derived once, at
+/// construction; the derived keys are wiped when the ring drops, and `Debug` shows only
+/// the key ids.
+pub struct Keyring {
+    keys: Vec<SealingKey>,
+    max_token_len: usize,
+}
+
+impl Keyring {
+    /// Builds a ring from secrets of at least 32 bytes each; `secrets[0]` seals.
+    ///
+    /// Rejects an empty ring, a short secret and a repeated secret, each with an error
+    /// that says how to fix it.
+    pub fn new<I, S>(secrets: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<[u8]>,
+    {
+        let mut derived: Vec<(SealingKey, Zeroizing<[u8; 32]>)> = Vec::new();
+        for (index, secret) in secrets.into_iter().enumerate() {
+            let secret = secret.as_ref();
+            if secret.len() < SECRET_LEN {
+                return Err(Error::KeyTooShort {
+                    index,
+                    len: secret.len(),
+                });
+            }
+            let (key, raw) = SealingKey::derive(secret)?;
+            for (first, (earlier, earlier_raw)) in derived.iter().enumerate() {
+                if earlier.id == key.id {
+                    return Err(if bool::from(earlier_raw.ct_eq(&raw[..])) {
+                        Error::DuplicateKey {
+                            first,
+                            second: index,
+                        }
+                    } else {
+                        Error::KeyIdCollision {
+                            first,
+                            second: index,
+                        }
+                    });
+                }
+            }
+            derived.push((key, raw));
+        }
+        if derived.is_empty() {
+            return Err(Error::EmptyKeyRing);
+        }
+        Ok(Self {
+            keys: derived.into_iter().map(|(key, _)| key).collect(),
+            max_token_len: DEFAULT_MAX_TOKEN_LEN,
+        })
+    }
+
+    /// A ring of one random key that lives and dies with this value: tokens it seals can
+    /// only be read by it, so not after a restart nor on another instance.
+    pub fn ephemeral() -> Result<Self> {
+        let secret = Zeroizing::new(generate_secret());
+        let (key, _raw) = SealingKey::derive(&secret[..])?;
+        Ok(Self {
+            keys: vec![key],
+            max_token_len: DEFAULT_MAX_TOKEN_LEN,
+        })
+    }
+
+    /// Sets the cap on a token's length in bytes, enforced on seal and unseal
+    /// (default [`DEFAULT_MAX_TOKEN_LEN`]).
+    pub fn with_max_token_len(mut self, max_token_len: usize) -> Self {
+        self.max_token_len = max_token_len;
+        self
+    }
+
+    /// The cap on a token's length in bytes.
+    pub fn max_token_len(&self) -> usize {
+        self.max_token_len
+    }
+
+    /// The length of the token that sealing `payload_len` bytes produces.
+    pub fn token_len(payload_len: usize) -> usize {
+        let raw = payload_len.saturating_add(OVERHEAD);
+        TOKEN_PREFIX.len() + raw / 3 * 4 + [0, 2, 3][raw % 3]
+    }
+
+    fn find(&self, id: &[u8]) -> Option<&SealingKey> {
+        self.keys.iter().find(|key| key.id == id)
+    }
+}
+
+fn associated_data(id: &[u8; KEY_ID_LEN]) -> [u8; TOKEN_PREFIX.len() + KEY_ID_LEN] {
+    let mut aad = [0u8; TOKEN_PREFIX.len() + KEY_ID_LEN];
+    aad[..TOKEN_PREFIX.len()].copy_from_slice(TOKEN_PREFIX.as_bytes());
+    aad[TOKEN_PREFIX.len()..].copy_from_slice(id);
+    aad
+}
+
+impl StateCodec for Keyring {
+    fn seal(&self, payload: &[u8]) -> Result<String, SealFailure> {
+        let token_len = Self::token_len(payload.len());
+        if token_len > self.max_token_len {
+            return Err(SealFailure::because(SealFailureReason::TooLarge));
+        }
+        let Some(key) = self.keys.first() else {
+            return Err(SealFailure::because(SealFailureReason::Codec));
+        };
+        let mut nonce = [0u8; NONCE_LEN];
+        rand::fill(&mut nonce[..]);
+
+        let mut raw = Vec::with_capacity(payload.len() + OVERHEAD);
+        raw.extend_from_slice(&key.id);
+        raw.extend_from_slice(&nonce);
+        raw.extend_from_slice(payload);
+        let Some(body) = raw.get_mut(HEADER_LEN..) else {
+            return Err(SealFailure::because(SealFailureReason::Codec));
+        };
+        let tag = key
+            .cipher
+            .encrypt_inout_detached(&XNonce::from(nonce), &associated_data(&key.id), body.into())
+            .map_err(|_| SealFailure::because(SealFailureReason::TooLarge))?;
+        raw.extend_from_slice(&tag);
+
+        let mut token = String::with_capacity(token_len);
+        token.push_str(TOKEN_PREFIX);
+        URL_SAFE_NO_PAD.encode_string(&raw, &mut token);
+        Ok(token)
+    }
+
+    fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
+        let reject = InvalidRequestState::because;
+        if token.len() > self.max_token_len {
+            return Err(reject(RejectReason::TooLarge));
+        }
+        let body = token
+            .strip_prefix(TOKEN_PREFIX)
+            .ok_or(reject(RejectReason::Malformed))?;
+        // The engine requires no padding and zero trailing bits, so each byte string has
+        // exactly one accepted spelling (tests pin this down for every final character).
+        let mut raw = URL_SAFE_NO_PAD
+            .decode(body)
+            .map_err(|_| reject(RejectReason::Malformed))?;
+        let Some(ciphertext_len) = raw.len().checked_sub(OVERHEAD) else {
+            return Err(reject(RejectReason::Malformed));
+        };
+        let (header, rest) = raw.split_at_mut(HEADER_LEN);
+        let (id, nonce) = header.split_at(KEY_ID_LEN);
+        let key = self.find(id).ok_or(reject(RejectReason::UnknownKey))?;
+        let (ciphertext, tag) = rest.split_at_mut(ciphertext_len);
+        let (Ok(nonce), Ok(tag)) = (XNonce::try_from(nonce), Tag::try_from(&*tag)) else {
+            return Err(reject(RejectReason::Malformed));
+        };
+        key.cipher
+            .decrypt_inout_detached(&nonce, &associated_data(&key.id), ciphertext.into(), &tag)
+            .map_err(|_| reject(RejectReason::Seal))?;
+        raw.truncate(HEADER_LEN + ciphertext_len);
+        raw.drain(..HEADER_LEN);
+        Ok(raw)
+    }
+}
+
+impl fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        struct Ids<'a>(&'a [SealingKey]);
+        impl fmt::Debug for Ids<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_list()
+                    .entries(
+                        self.0
+                            .iter()
+                            .map(|key| u32::from_be_bytes(key.id))
+                            .map(|id| format!("{id:08x}")),
+                    )
+                    .finish()
+            }
+        }
+        f.debug_struct("Keyring")
+            .field("key_ids", &Ids(&self.keys))
+            .field("max_token_len", &self.max_token_len)
+            .finish()
+    }
+}

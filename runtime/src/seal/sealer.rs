@@ -1,0 +1,279 @@
+//! The sealer the server layer calls: claims in, token out; token in, state out.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::claims::{Claims, Expected, PrincipalTag};
+use super::clock::Clock;
+use super::digest::arguments_digest;
+use super::keyring::Keyring;
+use super::principal::PRINCIPAL_SALT_LEN;
+use super::{
+    InvalidRequestState, Principal, RejectReason, SealFailure, SealFailureReason, StateCodec,
+};
+
+/// The `bind_principal` hook, shared by every clone of the sealer.
+pub(crate) type BindPrincipal =
+    Arc<dyn Fn(&RequestBinding<'_>) -> Option<Principal> + Send + Sync + 'static>;
+
+/// The request a token is minted for, or presented with.
+///
+/// `arguments` of `None` binds like an empty object. Construct with [`new`](Self::new) or
+/// the [`tool`](Self::tool), [`prompt`](Self::prompt) and [`resource`](Self::resource)
+/// shorthands; more fields may be added, so struct literals are not available outside tern.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct RequestBinding<'a> {
+    /// The JSON-RPC method, e.g. `tools/call`.
+    pub method: &'a str,
+    /// The tool or prompt name, or the resource URI.
+    pub target: &'a str,
+    /// The request's arguments, if any.
+    pub arguments: Option<&'a Map<String, Value>>,
+    /// The principal of a validated access token, if the request carried one.
+    pub principal: Option<&'a Principal>,
+}
+
+impl<'a> RequestBinding<'a> {
+    /// A binding for `method` on `target`, with no arguments and no principal.
+    pub fn new(method: &'a str, target: &'a str) -> Self {
+        Self {
+            method,
+            target,
+            arguments: None,
+            principal: None,
+        }
+    }
+
+    /// A `tools/call` of the tool `name`.
+    pub fn tool(name: &'a str, arguments: Option<&'a Map<String, Value>>) -> Self {
+        Self::new("tools/call", name).with_arguments(arguments)
+    }
+
+    /// A `prompts/get` of the prompt `name`.
+    pub fn prompt(name: &'a str, arguments: Option<&'a Map<String, Value>>) -> Self {
+        Self::new("prompts/get", name).with_arguments(arguments)
+    }
+
+    /// A `resources/read` of `uri`.
+    pub fn resource(uri: &'a str) -> Self {
+        Self::new("resources/read", uri)
+    }
+
+    /// Sets the arguments.
+    pub fn with_arguments(mut self, arguments: Option<&'a Map<String, Value>>) -> Self {
+        self.arguments = arguments;
+        self
+    }
+
+    /// Sets the principal of the request's validated access token.
+    pub fn with_principal(mut self, principal: Option<&'a Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+}
+
+/// The codec behind a sealer: tern's own is called directly, a custom one behind a
+/// panic guard.
+pub(crate) enum Codec {
+    Builtin(Keyring),
+    Custom(Box<dyn StateCodec>),
+}
+
+/// Seals outgoing `requestState` and verifies incoming tokens under one policy.
+///
+/// Built by [`RequestStateSecurity::build`](super::RequestStateSecurity::build). Cheap to
+/// clone: clones share the keys.
+#[derive(Clone)]
+pub struct Sealer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    codec: Codec,
+    ttl_ms: u64,
+    audience: Option<String>,
+    bind_principal: Option<BindPrincipal>,
+    max_token_len: usize,
+    clock: Arc<dyn Clock>,
+}
+
+impl Sealer {
+    pub(crate) fn new(
+        codec: Codec,
+        ttl_ms: u64,
+        audience: Option<String>,
+        bind_principal: Option<BindPrincipal>,
+        max_token_len: usize,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                codec,
+                ttl_ms,
+                audience,
+                bind_principal,
+                max_token_len,
+                clock,
+            }),
+        }
+    }
+
+    /// The audience this sealer writes and requires, if any.
+    pub fn audience(&self) -> Option<&str> {
+        self.inner.audience.as_deref()
+    }
+
+    /// Seals `state` for the request `binding`, with a fresh expiry.
+    ///
+    /// On failure nothing is sent but the sanitised [`SealFailure`]; the cause goes to a
+    /// `tracing` warning.
+    pub fn seal(&self, binding: &RequestBinding<'_>, state: &[u8]) -> Result<String, SealFailure> {
+        let result = self.seal_unlogged(binding, state);
+        if let Err(failure) = &result {
+            tracing::warn!(
+                target: "tern::seal",
+                reason = failure.reason().as_str(),
+                method = binding.method,
+                "could not seal requestState"
+            );
+        }
+        result
+    }
+
+    /// Returns the handler's state from `token` if it was sealed by this policy, is within
+    /// its time window and was minted for this request, audience and principal.
+    ///
+    /// Every failure is the same [`InvalidRequestState`]; the cause goes to a `tracing`
+    /// warning that never contains the token, the state or any key.
+    pub fn verify(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+    ) -> Result<Vec<u8>, InvalidRequestState> {
+        let result = self.verify_unlogged(token, binding);
+        if let Err(rejection) = &result {
+            tracing::warn!(
+                target: "tern::seal",
+                reason = rejection.reason().as_str(),
+                method = binding.method,
+                "rejected requestState"
+            );
+        }
+        result
+    }
+
+    fn seal_unlogged(
+        &self,
+        binding: &RequestBinding<'_>,
+        state: &[u8],
+    ) -> Result<String, SealFailure> {
+        let inner = &*self.inner;
+        let principal = self
+            .principal_for(binding)
+            .ok_or(SealFailure::because(SealFailureReason::Panicked))?;
+        let principal = principal.map(|principal| {
+            let mut salt = [0u8; PRINCIPAL_SALT_LEN];
+            rand::fill(&mut salt[..]);
+            PrincipalTag {
+                salt,
+                tag: principal.tag(&salt),
+            }
+        });
+        let now_ms = inner.clock.now_unix_ms();
+        let claims = Claims {
+            issued_at_ms: now_ms,
+            expires_at_ms: now_ms.saturating_add(inner.ttl_ms),
+            args_digest: arguments_digest(binding.arguments),
+            principal,
+            method: binding.method.as_bytes(),
+            target: binding.target.as_bytes(),
+            audience: inner.audience.as_deref().map(str::as_bytes),
+        };
+        let payload = claims
+            .encode(state)
+            .ok_or(SealFailure::because(SealFailureReason::ClaimTooLong))?;
+        let token = match &inner.codec {
+            Codec::Builtin(keyring) => keyring.seal(&payload)?,
+            Codec::Custom(codec) => catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
+                .map_err(|_| SealFailure::because(SealFailureReason::Panicked))??,
+        };
+        if token.len() > inner.max_token_len {
+            return Err(SealFailure::because(SealFailureReason::TooLarge));
+        }
+        Ok(token)
+    }
+
+    fn verify_unlogged(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+    ) -> Result<Vec<u8>, InvalidRequestState> {
+        let reject = InvalidRequestState::because;
+        let inner = &*self.inner;
+        if token.len() > inner.max_token_len {
+            return Err(reject(RejectReason::TooLarge));
+        }
+        let mut payload = match &inner.codec {
+            Codec::Builtin(keyring) => keyring.unseal(token)?,
+            Codec::Custom(codec) => catch_unwind(AssertUnwindSafe(|| codec.unseal(token)))
+                .map_err(|_| reject(RejectReason::Codec))??,
+        };
+        let principal = self
+            .principal_for(binding)
+            .ok_or(reject(RejectReason::Principal))?;
+        let state_offset = {
+            let (claims, state_offset) =
+                Claims::decode(&payload).ok_or(reject(RejectReason::Malformed))?;
+            let expected = Expected {
+                now_ms: inner.clock.now_unix_ms(),
+                method: binding.method.as_bytes(),
+                target: binding.target.as_bytes(),
+                args_digest: arguments_digest(binding.arguments),
+                audience: inner.audience.as_deref().map(str::as_bytes),
+                principal: principal.as_deref(),
+            };
+            claims.check(&expected).map_err(reject)?;
+            state_offset
+        };
+        payload.drain(..state_offset);
+        Ok(payload)
+    }
+
+    /// The principal to bind: the validated token's, else the hook's; `None` (the outer
+    /// option) when the hook panicked.
+    fn principal_for<'b>(
+        &self,
+        binding: &RequestBinding<'b>,
+    ) -> Option<Option<Cow<'b, Principal>>> {
+        if let Some(principal) = binding.principal {
+            return Some(Some(Cow::Borrowed(principal)));
+        }
+        match &self.inner.bind_principal {
+            Some(hook) => catch_unwind(AssertUnwindSafe(|| hook(binding)))
+                .ok()
+                .map(|principal| principal.map(Cow::Owned)),
+            None => Some(None),
+        }
+    }
+}
+
+impl fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let codec: &dyn fmt::Debug = match &self.inner.codec {
+            Codec::Builtin(keyring) => keyring,
+            Codec::Custom(_) => &"custom",
+        };
+        f.debug_struct("Sealer")
+            .field("codec", codec)
+            .field("ttl_ms", &self.inner.ttl_ms)
+            .field("audience", &self.inner.audience)
+            .field("bind_principal", &self.inner.bind_principal.is_some())
+            .field("max_token_len", &self.inner.max_token_len)
+            .finish_non_exhaustive()
+    }
+}
