@@ -217,7 +217,10 @@ mod tests {
         }
     }
 
-    fn expected(audience: Option<&'static [u8]>, principal: Option<&Principal>) -> Expected<'_> {
+    fn expected<'a>(
+        audience: Option<&'static [u8]>,
+        principal: Option<&'a Principal>,
+    ) -> Expected<'a> {
         Expected {
             now_ms: 1_000_000,
             method: b"tools/call",

@@ -1,0 +1,121 @@
+//! Construction of `RequestStateSecurity`: TTL and audience rules.
+
+use std::time::Duration;
+
+use super::*;
+use crate::Error;
+
+#[test]
+fn ttl_defaults_to_600_seconds() {
+    assert_eq!(DEFAULT_TTL, Duration::from_secs(600));
+    let (sealer, clock) = keyed_sealer("svc");
+    let request = RequestBinding::tool("t", None);
+    let token = sealer.seal(&request, b"").unwrap();
+    clock.advance(Duration::from_secs(599));
+    assert!(sealer.verify(&token, &request).is_ok());
+    clock.advance(Duration::from_secs(1));
+    assert!(sealer.verify(&token, &request).is_err());
+}
+
+#[test]
+fn zero_negative_and_non_finite_ttls_are_rejected() {
+    for seconds in [
+        0.0,
+        -0.0,
+        -1.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e-9,
+        1e12,
+    ] {
+        let err = RequestStateSecurity::ephemeral()
+            .ttl_secs(seconds)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidTtl { .. }), "{seconds}");
+        assert!(err.to_string().contains("600"), "{err}");
+    }
+    assert!(
+        RequestStateSecurity::ephemeral()
+            .ttl(Duration::ZERO)
+            .is_err()
+    );
+    assert!(RequestStateSecurity::ephemeral().ttl_secs(0.5).is_ok());
+    assert!(
+        RequestStateSecurity::ephemeral()
+            .ttl(Duration::from_secs(3600))
+            .is_ok()
+    );
+}
+
+#[test]
+fn explicit_keys_on_an_unnamed_server_need_an_audience() {
+    let err = RequestStateSecurity::keys([SECRET_A])
+        .unwrap()
+        .build(None)
+        .unwrap_err();
+    assert!(matches!(err, Error::MissingAudience));
+    assert!(err.to_string().contains(".audience("), "{err}");
+    let err = RequestStateSecurity::keys([SECRET_A])
+        .unwrap()
+        .build(Some(""))
+        .unwrap_err();
+    assert!(matches!(err, Error::MissingAudience));
+    assert!(
+        RequestStateSecurity::keys([SECRET_A])
+            .unwrap()
+            .audience("svc")
+            .build(None)
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_custom_codec_on_an_unnamed_server_needs_an_audience() {
+    let codec = || Shared(Arc::new(ring(&[SECRET_A])));
+    assert!(matches!(
+        RequestStateSecurity::codec(codec())
+            .build(None)
+            .unwrap_err(),
+        Error::MissingAudience
+    ));
+    assert!(
+        RequestStateSecurity::codec(codec())
+            .audience("svc")
+            .build(None)
+            .is_ok()
+    );
+}
+
+#[test]
+fn the_ephemeral_default_needs_no_name() {
+    let sealer = RequestStateSecurity::default().build(None).unwrap();
+    assert_eq!(sealer.audience(), None);
+    let request = RequestBinding::tool("t", None);
+    let token = sealer.seal(&request, b"s").unwrap();
+    assert_eq!(sealer.verify(&token, &request).unwrap(), b"s");
+}
+
+#[test]
+fn the_audience_defaults_to_the_server_name() {
+    let sealer = RequestStateSecurity::keys([SECRET_A])
+        .unwrap()
+        .build(Some("deployer"))
+        .unwrap();
+    assert_eq!(sealer.audience(), Some("deployer"));
+    let explicit = RequestStateSecurity::keys([SECRET_A])
+        .unwrap()
+        .audience("fleet")
+        .build(Some("deployer"))
+        .unwrap();
+    assert_eq!(explicit.audience(), Some("fleet"));
+}
+
+#[test]
+fn an_empty_audience_is_rejected() {
+    let err = RequestStateSecurity::ephemeral()
+        .audience("")
+        .build(Some("svc"))
+        .unwrap_err();
+    assert!(matches!(err, Error::EmptyAudience));
+}
