@@ -1,0 +1,318 @@
+//! Emits what the generator writes itself: constant types, unions, outcomes and the
+//! per-version support types.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::prepare::{Check, Prepared, Union};
+use crate::{Error, Result};
+
+pub(crate) fn parse_type(version: &str, ty: &str) -> Result<syn::Type> {
+    syn::parse_str::<syn::Type>(ty).map_err(|e| Error::Schema {
+        version: version.to_owned(),
+        definition: ty.to_owned(),
+        message: format!("not a Rust type: {e}"),
+    })
+}
+
+pub(crate) fn doc_attr(text: &str) -> TokenStream {
+    let lines: Vec<TokenStream> = text
+        .lines()
+        .map(|l| {
+            let l = format!(" {l}");
+            quote!(#[doc = #l])
+        })
+        .collect();
+    quote!(#(#lines)*)
+}
+
+pub(crate) fn consts(p: &Prepared) -> TokenStream {
+    let strs = p.consts.iter().map(|c| {
+        let name = format_ident!("{}", c.name);
+        let value = &c.value;
+        let doc = doc_attr(&format!(
+            "The constant `\"{value}\"` of a `{}` member: any other value is rejected.",
+            c.property
+        ));
+        quote! {
+            #doc
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+            pub struct #name;
+            impl crate::rpc::ConstStr for #name {
+                const VALUE: &'static str = #value;
+            }
+            impl ::serde::Serialize for #name {
+                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                    crate::rpc::serialize_const::<S, Self>(serializer)
+                }
+            }
+            impl<'de> ::serde::Deserialize<'de> for #name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                    crate::rpc::deserialize_const::<D, Self>(deserializer)
+                }
+            }
+        }
+    });
+    let codes = p.codes.iter().map(|c| {
+        let name = format_ident!("{}", c.name);
+        let value = proc_macro2::Literal::i64_unsuffixed(c.value.abs());
+        let value = if c.value < 0 {
+            quote!({ -#value })
+        } else {
+            quote!(#value)
+        };
+        let doc = doc_attr(&format!("The error code `{}`.", c.value));
+        quote! {
+            #doc
+            pub type #name = crate::rpc::ErrorCode<#value>;
+        }
+    });
+    quote!(#(#strs)* #(#codes)*)
+}
+
+fn check_expr(check: &Check) -> TokenStream {
+    let path = |p: &Vec<String>| {
+        let parts = p.iter().map(String::as_str);
+        quote!(&[#(#parts),*])
+    };
+    match check {
+        Check::OneOf(p, values) => {
+            let p = path(p);
+            quote!(matches!(crate::rpc::str_at(&value, #p), Some(#(#values)|*)))
+        }
+        Check::OneOfOrMissing(p, values) => {
+            let p = path(p);
+            quote!(match crate::rpc::value_at(&value, #p) {
+                None => true,
+                Some(v) => matches!(v.as_str(), Some(#(#values)|*)),
+            })
+        }
+        Check::Has(p) => {
+            let p = path(p);
+            quote!(crate::rpc::value_at(&value, #p).is_some())
+        }
+        Check::IsArray => quote!(value.is_array()),
+        Check::IsObject => quote!(value.is_object()),
+    }
+}
+
+pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
+    let name = format_ident!("{}", crate::prepare::rust_name(&u.name));
+    let kind = crate::prepare::rust_name(&u.name);
+    let doc = doc_attr(u.description.as_deref().unwrap_or(&format!(
+        "One of the `{}` variants, chosen by its discriminating members.",
+        u.name
+    )));
+    let mut variants = Vec::new();
+    let mut ser_arms = Vec::new();
+    let mut from_impls = Vec::new();
+    for v in &u.variants {
+        let vn = format_ident!("{}", v.name);
+        let ty = parse_type(&p.version, &v.ty)?;
+        let vdoc = doc_attr(&format!(
+            "A `{}`.",
+            v.ty.rsplit("::").next().unwrap_or(&v.ty)
+        ));
+        variants.push(quote!(#vdoc #vn(#ty)));
+        ser_arms.push(quote!(Self::#vn(v) => ::serde::Serialize::serialize(v, serializer)));
+        from_impls.push(quote! {
+            impl ::std::convert::From<#ty> for #name {
+                fn from(v: #ty) -> Self { Self::#vn(v) }
+            }
+        });
+    }
+    let header = quote! {
+        #doc
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum #name { #(#variants,)* }
+        impl ::serde::Serialize for #name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+                match self { #(#ser_arms,)* }
+            }
+        }
+        #(#from_impls)*
+    };
+    if u.name == "InputResponse" {
+        return input_response(p, u, header);
+    }
+
+    let mut tries = Vec::new();
+    for v in &u.variants {
+        let vn = format_ident!("{}", v.name);
+        let ty = parse_type(&p.version, &v.ty)?;
+        let checks: Vec<TokenStream> = v.checks.iter().map(check_expr).collect();
+        let cond = if checks.is_empty() {
+            quote!(true)
+        } else {
+            quote!(#(#checks)&&*)
+        };
+        tries.push(quote! {
+            if #cond {
+                return crate::rpc::variant::<D, #ty>(value).map(Self::#vn);
+            }
+        });
+    }
+    let fallback = match &u.tag {
+        Some((field, values)) => quote! {
+            const EXPECTED: &[&str] = &[#(#values),*];
+            match crate::rpc::str_at(&value, &[#field]) {
+                Some(v) if !EXPECTED.contains(&v) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
+                    kind: #kind,
+                    field: #field,
+                    value: v.to_owned(),
+                    expected: EXPECTED,
+                })),
+                None if !value.is_object() => Err(::serde::de::Error::custom(format_args!("{} must be a JSON object", #kind))),
+                None => Err(::serde::de::Error::custom(format_args!("{} is missing its `{}` member", #kind, #field))),
+                Some(_) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant { kind: #kind })),
+            }
+        },
+        None => quote! {
+            Err(::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant { kind: #kind }))
+        },
+    };
+    let method_fn = method_fn(p, u, &name)?;
+    Ok(quote! {
+        #header
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                #(#tries)*
+                #fallback
+            }
+        }
+        #method_fn
+    })
+}
+
+/// Unions tagged by `method` say which method each value is.
+fn method_fn(p: &Prepared, u: &Union, name: &syn::Ident) -> Result<TokenStream> {
+    let Some((field, _)) = &u.tag else {
+        return Ok(quote!());
+    };
+    if field != "method" {
+        return Ok(quote!());
+    }
+    let mut arms = Vec::new();
+    for v in &u.variants {
+        let vn = format_ident!("{}", v.name);
+        let method = v.checks.iter().find_map(|c| match c {
+            Check::OneOf(path, values)
+                if path.len() == 1 && path[0] == "method" && values.len() == 1 =>
+            {
+                Some(values[0].clone())
+            }
+            _ => None,
+        });
+        let Some(method) = method else {
+            return Err(Error::Schema {
+                version: p.version.clone(),
+                definition: u.name.clone(),
+                message: format!("variant {} has no single method", v.name),
+            });
+        };
+        arms.push(quote!(Self::#vn(_) => #method));
+    }
+    Ok(quote! {
+        impl #name {
+            /// The JSON-RPC method of this value.
+            pub fn method(&self) -> &'static str {
+                match self { #(#arms,)* }
+            }
+        }
+    })
+}
+
+/// `InputResponse` is decoded by the method of the request it answers.
+fn input_response(p: &Prepared, u: &Union, header: TokenStream) -> Result<TokenStream> {
+    let requests = p
+        .unions
+        .iter()
+        .find(|r| r.name == "InputRequest")
+        .ok_or_else(|| Error::Schema {
+            version: p.version.clone(),
+            definition: u.name.clone(),
+            message: "InputResponse needs InputRequest".into(),
+        })?;
+    let mut arms = Vec::new();
+    for v in &u.variants {
+        let vn = format_ident!("{}", v.name);
+        let ty = parse_type(&p.version, &v.ty)?;
+        let method = requests
+            .variants
+            .iter()
+            .find(|r| r.name == v.name)
+            .and_then(|r| {
+                r.checks.iter().find_map(|c| match c {
+                    Check::OneOf(path, values) if path[0] == "method" => values.first().cloned(),
+                    _ => None,
+                })
+            })
+            .ok_or_else(|| Error::Schema {
+                version: p.version.clone(),
+                definition: u.name.clone(),
+                message: format!("no input request answers to {}", v.name),
+            })?;
+        arms.push(quote!(#method => <#ty as ::serde::Deserialize>::deserialize(value).map(Self::#vn).map_err(crate::rpc::DecodeError::Json)));
+    }
+    let name = format_ident!("{}", u.name);
+    Ok(quote! {
+        #header
+        impl #name {
+            /// Decodes the answer to a request of `method` (an [`InputRequest`]'s method).
+            pub fn decode_for(method: &str, value: &::serde_json::Value) -> ::std::result::Result<Self, crate::rpc::DecodeError> {
+                match method {
+                    #(#arms,)*
+                    other => Err(crate::rpc::DecodeError::UnknownMethod { kind: "InputResponse", method: other.to_owned() }),
+                }
+            }
+        }
+    })
+}
+
+pub(crate) fn outcomes(p: &Prepared) -> Result<TokenStream> {
+    if !p.has_input_required {
+        return Ok(quote!());
+    }
+    let template: TokenStream = include_str!("templates/outcome.rs")
+        .parse()
+        .map_err(|e| Error::Template(format!("outcome: {e}")))?;
+    let aliases = p
+        .outcomes
+        .iter()
+        .map(|o| {
+            let name = format_ident!("{}", o.name);
+            let complete = parse_type(&p.version, &o.complete)?;
+            let doc = doc_attr(&format!(
+                "A [`{}`], or an [`InputRequiredResult`] asking for input first.",
+                o.complete
+            ));
+            Ok(quote!(#doc pub type #name = Outcome<#complete>;))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(quote!(#template #(#aliases)*))
+}
+
+pub(crate) fn support(p: &Prepared) -> Result<TokenStream> {
+    let mut out = TokenStream::new();
+    let mut add = |name: &str, src: &str| -> Result<()> {
+        let t: TokenStream = src
+            .parse()
+            .map_err(|e| Error::Template(format!("{name}: {e}")))?;
+        out.extend(t);
+        Ok(())
+    };
+    if p.replacements.contains_key("ResultType") {
+        add("result_type", include_str!("templates/result_type.rs"))?;
+    }
+    if p.replacements.contains_key("ElicitValue") {
+        add("elicit_value", include_str!("templates/elicit_value.rs"))?;
+    }
+    if p.has_input_responses {
+        add(
+            "input_responses",
+            include_str!("templates/input_responses.rs"),
+        )?;
+    }
+    Ok(out)
+}

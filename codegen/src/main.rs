@@ -1,0 +1,54 @@
+//! `cargo run -p tern-codegen [-- --check]`: regenerates `generated/src/**` from the
+//! fetched schemas, or checks that the committed copy is current.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut schema = root.join("schema");
+    let mut out = root.join("generated");
+    let mut check = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--check" => check = true,
+            "--schema" => schema = args.next().map(PathBuf::from).unwrap_or(schema),
+            "--out" => out = args.next().map(PathBuf::from).unwrap_or(out),
+            other => {
+                eprintln!(
+                    "usage: tern-codegen [--check] [--schema DIR] [--out DIR] (unknown argument {other})"
+                );
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let files = match tern_codegen::generate(&schema) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = if check {
+        tern_codegen::stale(&files, &out).map(|stale| {
+            for path in &stale {
+                eprintln!("stale: {}", path.display());
+            }
+            if !stale.is_empty() {
+                eprintln!("run `{}` to regenerate", tern_codegen::REGENERATE);
+            }
+            stale.is_empty()
+        })
+    } else {
+        tern_codegen::write(&files, &out).map(|()| true)
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! What every protocol version shares: the method traits, constant discriminators and
+//! decoding errors.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A request method: a marker type naming the method, its parameters and its result.
+///
+/// Each protocol method has one uninhabited marker type (for example
+/// `v2026_07_28::method::CallTool`); routing and typed calls are generic over it.
+pub trait Request: 'static {
+    /// The JSON-RPC `method` string.
+    const METHOD: &'static str;
+    /// The `params` member of the request.
+    type Params: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
+    /// The `result` member of a successful response.
+    type Result: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
+}
+
+/// A notification method: a marker type naming the method and its parameters.
+pub trait Notification: 'static {
+    /// The JSON-RPC `method` string.
+    const METHOD: &'static str;
+    /// The `params` member of the notification.
+    type Params: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
+}
+
+/// A request whose result may be an `InputRequiredResult` instead of the complete one
+/// (`tools/call`, `prompts/get` and `resources/read` in 2026-07-28).
+///
+/// Its [`Request::Result`] is an `Outcome<Self::Complete>`; methods without this marker
+/// cannot answer with input-required at all.
+pub trait MayRequireInput: Request {
+    /// The result type when the request completes.
+    type Complete: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
+}
+
+/// A request the server sends to the client inside `InputRequiredResult.inputRequests`
+/// (and, in 2025-11-25 sessions, as a JSON-RPC request of its own).
+pub trait InputMethod: Request {}
+
+/// A request a client sends to a server.
+pub trait ClientRequestMethod: Request {}
+
+/// A request a server sends to a client on a 2025-11-25 session.
+pub trait ServerRequestMethod: Request {}
+
+/// A notification a client sends to a server.
+pub trait ClientNotificationMethod: Notification {}
+
+/// A notification a server sends to a client.
+pub trait ServerNotificationMethod: Notification {}
+
+/// A string the schema pins a member to, such as a content block's `type`.
+pub trait ConstStr: Default {
+    /// The only value the member may hold.
+    const VALUE: &'static str;
+}
+
+#[doc(hidden)]
+pub fn serialize_const<S: Serializer, C: ConstStr>(serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(C::VALUE)
+}
+
+#[doc(hidden)]
+pub fn deserialize_const<'de, D: Deserializer<'de>, C: ConstStr>(
+    deserializer: D,
+) -> Result<C, D::Error> {
+    let got = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+    if got == C::VALUE {
+        Ok(C::default())
+    } else {
+        Err(serde::de::Error::custom(format_args!(
+            "expected \"{}\", got \"{}\"",
+            C::VALUE,
+            got
+        )))
+    }
+}
+
+/// A JSON-RPC error code the schema pins a member to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ErrorCode<const CODE: i64>;
+
+impl<const CODE: i64> ErrorCode<CODE> {
+    /// The code.
+    pub const VALUE: i64 = CODE;
+}
+
+impl<const CODE: i64> Serialize for ErrorCode<CODE> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i64(CODE)
+    }
+}
+
+impl<'de, const CODE: i64> Deserialize<'de> for ErrorCode<CODE> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let got = i64::deserialize(deserializer)?;
+        if got == CODE {
+            Ok(Self)
+        } else {
+            Err(serde::de::Error::custom(format_args!(
+                "expected error code {CODE}, got {got}"
+            )))
+        }
+    }
+}
+
+/// Why a protocol message could not be decoded.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The `method` is not one this direction of this protocol version defines.
+    UnknownMethod {
+        /// What was being decoded, such as `ClientRequest`.
+        kind: &'static str,
+        /// The method that arrived.
+        method: String,
+    },
+    /// A member that names the variant holds a value no variant has.
+    UnknownTag {
+        /// The union being decoded, such as `ContentBlock`.
+        kind: &'static str,
+        /// The member holding the tag, such as `type`.
+        field: &'static str,
+        /// The value that arrived.
+        value: String,
+        /// The values this version defines.
+        expected: &'static [&'static str],
+    },
+    /// No variant's members match the value.
+    NoVariant {
+        /// The union being decoded.
+        kind: &'static str,
+    },
+    /// A `resultType` that neither this version nor its extensions define.
+    UnknownResultType(String),
+    /// The JSON is well formed but does not fit the type.
+    Json(serde_json::Error),
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownMethod { kind, method } => {
+                write!(f, "unknown method \"{method}\" for {kind}")
+            }
+            Self::UnknownTag {
+                kind,
+                field,
+                value,
+                expected,
+            } => write!(
+                f,
+                "unknown {kind} `{field}` \"{value}\" (expected one of: {})",
+                expected.join(", ")
+            ),
+            Self::NoVariant { kind } => write!(f, "the value matches no variant of {kind}"),
+            Self::UnknownResultType(t) => write!(
+                f,
+                "unknown resultType \"{t}\" (expected \"complete\" or \"input_required\")"
+            ),
+            Self::Json(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Json(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<serde_json::Error> for DecodeError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Json(e)
+    }
+}
+
+/// Reads the string at `path` inside a JSON object.
+#[doc(hidden)]
+pub fn str_at<'a>(value: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
+    value_at(value, path)?.as_str()
+}
+
+/// Reads the value at `path` inside a JSON object.
+#[doc(hidden)]
+pub fn value_at<'a>(value: &'a serde_json::Value, path: &[&str]) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(value, |v, key| v.get(key))
+}
+
+/// Decodes a variant from an already-buffered value, turning its error into `D::Error`.
+#[doc(hidden)]
+pub fn variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    value: serde_json::Value,
+) -> Result<T, D::Error> {
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
