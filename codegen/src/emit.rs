@@ -172,6 +172,18 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
         },
     };
     let method_fn = method_fn(p, u, &name)?;
+    if let Some(dispatch) = tag_match(p, u, &kind)? {
+        return Ok(quote! {
+            #header
+            impl<'de> ::serde::Deserialize<'de> for #name {
+                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
+                    let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                    #dispatch
+                }
+            }
+            #method_fn
+        });
+    }
     Ok(quote! {
         #header
         impl<'de> ::serde::Deserialize<'de> for #name {
@@ -183,6 +195,49 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
         }
         #method_fn
     })
+}
+
+/// A union whose variants each differ only by the value of one member is decoded with a
+/// `match` on that member.
+fn tag_match(p: &Prepared, u: &Union, kind: &str) -> Result<Option<TokenStream>> {
+    let Some((field, values)) = &u.tag else {
+        return Ok(None);
+    };
+    let mut arms = Vec::new();
+    let mut missing = None;
+    for v in &u.variants {
+        let (values_of_v, optional) = match v.checks.as_slice() {
+            [Check::OneOf(path, vals)] if path.len() == 1 && &path[0] == field => (vals, false),
+            [Check::OneOfOrMissing(path, vals)] if path.len() == 1 && &path[0] == field => {
+                (vals, true)
+            }
+            _ => return Ok(None),
+        };
+        let vn = format_ident!("{}", v.name);
+        let ty = parse_type(&p.version, &v.ty)?;
+        arms.push(
+            quote!(Some(#(#values_of_v)|*) => crate::rpc::variant::<D, #ty>(value).map(Self::#vn)),
+        );
+        if optional {
+            missing = Some(quote!(None => crate::rpc::variant::<D, #ty>(value).map(Self::#vn)));
+        }
+    }
+    let missing = missing.unwrap_or_else(|| {
+        quote!(None => Err(::serde::de::Error::custom(format_args!("{} is missing its `{}` member", #kind, #field))))
+    });
+    Ok(Some(quote! {
+        const EXPECTED: &[&str] = &[#(#values),*];
+        match crate::rpc::str_at(&value, &[#field]) {
+            #(#arms,)*
+            #missing,
+            Some(other) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
+                kind: #kind,
+                field: #field,
+                value: other.to_owned(),
+                expected: EXPECTED,
+            })),
+        }
+    }))
 }
 
 /// Unions tagged by `method` say which method each value is.

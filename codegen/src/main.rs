@@ -1,5 +1,6 @@
-//! `cargo run -p tern-codegen [-- --check]`: regenerates `generated/src/**` from the
-//! fetched schemas, or checks that the committed copy is current.
+//! `cargo run -p tern-codegen [-- --check | --methods]`: regenerates `generated/src/**`
+//! from the fetched schemas, checks that the committed copy is current, or prints each
+//! version's method table.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,10 +10,12 @@ fn main() -> ExitCode {
     let mut schema = root.join("schema");
     let mut out = root.join("generated");
     let mut check = false;
+    let mut methods = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--check" => check = true,
+            "--methods" => methods = true,
             "--schema" => schema = args.next().map(PathBuf::from).unwrap_or(schema),
             "--out" => out = args.next().map(PathBuf::from).unwrap_or(out),
             other => {
@@ -22,6 +25,20 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         }
+    }
+    if methods {
+        for v in tern_codegen::VERSIONS {
+            let table = tern_codegen::read_schema(&schema.join(v.name).join("schema.json"))
+                .and_then(|s| tern_codegen::method_table(v.name, &s));
+            match table {
+                Ok(t) => println!("{t}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        return ExitCode::SUCCESS;
     }
     let files = match tern_codegen::generate(&schema) {
         Ok(files) => files,

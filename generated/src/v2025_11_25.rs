@@ -5531,38 +5531,6 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/cancelled")
-        ) {
-            return crate::rpc::variant::<D, CancelledNotification>(value)
-                .map(Self::Cancelled);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/initialized")
-        ) {
-            return crate::rpc::variant::<D, InitializedNotification>(value)
-                .map(Self::Initialized);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/progress")
-        ) {
-            return crate::rpc::variant::<D, ProgressNotification>(value)
-                .map(Self::Progress);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/tasks/status")
-        ) {
-            return crate::rpc::variant::<D, TaskStatusNotification>(value)
-                .map(Self::TaskStatus);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/roots/list_changed")
-        ) {
-            return crate::rpc::variant::<D, RootsListChangedNotification>(value)
-                .map(Self::RootsListChanged);
-        }
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/initialized",
@@ -5571,22 +5539,24 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
             "notifications/roots/list_changed",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ClientNotification",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("notifications/cancelled") => {
+                crate::rpc::variant::<D, CancelledNotification>(value)
+                    .map(Self::Cancelled)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ClientNotification"),
-                    ),
-                )
+            Some("notifications/initialized") => {
+                crate::rpc::variant::<D, InitializedNotification>(value)
+                    .map(Self::Initialized)
+            }
+            Some("notifications/progress") => {
+                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+            }
+            Some("notifications/tasks/status") => {
+                crate::rpc::variant::<D, TaskStatusNotification>(value)
+                    .map(Self::TaskStatus)
+            }
+            Some("notifications/roots/list_changed") => {
+                crate::rpc::variant::<D, RootsListChangedNotification>(value)
+                    .map(Self::RootsListChanged)
             }
             None => {
                 Err(
@@ -5598,10 +5568,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ClientNotification",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -5778,79 +5751,6 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("initialize")) {
-            return crate::rpc::variant::<D, InitializeRequest>(value)
-                .map(Self::Initialize);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("ping")) {
-            return crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("resources/list")) {
-            return crate::rpc::variant::<D, ListResourcesRequest>(value)
-                .map(Self::ListResources);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("resources/templates/list")
-        ) {
-            return crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
-                .map(Self::ListResourceTemplates);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("resources/read")) {
-            return crate::rpc::variant::<D, ReadResourceRequest>(value)
-                .map(Self::ReadResource);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("resources/subscribe")
-        ) {
-            return crate::rpc::variant::<D, SubscribeRequest>(value)
-                .map(Self::Subscribe);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("resources/unsubscribe")
-        ) {
-            return crate::rpc::variant::<D, UnsubscribeRequest>(value)
-                .map(Self::Unsubscribe);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("prompts/list")) {
-            return crate::rpc::variant::<D, ListPromptsRequest>(value)
-                .map(Self::ListPrompts);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("prompts/get")) {
-            return crate::rpc::variant::<D, GetPromptRequest>(value)
-                .map(Self::GetPrompt);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tools/list")) {
-            return crate::rpc::variant::<D, ListToolsRequest>(value)
-                .map(Self::ListTools);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tools/call")) {
-            return crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/get")) {
-            return crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/result")) {
-            return crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
-                .map(Self::GetTaskPayload);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/cancel")) {
-            return crate::rpc::variant::<D, CancelTaskRequest>(value)
-                .map(Self::CancelTask);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/list")) {
-            return crate::rpc::variant::<D, ListTasksRequest>(value)
-                .map(Self::ListTasks);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("logging/setLevel")
-        ) {
-            return crate::rpc::variant::<D, SetLevelRequest>(value).map(Self::SetLevel);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("completion/complete")
-        ) {
-            return crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete);
-        }
         const EXPECTED: &[&str] = &[
             "initialize",
             "ping",
@@ -5871,22 +5771,60 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "completion/complete",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ClientRequest",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("initialize") => {
+                crate::rpc::variant::<D, InitializeRequest>(value).map(Self::Initialize)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ClientRequest"),
-                    ),
-                )
+            Some("ping") => crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping),
+            Some("resources/list") => {
+                crate::rpc::variant::<D, ListResourcesRequest>(value)
+                    .map(Self::ListResources)
+            }
+            Some("resources/templates/list") => {
+                crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
+                    .map(Self::ListResourceTemplates)
+            }
+            Some("resources/read") => {
+                crate::rpc::variant::<D, ReadResourceRequest>(value)
+                    .map(Self::ReadResource)
+            }
+            Some("resources/subscribe") => {
+                crate::rpc::variant::<D, SubscribeRequest>(value).map(Self::Subscribe)
+            }
+            Some("resources/unsubscribe") => {
+                crate::rpc::variant::<D, UnsubscribeRequest>(value)
+                    .map(Self::Unsubscribe)
+            }
+            Some("prompts/list") => {
+                crate::rpc::variant::<D, ListPromptsRequest>(value)
+                    .map(Self::ListPrompts)
+            }
+            Some("prompts/get") => {
+                crate::rpc::variant::<D, GetPromptRequest>(value).map(Self::GetPrompt)
+            }
+            Some("tools/list") => {
+                crate::rpc::variant::<D, ListToolsRequest>(value).map(Self::ListTools)
+            }
+            Some("tools/call") => {
+                crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool)
+            }
+            Some("tasks/get") => {
+                crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask)
+            }
+            Some("tasks/result") => {
+                crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
+                    .map(Self::GetTaskPayload)
+            }
+            Some("tasks/cancel") => {
+                crate::rpc::variant::<D, CancelTaskRequest>(value).map(Self::CancelTask)
+            }
+            Some("tasks/list") => {
+                crate::rpc::variant::<D, ListTasksRequest>(value).map(Self::ListTasks)
+            }
+            Some("logging/setLevel") => {
+                crate::rpc::variant::<D, SetLevelRequest>(value).map(Self::SetLevel)
+            }
+            Some("completion/complete") => {
+                crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -5897,10 +5835,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ClientRequest",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -5991,22 +5932,6 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("text")) {
-            return crate::rpc::variant::<D, TextContent>(value).map(Self::Text);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("image")) {
-            return crate::rpc::variant::<D, ImageContent>(value).map(Self::Image);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("audio")) {
-            return crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("resource_link")) {
-            return crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("resource")) {
-            return crate::rpc::variant::<D, EmbeddedResource>(value)
-                .map(Self::EmbeddedResource);
-        }
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -6015,22 +5940,19 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource",
         ];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ContentBlock",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+            Some("image") => {
+                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ContentBlock"),
-                    ),
-                )
+            Some("audio") => {
+                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+            }
+            Some("resource_link") => {
+                crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink)
+            }
+            Some("resource") => {
+                crate::rpc::variant::<D, EmbeddedResource>(value)
+                    .map(Self::EmbeddedResource)
             }
             None => {
                 Err(
@@ -6041,10 +5963,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ContentBlock",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -6087,50 +6012,24 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["mode"]), Some("url")) {
-            return crate::rpc::variant::<D, ElicitRequestUrlParams>(value)
-                .map(Self::Url);
-        }
-        if match crate::rpc::value_at(&value, &["mode"]) {
-            None => true,
-            Some(v) => matches!(v.as_str(), Some("form")),
-        } {
-            return crate::rpc::variant::<D, ElicitRequestFormParams>(value)
-                .map(Self::Form);
-        }
         const EXPECTED: &[&str] = &["url", "form"];
         match crate::rpc::str_at(&value, &["mode"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
+            Some("url") => {
+                crate::rpc::variant::<D, ElicitRequestUrlParams>(value).map(Self::Url)
+            }
+            Some("form") => {
+                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+            }
+            None => {
+                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+            }
+            Some(other) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ElicitRequestParams",
                         field: "mode",
-                        value: v.to_owned(),
+                        value: other.to_owned(),
                         expected: EXPECTED,
-                    }),
-                )
-            }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ElicitRequestParams"),
-                    ),
-                )
-            }
-            None => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!(
-                            "{} is missing its `{}` member", "ElicitRequestParams",
-                            "mode"
-                        ),
-                    ),
-                )
-            }
-            Some(_) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
-                        kind: "ElicitRequestParams",
                     }),
                 )
             }
@@ -6697,42 +6596,20 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("text")) {
-            return crate::rpc::variant::<D, TextContent>(value).map(Self::Text);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("image")) {
-            return crate::rpc::variant::<D, ImageContent>(value).map(Self::Image);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("audio")) {
-            return crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("tool_use")) {
-            return crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("tool_result")) {
-            return crate::rpc::variant::<D, ToolResultContent>(value)
-                .map(Self::ToolResult);
-        }
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "SamplingMessageContentBlock",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+            Some("image") => {
+                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!(
-                            "{} must be a JSON object", "SamplingMessageContentBlock"
-                        ),
-                    ),
-                )
+            Some("audio") => {
+                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+            }
+            Some("tool_use") => {
+                crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse)
+            }
+            Some("tool_result") => {
+                crate::rpc::variant::<D, ToolResultContent>(value).map(Self::ToolResult)
             }
             None => {
                 Err(
@@ -6744,10 +6621,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "SamplingMessageContentBlock",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -6846,66 +6726,6 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/cancelled")
-        ) {
-            return crate::rpc::variant::<D, CancelledNotification>(value)
-                .map(Self::Cancelled);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/progress")
-        ) {
-            return crate::rpc::variant::<D, ProgressNotification>(value)
-                .map(Self::Progress);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/resources/list_changed")
-        ) {
-            return crate::rpc::variant::<D, ResourceListChangedNotification>(value)
-                .map(Self::ResourceListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/resources/updated")
-        ) {
-            return crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
-                .map(Self::ResourceUpdated);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/prompts/list_changed")
-        ) {
-            return crate::rpc::variant::<D, PromptListChangedNotification>(value)
-                .map(Self::PromptListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/tools/list_changed")
-        ) {
-            return crate::rpc::variant::<D, ToolListChangedNotification>(value)
-                .map(Self::ToolListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/tasks/status")
-        ) {
-            return crate::rpc::variant::<D, TaskStatusNotification>(value)
-                .map(Self::TaskStatus);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/message")
-        ) {
-            return crate::rpc::variant::<D, LoggingMessageNotification>(value)
-                .map(Self::LoggingMessage);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/elicitation/complete")
-        ) {
-            return crate::rpc::variant::<D, ElicitationCompleteNotification>(value)
-                .map(Self::ElicitationComplete);
-        }
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -6918,22 +6738,40 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/elicitation/complete",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ServerNotification",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("notifications/cancelled") => {
+                crate::rpc::variant::<D, CancelledNotification>(value)
+                    .map(Self::Cancelled)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ServerNotification"),
-                    ),
-                )
+            Some("notifications/progress") => {
+                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+            }
+            Some("notifications/resources/list_changed") => {
+                crate::rpc::variant::<D, ResourceListChangedNotification>(value)
+                    .map(Self::ResourceListChanged)
+            }
+            Some("notifications/resources/updated") => {
+                crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
+                    .map(Self::ResourceUpdated)
+            }
+            Some("notifications/prompts/list_changed") => {
+                crate::rpc::variant::<D, PromptListChangedNotification>(value)
+                    .map(Self::PromptListChanged)
+            }
+            Some("notifications/tools/list_changed") => {
+                crate::rpc::variant::<D, ToolListChangedNotification>(value)
+                    .map(Self::ToolListChanged)
+            }
+            Some("notifications/tasks/status") => {
+                crate::rpc::variant::<D, TaskStatusNotification>(value)
+                    .map(Self::TaskStatus)
+            }
+            Some("notifications/message") => {
+                crate::rpc::variant::<D, LoggingMessageNotification>(value)
+                    .map(Self::LoggingMessage)
+            }
+            Some("notifications/elicitation/complete") => {
+                crate::rpc::variant::<D, ElicitationCompleteNotification>(value)
+                    .map(Self::ElicitationComplete)
             }
             None => {
                 Err(
@@ -6945,10 +6783,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ServerNotification",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -7055,39 +6896,6 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("ping")) {
-            return crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/get")) {
-            return crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/result")) {
-            return crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
-                .map(Self::GetTaskPayload);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/cancel")) {
-            return crate::rpc::variant::<D, CancelTaskRequest>(value)
-                .map(Self::CancelTask);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tasks/list")) {
-            return crate::rpc::variant::<D, ListTasksRequest>(value)
-                .map(Self::ListTasks);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("sampling/createMessage")
-        ) {
-            return crate::rpc::variant::<D, CreateMessageRequest>(value)
-                .map(Self::CreateMessage);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("roots/list")) {
-            return crate::rpc::variant::<D, ListRootsRequest>(value)
-                .map(Self::ListRoots);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("elicitation/create")
-        ) {
-            return crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit);
-        }
         const EXPECTED: &[&str] = &[
             "ping",
             "tasks/get",
@@ -7099,22 +6907,29 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
             "elicitation/create",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ServerRequest",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("ping") => crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping),
+            Some("tasks/get") => {
+                crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ServerRequest"),
-                    ),
-                )
+            Some("tasks/result") => {
+                crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
+                    .map(Self::GetTaskPayload)
+            }
+            Some("tasks/cancel") => {
+                crate::rpc::variant::<D, CancelTaskRequest>(value).map(Self::CancelTask)
+            }
+            Some("tasks/list") => {
+                crate::rpc::variant::<D, ListTasksRequest>(value).map(Self::ListTasks)
+            }
+            Some("sampling/createMessage") => {
+                crate::rpc::variant::<D, CreateMessageRequest>(value)
+                    .map(Self::CreateMessage)
+            }
+            Some("roots/list") => {
+                crate::rpc::variant::<D, ListRootsRequest>(value).map(Self::ListRoots)
+            }
+            Some("elicitation/create") => {
+                crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -7125,10 +6940,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ServerRequest",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -7237,31 +7055,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("ref/prompt")) {
-            return crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("ref/resource")) {
-            return crate::rpc::variant::<D, ResourceTemplateReference>(value)
-                .map(Self::ResourceTemplate);
-        }
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "CompleteReference",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("ref/prompt") => {
+                crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "CompleteReference"),
-                    ),
-                )
+            Some("ref/resource") => {
+                crate::rpc::variant::<D, ResourceTemplateReference>(value)
+                    .map(Self::ResourceTemplate)
             }
             None => {
                 Err(
@@ -7272,10 +7073,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "CompleteReference",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }

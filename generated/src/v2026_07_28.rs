@@ -5789,51 +5789,6 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("server/discover")
-        ) {
-            return crate::rpc::variant::<D, DiscoverRequest>(value).map(Self::Discover);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("resources/list")) {
-            return crate::rpc::variant::<D, ListResourcesRequest>(value)
-                .map(Self::ListResources);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("resources/templates/list")
-        ) {
-            return crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
-                .map(Self::ListResourceTemplates);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("resources/read")) {
-            return crate::rpc::variant::<D, ReadResourceRequest>(value)
-                .map(Self::ReadResource);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("subscriptions/listen")
-        ) {
-            return crate::rpc::variant::<D, SubscriptionsListenRequest>(value)
-                .map(Self::SubscriptionsListen);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("prompts/list")) {
-            return crate::rpc::variant::<D, ListPromptsRequest>(value)
-                .map(Self::ListPrompts);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("prompts/get")) {
-            return crate::rpc::variant::<D, GetPromptRequest>(value)
-                .map(Self::GetPrompt);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tools/list")) {
-            return crate::rpc::variant::<D, ListToolsRequest>(value)
-                .map(Self::ListTools);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("tools/call")) {
-            return crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("completion/complete")
-        ) {
-            return crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete);
-        }
         const EXPECTED: &[&str] = &[
             "server/discover",
             "resources/list",
@@ -5847,22 +5802,40 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "completion/complete",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ClientRequest",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("server/discover") => {
+                crate::rpc::variant::<D, DiscoverRequest>(value).map(Self::Discover)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ClientRequest"),
-                    ),
-                )
+            Some("resources/list") => {
+                crate::rpc::variant::<D, ListResourcesRequest>(value)
+                    .map(Self::ListResources)
+            }
+            Some("resources/templates/list") => {
+                crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
+                    .map(Self::ListResourceTemplates)
+            }
+            Some("resources/read") => {
+                crate::rpc::variant::<D, ReadResourceRequest>(value)
+                    .map(Self::ReadResource)
+            }
+            Some("subscriptions/listen") => {
+                crate::rpc::variant::<D, SubscriptionsListenRequest>(value)
+                    .map(Self::SubscriptionsListen)
+            }
+            Some("prompts/list") => {
+                crate::rpc::variant::<D, ListPromptsRequest>(value)
+                    .map(Self::ListPrompts)
+            }
+            Some("prompts/get") => {
+                crate::rpc::variant::<D, GetPromptRequest>(value).map(Self::GetPrompt)
+            }
+            Some("tools/list") => {
+                crate::rpc::variant::<D, ListToolsRequest>(value).map(Self::ListTools)
+            }
+            Some("tools/call") => {
+                crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool)
+            }
+            Some("completion/complete") => {
+                crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -5873,10 +5846,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ClientRequest",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -5960,22 +5936,6 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("text")) {
-            return crate::rpc::variant::<D, TextContent>(value).map(Self::Text);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("image")) {
-            return crate::rpc::variant::<D, ImageContent>(value).map(Self::Image);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("audio")) {
-            return crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("resource_link")) {
-            return crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("resource")) {
-            return crate::rpc::variant::<D, EmbeddedResource>(value)
-                .map(Self::EmbeddedResource);
-        }
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -5984,22 +5944,19 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource",
         ];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ContentBlock",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+            Some("image") => {
+                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ContentBlock"),
-                    ),
-                )
+            Some("audio") => {
+                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+            }
+            Some("resource_link") => {
+                crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink)
+            }
+            Some("resource") => {
+                crate::rpc::variant::<D, EmbeddedResource>(value)
+                    .map(Self::EmbeddedResource)
             }
             None => {
                 Err(
@@ -6010,10 +5967,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ContentBlock",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -6056,50 +6016,24 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if match crate::rpc::value_at(&value, &["mode"]) {
-            None => true,
-            Some(v) => matches!(v.as_str(), Some("form")),
-        } {
-            return crate::rpc::variant::<D, ElicitRequestFormParams>(value)
-                .map(Self::Form);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["mode"]), Some("url")) {
-            return crate::rpc::variant::<D, ElicitRequestUrlParams>(value)
-                .map(Self::Url);
-        }
         const EXPECTED: &[&str] = &["form", "url"];
         match crate::rpc::str_at(&value, &["mode"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
+            Some("form") => {
+                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+            }
+            Some("url") => {
+                crate::rpc::variant::<D, ElicitRequestUrlParams>(value).map(Self::Url)
+            }
+            None => {
+                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+            }
+            Some(other) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ElicitRequestParams",
                         field: "mode",
-                        value: v.to_owned(),
+                        value: other.to_owned(),
                         expected: EXPECTED,
-                    }),
-                )
-            }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ElicitRequestParams"),
-                    ),
-                )
-            }
-            None => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!(
-                            "{} is missing its `{}` member", "ElicitRequestParams",
-                            "mode"
-                        ),
-                    ),
-                )
-            }
-            Some(_) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
-                        kind: "ElicitRequestParams",
                     }),
                 )
             }
@@ -6284,43 +6218,21 @@ impl<'de> ::serde::Deserialize<'de> for InputRequest {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("sampling/createMessage")
-        ) {
-            return crate::rpc::variant::<D, CreateMessageRequest>(value)
-                .map(Self::CreateMessage);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["method"]), Some("roots/list")) {
-            return crate::rpc::variant::<D, ListRootsRequest>(value)
-                .map(Self::ListRoots);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("elicitation/create")
-        ) {
-            return crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit);
-        }
         const EXPECTED: &[&str] = &[
             "sampling/createMessage",
             "roots/list",
             "elicitation/create",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "InputRequest",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("sampling/createMessage") => {
+                crate::rpc::variant::<D, CreateMessageRequest>(value)
+                    .map(Self::CreateMessage)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "InputRequest"),
-                    ),
-                )
+            Some("roots/list") => {
+                crate::rpc::variant::<D, ListRootsRequest>(value).map(Self::ListRoots)
+            }
+            Some("elicitation/create") => {
+                crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -6331,10 +6243,13 @@ impl<'de> ::serde::Deserialize<'de> for InputRequest {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "InputRequest",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -6845,42 +6760,20 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("text")) {
-            return crate::rpc::variant::<D, TextContent>(value).map(Self::Text);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("image")) {
-            return crate::rpc::variant::<D, ImageContent>(value).map(Self::Image);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("audio")) {
-            return crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("tool_use")) {
-            return crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("tool_result")) {
-            return crate::rpc::variant::<D, ToolResultContent>(value)
-                .map(Self::ToolResult);
-        }
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "SamplingMessageContentBlock",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+            Some("image") => {
+                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!(
-                            "{} must be a JSON object", "SamplingMessageContentBlock"
-                        ),
-                    ),
-                )
+            Some("audio") => {
+                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+            }
+            Some("tool_use") => {
+                crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse)
+            }
+            Some("tool_result") => {
+                crate::rpc::variant::<D, ToolResultContent>(value).map(Self::ToolResult)
             }
             None => {
                 Err(
@@ -6892,10 +6785,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "SamplingMessageContentBlock",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -6988,59 +6884,6 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/cancelled")
-        ) {
-            return crate::rpc::variant::<D, CancelledNotification>(value)
-                .map(Self::Cancelled);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/progress")
-        ) {
-            return crate::rpc::variant::<D, ProgressNotification>(value)
-                .map(Self::Progress);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/resources/list_changed")
-        ) {
-            return crate::rpc::variant::<D, ResourceListChangedNotification>(value)
-                .map(Self::ResourceListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/subscriptions/acknowledged")
-        ) {
-            return crate::rpc::variant::<D, SubscriptionsAcknowledgedNotification>(value)
-                .map(Self::SubscriptionsAcknowledged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/resources/updated")
-        ) {
-            return crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
-                .map(Self::ResourceUpdated);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/prompts/list_changed")
-        ) {
-            return crate::rpc::variant::<D, PromptListChangedNotification>(value)
-                .map(Self::PromptListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]),
-            Some("notifications/tools/list_changed")
-        ) {
-            return crate::rpc::variant::<D, ToolListChangedNotification>(value)
-                .map(Self::ToolListChanged);
-        }
-        if matches!(
-            crate ::rpc::str_at(& value, & ["method"]), Some("notifications/message")
-        ) {
-            return crate::rpc::variant::<D, LoggingMessageNotification>(value)
-                .map(Self::LoggingMessage);
-        }
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -7052,22 +6895,36 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/message",
         ];
         match crate::rpc::str_at(&value, &["method"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "ServerNotification",
-                        field: "method",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("notifications/cancelled") => {
+                crate::rpc::variant::<D, CancelledNotification>(value)
+                    .map(Self::Cancelled)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "ServerNotification"),
-                    ),
-                )
+            Some("notifications/progress") => {
+                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+            }
+            Some("notifications/resources/list_changed") => {
+                crate::rpc::variant::<D, ResourceListChangedNotification>(value)
+                    .map(Self::ResourceListChanged)
+            }
+            Some("notifications/subscriptions/acknowledged") => {
+                crate::rpc::variant::<D, SubscriptionsAcknowledgedNotification>(value)
+                    .map(Self::SubscriptionsAcknowledged)
+            }
+            Some("notifications/resources/updated") => {
+                crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
+                    .map(Self::ResourceUpdated)
+            }
+            Some("notifications/prompts/list_changed") => {
+                crate::rpc::variant::<D, PromptListChangedNotification>(value)
+                    .map(Self::PromptListChanged)
+            }
+            Some("notifications/tools/list_changed") => {
+                crate::rpc::variant::<D, ToolListChangedNotification>(value)
+                    .map(Self::ToolListChanged)
+            }
+            Some("notifications/message") => {
+                crate::rpc::variant::<D, LoggingMessageNotification>(value)
+                    .map(Self::LoggingMessage)
             }
             None => {
                 Err(
@@ -7079,10 +6936,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "ServerNotification",
+                        field: "method",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }
@@ -7193,31 +7053,14 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
         let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
             deserializer,
         )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("ref/prompt")) {
-            return crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt);
-        }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("ref/resource")) {
-            return crate::rpc::variant::<D, ResourceTemplateReference>(value)
-                .map(Self::ResourceTemplate);
-        }
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
         match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
-                Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
-                        kind: "CompleteReference",
-                        field: "type",
-                        value: v.to_owned(),
-                        expected: EXPECTED,
-                    }),
-                )
+            Some("ref/prompt") => {
+                crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt)
             }
-            None if !value.is_object() => {
-                Err(
-                    ::serde::de::Error::custom(
-                        format_args!("{} must be a JSON object", "CompleteReference"),
-                    ),
-                )
+            Some("ref/resource") => {
+                crate::rpc::variant::<D, ResourceTemplateReference>(value)
+                    .map(Self::ResourceTemplate)
             }
             None => {
                 Err(
@@ -7228,10 +7071,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                     ),
                 )
             }
-            Some(_) => {
+            Some(other) => {
                 Err(
-                    ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "CompleteReference",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
                     }),
                 )
             }

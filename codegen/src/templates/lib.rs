@@ -17,10 +17,13 @@
 //! ```
 #![deny(missing_docs)]
 
+#[rustfmt::skip]
 pub mod rpc;
 
 #[cfg(feature = "v2026_07_28")]
+#[rustfmt::skip]
 pub mod v2026_07_28;
 
 #[cfg(feature = "v2025_11_25")]
+#[rustfmt::skip]
 pub mod v2025_11_25;

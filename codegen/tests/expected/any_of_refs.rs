@@ -1,0 +1,146 @@
+#![doc = concat!(
+    " MCP protocol version ", "fixture",
+    ": every type of its schema, the method markers and the unions."
+)]
+#![allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    unreachable_pub
+)]
+/// Error types.
+pub mod error {
+    /// Error from a `TryFrom` or `FromStr` implementation.
+    pub struct ConversionError(
+        /// The wrapped value.
+        ::std::borrow::Cow<'static, str>,
+    );
+    impl ::std::error::Error for ConversionError {}
+    impl ::std::fmt::Display for ConversionError {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
+            ::std::fmt::Display::fmt(&self.0, f)
+        }
+    }
+    impl ::std::fmt::Debug for ConversionError {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
+            ::std::fmt::Debug::fmt(&self.0, f)
+        }
+    }
+    impl From<&'static str> for ConversionError {
+        fn from(value: &'static str) -> Self {
+            Self(value.into())
+        }
+    }
+    impl From<String> for ConversionError {
+        fn from(value: String) -> Self {
+            Self(value.into())
+        }
+    }
+}
+/// `BlobBody`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct BlobBody {
+    /// The `blob` member.
+    pub blob: ::std::string::String,
+    /// The `uri` member.
+    pub uri: ::std::string::String,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+/// `TextBody`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct TextBody {
+    /// The `text` member.
+    pub text: ::std::string::String,
+    /// The `uri` member.
+    pub uri: ::std::string::String,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+/// No tag: the required member tells the variants apart.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// A `TextBody`.
+    Text(TextBody),
+    /// A `BlobBody`.
+    Blob(BlobBody),
+}
+impl ::serde::Serialize for Body {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Text(v) => ::serde::Serialize::serialize(v, serializer),
+            Self::Blob(v) => ::serde::Serialize::serialize(v, serializer),
+        }
+    }
+}
+impl ::std::convert::From<TextBody> for Body {
+    fn from(v: TextBody) -> Self {
+        Self::Text(v)
+    }
+}
+impl ::std::convert::From<BlobBody> for Body {
+    fn from(v: BlobBody) -> Self {
+        Self::Blob(v)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Body {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+            deserializer,
+        )?;
+        if crate::rpc::value_at(&value, &["text"]).is_some() {
+            return crate::rpc::variant::<D, TextBody>(value).map(Self::Text);
+        }
+        if crate::rpc::value_at(&value, &["blob"]).is_some() {
+            return crate::rpc::variant::<D, BlobBody>(value).map(Self::Blob);
+        }
+        Err(
+            ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {
+                kind: "Body",
+            }),
+        )
+    }
+}
+/// One uninhabited marker type per protocol method, naming its parameters and
+/// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
+pub mod method {}
+/// Schema definition names that have a Rust type in this module.
+#[doc(hidden)]
+pub const __DEFINITIONS: &[&str] = &["BlobBody", "Body", "TextBody"];
+/// Decodes `value` as the type of schema definition `name` and encodes it again.
+pub fn __roundtrip(
+    name: &str,
+    value: ::serde_json::Value,
+) -> ::std::option::Option<
+    ::std::result::Result<::serde_json::Value, ::serde_json::Error>,
+> {
+    fn roundtrip<T: ::serde::Serialize + ::serde::de::DeserializeOwned>(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<::serde_json::Value, ::serde_json::Error> {
+        let typed: T = ::serde_json::from_value(value)?;
+        ::serde_json::to_value(&typed)
+    }
+    Some(
+        match name {
+            "BlobBody" => roundtrip::<BlobBody>(value),
+            "Body" => roundtrip::<Body>(value),
+            "TextBody" => roundtrip::<TextBody>(value),
+            _ => return None,
+        },
+    )
+}

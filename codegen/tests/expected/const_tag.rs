@@ -1,0 +1,201 @@
+#![doc = concat!(
+    " MCP protocol version ", "fixture",
+    ": every type of its schema, the method markers and the unions."
+)]
+#![allow(
+    clippy::all,
+    clippy::pedantic,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    unreachable_pub
+)]
+/// Error types.
+pub mod error {
+    /// Error from a `TryFrom` or `FromStr` implementation.
+    pub struct ConversionError(
+        /// The wrapped value.
+        ::std::borrow::Cow<'static, str>,
+    );
+    impl ::std::error::Error for ConversionError {}
+    impl ::std::fmt::Display for ConversionError {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
+            ::std::fmt::Display::fmt(&self.0, f)
+        }
+    }
+    impl ::std::fmt::Debug for ConversionError {
+        fn fmt(
+            &self,
+            f: &mut ::std::fmt::Formatter<'_>,
+        ) -> Result<(), ::std::fmt::Error> {
+            ::std::fmt::Debug::fmt(&self.0, f)
+        }
+    }
+    impl From<&'static str> for ConversionError {
+        fn from(value: &'static str) -> Self {
+            Self(value.into())
+        }
+    }
+    impl From<String> for ConversionError {
+        fn from(value: String) -> Self {
+            Self(value.into())
+        }
+    }
+}
+/// A circle.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct Circle {
+    /// The radius.
+    pub radius: ::serde_json::Number,
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: CircleType,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+/// A square.
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct Square {
+    /// The `side` member.
+    pub side: i64,
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: SquareType,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+/// The constant `"circle"` of a `type` member: any other value is rejected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CircleType;
+impl crate::rpc::ConstStr for CircleType {
+    const VALUE: &'static str = "circle";
+}
+impl ::serde::Serialize for CircleType {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        crate::rpc::serialize_const::<S, Self>(serializer)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CircleType {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::deserialize_const::<D, Self>(deserializer)
+    }
+}
+/// The constant `"square"` of a `type` member: any other value is rejected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SquareType;
+impl crate::rpc::ConstStr for SquareType {
+    const VALUE: &'static str = "square";
+}
+impl ::serde::Serialize for SquareType {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        crate::rpc::serialize_const::<S, Self>(serializer)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SquareType {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::deserialize_const::<D, Self>(deserializer)
+    }
+}
+/// A [`Circle`] or a [`Square`], told apart by `type`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A `Circle`.
+    Circle(Circle),
+    /// A `Square`.
+    Square(Square),
+}
+impl ::serde::Serialize for Shape {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Circle(v) => ::serde::Serialize::serialize(v, serializer),
+            Self::Square(v) => ::serde::Serialize::serialize(v, serializer),
+        }
+    }
+}
+impl ::std::convert::From<Circle> for Shape {
+    fn from(v: Circle) -> Self {
+        Self::Circle(v)
+    }
+}
+impl ::std::convert::From<Square> for Shape {
+    fn from(v: Square) -> Self {
+        Self::Square(v)
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Shape {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
+            deserializer,
+        )?;
+        const EXPECTED: &[&str] = &["circle", "square"];
+        match crate::rpc::str_at(&value, &["type"]) {
+            Some("circle") => crate::rpc::variant::<D, Circle>(value).map(Self::Circle),
+            Some("square") => crate::rpc::variant::<D, Square>(value).map(Self::Square),
+            None => {
+                Err(
+                    ::serde::de::Error::custom(
+                        format_args!("{} is missing its `{}` member", "Shape", "type"),
+                    ),
+                )
+            }
+            Some(other) => {
+                Err(
+                    ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
+                        kind: "Shape",
+                        field: "type",
+                        value: other.to_owned(),
+                        expected: EXPECTED,
+                    }),
+                )
+            }
+        }
+    }
+}
+/// One uninhabited marker type per protocol method, naming its parameters and
+/// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
+pub mod method {}
+/// Schema definition names that have a Rust type in this module.
+#[doc(hidden)]
+pub const __DEFINITIONS: &[&str] = &["Circle", "Shape", "Square"];
+/// Decodes `value` as the type of schema definition `name` and encodes it again.
+pub fn __roundtrip(
+    name: &str,
+    value: ::serde_json::Value,
+) -> ::std::option::Option<
+    ::std::result::Result<::serde_json::Value, ::serde_json::Error>,
+> {
+    fn roundtrip<T: ::serde::Serialize + ::serde::de::DeserializeOwned>(
+        value: ::serde_json::Value,
+    ) -> ::std::result::Result<::serde_json::Value, ::serde_json::Error> {
+        let typed: T = ::serde_json::from_value(value)?;
+        ::serde_json::to_value(&typed)
+    }
+    Some(
+        match name {
+            "Circle" => roundtrip::<Circle>(value),
+            "Shape" => roundtrip::<Shape>(value),
+            "Square" => roundtrip::<Square>(value),
+            _ => return None,
+        },
+    )
+}

@@ -1,0 +1,327 @@
+//! Decoding dispatches on discriminators the schema defines, never by guessing, and
+//! keeps what the protocol leaves open.
+
+use serde_json::{Value, json};
+use tern_types::rpc::{
+    ClientRequestMethod, InputMethod, MayRequireInput, Request, ServerRequestMethod,
+};
+use tern_types::v2026_07_28 as v;
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+#[test]
+fn jsonrpc_other_than_2_0_is_rejected() {
+    let err =
+        decode::<v::JsonRpcRequest>(json!({"jsonrpc": "1.0", "id": 1, "method": "tools/list"}))
+            .unwrap_err();
+    assert!(err.contains("expected \"2.0\", got \"1.0\""), "{err}");
+    let err = decode::<v::ClientRequest>(
+        json!({"jsonrpc": "1.0", "id": 1, "method": "tools/list", "params": {"_meta": meta()}}),
+    )
+    .unwrap_err();
+    assert!(err.contains("2.0"), "{err}");
+    let err =
+        decode::<v::JsonRpcMessage>(json!({"jsonrpc": "1.0", "id": 1, "method": "x"})).unwrap_err();
+    assert!(err.contains("2.0"), "{err}");
+}
+
+#[test]
+fn an_unknown_method_is_a_clear_error() {
+    let err = decode::<v::ClientRequest>(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/frobnicate", "params": {}}),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("unknown ClientRequest `method` \"tools/frobnicate\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("tools/call"),
+        "the error lists the known methods: {err}"
+    );
+    let err = decode::<v::InputRequest>(json!({"method": "ping"})).unwrap_err();
+    assert!(err.contains("\"ping\""), "{err}");
+}
+
+#[test]
+fn an_audio_block_is_audio_not_image() {
+    let block: v::ContentBlock =
+        decode(json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})).unwrap();
+    assert!(matches!(block, v::ContentBlock::Audio(_)), "{block:?}");
+    let block: v::ContentBlock =
+        decode(json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"})).unwrap();
+    assert!(matches!(block, v::ContentBlock::Image(_)), "{block:?}");
+    let err = decode::<v::ContentBlock>(json!({"type": "video", "data": ""})).unwrap_err();
+    assert!(err.contains("\"video\"") && err.contains("audio"), "{err}");
+}
+
+#[test]
+fn tools_list_is_not_server_discover() {
+    let request: v::ClientRequest = decode(
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta()}}),
+    )
+    .unwrap();
+    assert!(
+        matches!(request, v::ClientRequest::ListTools(_)),
+        "{request:?}"
+    );
+    assert_eq!(request.method(), "tools/list");
+    let request: v::ClientRequest = decode(json!({"jsonrpc": "2.0", "id": 8, "method": "server/discover", "params": {"_meta": meta()}})).unwrap();
+    assert!(
+        matches!(request, v::ClientRequest::Discover(_)),
+        "{request:?}"
+    );
+}
+
+#[test]
+fn result_type_dispatches_complete_input_required_missing_and_unknown() {
+    let complete = json!({"resultType": "complete", "content": [{"type": "text", "text": "done"}]});
+    assert!(matches!(
+        decode::<v::CallToolOutcome>(complete).unwrap(),
+        v::Outcome::Complete(_)
+    ));
+
+    let input_required = json!({"resultType": "input_required", "requestState": "s1"});
+    match decode::<v::CallToolOutcome>(input_required).unwrap() {
+        v::Outcome::InputRequired(r) => assert_eq!(r.request_state.as_deref(), Some("s1")),
+        other => panic!("expected input-required, got {other:?}"),
+    }
+
+    // A server of an earlier version sends no resultType: the result is complete.
+    let missing = json!({"content": [{"type": "text", "text": "legacy"}]});
+    match decode::<v::CallToolOutcome>(missing).unwrap() {
+        v::Outcome::Complete(r) => assert_eq!(r.result_type, v::ResultType::Complete),
+        other => panic!("expected complete, got {other:?}"),
+    }
+
+    let err = decode::<v::CallToolOutcome>(json!({"resultType": "task", "task": {}})).unwrap_err();
+    assert!(err.contains("unknown resultType \"task\""), "{err}");
+}
+
+#[test]
+fn unknown_meta_keys_survive_a_round_trip() {
+    let params = json!({
+        "name": "provision",
+        "arguments": {"name": "orders"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "com.example/tenant": {"id": 42, "weights": [0.5, null]}
+        },
+        "com.example/extra-param": true
+    });
+    let typed: v::CallToolRequestParams = decode(params.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), params);
+
+    let result = json!({
+        "resultType": "complete",
+        "content": [],
+        "_meta": {"traceparent": "00-abc-def-01", "io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}}
+    });
+    let typed: v::CallToolResult = decode(result.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), result);
+}
+
+#[test]
+fn a_tool_input_schema_survives_untouched() {
+    let tool = json!({
+        "name": "deploy",
+        "inputSchema": {
+            "type": "object",
+            "$defs": {"region": {"type": "string", "enum": ["eu-west-1", "us-east-1"]}},
+            "properties": {
+                "region": {"$ref": "#/$defs/region", "x-mcp-header": "Region"},
+                "target": {"oneOf": [{"type": "string"}, {"type": "integer", "minimum": 0.5}]}
+            },
+            "required": ["region"]
+        }
+    });
+    let typed: v::Tool = decode(tool.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), tool);
+}
+
+#[test]
+fn empty_capability_objects_differ_from_absent_ones() {
+    let caps: v::ClientCapabilities = decode(json!({"elicitation": {}, "roots": {}})).unwrap();
+    assert!(caps.elicitation.is_some());
+    assert!(caps.roots.is_some());
+    assert!(caps.sampling.is_none());
+    assert_eq!(
+        serde_json::to_value(&caps).unwrap(),
+        json!({"elicitation": {}, "roots": {}})
+    );
+}
+
+#[test]
+fn input_responses_decode_by_the_method_of_their_request() {
+    let requests: v::InputRequests = decode(json!({
+        "region": {"method": "elicitation/create", "params": {"message": "Region?", "requestedSchema": {"type": "object", "properties": {"region": {"type": "string"}}}}},
+        "summary": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 10}},
+        "roots": {"method": "roots/list"}
+    }))
+    .unwrap();
+    let responses: v::InputResponses = decode(json!({
+        "region": {"action": "accept", "content": {"region": "eu-west-1"}},
+        "summary": {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"},
+        "roots": {"roots": [{"uri": "file:///work"}]},
+        "forged": {"action": "accept"}
+    }))
+    .unwrap();
+    let decoded = responses.decode(&requests).unwrap();
+    assert_eq!(decoded.len(), 3, "the unknown key is ignored");
+    assert!(matches!(decoded["region"], v::InputResponse::Elicit(_)));
+    assert!(matches!(
+        decoded["summary"],
+        v::InputResponse::CreateMessage(_)
+    ));
+    assert!(matches!(decoded["roots"], v::InputResponse::ListRoots(_)));
+
+    // Lazily, one key at a time, typed by the input method.
+    let elicit = responses
+        .get::<v::method::Elicit>("region")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        elicit.content.unwrap()["region"],
+        v::ElicitValue::String("eu-west-1".into())
+    );
+    assert!(responses.get::<v::method::Elicit>("absent").is_none());
+
+    // The same JSON answering a different request is decoded by that request.
+    let err =
+        v::InputResponse::decode_for("sampling/createMessage", responses.raw("region").unwrap())
+            .unwrap_err();
+    assert!(
+        err.to_string().contains("`type`"),
+        "an elicitation answer is not a sampling result: {err}"
+    );
+}
+
+#[test]
+fn elicitation_params_default_to_form_mode() {
+    let params: v::ElicitRequestParams =
+        decode(json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}))
+            .unwrap();
+    assert!(matches!(params, v::ElicitRequestParams::Form(_)));
+    let params: v::ElicitRequestParams =
+        decode(json!({"mode": "url", "message": "m", "url": "https://example.com/auth"})).unwrap();
+    assert!(matches!(params, v::ElicitRequestParams::Url(_)));
+}
+
+#[test]
+fn schema_definitions_are_told_apart_by_their_members() {
+    let cases = [
+        (json!({"type": "string"}), "String"),
+        (json!({"type": "integer", "minimum": 1}), "Number"),
+        (json!({"type": "boolean"}), "Boolean"),
+        (
+            json!({"type": "string", "enum": ["a", "b"]}),
+            "UntitledSingleSelectEnum",
+        ),
+        (
+            json!({"type": "string", "enum": ["a"], "enumNames": ["A"]}),
+            "LegacyTitledEnum",
+        ),
+        (
+            json!({"type": "string", "oneOf": [{"const": "a", "title": "A"}]}),
+            "TitledSingleSelectEnum",
+        ),
+        (
+            json!({"type": "array", "items": {"type": "string", "enum": ["a"]}}),
+            "UntitledMultiSelectEnum",
+        ),
+        (
+            json!({"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}}),
+            "TitledMultiSelectEnum",
+        ),
+    ];
+    for (schema, expected) in cases {
+        let decoded: v::PrimitiveSchemaDefinition = decode(schema.clone()).unwrap();
+        let name = format!("{decoded:?}");
+        assert!(
+            name.starts_with(&format!("{expected}(")),
+            "{schema} decoded as {name}"
+        );
+        assert_eq!(serde_json::to_value(&decoded).unwrap(), schema);
+    }
+}
+
+#[test]
+fn method_markers_name_params_results_and_input_required() {
+    fn may_require_input<M: MayRequireInput>() -> &'static str {
+        M::METHOD
+    }
+    assert_eq!(may_require_input::<v::method::CallTool>(), "tools/call");
+    assert_eq!(may_require_input::<v::method::GetPrompt>(), "prompts/get");
+    assert_eq!(
+        may_require_input::<v::method::ReadResource>(),
+        "resources/read"
+    );
+    fn client<M: ClientRequestMethod>() -> &'static str {
+        M::METHOD
+    }
+    assert_eq!(client::<v::method::Discover>(), "server/discover");
+    fn input<M: InputMethod>() -> &'static str {
+        M::METHOD
+    }
+    assert_eq!(input::<v::method::Elicit>(), "elicitation/create");
+    assert_eq!(
+        input::<v::method::CreateMessage>(),
+        "sampling/createMessage"
+    );
+    assert_eq!(input::<v::method::ListRoots>(), "roots/list");
+}
+
+#[test]
+fn the_2025_era_has_initialize_ping_and_server_to_client_requests() {
+    use tern_types::v2025_11_25 as legacy;
+    fn server_to_client<M: ServerRequestMethod>() -> &'static str {
+        M::METHOD
+    }
+    fn client_to_server<M: ClientRequestMethod>() -> &'static str {
+        M::METHOD
+    }
+    assert_eq!(
+        client_to_server::<legacy::method::Initialize>(),
+        "initialize"
+    );
+    assert_eq!(client_to_server::<legacy::method::Ping>(), "ping");
+    assert_eq!(server_to_client::<legacy::method::Ping>(), "ping");
+    assert_eq!(
+        server_to_client::<legacy::method::Elicit>(),
+        "elicitation/create"
+    );
+    assert_eq!(
+        server_to_client::<legacy::method::CreateMessage>(),
+        "sampling/createMessage"
+    );
+    assert_eq!(
+        server_to_client::<legacy::method::ListRoots>(),
+        "roots/list"
+    );
+    let request: legacy::ServerRequest = decode(json!({"jsonrpc": "2.0", "id": 3, "method": "elicitation/create", "params": {"message": "Region?", "requestedSchema": {"type": "object", "properties": {}}}})).unwrap();
+    assert!(
+        matches!(request, legacy::ServerRequest::Elicit(_)),
+        "{request:?}"
+    );
+}
+
+#[test]
+fn json_values_accept_null_and_floats() {
+    let result = json!({"resultType": "complete", "content": [], "structuredContent": {"ratio": 0.25, "missing": null}});
+    let typed: v::CallToolResult = decode(result.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), result);
+    let logged = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": null}});
+    let typed: v::LoggingMessageNotification = decode(logged.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), logged);
+}
