@@ -4,6 +4,8 @@
 //! also kept in `tests/expected/<fixture>.rs`, which `tests/compile_expected.rs`
 //! compiles; `TERN_BLESS=1 cargo test -p tern-codegen --test snapshots` rewrites those.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 const FIXTURES: &[&str] = &[
