@@ -6,21 +6,27 @@ mod rpc {
 }
 
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/all_of.rs"]
 mod all_of;
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/any_of_refs.rs"]
 mod any_of_refs;
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/const_tag.rs"]
 mod const_tag;
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/open_object.rs"]
 mod open_object;
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/recursion.rs"]
 mod recursion;
 #[rustfmt::skip]
+#[allow(dead_code)]
 #[path = "expected/type_array.rs"]
 mod type_array;
 

@@ -2,9 +2,7 @@
 //! keeps what the protocol leaves open.
 
 use serde_json::{Value, json};
-use tern_types::rpc::{
-    ClientRequestMethod, InputMethod, MayRequireInput, Request, ServerRequestMethod,
-};
+use tern_types::rpc::{ClientRequestMethod, InputMethod, MayRequireInput, ServerRequestMethod};
 use tern_types::v2026_07_28 as v;
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
