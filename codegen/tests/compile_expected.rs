@@ -2,7 +2,7 @@
 
 /// Generated modules reach the shared items through `crate::rpc`.
 mod rpc {
-    pub use tern_types::rpc::*;
+    pub(crate) use tern_types::rpc::*;
 }
 
 #[rustfmt::skip]
