@@ -342,7 +342,15 @@ pub(crate) fn outcomes(p: &Prepared) -> Result<TokenStream> {
                 "A [`{}`], or an [`InputRequiredResult`] asking for input first.",
                 o.complete
             ));
-            Ok(quote!(#doc pub type #name = Outcome<#complete>;))
+            Ok(quote! {
+                #doc
+                pub type #name = Outcome<#complete>;
+                impl ::std::convert::From<#complete> for Outcome<#complete> {
+                    fn from(r: #complete) -> Self {
+                        Self::Complete(r)
+                    }
+                }
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(quote!(#template #(#aliases)*))

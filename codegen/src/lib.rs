@@ -224,6 +224,14 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
     }
     DocFixerPass::run(&mut file, &names);
     OptionalCollections.visit_file_mut(&mut file);
+    ProtocolFieldNames.visit_file_mut(&mut file);
+    let defaulted: std::collections::BTreeSet<String> = prepared
+        .consts
+        .iter()
+        .map(|c| c.name.clone())
+        .chain(prepared.codes.iter().map(|c| c.name.clone()))
+        .collect();
+    add_constructors(&mut file, &defaulted);
     let header: syn::File = syn::parse_quote! {
         #![doc = concat!(" MCP protocol version ", #version, ": every type of its schema, the method markers and the unions.")]
         #![allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)]
@@ -279,6 +287,83 @@ impl VisitMut for OptionalCollections {
         let ty = &field.ty;
         field.ty = syn::parse_quote!(::std::option::Option<#ty>);
     }
+}
+
+/// `io.modelcontextprotocol/clientInfo` reads as `client_info`, not
+/// `io_modelcontextprotocol_client_info`.
+struct ProtocolFieldNames;
+
+impl VisitMut for ProtocolFieldNames {
+    fn visit_field_mut(&mut self, field: &mut syn::Field) {
+        if let Some(ident) = &field.ident {
+            let name = ident.to_string();
+            if let Some(short) = name.strip_prefix("io_modelcontextprotocol_") {
+                field.ident = Some(format_ident!("{}", short));
+            }
+        }
+    }
+}
+
+fn last_segment(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// Every struct with named members gets `new(required members...)`: optional members
+/// start empty, constants take their only value and `resultType` its natural one.
+fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet<String>) {
+    let mut impls: Vec<syn::Item> = Vec::new();
+    for item in &file.items {
+        let syn::Item::Struct(st) = item else { continue };
+        let syn::Fields::Named(fields) = &st.fields else { continue };
+        let name = &st.ident;
+        let mut args = Vec::new();
+        let mut inits = Vec::new();
+        let mut arg_docs = Vec::new();
+        for f in &fields.named {
+            let Some(ident) = &f.ident else { continue };
+            let ty = &f.ty;
+            let last = last_segment(ty).unwrap_or_default();
+            if last == "Option" || ident == "extra" || defaulted.contains(&last) {
+                inits.push(quote!(#ident: ::std::default::Default::default()));
+            } else if last == "ResultType" {
+                let value = if name == "InputRequiredResult" {
+                    quote!(ResultType::InputRequired)
+                } else {
+                    quote!(ResultType::Complete)
+                };
+                inits.push(quote!(#ident: #value));
+            } else if last == "String" {
+                args.push(quote!(#ident: impl ::std::convert::Into<::std::string::String>));
+                inits.push(quote!(#ident: #ident.into()));
+                arg_docs.push(ident.to_string());
+            } else {
+                args.push(quote!(#ident: #ty));
+                inits.push(quote!(#ident));
+                arg_docs.push(ident.to_string());
+            }
+        }
+        let doc = if arg_docs.is_empty() {
+            format!(" A `{name}` with every optional member empty.")
+        } else {
+            format!(
+                " A `{name}` from its required members ({}); optional members start empty.",
+                arg_docs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            )
+        };
+        impls.push(syn::parse_quote! {
+            impl #name {
+                #[doc = #doc]
+                #[allow(clippy::too_many_arguments)]
+                pub fn new(#(#args),*) -> Self {
+                    Self { #(#inits),* }
+                }
+            }
+        });
+    }
+    file.items.extend(impls);
 }
 
 struct DocFixerPass;

@@ -45,7 +45,11 @@ enum RawJson {
 /// `ReadResourceResultResponse/read-resource-result-response.json` omits the caching
 /// fields, and servers of the previous version never send them; tern's servers always
 /// do.
-const LENIENT_REQUIRED: &[&str] = &["ttlMs", "cacheScope"];
+///
+/// `_meta` is in the list too: a client fills it on every request, so users building
+/// params leave it empty, and a server checks it explicitly on every request to answer
+/// with the protocol's own error (-32602) rather than a decoding failure.
+const LENIENT_REQUIRED: &[&str] = &["ttlMs", "cacheScope", "_meta"];
 
 /// Names for unions written inline in a property, keyed by the sorted `$ref`s they list.
 const INLINE_UNION_NAMES: &[(&[&str], &str)] = &[

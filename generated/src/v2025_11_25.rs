@@ -7931,3 +7931,2129 @@ pub fn __roundtrip(
         },
     )
 }
+impl Annotations {
+    /// A `Annotations` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            audience: ::std::default::Default::default(),
+            last_modified: ::std::default::Default::default(),
+            priority: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl AudioContent {
+    /// A `AudioContent` from its required members (`data`, `mime_type`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: impl ::std::convert::Into<::std::string::String>,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            data: data.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: mime_type.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseMetadata {
+    /// A `BaseMetadata` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseNotification {
+    /// A `BaseNotification` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseRequest {
+    /// A `BaseRequest` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseResult {
+    /// A `BaseResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BlobResourceContents {
+    /// A `BlobResourceContents` from its required members (`blob`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        blob: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            blob: blob.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BooleanSchema {
+    /// A `BooleanSchema` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolRequest {
+    /// A `CallToolRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CallToolRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolRequestParams {
+    /// A `CallToolRequestParams` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            task: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolRequestParamsMeta {
+    /// A `CallToolRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolResult {
+    /// A `CallToolResult` from its required members (`content`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
+        Self {
+            content,
+            is_error: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            structured_content: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelTaskRequest {
+    /// A `CancelTaskRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CancelTaskRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelTaskRequestParams {
+    /// A `CancelTaskRequestParams` from its required members (`task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelTaskResult {
+    /// A `CancelTaskResult` from its required members (`created_at`, `last_updated_at`, `status`, `task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        created_at: impl ::std::convert::Into<::std::string::String>,
+        last_updated_at: impl ::std::convert::Into<::std::string::String>,
+        status: TaskStatus,
+        task_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            created_at: created_at.into(),
+            last_updated_at: last_updated_at.into(),
+            meta: ::std::default::Default::default(),
+            poll_interval: ::std::default::Default::default(),
+            status,
+            status_message: ::std::default::Default::default(),
+            task_id: task_id.into(),
+            ttl: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelledNotification {
+    /// A `CancelledNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: CancelledNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelledNotificationParams {
+    /// A `CancelledNotificationParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            reason: ::std::default::Default::default(),
+            request_id: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilities {
+    /// A `ClientCapabilities` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            elicitation: ::std::default::Default::default(),
+            experimental: ::std::default::Default::default(),
+            roots: ::std::default::Default::default(),
+            sampling: ::std::default::Default::default(),
+            tasks: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesElicitation {
+    /// A `ClientCapabilitiesElicitation` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            form: ::std::default::Default::default(),
+            url: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesRoots {
+    /// A `ClientCapabilitiesRoots` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesSampling {
+    /// A `ClientCapabilitiesSampling` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            context: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesTasks {
+    /// A `ClientCapabilitiesTasks` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: ::std::default::Default::default(),
+            list: ::std::default::Default::default(),
+            requests: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesTasksRequests {
+    /// A `ClientCapabilitiesTasksRequests` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            elicitation: ::std::default::Default::default(),
+            sampling: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesTasksRequestsElicitation {
+    /// A `ClientCapabilitiesTasksRequestsElicitation` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            create: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesTasksRequestsSampling {
+    /// A `ClientCapabilitiesTasksRequestsSampling` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            create_message: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequest {
+    /// A `CompleteRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CompleteRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParams {
+    /// A `CompleteRequestParams` from its required members (`argument`, `ref_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        argument: CompleteRequestParamsArgument,
+        ref_: CompleteReference,
+    ) -> Self {
+        Self {
+            argument,
+            context: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            ref_,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParamsArgument {
+    /// A `CompleteRequestParamsArgument` from its required members (`name`, `value`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParamsContext {
+    /// A `CompleteRequestParamsContext` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParamsMeta {
+    /// A `CompleteRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteResult {
+    /// A `CompleteResult` from its required members (`completion`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(completion: CompleteResultCompletion) -> Self {
+        Self {
+            completion,
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteResultCompletion {
+    /// A `CompleteResultCompletion` from its required members (`values`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            has_more: ::std::default::Default::default(),
+            total: ::std::default::Default::default(),
+            values,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageRequest {
+    /// A `CreateMessageRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CreateMessageRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageRequestParams {
+    /// A `CreateMessageRequestParams` from its required members (`max_tokens`, `messages`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+        Self {
+            include_context: ::std::default::Default::default(),
+            max_tokens,
+            messages,
+            meta: ::std::default::Default::default(),
+            metadata: ::std::default::Default::default(),
+            model_preferences: ::std::default::Default::default(),
+            stop_sequences: ::std::default::Default::default(),
+            system_prompt: ::std::default::Default::default(),
+            task: ::std::default::Default::default(),
+            temperature: ::std::default::Default::default(),
+            tool_choice: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageRequestParamsMeta {
+    /// A `CreateMessageRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageResult {
+    /// A `CreateMessageResult` from its required members (`content`, `model`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: SamplingMessageContent,
+        model: impl ::std::convert::Into<::std::string::String>,
+        role: Role,
+    ) -> Self {
+        Self {
+            content,
+            meta: ::std::default::Default::default(),
+            model: model.into(),
+            role,
+            stop_reason: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateTaskResult {
+    /// A `CreateTaskResult` from its required members (`task`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(task: Task) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            task,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequest {
+    /// A `ElicitRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: ElicitRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestFormParams {
+    /// A `ElicitRequestFormParams` from its required members (`message`, `requested_schema`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        message: impl ::std::convert::Into<::std::string::String>,
+        requested_schema: ElicitRequestFormParamsRequestedSchema,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            meta: ::std::default::Default::default(),
+            mode: ::std::default::Default::default(),
+            requested_schema,
+            task: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestFormParamsMeta {
+    /// A `ElicitRequestFormParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestFormParamsRequestedSchema {
+    /// A `ElicitRequestFormParamsRequestedSchema` from its required members (`properties`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        properties: ::std::collections::BTreeMap<
+            ::std::string::String,
+            PrimitiveSchemaDefinition,
+        >,
+    ) -> Self {
+        Self {
+            properties,
+            required: ::std::default::Default::default(),
+            schema: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestUrlParams {
+    /// A `ElicitRequestUrlParams` from its required members (`elicitation_id`, `message`, `url`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        elicitation_id: impl ::std::convert::Into<::std::string::String>,
+        message: impl ::std::convert::Into<::std::string::String>,
+        url: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            elicitation_id: elicitation_id.into(),
+            message: message.into(),
+            meta: ::std::default::Default::default(),
+            mode: ::std::default::Default::default(),
+            task: ::std::default::Default::default(),
+            url: url.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestUrlParamsMeta {
+    /// A `ElicitRequestUrlParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitResult {
+    /// A `ElicitResult` from its required members (`action`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(action: ElicitResultAction) -> Self {
+        Self {
+            action,
+            content: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitationCompleteNotification {
+    /// A `ElicitationCompleteNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitationCompleteNotificationParams {
+    /// A `ElicitationCompleteNotificationParams` from its required members (`elicitation_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        elicitation_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            elicitation_id: elicitation_id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl EmbeddedResource {
+    /// A `EmbeddedResource` from its required members (`resource`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource: AnyResourceContents) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            resource,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ErrorObject {
+    /// A `ErrorObject` from its required members (`code`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        code: i64,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code,
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptRequest {
+    /// A `GetPromptRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: GetPromptRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptRequestParams {
+    /// A `GetPromptRequestParams` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptRequestParamsMeta {
+    /// A `GetPromptRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptResult {
+    /// A `GetPromptResult` from its required members (`messages`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            messages,
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskPayloadRequest {
+    /// A `GetTaskPayloadRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: GetTaskPayloadRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskPayloadRequestParams {
+    /// A `GetTaskPayloadRequestParams` from its required members (`task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskPayloadResult {
+    /// A `GetTaskPayloadResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskRequest {
+    /// A `GetTaskRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: GetTaskRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskRequestParams {
+    /// A `GetTaskRequestParams` from its required members (`task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetTaskResult {
+    /// A `GetTaskResult` from its required members (`created_at`, `last_updated_at`, `status`, `task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        created_at: impl ::std::convert::Into<::std::string::String>,
+        last_updated_at: impl ::std::convert::Into<::std::string::String>,
+        status: TaskStatus,
+        task_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            created_at: created_at.into(),
+            last_updated_at: last_updated_at.into(),
+            meta: ::std::default::Default::default(),
+            poll_interval: ::std::default::Default::default(),
+            status,
+            status_message: ::std::default::Default::default(),
+            task_id: task_id.into(),
+            ttl: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Icon {
+    /// A `Icon` from its required members (`src`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(src: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            mime_type: ::std::default::Default::default(),
+            sizes: ::std::default::Default::default(),
+            src: src.into(),
+            theme: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Icons {
+    /// A `Icons` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            icons: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ImageContent {
+    /// A `ImageContent` from its required members (`data`, `mime_type`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: impl ::std::convert::Into<::std::string::String>,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            data: data.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: mime_type.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Implementation {
+    /// A `Implementation` from its required members (`name`, `version`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        version: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            version: version.into(),
+            website_url: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InitializeRequest {
+    /// A `InitializeRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: InitializeRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InitializeRequestParams {
+    /// A `InitializeRequestParams` from its required members (`capabilities`, `client_info`, `protocol_version`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        capabilities: ClientCapabilities,
+        client_info: Implementation,
+        protocol_version: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            capabilities,
+            client_info,
+            meta: ::std::default::Default::default(),
+            protocol_version: protocol_version.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InitializeRequestParamsMeta {
+    /// A `InitializeRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InitializeResult {
+    /// A `InitializeResult` from its required members (`capabilities`, `protocol_version`, `server_info`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        capabilities: ServerCapabilities,
+        protocol_version: impl ::std::convert::Into<::std::string::String>,
+        server_info: Implementation,
+    ) -> Self {
+        Self {
+            capabilities,
+            instructions: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            protocol_version: protocol_version.into(),
+            server_info,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InitializedNotification {
+    /// A `InitializedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcErrorResponse {
+    /// A `JsonRpcErrorResponse` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: ErrorObject) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcNotification {
+    /// A `JsonRpcNotification` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcRequest {
+    /// A `JsonRpcRequest` from its required members (`id`, `method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: RequestId,
+        method: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcResultResponse {
+    /// A `JsonRpcResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: BaseResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LegacyTitledEnumSchema {
+    /// A `LegacyTitledEnumSchema` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            enum_,
+            enum_names: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListPromptsRequest {
+    /// A `ListPromptsRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListPromptsResult {
+    /// A `ListPromptsResult` from its required members (`prompts`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(prompts: ::std::vec::Vec<Prompt>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            prompts,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourceTemplatesRequest {
+    /// A `ListResourceTemplatesRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourceTemplatesResult {
+    /// A `ListResourceTemplatesResult` from its required members (`resource_templates`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource_templates: ::std::vec::Vec<ResourceTemplate>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            resource_templates,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourcesRequest {
+    /// A `ListResourcesRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourcesResult {
+    /// A `ListResourcesResult` from its required members (`resources`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resources: ::std::vec::Vec<Resource>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            resources,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListRootsRequest {
+    /// A `ListRootsRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListRootsResult {
+    /// A `ListRootsResult` from its required members (`roots`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            roots,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListTasksRequest {
+    /// A `ListTasksRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListTasksResult {
+    /// A `ListTasksResult` from its required members (`tasks`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tasks: ::std::vec::Vec<Task>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            tasks,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListToolsRequest {
+    /// A `ListToolsRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListToolsResult {
+    /// A `ListToolsResult` from its required members (`tools`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tools: ::std::vec::Vec<Tool>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            tools,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LoggingMessageNotification {
+    /// A `LoggingMessageNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: LoggingMessageNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LoggingMessageNotificationParams {
+    /// A `LoggingMessageNotificationParams` from its required members (`data`, `level`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
+        Self {
+            data,
+            level,
+            logger: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ModelHint {
+    /// A `ModelHint` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            name: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ModelPreferences {
+    /// A `ModelPreferences` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cost_priority: ::std::default::Default::default(),
+            hints: ::std::default::Default::default(),
+            intelligence_priority: ::std::default::Default::default(),
+            speed_priority: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl NotificationParams {
+    /// A `NotificationParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl NumberSchema {
+    /// A `NumberSchema` from its required members (`type_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(type_: NumberSchemaType) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            maximum: ::std::default::Default::default(),
+            minimum: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedRequest {
+    /// A `PaginatedRequest` from its required members (`id`, `method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: RequestId,
+        method: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedRequestParams {
+    /// A `PaginatedRequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cursor: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedRequestParamsMeta {
+    /// A `PaginatedRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedResult {
+    /// A `PaginatedResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PingRequest {
+    /// A `PingRequest` from its required members (`id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ProgressNotification {
+    /// A `ProgressNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ProgressNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ProgressNotificationParams {
+    /// A `ProgressNotificationParams` from its required members (`progress`, `progress_token`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(progress: ::serde_json::Number, progress_token: ProgressToken) -> Self {
+        Self {
+            message: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            progress,
+            progress_token,
+            total: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Prompt {
+    /// A `Prompt` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptArgument {
+    /// A `PromptArgument` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            name: name.into(),
+            required: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptListChangedNotification {
+    /// A `PromptListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptMessage {
+    /// A `PromptMessage` from its required members (`content`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ContentBlock, role: Role) -> Self {
+        Self {
+            content,
+            role,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptReference {
+    /// A `PromptReference` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceRequest {
+    /// A `ReadResourceRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: ReadResourceRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceRequestParams {
+    /// A `ReadResourceRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceRequestParamsMeta {
+    /// A `ReadResourceRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceResult {
+    /// A `ReadResourceResult` from its required members (`contents`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(contents: ::std::vec::Vec<AnyResourceContents>) -> Self {
+        Self {
+            contents,
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RelatedTaskMetadata {
+    /// A `RelatedTaskMetadata` from its required members (`task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(task_id: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RequestParams {
+    /// A `RequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RequestParamsMeta {
+    /// A `RequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Resource {
+    /// A `Resource` from its required members (`name`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            size: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceContents {
+    /// A `ResourceContents` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceLink {
+    /// A `ResourceLink` from its required members (`name`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            size: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceListChangedNotification {
+    /// A `ResourceListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceRequestParams {
+    /// A `ResourceRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceRequestParamsMeta {
+    /// A `ResourceRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceTemplate {
+    /// A `ResourceTemplate` from its required members (`name`, `uri_template`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri_template: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            uri_template: uri_template.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceTemplateReference {
+    /// A `ResourceTemplateReference` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            type_: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceUpdatedNotification {
+    /// A `ResourceUpdatedNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceUpdatedNotificationParams {
+    /// A `ResourceUpdatedNotificationParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Root {
+    /// A `Root` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            name: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RootsListChangedNotification {
+    /// A `RootsListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SamplingMessage {
+    /// A `SamplingMessage` from its required members (`content`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: SamplingMessageContent, role: Role) -> Self {
+        Self {
+            content,
+            meta: ::std::default::Default::default(),
+            role,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilities {
+    /// A `ServerCapabilities` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            completions: ::std::default::Default::default(),
+            experimental: ::std::default::Default::default(),
+            logging: ::std::default::Default::default(),
+            prompts: ::std::default::Default::default(),
+            resources: ::std::default::Default::default(),
+            tasks: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesPrompts {
+    /// A `ServerCapabilitiesPrompts` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesResources {
+    /// A `ServerCapabilitiesResources` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            subscribe: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesTasks {
+    /// A `ServerCapabilitiesTasks` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cancel: ::std::default::Default::default(),
+            list: ::std::default::Default::default(),
+            requests: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesTasksRequests {
+    /// A `ServerCapabilitiesTasksRequests` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesTasksRequestsTools {
+    /// A `ServerCapabilitiesTasksRequestsTools` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            call: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesTools {
+    /// A `ServerCapabilitiesTools` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SetLevelRequest {
+    /// A `SetLevelRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: SetLevelRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SetLevelRequestParams {
+    /// A `SetLevelRequestParams` from its required members (`level`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(level: LoggingLevel) -> Self {
+        Self {
+            level,
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SetLevelRequestParamsMeta {
+    /// A `SetLevelRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl StringSchema {
+    /// A `StringSchema` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            format: ::std::default::Default::default(),
+            max_length: ::std::default::Default::default(),
+            min_length: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscribeRequest {
+    /// A `SubscribeRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: SubscribeRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscribeRequestParams {
+    /// A `SubscribeRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscribeRequestParamsMeta {
+    /// A `SubscribeRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Task {
+    /// A `Task` from its required members (`created_at`, `last_updated_at`, `status`, `task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        created_at: impl ::std::convert::Into<::std::string::String>,
+        last_updated_at: impl ::std::convert::Into<::std::string::String>,
+        status: TaskStatus,
+        task_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            created_at: created_at.into(),
+            last_updated_at: last_updated_at.into(),
+            poll_interval: ::std::default::Default::default(),
+            status,
+            status_message: ::std::default::Default::default(),
+            task_id: task_id.into(),
+            ttl: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TaskAugmentedRequestParams {
+    /// A `TaskAugmentedRequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            task: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TaskAugmentedRequestParamsMeta {
+    /// A `TaskAugmentedRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TaskMetadata {
+    /// A `TaskMetadata` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            ttl: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TaskStatusNotification {
+    /// A `TaskStatusNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: TaskStatusNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TaskStatusNotificationParams {
+    /// A `TaskStatusNotificationParams` from its required members (`created_at`, `last_updated_at`, `status`, `task_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        created_at: impl ::std::convert::Into<::std::string::String>,
+        last_updated_at: impl ::std::convert::Into<::std::string::String>,
+        status: TaskStatus,
+        task_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            created_at: created_at.into(),
+            last_updated_at: last_updated_at.into(),
+            meta: ::std::default::Default::default(),
+            poll_interval: ::std::default::Default::default(),
+            status,
+            status_message: ::std::default::Default::default(),
+            task_id: task_id.into(),
+            ttl: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TextContent {
+    /// A `TextContent` from its required members (`text`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            text: text.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TextResourceContents {
+    /// A `TextResourceContents` from its required members (`text`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        text: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            text: text.into(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchema {
+    /// A `TitledMultiSelectEnumSchema` from its required members (`items`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            items,
+            max_items: ::std::default::Default::default(),
+            min_items: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchemaItems {
+    /// A `TitledMultiSelectEnumSchemaItems` from its required members (`any_of`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
+    ) -> Self {
+        Self {
+            any_of,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
+    /// A `TitledMultiSelectEnumSchemaItemsAnyOfItem` from its required members (`const_`, `title`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        const_: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            const_: const_.into(),
+            title: title.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledSingleSelectEnumSchema {
+    /// A `TitledSingleSelectEnumSchema` from its required members (`one_of`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            one_of,
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledSingleSelectEnumSchemaOneOfItem {
+    /// A `TitledSingleSelectEnumSchemaOneOfItem` from its required members (`const_`, `title`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        const_: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            const_: const_.into(),
+            title: title.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Tool {
+    /// A `Tool` from its required members (`input_schema`, `name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        input_schema: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        name: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            execution: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            input_schema,
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            output_schema: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolAnnotations {
+    /// A `ToolAnnotations` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            destructive_hint: ::std::default::Default::default(),
+            idempotent_hint: ::std::default::Default::default(),
+            open_world_hint: ::std::default::Default::default(),
+            read_only_hint: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolChoice {
+    /// A `ToolChoice` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            mode: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolExecution {
+    /// A `ToolExecution` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            task_support: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolListChangedNotification {
+    /// A `ToolListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolResultContent {
+    /// A `ToolResultContent` from its required members (`content`, `tool_use_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: ::std::vec::Vec<ContentBlock>,
+        tool_use_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            content,
+            is_error: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            structured_content: ::std::default::Default::default(),
+            tool_use_id: tool_use_id.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolUseContent {
+    /// A `ToolUseContent` from its required members (`id`, `input`, `name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        input: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        name: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            input,
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsubscribeRequest {
+    /// A `UnsubscribeRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: UnsubscribeRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsubscribeRequestParams {
+    /// A `UnsubscribeRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsubscribeRequestParamsMeta {
+    /// A `UnsubscribeRequestParamsMeta` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledMultiSelectEnumSchema {
+    /// A `UntitledMultiSelectEnumSchema` from its required members (`items`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            items,
+            max_items: ::std::default::Default::default(),
+            min_items: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledMultiSelectEnumSchemaItems {
+    /// A `UntitledMultiSelectEnumSchemaItems` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            enum_,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledSingleSelectEnumSchema {
+    /// A `UntitledSingleSelectEnumSchema` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            enum_,
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UrlElicitationRequiredError {
+    /// A `UrlElicitationRequiredError` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: UrlElicitationRequiredErrorError) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UrlElicitationRequiredErrorError {
+    /// A `UrlElicitationRequiredErrorError` from its required members (`data`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: UrlElicitationRequiredErrorErrorData,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data,
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UrlElicitationRequiredErrorErrorData {
+    /// A `UrlElicitationRequiredErrorErrorData` from its required members (`elicitations`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(elicitations: ::std::vec::Vec<ElicitRequestUrlParams>) -> Self {
+        Self {
+            elicitations,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

@@ -374,8 +374,12 @@ pub struct CallToolRequestParams {
     )]
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The name of the tool.
     pub name: ::std::string::String,
     /// The `requestState` member.
@@ -636,8 +640,12 @@ pub struct CompleteRequestParams {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub context: ::std::option::Option<CompleteRequestParamsContext>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The `ref` member.
     #[serde(rename = "ref")]
     pub ref_: CompleteReference,
@@ -1384,8 +1392,12 @@ pub struct GetPromptRequestParams {
     )]
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// The `requestState` member.
@@ -1746,8 +1758,12 @@ pub struct InputResponseRequestParams {
     )]
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The `requestState` member.
     #[serde(
         rename = "requestState",
@@ -2930,7 +2946,7 @@ pub struct NotificationMetaObject {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub io_modelcontextprotocol_subscription_id: ::std::option::Option<RequestId>,
+    pub subscription_id: ::std::option::Option<RequestId>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3062,8 +3078,12 @@ pub struct PaginatedRequestParams {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub cursor: ::std::option::Option<::std::string::String>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3311,8 +3331,12 @@ pub struct ReadResourceRequestParams {
     )]
     pub input_responses: ::std::option::Option<InputResponses>,
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The `requestState` member.
     #[serde(
         rename = "requestState",
@@ -3499,7 +3523,7 @@ pub struct RequestMetaObject {
     /// an empty object means the client supports no optional capabilities.
     /// Servers MUST NOT infer capabilities from prior requests.
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub io_modelcontextprotocol_client_capabilities: ClientCapabilities,
+    pub client_capabilities: ClientCapabilities,
     /// Identifies the client software making the request. Clients SHOULD
     /// include this field on every request unless specifically configured not
     /// to do so.
@@ -3516,7 +3540,7 @@ pub struct RequestMetaObject {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub io_modelcontextprotocol_client_info: ::std::option::Option<Implementation>,
+    pub client_info: ::std::option::Option<Implementation>,
     /// The desired log level for this request. Optional.
     ///
     /// If absent, the server MUST NOT send any [`notifications/message`](LoggingMessageNotification)
@@ -3527,7 +3551,7 @@ pub struct RequestMetaObject {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub io_modelcontextprotocol_log_level: ::std::option::Option<LoggingLevel>,
+    pub log_level: ::std::option::Option<LoggingLevel>,
     /// The MCP Protocol Version being used for this request. Required.
     ///
     /// For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
@@ -3535,7 +3559,7 @@ pub struct RequestMetaObject {
     /// server does not support the requested version, it MUST return an
     /// [`UnsupportedProtocolVersionError`].
     #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub io_modelcontextprotocol_protocol_version: ::std::string::String,
+    pub protocol_version: ::std::string::String,
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by [`notifications/progress`](ProgressNotification)). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
         rename = "progressToken",
@@ -3551,8 +3575,12 @@ pub struct RequestMetaObject {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestParams {
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3717,8 +3745,12 @@ pub struct ResourceListChangedNotification {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3838,7 +3870,7 @@ pub struct ResultMetaObject {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
+    pub server_info: ::std::option::Option<Implementation>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4256,8 +4288,12 @@ pub struct SubscriptionsListenRequest {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequestParams {
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: RequestMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<RequestMetaObject>,
     /// The notifications the client opts in to on this stream. The server
     /// **MUST NOT** send notification types the client has not explicitly
     /// requested.
@@ -4274,8 +4310,12 @@ pub struct SubscriptionsListenRequestParams {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResult {
     /// The `_meta` member.
-    #[serde(rename = "_meta")]
-    pub meta: SubscriptionsListenResultMetaObject,
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "::std::option::Option::is_none"
+    )]
+    pub meta: ::std::option::Option<SubscriptionsListenResultMetaObject>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
     ///
@@ -4309,14 +4349,14 @@ pub struct SubscriptionsListenResultMetaObject {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub io_modelcontextprotocol_server_info: ::std::option::Option<Implementation>,
+    pub server_info: ::std::option::Option<Implementation>,
     /// Identifies the subscription stream this response closes, so the client can
     /// correlate it with the originating subscription — mirroring the same key on
     /// the stream's notifications. The value is the JSON-RPC ID of the
     /// `subscriptions/listen` request that opened the stream (and equals this
     /// response's `id`).
     #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
-    pub io_modelcontextprotocol_subscription_id: RequestId,
+    pub subscription_id: RequestId,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -7267,10 +7307,25 @@ impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcom
 }
 /// A [`CallToolResult`], or an [`InputRequiredResult`] asking for input first.
 pub type CallToolOutcome = Outcome<CallToolResult>;
+impl ::std::convert::From<CallToolResult> for Outcome<CallToolResult> {
+    fn from(r: CallToolResult) -> Self {
+        Self::Complete(r)
+    }
+}
 /// A [`GetPromptResult`], or an [`InputRequiredResult`] asking for input first.
 pub type GetPromptOutcome = Outcome<GetPromptResult>;
+impl ::std::convert::From<GetPromptResult> for Outcome<GetPromptResult> {
+    fn from(r: GetPromptResult) -> Self {
+        Self::Complete(r)
+    }
+}
 /// A [`ReadResourceResult`], or an [`InputRequiredResult`] asking for input first.
 pub type ReadResourceOutcome = Outcome<ReadResourceResult>;
+impl ::std::convert::From<ReadResourceResult> for Outcome<ReadResourceResult> {
+    fn from(r: ReadResourceResult) -> Self {
+        Self::Complete(r)
+    }
+}
 /// What kind of result a response carries (`resultType`).
 ///
 /// A result without `resultType` comes from a server of an earlier protocol version and
@@ -8114,4 +8169,1924 @@ pub fn __roundtrip(
             _ => return None,
         },
     )
+}
+impl Annotations {
+    /// A `Annotations` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            audience: ::std::default::Default::default(),
+            last_modified: ::std::default::Default::default(),
+            priority: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl AudioContent {
+    /// A `AudioContent` from its required members (`data`, `mime_type`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: impl ::std::convert::Into<::std::string::String>,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            data: data.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: mime_type.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseMetadata {
+    /// A `BaseMetadata` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseNotification {
+    /// A `BaseNotification` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseRequest {
+    /// A `BaseRequest` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BaseResult {
+    /// A `BaseResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BlobResourceContents {
+    /// A `BlobResourceContents` from its required members (`blob`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        blob: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            blob: blob.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl BooleanSchema {
+    /// A `BooleanSchema` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CacheableResult {
+    /// A `CacheableResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolRequest {
+    /// A `CallToolRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CallToolRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolRequestParams {
+    /// A `CallToolRequestParams` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            input_responses: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            request_state: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolResult {
+    /// A `CallToolResult` from its required members (`content`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
+        Self {
+            content,
+            is_error: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            structured_content: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CallToolResultResponse {
+    /// A `CallToolResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: CallToolOutcome) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelledNotification {
+    /// A `CancelledNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: CancelledNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CancelledNotificationParams {
+    /// A `CancelledNotificationParams` from its required members (`request_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(request_id: RequestId) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            reason: ::std::default::Default::default(),
+            request_id,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilities {
+    /// A `ClientCapabilities` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            elicitation: ::std::default::Default::default(),
+            experimental: ::std::default::Default::default(),
+            extensions: ::std::default::Default::default(),
+            roots: ::std::default::Default::default(),
+            sampling: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesElicitation {
+    /// A `ClientCapabilitiesElicitation` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            form: ::std::default::Default::default(),
+            url: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientCapabilitiesSampling {
+    /// A `ClientCapabilitiesSampling` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            context: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ClientNotification {
+    /// A `ClientNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: CancelledNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequest {
+    /// A `CompleteRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: CompleteRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParams {
+    /// A `CompleteRequestParams` from its required members (`argument`, `ref_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        argument: CompleteRequestParamsArgument,
+        ref_: CompleteReference,
+    ) -> Self {
+        Self {
+            argument,
+            context: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            ref_,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParamsArgument {
+    /// A `CompleteRequestParamsArgument` from its required members (`name`, `value`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        value: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            value: value.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteRequestParamsContext {
+    /// A `CompleteRequestParamsContext` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteResult {
+    /// A `CompleteResult` from its required members (`completion`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(completion: CompleteResultCompletion) -> Self {
+        Self {
+            completion,
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteResultCompletion {
+    /// A `CompleteResultCompletion` from its required members (`values`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(values: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            has_more: ::std::default::Default::default(),
+            total: ::std::default::Default::default(),
+            values,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CompleteResultResponse {
+    /// A `CompleteResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: CompleteResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageRequest {
+    /// A `CreateMessageRequest` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: CreateMessageRequestParams) -> Self {
+        Self {
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageRequestParams {
+    /// A `CreateMessageRequestParams` from its required members (`max_tokens`, `messages`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(max_tokens: i64, messages: ::std::vec::Vec<SamplingMessage>) -> Self {
+        Self {
+            include_context: ::std::default::Default::default(),
+            max_tokens,
+            messages,
+            metadata: ::std::default::Default::default(),
+            model_preferences: ::std::default::Default::default(),
+            stop_sequences: ::std::default::Default::default(),
+            system_prompt: ::std::default::Default::default(),
+            temperature: ::std::default::Default::default(),
+            tool_choice: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl CreateMessageResult {
+    /// A `CreateMessageResult` from its required members (`content`, `model`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: SamplingMessageContent,
+        model: impl ::std::convert::Into<::std::string::String>,
+        role: Role,
+    ) -> Self {
+        Self {
+            content,
+            meta: ::std::default::Default::default(),
+            model: model.into(),
+            role,
+            stop_reason: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl DiscoverRequest {
+    /// A `DiscoverRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: RequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl DiscoverResult {
+    /// A `DiscoverResult` from its required members (`capabilities`, `supported_versions`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        capabilities: ServerCapabilities,
+        supported_versions: ::std::vec::Vec<::std::string::String>,
+    ) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            capabilities,
+            instructions: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            supported_versions,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl DiscoverResultResponse {
+    /// A `DiscoverResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: DiscoverResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequest {
+    /// A `ElicitRequest` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ElicitRequestParams) -> Self {
+        Self {
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestFormParams {
+    /// A `ElicitRequestFormParams` from its required members (`message`, `requested_schema`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        message: impl ::std::convert::Into<::std::string::String>,
+        requested_schema: ElicitRequestFormParamsRequestedSchema,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            mode: ::std::default::Default::default(),
+            requested_schema,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestFormParamsRequestedSchema {
+    /// A `ElicitRequestFormParamsRequestedSchema` from its required members (`properties`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        properties: ::std::collections::BTreeMap<
+            ::std::string::String,
+            PrimitiveSchemaDefinition,
+        >,
+    ) -> Self {
+        Self {
+            properties,
+            required: ::std::default::Default::default(),
+            schema: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitRequestUrlParams {
+    /// A `ElicitRequestUrlParams` from its required members (`message`, `url`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        message: impl ::std::convert::Into<::std::string::String>,
+        url: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            mode: ::std::default::Default::default(),
+            url: url.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ElicitResult {
+    /// A `ElicitResult` from its required members (`action`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(action: ElicitResultAction) -> Self {
+        Self {
+            action,
+            content: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl EmbeddedResource {
+    /// A `EmbeddedResource` from its required members (`resource`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource: AnyResourceContents) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            resource,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ErrorObject {
+    /// A `ErrorObject` from its required members (`code`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        code: i64,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code,
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptRequest {
+    /// A `GetPromptRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: GetPromptRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptRequestParams {
+    /// A `GetPromptRequestParams` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            input_responses: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            request_state: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptResult {
+    /// A `GetPromptResult` from its required members (`messages`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            messages,
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl GetPromptResultResponse {
+    /// A `GetPromptResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: GetPromptOutcome) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl HeaderMismatchError {
+    /// A `HeaderMismatchError` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: HeaderMismatchErrorError) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl HeaderMismatchErrorError {
+    /// A `HeaderMismatchErrorError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Icon {
+    /// A `Icon` from its required members (`src`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(src: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            mime_type: ::std::default::Default::default(),
+            sizes: ::std::default::Default::default(),
+            src: src.into(),
+            theme: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Icons {
+    /// A `Icons` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            icons: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ImageContent {
+    /// A `ImageContent` from its required members (`data`, `mime_type`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: impl ::std::convert::Into<::std::string::String>,
+        mime_type: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            data: data.into(),
+            meta: ::std::default::Default::default(),
+            mime_type: mime_type.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Implementation {
+    /// A `Implementation` from its required members (`name`, `version`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        version: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            version: version.into(),
+            website_url: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InputRequiredResult {
+    /// A `InputRequiredResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            input_requests: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            request_state: ::std::default::Default::default(),
+            result_type: ResultType::InputRequired,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InputResponseRequestParams {
+    /// A `InputResponseRequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            input_responses: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            request_state: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InternalError {
+    /// A `InternalError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InvalidParamsError {
+    /// A `InvalidParamsError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl InvalidRequestError {
+    /// A `InvalidRequestError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcErrorResponse {
+    /// A `JsonRpcErrorResponse` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: ErrorObject) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcNotification {
+    /// A `JsonRpcNotification` from its required members (`method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(method: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcRequest {
+    /// A `JsonRpcRequest` from its required members (`id`, `method`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: RequestId,
+        method: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl JsonRpcResultResponse {
+    /// A `JsonRpcResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: BaseResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LegacyTitledEnumSchema {
+    /// A `LegacyTitledEnumSchema` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            enum_,
+            enum_names: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListPromptsRequest {
+    /// A `ListPromptsRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListPromptsResult {
+    /// A `ListPromptsResult` from its required members (`prompts`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(prompts: ::std::vec::Vec<Prompt>) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            prompts,
+            result_type: ResultType::Complete,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListPromptsResultResponse {
+    /// A `ListPromptsResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: ListPromptsResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourceTemplatesRequest {
+    /// A `ListResourceTemplatesRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourceTemplatesResult {
+    /// A `ListResourceTemplatesResult` from its required members (`resource_templates`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resource_templates: ::std::vec::Vec<ResourceTemplate>) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            resource_templates,
+            result_type: ResultType::Complete,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourceTemplatesResultResponse {
+    /// A `ListResourceTemplatesResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: ListResourceTemplatesResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourcesRequest {
+    /// A `ListResourcesRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourcesResult {
+    /// A `ListResourcesResult` from its required members (`resources`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(resources: ::std::vec::Vec<Resource>) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            resources,
+            result_type: ResultType::Complete,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListResourcesResultResponse {
+    /// A `ListResourcesResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: ListResourcesResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListRootsRequest {
+    /// A `ListRootsRequest` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListRootsRequestParams {
+    /// A `ListRootsRequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListRootsResult {
+    /// A `ListRootsResult` from its required members (`roots`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(roots: ::std::vec::Vec<Root>) -> Self {
+        Self {
+            roots,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListToolsRequest {
+    /// A `ListToolsRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListToolsResult {
+    /// A `ListToolsResult` from its required members (`tools`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(tools: ::std::vec::Vec<Tool>) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            tools,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ListToolsResultResponse {
+    /// A `ListToolsResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: ListToolsResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LoggingMessageNotification {
+    /// A `LoggingMessageNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: LoggingMessageNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl LoggingMessageNotificationParams {
+    /// A `LoggingMessageNotificationParams` from its required members (`data`, `level`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(data: ::serde_json::Value, level: LoggingLevel) -> Self {
+        Self {
+            data,
+            level,
+            logger: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl MethodNotFoundError {
+    /// A `MethodNotFoundError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl MissingRequiredClientCapabilityError {
+    /// A `MissingRequiredClientCapabilityError` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: MissingRequiredClientCapabilityErrorError) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl MissingRequiredClientCapabilityErrorError {
+    /// A `MissingRequiredClientCapabilityErrorError` from its required members (`data`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: MissingRequiredClientCapabilityErrorErrorData,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data,
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl MissingRequiredClientCapabilityErrorErrorData {
+    /// A `MissingRequiredClientCapabilityErrorErrorData` from its required members (`required_capabilities`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+        Self {
+            required_capabilities,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ModelHint {
+    /// A `ModelHint` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            name: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ModelPreferences {
+    /// A `ModelPreferences` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cost_priority: ::std::default::Default::default(),
+            hints: ::std::default::Default::default(),
+            intelligence_priority: ::std::default::Default::default(),
+            speed_priority: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl NotificationMetaObject {
+    /// A `NotificationMetaObject` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            subscription_id: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl NotificationParams {
+    /// A `NotificationParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl NumberSchema {
+    /// A `NumberSchema` from its required members (`type_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(type_: NumberSchemaType) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            maximum: ::std::default::Default::default(),
+            minimum: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedRequest {
+    /// A `PaginatedRequest` from its required members (`id`, `method`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: RequestId,
+        method: impl ::std::convert::Into<::std::string::String>,
+        params: PaginatedRequestParams,
+    ) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: method.into(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedRequestParams {
+    /// A `PaginatedRequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            cursor: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PaginatedResult {
+    /// A `PaginatedResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            next_cursor: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ParseError {
+    /// A `ParseError` from its required members (`message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data: ::std::default::Default::default(),
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ProgressNotification {
+    /// A `ProgressNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ProgressNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ProgressNotificationParams {
+    /// A `ProgressNotificationParams` from its required members (`progress`, `progress_token`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(progress: ::serde_json::Number, progress_token: ProgressToken) -> Self {
+        Self {
+            message: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            progress,
+            progress_token,
+            total: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Prompt {
+    /// A `Prompt` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            arguments: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptArgument {
+    /// A `PromptArgument` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            description: ::std::default::Default::default(),
+            name: name.into(),
+            required: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptListChangedNotification {
+    /// A `PromptListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptMessage {
+    /// A `PromptMessage` from its required members (`content`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: ContentBlock, role: Role) -> Self {
+        Self {
+            content,
+            role,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl PromptReference {
+    /// A `PromptReference` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceRequest {
+    /// A `ReadResourceRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: ReadResourceRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceRequestParams {
+    /// A `ReadResourceRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            input_responses: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            request_state: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceResult {
+    /// A `ReadResourceResult` from its required members (`contents`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(contents: ::std::vec::Vec<AnyResourceContents>) -> Self {
+        Self {
+            cache_scope: ::std::default::Default::default(),
+            contents,
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            ttl_ms: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ReadResourceResultResponse {
+    /// A `ReadResourceResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: ReadResourceOutcome) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RequestMetaObject {
+    /// A `RequestMetaObject` from its required members (`client_capabilities`, `protocol_version`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        client_capabilities: ClientCapabilities,
+        protocol_version: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            client_capabilities,
+            client_info: ::std::default::Default::default(),
+            log_level: ::std::default::Default::default(),
+            protocol_version: protocol_version.into(),
+            progress_token: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl RequestParams {
+    /// A `RequestParams` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Resource {
+    /// A `Resource` from its required members (`name`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            size: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceContents {
+    /// A `ResourceContents` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceLink {
+    /// A `ResourceLink` from its required members (`name`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            size: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceListChangedNotification {
+    /// A `ResourceListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceRequestParams {
+    /// A `ResourceRequestParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceTemplate {
+    /// A `ResourceTemplate` from its required members (`name`, `uri_template`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: impl ::std::convert::Into<::std::string::String>,
+        uri_template: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            name: name.into(),
+            title: ::std::default::Default::default(),
+            uri_template: uri_template.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceTemplateReference {
+    /// A `ResourceTemplateReference` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            type_: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceUpdatedNotification {
+    /// A `ResourceUpdatedNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResourceUpdatedNotificationParams {
+    /// A `ResourceUpdatedNotificationParams` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ResultMetaObject {
+    /// A `ResultMetaObject` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            server_info: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Root {
+    /// A `Root` from its required members (`uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(uri: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            name: ::std::default::Default::default(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SamplingMessage {
+    /// A `SamplingMessage` from its required members (`content`, `role`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(content: SamplingMessageContent, role: Role) -> Self {
+        Self {
+            content,
+            meta: ::std::default::Default::default(),
+            role,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilities {
+    /// A `ServerCapabilities` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            completions: ::std::default::Default::default(),
+            experimental: ::std::default::Default::default(),
+            extensions: ::std::default::Default::default(),
+            logging: ::std::default::Default::default(),
+            prompts: ::std::default::Default::default(),
+            resources: ::std::default::Default::default(),
+            tools: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesPrompts {
+    /// A `ServerCapabilitiesPrompts` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesResources {
+    /// A `ServerCapabilitiesResources` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            subscribe: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ServerCapabilitiesTools {
+    /// A `ServerCapabilitiesTools` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl StringSchema {
+    /// A `StringSchema` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            format: ::std::default::Default::default(),
+            max_length: ::std::default::Default::default(),
+            min_length: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionFilter {
+    /// A `SubscriptionFilter` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            prompts_list_changed: ::std::default::Default::default(),
+            resource_subscriptions: ::std::default::Default::default(),
+            resources_list_changed: ::std::default::Default::default(),
+            tools_list_changed: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsAcknowledgedNotification {
+    /// A `SubscriptionsAcknowledgedNotification` from its required members (`params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(params: SubscriptionsAcknowledgedNotificationParams) -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsAcknowledgedNotificationParams {
+    /// A `SubscriptionsAcknowledgedNotificationParams` from its required members (`notifications`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(notifications: SubscriptionFilter) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            notifications,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsListenRequest {
+    /// A `SubscriptionsListenRequest` from its required members (`id`, `params`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, params: SubscriptionsListenRequestParams) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsListenRequestParams {
+    /// A `SubscriptionsListenRequestParams` from its required members (`notifications`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(notifications: SubscriptionFilter) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            notifications,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsListenResult {
+    /// A `SubscriptionsListenResult` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            result_type: ResultType::Complete,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsListenResultMetaObject {
+    /// A `SubscriptionsListenResultMetaObject` from its required members (`subscription_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(subscription_id: RequestId) -> Self {
+        Self {
+            server_info: ::std::default::Default::default(),
+            subscription_id,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl SubscriptionsListenResultResponse {
+    /// A `SubscriptionsListenResultResponse` from its required members (`id`, `result`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(id: RequestId, result: SubscriptionsListenResult) -> Self {
+        Self {
+            id,
+            jsonrpc: ::std::default::Default::default(),
+            result,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TextContent {
+    /// A `TextContent` from its required members (`text`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            text: text.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TextResourceContents {
+    /// A `TextResourceContents` from its required members (`text`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        text: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            meta: ::std::default::Default::default(),
+            mime_type: ::std::default::Default::default(),
+            text: text.into(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchema {
+    /// A `TitledMultiSelectEnumSchema` from its required members (`items`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            items,
+            max_items: ::std::default::Default::default(),
+            min_items: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchemaItems {
+    /// A `TitledMultiSelectEnumSchemaItems` from its required members (`any_of`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        any_of: ::std::vec::Vec<TitledMultiSelectEnumSchemaItemsAnyOfItem>,
+    ) -> Self {
+        Self {
+            any_of,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledMultiSelectEnumSchemaItemsAnyOfItem {
+    /// A `TitledMultiSelectEnumSchemaItemsAnyOfItem` from its required members (`const_`, `title`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        const_: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            const_: const_.into(),
+            title: title.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledSingleSelectEnumSchema {
+    /// A `TitledSingleSelectEnumSchema` from its required members (`one_of`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            one_of,
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TitledSingleSelectEnumSchemaOneOfItem {
+    /// A `TitledSingleSelectEnumSchemaOneOfItem` from its required members (`const_`, `title`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        const_: impl ::std::convert::Into<::std::string::String>,
+        title: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            const_: const_.into(),
+            title: title.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Tool {
+    /// A `Tool` from its required members (`input_schema`, `name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        input_schema: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        name: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            annotations: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            icons: ::std::default::Default::default(),
+            input_schema,
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            output_schema: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolAnnotations {
+    /// A `ToolAnnotations` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            destructive_hint: ::std::default::Default::default(),
+            idempotent_hint: ::std::default::Default::default(),
+            open_world_hint: ::std::default::Default::default(),
+            read_only_hint: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolChoice {
+    /// A `ToolChoice` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            mode: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolListChangedNotification {
+    /// A `ToolListChangedNotification` with every optional member empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new() -> Self {
+        Self {
+            jsonrpc: ::std::default::Default::default(),
+            method: ::std::default::Default::default(),
+            params: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolResultContent {
+    /// A `ToolResultContent` from its required members (`content`, `tool_use_id`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        content: ::std::vec::Vec<ContentBlock>,
+        tool_use_id: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            content,
+            is_error: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            structured_content: ::std::default::Default::default(),
+            tool_use_id: tool_use_id.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl ToolUseContent {
+    /// A `ToolUseContent` from its required members (`id`, `input`, `name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: impl ::std::convert::Into<::std::string::String>,
+        input: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        name: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            input,
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsupportedProtocolVersionError {
+    /// A `UnsupportedProtocolVersionError` from its required members (`error`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(error: UnsupportedProtocolVersionErrorError) -> Self {
+        Self {
+            error,
+            id: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsupportedProtocolVersionErrorError {
+    /// A `UnsupportedProtocolVersionErrorError` from its required members (`data`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: UnsupportedProtocolVersionErrorErrorData,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data,
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsupportedProtocolVersionErrorErrorData {
+    /// A `UnsupportedProtocolVersionErrorErrorData` from its required members (`requested`, `supported`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        requested: impl ::std::convert::Into<::std::string::String>,
+        supported: ::std::vec::Vec<::std::string::String>,
+    ) -> Self {
+        Self {
+            requested: requested.into(),
+            supported,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledMultiSelectEnumSchema {
+    /// A `UntitledMultiSelectEnumSchema` from its required members (`items`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            items,
+            max_items: ::std::default::Default::default(),
+            min_items: ::std::default::Default::default(),
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledMultiSelectEnumSchemaItems {
+    /// A `UntitledMultiSelectEnumSchemaItems` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            enum_,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UntitledSingleSelectEnumSchema {
+    /// A `UntitledSingleSelectEnumSchema` from its required members (`enum_`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
+        Self {
+            default: ::std::default::Default::default(),
+            description: ::std::default::Default::default(),
+            enum_,
+            title: ::std::default::Default::default(),
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
 }

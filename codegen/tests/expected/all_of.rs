@@ -98,3 +98,32 @@ pub fn __roundtrip(
         },
     )
 }
+impl NotFound {
+    /// A `NotFound` from its required members (`message`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        message: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            message: message.into(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Problem {
+    /// A `Problem` from its required members (`code`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        code: i64,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

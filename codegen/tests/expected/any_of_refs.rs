@@ -144,3 +144,31 @@ pub fn __roundtrip(
         },
     )
 }
+impl BlobBody {
+    /// A `BlobBody` from its required members (`blob`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        blob: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            blob: blob.into(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl TextBody {
+    /// A `TextBody` from its required members (`text`, `uri`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        text: impl ::std::convert::Into<::std::string::String>,
+        uri: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            text: text.into(),
+            uri: uri.into(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

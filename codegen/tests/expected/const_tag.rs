@@ -199,3 +199,25 @@ pub fn __roundtrip(
         },
     )
 }
+impl Circle {
+    /// A `Circle` from its required members (`radius`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(radius: ::serde_json::Number) -> Self {
+        Self {
+            radius,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl Square {
+    /// A `Square` from its required members (`side`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(side: i64) -> Self {
+        Self {
+            side,
+            type_: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

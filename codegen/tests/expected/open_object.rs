@@ -123,3 +123,16 @@ pub fn __roundtrip(
         },
     )
 }
+impl Item {
+    /// A `Item` from its required members (`name`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            labels: ::std::default::Default::default(),
+            meta: ::std::default::Default::default(),
+            name: name.into(),
+            tags: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

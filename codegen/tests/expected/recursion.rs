@@ -86,3 +86,15 @@ pub fn __roundtrip(
         },
     )
 }
+impl Node {
+    /// A `Node` from its required members (`label`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(label: impl ::std::convert::Into<::std::string::String>) -> Self {
+        Self {
+            children: ::std::default::Default::default(),
+            label: label.into(),
+            parent: ::std::default::Default::default(),
+            extra: ::std::default::Default::default(),
+        }
+    }
+}

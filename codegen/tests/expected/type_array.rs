@@ -103,3 +103,13 @@ pub fn __roundtrip(
         },
     )
 }
+impl Holder {
+    /// A `Holder` from its required members (`token`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(token: Token) -> Self {
+        Self {
+            token,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
