@@ -316,8 +316,12 @@ fn last_segment(ty: &syn::Type) -> Option<String> {
 fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet<String>) {
     let mut impls: Vec<syn::Item> = Vec::new();
     for item in &file.items {
-        let syn::Item::Struct(st) = item else { continue };
-        let syn::Fields::Named(fields) = &st.fields else { continue };
+        let syn::Item::Struct(st) = item else {
+            continue;
+        };
+        let syn::Fields::Named(fields) = &st.fields else {
+            continue;
+        };
         let name = &st.ident;
         let mut args = Vec::new();
         let mut inits = Vec::new();
@@ -350,7 +354,11 @@ fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet
         } else {
             format!(
                 " A `{name}` from its required members ({}); optional members start empty.",
-                arg_docs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                arg_docs
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         };
         impls.push(syn::parse_quote! {
