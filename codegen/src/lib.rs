@@ -361,6 +361,7 @@ fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet
                     .join(", ")
             )
         };
+        let no_args = args.is_empty();
         impls.push(syn::parse_quote! {
             impl #name {
                 #[doc = #doc]
@@ -370,6 +371,15 @@ fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet
                 }
             }
         });
+        if no_args {
+            impls.push(syn::parse_quote! {
+                impl ::std::default::Default for #name {
+                    fn default() -> Self {
+                        Self::new()
+                    }
+                }
+            });
+        }
     }
     file.items.extend(impls);
 }

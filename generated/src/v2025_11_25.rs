@@ -7943,6 +7943,11 @@ impl Annotations {
         }
     }
 }
+impl ::std::default::Default for Annotations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl AudioContent {
     /// A `AudioContent` from its required members (`data`, `mime_type`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8003,6 +8008,11 @@ impl BaseResult {
         }
     }
 }
+impl ::std::default::Default for BaseResult {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required members (`blob`, `uri`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8030,6 +8040,11 @@ impl BooleanSchema {
             type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for BooleanSchema {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CallToolRequest {
@@ -8066,6 +8081,11 @@ impl CallToolRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for CallToolRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CallToolResult {
@@ -8150,6 +8170,11 @@ impl CancelledNotificationParams {
         }
     }
 }
+impl ::std::default::Default for CancelledNotificationParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilities {
     /// A `ClientCapabilities` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8164,6 +8189,11 @@ impl ClientCapabilities {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilities {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesElicitation {
     /// A `ClientCapabilitiesElicitation` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8173,6 +8203,11 @@ impl ClientCapabilitiesElicitation {
             url: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ClientCapabilitiesElicitation {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ClientCapabilitiesRoots {
@@ -8185,6 +8220,11 @@ impl ClientCapabilitiesRoots {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilitiesRoots {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesSampling {
     /// A `ClientCapabilitiesSampling` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8194,6 +8234,11 @@ impl ClientCapabilitiesSampling {
             tools: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ClientCapabilitiesSampling {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ClientCapabilitiesTasks {
@@ -8208,6 +8253,11 @@ impl ClientCapabilitiesTasks {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilitiesTasks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesTasksRequests {
     /// A `ClientCapabilitiesTasksRequests` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8217,6 +8267,11 @@ impl ClientCapabilitiesTasksRequests {
             sampling: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ClientCapabilitiesTasksRequests {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ClientCapabilitiesTasksRequestsElicitation {
@@ -8229,6 +8284,11 @@ impl ClientCapabilitiesTasksRequestsElicitation {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilitiesTasksRequestsElicitation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesTasksRequestsSampling {
     /// A `ClientCapabilitiesTasksRequestsSampling` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8237,6 +8297,11 @@ impl ClientCapabilitiesTasksRequestsSampling {
             create_message: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ClientCapabilitiesTasksRequestsSampling {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CompleteRequest {
@@ -8292,6 +8357,11 @@ impl CompleteRequestParamsContext {
         }
     }
 }
+impl ::std::default::Default for CompleteRequestParamsContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl CompleteRequestParamsMeta {
     /// A `CompleteRequestParamsMeta` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8300,6 +8370,11 @@ impl CompleteRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for CompleteRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CompleteResult {
@@ -8367,6 +8442,11 @@ impl CreateMessageRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for CreateMessageRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CreateMessageResult {
@@ -8438,6 +8518,11 @@ impl ElicitRequestFormParamsMeta {
         }
     }
 }
+impl ::std::default::Default for ElicitRequestFormParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ElicitRequestFormParamsRequestedSchema {
     /// A `ElicitRequestFormParamsRequestedSchema` from its required members (`properties`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8483,6 +8568,11 @@ impl ElicitRequestUrlParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ElicitRequestUrlParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ElicitResult {
@@ -8584,6 +8674,11 @@ impl GetPromptRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for GetPromptRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl GetPromptResult {
     /// A `GetPromptResult` from its required members (`messages`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8627,6 +8722,11 @@ impl GetTaskPayloadResult {
             meta: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for GetTaskPayloadResult {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl GetTaskRequest {
@@ -8695,6 +8795,11 @@ impl Icons {
             icons: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for Icons {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ImageContent {
@@ -8772,6 +8877,11 @@ impl InitializeRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for InitializeRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl InitializeResult {
     /// A `InitializeResult` from its required members (`capabilities`, `protocol_version`, `server_info`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8800,6 +8910,11 @@ impl InitializedNotification {
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for InitializedNotification {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl JsonRpcErrorResponse {
@@ -9053,6 +9168,11 @@ impl ModelHint {
         }
     }
 }
+impl ::std::default::Default for ModelHint {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ModelPreferences {
     /// A `ModelPreferences` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9066,6 +9186,11 @@ impl ModelPreferences {
         }
     }
 }
+impl ::std::default::Default for ModelPreferences {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl NotificationParams {
     /// A `NotificationParams` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9074,6 +9199,11 @@ impl NotificationParams {
             meta: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for NotificationParams {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl NumberSchema {
@@ -9118,6 +9248,11 @@ impl PaginatedRequestParams {
         }
     }
 }
+impl ::std::default::Default for PaginatedRequestParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl PaginatedRequestParamsMeta {
     /// A `PaginatedRequestParamsMeta` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9126,6 +9261,11 @@ impl PaginatedRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for PaginatedRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl PaginatedResult {
@@ -9137,6 +9277,11 @@ impl PaginatedResult {
             next_cursor: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for PaginatedResult {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl PingRequest {
@@ -9218,6 +9363,11 @@ impl PromptListChangedNotification {
         }
     }
 }
+impl ::std::default::Default for PromptListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl PromptMessage {
     /// A `PromptMessage` from its required members (`content`, `role`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9275,6 +9425,11 @@ impl ReadResourceRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for ReadResourceRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ReadResourceResult {
     /// A `ReadResourceResult` from its required members (`contents`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9306,6 +9461,11 @@ impl RequestParams {
         }
     }
 }
+impl ::std::default::Default for RequestParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl RequestParamsMeta {
     /// A `RequestParamsMeta` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9314,6 +9474,11 @@ impl RequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for RequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl Resource {
@@ -9383,6 +9548,11 @@ impl ResourceListChangedNotification {
         }
     }
 }
+impl ::std::default::Default for ResourceListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ResourceRequestParams {
     /// A `ResourceRequestParams` from its required members (`uri`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9402,6 +9572,11 @@ impl ResourceRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ResourceRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ResourceTemplate {
@@ -9482,6 +9657,11 @@ impl RootsListChangedNotification {
         }
     }
 }
+impl ::std::default::Default for RootsListChangedNotification {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl SamplingMessage {
     /// A `SamplingMessage` from its required members (`content`, `role`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9510,6 +9690,11 @@ impl ServerCapabilities {
         }
     }
 }
+impl ::std::default::Default for ServerCapabilities {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ServerCapabilitiesPrompts {
     /// A `ServerCapabilitiesPrompts` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9518,6 +9703,11 @@ impl ServerCapabilitiesPrompts {
             list_changed: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesPrompts {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ServerCapabilitiesResources {
@@ -9529,6 +9719,11 @@ impl ServerCapabilitiesResources {
             subscribe: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesResources {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ServerCapabilitiesTasks {
@@ -9543,6 +9738,11 @@ impl ServerCapabilitiesTasks {
         }
     }
 }
+impl ::std::default::Default for ServerCapabilitiesTasks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ServerCapabilitiesTasksRequests {
     /// A `ServerCapabilitiesTasksRequests` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9551,6 +9751,11 @@ impl ServerCapabilitiesTasksRequests {
             tools: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesTasksRequests {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ServerCapabilitiesTasksRequestsTools {
@@ -9563,6 +9768,11 @@ impl ServerCapabilitiesTasksRequestsTools {
         }
     }
 }
+impl ::std::default::Default for ServerCapabilitiesTasksRequestsTools {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ServerCapabilitiesTools {
     /// A `ServerCapabilitiesTools` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9571,6 +9781,11 @@ impl ServerCapabilitiesTools {
             list_changed: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesTools {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl SetLevelRequest {
@@ -9607,6 +9822,11 @@ impl SetLevelRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for SetLevelRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl StringSchema {
     /// A `StringSchema` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9621,6 +9841,11 @@ impl StringSchema {
             type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for StringSchema {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl SubscribeRequest {
@@ -9657,6 +9882,11 @@ impl SubscribeRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for SubscribeRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl Task {
     /// A `Task` from its required members (`created_at`, `last_updated_at`, `status`, `task_id`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9689,6 +9919,11 @@ impl TaskAugmentedRequestParams {
         }
     }
 }
+impl ::std::default::Default for TaskAugmentedRequestParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl TaskAugmentedRequestParamsMeta {
     /// A `TaskAugmentedRequestParamsMeta` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9699,6 +9934,11 @@ impl TaskAugmentedRequestParamsMeta {
         }
     }
 }
+impl ::std::default::Default for TaskAugmentedRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl TaskMetadata {
     /// A `TaskMetadata` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9707,6 +9947,11 @@ impl TaskMetadata {
             ttl: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for TaskMetadata {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl TaskStatusNotification {
@@ -9877,6 +10122,11 @@ impl ToolAnnotations {
         }
     }
 }
+impl ::std::default::Default for ToolAnnotations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ToolChoice {
     /// A `ToolChoice` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9885,6 +10135,11 @@ impl ToolChoice {
             mode: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ToolChoice {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ToolExecution {
@@ -9897,6 +10152,11 @@ impl ToolExecution {
         }
     }
 }
+impl ::std::default::Default for ToolExecution {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ToolListChangedNotification {
     /// A `ToolListChangedNotification` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9907,6 +10167,11 @@ impl ToolListChangedNotification {
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ToolListChangedNotification {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ToolResultContent {
@@ -9977,6 +10242,11 @@ impl UnsubscribeRequestParamsMeta {
             progress_token: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for UnsubscribeRequestParamsMeta {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl UntitledMultiSelectEnumSchema {

@@ -8182,6 +8182,11 @@ impl Annotations {
         }
     }
 }
+impl ::std::default::Default for Annotations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl AudioContent {
     /// A `AudioContent` from its required members (`data`, `mime_type`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8243,6 +8248,11 @@ impl BaseResult {
         }
     }
 }
+impl ::std::default::Default for BaseResult {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl BlobResourceContents {
     /// A `BlobResourceContents` from its required members (`blob`, `uri`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8272,6 +8282,11 @@ impl BooleanSchema {
         }
     }
 }
+impl ::std::default::Default for BooleanSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl CacheableResult {
     /// A `CacheableResult` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8283,6 +8298,11 @@ impl CacheableResult {
             ttl_ms: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for CacheableResult {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CallToolRequest {
@@ -8376,6 +8396,11 @@ impl ClientCapabilities {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilities {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesElicitation {
     /// A `ClientCapabilitiesElicitation` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8387,6 +8412,11 @@ impl ClientCapabilitiesElicitation {
         }
     }
 }
+impl ::std::default::Default for ClientCapabilitiesElicitation {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ClientCapabilitiesSampling {
     /// A `ClientCapabilitiesSampling` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8396,6 +8426,11 @@ impl ClientCapabilitiesSampling {
             tools: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ClientCapabilitiesSampling {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ClientNotification {
@@ -8461,6 +8496,11 @@ impl CompleteRequestParamsContext {
             arguments: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for CompleteRequestParamsContext {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl CompleteResult {
@@ -8788,6 +8828,11 @@ impl Icons {
         }
     }
 }
+impl ::std::default::Default for Icons {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ImageContent {
     /// A `ImageContent` from its required members (`data`, `mime_type`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -8836,6 +8881,11 @@ impl InputRequiredResult {
         }
     }
 }
+impl ::std::default::Default for InputRequiredResult {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl InputResponseRequestParams {
     /// A `InputResponseRequestParams` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -8846,6 +8896,11 @@ impl InputResponseRequestParams {
             request_state: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for InputResponseRequestParams {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl InternalError {
@@ -9082,6 +9137,11 @@ impl ListRootsRequest {
         }
     }
 }
+impl ::std::default::Default for ListRootsRequest {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ListRootsRequestParams {
     /// A `ListRootsRequestParams` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9090,6 +9150,11 @@ impl ListRootsRequestParams {
             meta: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ListRootsRequestParams {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ListRootsResult {
@@ -9226,6 +9291,11 @@ impl ModelHint {
         }
     }
 }
+impl ::std::default::Default for ModelHint {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ModelPreferences {
     /// A `ModelPreferences` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9239,6 +9309,11 @@ impl ModelPreferences {
         }
     }
 }
+impl ::std::default::Default for ModelPreferences {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl NotificationMetaObject {
     /// A `NotificationMetaObject` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9249,6 +9324,11 @@ impl NotificationMetaObject {
         }
     }
 }
+impl ::std::default::Default for NotificationMetaObject {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl NotificationParams {
     /// A `NotificationParams` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9257,6 +9337,11 @@ impl NotificationParams {
             meta: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for NotificationParams {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl NumberSchema {
@@ -9302,6 +9387,11 @@ impl PaginatedRequestParams {
         }
     }
 }
+impl ::std::default::Default for PaginatedRequestParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl PaginatedResult {
     /// A `PaginatedResult` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9312,6 +9402,11 @@ impl PaginatedResult {
             result_type: ResultType::Complete,
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for PaginatedResult {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ParseError {
@@ -9390,6 +9485,11 @@ impl PromptListChangedNotification {
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for PromptListChangedNotification {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl PromptMessage {
@@ -9494,6 +9594,11 @@ impl RequestParams {
         }
     }
 }
+impl ::std::default::Default for RequestParams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl Resource {
     /// A `Resource` from its required members (`name`, `uri`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9559,6 +9664,11 @@ impl ResourceListChangedNotification {
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ResourceListChangedNotification {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ResourceRequestParams {
@@ -9636,6 +9746,11 @@ impl ResultMetaObject {
         }
     }
 }
+impl ::std::default::Default for ResultMetaObject {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl Root {
     /// A `Root` from its required members (`uri`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
@@ -9676,6 +9791,11 @@ impl ServerCapabilities {
         }
     }
 }
+impl ::std::default::Default for ServerCapabilities {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ServerCapabilitiesPrompts {
     /// A `ServerCapabilitiesPrompts` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9684,6 +9804,11 @@ impl ServerCapabilitiesPrompts {
             list_changed: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesPrompts {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ServerCapabilitiesResources {
@@ -9697,6 +9822,11 @@ impl ServerCapabilitiesResources {
         }
     }
 }
+impl ::std::default::Default for ServerCapabilitiesResources {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ServerCapabilitiesTools {
     /// A `ServerCapabilitiesTools` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9705,6 +9835,11 @@ impl ServerCapabilitiesTools {
             list_changed: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ServerCapabilitiesTools {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl StringSchema {
@@ -9723,6 +9858,11 @@ impl StringSchema {
         }
     }
 }
+impl ::std::default::Default for StringSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl SubscriptionFilter {
     /// A `SubscriptionFilter` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9734,6 +9874,11 @@ impl SubscriptionFilter {
             tools_list_changed: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for SubscriptionFilter {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl SubscriptionsAcknowledgedNotification {
@@ -9792,6 +9937,11 @@ impl SubscriptionsListenResult {
             result_type: ResultType::Complete,
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for SubscriptionsListenResult {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl SubscriptionsListenResultMetaObject {
@@ -9950,6 +10100,11 @@ impl ToolAnnotations {
         }
     }
 }
+impl ::std::default::Default for ToolAnnotations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 impl ToolChoice {
     /// A `ToolChoice` with every optional member empty.
     #[allow(clippy::too_many_arguments)]
@@ -9958,6 +10113,11 @@ impl ToolChoice {
             mode: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ToolChoice {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ToolListChangedNotification {
@@ -9970,6 +10130,11 @@ impl ToolListChangedNotification {
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
+    }
+}
+impl ::std::default::Default for ToolListChangedNotification {
+    fn default() -> Self {
+        Self::new()
     }
 }
 impl ToolResultContent {

@@ -81,6 +81,81 @@ pub enum Error {
     /// An empty audience would bind tokens to nothing.
     #[error("requestState audience must not be empty; use the service's name")]
     EmptyAudience,
+
+    /// The peer answered a request with a JSON-RPC error.
+    #[error("the server answered with an error: {0}")]
+    Rpc(Box<crate::jsonrpc::RpcError>),
+
+    /// A message could not be carried to or from the peer.
+    #[error(transparent)]
+    Transport(#[from] crate::transport::TransportError),
+
+    /// The server kept answering input-required beyond the client's cap.
+    #[error(
+        "the server still required input after {max_rounds} rounds \
+         (input_required_max_rounds = {max_rounds}); raise the cap with \
+         ClientBuilder::input_required_max_rounds or drive the loop yourself"
+    )]
+    InputRequiredRoundsExceeded {
+        /// The cap in force.
+        max_rounds: usize,
+    },
+
+    /// The server asked for input of a kind this client has no callback for.
+    #[error(
+        "the server sent a `{method}` input request but this client has no callback for it; \
+         register one with ClientBuilder::on_elicitation, on_sampling or on_list_roots"
+    )]
+    NoCallback {
+        /// The input request's method.
+        method: String,
+    },
+
+    /// A callback answering an input request failed; the call was abandoned.
+    #[error("the `{method}` callback failed: {error}")]
+    Callback {
+        /// The input request's method.
+        method: String,
+        /// What the callback returned.
+        error: Box<crate::jsonrpc::RpcError>,
+    },
+
+    /// The server answered input-required with neither requests nor state.
+    #[error("the server answered input_required with neither inputRequests nor requestState")]
+    EmptyInputRequired,
+
+    /// A result carried a `resultType` this client does not know.
+    #[error("the server answered with an unknown resultType \"{0}\"")]
+    UnknownResultType(String),
+
+    /// A result did not decode as the method's result type.
+    #[error("malformed {method} result: {source}")]
+    Decode {
+        /// The method whose result it was.
+        method: &'static str,
+        /// The decoding error.
+        source: serde_json::Error,
+    },
+
+    /// Params or answers could not be encoded as JSON.
+    #[error("could not encode a message: {0}")]
+    Encode(serde_json::Error),
+}
+
+impl From<crate::jsonrpc::RpcError> for Error {
+    fn from(e: crate::jsonrpc::RpcError) -> Self {
+        Self::Rpc(Box::new(e))
+    }
+}
+
+impl Error {
+    /// The JSON-RPC error the server answered with, if that is what this is.
+    pub fn rpc(&self) -> Option<&crate::jsonrpc::RpcError> {
+        match self {
+            Self::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// `Result` with tern's [`Error`].

@@ -2,8 +2,14 @@
 #![deny(missing_docs)]
 
 pub mod auth;
+pub mod client;
 mod error;
+pub mod jsonrpc;
+pub mod protocol;
 pub mod seal;
+pub mod server;
+pub mod transport;
+mod util;
 
 pub use error::{Error, Result};
 pub use tern_types as types;

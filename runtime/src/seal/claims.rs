@@ -57,23 +57,23 @@ pub(crate) struct Expected<'a> {
 }
 
 impl<'a> Claims<'a> {
-    /// The envelope followed by `state`, or `None` when a field outgrows its length prefix.
-    pub(crate) fn encode(&self, state: &[u8]) -> Option<Vec<u8>> {
-        let audience_len = self.audience.map_or(0, |a| 4 + a.len());
+    /// The length of the envelope followed by `state_len` bytes of state.
+    pub(crate) fn encoded_len(&self, state_len: usize) -> usize {
         let principal_len = if self.principal.is_some() {
             PRINCIPAL_SALT_LEN + PRINCIPAL_TAG_LEN
         } else {
             0
         };
-        let mut out = Vec::with_capacity(
-            FIXED_LEN
-                + principal_len
-                + 8
-                + self.method.len()
-                + self.target.len()
-                + audience_len
-                + state.len(),
-        );
+        let audience_len = self.audience.map_or(0, |audience| 4 + audience.len());
+        (FIXED_LEN + principal_len + 8 + audience_len)
+            .saturating_add(self.method.len())
+            .saturating_add(self.target.len())
+            .saturating_add(state_len)
+    }
+
+    /// Appends the envelope followed by `state` to `out`, or returns `None` when a field
+    /// outgrows its length prefix.
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>, state: &[u8]) -> Option<()> {
         let mut flags = 0;
         if self.principal.is_some() {
             flags |= FLAG_PRINCIPAL;
@@ -90,12 +90,19 @@ impl<'a> Claims<'a> {
             out.extend_from_slice(&principal.salt);
             out.extend_from_slice(&principal.tag);
         }
-        put_field(&mut out, self.method)?;
-        put_field(&mut out, self.target)?;
+        put_field(out, self.method)?;
+        put_field(out, self.target)?;
         if let Some(audience) = self.audience {
-            put_field(&mut out, audience)?;
+            put_field(out, audience)?;
         }
         out.extend_from_slice(state);
+        Some(())
+    }
+
+    /// The envelope followed by `state`, for codecs that take a finished payload.
+    pub(crate) fn encode(&self, state: &[u8]) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.encoded_len(state.len()));
+        self.encode_into(&mut out, state)?;
         Some(out)
     }
 

@@ -5,6 +5,7 @@
 //! key id as associated data so neither can be swapped without breaking the tag.
 
 use std::fmt;
+use std::ops::Range;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -162,9 +163,15 @@ fn associated_data(id: &[u8; KEY_ID_LEN]) -> [u8; TOKEN_PREFIX.len() + KEY_ID_LE
     aad
 }
 
-impl StateCodec for Keyring {
-    fn seal(&self, payload: &[u8]) -> Result<String, SealFailure> {
-        let token_len = Self::token_len(payload.len());
+impl Keyring {
+    /// Seals a payload of `payload_len` bytes that `fill` appends to the buffer, so the
+    /// sealer can write its claims straight into the buffer that gets encrypted.
+    pub(crate) fn seal_with(
+        &self,
+        payload_len: usize,
+        fill: impl FnOnce(&mut Vec<u8>) -> Result<(), SealFailure>,
+    ) -> Result<String, SealFailure> {
+        let token_len = Self::token_len(payload_len);
         if token_len > self.max_token_len {
             return Err(SealFailure::because(SealFailureReason::TooLarge));
         }
@@ -174,10 +181,13 @@ impl StateCodec for Keyring {
         let mut nonce = [0u8; NONCE_LEN];
         rand::fill(&mut nonce[..]);
 
-        let mut raw = Vec::with_capacity(payload.len() + OVERHEAD);
+        let mut raw = Vec::with_capacity(payload_len + OVERHEAD);
         raw.extend_from_slice(&key.id);
         raw.extend_from_slice(&nonce);
-        raw.extend_from_slice(payload);
+        fill(&mut raw)?;
+        if raw.len() != HEADER_LEN + payload_len {
+            return Err(SealFailure::because(SealFailureReason::Codec));
+        }
         let Some(body) = raw.get_mut(HEADER_LEN..) else {
             return Err(SealFailure::because(SealFailureReason::Codec));
         };
@@ -193,7 +203,9 @@ impl StateCodec for Keyring {
         Ok(token)
     }
 
-    fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
+    /// Decrypts `token` in place; the plaintext is `buffer[range]`. Lets the sealer parse
+    /// the claims and cut out the state with a single move.
+    pub(crate) fn open(&self, token: &str) -> Result<(Vec<u8>, Range<usize>), InvalidRequestState> {
         let reject = InvalidRequestState::because;
         if token.len() > self.max_token_len {
             return Err(reject(RejectReason::TooLarge));
@@ -219,8 +231,22 @@ impl StateCodec for Keyring {
         key.cipher
             .decrypt_inout_detached(&nonce, &associated_data(&key.id), ciphertext.into(), &tag)
             .map_err(|_| reject(RejectReason::Seal))?;
-        raw.truncate(HEADER_LEN + ciphertext_len);
-        raw.drain(..HEADER_LEN);
+        Ok((raw, HEADER_LEN..HEADER_LEN + ciphertext_len))
+    }
+}
+
+impl StateCodec for Keyring {
+    fn seal(&self, payload: &[u8]) -> Result<String, SealFailure> {
+        self.seal_with(payload.len(), |buffer| {
+            buffer.extend_from_slice(payload);
+            Ok(())
+        })
+    }
+
+    fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
+        let (mut raw, plaintext) = self.open(token)?;
+        raw.truncate(plaintext.end);
+        raw.drain(..plaintext.start);
         Ok(raw)
     }
 }

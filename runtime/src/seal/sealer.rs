@@ -194,13 +194,18 @@ impl Sealer {
             target: binding.target.as_bytes(),
             audience: inner.audience.as_deref().map(str::as_bytes),
         };
-        let payload = claims
-            .encode(state)
-            .ok_or(SealFailure::because(SealFailureReason::ClaimTooLong))?;
+        let too_long = || SealFailure::because(SealFailureReason::ClaimTooLong);
         let token = match &inner.codec {
-            Codec::Builtin(keyring) => keyring.seal(&payload)?,
-            Codec::Custom(codec) => catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
-                .map_err(|_| SealFailure::because(SealFailureReason::Panicked))??,
+            // tern's own codec gets the claims written straight into its cipher buffer.
+            Codec::Builtin(keyring) => keyring
+                .seal_with(claims.encoded_len(state.len()), |buffer| {
+                    claims.encode_into(buffer, state).ok_or_else(too_long)
+                })?,
+            Codec::Custom(codec) => {
+                let payload = claims.encode(state).ok_or_else(too_long)?;
+                catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
+                    .map_err(|_| SealFailure::because(SealFailureReason::Panicked))??
+            }
         };
         if token.len() > inner.max_token_len {
             return Err(SealFailure::because(SealFailureReason::TooLarge));
@@ -218,17 +223,24 @@ impl Sealer {
         if token.len() > inner.max_token_len {
             return Err(reject(RejectReason::TooLarge));
         }
-        let mut payload = match &inner.codec {
-            Codec::Builtin(keyring) => keyring.unseal(token)?,
-            Codec::Custom(codec) => catch_unwind(AssertUnwindSafe(|| codec.unseal(token)))
-                .map_err(|_| reject(RejectReason::Codec))??,
+        let (mut payload, plaintext) = match &inner.codec {
+            Codec::Builtin(keyring) => keyring.open(token)?,
+            Codec::Custom(codec) => {
+                let payload = catch_unwind(AssertUnwindSafe(|| codec.unseal(token)))
+                    .map_err(|_| reject(RejectReason::Codec))??;
+                let len = payload.len();
+                (payload, 0..len)
+            }
         };
         let principal = self
             .principal_for(binding)
             .ok_or(reject(RejectReason::Principal))?;
         let state_offset = {
+            let claims_bytes = payload
+                .get(plaintext.clone())
+                .ok_or(reject(RejectReason::Malformed))?;
             let (claims, state_offset) =
-                Claims::decode(&payload).ok_or(reject(RejectReason::Malformed))?;
+                Claims::decode(claims_bytes).ok_or(reject(RejectReason::Malformed))?;
             let expected = Expected {
                 now_ms: inner.clock.now_unix_ms(),
                 method: binding.method.as_bytes(),
@@ -240,7 +252,8 @@ impl Sealer {
             claims.check(&expected).map_err(reject)?;
             state_offset
         };
-        payload.drain(..state_offset);
+        payload.truncate(plaintext.end);
+        payload.drain(..plaintext.start + state_offset);
         Ok(payload)
     }
 

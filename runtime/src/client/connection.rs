@@ -1,0 +1,235 @@
+//! A client's JSON-RPC connection over a message transport: ids, pending requests,
+//! progress routing and cancellation on drop.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::jsonrpc::{self, Incoming, RpcError};
+use crate::transport::{
+    BoxFuture, CallError, ClientTransport, MessageTransport, OutgoingRequest, TransportError,
+};
+use crate::types::v2026_07_28::RequestId;
+use crate::util::{IdKey, lock};
+
+type Reply = oneshot::Sender<Result<Value, CallError>>;
+
+#[derive(Default)]
+struct Routes {
+    pending: HashMap<IdKey, Reply>,
+    /// progress token -> the request's notification channel
+    progress: HashMap<IdKey, mpsc::UnboundedSender<Value>>,
+    closed: bool,
+}
+
+/// A [`ClientTransport`] over a [`MessageTransport`]: the in-memory pair, or stdio.
+#[derive(Clone)]
+pub struct Connection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    outbound: mpsc::UnboundedSender<String>,
+    routes: Mutex<Routes>,
+    next_id: AtomicI64,
+    notifications: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Starts the connection's reader and writer tasks on the current tokio runtime.
+    pub fn new<T: MessageTransport>(transport: T) -> Self {
+        let (sink, mut source) = transport.split();
+        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+        let inner = Arc::new(Inner {
+            outbound: out_tx,
+            routes: Mutex::default(),
+            next_id: AtomicI64::new(1),
+            notifications: Mutex::new(None),
+        });
+        tokio::spawn(async move {
+            while let Some(message) = out_rx.recv().await {
+                if sink.send(message).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let reader = Arc::downgrade(&inner);
+        tokio::spawn(async move {
+            while let Some(message) = source.recv().await {
+                let Some(inner) = reader.upgrade() else { break };
+                match message {
+                    Ok(text) => inner.dispatch(&text),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "transport failed");
+                        break;
+                    }
+                }
+            }
+            if let Some(inner) = reader.upgrade() {
+                inner.close();
+            }
+        });
+        Self { inner }
+    }
+
+    /// Server notifications that belong to no request (list changes, logs without a
+    /// request) go to `tx`.
+    pub fn set_notification_sink(&self, tx: mpsc::UnboundedSender<Value>) {
+        *lock(&self.inner.notifications) = Some(tx);
+    }
+}
+
+impl Inner {
+    fn dispatch(&self, text: &str) {
+        match Incoming::parse(text) {
+            Ok(Incoming::Response { id, result }) => {
+                let reply = lock(&self.routes).pending.remove(&IdKey::from(&id));
+                match reply {
+                    Some(tx) => {
+                        let _ = tx.send(result.map_err(CallError::Rpc));
+                    }
+                    None => tracing::debug!(?id, "a response to no pending request"),
+                }
+            }
+            Ok(Incoming::Notification { method, params }) => {
+                let message = json!({ "method": method, "params": params });
+                let token = params
+                    .as_ref()
+                    .and_then(|p| p.get("progressToken"))
+                    .and_then(IdKey::from_value);
+                let routed = token.and_then(|t| lock(&self.routes).progress.get(&t).cloned());
+                match routed {
+                    Some(tx) => {
+                        let _ = tx.send(message);
+                    }
+                    None => {
+                        if let Some(tx) = lock(&self.notifications).as_ref() {
+                            let _ = tx.send(message);
+                        }
+                    }
+                }
+            }
+            Ok(Incoming::Request { id, method, .. }) => {
+                // Server-to-client requests belong to 2025-11-25 sessions.
+                let error = RpcError::method_not_found(&method);
+                let _ = self
+                    .outbound
+                    .send(jsonrpc::response(Some(&id), &Err(error)));
+            }
+            Err(rejected) => {
+                tracing::warn!(error = %rejected.error, "unreadable message from the server")
+            }
+        }
+    }
+
+    fn close(&self) {
+        let mut routes = lock(&self.routes);
+        routes.closed = true;
+        for (_, tx) in routes.pending.drain() {
+            let _ = tx.send(Err(CallError::Transport(TransportError(
+                "the server closed the connection".into(),
+            ))));
+        }
+        routes.progress.clear();
+    }
+}
+
+/// Removes a request's routes and, if it never got an answer, tells the server it was
+/// cancelled.
+struct PendingGuard {
+    inner: Arc<Inner>,
+    id: RequestId,
+    progress: Option<IdKey>,
+    done: bool,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        let key = IdKey::from(&self.id);
+        let mut routes = lock(&self.inner.routes);
+        let was_pending = routes.pending.remove(&key).is_some();
+        if let Some(p) = &self.progress {
+            routes.progress.remove(p);
+        }
+        drop(routes);
+        if !self.done && was_pending {
+            let id = match &self.id {
+                RequestId::Integer(i) => Value::from(*i),
+                RequestId::String(s) => Value::from(s.as_str()),
+            };
+            let _ = self.inner.outbound.send(jsonrpc::notification(
+                "notifications/cancelled",
+                Some(json!({ "requestId": id, "reason": "the caller abandoned the request" })),
+            ));
+        }
+    }
+}
+
+impl ClientTransport for Connection {
+    fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(async move {
+            let (tx, rx) = oneshot::channel();
+            let key = IdKey::from(&request.id);
+            let progress = request
+                .params
+                .get("_meta")
+                .and_then(|m| m.get("progressToken"))
+                .and_then(IdKey::from_value);
+            {
+                let mut routes = lock(&self.inner.routes);
+                if routes.closed {
+                    return Err(CallError::Transport(TransportError(
+                        "the connection is closed".into(),
+                    )));
+                }
+                routes.pending.insert(key, tx);
+                if let (Some(p), Some(n)) = (&progress, &request.notifications) {
+                    routes.progress.insert(p.clone(), n.clone());
+                }
+            }
+            let mut guard = PendingGuard {
+                inner: Arc::clone(&self.inner),
+                id: request.id.clone(),
+                progress: progress.filter(|_| request.notifications.is_some()),
+                done: false,
+            };
+            let text = jsonrpc::request(&request.id, &request.method, Some(request.params));
+            self.inner.outbound.send(text).map_err(|_| {
+                CallError::Transport(TransportError("the connection is closed".into()))
+            })?;
+            let result = rx.await.unwrap_or_else(|_| {
+                Err(CallError::Transport(TransportError(
+                    "the connection closed before the response".into(),
+                )))
+            });
+            guard.done = true;
+            result
+        })
+    }
+
+    fn notify(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
+        let result = self
+            .inner
+            .outbound
+            .send(jsonrpc::notification(method, params))
+            .map_err(|_| TransportError("the connection is closed".into()));
+        Box::pin(async move { result })
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}

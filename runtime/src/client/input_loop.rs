@@ -1,0 +1,108 @@
+//! The automatic input-required loop.
+
+use tracing::Instrument;
+
+use super::Client;
+use crate::Error;
+use crate::types::rpc::{ClientRequestMethod, MayRequireInput};
+use crate::types::v2026_07_28::{
+    CallToolRequestParams, GetPromptRequestParams, InputResponses, Outcome,
+    ReadResourceRequestParams, method,
+};
+
+pub(crate) fn may_require_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// A method whose result may be input-required, and how a retry is written into its
+/// params. Implemented for `tools/call`, `prompts/get` and `resources/read`.
+pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {
+    /// The result as the union.
+    fn outcome(result: Self::Result) -> Outcome<Self::Complete>;
+    /// Sets the answers and the echoed state for the next round.
+    fn set_round(
+        params: &mut Self::Params,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    );
+    /// The tool or prompt name, or the resource URI, for logs.
+    fn target(params: &Self::Params) -> &str;
+}
+
+macro_rules! input_loop_method {
+    ($marker:ty, $params:ty, $target:ident) => {
+        impl InputLoopMethod for $marker {
+            fn outcome(result: Self::Result) -> Outcome<Self::Complete> {
+                result
+            }
+            fn set_round(
+                params: &mut $params,
+                responses: Option<InputResponses>,
+                state: Option<String>,
+            ) {
+                params.input_responses = responses;
+                params.request_state = state;
+            }
+            fn target(params: &$params) -> &str {
+                &params.$target
+            }
+        }
+    };
+}
+
+input_loop_method!(method::CallTool, CallToolRequestParams, name);
+input_loop_method!(method::GetPrompt, GetPromptRequestParams, name);
+input_loop_method!(method::ReadResource, ReadResourceRequestParams, uri);
+
+impl Client {
+    /// Runs the input-required loop for method `M` from `params` to its complete result.
+    ///
+    /// Each round's input requests go to the registered callbacks concurrently; the
+    /// retry is the same method with the same params, a new id, the answers under the
+    /// same keys and `requestState` echoed byte for byte. A round with state and no
+    /// requests waits 50 ms, doubling to 250 ms, before retrying.
+    pub async fn run_input_loop<M: InputLoopMethod>(
+        &self,
+        mut params: M::Params,
+    ) -> crate::Result<M::Complete> {
+        let span = tracing::info_span!("mcp.call", method = M::METHOD, target = M::target(&params));
+        async move {
+            let max_rounds = self.inner.max_rounds;
+            let mut delay = self.inner.backoff.first;
+            let mut round = 0usize;
+            loop {
+                let result = self.request::<M>(params.clone()).await?;
+                let asked = match M::outcome(result) {
+                    Outcome::Complete(done) => return Ok(done),
+                    Outcome::InputRequired(asked) => asked,
+                };
+                round += 1;
+                if round > max_rounds {
+                    return Err(Error::InputRequiredRoundsExceeded { max_rounds });
+                }
+                let requests = asked.input_requests.filter(|r| !r.is_empty());
+                let keys: Vec<&str> = requests
+                    .as_ref()
+                    .map(|r| r.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                let round_span = tracing::debug_span!("mcp.round", round, keys = ?keys);
+                let responses = match &requests {
+                    Some(r) => {
+                        delay = self.inner.backoff.first;
+                        Some(self.inner.callbacks.fulfil(r).instrument(round_span).await?)
+                    }
+                    None if asked.request_state.is_some() => {
+                        tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(self.inner.backoff.max);
+                        None
+                    }
+                    None => return Err(Error::EmptyInputRequired),
+                };
+                M::set_round(&mut params, responses, asked.request_state);
+            }
+        }
+        .instrument(span)
+        .await
+    }
+}

@@ -1,0 +1,418 @@
+//! The client: typed calls, and the multi round-trip loop.
+//!
+//! [`Client::call_tool`], [`Client::get_prompt`] and [`Client::read_resource`] run the
+//! loop for you: every `inputRequests` entry goes to the callback registered for its
+//! method (the requests of one round concurrently), and the same request is sent again
+//! with the answers and the `requestState` echoed, until the result is complete. For a
+//! manual loop, [`Client::request`] sends one round and returns the union.
+//!
+//! ```
+//! # async fn demo(client: tern::client::Client) -> tern::Result<()> {
+//! use tern::types::v2026_07_28::{method, CallToolRequestParams, Outcome};
+//!
+//! // Automatic: rounds are invisible.
+//! let result = client.call_tool("provision", serde_json::json!({"name": "orders"})).await?;
+//!
+//! // Manual: one round at a time.
+//! let mut params = CallToolRequestParams::new("provision");
+//! loop {
+//!     match client.request::<method::CallTool>(params.clone()).await? {
+//!         Outcome::Complete(done) => break,
+//!         Outcome::InputRequired(asked) => {
+//!             params.input_responses = Some(client.fulfil(asked.input_requests.as_ref()).await?);
+//!             params.request_state = asked.request_state;
+//!         }
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod callbacks;
+mod connection;
+mod input_loop;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+pub use callbacks::InputContext;
+pub use connection::Connection;
+pub use input_loop::InputLoopMethod;
+
+use crate::Error;
+use crate::protocol::{self, RequestMeta};
+use crate::transport::{CallError, ClientTransport, MessageTransport, OutgoingRequest};
+use crate::types::rpc::ClientRequestMethod;
+use crate::types::v2026_07_28::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
+    ClientCapabilitiesSampling, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, GetPromptRequestParams, GetPromptResult, Implementation,
+    InputRequests, InputResponses, ListRootsRequestParams, ListRootsResult,
+    ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, method,
+};
+use callbacks::Callbacks;
+
+/// The default cap on input-required rounds per call.
+pub const DEFAULT_MAX_ROUNDS: usize = 10;
+
+/// An MCP client. Cheap to clone; calls may run concurrently.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    transport: Arc<dyn ClientTransport>,
+    info: Value,
+    capabilities: Value,
+    callbacks: Callbacks,
+    max_rounds: usize,
+    backoff: Backoff,
+    protocol_version: String,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("info", &self.inner.info)
+            .field("capabilities", &self.inner.capabilities)
+            .field("protocol_version", &self.inner.protocol_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long to wait before retrying a round that carried state and no requests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Backoff {
+    pub(crate) first: Duration,
+    pub(crate) max: Duration,
+}
+
+/// Builds a [`Client`].
+pub struct ClientBuilder {
+    info: Implementation,
+    callbacks: Callbacks,
+    max_rounds: usize,
+    elicitation_url: bool,
+    sampling_tools: bool,
+}
+
+impl Client {
+    /// A builder for a client called `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            callbacks: Callbacks::default(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            elicitation_url: false,
+            sampling_tools: false,
+        }
+    }
+
+    /// The protocol version in use.
+    pub fn protocol_version(&self) -> &str {
+        &self.inner.protocol_version
+    }
+
+    /// The capabilities this client declares on every request (derived from its
+    /// callbacks).
+    pub fn capabilities(&self) -> ClientCapabilities {
+        serde_json::from_value(self.inner.capabilities.clone()).unwrap_or_default()
+    }
+
+    /// The cap on input-required rounds per call.
+    pub fn input_required_max_rounds(&self) -> usize {
+        self.inner.max_rounds
+    }
+
+    /// Sends one request of method `M` and returns its result as the server sent it.
+    ///
+    /// For `tools/call`, `prompts/get` and `resources/read` this is the manual form: the
+    /// result is an [`Outcome`](crate::types::v2026_07_28::Outcome), and the caller answers
+    /// `InputRequiredResult`s itself (put the answers in `input_responses` and echo
+    /// `request_state`).
+    pub async fn request<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> crate::Result<M::Result> {
+        self.request_with::<M>(params, None).await
+    }
+
+    /// Like [`request`](Self::request), delivering the request's progress notifications
+    /// to `progress` as they arrive.
+    pub async fn request_with_progress<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+        progress: mpsc::UnboundedSender<ProgressNotificationParams>,
+    ) -> crate::Result<M::Result> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let forward = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                    if let Some(p) = message
+                        .get("params")
+                        .and_then(|p| serde_json::from_value(p.clone()).ok())
+                    {
+                        let _ = progress.send(p);
+                    }
+                }
+            }
+        });
+        let result = self.request_with::<M>(params, Some(tx)).await;
+        forward.abort();
+        result
+    }
+
+    async fn request_with<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+        notifications: Option<mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<M::Result> {
+        let value = self.send_raw(M::METHOD, params, notifications).await?;
+        decode_result::<M>(value)
+    }
+
+    /// Sends `method` with `params` (any serializable value, `_meta` added) and returns
+    /// the raw result.
+    pub(crate) async fn send_raw(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        notifications: Option<mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<Value> {
+        let transport = &self.inner.transport;
+        let id = transport.next_id();
+        let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(Error::Encode(serde::ser::Error::custom(format!(
+                    "params must be an object, not {other}"
+                ))));
+            }
+        };
+        let progress_token = notifications.as_ref().map(|_| Value::from(id_string(&id)));
+        let mut meta = RequestMeta::to_value(
+            &self.inner.capabilities,
+            &self.inner.info,
+            progress_token.as_ref(),
+        );
+        if let Some(Value::Object(user)) = params.remove("_meta") {
+            for (k, v) in user {
+                meta.entry(k).or_insert(v);
+            }
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        let request = OutgoingRequest {
+            id,
+            method: method.to_owned(),
+            params: Value::Object(params),
+            notifications,
+        };
+        transport.request(request).await.map_err(|e| match e {
+            CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+            CallError::Transport(e) => Error::Transport(e),
+        })
+    }
+
+    /// Calls a tool and runs the input-required loop to its complete result.
+    pub async fn call_tool(
+        &self,
+        name: impl Into<String>,
+        arguments: impl Serialize,
+    ) -> crate::Result<CallToolResult> {
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = match serde_json::to_value(arguments).map_err(Error::Encode)? {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Err(Error::Encode(serde::ser::Error::custom(format!(
+                    "tool arguments must be an object, not {other}"
+                ))));
+            }
+        };
+        self.run_input_loop::<method::CallTool>(params).await
+    }
+
+    /// Gets a prompt and runs the input-required loop to its complete result.
+    pub async fn get_prompt(
+        &self,
+        name: impl Into<String>,
+        arguments: Option<Map<String, Value>>,
+    ) -> crate::Result<GetPromptResult> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments.map(|a| {
+            a.into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => (k, s),
+                    other => (k, other.to_string()),
+                })
+                .collect()
+        });
+        self.run_input_loop::<method::GetPrompt>(params).await
+    }
+
+    /// Reads a resource and runs the input-required loop to its complete result.
+    pub async fn read_resource(&self, uri: impl Into<String>) -> crate::Result<ReadResourceResult> {
+        self.run_input_loop::<method::ReadResource>(ReadResourceRequestParams::new(uri))
+            .await
+    }
+
+    /// Answers every request in `requests` with the registered callbacks, concurrently;
+    /// the first failure aborts the rest. For manual loops.
+    pub async fn fulfil(&self, requests: Option<&InputRequests>) -> crate::Result<InputResponses> {
+        match requests {
+            None => Ok(InputResponses::new()),
+            Some(r) => self.inner.callbacks.fulfil(r).await,
+        }
+    }
+}
+
+fn id_string(id: &crate::types::v2026_07_28::RequestId) -> String {
+    match id {
+        crate::types::v2026_07_28::RequestId::Integer(i) => i.to_string(),
+        crate::types::v2026_07_28::RequestId::String(s) => s.clone(),
+    }
+}
+
+/// Decodes a result for `M`. A result without `resultType` comes from a server of an
+/// earlier version and counts as complete; for a method that cannot answer
+/// input-required, any other `resultType` is an error.
+fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::Result> {
+    if let Value::Object(obj) = &mut value {
+        match obj.get("resultType").and_then(Value::as_str) {
+            None => {
+                obj.insert("resultType".into(), "complete".into());
+            }
+            Some("complete") => {}
+            Some("input_required") if input_loop::may_require_input(M::METHOD) => {}
+            Some(other) if !input_loop::may_require_input(M::METHOD) => {
+                return Err(Error::UnknownResultType(other.to_owned()));
+            }
+            Some(_) => {}
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        if let Some(rest) = text.strip_prefix("unknown resultType \"") {
+            Error::UnknownResultType(rest.split('"').next().unwrap_or_default().to_owned())
+        } else {
+            Error::Decode {
+                method: M::METHOD,
+                source: e,
+            }
+        }
+    })
+}
+
+impl ClientBuilder {
+    /// Answers elicitation requests (`elicitation/create`), in input requests and, on a
+    /// 2025-11-25 session, as server-to-client requests. Declares the `elicitation`
+    /// capability (form mode; see [`elicitation_url`](Self::elicitation_url)).
+    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ElicitResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.elicitation = Some(callbacks::erase(f));
+        self
+    }
+
+    /// Declares support for URL-mode elicitation too.
+    pub fn elicitation_url(mut self, yes: bool) -> Self {
+        self.elicitation_url = yes;
+        self
+    }
+
+    /// Answers sampling requests (`sampling/createMessage`). Declares `sampling`.
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<CreateMessageResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.sampling = Some(callbacks::erase(f));
+        self
+    }
+
+    /// Declares that the sampling callback handles requests that offer tools.
+    pub fn sampling_tools(mut self, yes: bool) -> Self {
+        self.sampling_tools = yes;
+        self
+    }
+
+    /// Answers roots requests (`roots/list`). Declares `roots`.
+    pub fn on_list_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, Option<ListRootsRequestParams>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ListRootsResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.roots = Some(callbacks::erase(f));
+        self
+    }
+
+    /// The cap on input-required rounds per call (default 10). A server that keeps
+    /// answering input-required beyond it makes the call fail with
+    /// [`Error::InputRequiredRoundsExceeded`].
+    pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    fn capabilities(&self) -> Value {
+        let mut caps = ClientCapabilities::new();
+        if self.callbacks.elicitation.is_some() {
+            let mut e = ClientCapabilitiesElicitation::new();
+            e.form = Some(Map::new());
+            if self.elicitation_url {
+                e.url = Some(Map::new());
+            }
+            caps.elicitation = Some(e);
+        }
+        if self.callbacks.sampling.is_some() {
+            let mut s = ClientCapabilitiesSampling::new();
+            if self.sampling_tools {
+                s.tools = Some(Map::new());
+            }
+            caps.sampling = Some(s);
+        }
+        if self.callbacks.roots.is_some() {
+            caps.roots = Some(Map::new());
+        }
+        serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
+    /// A client speaking 2026-07-28 through `transport`.
+    pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
+        let capabilities = self.capabilities();
+        let info = serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()));
+        Client {
+            inner: Arc::new(Inner {
+                transport,
+                info,
+                capabilities,
+                callbacks: self.callbacks,
+                max_rounds: self.max_rounds,
+                backoff: Backoff {
+                    first: Duration::from_millis(50),
+                    max: Duration::from_millis(250),
+                },
+                protocol_version: protocol::PROTOCOL_VERSION.to_owned(),
+            }),
+        }
+    }
+
+    /// A client over a message transport (such as one end of
+    /// [`memory::pair`](crate::transport::memory::pair)); negotiates 2026-07-28.
+    pub fn connect<T: MessageTransport>(self, transport: T) -> Client {
+        self.build(Arc::new(Connection::new(transport)))
+    }
+}

@@ -1,0 +1,273 @@
+//! JSON-RPC 2.0 framing: wire errors with the protocol's codes, and the classification
+//! of incoming messages.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
+
+/// The JSON-RPC and MCP error codes tern produces or recognises.
+pub mod code {
+    /// The message is not valid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a valid JSON-RPC message.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No handler for the method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params are missing, malformed, or name something that does not exist.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The receiver failed.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// HTTP headers disagree with the body (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability the client did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The requested protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// Resource not found, as servers before 2026-07-28 reported it.
+    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// An error response's `error` object: what a peer answers when a request fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message} (JSON-RPC error {code})")]
+pub struct RpcError {
+    /// The error code (see [`code`]).
+    pub code: i64,
+    /// A short description.
+    pub message: String,
+    /// Details defined by the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error with `code` and `message`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32602: the params are wrong.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_PARAMS, message)
+    }
+
+    /// -32601: no such method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// -32603: the receiver failed. Say nothing the peer should not see.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(code::INTERNAL_ERROR, message)
+    }
+
+    /// -32600: not a valid JSON-RPC message.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_REQUEST, message)
+    }
+
+    /// -32700: not JSON.
+    pub fn parse_error(message: impl Into<String>) -> Self {
+        Self::new(code::PARSE_ERROR, message)
+    }
+
+    /// -32021: the request needs client capabilities the client did not declare.
+    pub fn missing_capability(required: &ClientCapabilities) -> Self {
+        Self::new(
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        )
+        .with_data(json!({ "requiredCapabilities": required }))
+    }
+
+    /// -32022: the requested protocol version is not one the server speaks.
+    pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
+        Self::new(
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {requested}"),
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
+
+    /// -32020: HTTP headers disagree with the body.
+    pub fn header_mismatch(message: impl Into<String>) -> Self {
+        Self::new(code::HEADER_MISMATCH, message)
+    }
+
+    /// The fixed rejection of a `requestState` that failed verification.
+    pub fn invalid_request_state() -> Self {
+        Self::invalid_params(crate::seal::InvalidRequestState::MESSAGE)
+    }
+}
+
+/// A message as it arrives, classified by its members.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    Response {
+        id: RequestId,
+        result: Result<Value, RpcError>,
+    },
+}
+
+/// Why an incoming message was not accepted, with the id to answer to, if one was found.
+#[derive(Debug)]
+pub(crate) struct Rejected {
+    pub(crate) id: Option<RequestId>,
+    pub(crate) error: RpcError,
+}
+
+fn request_id(value: &Value) -> Option<RequestId> {
+    match value {
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        Value::Number(n) => n.as_i64().map(RequestId::Integer),
+        _ => None,
+    }
+}
+
+impl Incoming {
+    /// Parses and classifies one message. Batches are not part of 2026-07-28.
+    pub(crate) fn parse(text: &str) -> Result<Self, Box<Rejected>> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Box::new(Rejected {
+                id: None,
+                error: RpcError::parse_error(format!("Parse error: {e}")),
+            })
+        })?;
+        Self::classify(value)
+    }
+
+    pub(crate) fn classify(value: Value) -> Result<Self, Box<Rejected>> {
+        let Value::Object(mut obj) = value else {
+            return Err(Box::new(Rejected {
+                id: None,
+                error: RpcError::invalid_request(
+                    "Invalid Request: a message must be a JSON object",
+                ),
+            }));
+        };
+        let id = obj.get("id").and_then(request_id);
+        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err(Box::new(Rejected {
+                id,
+                error: RpcError::invalid_request("Invalid Request: \"jsonrpc\" must be \"2.0\""),
+            }));
+        }
+        if let Some(method) = obj.get("method") {
+            let Some(method) = method.as_str().map(str::to_owned) else {
+                return Err(Box::new(Rejected {
+                    id,
+                    error: RpcError::invalid_request(
+                        "Invalid Request: \"method\" must be a string",
+                    ),
+                }));
+            };
+            let params = obj.remove("params");
+            if let Some(p) = &params {
+                if !p.is_object() {
+                    return Err(Box::new(Rejected {
+                        id,
+                        error: RpcError::invalid_params("\"params\" must be an object"),
+                    }));
+                }
+            }
+            return Ok(match (obj.contains_key("id"), id) {
+                (false, _) => Self::Notification { method, params },
+                (true, Some(id)) => Self::Request { id, method, params },
+                (true, None) => {
+                    return Err(Box::new(Rejected {
+                        id: None,
+                        error: RpcError::invalid_request(
+                            "Invalid Request: \"id\" must be a string or an integer",
+                        ),
+                    }));
+                }
+            });
+        }
+        let Some(id) = id else {
+            return Err(Box::new(Rejected {
+                id: None,
+                error: RpcError::invalid_request("Invalid Request: a response needs an \"id\""),
+            }));
+        };
+        if let Some(result) = obj.remove("result") {
+            return Ok(Self::Response {
+                id,
+                result: Ok(result),
+            });
+        }
+        if let Some(error) = obj.remove("error") {
+            let error = serde_json::from_value::<RpcError>(error)
+                .unwrap_or_else(|e| RpcError::internal(format!("malformed error response: {e}")));
+            return Ok(Self::Response {
+                id,
+                result: Err(error),
+            });
+        }
+        Err(Box::new(Rejected {
+            id: Some(id),
+            error: RpcError::invalid_request("Invalid Request: no method, result or error"),
+        }))
+    }
+}
+
+fn id_value(id: &RequestId) -> Value {
+    match id {
+        RequestId::String(s) => Value::String(s.clone()),
+        RequestId::Integer(i) => Value::from(*i),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}`
+pub(crate) fn request(id: &RequestId, method: &str, params: Option<Value>) -> String {
+    let mut obj = Map::with_capacity(4);
+    obj.insert("jsonrpc".into(), "2.0".into());
+    obj.insert("id".into(), id_value(id));
+    obj.insert("method".into(), method.into());
+    if let Some(p) = params {
+        obj.insert("params".into(), p);
+    }
+    Value::Object(obj).to_string()
+}
+
+/// `{"jsonrpc":"2.0","method":..,"params":..}`
+pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), "2.0".into());
+    obj.insert("method".into(), method.into());
+    if let Some(p) = params {
+        obj.insert("params".into(), p);
+    }
+    Value::Object(obj).to_string()
+}
+
+/// A result or error response for `id` (`null` when the request's id was unreadable).
+pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>) -> String {
+    let id = id.map(id_value).unwrap_or(Value::Null);
+    match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
+        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}).to_string(),
+    }
+}
