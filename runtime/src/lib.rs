@@ -1,6 +1,7 @@
 //! tern: a Rust SDK for the Model Context Protocol 2026-07-28.
 #![deny(missing_docs)]
 
+pub mod ask;
 pub mod auth;
 pub mod client;
 mod error;

@@ -24,3 +24,5 @@ pub fn schema_dir() -> Result<PathBuf, String> {
         ))
     }
 }
+
+pub mod wire;

@@ -1,0 +1,110 @@
+//! Short constructors for the values of a multi round-trip exchange: the questions a
+//! server asks, the input-required result that carries them, and the answers a client
+//! gives.
+//!
+//! ```
+//! use serde_json::json;
+//! use tern::ask;
+//!
+//! let region = ask::elicit_form(
+//!     "Which region should the database live in?",
+//!     json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
+//! )?;
+//! let result = ask::input_required([("region", region)], Some("provision-v1"));
+//! assert_eq!(result.request_state.as_deref(), Some("provision-v1"));
+//!
+//! let answer = ask::accept([("region", "eu-west-1")]);
+//! assert_eq!(answer.content.unwrap()["region"].as_str(), Some("eu-west-1"));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+use serde_json::Value;
+
+use crate::types::v2026_07_28::{
+    ContentBlock, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
+    ElicitResultAction, ElicitValue, InputRequest, InputRequests, InputRequiredResult,
+    ListRootsRequest, Role, SamplingMessage, SamplingMessageContent, SamplingMessageContentBlock,
+    TextContent,
+};
+
+/// A form elicitation: `message` shown to the user, `schema` the form (an object schema
+/// of primitive properties).
+pub fn elicit_form(
+    message: impl Into<String>,
+    schema: Value,
+) -> Result<InputRequest, serde_json::Error> {
+    let schema = serde_json::from_value(schema)?;
+    Ok(InputRequest::Elicit(ElicitRequest::new(
+        ElicitRequestParams::Form(ElicitRequestFormParams::new(message, schema)),
+    )))
+}
+
+/// A URL elicitation: the user completes a step out of band at `url`.
+pub fn elicit_url(message: impl Into<String>, url: impl Into<String>) -> InputRequest {
+    InputRequest::Elicit(ElicitRequest::new(ElicitRequestParams::Url(
+        ElicitRequestUrlParams::new(message, url),
+    )))
+}
+
+/// A sampling request: one user message of text, answered by the client's model.
+pub fn sample(prompt: impl Into<String>, max_tokens: i64) -> InputRequest {
+    let message = SamplingMessage::new(
+        SamplingMessageContent::One(SamplingMessageContentBlock::Text(TextContent::new(prompt))),
+        Role::User,
+    );
+    InputRequest::CreateMessage(CreateMessageRequest::new(CreateMessageRequestParams::new(
+        max_tokens,
+        vec![message],
+    )))
+}
+
+/// A request for the client's roots.
+pub fn list_roots() -> InputRequest {
+    InputRequest::ListRoots(ListRootsRequest::new())
+}
+
+/// An `InputRequiredResult` asking `requests` (under the given keys) and carrying
+/// `state` for the retry.
+pub fn input_required<K: Into<String>>(
+    requests: impl IntoIterator<Item = (K, InputRequest)>,
+    state: Option<&str>,
+) -> InputRequiredResult {
+    let requests: std::collections::BTreeMap<String, InputRequest> =
+        requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
+    let mut result = InputRequiredResult::new();
+    if !requests.is_empty() {
+        result.input_requests = Some(InputRequests(requests));
+    }
+    result.request_state = state.map(str::to_owned);
+    result
+}
+
+/// An accepted elicitation with the given form values.
+pub fn accept<K: Into<String>, V: Into<ElicitValue>>(
+    fields: impl IntoIterator<Item = (K, V)>,
+) -> ElicitResult {
+    let mut result = ElicitResult::new(ElicitResultAction::Accept);
+    result.content = Some(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect(),
+    );
+    result
+}
+
+/// A declined elicitation.
+pub fn decline() -> ElicitResult {
+    ElicitResult::new(ElicitResultAction::Decline)
+}
+
+/// A cancelled elicitation.
+pub fn cancel() -> ElicitResult {
+    ElicitResult::new(ElicitResultAction::Cancel)
+}
+
+/// A text content block.
+pub fn text(text: impl Into<String>) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(text))
+}

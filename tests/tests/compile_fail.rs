@@ -1,0 +1,7 @@
+//! What must not compile, with the compiler's message checked.
+
+#[test]
+fn input_required_on_tools_list_does_not_compile() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui/input_required_on_tools_list.rs");
+}

@@ -1,0 +1,819 @@
+//! The multi round-trip loop end to end, over the in-memory transport: the low-level
+//! server answers input-required, the client answers and retries.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tern::Error;
+use tern::ask;
+use tern::client::Client;
+use tern::jsonrpc::RpcError;
+use tern::seal::RequestStateSecurity;
+use tern::server::{RequestContext, Server, ServerBuilder};
+use tern::transport::memory;
+use tern::types::v2026_07_28::{
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitValue,
+    GetPromptOutcome, GetPromptRequestParams, GetPromptResult, Outcome, PromptMessage,
+    ReadResourceOutcome, ReadResourceRequestParams, ReadResourceResult, Role, TextResourceContents,
+    method,
+};
+use tern_tests::wire::{RawPeer, Recording, Tap, meta};
+
+type Log<T> = Arc<Mutex<Vec<T>>>;
+
+fn region_form() -> tern::types::v2026_07_28::InputRequest {
+    ask::elicit_form(
+        "Which region?",
+        json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
+    )
+    .unwrap()
+}
+
+fn done(text: &str) -> CallToolOutcome {
+    CallToolResult::new(vec![ask::text(text)]).into()
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    match &result.content[0] {
+        tern::types::v2026_07_28::ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// A server with one tool, serving on one end of a tapped in-memory pair; returns the
+/// client end and the recording of what the client sent.
+fn serve(builder: ServerBuilder) -> (memory::MemoryTransport, Recording) {
+    let server = builder.build().unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let recording = Recording::default();
+    // The recording taps the client's sends: wrap the client end.
+    (client_end, recording)
+}
+
+fn answering_client(transport: memory::MemoryTransport, recording: &Recording) -> Client {
+    Client::builder("test-client", "1.0")
+        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .connect(Tap::new(transport, recording.clone()))
+}
+
+fn region_of(params: &CallToolRequestParams) -> Option<String> {
+    let answer = params
+        .input_responses
+        .as_ref()?
+        .get::<method::Elicit>("region")?
+        .ok()?;
+    match answer.content?.get("region")? {
+        ElicitValue::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn one_round() {
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        |_ctx, params| async move {
+            Ok(match region_of(&params) {
+                None => ask::input_required([("region", region_form())], Some("v1")).into(),
+                Some(r) => done(&format!("in {r}")),
+            })
+        },
+    ));
+    let client = answering_client(transport, &recording);
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "in eu-west-1");
+    assert_eq!(recording.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn several_rounds_with_a_new_state_each_round() {
+    let seen: Log<Option<String>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        move |_ctx, params| {
+            let log = Arc::clone(&log);
+            async move {
+                log.lock().unwrap().push(params.request_state.clone());
+                let round = params
+                    .request_state
+                    .as_deref()
+                    .map_or(0, |s| s[5..].parse::<u32>().unwrap());
+                Ok(if round < 3 {
+                    let state = format!("round{}", round + 1);
+                    ask::input_required([("region", region_form())], Some(&state)).into()
+                } else {
+                    done("finished")
+                })
+            }
+        },
+    ));
+    let client = answering_client(transport, &recording);
+    let result = client.call_tool("t", json!({})).await.unwrap();
+    assert_eq!(text_of(&result), "finished");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            None,
+            Some("round1".into()),
+            Some("round2".into()),
+            Some("round3".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn requests_of_one_round_run_concurrently() {
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        |_ctx, params| async move {
+            Ok(match params.input_responses {
+                Some(r) if r.len() == 3 => done("all three answered"),
+                _ => ask::input_required(
+                    [
+                        ("a", region_form()),
+                        ("b", region_form()),
+                        ("c", region_form()),
+                    ],
+                    None,
+                )
+                .into(),
+            })
+        },
+    ));
+    // Each callback waits until all three are running: run one by one, they never would.
+    let barrier = Arc::new(tokio::sync::Barrier::new(3));
+    let client = Client::builder("c", "1")
+        .on_elicitation(move |_ctx, _params| {
+            let barrier = Arc::clone(&barrier);
+            async move {
+                barrier.wait().await;
+                Ok(ask::accept([("region", "x")]))
+            }
+        })
+        .connect(Tap::new(transport, recording));
+    let result = tokio::time::timeout(Duration::from_secs(5), client.call_tool("t", json!({})))
+        .await
+        .expect("the three requests of one round did not run concurrently")
+        .unwrap();
+    assert_eq!(text_of(&result), "all three answered");
+}
+
+fn always_asking() -> (ServerBuilder, Arc<Mutex<u32>>) {
+    let calls = Arc::new(Mutex::new(0u32));
+    let counter = Arc::clone(&calls);
+    let builder =
+        Server::builder("s", "1").handle::<method::CallTool, _, _>(move |_ctx, _params| {
+            let counter = Arc::clone(&counter);
+            async move {
+                *counter.lock().unwrap() += 1;
+                Ok(ask::input_required([("region", region_form())], Some("again")).into())
+            }
+        });
+    (builder, calls)
+}
+
+#[tokio::test]
+async fn the_round_cap_defaults_to_ten_and_names_itself() {
+    let (builder, calls) = always_asking();
+    let (transport, recording) = serve(builder);
+    let client = answering_client(transport, &recording);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 10 }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("10 rounds"), "{err}");
+    assert_eq!(*calls.lock().unwrap(), 11, "the first call and ten retries");
+}
+
+#[tokio::test]
+async fn the_round_cap_can_be_configured() {
+    let (builder, calls) = always_asking();
+    let (transport, _recording) = serve(builder);
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .input_required_max_rounds(3)
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 3 }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("input_required_max_rounds = 3"),
+        "{err}"
+    );
+    assert_eq!(*calls.lock().unwrap(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_state_only_round_backs_off_50_ms_doubling_to_250_and_resets_after_requests() {
+    // Rounds: five state-only, one with a request, one state-only, then complete.
+    let times: Log<tokio::time::Instant> = Arc::default();
+    let log = Arc::clone(&times);
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        move |_ctx, _params| {
+            let log = Arc::clone(&log);
+            async move {
+                let n = {
+                    let mut l = log.lock().unwrap();
+                    l.push(tokio::time::Instant::now());
+                    l.len()
+                };
+                Ok(match n {
+                    1..=5 => ask::input_required(Vec::<(String, _)>::new(), Some("working")).into(),
+                    6 => ask::input_required([("region", region_form())], Some("asked")).into(),
+                    7 => ask::input_required(Vec::<(String, _)>::new(), Some("working")).into(),
+                    _ => done("done"),
+                })
+            }
+        },
+    ));
+    let client = answering_client(transport, &recording);
+    client.call_tool("t", json!({})).await.unwrap();
+    let times = times.lock().unwrap();
+    let gaps: Vec<u128> = times
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_millis())
+        .collect();
+    assert_eq!(
+        gaps,
+        vec![50, 100, 200, 250, 250, 0, 50],
+        "gaps between calls in ms"
+    );
+}
+
+#[tokio::test]
+async fn request_state_is_echoed_byte_for_byte() {
+    let state =
+        "{\"step\":1,\"note\":\"ünïcødé ✓ 🦀\",\"esc\":\"\\\"quoted\\\" \\\\ \\n\"}  trailing ";
+    let seen: Log<Option<String>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        move |_ctx, params| {
+            let log = Arc::clone(&log);
+            async move {
+                log.lock().unwrap().push(params.request_state.clone());
+                Ok(match params.request_state {
+                    None => ask::input_required([("region", region_form())], Some(state)).into(),
+                    Some(_) => done("ok"),
+                })
+            }
+        },
+    ));
+    let client = answering_client(transport, &recording);
+    client.call_tool("t", json!({})).await.unwrap();
+    assert_eq!(seen.lock().unwrap()[1].as_deref(), Some(state));
+    assert_eq!(
+        recording.requests()[1]["params"]["requestState"],
+        json!(state)
+    );
+}
+
+#[tokio::test]
+async fn no_state_is_sent_when_the_server_gave_none() {
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        |_ctx, params| async move {
+            Ok(match region_of(&params) {
+                None => ask::input_required([("region", region_form())], None).into(),
+                Some(_) => done("ok"),
+            })
+        },
+    ));
+    let client = answering_client(transport, &recording);
+    client.call_tool("t", json!({})).await.unwrap();
+    let retry = &recording.requests()[1]["params"];
+    assert!(retry.get("requestState").is_none(), "{retry}");
+    assert!(retry.get("inputResponses").is_some(), "{retry}");
+}
+
+#[tokio::test]
+async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
+    let (builder, _calls) = always_asking();
+    let (transport, recording) = serve(builder);
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .input_required_max_rounds(3)
+        .connect(Tap::new(transport, recording.clone()));
+    let _ = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await;
+    let requests = recording.requests();
+    assert_eq!(requests.len(), 4);
+    let mut ids: Vec<String> = requests.iter().map(|r| r["id"].to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "ids repeat: {ids:?}");
+    for r in &requests {
+        assert_eq!(r["method"], "tools/call");
+        assert_eq!(r["params"]["name"], "provision");
+        assert_eq!(r["params"]["arguments"], json!({"name": "orders"}));
+    }
+}
+
+#[tokio::test]
+async fn concurrent_calls_do_not_share_answers_or_state() {
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        |_ctx, params| async move {
+            let who = params.arguments.as_ref().unwrap()["who"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            Ok(
+                match (params.request_state.as_deref(), region_of(&params)) {
+                    (None, _) => {
+                        let q = ask::elicit_form(
+                            format!("for {who}"),
+                            json!({"type": "object", "properties": {"region": {"type": "string"}}}),
+                        )
+                        .unwrap();
+                        ask::input_required([("region", q)], Some(&format!("state-{who}"))).into()
+                    }
+                    (Some(state), Some(region)) => {
+                        assert_eq!(state, format!("state-{who}"), "state leaked between calls");
+                        assert_eq!(
+                            region,
+                            format!("answer-for {who}"),
+                            "answer leaked between calls"
+                        );
+                        done(&who)
+                    }
+                    (Some(_), None) => panic!("retry without an answer"),
+                },
+            )
+        },
+    ));
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, params| async move {
+            let ElicitRequestParams::Form(form) = params else {
+                panic!("form expected")
+            };
+            tokio::task::yield_now().await;
+            Ok(ask::accept([(
+                "region",
+                format!("answer-{}", form.message),
+            )]))
+        })
+        .connect(Tap::new(transport, recording));
+    let calls = (0..8).map(|i| {
+        let client = client.clone();
+        async move {
+            client
+                .call_tool("t", json!({"who": format!("caller{i}")}))
+                .await
+        }
+    });
+    let results = futures_join_all(calls).await;
+    for (i, r) in results.into_iter().enumerate() {
+        assert_eq!(text_of(&r.unwrap()), format!("caller{i}"));
+    }
+}
+
+async fn futures_join_all<F: std::future::Future>(
+    futures: impl IntoIterator<Item = F>,
+) -> Vec<F::Output>
+where
+    F: Send + 'static,
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.await.unwrap());
+    }
+    out
+}
+
+/// A server that does not follow the rules, scripted message by message.
+async fn rogue_server(script: Vec<Value>) -> memory::MemoryTransport {
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move {
+        let mut peer = RawPeer::new(server_end);
+        for result in script {
+            let request = peer.recv().await;
+            let mut response = json!({"jsonrpc": "2.0", "id": request["id"]});
+            if let Some(error) = result.get("error") {
+                response["error"] = error.clone();
+            } else {
+                response["result"] = result;
+            }
+            peer.send(response).await;
+        }
+    });
+    client_end
+}
+
+#[tokio::test]
+async fn a_request_type_without_a_callback_is_a_clear_error() {
+    let transport = rogue_server(vec![json!({
+        "resultType": "input_required",
+        "inputRequests": {"summary": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}}
+    })])
+    .await;
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::NoCallback { method } if method == "sampling/createMessage"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("on_sampling"), "{err}");
+}
+
+#[tokio::test]
+async fn an_error_response_aborts_the_loop() {
+    let transport = rogue_server(vec![
+        json!({"resultType": "input_required", "inputRequests": {"r": {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}}}),
+        json!({"error": {"code": -32602, "message": "Invalid or expired requestState"}}),
+    ])
+    .await;
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(
+        (rpc.code, rpc.message.as_str()),
+        (-32602, "Invalid or expired requestState")
+    );
+}
+
+#[tokio::test]
+async fn a_callback_error_aborts_the_round() {
+    let transport = rogue_server(vec![json!({
+        "resultType": "input_required",
+        "inputRequests": {"r": {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}}
+    })])
+    .await;
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Err(RpcError::internal("the user closed the window")) })
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Callback { method, .. } if method == "elicitation/create"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_result_without_result_type_is_complete() {
+    let transport = rogue_server(vec![
+        json!({"content": [{"type": "text", "text": "from an older server"}]}),
+    ])
+    .await;
+    let client = Client::builder("c", "1").connect(transport);
+    let result = client.call_tool("t", json!({})).await.unwrap();
+    assert_eq!(text_of(&result), "from an older server");
+}
+
+#[tokio::test]
+async fn an_unknown_result_type_is_an_error() {
+    let transport =
+        rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
+    let client = Client::builder("c", "1").connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownResultType(t) if t == "task"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_input_required_result_with_neither_requests_nor_state_is_an_error() {
+    let transport = rogue_server(vec![json!({"resultType": "input_required"})]).await;
+    let client = Client::builder("c", "1").connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(err, Error::EmptyInputRequired), "{err:?}");
+}
+
+#[tokio::test]
+async fn prompts_and_resource_templates_run_the_same_loop() {
+    let server = Server::builder("s", "1")
+        .handle::<method::GetPrompt, _, _>(|_ctx, params: GetPromptRequestParams| async move {
+            let audience = params
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get::<method::Elicit>("audience"))
+                .and_then(Result::ok)
+                .and_then(|a| a.content)
+                .and_then(|c| c.get("audience").and_then(|v| v.as_str().map(str::to_owned)));
+            let outcome: GetPromptOutcome = match audience {
+                None => ask::input_required([("audience", ask::elicit_form("Who is it for?", json!({"type": "object", "properties": {"audience": {"type": "string"}}})).unwrap())], None).into(),
+                Some(a) => GetPromptResult::new(vec![PromptMessage::new(ask::text(format!("Write a briefing for {a}.")), Role::User)]).into(),
+            };
+            Ok(outcome)
+        })
+        .handle::<method::ReadResource, _, _>(|_ctx, params: ReadResourceRequestParams| async move {
+            let outcome: ReadResourceOutcome = match params.request_state.as_deref() {
+                None => ask::input_required([("roots", ask::list_roots())], Some("reading")).into(),
+                Some(_) => {
+                    let roots = params.input_responses.as_ref().unwrap().get::<method::ListRoots>("roots").unwrap().unwrap();
+                    let text = format!("{} sees {}", params.uri, roots.roots[0].uri);
+                    ReadResourceResult::new(vec![TextResourceContents::new(text, params.uri.clone()).into()]).into()
+                }
+            };
+            Ok(outcome)
+        })
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("audience", "the board")])) })
+        .on_list_roots(|_ctx, _p| async {
+            Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///work"}]})).unwrap())
+        })
+        .connect(client_end);
+
+    let prompt = client.get_prompt("briefing", None).await.unwrap();
+    let tern::types::v2026_07_28::ContentBlock::Text(t) = &prompt.messages[0].content else {
+        panic!()
+    };
+    assert_eq!(t.text, "Write a briefing for the board.");
+
+    let resource = client.read_resource("notes://project/1").await.unwrap();
+    let json = serde_json::to_value(&resource.contents[0]).unwrap();
+    assert_eq!(json["text"], "notes://project/1 sees file:///work");
+}
+
+#[tokio::test]
+async fn asking_for_a_capability_the_client_did_not_declare_is_32021() {
+    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
+        |_ctx, _params| async move {
+            Ok(ask::input_required(
+                [
+                    ("summary", ask::sample("Summarise", 50)),
+                    ("region", region_form()),
+                ],
+                None,
+            )
+            .into())
+        },
+    ));
+    // This client answers elicitation only: no sampling capability is declared.
+    let client = answering_client(transport, &recording);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code, -32021);
+    assert_eq!(
+        rpc.data.as_ref().unwrap()["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+}
+
+async fn raw_server() -> RawPeer {
+    let server = Server::builder("s", "1")
+        .handle::<method::ListTools, _, _>(|_ctx, _p| async {
+            Ok(tern::types::v2026_07_28::ListToolsResult::new(vec![]))
+        })
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    RawPeer::new(client_end)
+}
+
+#[tokio::test]
+async fn a_request_without_meta_is_32602() {
+    let mut peer = raw_server().await;
+    let response = peer
+        .call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}))
+        .await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("_meta")
+    );
+    let response = peer
+        .call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}))
+        .await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
+}
+
+#[tokio::test]
+async fn an_unsupported_version_is_32022_with_supported_and_requested() {
+    let mut peer = raw_server().await;
+    let mut m = meta(json!({}));
+    m["io.modelcontextprotocol/protocolVersion"] = json!("2024-11-05");
+    let response = peer
+        .call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": m}}))
+        .await;
+    assert_eq!(response["error"]["code"], -32022, "{response}");
+    assert_eq!(
+        response["error"]["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2024-11-05"})
+    );
+}
+
+#[tokio::test]
+async fn results_carry_result_type_and_caching_fields() {
+    let mut peer = raw_server().await;
+    let response = peer.call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta(json!({}))}})).await;
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert!(
+        result["ttlMs"].is_number() && result["cacheScope"].is_string(),
+        "{result}"
+    );
+    let response = peer.call(json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": meta(json!({}))}})).await;
+    let result = &response["result"];
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(result["resultType"], "complete");
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+}
+
+fn stateful_tool(builder: ServerBuilder, seen: Log<Option<String>>) -> ServerBuilder {
+    builder.handle::<method::CallTool, _, _>(move |_ctx, params| {
+        let seen = Arc::clone(&seen);
+        async move {
+            seen.lock().unwrap().push(params.request_state.clone());
+            Ok(match params.request_state.as_deref() {
+                None => {
+                    ask::input_required([("region", region_form())], Some("plain-state-42")).into()
+                }
+                Some(_) => done("ok"),
+            })
+        }
+    })
+}
+
+#[tokio::test]
+async fn without_sealing_state_crosses_the_wire_verbatim() {
+    let seen: Log<Option<String>> = Arc::default();
+    let (transport, recording) = serve(stateful_tool(Server::builder("s", "1"), Arc::clone(&seen)));
+    let client = answering_client(transport, &recording);
+    client.call_tool("t", json!({})).await.unwrap();
+    assert_eq!(
+        recording.requests()[1]["params"]["requestState"],
+        "plain-state-42"
+    );
+    assert_eq!(seen.lock().unwrap()[1].as_deref(), Some("plain-state-42"));
+}
+
+#[tokio::test]
+async fn with_the_one_line_opt_in_state_is_sealed_on_the_wire_and_plain_for_the_handler() {
+    let seen: Log<Option<String>> = Arc::default();
+    let builder = stateful_tool(Server::builder("s", "1"), Arc::clone(&seen))
+        .seal(RequestStateSecurity::ephemeral());
+    let (transport, recording) = serve(builder);
+    let client = answering_client(transport, &recording);
+    client.call_tool("t", json!({"a": 1})).await.unwrap();
+    let on_wire = recording.requests()[1]["params"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!on_wire.contains("plain-state-42"), "{on_wire}");
+    assert!(on_wire.starts_with("t1."), "{on_wire}");
+    assert_eq!(seen.lock().unwrap()[1].as_deref(), Some("plain-state-42"));
+}
+
+#[tokio::test]
+async fn a_sealed_server_rejects_tampered_or_unsealed_state_with_the_fixed_error() {
+    let seen: Log<Option<String>> = Arc::default();
+    let server = stateful_tool(Server::builder("s", "1"), Arc::clone(&seen))
+        .seal(RequestStateSecurity::ephemeral())
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let mut peer = RawPeer::new(client_end);
+    let call = |id: i64, state: Option<&str>| {
+        let mut params =
+            json!({"_meta": meta(json!({"elicitation": {}})), "name": "t", "arguments": {}});
+        if let Some(s) = state {
+            params["requestState"] = json!(s);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    let first = peer.call(call(1, None)).await;
+    let token = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let mut tampered = token.clone().into_bytes();
+    let last = tampered.len() - 5;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    for (i, bad) in [
+        String::from_utf8(tampered).unwrap(),
+        "plain-state-42".to_owned(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let response = peer.call(call(2 + i as i64, Some(bad))).await;
+        assert_eq!(
+            response["error"],
+            json!({"code": -32602, "message": "Invalid or expired requestState"})
+        );
+    }
+    let ok = peer.call(call(9, Some(&token))).await;
+    assert_eq!(ok["result"]["resultType"], "complete", "{ok}");
+}
+
+/// Signals when dropped: the handler holding it has stopped.
+struct Stopped(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn dropping_a_call_cancels_it_on_the_server() {
+    let (started_tx, started_rx) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = Arc::new(Mutex::new(Some(started_tx)));
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let stopped_tx = Arc::new(Mutex::new(Some(stopped_tx)));
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _p| {
+            let started = started_tx.lock().unwrap().take();
+            let guard = Stopped(stopped_tx.lock().unwrap().take());
+            async move {
+                let _guard = guard;
+                if let Some(s) = started {
+                    let _ = s.send(());
+                }
+                // Runs until cancelled (the server drops it) or for a minute.
+                tokio::select! {
+                    () = ctx.cancellation().cancelled() => {}
+                    () = tokio::time::sleep(Duration::from_secs(60)) => {}
+                }
+                Ok(done("never sent"))
+            }
+        })
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    let recording = Recording::default();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let client = Client::builder("c", "1").connect(Tap::new(client_end, recording.clone()));
+    let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
+    started_rx.await.unwrap();
+    call.abort();
+    tokio::time::timeout(Duration::from_secs(5), stopped_rx)
+        .await
+        .expect("the handler did not stop")
+        .unwrap();
+    let cancel = recording
+        .messages()
+        .into_iter()
+        .find(|m| m["method"] == "notifications/cancelled");
+    assert_eq!(
+        cancel.expect("no cancellation was sent")["params"]["requestId"],
+        recording.requests()[0]["id"]
+    );
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_the_request_that_asked() {
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
+            let n: f64 = params.arguments.as_ref().unwrap()["n"].as_f64().unwrap();
+            for i in 1..=3 {
+                ctx.progress(n * 10.0 + f64::from(i), Some(n * 10.0 + 3.0), None);
+                tokio::task::yield_now().await;
+            }
+            Ok(done("ok"))
+        })
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let client = Client::builder("c", "1").connect(client_end);
+    let mut tasks = Vec::new();
+    for n in [1, 2] {
+        let client = client.clone();
+        tasks.push(tokio::spawn(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let mut params = CallToolRequestParams::new("t");
+            params.arguments = Some(json!({"n": n}).as_object().unwrap().clone());
+            let outcome = client
+                .request_with_progress::<method::CallTool>(params, tx)
+                .await
+                .unwrap();
+            assert!(matches!(outcome, Outcome::Complete(_)));
+            let mut seen = Vec::new();
+            while let Ok(p) = rx.try_recv() {
+                seen.push(p.progress.as_f64().unwrap());
+            }
+            (n, seen)
+        }));
+    }
+    for t in tasks {
+        let (n, seen) = t.await.unwrap();
+        let base = f64::from(n) * 10.0;
+        assert_eq!(seen, vec![base + 1.0, base + 2.0, base + 3.0], "caller {n}");
+    }
+}
