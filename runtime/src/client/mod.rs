@@ -98,6 +98,7 @@ pub struct ClientBuilder {
     max_rounds: usize,
     elicitation_url: bool,
     sampling_tools: bool,
+    declared: Option<ClientCapabilities>,
 }
 
 impl Client {
@@ -109,6 +110,7 @@ impl Client {
             max_rounds: DEFAULT_MAX_ROUNDS,
             elicitation_url: false,
             sampling_tools: false,
+            declared: None,
         }
     }
 
@@ -367,7 +369,18 @@ impl ClientBuilder {
         self
     }
 
-    fn capabilities(&self) -> Value {
+    /// Declares exactly these capabilities on every request, instead of deriving them
+    /// from the registered callbacks. A client that drives the loop itself (see
+    /// [`Client::request`]) declares what it will answer this way.
+    pub fn capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.declared = Some(capabilities);
+        self
+    }
+
+    fn capabilities_value(&self) -> Value {
+        if let Some(declared) = &self.declared {
+            return serde_json::to_value(declared).unwrap_or_else(|_| Value::Object(Map::new()));
+        }
         let mut caps = ClientCapabilities::new();
         if self.callbacks.elicitation.is_some() {
             let mut e = ClientCapabilitiesElicitation::new();
@@ -392,7 +405,7 @@ impl ClientBuilder {
 
     /// A client speaking 2026-07-28 through `transport`.
     pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
-        let capabilities = self.capabilities();
+        let capabilities = self.capabilities_value();
         let info = serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()));
         Client {
             inner: Arc::new(Inner {
