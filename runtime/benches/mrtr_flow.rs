@@ -5,6 +5,8 @@
 //! cargo bench -p tern --bench mrtr_flow
 //! ```
 
+#![allow(clippy::panic)] // a benchmark that cannot set up has nothing to measure
+
 #[path = "../examples/support/seed.rs"]
 #[allow(dead_code)]
 mod seed;
@@ -34,7 +36,10 @@ fn client_for(rt: &tokio::runtime::Runtime, sealed: bool) -> Client {
 }
 
 fn flows(c: &mut Criterion) {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => panic!("runtime: {e}"),
     };
@@ -45,7 +50,9 @@ fn flows(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 rt.block_on(async {
-                    let result = client.call_tool("provision", json!({"name": "orders"})).await;
+                    let result = client
+                        .call_tool("provision", json!({"name": "orders"}))
+                        .await;
                     assert!(result.is_ok(), "{result:?}");
                 })
             })

@@ -24,13 +24,22 @@ fn fulfil(key: &str, request: &InputRequest) -> Result<InputResponse, String> {
     match request {
         InputRequest::Elicit(_) => {
             println!("  answering {key:?} with eu-west-1");
-            Ok(InputResponse::Elicit(ask::accept([("region", "eu-west-1")])))
+            Ok(InputResponse::Elicit(ask::accept([(
+                "region",
+                "eu-west-1",
+            )])))
         }
-        other => Err(format!("this client cannot answer a {:?} request", other.method())),
+        other => Err(format!(
+            "this client cannot answer a {:?} request",
+            other.method()
+        )),
     }
 }
 
-async fn provision(client: &Client, name: &str) -> Result<CallToolResult, Box<dyn std::error::Error>> {
+async fn provision(
+    client: &Client,
+    name: &str,
+) -> Result<CallToolResult, Box<dyn std::error::Error>> {
     let mut params = CallToolRequestParams::new("provision");
     params.arguments = json!({ "name": name }).as_object().cloned();
     for round in 1.. {
@@ -64,7 +73,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .connect(client_end);
 
     // A wall-clock limit instead of a round count.
-    let result = tokio::time::timeout(Duration::from_secs(30), provision(&client, "orders")).await??;
+    let result =
+        tokio::time::timeout(Duration::from_secs(30), provision(&client, "orders")).await??;
     for block in &result.content {
         if let ContentBlock::Text(t) = block {
             println!("{}", t.text);

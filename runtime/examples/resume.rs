@@ -53,7 +53,11 @@ async fn start(file: &str) -> Result<(), Error> {
     let answers = client.fulfil(asked.input_requests.as_ref()).await?;
     let saved = json!({"requestState": asked.request_state, "inputResponses": answers});
     std::fs::write(file, serde_json::to_vec_pretty(&saved)?)?;
-    println!("[{}] saved requestState and {} answer(s) to {file}", std::process::id(), answers.len());
+    println!(
+        "[{}] saved requestState and {} answer(s) to {file}",
+        std::process::id(),
+        answers.len()
+    );
     Ok(())
 }
 
@@ -80,15 +84,23 @@ async fn finish(file: &str) -> Result<(), Error> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["start", file] => start(file).await,
         ["finish", file] => finish(file).await,
         [] => {
-            let file = std::env::temp_dir().join(format!("tern-resume-{}.json", std::process::id()));
+            let file =
+                std::env::temp_dir().join(format!("tern-resume-{}.json", std::process::id()));
             let file = file.to_string_lossy().into_owned();
             let me = std::env::current_exe()?;
             for phase in ["start", "finish"] {
-                let status = std::process::Command::new(&me).args([phase, &file]).status()?;
+                let status = std::process::Command::new(&me)
+                    .args([phase, &file])
+                    .status()?;
                 if !status.success() {
                     return Err(format!("phase {phase} failed").into());
                 }

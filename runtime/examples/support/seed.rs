@@ -18,21 +18,31 @@ pub(crate) fn ask_region() -> Result<InputRequest, RpcError> {
     .map_err(|e| RpcError::internal(e.to_string()))
 }
 
-async fn list_tools(_ctx: RequestContext, _params: PaginatedRequestParams) -> Result<ListToolsResult, RpcError> {
-    let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+async fn list_tools(
+    _ctx: RequestContext,
+    _params: PaginatedRequestParams,
+) -> Result<ListToolsResult, RpcError> {
+    let schema =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
     let schema = serde_json::from_value(schema).map_err(|e| RpcError::internal(e.to_string()))?;
     let mut tool = Tool::new(schema, "provision");
     tool.description = Some("Provision a database. Asks which region to put it in.".into());
     Ok(ListToolsResult::new(vec![tool]))
 }
 
-async fn call_tool(_ctx: RequestContext, params: CallToolRequestParams) -> Result<CallToolOutcome, RpcError> {
+async fn call_tool(
+    _ctx: RequestContext,
+    params: CallToolRequestParams,
+) -> Result<CallToolOutcome, RpcError> {
     let answer = params
         .input_responses
         .as_ref()
         .and_then(|r| r.get::<method::Elicit>("region"))
         .and_then(Result::ok);
-    let region = answer.as_ref().and_then(|a| a.content.as_ref()).and_then(|c| c.get("region"));
+    let region = answer
+        .as_ref()
+        .and_then(|a| a.content.as_ref())
+        .and_then(|c| c.get("region"));
     let Some(ElicitValue::String(region)) = region else {
         return Ok(ask::input_required([("region", ask_region()?)], Some("provision-v1")).into());
     };
@@ -42,7 +52,10 @@ async fn call_tool(_ctx: RequestContext, params: CallToolRequestParams) -> Resul
         .and_then(|a| a.get("name"))
         .and_then(|n| n.as_str())
         .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
-    Ok(CallToolResult::new(vec![ask::text(format!("Provisioned '{name}' in {region}."))]).into())
+    Ok(CallToolResult::new(vec![ask::text(format!(
+        "Provisioned '{name}' in {region}."
+    ))])
+    .into())
 }
 
 /// The seed's server, ready for `.seal(..)` or `.build()`.

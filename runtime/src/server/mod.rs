@@ -24,6 +24,7 @@
 //! ```
 
 mod context;
+mod mcp;
 mod serve;
 
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 pub use context::RequestContext;
+pub use mcp::*;
 
 use crate::auth::AuthInfo;
 use crate::jsonrpc::RpcError;

@@ -1,0 +1,62 @@
+//! What a tool, prompt or resource-template function sees of its request.
+
+use std::ops::Deref;
+
+use crate::server::RequestContext;
+use crate::types::v2026_07_28::InputResponses;
+
+/// The context of a tool, prompt or resource-template call in the direct form: the
+/// request (progress, cancellation, client capabilities, auth) and, on a retry, the
+/// client's answers and the plaintext state written in the previous round.
+///
+/// Dereferences to [`RequestContext`].
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    request: RequestContext,
+    input_responses: Option<InputResponses>,
+    request_state: Option<String>,
+}
+
+/// The context of a prompt function (the same as a tool's).
+pub type PromptContext = ToolContext;
+
+/// The context of a resource-template function (the same as a tool's).
+pub type ResourceContext = ToolContext;
+
+impl ToolContext {
+    pub(crate) fn new(
+        request: RequestContext,
+        input_responses: Option<InputResponses>,
+        request_state: Option<String>,
+    ) -> Self {
+        Self {
+            request,
+            input_responses,
+            request_state,
+        }
+    }
+
+    /// The client's answers to the previous round's `inputRequests`, under the same
+    /// keys; `None` on the first call.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.input_responses.as_ref()
+    }
+
+    /// The state this function wrote in the previous round, as plaintext (the server
+    /// sealed it on the way out and verified it on the way back); `None` on the first call.
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
+    }
+
+    /// The request.
+    pub fn request(&self) -> &RequestContext {
+        &self.request
+    }
+}
+
+impl Deref for ToolContext {
+    type Target = RequestContext;
+    fn deref(&self) -> &RequestContext {
+        &self.request
+    }
+}

@@ -1,0 +1,296 @@
+//! Static resources (no context: they cannot ask) and resource templates (which can).
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use super::context::ResourceContext;
+use super::prompt::as_rpc;
+use super::tool::ToolError;
+use super::{Completer, McpServer};
+use crate::jsonrpc::RpcError;
+use crate::server::RequestContext;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{
+    AnyResourceContents, BlobResourceContents, InputRequiredResult, InputResponses, Outcome,
+    ReadResourceOutcome, ReadResourceResult, Resource, ResourceTemplate, TextResourceContents,
+};
+
+/// A resource's body: text or bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// Text.
+    Text(String),
+    /// Bytes, sent base64-encoded.
+    Blob(Vec<u8>),
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Self {
+        Self::Text(s)
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Self {
+        Self::Text(s.to_owned())
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(b: Vec<u8>) -> Self {
+        Self::Blob(b)
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// What a resource function may return when it completes.
+#[diagnostic::on_unimplemented(
+    message = "a resource cannot return `{Self}`",
+    note = "return a String (text), Vec<u8> (bytes), Body, or a ReadResourceResult"
+)]
+pub trait IntoReadResult {
+    /// The result for the resource at `uri` with `mime_type`.
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResourceResult;
+}
+
+impl<B: Into<Body>> IntoReadResult for B {
+    fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResourceResult {
+        let contents = match self.into() {
+            Body::Text(text) => {
+                let mut c = TextResourceContents::new(text, uri);
+                c.mime_type = mime_type.map(str::to_owned);
+                AnyResourceContents::Text(c)
+            }
+            Body::Blob(bytes) => {
+                let mut c = BlobResourceContents::new(base64(&bytes), uri);
+                c.mime_type = mime_type.map(str::to_owned);
+                AnyResourceContents::Blob(c)
+            }
+        };
+        ReadResourceResult::new(vec![contents])
+    }
+}
+
+impl IntoReadResult for ReadResourceResult {
+    fn into_read_result(self, _uri: &str, _mime_type: Option<&str>) -> ReadResourceResult {
+        self
+    }
+}
+
+/// What a resource-template function may return: contents, or an
+/// [`InputRequiredResult`] asking for input first.
+#[diagnostic::on_unimplemented(
+    message = "a resource template cannot return `{Self}`",
+    note = "return a String, Vec<u8>, Body, ReadResourceResult, InputRequiredResult or ReadResourceOutcome"
+)]
+pub trait IntoReadOutcome {
+    /// The outcome for `uri`.
+    fn into_read_outcome(self, uri: &str, mime_type: Option<&str>) -> ReadResourceOutcome;
+}
+
+impl<T: IntoReadResult> IntoReadOutcome for T {
+    fn into_read_outcome(self, uri: &str, mime_type: Option<&str>) -> ReadResourceOutcome {
+        Outcome::Complete(self.into_read_result(uri, mime_type))
+    }
+}
+
+impl IntoReadOutcome for InputRequiredResult {
+    fn into_read_outcome(self, _uri: &str, _mime_type: Option<&str>) -> ReadResourceOutcome {
+        Outcome::InputRequired(self)
+    }
+}
+
+impl IntoReadOutcome for ReadResourceOutcome {
+    fn into_read_outcome(self, _uri: &str, _mime_type: Option<&str>) -> ReadResourceOutcome {
+        self
+    }
+}
+
+pub(crate) type StaticFn =
+    Arc<dyn Fn() -> BoxFuture<'static, Result<ReadResourceResult, RpcError>> + Send + Sync>;
+
+pub(crate) struct ResourceEntry {
+    pub(crate) resource: Resource,
+    pub(crate) read: StaticFn,
+}
+
+pub(crate) struct TemplateCall {
+    pub(crate) ctx: RequestContext,
+    pub(crate) uri: String,
+    pub(crate) variables: BTreeMap<String, String>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
+pub(crate) type TemplateFn = Arc<
+    dyn Fn(TemplateCall) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> + Send + Sync,
+>;
+
+pub(crate) struct TemplateEntry {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) read: TemplateFn,
+    pub(crate) completers: Vec<(String, Completer)>,
+}
+
+/// Matches `uri` against a level-1 URI template (`notes://{project}/{id}`): literal
+/// text must match exactly and each `{var}` takes a non-empty run up to the next
+/// literal (or `/`).
+pub(crate) fn match_template(template: &str, uri: &str) -> Option<BTreeMap<String, String>> {
+    let mut vars = BTreeMap::new();
+    let mut rest = uri;
+    let mut t = template;
+    while !t.is_empty() {
+        if let Some(after_brace) = t.strip_prefix('{') {
+            let end = after_brace.find('}')?;
+            let name = &after_brace[..end];
+            t = &after_brace[end + 1..];
+            let next_literal: String = t.chars().take_while(|c| *c != '{').collect();
+            let stop = if next_literal.is_empty() {
+                rest.find('/').unwrap_or(rest.len())
+            } else {
+                rest.find(next_literal.as_str())?
+            };
+            if stop == 0 {
+                return None;
+            }
+            vars.insert(name.to_owned(), rest[..stop].to_owned());
+            rest = &rest[stop..];
+        } else {
+            let lit_len = t.find('{').unwrap_or(t.len());
+            let lit = &t[..lit_len];
+            rest = rest.strip_prefix(lit)?;
+            t = &t[lit_len..];
+        }
+    }
+    rest.is_empty().then_some(vars)
+}
+
+/// Registers a static resource: `mcp.resource(uri, name).read(f)`.
+#[must_use = "a resource is registered by `.read`"]
+pub struct ResourceBuilder<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) resource: Resource,
+}
+
+impl ResourceBuilder<'_> {
+    /// What the resource holds.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.resource.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of its contents.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.resource.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Registers `f`, which produces the contents. Static resources get no context, so
+    /// they cannot ask for input.
+    pub fn read<F, Fut, R>(self, f: F)
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        let uri = self.resource.uri.clone();
+        let mime = self.resource.mime_type.clone();
+        let f = Arc::new(f);
+        let read: StaticFn = Arc::new(move || {
+            let f = Arc::clone(&f);
+            let uri = uri.clone();
+            let mime = mime.clone();
+            Box::pin(async move {
+                f().await
+                    .map(|r| r.into_read_result(&uri, mime.as_deref()))
+                    .map_err(as_rpc)
+            })
+        });
+        self.server.add_resource(ResourceEntry {
+            resource: self.resource,
+            read,
+        });
+    }
+}
+
+/// Registers a resource template: `mcp.resource_template(template, name).read(f)`.
+#[must_use = "a resource template is registered by `.read`"]
+pub struct TemplateBuilder<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) template: ResourceTemplate,
+    pub(crate) completers: Vec<(String, Completer)>,
+}
+
+impl TemplateBuilder<'_> {
+    /// What the resources hold.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.template.description = Some(description.into());
+        self
+    }
+
+    /// The MIME type of their contents.
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.template.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Completes values of the template variable `variable` for `completion/complete`.
+    pub fn complete<F, Fut>(mut self, variable: impl Into<String>, f: F) -> Self
+    where
+        F: Fn(String) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completers.push((variable.into(), super::completer(f)));
+        self
+    }
+
+    /// Registers `f`, which receives the template's variables and a
+    /// [`ResourceContext`], and may return contents or an [`InputRequiredResult`].
+    pub fn read<F, Fut, R>(self, f: F)
+    where
+        F: Fn(BTreeMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: IntoReadOutcome + 'static,
+    {
+        let mime = self.template.mime_type.clone();
+        let f = Arc::new(f);
+        let read: TemplateFn = Arc::new(move |call: TemplateCall| {
+            let f = Arc::clone(&f);
+            let mime = mime.clone();
+            Box::pin(async move {
+                let ctx = ResourceContext::new(call.ctx, call.input_responses, call.request_state);
+                f(call.variables, ctx)
+                    .await
+                    .map(|r| r.into_read_outcome(&call.uri, mime.as_deref()))
+                    .map_err(as_rpc)
+            })
+        });
+        self.server.add_template(TemplateEntry {
+            template: self.template,
+            read,
+            completers: self.completers,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_template;
+
+    #[test]
+    fn templates_match_literals_and_variables() {
+        let vars = match_template("notes://{project}/{id}", "notes://tern/42").unwrap();
+        assert_eq!(vars["project"], "tern");
+        assert_eq!(vars["id"], "42");
+        assert!(match_template("notes://{project}/{id}", "notes://tern").is_none());
+        assert!(match_template("notes://{project}/{id}", "other://tern/42").is_none());
+        assert!(match_template("notes://{project}/{id}", "notes://tern/42/extra").is_none());
+        let vars = match_template("file:///{name}.txt", "file:///report.txt").unwrap();
+        assert_eq!(vars["name"], "report");
+    }
+}

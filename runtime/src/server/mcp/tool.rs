@@ -1,0 +1,274 @@
+//! Tools: typed arguments, what a tool function may return, and the registration
+//! builder.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::context::ToolContext;
+use super::{McpServer, schema};
+use crate::jsonrpc::RpcError;
+use crate::server::RequestContext;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{
+    CallToolOutcome, CallToolResult, ContentBlock, InputRequiredResult, InputResponses, Outcome,
+    TextContent, Tool, ToolAnnotations,
+};
+
+/// A tool's failure. The client sees it as a result with `isError: true` and the
+/// message as text, so the model can read it; [`ToolError::protocol`] answers with a
+/// JSON-RPC error instead.
+#[derive(Debug)]
+pub struct ToolError(ToolErrorKind);
+
+#[derive(Debug)]
+enum ToolErrorKind {
+    InBand(String),
+    Protocol(RpcError),
+}
+
+impl ToolError {
+    /// A failure the model should see, as the tool's text result.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(ToolErrorKind::InBand(message.into()))
+    }
+
+    /// A failure answered as a JSON-RPC error (for example invalid params).
+    pub fn protocol(error: RpcError) -> Self {
+        Self(ToolErrorKind::Protocol(error))
+    }
+
+    pub(crate) fn into_outcome(self) -> Result<CallToolOutcome, RpcError> {
+        match self.0 {
+            ToolErrorKind::InBand(message) => {
+                let mut result =
+                    CallToolResult::new(vec![ContentBlock::Text(TextContent::new(message))]);
+                result.is_error = Some(true);
+                Ok(result.into())
+            }
+            ToolErrorKind::Protocol(e) => Err(e),
+        }
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+/// A serializable value returned as structured content: the tool advertises `T`'s
+/// schema as its `outputSchema`, and the result carries the value as
+/// `structuredContent` and as JSON text.
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+/// What a tool may return when it completes.
+///
+/// Implemented for [`CallToolResult`], `String`, `&'static str`, [`ContentBlock`],
+/// `Vec<ContentBlock>` and [`Json<T>`].
+#[diagnostic::on_unimplemented(
+    message = "a tool cannot return `{Self}` as its result",
+    label = "this is not a complete tool result",
+    note = "return CallToolResult, String, ContentBlock, Vec<ContentBlock> or tern::server::Json<T> (T: Serialize + JsonSchema)",
+    note = "a tool that uses resolvers (registered with `.resolve`) cannot return InputRequiredResult: the resolvers own the call's inputResponses and requestState; register it with `.run` instead"
+)]
+pub trait IntoCallToolResult {
+    /// The complete result.
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError>;
+    /// The `outputSchema` the tool advertises, if its results are structured.
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
+}
+
+impl IntoCallToolResult for CallToolResult {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        Ok(self)
+    }
+}
+
+impl IntoCallToolResult for String {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        Ok(CallToolResult::new(vec![ContentBlock::Text(
+            TextContent::new(self),
+        )]))
+    }
+}
+
+impl IntoCallToolResult for &'static str {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        self.to_owned().into_call_tool_result()
+    }
+}
+
+impl IntoCallToolResult for ContentBlock {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        Ok(CallToolResult::new(vec![self]))
+    }
+}
+
+impl IntoCallToolResult for Vec<ContentBlock> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        Ok(CallToolResult::new(self))
+    }
+}
+
+impl<T: Serialize + JsonSchema> IntoCallToolResult for Json<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
+        let value = serde_json::to_value(&self.0).map_err(|e| {
+            tracing::error!(error = %e, "could not encode a tool's structured result");
+            RpcError::internal("Internal error")
+        })?;
+        let mut result = CallToolResult::new(vec![ContentBlock::Text(TextContent::new(
+            value.to_string(),
+        ))]);
+        result.structured_content = Some(value);
+        Ok(result)
+    }
+
+    fn output_schema() -> Option<Map<String, Value>> {
+        Some(schema::object_schema::<T>())
+    }
+}
+
+/// What a tool registered with [`ToolBuilder::run`] may return: a complete result, or
+/// an [`InputRequiredResult`] asking the client for input first.
+#[diagnostic::on_unimplemented(
+    message = "a tool cannot return `{Self}`",
+    note = "return a complete result (CallToolResult, String, ContentBlock, Vec<ContentBlock>, Json<T>), an InputRequiredResult, or a CallToolOutcome"
+)]
+pub trait IntoToolOutcome {
+    /// The outcome.
+    fn into_tool_outcome(self) -> Result<CallToolOutcome, RpcError>;
+    /// The `outputSchema` the tool advertises, if its results are structured.
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
+}
+
+impl<T: IntoCallToolResult> IntoToolOutcome for T {
+    fn into_tool_outcome(self) -> Result<CallToolOutcome, RpcError> {
+        self.into_call_tool_result().map(Outcome::Complete)
+    }
+    fn output_schema() -> Option<Map<String, Value>> {
+        T::output_schema()
+    }
+}
+
+impl IntoToolOutcome for InputRequiredResult {
+    fn into_tool_outcome(self) -> Result<CallToolOutcome, RpcError> {
+        Ok(Outcome::InputRequired(self))
+    }
+}
+
+impl IntoToolOutcome for CallToolOutcome {
+    fn into_tool_outcome(self) -> Result<CallToolOutcome, RpcError> {
+        Ok(self)
+    }
+}
+
+/// Tool arguments that are an empty object.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, serde::Serialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// One call of a tool, as the registry hands it to the tool's function.
+pub(crate) struct ToolCall {
+    pub(crate) ctx: RequestContext,
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+}
+
+pub(crate) type ToolFn =
+    Arc<dyn Fn(ToolCall) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>> + Send + Sync>;
+
+/// A registered tool.
+pub(crate) struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) call: ToolFn,
+}
+
+/// Decodes a call's arguments as `A`, naming the field at fault.
+pub(crate) fn decode_args<A: DeserializeOwned>(
+    kind: &str,
+    name: &str,
+    arguments: Map<String, Value>,
+) -> Result<A, RpcError> {
+    let value = Value::Object(arguments);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            RpcError::invalid_params(format!("Invalid arguments for {kind} {name}: {inner}"))
+        } else {
+            RpcError::invalid_params(format!(
+                "Invalid arguments for {kind} {name}: `{path}`: {inner}"
+            ))
+        }
+    })
+}
+
+/// Registers a tool: `mcp.tool("name").description("...").run(f)`.
+#[must_use = "a tool is registered by `.run` or `.resolve`"]
+pub struct ToolBuilder<'a> {
+    pub(crate) server: &'a McpServer,
+    pub(crate) tool: Tool,
+}
+
+impl ToolBuilder<'_> {
+    /// What the tool does, for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool.description = Some(description.into());
+        self
+    }
+
+    /// A display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// Hints about the tool's behaviour.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Registers `f` as the tool (the direct form). It receives the typed arguments and
+    /// a [`ToolContext`], and may return a complete result or an
+    /// [`InputRequiredResult`], reading the retry's answers and plaintext state from the
+    /// context.
+    pub fn run<A, F, Fut, R>(mut self, f: F)
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
+        R: IntoToolOutcome + 'static,
+    {
+        self.tool.input_schema = schema::object_schema::<A>();
+        self.tool.output_schema = R::output_schema();
+        let name = self.tool.name.clone();
+        let f = Arc::new(f);
+        let call: ToolFn = Arc::new(move |call: ToolCall| {
+            let f = Arc::clone(&f);
+            let name = name.clone();
+            Box::pin(async move {
+                let args: A = decode_args("tool", &name, call.arguments)?;
+                let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state);
+                match f(args, ctx).await {
+                    Ok(r) => r.into_tool_outcome(),
+                    Err(e) => e.into_outcome(),
+                }
+            })
+        });
+        self.server.add_tool(ToolEntry {
+            tool: self.tool,
+            call,
+        });
+    }
+}
