@@ -5,3 +5,9 @@ fn input_required_on_tools_list_does_not_compile() {
     let t = trybuild::TestCases::new();
     t.compile_fail("ui/input_required_on_tools_list.rs");
 }
+
+#[test]
+fn a_resolver_tool_returning_input_required_does_not_compile() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("ui/resolver_tool_returns_input_required.rs");
+}
