@@ -6,8 +6,8 @@ use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
 use tern::seal::{
-    InvalidRequestState, ManualClock, Principal, RequestBinding, RequestStateSecurity,
-    SealFailure, Sealer, StateCodec,
+    InvalidRequestState, ManualClock, Principal, RequestBinding, RequestStateSecurity, SealFailure,
+    Sealer, StateCodec,
 };
 
 /// Hex in, bytes out: no integrity at all, so every byte of the claims is attacker-chosen.

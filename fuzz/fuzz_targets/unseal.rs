@@ -39,7 +39,9 @@ fuzz_target!(|data: &[u8]| {
     // No seed carries claims for this sealer and the fuzzer cannot forge a tag, so a
     // verified token would be a real finding.
     assert!(
-        SEALER.verify(token, &RequestBinding::tool("deploy", None)).is_err(),
+        SEALER
+            .verify(token, &RequestBinding::tool("deploy", None))
+            .is_err(),
         "forged token verified"
     );
 });

@@ -8,18 +8,45 @@
 //! ```sh
 //! cargo run -p tern --example provision
 //! ```
+//!
+//! The same server and client over real transports:
+//!
+//! ```sh
+//! cargo run -p tern --example provision -- serve --http 127.0.0.1:8080
+//! cargo run -p tern --example provision -- call http://127.0.0.1:8080/mcp
+//! cargo run -p tern --example provision -- serve --stdio     # JSON-RPC on stdin/stdout
+//! cargo run -p tern --example provision -- call "target/debug/examples/provision serve --stdio"
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
-use tern::client::{Client, InputContext};
+use tern::client::{Client, ClientBuilder, InputContext};
 use tern::jsonrpc::RpcError;
 use tern::server::{RequestContext, Server};
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
+use tern::transport::stdio::{ChildProcessTransport, stdio};
 use tern::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestFormParams,
     ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, ElicitResult, ElicitResultAction,
     ElicitValue, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
     PaginatedRequestParams, TextContent, Tool, method,
 };
+
+/// Set when stdout carries the protocol (`serve --stdio`): the server's narration then
+/// goes to stderr.
+static NARRATE_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+fn narrate(line: &str) {
+    if NARRATE_TO_STDERR.load(Ordering::Relaxed) {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
 
 /// The question the server asks: which region should the database live in?
 fn ask_region() -> Result<InputRequest, RpcError> {
@@ -63,7 +90,7 @@ async fn call_tool(
         .and_then(|a| a.content.as_ref())
         .and_then(|c| c.get("region"));
     let Some(ElicitValue::String(region)) = region else {
-        println!("server: no region yet, asking the client (state \"provision-v1\")");
+        narrate("server: no region yet, asking the client (state \"provision-v1\")");
         let requests = InputRequests([("region".to_owned(), ask_region()?)].into());
         let mut result = InputRequiredResult::new();
         result.input_requests = Some(requests);
@@ -76,10 +103,10 @@ async fn call_tool(
         .and_then(|a| a.get("name"))
         .and_then(|n| n.as_str())
         .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
-    println!(
+    narrate(&format!(
         "server: got region {region:?} with state {:?}",
         params.request_state
-    );
+    ));
     let text = format!("Provisioned '{name}' in {region}.");
     Ok(CallToolResult::new(vec![ContentBlock::Text(TextContent::new(text))]).into())
 }
@@ -113,15 +140,12 @@ async fn handle_elicitation(
     Ok(result)
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (client_end, server_end) = memory::pair();
-    let server = provision_server()?;
-    tokio::spawn(async move { server.serve(server_end).await });
+fn provision_client() -> ClientBuilder {
+    Client::builder("provision-example", "1.0.0").on_elicitation(handle_elicitation)
+}
 
-    let client = Client::builder("provision-example", "1.0.0")
-        .on_elicitation(handle_elicitation)
-        .connect(client_end);
+/// Calls the tool through `client` and prints the result's text.
+async fn provision(client: &Client) -> Result<(), Box<dyn std::error::Error>> {
     println!("client: protocol {}", client.protocol_version());
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
@@ -132,4 +156,49 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// `provision`, `provision serve --stdio`, `provision serve --http ADDR`,
+/// `provision call URL_OR_COMMAND`.
+#[tokio::main(flavor = "current_thread")]
+pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        [] => in_process().await,
+        ["serve", "--stdio"] => {
+            NARRATE_TO_STDERR.store(true, Ordering::Relaxed);
+            Ok(provision_server()?.serve(stdio()).await?)
+        }
+        ["serve", "--http", addr] => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            println!("serving on http://{}/mcp", listener.local_addr()?);
+            HttpServer::new(provision_server()?)
+                .serve(listener, std::future::pending())
+                .await?;
+            Ok(())
+        }
+        ["call", target] if target.starts_with("http://") || target.starts_with("https://") => {
+            let transport = HttpClientTransport::builder(*target).build()?;
+            provision(&provision_client().build(Arc::new(transport))).await
+        }
+        ["call", command] => {
+            let mut words = command.split_whitespace();
+            let program = words.next().ok_or("call needs a URL or a command")?;
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(words);
+            provision(&provision_client().connect(ChildProcessTransport::spawn(cmd)?)).await
+        }
+        _ => {
+            Err("usage: provision [serve --stdio | serve --http ADDR | call URL_OR_COMMAND]".into())
+        }
+    }
+}
+
+/// The README's demo: server and client in one process over the in-memory transport.
+async fn in_process() -> Result<(), Box<dyn std::error::Error>> {
+    let (client_end, server_end) = memory::pair();
+    let server = provision_server()?;
+    tokio::spawn(async move { server.serve(server_end).await });
+    provision(&provision_client().connect(client_end)).await
 }

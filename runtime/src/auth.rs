@@ -16,3 +16,25 @@ pub struct AuthInfo {
     /// The scopes the token grants.
     pub scopes: Vec<String>,
 }
+
+/// Why a bearer token was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The token is unknown, expired, revoked or malformed.
+    #[error("invalid token: {0}")]
+    InvalidToken(String),
+    /// The token is valid but lacks a scope the server requires.
+    #[error("insufficient scope: {0}")]
+    InsufficientScope(String),
+}
+
+/// Checks the bearer tokens an HTTP transport receives (`Authorization: Bearer ...`).
+///
+/// The HTTP server calls it once per request when one is configured; an accepted token's
+/// [`AuthInfo`] reaches the handler (and binds sealed `requestState` to the caller), a
+/// rejected or missing one gets 401 with `WWW-Authenticate: Bearer`.
+pub trait TokenVerifier: Send + Sync + 'static {
+    /// Validates `token` (the text after `Bearer `).
+    fn verify(&self, token: &str) -> crate::transport::BoxFuture<'_, Result<AuthInfo, AuthError>>;
+}

@@ -128,6 +128,16 @@ pub enum Error {
     #[error("the server answered with an unknown resultType \"{0}\"")]
     UnknownResultType(String),
 
+    /// Era discovery found no protocol version both sides speak.
+    #[error(
+        "the server speaks none of the protocol versions this client does \
+         (2026-07-28, 2025-11-25): {detail}"
+    )]
+    NoCommonVersion {
+        /// What the server said.
+        detail: String,
+    },
+
     /// A result did not decode as the method's result type.
     #[error("malformed {method} result: {source}")]
     Decode {

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod client;
 mod error;
 pub mod jsonrpc;
+mod legacy;
 pub mod protocol;
 pub mod seal;
 pub mod server;
@@ -13,4 +14,5 @@ pub mod transport;
 mod util;
 
 pub use error::{Error, Result};
+pub use legacy::Era;
 pub use tern_types as types;

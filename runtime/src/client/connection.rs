@@ -1,5 +1,6 @@
 //! A client's JSON-RPC connection over a message transport: ids, pending requests,
-//! progress routing and cancellation on drop.
+//! progress routing and cancellation on drop, and, on a 2025-11-25 session, answering
+//! the server's own requests.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -8,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
+use super::discovery::{EraTransport, ServerRequestHandler};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::transport::{
     BoxFuture, CallError, ClientTransport, MessageTransport, OutgoingRequest, TransportError,
@@ -36,6 +38,10 @@ struct Inner {
     routes: Mutex<Routes>,
     next_id: AtomicI64,
     notifications: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+    /// Answers server-to-client requests; none outside a 2025-11-25 session.
+    server_requests: Mutex<Option<ServerRequestHandler>>,
+    /// The server's requests being answered, so the server can cancel them.
+    answering: Mutex<HashMap<IdKey, tokio::task::AbortHandle>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -54,6 +60,8 @@ impl Connection {
             routes: Mutex::default(),
             next_id: AtomicI64::new(1),
             notifications: Mutex::new(None),
+            server_requests: Mutex::new(None),
+            answering: Mutex::default(),
         });
         tokio::spawn(async move {
             while let Some(message) = out_rx.recv().await {
@@ -89,7 +97,7 @@ impl Connection {
 }
 
 impl Inner {
-    fn dispatch(&self, text: &str) {
+    fn dispatch(self: &Arc<Self>, text: &str) {
         match Incoming::parse(text) {
             Ok(Incoming::Response { id, result }) => {
                 let reply = lock(&self.routes).pending.remove(&IdKey::from(&id));
@@ -101,6 +109,9 @@ impl Inner {
                 }
             }
             Ok(Incoming::Notification { method, params }) => {
+                if method == "notifications/cancelled" && self.cancel_answer(params.as_ref()) {
+                    return;
+                }
                 let message = json!({ "method": method, "params": params });
                 let token = params
                     .as_ref()
@@ -118,12 +129,8 @@ impl Inner {
                     }
                 }
             }
-            Ok(Incoming::Request { id, method, .. }) => {
-                // Server-to-client requests belong to 2025-11-25 sessions.
-                let error = RpcError::method_not_found(&method);
-                let _ = self
-                    .outbound
-                    .send(jsonrpc::response(Some(&id), &Err(error)));
+            Ok(Incoming::Request { id, method, params }) => {
+                self.answer(id, method, params);
             }
             Err(rejected) => {
                 tracing::warn!(error = %rejected.error, "unreadable message from the server")
@@ -131,9 +138,53 @@ impl Inner {
         }
     }
 
+    /// Answers a server-to-client request with the session's handler, in a task of its
+    /// own so a slow callback (a person filling in a form) holds up nothing else.
+    fn answer(self: &Arc<Self>, id: RequestId, method: String, params: Option<Value>) {
+        let handler = lock(&self.server_requests).clone();
+        let Some(handler) = handler else {
+            // Server-to-client requests belong to 2025-11-25 sessions.
+            let error = RpcError::method_not_found(&method);
+            let _ = self
+                .outbound
+                .send(jsonrpc::response(Some(&id), &Err(error)));
+            return;
+        };
+        let key = IdKey::from(&id);
+        let inner = Arc::downgrade(self);
+        let mut answering = lock(&self.answering);
+        let task_key = key.clone();
+        let task = tokio::spawn(async move {
+            let result = handler(method, params).await;
+            if let Some(inner) = inner.upgrade() {
+                lock(&inner.answering).remove(&task_key);
+                let _ = inner.outbound.send(jsonrpc::response(Some(&id), &result));
+            }
+        });
+        answering.insert(key, task.abort_handle());
+    }
+
+    /// Stops answering a request the server cancelled; `false` when it names none.
+    fn cancel_answer(&self, params: Option<&Value>) -> bool {
+        let key = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(IdKey::from_value);
+        match key.and_then(|k| lock(&self.answering).remove(&k)) {
+            Some(task) => {
+                // A cancelled request gets no response.
+                task.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
     fn close(&self) {
         let mut routes = lock(&self.routes);
         routes.closed = true;
+        for (_, task) in lock(&self.answering).drain() {
+            task.abort();
+        }
         for (_, tx) in routes.pending.drain() {
             let _ = tx.send(Err(CallError::Transport(TransportError(
                 "the server closed the connection".into(),
@@ -231,5 +282,11 @@ impl ClientTransport for Connection {
 
     fn next_id(&self) -> RequestId {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl EraTransport for Connection {
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        *lock(&self.inner.server_requests) = Some(handler);
     }
 }

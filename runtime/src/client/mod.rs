@@ -29,7 +29,9 @@
 
 mod callbacks;
 mod connection;
+mod discovery;
 mod input_loop;
+mod legacy;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,10 +42,12 @@ use tokio::sync::mpsc;
 
 pub use callbacks::InputContext;
 pub use connection::Connection;
+pub use discovery::{
+    DEFAULT_DISCOVERY_TIMEOUT, EraMode, EraTransport, ServerRequestHandler, is_modern_error,
+};
 pub use input_loop::InputLoopMethod;
 
-use crate::Error;
-use crate::protocol::{self, RequestMeta};
+use crate::protocol::RequestMeta;
 use crate::transport::{CallError, ClientTransport, MessageTransport, OutgoingRequest};
 use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
@@ -53,6 +57,7 @@ use crate::types::v2026_07_28::{
     InputRequests, InputResponses, ListRootsRequestParams, ListRootsResult,
     ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, method,
 };
+use crate::{Era, Error};
 use callbacks::Callbacks;
 
 /// The default cap on input-required rounds per call.
@@ -71,7 +76,7 @@ struct Inner {
     callbacks: Callbacks,
     max_rounds: usize,
     backoff: Backoff,
-    protocol_version: String,
+    era: Era,
 }
 
 impl std::fmt::Debug for Client {
@@ -79,7 +84,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("info", &self.inner.info)
             .field("capabilities", &self.inner.capabilities)
-            .field("protocol_version", &self.inner.protocol_version)
+            .field("era", &self.inner.era)
             .finish_non_exhaustive()
     }
 }
@@ -99,6 +104,8 @@ pub struct ClientBuilder {
     elicitation_url: bool,
     sampling_tools: bool,
     declared: Option<ClientCapabilities>,
+    era_mode: EraMode,
+    discovery_timeout: Duration,
 }
 
 impl Client {
@@ -111,12 +118,20 @@ impl Client {
             elicitation_url: false,
             sampling_tools: false,
             declared: None,
+            era_mode: EraMode::Auto,
+            discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
         }
     }
 
-    /// The protocol version in use.
+    /// The protocol version in use: `"2026-07-28"`, or `"2025-11-25"` on a session
+    /// with a server of that era.
     pub fn protocol_version(&self) -> &str {
-        &self.inner.protocol_version
+        self.inner.era.protocol_version()
+    }
+
+    /// The protocol era in use.
+    pub fn era(&self) -> Era {
+        self.inner.era
     }
 
     /// The capabilities this client declares on every request (derived from its
@@ -173,7 +188,15 @@ impl Client {
         params: M::Params,
         notifications: Option<mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
-        let value = self.send_raw(M::METHOD, params, notifications).await?;
+        let mut value = self.send_raw(M::METHOD, params, notifications).await?;
+        if self.inner.era == Era::Legacy {
+            value = crate::legacy::from_legacy_result(M::METHOD, value).map_err(|source| {
+                Error::Decode {
+                    method: M::METHOD,
+                    source,
+                }
+            })?;
+        }
         decode_result::<M>(value)
     }
 
@@ -197,17 +220,25 @@ impl Client {
             }
         };
         let progress_token = notifications.as_ref().map(|_| Value::from(id_string(&id)));
-        let mut meta = RequestMeta::to_value(
-            &self.inner.capabilities,
-            &self.inner.info,
-            progress_token.as_ref(),
-        );
+        let mut meta = match self.inner.era {
+            Era::Modern => RequestMeta::to_value(
+                &self.inner.capabilities,
+                &self.inner.info,
+                progress_token.as_ref(),
+            ),
+            // A session said who the client is once, in `initialize`.
+            Era::Legacy => progress_token
+                .map(|t| Map::from_iter([("progressToken".to_owned(), t)]))
+                .unwrap_or_default(),
+        };
         if let Some(Value::Object(user)) = params.remove("_meta") {
             for (k, v) in user {
                 meta.entry(k).or_insert(v);
             }
         }
-        params.insert("_meta".into(), Value::Object(meta));
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
         let request = OutgoingRequest {
             id,
             method: method.to_owned(),
@@ -403,10 +434,56 @@ impl ClientBuilder {
         serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
     }
 
+    /// How [`discover`](Self::discover) and [`negotiate`](Self::negotiate) pick the
+    /// protocol era (default [`EraMode::Auto`]: probe the server).
+    pub fn era(mut self, mode: EraMode) -> Self {
+        self.era_mode = mode;
+        self
+    }
+
+    /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
+    /// for a 2025-11-25 one (default [`DEFAULT_DISCOVERY_TIMEOUT`]).
+    pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
+        self.discovery_timeout = timeout;
+        self
+    }
+
+    /// A client over a message transport (stdio, or one end of
+    /// [`memory::pair`](crate::transport::memory::pair)) speaking whichever era the
+    /// server does: under the default [`EraMode::Auto`] it probes with
+    /// `server/discover` and falls back to a 2025-11-25 session (`initialize`) on any
+    /// answer that is not a modern one. [`Client::protocol_version`] tells the outcome.
+    pub async fn discover<T: MessageTransport>(self, transport: T) -> crate::Result<Client> {
+        self.negotiate(Arc::new(Connection::new(transport))).await
+    }
+
+    /// Like [`discover`](Self::discover), over any transport that can speak both eras
+    /// (such as HTTP).
+    pub async fn negotiate<T: EraTransport>(self, transport: Arc<T>) -> crate::Result<Client> {
+        let capabilities = self.capabilities_value();
+        let info = self.info_value();
+        let hello = discovery::Hello {
+            info: &info,
+            capabilities: &capabilities,
+            callbacks: &self.callbacks,
+            timeout: self.discovery_timeout,
+        };
+        let era = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
+        Ok(self.build_in(transport, era))
+    }
+
+    fn info_value(&self) -> Value {
+        serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
     /// A client speaking 2026-07-28 through `transport`.
     pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
+        self.build_in(transport, Era::Modern)
+    }
+
+    fn build_in(self, transport: Arc<dyn ClientTransport>, era: Era) -> Client {
         let capabilities = self.capabilities_value();
-        let info = serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()));
+        let info = self.info_value();
         Client {
             inner: Arc::new(Inner {
                 transport,
@@ -418,13 +495,15 @@ impl ClientBuilder {
                     first: Duration::from_millis(50),
                     max: Duration::from_millis(250),
                 },
-                protocol_version: protocol::PROTOCOL_VERSION.to_owned(),
+                era,
             }),
         }
     }
 
     /// A client over a message transport (such as one end of
-    /// [`memory::pair`](crate::transport::memory::pair)); negotiates 2026-07-28.
+    /// [`memory::pair`](crate::transport::memory::pair)); speaks 2026-07-28 without
+    /// probing. Use [`discover`](Self::discover) for a server that may be of the
+    /// 2025-11-25 era.
     pub fn connect<T: MessageTransport>(self, transport: T) -> Client {
         self.build(Arc::new(Connection::new(transport)))
     }

@@ -11,6 +11,8 @@ pub const SECRET_LEN: usize = 32;
 
 /// Returns 32 bytes from the operating system's CSPRNG (through a reseeding thread-local
 /// generator), suitable as a `requestState` key.
+///
+/// The array is the caller's to wipe: wrap it in [`zeroize::Zeroizing`] if it lives on.
 pub fn generate_secret() -> [u8; SECRET_LEN] {
     let mut secret = [0u8; SECRET_LEN];
     rand::fill(&mut secret[..]);

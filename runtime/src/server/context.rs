@@ -7,8 +7,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthInfo;
-use crate::protocol::RequestMeta;
-use crate::types::v2026_07_28::{ClientCapabilities, Implementation, ProgressToken, RequestId};
+use crate::jsonrpc::RpcError;
+use crate::legacy::{Era, LegacySession};
+use crate::protocol::{self, RequestMeta};
+use crate::types::v2026_07_28::{
+    ClientCapabilities, Implementation, InputRequest, InputResponse, ProgressToken, RequestId,
+};
 
 /// The request a handler serves: who asked, with which capabilities, whether it was
 /// cancelled, and a way to send progress and log notifications back on its stream.
@@ -25,16 +29,21 @@ struct Inner {
     auth: Option<AuthInfo>,
     cancel: CancellationToken,
     outbound: Option<mpsc::UnboundedSender<String>>,
+    /// The 2025-11-25 session the request arrived on, if it did.
+    session: Option<Arc<LegacySession>>,
 }
 
 impl RequestContext {
-    pub(crate) fn new(
+    /// A context for a request that arrived on `session` (a 2025-11-25 session), or on
+    /// none.
+    pub(crate) fn on_session(
         id: RequestId,
         method: String,
         meta: RequestMeta,
         auth: Option<AuthInfo>,
         cancel: CancellationToken,
         outbound: Option<mpsc::UnboundedSender<String>>,
+        session: Option<Arc<LegacySession>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -44,8 +53,72 @@ impl RequestContext {
                 auth,
                 cancel,
                 outbound,
+                session,
             }),
         }
+    }
+
+    /// The era of the request: [`Era::Legacy`] on a 2025-11-25 session, where the
+    /// server asks the client with [`request_client`](Self::request_client), and
+    /// [`Era::Modern`] otherwise, where it asks by returning an `InputRequiredResult`.
+    pub fn era(&self) -> Era {
+        if self.inner.session.is_some() {
+            Era::Legacy
+        } else {
+            Era::Modern
+        }
+    }
+
+    /// Sends a request to the client and waits for its result: on a 2025-11-25 session
+    /// only, the way that era's servers ask (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`, `ping`).
+    ///
+    /// Fails with -32601 in 2026-07-28, which has no server-to-client requests (return
+    /// an `InputRequiredResult` instead), with -32021 when an input request needs a
+    /// capability the session did not declare, and with the client's error when it
+    /// refuses. Dropping the future withdraws the request.
+    pub async fn request_client(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let Some(session) = &self.inner.session else {
+            return Err(RpcError::new(
+                crate::jsonrpc::code::METHOD_NOT_FOUND,
+                format!(
+                    "{method}: 2026-07-28 has no server-to-client requests; \
+                     return an InputRequiredResult instead"
+                ),
+            ));
+        };
+        if matches!(
+            method,
+            "elicitation/create" | "sampling/createMessage" | "roots/list"
+        ) {
+            let request: InputRequest =
+                serde_json::from_value(json!({ "method": method, "params": params.clone() }))
+                    .map_err(|e| {
+                        RpcError::invalid_params(format!("Invalid {method} params: {e}"))
+                    })?;
+            if let Some(missing) =
+                protocol::missing_capability(&request, self.client_capabilities())
+            {
+                return Err(RpcError::missing_capability(&missing));
+            }
+        }
+        session.request(method, params).await
+    }
+
+    /// Asks the client `request` (the payload an `InputRequiredResult` would carry) as a
+    /// 2025-11-25 server-to-client request, and decodes its answer. Errors as
+    /// [`request_client`](Self::request_client).
+    pub async fn request_input(&self, request: &InputRequest) -> Result<InputResponse, RpcError> {
+        let method = request.method();
+        let params = serde_json::to_value(request)
+            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or_else(|| json!({}));
+        let answer = self.request_client(method, params).await?;
+        InputResponse::decode_for(method, &answer).map_err(|e| {
+            RpcError::invalid_params(format!("The client's {method} result is malformed: {e}"))
+        })
     }
 
     /// The JSON-RPC id of this request.

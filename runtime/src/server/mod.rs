@@ -146,6 +146,17 @@ impl Server {
     /// Serves one request: validates `_meta`, verifies an incoming `requestState`, runs
     /// the handler, and checks, gates and seals an `InputRequiredResult`.
     pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
+        self.handle_in(request, None).await
+    }
+
+    /// Serves one request, on a 2025-11-25 `session` when there is one: then the
+    /// handler sees the session's capabilities instead of `_meta`, and an
+    /// `InputRequiredResult` (which that era lacks) becomes -32603.
+    pub(crate) async fn handle_in(
+        &self,
+        request: IncomingRequest,
+        session: Option<Arc<crate::legacy::LegacySession>>,
+    ) -> Result<Value, RpcError> {
         let IncomingRequest {
             id,
             method,
@@ -155,10 +166,13 @@ impl Server {
             outbound,
         } = request;
         let handler = self.inner.handlers.get(method.as_str()).cloned();
-        if handler.is_none() && method != "server/discover" {
+        if handler.is_none() && (method != "server/discover" || session.is_some()) {
             return Err(RpcError::method_not_found(&method));
         }
-        let meta = RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS)?;
+        let meta = match &session {
+            Some(s) => s.request_meta(params.as_ref()),
+            None => RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS)?,
+        };
         let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let may_require_input = INPUT_REQUIRED_METHODS.contains(&method.as_str());
         let principal = auth.as_ref().map(Principal::from_auth);
@@ -169,13 +183,24 @@ impl Server {
             }
         }
         let capabilities = meta.client_capabilities.clone();
-        let ctx = RequestContext::new(id, method.clone(), meta, auth, cancel, outbound);
+        let legacy = session.is_some();
+        let ctx =
+            RequestContext::on_session(id, method.clone(), meta, auth, cancel, outbound, session);
         let mut result = match handler {
             Some(h) => h(ctx, params.clone()).await?,
             None => self.discover_value()?,
         };
 
-        if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        let input_required =
+            result.get("resultType").and_then(Value::as_str) == Some("input_required");
+        if legacy {
+            if input_required {
+                tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there");
+                return Err(RpcError::internal("Internal error"));
+            }
+            return Ok(crate::legacy::to_legacy_result(result));
+        }
+        if input_required {
             if !may_require_input {
                 tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
                 return Err(RpcError::internal("Internal error"));

@@ -1,16 +1,23 @@
 //! Serving a [`Server`] on a message transport (in-memory, stdio): one task per request,
 //! cancellation by `notifications/cancelled`, one writer so a request's notifications
 //! always precede its response.
+//!
+//! Both eras are served: a request carrying the 2026-07-28 `_meta` is served
+//! statelessly, and `initialize` opens a 2025-11-25 session for the connection, whose
+//! requests (without that `_meta`) are served with the session's capabilities, and whose
+//! responses answer the server's own requests to the client.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{IncomingRequest, Server};
-use crate::jsonrpc::{self, Incoming};
+use crate::jsonrpc::{self, Incoming, RpcError};
+use crate::legacy::{self, LegacySession};
+use crate::protocol::META_PROTOCOL_VERSION;
 use crate::transport::MessageTransport;
 use crate::types::v2026_07_28::RequestId;
 use crate::util::{IdKey, lock};
@@ -32,6 +39,7 @@ impl Server {
             }
         });
         let in_flight: InFlight = Arc::default();
+        let mut session: Option<Arc<LegacySession>> = None;
         while let Some(message) = source.recv().await {
             let text = match message {
                 Ok(t) => t,
@@ -48,7 +56,18 @@ impl Server {
                     ));
                 }
                 Ok(Incoming::Request { id, method, params }) => {
-                    self.spawn_request(id, method, params, &in_flight, &out_tx);
+                    let modern = is_modern(params.as_ref());
+                    if method == "initialize" && !modern {
+                        let result = self.open_session(params.as_ref(), &mut session, &out_tx);
+                        let _ = out_tx.send(jsonrpc::response(Some(&id), &result));
+                        continue;
+                    }
+                    let on_session = session.clone().filter(|_| !modern);
+                    if method == "ping" && on_session.is_some() {
+                        let _ = out_tx.send(jsonrpc::response(Some(&id), &Ok(json!({}))));
+                        continue;
+                    }
+                    self.spawn_request(id, method, params, on_session, &in_flight, &out_tx);
                 }
                 Ok(Incoming::Notification { method, params }) => {
                     if method == "notifications/cancelled" {
@@ -63,10 +82,14 @@ impl Server {
                         tracing::trace!(method, "ignoring a client notification");
                     }
                 }
-                Ok(Incoming::Response { .. }) => {
-                    tracing::debug!("ignoring a response: this server sends no requests");
-                }
+                Ok(Incoming::Response { id, result }) => match &session {
+                    Some(s) => s.resolve(&id, result),
+                    None => tracing::debug!("ignoring a response outside a 2025-11-25 session"),
+                },
             }
+        }
+        if let Some(s) = &session {
+            s.close();
         }
         for (_, token) in lock(&in_flight).drain() {
             token.cancel();
@@ -76,11 +99,34 @@ impl Server {
         Ok(())
     }
 
+    /// Answers `initialize`: opens the connection's 2025-11-25 session, once.
+    fn open_session(
+        &self,
+        params: Option<&Value>,
+        session: &mut Option<Arc<LegacySession>>,
+        out: &mpsc::UnboundedSender<String>,
+    ) -> Result<Value, RpcError> {
+        if session.is_some() {
+            return Err(RpcError::invalid_request(
+                "Invalid Request: the session is already initialized",
+            ));
+        }
+        let opened = LegacySession::open(params, out.clone())?;
+        let result = legacy::session_result(
+            &self.inner.info,
+            &self.inner.capabilities,
+            self.inner.instructions.as_deref(),
+        )?;
+        *session = Some(Arc::new(opened));
+        Ok(result)
+    }
+
     fn spawn_request(
         &self,
         id: RequestId,
         method: String,
         params: Option<Value>,
+        session: Option<Arc<LegacySession>>,
         in_flight: &InFlight,
         out_tx: &mpsc::UnboundedSender<String>,
     ) {
@@ -100,7 +146,7 @@ impl Server {
                 outbound: Some(out.clone()),
             };
             let result = tokio::select! {
-                r = server.handle(request) => r,
+                r = server.handle_in(request, session) => r,
                 () = cancel.cancelled() => {
                     // A cancelled request gets no response.
                     return;
@@ -110,4 +156,12 @@ impl Server {
             let _ = out.send(jsonrpc::response(Some(&id), &result));
         });
     }
+}
+
+/// Whether a request carries the 2026-07-28 `_meta`, which selects stateless serving
+/// whatever else the connection did.
+fn is_modern(params: Option<&Value>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some())
 }

@@ -12,15 +12,96 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::RpcError;
 use crate::types::v2026_07_28::RequestId;
 
+#[cfg(any(feature = "http-server", feature = "http-client"))]
+pub mod http;
 pub mod memory;
+#[cfg(feature = "stdio")]
+pub mod stdio;
 
 /// A boxed future, as transports return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a transport could not carry a message.
+///
+/// Built from a message (`TransportError("closed".into())`), or by
+/// [`TransportError::http`] when an HTTP server refused a request: then
+/// [`http_status`](Self::http_status) tells a 400 from a 404 or 405 (what era discovery
+/// needs) and [`rpc_error`](Self::rpc_error) holds the JSON-RPC error the body carried.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("transport: {0}")]
-pub struct TransportError(pub String);
+pub struct TransportError(pub TransportFailure);
+
+/// What a [`TransportError`] knows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TransportFailure {
+    /// What went wrong.
+    pub message: String,
+    /// The HTTP status of a refused request, when an HTTP server answered with one.
+    pub http_status: Option<u16>,
+    /// The JSON-RPC error the refusal's body carried, if it was one (boxed to keep
+    /// errors small on the happy path).
+    pub rpc_error: Option<Box<RpcError>>,
+}
+
+impl std::fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(status) = self.http_status {
+            write!(f, "HTTP {status}: ")?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(e) = &self.rpc_error {
+            write!(f, " ({e})")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<String> for TransportFailure {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            ..Self::default()
+        }
+    }
+}
+
+impl From<&str> for TransportFailure {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}
+
+impl TransportError {
+    /// A failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(TransportFailure::from(message.into()))
+    }
+
+    /// An HTTP server refused the request with `status`; `rpc_error` is the JSON-RPC error
+    /// its body carried, if any.
+    pub fn http(status: u16, message: impl Into<String>, rpc_error: Option<RpcError>) -> Self {
+        Self(TransportFailure {
+            message: message.into(),
+            http_status: Some(status),
+            rpc_error: rpc_error.map(Box::new),
+        })
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// The HTTP status of a refused request.
+    pub fn http_status(&self) -> Option<u16> {
+        self.0.http_status
+    }
+
+    /// The JSON-RPC error carried by a refused HTTP request's body.
+    pub fn rpc_error(&self) -> Option<&RpcError> {
+        self.0.rpc_error.as_deref()
+    }
+}
 
 /// The sending half of a message transport.
 pub trait MessageSink: Send + Sync + 'static {

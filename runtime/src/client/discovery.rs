@@ -1,0 +1,194 @@
+//! Era discovery: which protocol era a server speaks, found once when a client
+//! connects (the era is a property of the server process, so the client keeps it).
+//!
+//! In [`EraMode::Auto`] the client probes with a modern request (`server/discover`):
+//! a result, or a recognised modern error, means 2026-07-28; any other answer, or none
+//! within the discovery timeout, means a 2025-11-25 server, and the client opens a
+//! session with `initialize`. What counts as "any other answer" is the transport's call
+//! ([`EraTransport::is_legacy_answer`]): on a message transport it is a JSON-RPC error,
+//! over HTTP a 400, 404 or 405 whose body is not a modern error.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::callbacks::Callbacks;
+use crate::Era;
+use crate::Error;
+use crate::jsonrpc::{RpcError, code};
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
+use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest};
+use crate::types::v2025_11_25 as old;
+
+/// How long [`EraMode::Auto`] waits for the answer to its probe before deciding the
+/// server is a 2025-11-25 one that ignores unknown requests.
+pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Answers a server's requests on a 2025-11-25 session: takes the method and params,
+/// resolves to the result or the JSON-RPC error to send back.
+pub type ServerRequestHandler =
+    Arc<dyn Fn(String, Option<Value>) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+
+/// How a client picks the protocol era of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EraMode {
+    /// Probe the server and speak 2026-07-28 if it does, 2025-11-25 otherwise.
+    #[default]
+    Auto,
+    /// Speak 2026-07-28 without probing.
+    Modern,
+    /// Open a 2025-11-25 session (`initialize`) without probing.
+    Legacy,
+}
+
+/// A client transport that can speak both eras: it tells what a failed modern probe
+/// means, and carries a 2025-11-25 server's requests to the client's callbacks.
+pub trait EraTransport: ClientTransport {
+    /// Sends the server's requests (2025-11-25 sessions) to `handler` and its answers
+    /// back to the server.
+    fn route_server_requests(&self, handler: ServerRequestHandler);
+
+    /// Whether `error`, the failure of the modern probe, shows a 2025-11-25 server.
+    /// By default: any JSON-RPC error that is not a modern one.
+    fn is_legacy_answer(&self, error: &CallError) -> bool {
+        matches!(error, CallError::Rpc(e) if !is_modern_error(e))
+    }
+
+    /// The client is about to speak `era` on this transport (before `initialize`, for
+    /// a 2025-11-25 session), so version headers can follow.
+    fn negotiated(&self, era: Era) {
+        let _ = era;
+    }
+}
+
+/// Whether a JSON-RPC error is one only a 2026-07-28 server sends: -32022 with the
+/// supported versions, or -32020 (HTTP headers disagree with the body).
+pub fn is_modern_error(error: &RpcError) -> bool {
+    match error.code {
+        code::UNSUPPORTED_PROTOCOL_VERSION => error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .is_some_and(Value::is_array),
+        code::HEADER_MISMATCH => true,
+        _ => false,
+    }
+}
+
+/// What the client says about itself while negotiating.
+pub(crate) struct Hello<'a> {
+    pub(crate) info: &'a Value,
+    pub(crate) capabilities: &'a Value,
+    pub(crate) callbacks: &'a Callbacks,
+    pub(crate) timeout: Duration,
+}
+
+/// Settles the era of `transport` under `mode`, opening a 2025-11-25 session when that
+/// is the answer.
+pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
+    transport: &T,
+    mode: EraMode,
+    hello: &Hello<'_>,
+) -> crate::Result<Era> {
+    let era = match mode {
+        EraMode::Modern => Era::Modern,
+        EraMode::Legacy => Era::Legacy,
+        EraMode::Auto => probe(transport, hello).await?,
+    };
+    tracing::debug!(%era, "protocol era settled");
+    transport.negotiated(era);
+    if era == Era::Legacy {
+        // The server may ask (ping, even elicit) as soon as it has answered.
+        transport.route_server_requests(super::legacy::server_request_handler(
+            hello.callbacks.clone(),
+        ));
+        initialize(transport, hello).await?;
+    }
+    Ok(era)
+}
+
+async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> crate::Result<Era> {
+    let meta = RequestMeta::to_value(hello.capabilities, hello.info, None);
+    let request = OutgoingRequest {
+        id: transport.next_id(),
+        method: "server/discover".into(),
+        params: json!({ "_meta": meta }),
+        notifications: None,
+    };
+    let answer = match tokio::time::timeout(hello.timeout, transport.request(request)).await {
+        Ok(answer) => answer,
+        Err(_) => {
+            tracing::debug!("no answer to server/discover in time: a 2025-11-25 server");
+            return Ok(Era::Legacy);
+        }
+    };
+    match answer {
+        Ok(result) => match result.get("supportedVersions").and_then(Value::as_array) {
+            Some(versions) => pick(versions, "server/discover"),
+            None => Ok(Era::Modern),
+        },
+        Err(CallError::Rpc(e)) if is_modern_error(&e) => match e
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+        {
+            Some(versions) => pick(versions, "the -32022 error"),
+            None => Ok(Era::Modern),
+        },
+        Err(e) if transport.is_legacy_answer(&e) => {
+            tracing::debug!(error = %e, "server/discover failed without a modern error: a 2025-11-25 server");
+            Ok(Era::Legacy)
+        }
+        Err(CallError::Rpc(e)) => Err(Error::Rpc(Box::new(e))),
+        Err(CallError::Transport(e)) => Err(Error::Transport(e)),
+    }
+}
+
+/// The era to speak given the versions a modern server listed.
+fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
+    let lists = |v: &str| versions.iter().any(|x| x.as_str() == Some(v));
+    if lists(PROTOCOL_VERSION) {
+        Ok(Era::Modern)
+    } else if lists(LEGACY_PROTOCOL_VERSION) {
+        Ok(Era::Legacy)
+    } else {
+        Err(Error::NoCommonVersion {
+            detail: format!("{source} listed {}", Value::from(versions.to_vec())),
+        })
+    }
+}
+
+/// The 2025-11-25 handshake: `initialize`, then `notifications/initialized`.
+async fn initialize<T: EraTransport + ?Sized>(
+    transport: &T,
+    hello: &Hello<'_>,
+) -> crate::Result<()> {
+    let request = OutgoingRequest {
+        id: transport.next_id(),
+        method: "initialize".into(),
+        params: json!({
+            "protocolVersion": LEGACY_PROTOCOL_VERSION,
+            "capabilities": hello.capabilities,
+            "clientInfo": hello.info,
+        }),
+        notifications: None,
+    };
+    let result = transport.request(request).await.map_err(|e| match e {
+        CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+        CallError::Transport(e) => Error::Transport(e),
+    })?;
+    let result: old::InitializeResult =
+        serde_json::from_value(result).map_err(|source| Error::Decode {
+            method: "initialize",
+            source,
+        })?;
+    if result.protocol_version != LEGACY_PROTOCOL_VERSION {
+        return Err(Error::NoCommonVersion {
+            detail: format!("initialize answered {}", result.protocol_version),
+        });
+    }
+    transport.notify("notifications/initialized", None).await?;
+    Ok(())
+}

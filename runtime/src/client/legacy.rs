@@ -1,0 +1,57 @@
+//! Answering a 2025-11-25 server's own requests with the callbacks that answer
+//! 2026-07-28 input requests: the payloads are the same, so one set of callbacks serves
+//! both eras.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::callbacks::{Callbacks, InputContext};
+use super::discovery::ServerRequestHandler;
+use crate::Error;
+use crate::jsonrpc::RpcError;
+use crate::types::v2026_07_28::InputRequest;
+
+/// The handler a legacy session answers the server's requests with: `ping`, and
+/// `elicitation/create`, `sampling/createMessage` and `roots/list` through `callbacks`
+/// (with [`InputContext::key`] `None`). Anything else is -32601.
+pub(crate) fn server_request_handler(callbacks: Callbacks) -> ServerRequestHandler {
+    let callbacks = Arc::new(callbacks);
+    Arc::new(move |method, params| {
+        let callbacks = Arc::clone(&callbacks);
+        Box::pin(async move { answer(&callbacks, &method, params).await })
+    })
+}
+
+async fn answer(
+    callbacks: &Callbacks,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, RpcError> {
+    match method {
+        "ping" => return Ok(json!({})),
+        "elicitation/create" | "sampling/createMessage" | "roots/list" => {}
+        _ => return Err(RpcError::method_not_found(method)),
+    }
+    let mut request = json!({ "method": method });
+    if let Some(p) = params {
+        request["params"] = p;
+    }
+    let request: InputRequest = serde_json::from_value(request)
+        .map_err(|e| RpcError::invalid_params(format!("Invalid {method} params: {e}")))?;
+    let response = callbacks
+        .answer(InputContext { key: None }, request)
+        .await
+        .map_err(|e| match e {
+            Error::NoCallback { .. } => RpcError::method_not_found(method),
+            Error::Callback { error, .. } => *error,
+            other => {
+                tracing::warn!(method, error = %other, "could not answer a server request");
+                RpcError::internal("Internal error")
+            }
+        })?;
+    serde_json::to_value(response).map_err(|e| {
+        tracing::warn!(method, error = %e, "could not encode a callback's answer");
+        RpcError::internal("Internal error")
+    })
+}

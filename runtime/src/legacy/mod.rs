@@ -1,0 +1,43 @@
+//! The 2025-11-25 era, spoken beside 2026-07-28: which era a peer speaks, the
+//! conversions between the two eras' results, and the server's side of a legacy
+//! session (the `initialize` handshake and server-to-client requests).
+//!
+//! The two eras share their payloads (tool results, elicitation forms, sampling
+//! messages), so conversions go through JSON: each result is checked against its own
+//! era's type and handed on as the other era's.
+
+mod convert;
+mod session;
+
+pub(crate) use convert::{from_legacy_result, to_legacy_result};
+pub(crate) use session::{LegacySession, session_result};
+
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
+
+/// A protocol era: how a client and a server agree on what they speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// 2026-07-28: stateless requests carrying `_meta`, input-required results, no
+    /// server-to-client requests.
+    Modern,
+    /// 2025-11-25: a session opened by `initialize`, in which the server asks the
+    /// client with requests of its own (`elicitation/create`, `sampling/createMessage`,
+    /// `roots/list`).
+    Legacy,
+}
+
+impl Era {
+    /// The protocol version tern speaks in this era.
+    pub fn protocol_version(self) -> &'static str {
+        match self {
+            Self::Modern => PROTOCOL_VERSION,
+            Self::Legacy => LEGACY_PROTOCOL_VERSION,
+        }
+    }
+}
+
+impl std::fmt::Display for Era {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.protocol_version())
+    }
+}

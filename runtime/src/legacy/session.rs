@@ -1,0 +1,192 @@
+//! The server's side of a 2025-11-25 session: what `initialize` said about the client,
+//! and the requests the server sends it (answered through the serve loop).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::jsonrpc::{self, RpcError};
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
+use crate::types::v2025_11_25 as old;
+use crate::types::v2026_07_28::{
+    ClientCapabilities, Implementation, RequestId, ServerCapabilities,
+};
+use crate::util::{IdKey, lock};
+
+type Reply = oneshot::Sender<Result<Value, RpcError>>;
+
+#[derive(Default)]
+struct Pending {
+    waiting: HashMap<IdKey, Reply>,
+    closed: bool,
+}
+
+/// One client's 2025-11-25 session on one connection.
+pub(crate) struct LegacySession {
+    client_capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    out: mpsc::UnboundedSender<String>,
+    pending: Mutex<Pending>,
+    next_id: AtomicI64,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession")
+            .field("client_info", &self.client_info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LegacySession {
+    /// Opens a session from an `initialize` request's params; the server's messages to
+    /// the client go to `out`.
+    pub(crate) fn open(
+        params: Option<&Value>,
+        out: mpsc::UnboundedSender<String>,
+    ) -> Result<Self, RpcError> {
+        let params: old::InitializeRequestParams =
+            serde_json::from_value(params.cloned().unwrap_or(Value::Null))
+                .map_err(|e| RpcError::invalid_params(format!("Invalid initialize params: {e}")))?;
+        // The eras describe the same client features with the same JSON, so the session's
+        // capabilities are read once here as 2026-07-28 values, for handlers to check
+        // exactly as they check a stateless request's.
+        let client_capabilities = recode(&params.capabilities).map_err(|e| {
+            RpcError::invalid_params(format!("Invalid initialize capabilities: {e}"))
+        })?;
+        let client_info = recode(&params.client_info).ok();
+        tracing::debug!(
+            requested = %params.protocol_version,
+            "a 2025-11-25 session opened"
+        );
+        Ok(Self {
+            client_capabilities,
+            client_info,
+            out,
+            pending: Mutex::default(),
+            next_id: AtomicI64::new(1),
+        })
+    }
+
+    /// What a handler sees of a request on this session: the session's version,
+    /// capabilities and client, and the request's own progress token.
+    pub(crate) fn request_meta(&self, params: Option<&Value>) -> RequestMeta {
+        RequestMeta {
+            protocol_version: LEGACY_PROTOCOL_VERSION.to_owned(),
+            client_capabilities: self.client_capabilities.clone(),
+            client_info: self.client_info.clone(),
+            progress_token: params
+                .and_then(|p| p.get("_meta"))
+                .and_then(|m| m.get("progressToken"))
+                .and_then(|t| serde_json::from_value(t.clone()).ok()),
+        }
+    }
+
+    /// Sends a request to the client and waits for its answer. Dropping the future
+    /// withdraws the request (`notifications/cancelled`).
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+        let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let key = IdKey::from(&id);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if pending.closed {
+                return Err(gone());
+            }
+            pending.waiting.insert(key.clone(), tx);
+        }
+        let mut guard = Withdraw {
+            session: self,
+            id: &id,
+            key,
+            answered: false,
+        };
+        self.out
+            .send(jsonrpc::request(&id, method, Some(params)))
+            .map_err(|_| gone())?;
+        let answer = rx.await.unwrap_or_else(|_| Err(gone()));
+        guard.answered = true;
+        answer
+    }
+
+    /// Hands the client's response to the request waiting for it.
+    pub(crate) fn resolve(&self, id: &RequestId, result: Result<Value, RpcError>) {
+        match lock(&self.pending).waiting.remove(&IdKey::from(id)) {
+            Some(tx) => {
+                let _ = tx.send(result);
+            }
+            None => tracing::debug!(?id, "a client response to no pending request"),
+        }
+    }
+
+    /// Fails every waiting request: the client is gone.
+    pub(crate) fn close(&self) {
+        let mut pending = lock(&self.pending);
+        pending.closed = true;
+        for (_, tx) in pending.waiting.drain() {
+            let _ = tx.send(Err(gone()));
+        }
+    }
+}
+
+fn gone() -> RpcError {
+    RpcError::internal("the client closed the session")
+}
+
+fn recode<T: serde::Serialize, U: serde::de::DeserializeOwned>(
+    value: &T,
+) -> Result<U, serde_json::Error> {
+    serde_json::from_value(serde_json::to_value(value)?)
+}
+
+/// Removes an unanswered request and tells the client it was withdrawn.
+struct Withdraw<'a> {
+    session: &'a LegacySession,
+    id: &'a RequestId,
+    key: IdKey,
+    answered: bool,
+}
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        let was_waiting = lock(&self.session.pending)
+            .waiting
+            .remove(&self.key)
+            .is_some();
+        if !self.answered && was_waiting {
+            let id = match self.id {
+                RequestId::Integer(i) => Value::from(*i),
+                RequestId::String(s) => Value::from(s.as_str()),
+            };
+            let _ = self.session.out.send(jsonrpc::notification(
+                "notifications/cancelled",
+                Some(json!({ "requestId": id, "reason": "the server no longer needs the answer" })),
+            ));
+        }
+    }
+}
+
+/// The `initialize` result: the legacy version, the server's capabilities, name and
+/// instructions.
+pub(crate) fn session_result(
+    info: &Implementation,
+    capabilities: &ServerCapabilities,
+    instructions: Option<&str>,
+) -> Result<Value, RpcError> {
+    let encode = |e: serde_json::Error| {
+        tracing::error!(error = %e, "could not describe the server to a 2025-11-25 client");
+        RpcError::internal("Internal error")
+    };
+    let result = old::InitializeResult {
+        capabilities: recode(capabilities).map_err(encode)?,
+        instructions: instructions.map(str::to_owned),
+        meta: None,
+        protocol_version: LEGACY_PROTOCOL_VERSION.to_owned(),
+        server_info: recode(info).map_err(encode)?,
+        extra: serde_json::Map::new(),
+    };
+    serde_json::to_value(result).map_err(encode)
+}

@@ -1,0 +1,431 @@
+//! The Streamable HTTP client: a [`ClientTransport`] that POSTs each request with the
+//! metadata headers and reads a JSON or SSE answer.
+//!
+//! ```no_run
+//! # async fn demo() -> tern::Result<()> {
+//! use std::sync::Arc;
+//! use tern::client::Client;
+//! use tern::transport::http::client::HttpClientTransport;
+//!
+//! let transport = HttpClientTransport::builder("http://127.0.0.1:8080/mcp").build()?;
+//! let client = Client::builder("me", "1.0").build(Arc::new(transport));
+//! # Ok(()) }
+//! ```
+//!
+//! `Mcp-Param-*` headers come from the tools' input schemas: every `tools/list` result
+//! that passes through the transport fills its cache (and tools whose `x-mcp-header`
+//! annotations are invalid are removed from the result, as the spec requires); call
+//! [`HttpClientTransport::remember_tool`] to fill it by hand.
+//!
+//! Dropping a request's future drops its connection, which the server takes as
+//! cancellation. Plain `http://` only: this client has no TLS yet.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming as Body;
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Value, json};
+
+use super::sse::SseReader;
+use super::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, encode_header_value,
+    name_field, param_headers,
+};
+use crate::jsonrpc::{self, Incoming};
+use crate::protocol::{META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
+use crate::types::v2026_07_28::RequestId;
+use crate::util::lock;
+
+/// The most a JSON answer (or an error body) may hold: 64 MiB.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
+/// clone; clones share the pool and the tool cache.
+#[derive(Clone)]
+pub struct HttpClientTransport {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool<HttpConnector, Full<Bytes>>,
+    uri: Uri,
+    next_id: AtomicI64,
+    timeout: Option<Duration>,
+    bearer: Mutex<Option<HeaderValue>>,
+    headers: HeaderMap,
+    tools: Mutex<HashMap<String, Arc<[ParamHeader]>>>,
+}
+
+impl std::fmt::Debug for HttpClientTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientTransport")
+            .field("uri", &self.inner.uri)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`HttpClientTransport`].
+#[derive(Debug)]
+pub struct HttpClientBuilder {
+    url: String,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    bearer: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+impl HttpClientBuilder {
+    /// Fails a request (JSON or SSE) that has not completed after `timeout`. Default:
+    /// none (wrap calls in `tokio::time::timeout` for per-call limits).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Gives up connecting after `timeout` (default 10 s).
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sends `Authorization: Bearer {token}` on every request.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Sends an extra header on every request.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The transport. Fails on a URL that is not `http://`, or a header that is not valid.
+    pub fn build(self) -> Result<HttpClientTransport, TransportError> {
+        let uri: Uri = self
+            .url
+            .parse()
+            .map_err(|e| TransportError::new(format!("invalid MCP URL {:?}: {e}", self.url)))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") => {
+                return Err(TransportError::new(
+                    "https URLs are not supported yet: this HTTP client has no TLS",
+                ));
+            }
+            _ => {
+                return Err(TransportError::new(format!(
+                    "the MCP URL {:?} must start with http://",
+                    self.url
+                )));
+            }
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| TransportError::new(format!("invalid header name {name:?}: {e}")))?;
+            let value = HeaderValue::try_from(value.as_str())
+                .map_err(|e| TransportError::new(format!("invalid header value {value:?}: {e}")))?;
+            headers.append(name, value);
+        }
+        let bearer = self.bearer.as_deref().map(bearer_value).transpose()?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(self.connect_timeout));
+        let pool = Pool::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Ok(HttpClientTransport {
+            inner: Arc::new(Inner {
+                pool,
+                uri,
+                next_id: AtomicI64::new(1),
+                timeout: self.timeout,
+                bearer: Mutex::new(bearer),
+                headers,
+                tools: Mutex::default(),
+            }),
+        })
+    }
+}
+
+fn bearer_value(token: &str) -> Result<HeaderValue, TransportError> {
+    HeaderValue::try_from(format!("Bearer {token}"))
+        .map_err(|_| TransportError::new("the bearer token is not a valid header value"))
+}
+
+impl HttpClientTransport {
+    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`).
+    pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
+        HttpClientBuilder {
+            url: url.into(),
+            timeout: None,
+            connect_timeout: Duration::from_secs(10),
+            bearer: None,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Replaces (or with `None` removes) the bearer token sent from now on, for example
+    /// after a refresh.
+    pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
+        let value = token.map(bearer_value).transpose()?;
+        *lock(&self.inner.bearer) = value;
+        Ok(())
+    }
+
+    /// Remembers a tool's input schema so calls to it carry its `Mcp-Param-*` headers.
+    /// Fails (and forgets the tool) when its `x-mcp-header` annotations are invalid.
+    pub fn remember_tool(&self, name: &str, input_schema: &Value) -> Result<(), String> {
+        let mut tools = lock(&self.inner.tools);
+        match param_headers(input_schema) {
+            Ok(found) => {
+                tools.insert(name.to_owned(), found.into());
+                Ok(())
+            }
+            Err(e) => {
+                tools.remove(name);
+                Err(e)
+            }
+        }
+    }
+
+    /// Learns the tools of a `tools/list` result and removes those whose annotations
+    /// are invalid.
+    fn learn_tools(&self, result: &mut Value) {
+        let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+            return;
+        };
+        tools.retain(|tool| {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+            let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
+            match self.remember_tool(name, schema) {
+                Ok(()) => true,
+                Err(reason) => {
+                    tracing::warn!(tool = name, %reason, "ignoring a tool with an invalid x-mcp-header");
+                    false
+                }
+            }
+        });
+    }
+
+    fn build_request(&self, request: &OutgoingRequest) -> Result<Request<Full<Bytes>>, CallError> {
+        let invalid = |what: &str| {
+            CallError::Transport(TransportError::new(format!(
+                "cannot send {what} as a header"
+            )))
+        };
+        let version = request
+            .params
+            .get("_meta")
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .and_then(Value::as_str)
+            .unwrap_or(PROTOCOL_VERSION);
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri(self.inner.uri.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(PROTOCOL_VERSION_HEADER, version)
+            .header(METHOD_HEADER, request.method.as_str());
+        if let Some(field) = name_field(&request.method) {
+            let name = request
+                .params
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            builder = builder.header(NAME_HEADER, encode_header_value(name));
+            if request.method == "tools/call" {
+                let annotated = lock(&self.inner.tools).get(name).cloned();
+                let arguments = request.params.get("arguments").and_then(Value::as_object);
+                for param in annotated.iter().flat_map(|a| a.iter()) {
+                    if let Some(value) = param.value_in(arguments) {
+                        let value = HeaderValue::try_from(encode_header_value(&value))
+                            .map_err(|_| invalid("a tool argument"))?;
+                        builder = builder.header(param.header_name(), value);
+                    }
+                }
+            }
+        }
+        if let Some(token) = lock(&self.inner.bearer).clone() {
+            builder = builder.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.inner.headers {
+            builder = builder.header(name, value);
+        }
+        let body = jsonrpc::request(&request.id, &request.method, Some(request.params.clone()));
+        builder
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))
+    }
+
+    async fn exchange(&self, request: OutgoingRequest) -> Result<Value, CallError> {
+        let http_request = self.build_request(&request)?;
+        let response = self.inner.pool.request(http_request).await.map_err(|e| {
+            CallError::Transport(TransportError::new(format!(
+                "POST {} failed: {e}",
+                self.inner.uri
+            )))
+        })?;
+        let status = response.status();
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let body = response.into_body();
+        if !status.is_success() {
+            return Err(refusal(status, body).await);
+        }
+        let mut result = if is_sse {
+            read_sse(body, &request).await
+        } else {
+            let bytes = collect(body).await?;
+            match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(Incoming::Response { result, .. }) => result.map_err(CallError::Rpc),
+                _ => Err(CallError::Transport(TransportError::new(format!(
+                    "HTTP {status} with a body that is not a JSON-RPC response"
+                )))),
+            }
+        }?;
+        if request.method == "tools/list" {
+            self.learn_tools(&mut result);
+        }
+        Ok(result)
+    }
+}
+
+async fn collect(body: Body) -> Result<Bytes, CallError> {
+    Limited::new(body, MAX_RESPONSE_BYTES)
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| {
+            CallError::Transport(TransportError::new(format!(
+                "could not read the response: {e}"
+            )))
+        })
+}
+
+/// The error for a non-2xx answer, with the JSON-RPC error its body carried.
+async fn refusal(status: StatusCode, body: Body) -> CallError {
+    let rpc_error = match collect(body).await {
+        Ok(bytes) => match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
+            Ok(Incoming::Response { result: Err(e), .. }) => Some(e),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    let reason = status.canonical_reason().unwrap_or("refused");
+    CallError::Transport(TransportError::http(
+        status.as_u16(),
+        format!("the server refused the request: {reason}"),
+        rpc_error,
+    ))
+}
+
+/// Reads an SSE answer: notifications go to the request's channel; the response ends it.
+async fn read_sse(mut body: Body, request: &OutgoingRequest) -> Result<Value, CallError> {
+    let mut reader = SseReader::default();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            CallError::Transport(TransportError::new(format!("the SSE stream failed: {e}")))
+        })?;
+        let Some(chunk) = frame.data_ref() else {
+            continue;
+        };
+        for data in reader.feed(chunk) {
+            match Incoming::parse(&data) {
+                Ok(Incoming::Response { id, result }) if id == request.id => {
+                    return result.map_err(CallError::Rpc);
+                }
+                Ok(Incoming::Notification { method, params }) => {
+                    if let Some(tx) = &request.notifications {
+                        let _ = tx.send(json!({ "method": method, "params": params }));
+                    }
+                }
+                Ok(_) => tracing::debug!("ignoring an unexpected message on an SSE stream"),
+                Err(rejected) => {
+                    tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+                }
+            }
+        }
+    }
+    Err(CallError::Transport(TransportError::new(
+        "the SSE stream ended before the response",
+    )))
+}
+
+impl ClientTransport for HttpClientTransport {
+    fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(async move {
+            match self.inner.timeout {
+                None => self.exchange(request).await,
+                Some(limit) => tokio::time::timeout(limit, self.exchange(request))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(CallError::Transport(TransportError::new(format!(
+                            "no response within {limit:?}"
+                        ))))
+                    }),
+            }
+        })
+    }
+
+    fn notify(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
+        let body = jsonrpc::notification(method, params);
+        let method = method.to_owned();
+        Box::pin(async move {
+            let mut builder = Request::builder()
+                .method(Method::POST)
+                .uri(self.inner.uri.clone())
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream")
+                .header(PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION)
+                .header(METHOD_HEADER, method.as_str());
+            if let Some(token) = lock(&self.inner.bearer).clone() {
+                builder = builder.header(AUTHORIZATION, token);
+            }
+            let request = builder
+                .body(Full::new(Bytes::from(body)))
+                .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
+            let response = self
+                .inner
+                .pool
+                .request(request)
+                .await
+                .map_err(|e| TransportError::new(format!("POST failed: {e}")))?;
+            let status = response.status();
+            // Drain the body so the connection goes back to the pool.
+            let _ = collect(response.into_body()).await;
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(TransportError::http(
+                    status.as_u16(),
+                    "the server refused a notification",
+                    None,
+                ))
+            }
+        })
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,124 @@
+//! Streamable HTTP (2026-07-28): every request is its own POST to the MCP endpoint, and
+//! the answer is one JSON object or an SSE stream scoped to that request.
+//!
+//! The server ([`server`], feature `http-server`) is an axum [`Router`](axum::Router)
+//! over a [`Server`](crate::server::Server); the client ([`client`], feature
+//! `http-client`) is a [`ClientTransport`](crate::transport::ClientTransport) on a pooled
+//! hyper client. Both sides share the request metadata headers defined here: the body's
+//! protocol version, method and target are mirrored into headers so intermediaries can
+//! route without parsing JSON, and the server rejects any disagreement.
+
+#[cfg(feature = "http-client")]
+pub mod client;
+mod param_headers;
+#[cfg(feature = "http-server")]
+pub mod server;
+#[cfg(feature = "http-client")]
+mod sse;
+
+pub use param_headers::{ParamHeader, param_headers};
+
+/// `MCP-Protocol-Version`: the body's `_meta` protocol version.
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+/// `Mcp-Method`: the body's `method`.
+pub const METHOD_HEADER: &str = "mcp-method";
+/// `Mcp-Name`: `params.name` (`tools/call`, `prompts/get`) or `params.uri`
+/// (`resources/read`).
+pub const NAME_HEADER: &str = "mcp-name";
+/// The prefix of `Mcp-Param-{Name}` headers mirroring annotated tool arguments.
+pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
+
+const SENTINEL_START: &str = "=?base64?";
+const SENTINEL_END: &str = "?=";
+
+/// The body field `Mcp-Name` mirrors for `method`, if it has one.
+pub(crate) fn name_field(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// A header value for `value`: itself when it is plain visible ASCII with no leading or
+/// trailing whitespace, else the base64 sentinel form `=?base64?...?=` (also used for a
+/// plain value that looks like the sentinel, so decoding is never ambiguous).
+pub fn encode_header_value(value: &str) -> String {
+    let visible = value
+        .bytes()
+        .all(|b| b == b' ' || (0x21..=0x7e).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
+    let plain = visible && !padded && !looks_encoded;
+    if plain {
+        value.to_owned()
+    } else {
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
+        format!("{SENTINEL_START}{encoded}{SENTINEL_END}")
+    }
+}
+
+/// The value a header carries, decoding the base64 sentinel form. `None` when the value
+/// holds bytes a header may not, or the sentinel form does not decode to UTF-8.
+pub fn decode_header_value(raw: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(raw).ok()?;
+    if !text
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
+    {
+        return None;
+    }
+    match text
+        .strip_prefix(SENTINEL_START)
+        .and_then(|rest| rest.strip_suffix(SENTINEL_END))
+    {
+        Some(encoded) => {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(text.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_values_stay_plain_and_others_use_the_sentinel() {
+        assert_eq!(encode_header_value("us-west1"), "us-west1");
+        assert_eq!(
+            encode_header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        assert_eq!(encode_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
+        );
+        assert_eq!(
+            encode_header_value("=?base64?literal?="),
+            "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
+        );
+    }
+
+    #[test]
+    fn decoding_reverses_encoding() {
+        for v in [
+            "us-west1",
+            "Hello, 世界",
+            " padded ",
+            "a\nb",
+            "=?base64?x?=",
+        ] {
+            let encoded = encode_header_value(v);
+            assert_eq!(decode_header_value(encoded.as_bytes()).as_deref(), Some(v));
+        }
+        assert_eq!(decode_header_value(b"=?base64?!!!?="), None);
+        assert_eq!(decode_header_value(b"bad\x01"), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! Who may talk to the endpoint: DNS-rebinding protection (`Host`, `Origin`) and bearer
+//! tokens.
+
+use http::HeaderMap;
+use http::header::{AUTHORIZATION, HOST, ORIGIN};
+
+use super::Shared;
+use crate::auth::{AuthError, AuthInfo};
+
+/// Which `Host` and `Origin` headers the endpoint accepts. A web page on another site
+/// whose name was rebound to 127.0.0.1 still sends its own name in `Host` and its own
+/// origin in `Origin`: rejecting those (403) keeps it away from a local server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostPolicy {
+    /// `localhost`, `127.0.0.1` or `[::1]`, with any port; an `Origin`, if sent, must be
+    /// one of those too.
+    Loopback,
+    /// These host names (compared without the port, case-insensitively); an `Origin`, if
+    /// sent, must name one of them.
+    Allow(Vec<String>),
+    /// No check: for servers behind a proxy that checks, or on public addresses.
+    Any,
+}
+
+impl HostPolicy {
+    fn allows(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        match self {
+            Self::Any => true,
+            Self::Loopback => matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]"),
+            Self::Allow(names) => names.iter().any(|n| n.eq_ignore_ascii_case(&host)),
+        }
+    }
+
+    /// Whether the request's `Host` and `Origin` are acceptable.
+    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), &'static str> {
+        if *self == Self::Any {
+            return Ok(());
+        }
+        let host = headers
+            .get(HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(strip_port)
+            .ok_or("missing Host header")?;
+        if !self.allows(host) {
+            return Err("Host header not allowed");
+        }
+        if let Some(origin) = headers.get(ORIGIN) {
+            let origin_host = origin
+                .to_str()
+                .ok()
+                .and_then(|o| o.split_once("://"))
+                .map(|(_, rest)| strip_port(rest.split('/').next().unwrap_or_default()));
+            if !origin_host.is_some_and(|h| self.allows(h)) {
+                return Err("Origin not allowed");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `host[:port]` without the port; IPv6 literals keep their brackets.
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return match authority.find(']') {
+            Some(end) => &authority[..=end],
+            None => authority,
+        };
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// Why a request was not authenticated: what to put in `WWW-Authenticate`.
+pub(crate) struct Unauthorized {
+    pub(crate) challenge: String,
+    pub(crate) message: String,
+}
+
+/// Checks the bearer token when a verifier is configured.
+pub(crate) async fn authenticate(
+    shared: &Shared,
+    headers: &HeaderMap,
+) -> Result<Option<AuthInfo>, Unauthorized> {
+    let Some(verifier) = &shared.verifier else {
+        return Ok(None);
+    };
+    let challenge = |error: Option<&str>| {
+        let mut c = String::from("Bearer");
+        let mut params = Vec::new();
+        if let Some(url) = &shared.resource_metadata {
+            params.push(format!("resource_metadata=\"{url}\""));
+        }
+        if let Some(e) = error {
+            params.push(format!("error=\"{e}\""));
+        }
+        if !params.is_empty() {
+            c.push(' ');
+            c.push_str(&params.join(", "));
+        }
+        c
+    };
+    let token = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .filter(|t| !t.is_empty());
+    let Some(token) = token else {
+        return Err(Unauthorized {
+            challenge: challenge(None),
+            message: "Unauthorized: a bearer token is required".into(),
+        });
+    };
+    verifier.verify(token).await.map(Some).map_err(|e| {
+        let code = match e {
+            AuthError::InsufficientScope(_) => "insufficient_scope",
+            _ => "invalid_token",
+        };
+        Unauthorized {
+            challenge: challenge(Some(code)),
+            message: format!("Unauthorized: {e}"),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(HOST, host.parse().unwrap());
+        if let Some(o) = origin {
+            h.insert(ORIGIN, o.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_policy_accepts_loopback_names_with_ports() {
+        for host in [
+            "localhost",
+            "localhost:3000",
+            "127.0.0.1:1",
+            "[::1]:8080",
+            "[::1]",
+        ] {
+            assert!(
+                HostPolicy::Loopback.check(&headers(host, None)).is_ok(),
+                "{host}"
+            );
+        }
+        assert!(
+            HostPolicy::Loopback
+                .check(&headers("127.0.0.1:1", Some("http://localhost:5173")))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn loopback_policy_rejects_other_hosts_and_origins() {
+        assert!(
+            HostPolicy::Loopback
+                .check(&headers("evil.example.com", None))
+                .is_err()
+        );
+        assert!(
+            HostPolicy::Loopback
+                .check(&headers("127.0.0.1:1", Some("http://evil.example.com")))
+                .is_err()
+        );
+        assert!(
+            HostPolicy::Loopback
+                .check(&headers("127.0.0.1", Some("null")))
+                .is_err()
+        );
+    }
+}

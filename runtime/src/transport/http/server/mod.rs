@@ -1,0 +1,187 @@
+//! The Streamable HTTP server: an axum [`Router`] serving a [`Server`] on one endpoint.
+//!
+//! ```no_run
+//! # async fn demo(server: tern::server::Server) -> std::io::Result<()> {
+//! use tern::transport::http::server::HttpServer;
+//!
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! HttpServer::new(server)
+//!     .serve(listener, async { let _ = tokio::signal::ctrl_c().await; })
+//!     .await
+//! # }
+//! ```
+//!
+//! What a POST goes through, in order: the `Host`/`Origin` check (403), the bearer token
+//! (401), the body size limit (413), JSON-RPC parsing (400), the metadata headers against
+//! the body (400 with -32020), the method (404 with -32601), then the handler.
+//!
+//! **JSON or SSE.** A request is answered with one `application/json` object unless its
+//! handler sends a notification (progress, log) on the request's stream before it
+//! returns: the first notification switches the response to `text/event-stream`, which
+//! carries the notifications as they come and ends with the response. A client whose
+//! `Accept` lists only `text/event-stream` always gets a stream; one that does not list
+//! it gets JSON, and its notifications are dropped.
+//!
+//! **Cancellation.** Closing the connection (or the SSE stream) drops the handler's
+//! future and cancels its [`CancellationToken`](tokio_util::sync::CancellationToken).
+
+mod dispatch;
+mod guard;
+mod validate;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::post;
+
+pub use guard::HostPolicy;
+
+use super::ParamHeader;
+use crate::auth::TokenVerifier;
+use crate::server::Server;
+
+/// The default request body limit: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Looks up the `x-mcp-header` annotations of a tool by name.
+pub type ToolHeaders = Arc<dyn Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync>;
+
+/// A Streamable HTTP endpoint for a [`Server`]. Settings are `with_*` methods; then
+/// [`router`](Self::router) to embed it in an axum app, or [`serve`](Self::serve).
+#[derive(Clone)]
+pub struct HttpServer {
+    server: Server,
+    path: String,
+    max_body_bytes: usize,
+    hosts: HostPolicy,
+    hosts_explicit: bool,
+    verifier: Option<Arc<dyn TokenVerifier>>,
+    resource_metadata: Option<String>,
+    tool_headers: Option<ToolHeaders>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("server", &self.server)
+            .field("path", &self.path)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("hosts", &self.hosts)
+            .field("authenticated", &self.verifier.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the request handler shares across requests.
+pub(crate) struct Shared {
+    pub(crate) server: Server,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) hosts: HostPolicy,
+    pub(crate) verifier: Option<Arc<dyn TokenVerifier>>,
+    pub(crate) resource_metadata: Option<String>,
+    pub(crate) tool_headers: Option<ToolHeaders>,
+}
+
+impl HttpServer {
+    /// An endpoint at `/mcp` for `server`, with a 4 MiB body limit, accepting only
+    /// loopback `Host` and `Origin` values (see [`with_hosts`](Self::with_hosts)), and no
+    /// authentication.
+    pub fn new(server: Server) -> Self {
+        Self {
+            server,
+            path: "/mcp".into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            hosts: HostPolicy::Loopback,
+            hosts_explicit: false,
+            verifier: None,
+            resource_metadata: None,
+            tool_headers: None,
+        }
+    }
+
+    /// The endpoint's path (default `/mcp`).
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Bodies larger than `bytes` get 413.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Which `Host` and `Origin` values are accepted (DNS-rebinding protection). The
+    /// default is [`HostPolicy::Loopback`]; [`serve`](Self::serve) relaxes it to
+    /// [`HostPolicy::Any`] on a listener that is not bound to a loopback address, unless
+    /// a policy was set here.
+    pub fn with_hosts(mut self, hosts: HostPolicy) -> Self {
+        self.hosts = hosts;
+        self.hosts_explicit = true;
+        self
+    }
+
+    /// Requires `Authorization: Bearer ...` on every request, checked by `verifier`.
+    pub fn with_token_verifier(mut self, verifier: Arc<dyn TokenVerifier>) -> Self {
+        self.verifier = Some(verifier);
+        self
+    }
+
+    /// The protected resource metadata URL advertised in `WWW-Authenticate` on a 401.
+    pub fn with_resource_metadata(mut self, url: impl Into<String>) -> Self {
+        self.resource_metadata = Some(url.into());
+        self
+    }
+
+    /// How to find a tool's `x-mcp-header` annotations, so `tools/call` requests have
+    /// their `Mcp-Param-*` headers checked against the arguments. Without it only the
+    /// standard headers are checked.
+    pub fn with_tool_headers(
+        mut self,
+        lookup: impl Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync + 'static,
+    ) -> Self {
+        self.tool_headers = Some(Arc::new(lookup));
+        self
+    }
+
+    /// The endpoint as an axum router, to serve alone or merge into an app. GET, DELETE
+    /// and every other method but POST get 405.
+    pub fn router(self) -> Router {
+        let path = self.path.clone();
+        let shared = Arc::new(self.into_shared());
+        Router::new().route(
+            &path,
+            post(move |request: axum::extract::Request| {
+                let shared = Arc::clone(&shared);
+                async move { dispatch::handle_post(&shared, request).await }
+            }),
+        )
+    }
+
+    /// Serves on `listener` until `shutdown` resolves, then stops accepting and waits for
+    /// in-flight requests to finish.
+    pub async fn serve(
+        mut self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        if !self.hosts_explicit && !listener.local_addr()?.ip().is_loopback() {
+            self.hosts = HostPolicy::Any;
+        }
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+
+    fn into_shared(self) -> Shared {
+        Shared {
+            server: self.server,
+            max_body_bytes: self.max_body_bytes,
+            hosts: self.hosts,
+            verifier: self.verifier,
+            resource_metadata: self.resource_metadata,
+            tool_headers: self.tool_headers,
+        }
+    }
+}

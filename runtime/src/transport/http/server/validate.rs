@@ -1,0 +1,128 @@
+//! The request metadata headers against the body: any disagreement is -32020.
+
+use http::HeaderMap;
+use serde_json::Value;
+
+use super::super::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
+    name_field,
+};
+use super::Shared;
+use crate::jsonrpc::RpcError;
+
+/// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
+/// the `Mcp-Param-*` headers of an annotated tool.
+pub(crate) fn check_headers(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body_version: &str,
+    method: &str,
+    params: Option<&Value>,
+) -> Result<(), RpcError> {
+    let version = plain_header(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
+    if version != body_version {
+        return Err(RpcError::header_mismatch(format!(
+            "Header mismatch: MCP-Protocol-Version header value '{version}' does not match \
+             body value '{body_version}'"
+        )));
+    }
+    let header_method = plain_header(headers, METHOD_HEADER, "Mcp-Method")?;
+    if header_method != method {
+        return Err(RpcError::header_mismatch(format!(
+            "Header mismatch: Mcp-Method header value '{header_method}' does not match body \
+             value '{method}'"
+        )));
+    }
+    let Some(field) = name_field(method) else {
+        return Ok(());
+    };
+    let body_name = params
+        .and_then(|p| p.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let raw = headers
+        .get(NAME_HEADER)
+        .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
+    let name = decode_header_value(raw.as_bytes()).ok_or_else(|| {
+        RpcError::header_mismatch("Header mismatch: Mcp-Name header has invalid characters")
+    })?;
+    if name != body_name {
+        return Err(RpcError::header_mismatch(format!(
+            "Header mismatch: Mcp-Name header value '{name}' does not match body value \
+             '{body_name}'"
+        )));
+    }
+    if method == "tools/call" {
+        if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
+            check_param_headers(headers, &annotated, params)?;
+        }
+    }
+    Ok(())
+}
+
+fn plain_header<'a>(headers: &'a HeaderMap, key: &str, name: &str) -> Result<&'a str, RpcError> {
+    headers
+        .get(key)
+        .ok_or_else(|| {
+            RpcError::header_mismatch(format!("Header mismatch: missing {name} header"))
+        })?
+        .to_str()
+        .map_err(|_| {
+            RpcError::header_mismatch(format!(
+                "Header mismatch: {name} header has invalid characters"
+            ))
+        })
+}
+
+fn check_param_headers(
+    headers: &HeaderMap,
+    annotated: &[ParamHeader],
+    params: Option<&Value>,
+) -> Result<(), RpcError> {
+    let arguments = params
+        .and_then(|p| p.get("arguments"))
+        .and_then(Value::as_object);
+    for param in annotated {
+        let header_name = param.header_name();
+        let body = param.value_in(arguments).and_then(|_| {
+            let (last, parents) = param.path.split_last()?;
+            let mut obj = arguments?;
+            for key in parents {
+                obj = obj.get(key)?.as_object()?;
+            }
+            obj.get(last)
+        });
+        match (headers.get(&header_name), body) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(RpcError::header_mismatch(format!(
+                    "Header mismatch: missing Mcp-Param-{} header",
+                    param.name
+                )));
+            }
+            (Some(_), None) => {
+                return Err(RpcError::header_mismatch(format!(
+                    "Header mismatch: Mcp-Param-{} header sent for an argument the body does \
+                     not have",
+                    param.name
+                )));
+            }
+            (Some(raw), Some(body)) => {
+                let value = decode_header_value(raw.as_bytes()).ok_or_else(|| {
+                    RpcError::header_mismatch(format!(
+                        "Header mismatch: Mcp-Param-{} header has invalid characters",
+                        param.name
+                    ))
+                })?;
+                if !ParamHeader::matches(&value, body) {
+                    return Err(RpcError::header_mismatch(format!(
+                        "Header mismatch: Mcp-Param-{} header value '{value}' does not match \
+                         body value '{body}'",
+                        param.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,443 @@
+//! The tern client and server over Streamable HTTP on a loopback socket: full
+//! multi round-trip flows with JSON and with SSE answers, progress routing, cancellation
+//! by closing the stream, and what the client reports when the server refuses.
+
+mod http_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tern::Error;
+use tern::ask;
+use tern::client::Client;
+use tern::server::{RequestContext, Server};
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::server::HttpServer;
+use tern::types::v2026_07_28::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitValue, ListToolsResult, Outcome,
+    PaginatedRequestParams, Tool, method,
+};
+
+use http_support::{body, mcp_headers, open, post, serve, serve_default, url};
+
+fn text_of(result: &CallToolResult) -> String {
+    match &result.content[0] {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn region_of(params: &CallToolRequestParams) -> Option<String> {
+    let answer = params
+        .input_responses
+        .as_ref()?
+        .get::<method::Elicit>("region")?
+        .ok()?;
+    match answer.content?.get("region")? {
+        ElicitValue::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The seed's tool: asks for a region, then provisions. With `notify`, it logs a line
+/// on the request's stream each round, which turns the answer into SSE.
+fn provisioner(notify: bool) -> Server {
+    Server::builder("Provisioner", "1.0.0")
+        .handle::<method::CallTool, _, _>(move |ctx: RequestContext, params| async move {
+            if notify {
+                ctx.log("info", json!("working"));
+            }
+            Ok(match region_of(&params) {
+                None => {
+                    let form = ask::elicit_form(
+                        "Which region?",
+                        json!({"type": "object", "properties": {"region": {"type": "string"}}}),
+                    )
+                    .unwrap();
+                    ask::input_required([("region", form)], Some("provision-v1")).into()
+                }
+                Some(region) => {
+                    assert_eq!(params.request_state.as_deref(), Some("provision-v1"));
+                    let name = params.arguments.as_ref().unwrap()["name"].as_str().unwrap();
+                    let text = format!("Provisioned '{name}' in {region}.");
+                    CallToolResult::new(vec![ask::text(text)]).into()
+                }
+            })
+        })
+        .build()
+        .unwrap()
+}
+
+fn http_client(addr: std::net::SocketAddr) -> Client {
+    let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
+    Client::builder("test-client", "1.0")
+        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .build(Arc::new(transport))
+}
+
+#[tokio::test]
+async fn the_full_mrtr_flow_runs_over_http_with_json_responses() {
+    let addr = serve_default(provisioner(false)).await;
+    let client = http_client(addr);
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Provisioned 'orders' in eu-west-1.");
+
+    let first = body(
+        1,
+        "tools/call",
+        json!({"name": "provision", "arguments": {"name": "o"}}),
+    );
+    let raw = post(addr, &mcp_headers("tools/call", Some("provision")), &first).await;
+    assert_eq!(raw.header("content-type"), Some("application/json"));
+    assert_eq!(raw.json()["result"]["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn the_full_mrtr_flow_runs_over_http_with_sse_responses() {
+    let addr = serve_default(provisioner(true)).await;
+    let client = http_client(addr);
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Provisioned 'orders' in eu-west-1.");
+
+    let first = body(
+        1,
+        "tools/call",
+        json!({"name": "provision", "arguments": {"name": "o"}}),
+    );
+    let raw = post(addr, &mcp_headers("tools/call", Some("provision")), &first).await;
+    assert_eq!(raw.header("content-type"), Some("text/event-stream"));
+    assert_eq!(raw.header("x-accel-buffering"), Some("no"));
+    let events = raw.events();
+    assert_eq!(events[0]["method"], "notifications/message", "{events:?}");
+    assert_eq!(events[1]["id"], 1);
+    assert_eq!(events[1]["result"]["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn a_client_that_accepts_only_json_gets_json_without_the_notifications() {
+    let addr = serve_default(provisioner(true)).await;
+    let first = body(
+        1,
+        "tools/call",
+        json!({"name": "provision", "arguments": {"name": "o"}}),
+    );
+    let mut headers = mcp_headers("tools/call", Some("provision"));
+    http_support::set(&mut headers, "Accept", Some("application/json"));
+    let raw = post(addr, &headers, &first).await;
+    assert_eq!(raw.header("content-type"), Some("application/json"));
+    assert_eq!(raw.json()["result"]["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_the_call_that_asked_over_sse() {
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
+            let n = params.arguments.as_ref().unwrap()["n"].as_f64().unwrap();
+            for i in 1..=3 {
+                ctx.progress(n * 10.0 + f64::from(i), Some(n * 10.0 + 3.0), None);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            Ok(CallToolResult::new(vec![ask::text("ok")]).into())
+        })
+        .build()
+        .unwrap();
+    let addr = serve_default(server).await;
+    let client = http_client(addr);
+    let mut tasks = Vec::new();
+    for n in [1, 2] {
+        let client = client.clone();
+        tasks.push(tokio::spawn(async move {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let mut params = CallToolRequestParams::new("t");
+            params.arguments = Some(json!({"n": n}).as_object().unwrap().clone());
+            let outcome = client
+                .request_with_progress::<method::CallTool>(params, tx)
+                .await
+                .unwrap();
+            assert!(matches!(outcome, Outcome::Complete(_)));
+            let mut seen = Vec::new();
+            while let Ok(p) = rx.try_recv() {
+                seen.push(p.progress.as_f64().unwrap());
+            }
+            (n, seen)
+        }));
+    }
+    for t in tasks {
+        let (n, seen) = t.await.unwrap();
+        let base = f64::from(n) * 10.0;
+        assert_eq!(seen, vec![base + 1.0, base + 2.0, base + 3.0], "caller {n}");
+    }
+}
+
+/// Signals when dropped: the handler holding it has stopped.
+struct Stopped(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+type Signal = Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>;
+
+/// A tool that (optionally) sends one progress notification, then waits until it is
+/// cancelled; `stopped` fires when its future is gone, `cancelled` when its token fired.
+fn waits_for_cancellation(notify: bool, stopped: Signal, cancelled: Signal) -> Server {
+    Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _p| {
+            let guard = Stopped(stopped.lock().unwrap().take());
+            let cancelled = Arc::clone(&cancelled);
+            async move {
+                let _guard = guard;
+                let token = ctx.cancellation().clone();
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    if let Some(tx) = cancelled.lock().unwrap().take() {
+                        let _ = tx.send(());
+                    }
+                });
+                if notify {
+                    ctx.log("info", json!("started"));
+                }
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(CallToolResult::new(vec![ask::text("never sent")]).into())
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+async fn closing_the_connection_cancels(notify: bool) {
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel();
+    let (cancelled_tx, cancelled_rx) = tokio::sync::oneshot::channel();
+    let server = waits_for_cancellation(
+        notify,
+        Arc::new(Mutex::new(Some(stopped_tx))),
+        Arc::new(Mutex::new(Some(cancelled_tx))),
+    );
+    let addr = serve_default(server).await;
+    let text = body(1, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let mut stream = open(
+        addr,
+        "POST",
+        &mcp_headers("tools/call", Some("slow")),
+        &text,
+    )
+    .await;
+    if notify {
+        // Wait for the stream to start (the first event), then hang up.
+        use tokio::io::AsyncReadExt;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !String::from_utf8_lossy(&seen).contains("data: ") {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        assert!(String::from_utf8_lossy(&seen).contains("text/event-stream"));
+    } else {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(5), stopped_rx)
+        .await
+        .expect("the handler did not stop")
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(5), cancelled_rx)
+        .await
+        .expect("the handler's token was not cancelled")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn closing_an_sse_stream_cancels_the_handler() {
+    closing_the_connection_cancels(true).await;
+}
+
+#[tokio::test]
+async fn closing_the_connection_of_a_pending_json_answer_cancels_the_handler() {
+    closing_the_connection_cancels(false).await;
+}
+
+#[tokio::test]
+async fn dropping_a_client_call_cancels_the_handler() {
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel();
+    let (cancelled_tx, _cancelled_rx) = tokio::sync::oneshot::channel();
+    let server = waits_for_cancellation(
+        false,
+        Arc::new(Mutex::new(Some(stopped_tx))),
+        Arc::new(Mutex::new(Some(cancelled_tx))),
+    );
+    let addr = serve_default(server).await;
+    let client = http_client(addr);
+    let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    call.abort();
+    tokio::time::timeout(Duration::from_secs(5), stopped_rx)
+        .await
+        .expect("the handler did not stop")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn refusals_carry_the_http_status_and_the_json_rpc_error() {
+    let addr = serve_default(provisioner(false)).await;
+    let client = http_client(addr);
+    let err = client
+        .request::<method::ListPrompts>(PaginatedRequestParams::new())
+        .await
+        .unwrap_err();
+    let Error::Transport(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.http_status(), Some(404), "{err}");
+    assert_eq!(e.rpc_error().map(|r| r.code), Some(-32601), "{err}");
+}
+
+fn sql_server() -> Server {
+    let schema = json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "query": {"type": "string"}
+    }});
+    let tools_schema = schema.clone();
+    Server::builder("sql", "1")
+        .handle::<method::ListTools, _, _>(move |_ctx, _p| {
+            let schema = tools_schema.clone();
+            async move {
+                let good = Tool::new(serde_json::from_value(schema).unwrap(), "sql");
+                let bad_schema = json!({"type": "object", "properties": {
+                    "n": {"type": "number", "x-mcp-header": "N"}
+                }});
+                let bad = Tool::new(serde_json::from_value(bad_schema).unwrap(), "bad");
+                Ok(ListToolsResult::new(vec![good, bad]))
+            }
+        })
+        .handle::<method::CallTool, _, _>(|_ctx, params| async move {
+            let region = params.arguments.as_ref().unwrap()["region"].clone();
+            Ok(CallToolResult::new(vec![ask::text(format!("ran in {region}"))]).into())
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
+    let lookup = |tool: &str| {
+        (tool == "sql").then(|| {
+            tern::transport::http::param_headers(&json!({"properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}
+            }}))
+            .unwrap()
+        })
+    };
+    let addr = serve(HttpServer::new(sql_server()).with_tool_headers(lookup)).await;
+    let client = http_client(addr);
+    let args = json!({"region": "Zürich ", "query": "SELECT 1"});
+
+    // Before tools/list the client does not know the annotation: the server refuses.
+    let err = client.call_tool("sql", args.clone()).await.unwrap_err();
+    let Error::Transport(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.http_status(), Some(400), "{err}");
+    assert_eq!(e.rpc_error().map(|r| r.code), Some(-32020), "{err}");
+
+    // tools/list teaches it; the tool with an invalid annotation is left out.
+    let tools = client
+        .request::<method::ListTools>(PaginatedRequestParams::new())
+        .await
+        .unwrap();
+    let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, vec!["sql"]);
+    let result = client.call_tool("sql", args).await.unwrap();
+    assert_eq!(text_of(&result), "ran in \"Zürich \"");
+}
+
+#[tokio::test]
+async fn the_client_sends_its_bearer_token() {
+    struct Token;
+    impl tern::auth::TokenVerifier for Token {
+        fn verify(
+            &self,
+            token: &str,
+        ) -> tern::transport::BoxFuture<'_, Result<tern::auth::AuthInfo, tern::auth::AuthError>>
+        {
+            let ok = token == "s3cret";
+            Box::pin(async move {
+                if ok {
+                    Ok(tern::auth::AuthInfo {
+                        client_id: "me".into(),
+                        ..Default::default()
+                    })
+                } else {
+                    Err(tern::auth::AuthError::InvalidToken("no".into()))
+                }
+            })
+        }
+    }
+    let addr =
+        serve(HttpServer::new(provisioner(false)).with_token_verifier(Arc::new(Token))).await;
+    let anonymous = http_client(addr);
+    let err = anonymous
+        .call_tool("provision", json!({"name": "x"}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport(e) if e.http_status() == Some(401)),
+        "{err:?}"
+    );
+
+    let transport = HttpClientTransport::builder(url(addr))
+        .with_bearer_token("s3cret")
+        .build()
+        .unwrap();
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .build(Arc::new(transport));
+    let result = client
+        .call_tool("provision", json!({"name": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Provisioned 'x' in eu-west-1.");
+}
+
+#[tokio::test]
+async fn the_provision_example_serves_http_and_its_call_command_provisions() {
+    use tokio::io::AsyncBufReadExt;
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = server.stdout.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let line = lines.next_line().await.unwrap().unwrap();
+    let url = line.strip_prefix("serving on ").unwrap().to_owned();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
+        .args(["call", &url])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "Provisioned 'orders' in eu-west-1."),
+        "{stdout}"
+    );
+}

@@ -1,0 +1,371 @@
+//! What the Streamable HTTP server refuses, and with which status and JSON-RPC error:
+//! over a real loopback socket, with a raw HTTP client that sends exactly the headers
+//! each test names.
+
+mod http_support;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tern::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern::server::{RequestContext, Server};
+use tern::transport::BoxFuture;
+use tern::transport::http::ParamHeader;
+use tern::transport::http::server::{HostPolicy, HttpServer};
+use tern::types::v2026_07_28::{CallToolResult, ReadResourceResult, TextResourceContents, method};
+
+use http_support::{body, mcp_headers, post, send, serve, set};
+
+fn server() -> Server {
+    Server::builder("rules", "1")
+        .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
+            let who = ctx.auth().map(|a| a.client_id.clone()).unwrap_or_default();
+            let text = format!("{} by {who}", params.name);
+            Ok(CallToolResult::new(vec![tern::ask::text(text)]).into())
+        })
+        .handle::<method::ReadResource, _, _>(|_ctx, params| async move {
+            let contents = TextResourceContents::new("hi", params.uri.clone());
+            Ok(ReadResourceResult::new(vec![contents.into()]).into())
+        })
+        .build()
+        .unwrap()
+}
+
+fn sql_headers(tool: &str) -> Option<Vec<ParamHeader>> {
+    (tool == "sql").then(|| {
+        vec![
+            ParamHeader {
+                name: "Region".into(),
+                path: vec!["region".into()],
+            },
+            ParamHeader {
+                name: "Limit".into(),
+                path: vec!["limit".into()],
+            },
+        ]
+    })
+}
+
+async fn rules_server() -> std::net::SocketAddr {
+    serve(HttpServer::new(server()).with_tool_headers(sql_headers)).await
+}
+
+fn call(name: &str) -> String {
+    body(1, "tools/call", json!({"name": name, "arguments": {}}))
+}
+
+#[tokio::test]
+async fn a_well_formed_call_is_answered_with_json() {
+    let addr = rules_server().await;
+    let r = post(
+        addr,
+        &mcp_headers("tools/call", Some("echo")),
+        &call("echo"),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["resultType"], "complete");
+}
+
+#[tokio::test]
+async fn a_missing_protocol_version_header_is_400_header_mismatch() {
+    let addr = rules_server().await;
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "MCP-Protocol-Version", None);
+    let r = post(addr, &h, &call("echo")).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+    assert_eq!(r.json()["id"], 1);
+}
+
+#[tokio::test]
+async fn a_protocol_version_header_that_differs_from_meta_is_400_header_mismatch() {
+    let addr = rules_server().await;
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "MCP-Protocol-Version", Some("2025-11-25"));
+    let r = post(addr, &h, &call("echo")).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_missing_meta_is_400_invalid_params() {
+    let addr = rules_server().await;
+    let text = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let r = post(addr, &mcp_headers("tools/list", None), &text.to_string()).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32602)), "{r:?}");
+}
+
+#[tokio::test]
+async fn a_missing_or_mismatched_mcp_method_header_is_400_header_mismatch() {
+    let addr = rules_server().await;
+    for value in [None, Some("tools/list")] {
+        let mut h = mcp_headers("tools/call", Some("echo"));
+        set(&mut h, "Mcp-Method", value);
+        let r = post(addr, &h, &call("echo")).await;
+        assert_eq!(
+            (r.status, r.error_code()),
+            (400, Some(-32020)),
+            "{value:?}: {r:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_or_mismatched_mcp_name_header_is_400_header_mismatch() {
+    let addr = rules_server().await;
+    for value in [None, Some("other")] {
+        let mut h = mcp_headers("tools/call", Some("echo"));
+        set(&mut h, "Mcp-Name", value);
+        let r = post(addr, &h, &call("echo")).await;
+        assert_eq!(
+            (r.status, r.error_code()),
+            (400, Some(-32020)),
+            "{value:?}: {r:?}"
+        );
+    }
+    let read = body(2, "resources/read", json!({"uri": "file:///a.txt"}));
+    let r = post(
+        addr,
+        &mcp_headers("resources/read", Some("file:///b.txt")),
+        &read,
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+    let r = post(
+        addr,
+        &mcp_headers("resources/read", Some("file:///a.txt")),
+        &read,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+}
+
+#[tokio::test]
+async fn a_base64_encoded_mcp_name_is_decoded_before_comparing() {
+    let addr = rules_server().await;
+    let name = "héllo wörld";
+    let encoded = tern::transport::http::encode_header_value(name);
+    assert!(encoded.starts_with("=?base64?"), "{encoded}");
+    let r = post(
+        addr,
+        &mcp_headers("tools/call", Some(&encoded)),
+        &call(name),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let wrong = tern::transport::http::encode_header_value("héllo");
+    let r = post(addr, &mcp_headers("tools/call", Some(&wrong)), &call(name)).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+    let r = post(
+        addr,
+        &mcp_headers("tools/call", Some("=?base64?%%%?=")),
+        &call(name),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+}
+
+#[tokio::test]
+async fn mcp_param_headers_must_mirror_annotated_arguments() {
+    let addr = rules_server().await;
+    let sql =
+        |args: serde_json::Value| body(1, "tools/call", json!({"name": "sql", "arguments": args}));
+    let with = |params: &[(&str, &str)]| {
+        let mut h = mcp_headers("tools/call", Some("sql"));
+        for (n, v) in params {
+            h.push(((*n).into(), (*v).into()));
+        }
+        h
+    };
+    let args = json!({"region": "us-west1", "limit": 42, "query": "SELECT 1"});
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "both present",
+            vec![("Mcp-Param-Region", "us-west1"), ("Mcp-Param-Limit", "42")],
+            200,
+        ),
+        (
+            "integers compare numerically",
+            vec![
+                ("Mcp-Param-Region", "us-west1"),
+                ("mcp-param-limit", "42.0"),
+            ],
+            200,
+        ),
+        (
+            "base64 form",
+            vec![
+                ("Mcp-Param-Region", "=?base64?dXMtd2VzdDE=?="),
+                ("Mcp-Param-Limit", "42"),
+            ],
+            200,
+        ),
+        ("missing", vec![("Mcp-Param-Limit", "42")], 400),
+        (
+            "mismatched",
+            vec![("Mcp-Param-Region", "eu-west1"), ("Mcp-Param-Limit", "42")],
+            400,
+        ),
+        (
+            "mismatched integer",
+            vec![("Mcp-Param-Region", "us-west1"), ("Mcp-Param-Limit", "43")],
+            400,
+        ),
+    ];
+    for (what, params, status) in cases {
+        let r = post(addr, &with(&params), &sql(args.clone())).await;
+        assert_eq!(r.status, status, "{what}: {r:?}");
+        if status == 400 {
+            assert_eq!(r.error_code(), Some(-32020), "{what}");
+        }
+    }
+    // An argument that is absent or null needs no header, and must not get one.
+    let r = post(addr, &with(&[]), &sql(json!({"region": null}))).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    let r = post(addr, &with(&[("Mcp-Param-Region", "x")]), &sql(json!({}))).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
+}
+
+#[tokio::test]
+async fn get_and_delete_are_405() {
+    let addr = rules_server().await;
+    for verb in ["GET", "DELETE"] {
+        let r = send(addr, verb, &[], "").await;
+        assert_eq!(r.status, 405, "{verb}: {r:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_413() {
+    let addr = serve(HttpServer::new(server()).with_max_body_bytes(1024)).await;
+    let big = body(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"pad": "x".repeat(2048)}}),
+    );
+    let r = post(addr, &mcp_headers("tools/call", Some("echo")), &big).await;
+    assert_eq!(r.status, 413, "{r:?}");
+}
+
+#[tokio::test]
+async fn an_unknown_method_is_404_method_not_found() {
+    let addr = rules_server().await;
+    let text = body(7, "prompts/list", json!({}));
+    let r = post(addr, &mcp_headers("prompts/list", None), &text).await;
+    assert_eq!((r.status, r.error_code()), (404, Some(-32601)), "{r:?}");
+    assert_eq!(r.json()["id"], 7);
+}
+
+#[tokio::test]
+async fn a_foreign_host_or_origin_is_403_and_loopback_ones_pass() {
+    let addr = rules_server().await;
+    let port = addr.port();
+    let forbidden = [
+        ("Host", "evil.example.com".to_owned()),
+        ("Host", format!("evil.example.com:{port}")),
+        ("Origin", "http://evil.example.com".to_owned()),
+    ];
+    for (name, value) in forbidden {
+        let mut h = mcp_headers("tools/call", Some("echo"));
+        set(&mut h, name, Some(&value));
+        let r = post(addr, &h, &call("echo")).await;
+        assert_eq!(r.status, 403, "{name}: {value}: {r:?}");
+    }
+    let allowed = [
+        ("Host", format!("localhost:{port}")),
+        ("Host", format!("127.0.0.1:{port}")),
+        ("Origin", format!("http://localhost:{port}")),
+    ];
+    for (name, value) in allowed {
+        let mut h = mcp_headers("tools/call", Some("echo"));
+        set(&mut h, name, Some(&value));
+        let r = post(addr, &h, &call("echo")).await;
+        assert_eq!(r.status, 200, "{name}: {value}: {r:?}");
+    }
+    // The conformance probe: a non-MCP body with a good Host is not refused as a rebinding.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let r = post(
+        addr,
+        &[("Host".into(), format!("localhost:{port}"))],
+        &init.to_string(),
+    )
+    .await;
+    assert_ne!(r.status, 403, "{r:?}");
+}
+
+#[tokio::test]
+async fn hosts_can_be_allowed_by_name_or_unchecked() {
+    let named =
+        serve(HttpServer::new(server()).with_hosts(HostPolicy::Allow(vec!["mcp.example".into()])))
+            .await;
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "Host", Some("mcp.example:443"));
+    assert_eq!(post(named, &h, &call("echo")).await.status, 200);
+    set(&mut h, "Host", Some("localhost"));
+    assert_eq!(post(named, &h, &call("echo")).await.status, 403);
+    let open = serve(HttpServer::new(server()).with_hosts(HostPolicy::Any)).await;
+    set(&mut h, "Host", Some("anything.example"));
+    assert_eq!(post(open, &h, &call("echo")).await.status, 200);
+}
+
+struct OneToken;
+
+impl TokenVerifier for OneToken {
+    fn verify(&self, token: &str) -> BoxFuture<'_, Result<AuthInfo, AuthError>> {
+        let result = if token == "good" {
+            Ok(AuthInfo {
+                client_id: "client-7".into(),
+                ..AuthInfo::default()
+            })
+        } else {
+            Err(AuthError::InvalidToken("unknown token".into()))
+        };
+        Box::pin(async move { result })
+    }
+}
+
+#[tokio::test]
+async fn bearer_tokens_are_verified_and_the_identity_reaches_the_handler() {
+    let addr = serve(
+        HttpServer::new(server())
+            .with_token_verifier(Arc::new(OneToken))
+            .with_resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource"),
+    )
+    .await;
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    let missing = post(addr, &h, &call("echo")).await;
+    assert_eq!(missing.status, 401, "{missing:?}");
+    let challenge = missing.header("www-authenticate").unwrap();
+    assert!(challenge.starts_with("Bearer"), "{challenge}");
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+
+    set(&mut h, "Authorization", Some("Bearer bad"));
+    let bad = post(addr, &h, &call("echo")).await;
+    assert_eq!(bad.status, 401);
+    assert!(
+        bad.header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
+
+    set(&mut h, "Authorization", Some("Bearer good"));
+    let ok = post(addr, &h, &call("echo")).await;
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert_eq!(
+        ok.json()["result"]["content"][0]["text"],
+        "echo by client-7"
+    );
+}
+
+#[tokio::test]
+async fn a_batch_or_garbage_body_is_400() {
+    let addr = rules_server().await;
+    let h = mcp_headers("tools/call", Some("echo"));
+    let batch = format!("[{}]", call("echo"));
+    for text in ["{not json", batch.as_str()] {
+        let r = post(addr, &h, text).await;
+        assert_eq!(r.status, 400, "{text}: {r:?}");
+        assert!(matches!(r.error_code(), Some(-32700 | -32600)), "{r:?}");
+    }
+}

@@ -1,0 +1,177 @@
+//! What the HTTP tests share: a tern server on a loopback port, a raw HTTP/1.1 client
+//! that sends exactly the headers a test names, and well-formed request bodies.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+
+use serde_json::{Value, json};
+use tern::server::Server;
+use tern::transport::http::server::HttpServer;
+use tern_tests::wire::meta;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Serves `http` on a fresh loopback port; returns the address.
+pub async fn serve(http: HttpServer) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(http.serve(listener, std::future::pending()));
+    addr
+}
+
+/// Serves `server` with default settings.
+pub async fn serve_default(server: Server) -> SocketAddr {
+    serve(HttpServer::new(server)).await
+}
+
+/// The endpoint URL.
+pub fn url(addr: SocketAddr) -> String {
+    format!("http://{addr}/mcp")
+}
+
+/// An HTTP answer as it came off the socket.
+#[derive(Debug)]
+pub struct Raw {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Raw {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
+    }
+
+    /// The `data:` payloads of an SSE body.
+    pub fn events(&self) -> Vec<Value> {
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+
+    /// The JSON-RPC error code in the body.
+    pub fn error_code(&self) -> Option<i64> {
+        self.json()["error"]["code"].as_i64()
+    }
+}
+
+/// The headers a well-behaved client sends for `method` (and `name`, when it has one).
+pub fn mcp_headers(method: &str, name: Option<&str>) -> Vec<(String, String)> {
+    let mut h = vec![
+        ("Content-Type".into(), "application/json".into()),
+        (
+            "Accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+        ("MCP-Protocol-Version".into(), "2026-07-28".into()),
+        ("Mcp-Method".into(), method.into()),
+    ];
+    if let Some(n) = name {
+        h.push(("Mcp-Name".into(), n.into()));
+    }
+    h
+}
+
+/// Replaces (or with `None` removes) header `name`.
+pub fn set(headers: &mut Vec<(String, String)>, name: &str, value: Option<&str>) {
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    if let Some(v) = value {
+        headers.push((name.into(), v.into()));
+    }
+}
+
+/// A well-formed request body.
+pub fn body(id: i64, method: &str, mut params: Value) -> String {
+    params["_meta"] = meta(json!({"elicitation": {}}));
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// Sends a raw HTTP/1.1 request (`Connection: close`) and reads the whole answer.
+pub async fn send(addr: SocketAddr, verb: &str, headers: &[(String, String)], body: &str) -> Raw {
+    let mut stream = open(addr, verb, headers, body).await;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.unwrap();
+    parse(&raw)
+}
+
+/// POSTs `body` with `headers`.
+pub async fn post(addr: SocketAddr, headers: &[(String, String)], body: &str) -> Raw {
+    send(addr, "POST", headers, body).await
+}
+
+/// Writes a request and returns the open socket, for tests that read part of an answer.
+pub async fn open(
+    addr: SocketAddr,
+    verb: &str,
+    headers: &[(String, String)],
+    body: &str,
+) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut head = format!("{verb} /mcp HTTP/1.1\r\n");
+    if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    ));
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    stream
+}
+
+fn parse(raw: &[u8]) -> Raw {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
+    Raw {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || tail.len() < n {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = tail[n..].strip_prefix("\r\n").unwrap_or(&tail[n..]);
+    }
+    out
+}

@@ -1,0 +1,137 @@
+//! The tern client and server over stdio: the provision example spawned as a child
+//! process, newline-delimited JSON on its stdin and stdout, its stderr kept apart.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tern::ask;
+use tern::client::Client;
+use tern::server::Server;
+use tern::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
+use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
+use tern_tests::wire::{RawPeer, meta};
+use tokio::process::Command;
+
+fn text_of(result: &CallToolResult) -> String {
+    match &result.content[0] {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn provision_server_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_provision"));
+    command.args(["serve", "--stdio"]);
+    command
+}
+
+#[tokio::test]
+async fn the_full_mrtr_flow_runs_over_stdio_with_a_spawned_server() {
+    let (tx, mut stderr) = tokio::sync::mpsc::unbounded_channel();
+    let child = ChildProcessTransport::spawn_with_stderr(
+        provision_server_command(),
+        StderrSink::Channel(tx),
+    )
+    .unwrap();
+    let client = Client::builder("test-client", "1.0")
+        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .connect(child);
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Provisioned 'orders' in eu-west-1.");
+
+    // The server's narration went to stderr, which reached our sink, not the protocol.
+    let mut lines = Vec::new();
+    while lines.len() < 2 {
+        let line = tokio::time::timeout(Duration::from_secs(5), stderr.recv())
+            .await
+            .expect("no stderr line")
+            .expect("stderr closed");
+        lines.push(line);
+    }
+    assert!(lines[0].starts_with("server: no region yet"), "{lines:?}");
+    assert!(
+        lines[1].starts_with("server: got region \"eu-west-1\""),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_call_command_spawns_a_stdio_server_and_provisions() {
+    let bin = env!("CARGO_BIN_EXE_provision");
+    let out = Command::new(bin)
+        .args(["call", &format!("{bin} serve --stdio")])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "Provisioned 'orders' in eu-west-1."),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn a_stdio_server_answers_one_line_per_message_and_skips_blank_lines() {
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(|_ctx, _p| async {
+            Ok(CallToolResult::new(vec![ask::text("ok")]).into())
+        })
+        .build()
+        .unwrap();
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(async move {
+        server
+            .serve(LineTransport::new(server_read, server_write))
+            .await
+    });
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"_meta": meta(json!({})), "name": "t", "arguments": {}}});
+    client_write
+        .write_all(format!("\n\r\n{request}\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let line = lines.next_line().await.unwrap().unwrap();
+    let response: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(response["id"], 1);
+    assert_eq!(response["result"]["content"][0]["text"], "ok");
+}
+
+#[tokio::test]
+async fn a_raw_peer_over_a_child_gets_parse_errors_for_garbage() {
+    let child = ChildProcessTransport::spawn(provision_server_command()).unwrap();
+    let mut peer = RawPeer::new(child);
+    peer.send(json!("not an object")).await;
+    let answer = peer.recv().await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+}
+
+#[tokio::test]
+async fn dropping_the_client_ends_the_child_process() {
+    let child = ChildProcessTransport::spawn(provision_server_command()).unwrap();
+    let pid = child.id().unwrap();
+    let client = Client::builder("c", "1").connect(child);
+    drop(client);
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while proc_dir.exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the child {pid} is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
