@@ -220,7 +220,10 @@ impl HttpClientTransport {
         });
     }
 
-    fn build_request(&self, request: &OutgoingRequest) -> Result<Request<Full<Bytes>>, CallError> {
+    fn build_request(
+        &self,
+        request: &mut OutgoingRequest,
+    ) -> Result<Request<Full<Bytes>>, CallError> {
         let invalid = |what: &str| {
             CallError::Transport(TransportError::new(format!(
                 "cannot send {what} as a header"
@@ -264,14 +267,16 @@ impl HttpClientTransport {
         for (name, value) in &self.inner.headers {
             builder = builder.header(name, value);
         }
-        let body = jsonrpc::request(&request.id, &request.method, Some(request.params.clone()));
+        // The params are not needed after this: move them into the body, no deep copy.
+        let params = std::mem::take(&mut request.params);
+        let body = jsonrpc::request(&request.id, &request.method, Some(params));
         builder
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))
     }
 
-    async fn exchange(&self, request: OutgoingRequest) -> Result<Value, CallError> {
-        let http_request = self.build_request(&request)?;
+    async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
+        let http_request = self.build_request(&mut request)?;
         let response = self.inner.pool.request(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "POST {} failed: {e}",

@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::post;
+use axum::serve::ListenerExt as _;
 
 pub use guard::HostPolicy;
 
@@ -169,6 +170,13 @@ impl HttpServer {
         if !self.hosts_explicit && !listener.local_addr()?.ip().is_loopback() {
             self.hosts = HostPolicy::Any;
         }
+        // Without TCP_NODELAY, an SSE stream's second small write can wait for the
+        // client's delayed ACK (tens of milliseconds).
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, self.router())
             .with_graceful_shutdown(shutdown)
             .await

@@ -1,0 +1,118 @@
+//! Full multi round-trip flows over loopback Streamable HTTP, tern client to tern
+//! server: `tools/call`, input-required, the client's callback, the retry, complete.
+//!
+//! ```sh
+//! cargo bench -p tern --bench http_flow
+//! ```
+//!
+//! Prints the median and 99th percentile of sequential flows, sequential flows per
+//! second, and flows per second with 16 concurrent callers sharing one client. The
+//! server runs on its own multi-threaded runtime (two workers), the client on another,
+//! so both compete for the machine's cores as they would in two processes.
+
+#[path = "../examples/support/seed.rs"]
+#[allow(dead_code)]
+mod seed;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tern::client::Client;
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::server::HttpServer;
+
+const WARMUP: usize = 500;
+const SEQUENTIAL: usize = 5_000;
+const CONCURRENT_CALLERS: usize = 16;
+const CONCURRENT_FOR: Duration = Duration::from_secs(5);
+
+type BenchResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn runtime(workers: usize) -> BenchResult<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()?)
+}
+
+async fn flow(client: &Client) -> BenchResult<()> {
+    client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await?;
+    Ok(())
+}
+
+fn main() -> BenchResult<()> {
+    // `cargo test --benches` runs bench binaries with `--bench` absent: do nothing then.
+    if !std::env::args().any(|a| a == "--bench") {
+        return Ok(());
+    }
+    let server_rt = runtime(2)?;
+    let addr = server_rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let server = seed::provision_server().build()?;
+        tokio::spawn(HttpServer::new(server).serve(listener, std::future::pending()));
+        BenchResult::Ok(addr)
+    })?;
+
+    let client_rt = runtime(2)?;
+    client_rt.block_on(async {
+        let transport = HttpClientTransport::builder(format!("http://{addr}/mcp")).build()?;
+        let client = Client::builder("bench", "1.0.0")
+            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
+            .build(Arc::new(transport));
+
+        for _ in 0..WARMUP {
+            flow(&client).await?;
+        }
+        let mut times = Vec::with_capacity(SEQUENTIAL);
+        let started = Instant::now();
+        for _ in 0..SEQUENTIAL {
+            let t = Instant::now();
+            flow(&client).await?;
+            times.push(t.elapsed());
+        }
+        let total = started.elapsed();
+        times.sort();
+        let median = times[times.len() / 2];
+        let p99 = times[times.len() * 99 / 100];
+        println!(
+            "http_flow/sequential: median {:.1} µs, p99 {:.1} µs, {:.0} flows/s ({SEQUENTIAL} flows)",
+            median.as_secs_f64() * 1e6,
+            p99.as_secs_f64() * 1e6,
+            SEQUENTIAL as f64 / total.as_secs_f64()
+        );
+
+        let deadline = Instant::now() + CONCURRENT_FOR;
+        let started = Instant::now();
+        let mut callers = Vec::with_capacity(CONCURRENT_CALLERS);
+        for _ in 0..CONCURRENT_CALLERS {
+            let client = client.clone();
+            callers.push(tokio::spawn(async move {
+                let mut done = 0u64;
+                while Instant::now() < deadline {
+                    if flow(&client).await.is_err() {
+                        return Err(done);
+                    }
+                    done += 1;
+                }
+                Ok(done)
+            }));
+        }
+        let mut flows = 0u64;
+        for caller in callers {
+            match caller.await? {
+                Ok(n) => flows += n,
+                Err(n) => return Err(format!("a concurrent flow failed after {n} flows").into()),
+            }
+        }
+        println!(
+            "http_flow/concurrent_{CONCURRENT_CALLERS}: {:.0} flows/s ({flows} flows in {:.1} s)",
+            flows as f64 / started.elapsed().as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        );
+        BenchResult::Ok(())
+    })
+}
