@@ -7276,6 +7276,21 @@ impl ::std::convert::From<::std::string::String> for ElicitValue {
         Self::String(s)
     }
 }
+impl ::std::convert::From<bool> for ElicitValue {
+    fn from(b: bool) -> Self {
+        Self::Boolean(b)
+    }
+}
+impl ::std::convert::From<i64> for ElicitValue {
+    fn from(i: i64) -> Self {
+        Self::Integer(i)
+    }
+}
+impl ::std::convert::From<f64> for ElicitValue {
+    fn from(n: f64) -> Self {
+        Self::Number(n)
+    }
+}
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {

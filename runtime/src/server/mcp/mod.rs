@@ -741,18 +741,41 @@ impl<'a> ToolBuilder<'a> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = tool::decode_args("tool", &name, call.arguments)?;
-                let round = resolve::resolve_round(
-                    &nodes,
-                    &args,
-                    call.input_responses.as_ref(),
-                    call.request_state.as_deref(),
-                );
-                let store = match round {
-                    Ok(Resolution::Ask(asked)) => {
-                        return Ok(CallToolOutcome::InputRequired(*asked));
+                let legacy = call.ctx.era() == crate::legacy::Era::Legacy;
+                let mut responses = call.input_responses;
+                let mut state = call.request_state;
+                // On a 2025-11-25 session there is no input-required result: the same
+                // questions go to the client as requests of their own, one dependency
+                // level at a time, and the body runs when all are answered.
+                let mut levels = 0;
+                let store = loop {
+                    let round =
+                        resolve::resolve_round(&nodes, &args, responses.as_ref(), state.as_deref());
+                    match round {
+                        Ok(Resolution::Ready(store)) => break store,
+                        Ok(Resolution::Ask(asked)) if !legacy => {
+                            return Ok(CallToolOutcome::InputRequired(*asked));
+                        }
+                        Ok(Resolution::Ask(asked)) => {
+                            levels += 1;
+                            if levels > nodes.len() + 1 {
+                                tracing::error!(tool = %name, "resolvers did not settle on a legacy session");
+                                return Err(RpcError::internal("Internal error"));
+                            }
+                            let asked = *asked;
+                            let mut answers = crate::types::v2026_07_28::InputResponses::new();
+                            for (key, request) in asked.input_requests.iter().flat_map(|r| r.iter())
+                            {
+                                let answer = call.ctx.request_input(request).await?;
+                                answers.insert(key.clone(), answer).map_err(|e| {
+                                    RpcError::internal(format!("Internal error: {e}"))
+                                })?;
+                            }
+                            responses = Some(answers);
+                            state = asked.request_state;
+                        }
+                        Err(e) => return e.into_outcome(),
                     }
-                    Ok(Resolution::Ready(store)) => store,
-                    Err(e) => return e.into_outcome(),
                 };
                 let Some(resolved) = P::fetch(&store) else {
                     tracing::error!(tool = %name, "resolved values did not assemble");

@@ -1,0 +1,129 @@
+//! One resolver tool serves both eras: input-required rounds on 2026-07-28, real
+//! server-to-client requests on a 2025-11-25 session, answered by the same callback.
+
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tern::client::{Client, EraMode};
+use tern::server::{Elicit, McpServer, Resolve, ToolError, form_content};
+use tern::transport::memory;
+use tern::types::v2026_07_28::{ContentBlock, InputRequest};
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    name: String,
+}
+
+/// Which region should the database live in?
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+struct Region {
+    region: String,
+}
+
+/// Asked after the region: a second level of questions.
+#[derive(Clone, Debug)]
+struct Confirm(bool);
+
+impl Resolve<Args> for Confirm {
+    type Deps = (Elicit<Region>,);
+    fn key() -> String {
+        "confirm".into()
+    }
+    fn question(args: &Args, _deps: &Self::Deps) -> Result<InputRequest, ToolError> {
+        Ok(tern::ask::elicit_form(
+            format!("Create {}?", args.name),
+            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+        )?)
+    }
+    fn from_response(response: &serde_json::Value, _deps: &Self::Deps) -> Option<Self> {
+        form_content(response)?.get("ok")?.as_bool().map(Confirm)
+    }
+}
+
+fn server() -> McpServer {
+    let mcp = McpServer::new("Provisioner", "1.0.0");
+    mcp.tool("provision").resolve(
+        |args: Args, region: Elicit<Region>, confirm: Confirm| async move {
+            let region = region.accepted().map(|r| r.region).unwrap_or_default();
+            Ok(format!(
+                "Provisioned '{}' in {region} (confirmed: {}).",
+                args.name, confirm.0
+            ))
+        },
+    );
+    mcp
+}
+
+fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
+    match &result.content[0] {
+        ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
+    let seen: Arc<Mutex<Vec<(Option<String>, String)>>> = Arc::default();
+    let builder = || {
+        let seen = Arc::clone(&seen);
+        Client::builder("c", "1").on_elicitation(move |ctx, params| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let tern::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
+                    panic!("a form was expected");
+                };
+                seen.lock()
+                    .unwrap()
+                    .push((ctx.key.clone(), form.message.clone()));
+                Ok(if form.message.starts_with("Create") {
+                    tern::ask::accept([("ok", true)])
+                } else {
+                    tern::ask::accept([("region", "eu-west-1")])
+                })
+            }
+        })
+    };
+    let mcp = server();
+
+    let (client_end, server_end) = memory::pair();
+    let s = mcp.server().unwrap();
+    tokio::spawn(async move { s.serve(server_end).await });
+    let modern = builder().connect(client_end);
+    let result = modern
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&result),
+        "Provisioned 'orders' in eu-west-1 (confirmed: true)."
+    );
+
+    let (client_end, server_end) = memory::pair();
+    let s = mcp.server().unwrap();
+    tokio::spawn(async move { s.serve(server_end).await });
+    let legacy = builder()
+        .era(EraMode::Legacy)
+        .discover(client_end)
+        .await
+        .unwrap();
+    assert_eq!(legacy.protocol_version(), "2025-11-25");
+    let result = legacy
+        .call_tool("provision", json!({"name": "billing"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&result),
+        "Provisioned 'billing' in eu-west-1 (confirmed: true)."
+    );
+
+    let seen = seen.lock().unwrap();
+    let keys: Vec<Option<&str>> = seen.iter().map(|(k, _)| k.as_deref()).collect();
+    assert_eq!(
+        keys,
+        vec![Some("elicit_region"), Some("confirm"), None, None],
+        "input requests carry keys; legacy requests do not"
+    );
+    assert_eq!(seen[0].1, seen[2].1, "the same question in both eras");
+}
