@@ -42,6 +42,9 @@ impl Resolve<Args> for Confirm {
     }
 }
 
+/// What the callback saw: the request's key and the question.
+type Seen = Arc<Mutex<Vec<(Option<String>, String)>>>;
+
 fn server() -> McpServer {
     let mcp = McpServer::new("Provisioner", "1.0.0");
     mcp.tool("provision").resolve(
@@ -65,7 +68,7 @@ fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
 
 #[tokio::test]
 async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
-    let seen: Arc<Mutex<Vec<(Option<String>, String)>>> = Arc::default();
+    let seen: Seen = Arc::default();
     let builder = || {
         let seen = Arc::clone(&seen);
         Client::builder("c", "1").on_elicitation(move |ctx, params| {
