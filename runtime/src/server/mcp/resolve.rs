@@ -378,7 +378,7 @@ where
     }
 
     fn question(_args: &A, _deps: &()) -> Result<InputRequest, ToolError> {
-        let (message, form) = schema::form_schema::<T>();
+        let (message, form) = schema::cached_form_schema::<T>();
         let message = message.unwrap_or_else(|| format!("Please provide {}", T::schema_name()));
         let form = serde_json::from_value(form).map_err(|e| {
             ToolError::protocol(RpcError::internal(format!(
