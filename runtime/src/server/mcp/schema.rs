@@ -22,7 +22,10 @@ pub(crate) fn object_schema<T: JsonSchema>() -> Map<String, Value> {
 
 /// Form schemas by type: generating one costs more than the rest of a round, and a
 /// resolver renders its question every round.
-static FORMS: OnceLock<RwLock<HashMap<TypeId, (Option<String>, Value)>>> = OnceLock::new();
+static FORMS: OnceLock<RwLock<HashMap<TypeId, Form>>> = OnceLock::new();
+
+/// A form's message and schema.
+type Form = (Option<String>, Value);
 
 /// [`form_schema`], generated once per type.
 pub(crate) fn cached_form_schema<T: JsonSchema + 'static>() -> (Option<String>, Value) {
