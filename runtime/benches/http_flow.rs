@@ -43,6 +43,31 @@ async fn flow(client: &Client) -> BenchResult<()> {
     Ok(())
 }
 
+/// Runs `SEQUENTIAL` flows one after another and prints their median, p99 and rate.
+async fn sequential(name: &str, client: &Client) -> BenchResult<()> {
+    for _ in 0..WARMUP {
+        flow(client).await?;
+    }
+    let mut times = Vec::with_capacity(SEQUENTIAL);
+    let started = Instant::now();
+    for _ in 0..SEQUENTIAL {
+        let t = Instant::now();
+        flow(client).await?;
+        times.push(t.elapsed());
+    }
+    let total = started.elapsed();
+    times.sort();
+    let median = times[times.len() / 2];
+    let p99 = times[times.len() * 99 / 100];
+    println!(
+        "http_flow/{name}: median {:.1} µs, p99 {:.1} µs, {:.0} flows/s ({SEQUENTIAL} flows)",
+        median.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6,
+        SEQUENTIAL as f64 / total.as_secs_f64()
+    );
+    Ok(())
+}
+
 fn main() -> BenchResult<()> {
     // `cargo test --benches` runs bench binaries with `--bench` absent: do nothing then.
     if !std::env::args().any(|a| a == "--bench") {
@@ -64,26 +89,15 @@ fn main() -> BenchResult<()> {
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
             .build(Arc::new(transport));
 
-        for _ in 0..WARMUP {
-            flow(&client).await?;
-        }
-        let mut times = Vec::with_capacity(SEQUENTIAL);
-        let started = Instant::now();
-        for _ in 0..SEQUENTIAL {
-            let t = Instant::now();
-            flow(&client).await?;
-            times.push(t.elapsed());
-        }
-        let total = started.elapsed();
-        times.sort();
-        let median = times[times.len() / 2];
-        let p99 = times[times.len() * 99 / 100];
-        println!(
-            "http_flow/sequential: median {:.1} µs, p99 {:.1} µs, {:.0} flows/s ({SEQUENTIAL} flows)",
-            median.as_secs_f64() * 1e6,
-            p99.as_secs_f64() * 1e6,
-            SEQUENTIAL as f64 / total.as_secs_f64()
-        );
+        // The same flow in memory first: what the HTTP figures add to it is the transport.
+        let (client_end, server_end) = tern::transport::memory::pair();
+        let server = seed::provision_server().build()?;
+        tokio::spawn(async move { server.serve(server_end).await });
+        let in_memory = Client::builder("bench", "1.0.0")
+            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
+            .connect(client_end);
+        sequential("in_memory_baseline", &in_memory).await?;
+        sequential("sequential", &client).await?;
 
         let deadline = Instant::now() + CONCURRENT_FOR;
         let started = Instant::now();

@@ -441,3 +441,39 @@ async fn the_provision_example_serves_http_and_its_call_command_provisions() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn graceful_shutdown_finishes_the_requests_in_flight() {
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(|_ctx, _p| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(CallToolResult::new(vec![ask::text("finished")]).into())
+        })
+        .build()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(HttpServer::new(server).serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let text = body(1, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let in_flight =
+        tokio::spawn(
+            async move { post(addr, &mcp_headers("tools/call", Some("slow")), &text).await },
+        );
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    let answer = in_flight.await.unwrap();
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(answer.json()["result"]["content"][0]["text"], "finished");
+    tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the server did not stop")
+        .unwrap()
+        .unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "still accepting"
+    );
+}

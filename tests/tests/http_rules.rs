@@ -369,3 +369,36 @@ async fn a_batch_or_garbage_body_is_400() {
         assert!(matches!(r.error_code(), Some(-32700 | -32600)), "{r:?}");
     }
 }
+
+#[tokio::test]
+async fn an_unsupported_protocol_version_is_400_with_the_supported_list() {
+    let addr = rules_server().await;
+    let mut text: serde_json::Value = serde_json::from_str(&call("echo")).unwrap();
+    text["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "MCP-Protocol-Version", Some("2099-01-01"));
+    let r = post(addr, &h, &text.to_string()).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32022)), "{r:?}");
+    assert_eq!(
+        r.json()["error"]["data"]["supported"],
+        json!(["2026-07-28"])
+    );
+}
+
+#[tokio::test]
+async fn asking_for_an_undeclared_capability_is_400_missing_capability() {
+    let server = Server::builder("s", "1")
+        .handle::<method::CallTool, _, _>(|_ctx, _p| async {
+            Ok(tern::ask::input_required([("roots", tern::ask::list_roots())], None).into())
+        })
+        .build()
+        .unwrap();
+    let addr = serve(HttpServer::new(server)).await;
+    let r = post(
+        addr,
+        &mcp_headers("tools/call", Some("echo")),
+        &call("echo"),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32021)), "{r:?}");
+}

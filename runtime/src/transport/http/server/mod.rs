@@ -5,8 +5,10 @@
 //! use tern::transport::http::server::HttpServer;
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+//! // Serves until `_stop` is used or dropped, then finishes the requests in flight.
 //! HttpServer::new(server)
-//!     .serve(listener, async { let _ = tokio::signal::ctrl_c().await; })
+//!     .serve(listener, async move { let _ = stopped.await; })
 //!     .await
 //! # }
 //! ```
