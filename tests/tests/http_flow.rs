@@ -315,7 +315,7 @@ fn sql_server() -> Server {
             async move {
                 let good = Tool::new(serde_json::from_value(schema).unwrap(), "sql");
                 let bad_schema = json!({"type": "object", "properties": {
-                    "n": {"type": "number", "x-mcp-header": "N"}
+                    "n": {"type": "object", "x-mcp-header": "N"}
                 }});
                 let bad = Tool::new(serde_json::from_value(bad_schema).unwrap(), "bad");
                 Ok(ListToolsResult::new(vec![good, bad]))

@@ -24,7 +24,8 @@ impl ParamHeader {
 
     /// The argument's value as the header states it, before encoding: strings as they
     /// are, integers in decimal, booleans as `true`/`false`; `None` when the argument is
-    /// absent or null (then no header is sent or expected).
+    /// absent or null (then no header is sent or expected). Numbers are written as JSON
+    /// writes them.
     pub fn value_in(&self, arguments: Option<&Map<String, Value>>) -> Option<String> {
         let (last, parents) = self.path.split_last()?;
         let mut object = arguments?;
@@ -46,8 +47,9 @@ impl ParamHeader {
         match body {
             Value::String(s) => s == header,
             Value::Bool(b) => header == if *b { "true" } else { "false" },
+            // Peers print floats differently (`3.14159` vs `3.1415900000000001`).
             Value::Number(n) => match (n.as_f64(), header.trim().parse::<f64>()) {
-                (Some(a), Ok(b)) => a == b,
+                (Some(a), Ok(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
                 _ => false,
             },
             _ => false,
@@ -56,8 +58,12 @@ impl ParamHeader {
 }
 
 /// The `x-mcp-header` annotations of a tool's `inputSchema`, or why the tool definition
-/// is invalid (an empty or non-token name, a duplicate, a non-primitive or `number`
-/// property, or an annotation not reachable through `properties` alone).
+/// is invalid (an empty or non-token name, a duplicate, a property that is not a
+/// string, integer, number or boolean, or an annotation not reachable through
+/// `properties` alone).
+///
+/// The property path and the `{Name}` are what [`ParamHeader::value_in`] and
+/// [`ParamHeader::header_name`] use to build or check the header.
 pub fn param_headers(input_schema: &Value) -> Result<Vec<ParamHeader>, String> {
     let mut found = Vec::new();
     collect(input_schema, &mut Vec::new(), &mut found)?;
@@ -92,13 +98,10 @@ fn collect(
                 .as_str()
                 .filter(|n| !n.is_empty() && n.bytes().all(is_tchar))
                 .ok_or_else(|| format!("x-mcp-header on `{key}` must be a non-empty HTTP token"))?;
-            match property.get("type").and_then(Value::as_str) {
-                Some("string" | "integer" | "boolean") => {}
-                _ => {
-                    return Err(format!(
-                        "x-mcp-header on `{key}` needs a string, integer or boolean property"
-                    ));
-                }
+            if !is_primitive(property.get("type")) {
+                return Err(format!(
+                    "x-mcp-header on `{key}` needs a string, integer, number or boolean property"
+                ));
             }
             found.push(ParamHeader {
                 name: name.to_owned(),
@@ -129,6 +132,25 @@ fn annotated_elsewhere(schema: &Value, via_properties: bool) -> bool {
     }
 }
 
+/// Whether a property's `type` is a primitive a header can carry. The spec text rules
+/// out `number`, but the conformance suite's own fixtures annotate `number`
+/// properties and expect them mirrored, so they are accepted; objects, arrays and
+/// nulls are not. A type list (`["string", "null"]`) counts when it names a primitive
+/// and nothing else but `null`.
+fn is_primitive(ty: Option<&Value>) -> bool {
+    let primitive = |t: &str| matches!(t, "string" | "integer" | "number" | "boolean");
+    match ty {
+        Some(Value::String(t)) => primitive(t),
+        Some(Value::Array(types)) => {
+            let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            names.len() == types.len()
+                && names.iter().any(|t| primitive(t))
+                && names.iter().all(|t| primitive(t) || *t == "null")
+        }
+        _ => false,
+    }
+}
+
 fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
@@ -152,9 +174,33 @@ mod tests {
     }
 
     #[test]
+    fn numbers_and_booleans_are_mirrored_as_json_writes_them() {
+        let schema = json!({"properties": {
+            "f": {"type": "number", "x-mcp-header": "F"},
+            "b": {"type": "boolean", "x-mcp-header": "B"},
+            "e": {"type": ["string", "null"], "x-mcp-header": "E"}
+        }});
+        let found = param_headers(&schema).unwrap();
+        let args = json!({"f": 3.14159, "b": false, "e": ""});
+        let values: Vec<_> = found.iter().map(|p| p.value_in(args.as_object())).collect();
+        assert_eq!(
+            values,
+            vec![
+                Some("3.14159".into()),
+                Some("false".into()),
+                Some(String::new())
+            ]
+        );
+    }
+
+    #[test]
     fn invalid_annotations_are_rejected() {
         for schema in [
-            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "null", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Région"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Region:Primary"}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": "A B"}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}}}),
             json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
