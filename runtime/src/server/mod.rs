@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -186,8 +187,14 @@ impl Server {
         let legacy = session.is_some();
         let ctx =
             RequestContext::on_session(id, method.clone(), meta, auth, cancel, outbound, session);
+        // Only a sealing server needs the request again after the handler: to bind the
+        // state it seals to the request's target and arguments. Everything else moves.
+        let binding = (may_require_input && self.inner.sealer.is_some()).then(|| {
+            let (target, arguments) = binding_parts(&method, &params);
+            (target.to_owned(), arguments.cloned())
+        });
         let mut result = match handler {
-            Some(h) => h(ctx, params.clone()).await?,
+            Some(h) => h(ctx, params).await?,
             None => self.discover_value()?,
         };
 
@@ -207,7 +214,7 @@ impl Server {
             }
             self.finish_input_required(
                 &method,
-                &params,
+                binding.as_ref().map(|(t, a)| (t.as_str(), a.as_ref())),
                 principal.as_ref(),
                 &capabilities,
                 &mut result,
@@ -242,7 +249,7 @@ impl Server {
     fn finish_input_required(
         &self,
         method: &str,
-        params: &Value,
+        binding: Option<(&str, Option<&Map<String, Value>>)>,
         principal: Option<&Principal>,
         capabilities: &crate::types::v2026_07_28::ClientCapabilities,
         result: &mut Value,
@@ -260,7 +267,7 @@ impl Server {
             return Err(RpcError::internal("Internal error"));
         }
         if let Some(requests) = requests {
-            let typed: InputRequests = serde_json::from_value(requests.clone()).map_err(|e| {
+            let typed = InputRequests::deserialize(requests).map_err(|e| {
                 tracing::error!(method, error = %e, "a handler returned malformed inputRequests");
                 RpcError::internal("Internal error")
             })?;
@@ -268,9 +275,8 @@ impl Server {
                 return Err(RpcError::missing_capability(&missing));
             }
         }
-        if let Some(sealer) = &self.inner.sealer {
+        if let (Some(sealer), Some((target, arguments))) = (&self.inner.sealer, binding) {
             if let Some(Value::String(state)) = result.get("requestState") {
-                let (target, arguments) = binding_parts(method, params);
                 let binding = RequestBinding::new(method, target)
                     .with_arguments(arguments)
                     .with_principal(principal);
