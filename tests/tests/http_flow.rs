@@ -303,15 +303,22 @@ async fn refusals_carry_the_http_status_and_the_json_rpc_error() {
     assert_eq!(e.rpc_error().map(|r| r.code), Some(-32601), "{err}");
 }
 
-fn sql_server() -> Server {
+/// A server whose `sql` tool mirrors `region` into `Mcp-Param-Region` (the HTTP layer
+/// checks it); `tools/list` says so when `advertise` is set, and counts its calls.
+async fn sql_endpoint(advertise: bool, lists: Arc<Mutex<u32>>) -> std::net::SocketAddr {
+    let annotation = if advertise {
+        json!({"type": "string", "x-mcp-header": "Region"})
+    } else {
+        json!({"type": "string"})
+    };
     let schema = json!({"type": "object", "properties": {
-        "region": {"type": "string", "x-mcp-header": "Region"},
+        "region": annotation,
         "query": {"type": "string"}
     }});
-    let tools_schema = schema.clone();
-    Server::builder("sql", "1")
+    let server = Server::builder("sql", "1")
         .handle::<method::ListTools, _, _>(move |_ctx, _p| {
-            let schema = tools_schema.clone();
+            let schema = schema.clone();
+            *lists.lock().unwrap() += 1;
             async move {
                 let good = Tool::new(serde_json::from_value(schema).unwrap(), "sql");
                 let bad_schema = json!({"type": "object", "properties": {
@@ -326,11 +333,7 @@ fn sql_server() -> Server {
             Ok(CallToolResult::new(vec![ask::text(format!("ran in {region}"))]).into())
         })
         .build()
-        .unwrap()
-}
-
-#[tokio::test]
-async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
+        .unwrap();
     let lookup = |tool: &str| {
         (tool == "sql").then(|| {
             tern::transport::http::param_headers(&json!({"properties": {
@@ -339,27 +342,47 @@ async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
             .unwrap()
         })
     };
-    let addr = serve(HttpServer::new(sql_server()).with_tool_headers(lookup)).await;
-    let client = http_client(addr);
-    let args = json!({"region": "Zürich ", "query": "SELECT 1"});
+    serve(HttpServer::new(server).with_tool_headers(lookup)).await
+}
 
-    // Before tools/list the client does not know the annotation: the server refuses.
-    let err = client.call_tool("sql", args.clone()).await.unwrap_err();
-    let Error::Transport(e) = &err else {
-        panic!("{err:?}")
-    };
-    assert_eq!(e.http_status(), Some(400), "{err}");
-    assert_eq!(e.rpc_error().map(|r| r.code), Some(-32020), "{err}");
-
-    // tools/list teaches it; the tool with an invalid annotation is left out.
+#[tokio::test]
+async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
+    let lists = Arc::new(Mutex::new(0));
+    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await);
+    // tools/list teaches the annotation; the tool with an invalid one is left out.
     let tools = client
         .request::<method::ListTools>(PaginatedRequestParams::new())
         .await
         .unwrap();
     let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, vec!["sql"]);
+    let args = json!({"region": "Zürich ", "query": "SELECT 1"});
     let result = client.call_tool("sql", args).await.unwrap();
     assert_eq!(text_of(&result), "ran in \"Zürich \"");
+    assert_eq!(*lists.lock().unwrap(), 1, "no refresh was needed");
+}
+
+#[tokio::test]
+async fn a_call_refused_for_its_param_headers_is_retried_after_rereading_tools_list() {
+    let lists = Arc::new(Mutex::new(0));
+    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await);
+    let args = json!({"region": "us-west1", "query": "SELECT 1"});
+    let result = client.call_tool("sql", args).await.unwrap();
+    assert_eq!(text_of(&result), "ran in \"us-west1\"");
+    assert_eq!(*lists.lock().unwrap(), 1, "one tools/list refresh");
+}
+
+#[tokio::test]
+async fn a_header_refusal_that_tools_list_cannot_explain_is_reported_with_its_status() {
+    let lists = Arc::new(Mutex::new(0));
+    let client = http_client(sql_endpoint(false, Arc::clone(&lists)).await);
+    let args = json!({"region": "us-west1", "query": "SELECT 1"});
+    let err = client.call_tool("sql", args).await.unwrap_err();
+    let Error::Transport(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.http_status(), Some(400), "{err}");
+    assert_eq!(e.rpc_error().map(|r| r.code), Some(-32020), "{err}");
 }
 
 #[tokio::test]

@@ -15,7 +15,9 @@
 //! `Mcp-Param-*` headers come from the tools' input schemas: every `tools/list` result
 //! that passes through the transport fills its cache (and tools whose `x-mcp-header`
 //! annotations are invalid are removed from the result, as the spec requires); call
-//! [`HttpClientTransport::remember_tool`] to fill it by hand.
+//! [`HttpClientTransport::remember_tool`] to fill it by hand. When the server still
+//! refuses a `tools/call` with -32020, the transport re-reads `tools/list` and, if the
+//! tool's annotations changed, retries the call once.
 //!
 //! Dropping a request's future drops its connection, which the server takes as
 //! cancellation. Plain `http://` only: this client has no TLS yet.
@@ -40,11 +42,14 @@ use super::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, encode_header_value,
     name_field, param_headers,
 };
-use crate::jsonrpc::{self, Incoming};
+use crate::jsonrpc::{self, Incoming, code};
 use crate::protocol::{META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
+
+/// How many `tools/list` pages a refresh after -32020 reads at most.
+const MAX_TOOL_PAGES: usize = 10;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -220,10 +225,11 @@ impl HttpClientTransport {
         });
     }
 
+    /// The HTTP request for `request`, and its body (kept for a retry).
     fn build_request(
         &self,
         request: &mut OutgoingRequest,
-    ) -> Result<Request<Full<Bytes>>, CallError> {
+    ) -> Result<(Request<Full<Bytes>>, Bytes), CallError> {
         let invalid = |what: &str| {
             CallError::Transport(TransportError::new(format!(
                 "cannot send {what} as a header"
@@ -269,14 +275,92 @@ impl HttpClientTransport {
         }
         // The params are not needed after this: move them into the body, no deep copy.
         let params = std::mem::take(&mut request.params);
-        let body = jsonrpc::request(&request.id, &request.method, Some(params));
-        builder
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))
+        let body = Bytes::from(jsonrpc::request(&request.id, &request.method, Some(params)));
+        let http_request = builder
+            .body(Full::new(body.clone()))
+            .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))?;
+        Ok((http_request, body))
     }
 
     async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
-        let http_request = self.build_request(&mut request)?;
+        let (http_request, body) = self.build_request(&mut request)?;
+        match self.send(http_request, &request).await {
+            Err(CallError::Transport(refused))
+                if request.method == "tools/call"
+                    && refused.rpc_error().map(|e| e.code) == Some(code::HEADER_MISMATCH) =>
+            {
+                self.retry_after_refresh(&request, &body, refused).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends `request` once, with no retry.
+    async fn send_once(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
+        let (http_request, _) = self.build_request(&mut request)?;
+        self.send(http_request, &request).await
+    }
+
+    /// A `tools/call` was refused with -32020: the tool's `x-mcp-header` annotations may
+    /// have changed since we learned them (or we never did). Re-read `tools/list` and,
+    /// if they changed, send the call once more under a new id.
+    async fn retry_after_refresh(
+        &self,
+        call: &OutgoingRequest,
+        body: &Bytes,
+        refused: TransportError,
+    ) -> Result<Value, CallError> {
+        let Some(params) = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|mut v| v.get_mut("params").map(Value::take))
+        else {
+            return Err(CallError::Transport(refused));
+        };
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let before = lock(&self.inner.tools).get(&name).cloned();
+        let meta = params.get("_meta").cloned().unwrap_or_else(|| json!({}));
+        let mut cursor: Option<Value> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let mut list_params = json!({ "_meta": meta });
+            if let Some(c) = cursor.take() {
+                list_params["cursor"] = c;
+            }
+            let page = self
+                .send_once(OutgoingRequest {
+                    id: self.next_id(),
+                    method: "tools/list".into(),
+                    params: list_params,
+                    notifications: None,
+                })
+                .await?;
+            match page.get("nextCursor") {
+                Some(c) if !c.is_null() => cursor = Some(c.clone()),
+                _ => break,
+            }
+        }
+        if lock(&self.inner.tools).get(&name) == before.as_ref() {
+            return Err(CallError::Transport(refused));
+        }
+        tracing::debug!(tool = %name, "retrying a call with the tool's new x-mcp-header annotations");
+        self.send_once(OutgoingRequest {
+            id: self.next_id(),
+            method: call.method.clone(),
+            params,
+            notifications: call.notifications.clone(),
+        })
+        .await
+    }
+
+    /// Posts a built request and reads its JSON or SSE answer.
+    async fn send(
+        &self,
+        http_request: Request<Full<Bytes>>,
+        request: &OutgoingRequest,
+    ) -> Result<Value, CallError> {
         let response = self.inner.pool.request(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "POST {} failed: {e}",
@@ -294,7 +378,7 @@ impl HttpClientTransport {
             return Err(refusal(status, body).await);
         }
         let mut result = if is_sse {
-            read_sse(body, &request).await
+            read_sse(body, request).await
         } else {
             let bytes = collect(body).await?;
             match Incoming::parse(&String::from_utf8_lossy(&bytes)) {

@@ -181,12 +181,12 @@ mod tests {
             "e": {"type": ["string", "null"], "x-mcp-header": "E"}
         }});
         let found = param_headers(&schema).unwrap();
-        let args = json!({"f": 3.14159, "b": false, "e": ""});
+        let args = json!({"f": 1.25, "b": false, "e": ""});
         let values: Vec<_> = found.iter().map(|p| p.value_in(args.as_object())).collect();
         assert_eq!(
             values,
             vec![
-                Some("3.14159".into()),
+                Some("1.25".into()),
                 Some("false".into()),
                 Some(String::new())
             ]
