@@ -118,7 +118,7 @@ async fn call(
     retry: Option<(&Value, Value)>,
     auth: Option<AuthInfo>,
 ) -> Result<Value, RpcError> {
-    let caps = json!({"elicitation": {}, "sampling": {}, "roots": {}});
+    let caps = json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}});
     let mut params = json!({"_meta": meta(caps), "name": tool, "arguments": args});
     if let Some((previous, responses)) = retry {
         if let Some(state) = previous.get("requestState") {
@@ -820,5 +820,147 @@ async fn prompts_and_templates_complete_their_arguments() {
     assert_eq!(
         result["completion"]["values"],
         json!(["esperanto", "estonian"])
+    );
+}
+
+struct Authorize;
+impl tern::server::UrlPrompt<Args> for Authorize {
+    const KEY: &'static str = "authorize";
+    fn message(args: &Args) -> String {
+        format!("Authorize access to {}", args.name)
+    }
+    fn url(args: &Args) -> String {
+        format!("https://auth.example.com/grant?db={}", args.name)
+    }
+}
+
+#[tokio::test]
+async fn url_elicitation_is_asked_in_url_mode_and_resumes_when_the_user_is_done() {
+    let mcp = McpServer::new("s", "1");
+    mcp.tool("t").resolve(
+        |args: Args, grant: tern::server::ElicitUrl<Authorize>| async move {
+            Ok(format!("{} {:?}", args.name, grant.0))
+        },
+    );
+    let server = server(&mcp);
+    let r1 = call(&server, "t", json!({"name": "db"}), None, None)
+        .await
+        .unwrap();
+    let asked = &r1["inputRequests"]["authorize"]["params"];
+    assert_eq!(asked["mode"], "url");
+    assert_eq!(asked["url"], "https://auth.example.com/grant?db=db");
+    let r2 = call(
+        &server,
+        "t",
+        json!({"name": "db"}),
+        Some((&r1, json!({"authorize": {"action": "accept"}}))),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&r2), "db Accepted(())");
+}
+
+#[tokio::test]
+async fn templates_complete_their_variables() {
+    let mcp = McpServer::new("s", "1");
+    mcp.resource_template("notes://{project}/{id}", "notes")
+        .complete("project", |typed: String| async move {
+            ["tern", "terrace", "other"]
+                .iter()
+                .filter(|p| p.starts_with(&typed))
+                .map(|p| (*p).to_owned())
+                .collect()
+        })
+        .read(|vars, _ctx| async move { Ok(format!("{} #{}", vars["project"], vars["id"])) });
+    let server = server(&mcp);
+    let params = json!({"_meta": meta(json!({})), "ref": {"type": "ref/resource", "uri": "notes://{project}/{id}"}, "argument": {"name": "project", "value": "ter"}});
+    let result = server
+        .handle(IncomingRequest {
+            id: RequestId::Integer(1),
+            method: "completion/complete".into(),
+            params: Some(params),
+            auth: None,
+            cancel: CancellationToken::new(),
+            outbound: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(result["completion"]["values"], json!(["tern", "terrace"]));
+}
+
+#[tokio::test]
+async fn subscribers_hear_that_the_tool_list_changed() {
+    let mcp = McpServer::new("s", "1");
+    let server = server(&mcp);
+    let (client_end, server_end) = tern::transport::memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let mut peer = tern_tests::wire::RawPeer::new(client_end);
+    peer.send(
+        json!({"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": {
+            "_meta": meta(json!({})), "notifications": {"toolsListChanged": true}
+        }}),
+    )
+    .await;
+    let ack = peer.recv().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+    // A prompt change is not what was asked for; a tool change is.
+    mcp.prompt("p")
+        .run(|_a: NoArgs, _ctx: tern::server::PromptContext| async move { Ok("hi".to_owned()) });
+    mcp.tool("late")
+        .run(
+            |_a: NoArgs, _ctx: tern::server::ToolContext| async move { Ok("added while serving") },
+        );
+    let changed = peer.recv().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "sub-1"
+    );
+    // Cancelling the subscription ends the stream without a response.
+    peer.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "sub-1"}})).await;
+    let list = peer.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta(json!({}))}})).await;
+    assert_eq!(list["result"]["tools"][0]["name"], "late", "{list}");
+}
+
+#[tokio::test]
+async fn a_static_resource_reads_and_an_unknown_uri_is_not_found() {
+    let mcp = McpServer::new("s", "1");
+    mcp.resource("file:///readme.txt", "readme")
+        .mime_type("text/plain")
+        .read(|| async { Ok("hello") });
+    let server = server(&mcp);
+    let read = |uri: &str| {
+        let params = json!({"_meta": meta(json!({})), "uri": uri});
+        server.handle(IncomingRequest {
+            id: RequestId::Integer(1),
+            method: "resources/read".into(),
+            params: Some(params),
+            auth: None,
+            cancel: CancellationToken::new(),
+            outbound: None,
+        })
+    };
+    let ok = read("file:///readme.txt").await.unwrap();
+    assert_eq!(ok["contents"][0]["text"], "hello");
+    assert_eq!(ok["contents"][0]["mimeType"], "text/plain");
+    assert!(
+        ok["ttlMs"].is_number() && ok["cacheScope"].is_string(),
+        "{ok}"
+    );
+    let missing = read("file:///nope").await.unwrap_err();
+    assert_eq!(
+        (missing.code, missing.message.as_str()),
+        (-32602, "Resource not found")
     );
 }

@@ -105,13 +105,13 @@ impl RequestStateSecurity {
         self
     }
 
-    /// Supplies a principal from the deployment's own identity signal when the request
-    /// carries no validated access token (for example behind an authenticating proxy).
+    /// Supplies the principal from the deployment's own identity signal (for example
+    /// behind an authenticating proxy, where the transport validates no token).
     ///
-    /// A principal from a validated token always wins; the hook is asked only when there
-    /// is none. Whatever it returns must be consistent across rounds: a principal that
-    /// appears, disappears or changes mid-flow is a rejection. A panicking hook fails
-    /// closed.
+    /// The hook overrides the principal of a validated access token: it sees that one in
+    /// `binding.principal`, and returning `None` keeps it. Whatever it returns must be
+    /// consistent across rounds: a principal that appears, disappears or changes mid-flow
+    /// is a rejection. A panicking hook fails closed.
     pub fn bind_principal<F>(mut self, hook: F) -> Self
     where
         F: Fn(&RequestBinding<'_>) -> Option<Principal> + Send + Sync + 'static,

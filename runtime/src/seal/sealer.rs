@@ -257,20 +257,19 @@ impl Sealer {
         Ok(payload)
     }
 
-    /// The principal to bind: the validated token's, else the hook's; `None` (the outer
-    /// option) when the hook panicked.
+    /// The principal to bind: the hook's when it names one (it overrides the validated
+    /// token's, and sees it in `binding.principal`), else the validated token's; `None`
+    /// (the outer option) when the hook panicked.
     fn principal_for<'b>(
         &self,
         binding: &RequestBinding<'b>,
     ) -> Option<Option<Cow<'b, Principal>>> {
-        if let Some(principal) = binding.principal {
-            return Some(Some(Cow::Borrowed(principal)));
-        }
+        let from_token = binding.principal.map(Cow::Borrowed);
         match &self.inner.bind_principal {
             Some(hook) => catch_unwind(AssertUnwindSafe(|| hook(binding)))
                 .ok()
-                .map(|principal| principal.map(Cow::Owned)),
-            None => Some(None),
+                .map(|principal| principal.map(Cow::Owned).or(from_token)),
+            None => Some(from_token),
         }
     }
 }

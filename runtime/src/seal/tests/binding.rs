@@ -279,7 +279,7 @@ fn bind_principal_supplies_a_principal_when_the_request_has_none() {
 }
 
 #[test]
-fn a_validated_token_principal_wins_over_bind_principal() {
+fn bind_principal_overrides_a_validated_token_principal() {
     let sealer = RequestStateSecurity::keys([SECRET_A])
         .unwrap()
         .bind_principal(|_| Some(Principal::custom("proxy-user")))
@@ -289,10 +289,29 @@ fn a_validated_token_principal_wins_over_bind_principal() {
     let with_auth = RequestBinding::tool("t", None).with_principal(Some(&a));
     let token = sealer.seal(&with_auth, b"s").unwrap();
     assert!(sealer.verify(&token, &with_auth).is_ok());
+    assert!(
+        sealer
+            .verify(&token, &RequestBinding::tool("t", None))
+            .is_ok(),
+        "the hook's principal is bound, whatever the token says"
+    );
+}
+
+#[test]
+fn a_hook_that_names_no_principal_keeps_the_token_principal() {
+    let sealer = RequestStateSecurity::keys([SECRET_A])
+        .unwrap()
+        .bind_principal(|_| None)
+        .build(Some("svc"))
+        .unwrap();
+    let a = alice();
+    let with_auth = RequestBinding::tool("t", None).with_principal(Some(&a));
+    let token = sealer.seal(&with_auth, b"s").unwrap();
+    assert!(sealer.verify(&token, &with_auth).is_ok());
     assert_eq!(
         reason(sealer.verify(&token, &RequestBinding::tool("t", None))),
         RejectReason::Principal,
-        "the hook's principal is a different one"
+        "the token's principal is still bound"
     );
 }
 
