@@ -391,78 +391,54 @@ impl McpServer {
         }
         let me = self.clone();
         let builder = builder
-            .handle::<method::ListTools, _, _>({
-                let me = me.clone();
-                move |_ctx, params: PaginatedRequestParams| {
-                    let page = {
-                        let r = read(&me.inner.registry);
-                        paging.page(&r.tools, params.cursor.as_deref(), |t| t.tool.clone())
-                    };
-                    async move {
-                        let (items, next) = page?;
-                        let mut result = ListToolsResult::new(items);
-                        result.next_cursor = next;
-                        paging.stamp(result)
-                    }
-                }
-            })
+            .handle::<method::ListTools, _, _>(me.lister(
+                |r| &r.tools,
+                |t| t.tool.clone(),
+                |items, next| {
+                    let mut result = ListToolsResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
             .handle::<method::CallTool, _, _>({
                 let me = me.clone();
                 move |ctx, params: CallToolRequestParams| me.call_tool(ctx, params)
             })
-            .handle::<method::ListPrompts, _, _>({
-                let me = me.clone();
-                move |_ctx, params: PaginatedRequestParams| {
-                    let page = {
-                        let r = read(&me.inner.registry);
-                        paging.page(&r.prompts, params.cursor.as_deref(), |p| p.prompt.clone())
-                    };
-                    async move {
-                        let (items, next) = page?;
-                        let mut result = ListPromptsResult::new(items);
-                        result.next_cursor = next;
-                        paging.stamp(result)
-                    }
-                }
-            })
+            .handle::<method::ListPrompts, _, _>(me.lister(
+                |r| &r.prompts,
+                |p| p.prompt.clone(),
+                |items, next| {
+                    let mut result = ListPromptsResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
             .handle::<method::GetPrompt, _, _>({
                 let me = me.clone();
                 move |ctx, params: GetPromptRequestParams| me.get_prompt(ctx, params)
             })
-            .handle::<method::ListResources, _, _>({
-                let me = me.clone();
-                move |_ctx, params: PaginatedRequestParams| {
-                    let page = {
-                        let r = read(&me.inner.registry);
-                        paging.page(&r.resources, params.cursor.as_deref(), |x| {
-                            x.resource.clone()
-                        })
-                    };
-                    async move {
-                        let (items, next) = page?;
-                        let mut result = ListResourcesResult::new(items);
-                        result.next_cursor = next;
-                        paging.stamp(result)
-                    }
-                }
-            })
-            .handle::<method::ListResourceTemplates, _, _>({
-                let me = me.clone();
-                move |_ctx, params: PaginatedRequestParams| {
-                    let page = {
-                        let r = read(&me.inner.registry);
-                        paging.page(&r.templates, params.cursor.as_deref(), |x| {
-                            x.template.clone()
-                        })
-                    };
-                    async move {
-                        let (items, next) = page?;
-                        let mut result = ListResourceTemplatesResult::new(items);
-                        result.next_cursor = next;
-                        paging.stamp(result)
-                    }
-                }
-            })
+            .handle::<method::ListResources, _, _>(me.lister(
+                |r| &r.resources,
+                |x| x.resource.clone(),
+                |items, next| {
+                    let mut result = ListResourcesResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
+            .handle::<method::ListResourceTemplates, _, _>(me.lister(
+                |r| &r.templates,
+                |x| x.template.clone(),
+                |items, next| {
+                    let mut result = ListResourceTemplatesResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
             .handle::<method::ReadResource, _, _>({
                 let me = me.clone();
                 move |ctx, params: ReadResourceRequestParams| me.read_resource(ctx, params, paging)
@@ -476,6 +452,37 @@ impl McpServer {
                 move |ctx, params: SubscriptionsListenRequestParams| me.clone().listen(ctx, params)
             });
         builder.build()
+    }
+
+    /// A list handler: one page of the registry's `pick`ed entries, as `make` builds the
+    /// result, with the caching fields stamped.
+    fn lister<E, T, R>(
+        &self,
+        pick: fn(&Registry) -> &Vec<Arc<E>>,
+        item: fn(&E) -> T,
+        make: fn(Vec<T>, Option<String>) -> R,
+        paging: Paging,
+    ) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<R, RpcError>>
+    + Send
+    + Sync
+    + 'static
+    where
+        E: Send + Sync + 'static,
+        T: Send + 'static,
+        R: serde::Serialize + DeserializeOwned + Send + 'static,
+    {
+        let me = self.clone();
+        move |_ctx, params| {
+            let page = paging.page(
+                pick(&read(&me.inner.registry)),
+                params.cursor.as_deref(),
+                item,
+            );
+            Box::pin(async move {
+                let (items, next) = page?;
+                paging.stamp(make(items, next))
+            })
+        }
     }
 
     fn call_tool(
