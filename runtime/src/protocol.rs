@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::jsonrpc::RpcError;
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling, Implementation,
-    InputRequest, InputRequests, ProgressToken,
+    InputRequest, InputRequests, LoggingLevel, ProgressToken,
 };
 
 /// The protocol version tern speaks.
@@ -26,6 +26,8 @@ pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabi
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the server software, on results.
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the least severe log level the client wants on this request's stream.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// What a client request says about its client, read from `params._meta`.
 #[derive(Debug, Clone)]
@@ -38,6 +40,9 @@ pub struct RequestMeta {
     pub client_info: Option<Implementation>,
     /// Where progress notifications for this request go, if the client asked for them.
     pub progress_token: Option<ProgressToken>,
+    /// The least severe log level the client wants on this request's stream; `None`
+    /// means no log messages at all (2026-07-28 logging is opt-in per request).
+    pub log_level: Option<LoggingLevel>,
 }
 
 impl RequestMeta {
@@ -91,11 +96,17 @@ impl RequestMeta {
         let progress_token = meta
             .get("progressToken")
             .and_then(|t| serde_json::from_value(t.clone()).ok());
+        // Lenient like progressToken: an unknown level asks for no logs rather than
+        // failing the request.
+        let log_level = meta
+            .get(META_LOG_LEVEL)
+            .and_then(|l| serde_json::from_value(l.clone()).ok());
         Ok(Self {
             protocol_version: version.to_owned(),
             client_capabilities,
             client_info,
             progress_token,
+            log_level,
         })
     }
 
@@ -217,4 +228,18 @@ pub fn missing_capabilities(
         }
     }
     merged
+}
+
+/// How severe a log level is, least (`debug`, 0) to most (`emergency`, 7).
+pub(crate) fn severity(level: &LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
 }

@@ -46,7 +46,11 @@ fn provisioner(notify: bool) -> Server {
     Server::builder("Provisioner", "1.0.0")
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, params| async move {
             if notify {
-                ctx.log("info", json!("working"));
+                // A raw notification: it switches the answer to SSE whatever log level was asked.
+                ctx.notify(
+                    "notifications/message",
+                    json!({"level": "info", "data": "working"}),
+                );
             }
             Ok(match region_of(&params) {
                 None => {
@@ -206,7 +210,10 @@ fn waits_for_cancellation(notify: bool, stopped: Signal, cancelled: Signal) -> S
                     }
                 });
                 if notify {
-                    ctx.log("info", json!("started"));
+                    ctx.notify(
+                        "notifications/message",
+                        json!({"level": "info", "data": "started"}),
+                    );
                 }
                 tokio::time::sleep(Duration::from_secs(60)).await;
                 Ok(CallToolResult::new(vec![ask::text("never sent")]).into())

@@ -96,6 +96,22 @@ async fn a_missing_meta_is_400_invalid_params() {
 }
 
 #[tokio::test]
+async fn meta_without_client_capabilities_is_400_invalid_params() {
+    let addr = rules_server().await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let text = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}, "_meta": meta}});
+    let r = post(
+        addr,
+        &mcp_headers("tools/call", Some("echo")),
+        &text.to_string(),
+    )
+    .await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32602)), "{r:?}");
+    assert_eq!(r.json()["id"], 7);
+}
+
+#[tokio::test]
 async fn a_missing_or_mismatched_mcp_method_header_is_400_header_mismatch() {
     let addr = rules_server().await;
     for value in [None, Some("tools/list")] {

@@ -82,6 +82,8 @@ impl LegacySession {
                 .and_then(|p| p.get("_meta"))
                 .and_then(|m| m.get("progressToken"))
                 .and_then(|t| serde_json::from_value(t.clone()).ok()),
+            // A session's logs are filtered by logging/setLevel, not per request.
+            log_level: None,
         }
     }
 

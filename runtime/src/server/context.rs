@@ -187,7 +187,22 @@ impl RequestContext {
     }
 
     /// Sends `notifications/message` (a log entry) on this request's stream.
+    ///
+    /// On a 2026-07-28 request the client opts in per request: the entry is sent only
+    /// when `_meta["io.modelcontextprotocol/logLevel"]` is set and `level` is at least
+    /// that severe. An unknown `level` is treated as the most severe.
     pub fn log(&self, level: &str, data: Value) {
+        if self.era() == Era::Modern {
+            let Some(wanted) = &self.inner.meta.log_level else {
+                return;
+            };
+            let severity = serde_json::from_value(Value::from(level))
+                .map(|l| protocol::severity(&l))
+                .unwrap_or(u8::MAX);
+            if severity < protocol::severity(wanted) {
+                return;
+            }
+        }
         self.notify(
             "notifications/message",
             json!({ "level": level, "data": data }),

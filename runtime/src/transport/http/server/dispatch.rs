@@ -98,6 +98,11 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
     ) {
         return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
     }
+    // The rest of `_meta` (client capabilities above all) is as much a protocol-level
+    // refusal as a missing version: 400 here, not a 200 from the handler.
+    if let Err(error) = RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS) {
+        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+    }
     if !shared.server.handles(&method) {
         let error = RpcError::method_not_found(&method);
         return rpc_error(StatusCode::NOT_FOUND, Some(&id), error);
