@@ -3,7 +3,8 @@
 //! The low-level server's `tools/call` handler asks which region the database should
 //! live in by returning an `InputRequiredResult`; the client's elicitation callback
 //! answers, the client retries with the answer and the echoed state, and the tool
-//! completes.
+//! completes. On a 2025-11-25 session (a legacy client) the same handler asks with an
+//! `elicitation/create` request instead, since that era has no `InputRequiredResult`.
 //!
 //! ```sh
 //! cargo run -p tern --example provision
@@ -32,7 +33,7 @@ use tern::transport::stdio::{ChildProcessTransport, stdio};
 use tern::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestFormParams,
     ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, ElicitResult, ElicitResultAction,
-    ElicitValue, InputRequest, InputRequests, InputRequiredResult, ListToolsResult,
+    ElicitValue, InputRequest, InputRequests, InputRequiredResult, InputResponse, ListToolsResult,
     PaginatedRequestParams, TextContent, Tool, method,
 };
 
@@ -77,19 +78,34 @@ async fn list_tools(
 }
 
 async fn call_tool(
-    _ctx: RequestContext,
+    ctx: RequestContext,
     params: CallToolRequestParams,
 ) -> Result<tern::types::v2026_07_28::CallToolOutcome, RpcError> {
-    let answer = params
-        .input_responses
-        .as_ref()
-        .and_then(|r| r.get::<method::Elicit>("region"))
-        .and_then(Result::ok);
+    let legacy = ctx.era() == tern::Era::Legacy;
+    let answer = if legacy {
+        // A 2025-11-25 session cannot receive an InputRequiredResult: ask the way that
+        // era's servers do, with an elicitation/create request, and wait for the answer.
+        narrate("server: 2025-11-25 session, asking the client with elicitation/create");
+        match ctx.request_input(&ask_region()?).await? {
+            InputResponse::Elicit(answer) => Some(answer),
+            _ => None,
+        }
+    } else {
+        params
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get::<method::Elicit>("region"))
+            .and_then(Result::ok)
+    };
     let region = answer
         .as_ref()
         .and_then(|a| a.content.as_ref())
         .and_then(|c| c.get("region"));
     let Some(ElicitValue::String(region)) = region else {
+        if legacy {
+            // Asking again in the same request would only repeat the refusal.
+            return Err(RpcError::invalid_params("the client gave no region"));
+        }
         narrate("server: no region yet, asking the client (state \"provision-v1\")");
         let requests = InputRequests([("region".to_owned(), ask_region()?)].into());
         let mut result = InputRequiredResult::new();
