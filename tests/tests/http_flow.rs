@@ -507,3 +507,13 @@ async fn graceful_shutdown_finishes_the_requests_in_flight() {
         "still accepting"
     );
 }
+
+#[test]
+fn the_client_refuses_a_header_annotation_on_a_number_property() {
+    let transport = HttpClientTransport::builder("http://127.0.0.1:9/mcp")
+        .build()
+        .unwrap();
+    let annotated = |ty: &str| json!({"type": "object", "properties": {"v": {"type": ty, "x-mcp-header": "V"}}});
+    assert!(transport.remember_tool("t", &annotated("number")).is_err());
+    assert!(transport.remember_tool("t", &annotated("integer")).is_ok());
+}

@@ -59,7 +59,7 @@ impl ParamHeader {
 
 /// The `x-mcp-header` annotations of a tool's `inputSchema`, or why the tool definition
 /// is invalid (an empty or non-token name, a duplicate, a property that is not a
-/// string, integer, number or boolean, or an annotation not reachable through
+/// string, integer or boolean, or an annotation not reachable through
 /// `properties` alone).
 ///
 /// The property path and the `{Name}` are what [`ParamHeader::value_in`] and
@@ -100,7 +100,7 @@ fn collect(
                 .ok_or_else(|| format!("x-mcp-header on `{key}` must be a non-empty HTTP token"))?;
             if !is_primitive(property.get("type")) {
                 return Err(format!(
-                    "x-mcp-header on `{key}` needs a string, integer, number or boolean property"
+                    "x-mcp-header on `{key}` needs a string, integer or boolean property"
                 ));
             }
             found.push(ParamHeader {
@@ -132,13 +132,13 @@ fn annotated_elsewhere(schema: &Value, via_properties: bool) -> bool {
     }
 }
 
-/// Whether a property's `type` is a primitive a header can carry. The spec text rules
-/// out `number`, but the conformance suite's own fixtures annotate `number`
-/// properties and expect them mirrored, so they are accepted; objects, arrays and
-/// nulls are not. A type list (`["string", "null"]`) counts when it names a primitive
-/// and nothing else but `null`.
+/// Whether a property's `type` is a primitive a header can carry: string, integer or
+/// boolean. The spec rules out `number` (a float has no single header spelling), and
+/// conformance 0.2.0-alpha.12 checks that a client drops such a tool
+/// (`invalid_number_header`); objects, arrays and nulls are out too. A type list
+/// (`["string", "null"]`) counts when it names a primitive and nothing else but `null`.
 fn is_primitive(ty: Option<&Value>) -> bool {
-    let primitive = |t: &str| matches!(t, "string" | "integer" | "number" | "boolean");
+    let primitive = |t: &str| matches!(t, "string" | "integer" | "boolean");
     match ty {
         Some(Value::String(t)) => primitive(t),
         Some(Value::Array(types)) => {
@@ -174,19 +174,19 @@ mod tests {
     }
 
     #[test]
-    fn numbers_and_booleans_are_mirrored_as_json_writes_them() {
+    fn integers_and_booleans_are_mirrored_as_json_writes_them() {
         let schema = json!({"properties": {
-            "f": {"type": "number", "x-mcp-header": "F"},
+            "f": {"type": "integer", "x-mcp-header": "F"},
             "b": {"type": "boolean", "x-mcp-header": "B"},
             "e": {"type": ["string", "null"], "x-mcp-header": "E"}
         }});
         let found = param_headers(&schema).unwrap();
-        let args = json!({"f": 1.25, "b": false, "e": ""});
+        let args = json!({"f": 125, "b": false, "e": ""});
         let values: Vec<_> = found.iter().map(|p| p.value_in(args.as_object())).collect();
         assert_eq!(
             values,
             vec![
-                Some("1.25".into()),
+                Some("125".into()),
                 Some("false".into()),
                 Some(String::new())
             ]
@@ -198,6 +198,7 @@ mod tests {
         for schema in [
             json!({"properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
             json!({"properties": {"a": {"type": "null", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": "Région"}}}),
             json!({"properties": {"a": {"type": "string", "x-mcp-header": "Region:Primary"}}}),
