@@ -207,3 +207,37 @@ async fn connect_speaks_2026_07_28_without_probing() {
     assert_eq!(recording.requests().len(), 1);
     assert_eq!(recording.requests()[0]["method"], "tools/call");
 }
+
+#[tokio::test]
+async fn a_version_refusal_that_lists_our_version_is_retried_once_with_a_new_id() {
+    let (client_end, server_end) = memory::pair();
+    let server = tokio::spawn(async move {
+        let mut peer = RawPeer::new(server_end);
+        let first = peer.recv().await;
+        peer.send(error(
+            &first["id"],
+            -32022,
+            "Unsupported protocol version",
+            Some(json!({"supported": ["2026-07-28"], "requested": "2026-07-28"})),
+        ))
+        .await;
+        let retry = peer.recv().await;
+        let result = json!({"resultType": "complete", "tools": []});
+        peer.send(json!({"jsonrpc": "2.0", "id": retry["id"], "result": result}))
+            .await;
+        (first, retry)
+    });
+    let client = Client::builder("c", "1").connect(client_end);
+    let listed = client
+        .request::<method::ListTools>(Default::default())
+        .await
+        .unwrap();
+    assert!(listed.tools.is_empty());
+    let (first, retry) = server.await.unwrap();
+    assert_eq!(retry["method"], "tools/list");
+    assert_ne!(first["id"], retry["id"]);
+    assert_eq!(
+        retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}

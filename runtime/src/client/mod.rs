@@ -239,13 +239,37 @@ impl Client {
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
         }
+        let params = Value::Object(params);
         let request = OutgoingRequest {
             id,
             method: method.to_owned(),
-            params: Value::Object(params),
-            notifications,
+            params: params.clone(),
+            notifications: notifications.clone(),
         };
-        transport.request(request).await.map_err(|e| match e {
+        let mut outcome = transport.request(request).await;
+        if self.inner.era == Era::Modern {
+            // Over HTTP the refusal arrives as a 400 carrying the JSON-RPC error.
+            let refusal = match &outcome {
+                Err(CallError::Rpc(e)) => Some(e),
+                Err(CallError::Transport(t)) => t.rpc_error(),
+                Ok(_) => None,
+            };
+            if let Some(e) = refusal {
+                if retry_after_version_refusal(e) {
+                    // The server says it speaks our version after all (a load balancer
+                    // may have reached an older instance): one retry, with a new id.
+                    tracing::debug!(method, "retrying once after -32022 listing our version");
+                    let retry = OutgoingRequest {
+                        id: transport.next_id(),
+                        method: method.to_owned(),
+                        params,
+                        notifications,
+                    };
+                    outcome = transport.request(retry).await;
+                }
+            }
+        }
+        outcome.map_err(|e| match e {
             CallError::Rpc(e) => Error::Rpc(Box::new(e)),
             CallError::Transport(e) => Error::Transport(e),
         })
@@ -339,6 +363,22 @@ fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::R
             }
         }
     })
+}
+
+/// Whether a -32022 (unsupported protocol version) refusal lists the version tern
+/// speaks among the server's supported ones, so that retrying the request can succeed.
+fn retry_after_version_refusal(error: &crate::jsonrpc::RpcError) -> bool {
+    error.code == crate::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
+        && error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|versions| {
+                versions
+                    .iter()
+                    .any(|v| v.as_str() == Some(crate::protocol::PROTOCOL_VERSION))
+            })
 }
 
 impl ClientBuilder {
