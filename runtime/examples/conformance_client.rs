@@ -1,0 +1,191 @@
+//! The client the official MCP conformance suite drives (`conformance client --command`).
+//!
+//! ```sh
+//! MCP_CONFORMANCE_SCENARIO=tools_call \
+//!     cargo run -p tern --example conformance_client -- http://127.0.0.1:3000/mcp
+//! ```
+//!
+//! The harness appends its mock server's URL as the last argument, names the scenario
+//! in `MCP_CONFORMANCE_SCENARIO` and may put JSON in `MCP_CONFORMANCE_CONTEXT`. Every
+//! scenario gets the same ordinary client: it lists the server's tools (the HTTP
+//! transport drops tools whose `x-mcp-header` annotations are invalid), then calls the
+//! tools the context names with the context's arguments, or else every listed tool
+//! with arguments made from its input schema. Input requests are answered by the
+//! usual callbacks and the automatic input-required loop. The exit code is non-zero
+//! when any step fails.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tern::client::{Client, InputContext};
+use tern::jsonrpc::RpcError;
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ListRootsRequestParams, ListRootsResult, PaginatedRequestParams, Role, Root,
+    SamplingMessageContent, SamplingMessageContentBlock, TextContent, Tool, method,
+};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// At most this many `tools/list` pages are read: a server that pages forever is a bug.
+const MAX_PAGES: usize = 20;
+
+/// A value of the JSON Schema `schema` that a fixture accepts: the default if there is
+/// one, else the first enum member, else a placeholder of the schema's type.
+fn sample_value(schema: &Value) -> Value {
+    if let Some(default) = schema.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("number") | Some("integer") => json!(1),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => json!({}),
+        _ => json!("conformance"),
+    }
+}
+
+/// Arguments for a tool: a sample value for each required property.
+fn sample_arguments(tool: &Tool) -> Map<String, Value> {
+    let schema = serde_json::to_value(&tool.input_schema).unwrap_or(Value::Null);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut arguments = Map::new();
+    if let Some(Value::Object(properties)) = schema.get("properties") {
+        for (name, property) in properties {
+            if required.contains(&name.as_str()) {
+                arguments.insert(name.clone(), sample_value(property));
+            }
+        }
+    }
+    arguments
+}
+
+/// Accepts every form with sample values for its fields.
+async fn elicit(_ctx: InputContext, params: ElicitRequestParams) -> Result<ElicitResult, RpcError> {
+    let ElicitRequestParams::Form(form) = params else {
+        // A URL step cannot be completed by a headless client.
+        return Ok(tern::ask::decline());
+    };
+    let mut content = Map::new();
+    for (name, property) in &form.requested_schema.properties {
+        let schema = serde_json::to_value(property).unwrap_or(Value::Null);
+        content.insert(name.clone(), sample_value(&schema));
+    }
+    let answer = json!({"action": "accept", "content": content});
+    serde_json::from_value(answer).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// Answers every sampling request with a fixed text.
+async fn sample(
+    _ctx: InputContext,
+    _params: CreateMessageRequestParams,
+) -> Result<CreateMessageResult, RpcError> {
+    let text = SamplingMessageContentBlock::Text(TextContent::new("Hello from the tern client."));
+    Ok(CreateMessageResult::new(
+        SamplingMessageContent::One(text),
+        "tern-conformance",
+        Role::Assistant,
+    ))
+}
+
+/// One root: the current directory's URI is not needed by any fixture.
+async fn roots(
+    _ctx: InputContext,
+    _params: Option<ListRootsRequestParams>,
+) -> Result<ListRootsResult, RpcError> {
+    Ok(ListRootsResult::new(vec![Root::new("file:///tmp")]))
+}
+
+async fn list_tools(client: &Client) -> Result<Vec<Tool>, BoxError> {
+    let mut tools = Vec::new();
+    let mut params = PaginatedRequestParams::new();
+    for _ in 0..MAX_PAGES {
+        let page = client.request::<method::ListTools>(params.clone()).await?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(cursor) => params.cursor = Some(cursor),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!("tools/list still paging after {MAX_PAGES} pages").into())
+}
+
+/// The calls the harness asked for in `MCP_CONFORMANCE_CONTEXT` (`toolCalls`), if any.
+fn context_calls() -> Result<Option<Vec<(String, Value)>>, BoxError> {
+    let Ok(raw) = std::env::var("MCP_CONFORMANCE_CONTEXT") else {
+        return Ok(None);
+    };
+    let context: Value = serde_json::from_str(&raw)?;
+    let Some(calls) = context.get("toolCalls").and_then(Value::as_array) else {
+        return Ok(None);
+    };
+    let calls = calls
+        .iter()
+        .filter_map(|c| {
+            let name = c.get("name")?.as_str()?.to_owned();
+            let arguments = c.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            Some((name, arguments))
+        })
+        .collect();
+    Ok(Some(calls))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .init();
+    let url = std::env::args()
+        .last()
+        .filter(|a| a.starts_with("http"))
+        .ok_or("usage: conformance_client URL (the harness appends it)")?;
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    tracing::info!(%scenario, %url, "starting");
+
+    let transport = HttpClientTransport::builder(url.as_str()).build()?;
+    let client = Client::builder("tern-conformance-client", env!("CARGO_PKG_VERSION"))
+        .on_elicitation(elicit)
+        .on_sampling(sample)
+        .on_list_roots(roots)
+        .build(Arc::new(transport));
+
+    // Listing first also teaches the HTTP transport each tool's Mcp-Param headers.
+    let tools = list_tools(&client).await?;
+    tracing::info!(count = tools.len(), "listed tools");
+    let calls = match context_calls()? {
+        Some(calls) => calls,
+        None => tools
+            .iter()
+            .map(|t| (t.name.clone(), Value::Object(sample_arguments(t))))
+            .collect(),
+    };
+    let mut failures = 0;
+    for (name, arguments) in calls {
+        match client.call_tool(name.as_str(), &arguments).await {
+            Ok(result) => {
+                tracing::info!(tool = %name, is_error = ?result.is_error, "called");
+            }
+            Err(e) => {
+                failures += 1;
+                tracing::error!(tool = %name, error = %e, "call failed");
+            }
+        }
+    }
+    if failures > 0 {
+        return Err(format!("{failures} tool call(s) failed").into());
+    }
+    Ok(())
+}
