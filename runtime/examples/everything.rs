@@ -3,6 +3,7 @@
 //!
 //! ```sh
 //! cargo run -p tern --example everything -- --port 3000          # http://127.0.0.1:3000/mcp
+//! cargo run -p tern --example everything -- --port 0             # prints the port it got
 //! cargo run -p tern --example everything -- --stdio               # JSON-RPC on stdin/stdout
 //! cargo run -p tern --example everything -- --port 3000 \
 //!     --state-key 000102...1f --state-key 202122...3f --state-ttl 600
@@ -673,7 +674,8 @@ async fn main() -> Result<(), BoxError> {
         return Ok(());
     }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
-    tracing::info!("serving on http://{}/mcp", listener.local_addr()?);
+    // One line on stdout names the endpoint, so `--port 0` works for scripts.
+    println!("listening on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(mcp.server()?)
         .serve(listener, std::future::pending())
         .await?;
