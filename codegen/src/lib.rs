@@ -4,7 +4,7 @@
 //! `const` values (JSON-RPC envelope constants, method markers, tags and error codes),
 //! the unions with discriminating deserializers, the "complete or input-required"
 //! outcomes and the input-response map. The CLI in `main.rs` only calls [`generate`],
-//! [`write`] and [`stale`].
+//! [`write()`] and [`stale`].
 //!
 //! ```no_run
 //! let files = tern_codegen::generate(std::path::Path::new("schema"))?;
