@@ -149,7 +149,7 @@ async fn main() -> Result<(), BoxError> {
         .with_max_level(tracing::Level::INFO)
         .init();
     let url = std::env::args()
-        .last()
+        .next_back()
         .filter(|a| a.starts_with("http"))
         .ok_or("usage: conformance_client URL (the harness appends it)")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();

@@ -395,11 +395,11 @@ fn register_mrtr_tools(mcp: &McpServer) {
                 if let Some(color) = answered(&ctx, "step2", "color") {
                     return Ok(ask::text(format!("{name} likes {color}.")).into_outcome());
                 }
-                return Ok(step2(name)?);
+                return step2(name);
             }
             if state == "round-1" {
                 if let Some(name) = answered(&ctx, "step1", "name") {
-                    return Ok(step2(&name)?);
+                    return step2(&name);
                 }
             }
             Ok(ask::input_required(
