@@ -7,7 +7,7 @@ mod http_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tern::Error;
 use tern::ask;
 use tern::client::Client;
@@ -516,4 +516,74 @@ fn the_client_refuses_a_header_annotation_on_a_number_property() {
     let annotated = |ty: &str| json!({"type": "object", "properties": {"v": {"type": ty, "x-mcp-header": "V"}}});
     assert!(transport.remember_tool("t", &annotated("number")).is_err());
     assert!(transport.remember_tool("t", &annotated("integer")).is_ok());
+}
+
+/// Accepts one connection, reads one request, answers `status` with the JSON that
+/// `answer` makes from the request, and closes; returns the request's JSON body.
+async fn answer_one(
+    listener: &tokio::net::TcpListener,
+    status: &str,
+    answer: impl FnOnce(&Value) -> Value,
+) -> Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut stream, _) = listener.accept().await.unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let request_body = loop {
+        let n = stream.read(&mut buf).await.unwrap();
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).to_string();
+        if let Some((head, rest)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if rest.len() >= length {
+                break rest[..length].to_owned();
+            }
+        }
+        assert!(n > 0, "the client closed before sending a whole request");
+    };
+    let request: Value = serde_json::from_str(&request_body).unwrap();
+    let body = answer(&request).to_string();
+    let response = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(response.as_bytes()).await.unwrap();
+    request
+}
+
+#[tokio::test]
+async fn over_http_a_400_version_refusal_listing_our_version_is_retried_once() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let first = answer_one(&listener, "400 Bad Request", |r| {
+            json!({"jsonrpc": "2.0", "id": r["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}})
+        })
+        .await;
+        let second = answer_one(&listener, "200 OK", |r| {
+            json!({"jsonrpc": "2.0", "id": r["id"],
+                "result": {"resultType": "complete", "tools": []}})
+        })
+        .await;
+        (first, second)
+    });
+    let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
+    let client = Client::builder("c", "1").build(Arc::new(transport));
+    let listed = client
+        .request::<method::ListTools>(PaginatedRequestParams::new())
+        .await
+        .unwrap();
+    assert!(listed.tools.is_empty());
+    let (first, second) = server.await.unwrap();
+    assert_eq!(second["method"], "tools/list");
+    assert_ne!(first["id"], second["id"], "a retry is a new request");
 }
