@@ -160,9 +160,13 @@ impl From<crate::jsonrpc::RpcError> for Error {
 
 impl Error {
     /// The JSON-RPC error the server answered with, if that is what this is.
+    ///
+    /// Over HTTP a refusal arrives with a status (400, 404, …) and the JSON-RPC error in
+    /// its body; that error is returned too.
     pub fn rpc(&self) -> Option<&crate::jsonrpc::RpcError> {
         match self {
             Self::Rpc(e) => Some(e),
+            Self::Transport(e) => e.rpc_error(),
             _ => None,
         }
     }

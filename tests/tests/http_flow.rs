@@ -308,6 +308,11 @@ async fn refusals_carry_the_http_status_and_the_json_rpc_error() {
     };
     assert_eq!(e.http_status(), Some(404), "{err}");
     assert_eq!(e.rpc_error().map(|r| r.code), Some(-32601), "{err}");
+    assert_eq!(
+        err.rpc().map(|r| r.code),
+        Some(-32601),
+        "Error::rpc sees it too"
+    );
 }
 
 /// A server whose `sql` tool mirrors `region` into `Mcp-Param-Region` (the HTTP layer
