@@ -110,6 +110,25 @@ fn keyed(name: &str, key: &[u8]) -> McpServer {
     McpServer::new(name, "1").request_state_security(RequestStateSecurity::keys([key]).unwrap())
 }
 
+/// One request straight into the server, as a transport would hand it over.
+async fn handle(
+    server: &Server,
+    method: &str,
+    params: Value,
+    auth: Option<AuthInfo>,
+) -> Result<Value, RpcError> {
+    server
+        .handle(IncomingRequest {
+            id: RequestId::Integer(1),
+            method: method.into(),
+            params: Some(params),
+            auth,
+            cancel: CancellationToken::new(),
+            outbound: None,
+        })
+        .await
+}
+
 /// One `tools/call` round straight into the server.
 async fn call(
     server: &Server,
@@ -126,16 +145,7 @@ async fn call(
         }
         params["inputResponses"] = responses;
     }
-    server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "tools/call".into(),
-            params: Some(params),
-            auth,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
-        .await
+    handle(server, "tools/call", params, auth).await
 }
 
 fn asked(result: &Value) -> Vec<String> {
@@ -671,15 +681,7 @@ async fn a_resolver_the_client_cannot_answer_is_32021() {
         .resolve(|_args: Args, s: Sample<Summary>| async move { Ok(s.text()) });
     let server = server(&mcp);
     let params = json!({"_meta": meta(json!({"elicitation": {}})), "name": "t", "arguments": {"name": "db"}});
-    let err = server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "tools/call".into(),
-            params: Some(params),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
+    let err = handle(&server, "tools/call", params, None)
         .await
         .unwrap_err();
     assert_eq!(err.code, -32021);
@@ -716,17 +718,7 @@ async fn list(server: &Server, method: &str, cursor: Option<&str>) -> Value {
     if let Some(c) = cursor {
         params["cursor"] = json!(c);
     }
-    server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: method.into(),
-            params: Some(params),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
-        .await
-        .unwrap()
+    handle(&server, method, params, None).await.unwrap()
 }
 
 #[tokio::test]
@@ -806,15 +798,7 @@ async fn prompts_and_templates_complete_their_arguments() {
         );
     let server = server(&mcp);
     let params = json!({"_meta": meta(json!({})), "ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "language", "value": "es"}});
-    let result = server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "completion/complete".into(),
-            params: Some(params),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
+    let result = handle(&server, "completion/complete", params, None)
         .await
         .unwrap();
     assert_eq!(
@@ -875,15 +859,7 @@ async fn templates_complete_their_variables() {
         .read(|vars, _ctx| async move { Ok(format!("{} #{}", vars["project"], vars["id"])) });
     let server = server(&mcp);
     let params = json!({"_meta": meta(json!({})), "ref": {"type": "ref/resource", "uri": "notes://{project}/{id}"}, "argument": {"name": "project", "value": "ter"}});
-    let result = server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "completion/complete".into(),
-            params: Some(params),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
+    let result = handle(&server, "completion/complete", params, None)
         .await
         .unwrap();
     assert_eq!(result["completion"]["values"], json!(["tern", "terrace"]));
@@ -942,14 +918,7 @@ async fn a_static_resource_reads_and_an_unknown_uri_is_not_found() {
     let server = server(&mcp);
     let read = |uri: &str| {
         let params = json!({"_meta": meta(json!({})), "uri": uri});
-        server.handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "resources/read".into(),
-            params: Some(params),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
+        handle(&server, "resources/read", params, None)
     };
     let ok = read("file:///readme.txt").await.unwrap();
     assert_eq!(ok["contents"][0]["text"], "hello");
