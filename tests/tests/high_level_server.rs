@@ -718,7 +718,7 @@ async fn list(server: &Server, method: &str, cursor: Option<&str>) -> Value {
     if let Some(c) = cursor {
         params["cursor"] = json!(c);
     }
-    handle(&server, method, params, None).await.unwrap()
+    handle(server, method, params, None).await.unwrap()
 }
 
 #[tokio::test]
