@@ -94,6 +94,14 @@ struct Inner {
     capabilities: ServerCapabilities,
     handlers: HashMap<&'static str, Handler>,
     sealer: Option<Sealer>,
+    cache: CachePolicy,
+}
+
+/// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
+#[derive(Debug, Clone, Copy)]
+struct CachePolicy {
+    ttl_ms: u64,
+    scope: &'static str,
 }
 
 impl std::fmt::Debug for Server {
@@ -115,6 +123,7 @@ pub struct ServerBuilder {
     capabilities: Option<ServerCapabilities>,
     handlers: HashMap<&'static str, Handler>,
     security: Option<RequestStateSecurity>,
+    cache: CachePolicy,
 }
 
 impl Server {
@@ -126,6 +135,10 @@ impl Server {
             capabilities: None,
             handlers: HashMap::new(),
             security: None,
+            cache: CachePolicy {
+                ttl_ms: 0,
+                scope: "private",
+            },
         }
     }
 
@@ -183,7 +196,9 @@ impl Server {
                 unseal_incoming(sealer, &method, &mut params, principal.as_ref())?;
             }
         }
-        let capabilities = meta.client_capabilities.clone();
+        // Input requests are checked against the capabilities after the handler has the
+        // context: keep a copy only for the methods that can answer input-required.
+        let capabilities = may_require_input.then(|| meta.client_capabilities.clone());
         let legacy = session.is_some();
         let ctx =
             RequestContext::on_session(id, method.clone(), meta, auth, cancel, outbound, session);
@@ -208,22 +223,24 @@ impl Server {
             return Ok(crate::legacy::to_legacy_result(result));
         }
         if input_required {
-            if !may_require_input {
+            let Some(capabilities) = &capabilities else {
                 tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
                 return Err(RpcError::internal("Internal error"));
-            }
+            };
             self.finish_input_required(
                 &method,
                 binding.as_ref().map(|(t, a)| (t.as_str(), a.as_ref())),
                 principal.as_ref(),
-                &capabilities,
+                capabilities,
                 &mut result,
             )?;
         } else if let Value::Object(obj) = &mut result {
             obj.entry("resultType").or_insert_with(|| "complete".into());
             if CACHEABLE_METHODS.contains(&method.as_str()) {
-                obj.entry("ttlMs").or_insert_with(|| 0.into());
-                obj.entry("cacheScope").or_insert_with(|| "private".into());
+                let cache = self.inner.cache;
+                obj.entry("ttlMs").or_insert_with(|| cache.ttl_ms.into());
+                obj.entry("cacheScope")
+                    .or_insert_with(|| cache.scope.into());
             }
         }
         Ok(result)
@@ -338,6 +355,18 @@ impl ServerBuilder {
         self
     }
 
+    /// The caching fields of list results, `resources/read` and `server/discover` when a
+    /// handler sets none: how long a client may reuse them, and whether a shared cache
+    /// may (`public`) or only this client (`private`, the default). The default TTL is 0:
+    /// do not cache.
+    pub fn cache(mut self, ttl_ms: u64, public: bool) -> Self {
+        self.cache = CachePolicy {
+            ttl_ms,
+            scope: if public { "public" } else { "private" },
+        };
+        self
+    }
+
     /// The capabilities to advertise, instead of those derived from the handlers.
     pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
         self.capabilities = Some(capabilities);
@@ -401,6 +430,7 @@ impl ServerBuilder {
                 capabilities,
                 handlers: self.handlers,
                 sealer,
+                cache: self.cache,
             }),
         })
     }

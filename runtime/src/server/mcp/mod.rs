@@ -107,7 +107,7 @@ struct Config {
     security: Option<RequestStateSecurity>,
     page_size: usize,
     ttl_ms: u64,
-    cache_scope: &'static str,
+    public: bool,
 }
 
 struct Inner {
@@ -174,7 +174,7 @@ impl McpServer {
                     security: None,
                     page_size: 100,
                     ttl_ms: 0,
-                    cache_scope: "private",
+                    public: false,
                 })),
                 registry: RwLock::default(),
                 changes,
@@ -218,7 +218,7 @@ impl McpServer {
     pub fn cache(self, ttl_ms: u64, public: bool) -> Self {
         self.configure(|c| {
             c.ttl_ms = ttl_ms;
-            c.cache_scope = if public { "public" } else { "private" };
+            c.public = public;
         })
     }
 
@@ -274,64 +274,56 @@ impl McpServer {
         removed
     }
 
-    pub(crate) fn add_tool(&self, entry: ToolEntry) {
+    /// Adds `entry` to the registry list `pick` selects, replacing the entry with the
+    /// same `key`, and tells subscribers the list changed.
+    fn upsert<E, K: PartialEq>(
+        &self,
+        entry: E,
+        pick: fn(&mut Registry) -> &mut Vec<Arc<E>>,
+        key: fn(&E) -> &K,
+        change: ListChange,
+    ) {
         {
-            let mut r = write(&self.inner.registry);
+            let mut registry = write(&self.inner.registry);
+            let list = pick(&mut registry);
             let entry = Arc::new(entry);
-            match r.tools.iter_mut().find(|t| t.tool.name == entry.tool.name) {
+            match list.iter_mut().find(|e| key(e) == key(&entry)) {
                 Some(slot) => *slot = entry,
-                None => r.tools.push(entry),
+                None => list.push(entry),
             }
         }
-        let _ = self.inner.changes.send(ListChange::Tools);
+        let _ = self.inner.changes.send(change);
+    }
+
+    pub(crate) fn add_tool(&self, entry: ToolEntry) {
+        self.upsert(entry, |r| &mut r.tools, |e| &e.tool.name, ListChange::Tools);
     }
 
     pub(crate) fn add_prompt(&self, entry: PromptEntry) {
-        {
-            let mut r = write(&self.inner.registry);
-            let entry = Arc::new(entry);
-            match r
-                .prompts
-                .iter_mut()
-                .find(|p| p.prompt.name == entry.prompt.name)
-            {
-                Some(slot) => *slot = entry,
-                None => r.prompts.push(entry),
-            }
-        }
-        let _ = self.inner.changes.send(ListChange::Prompts);
+        self.upsert(
+            entry,
+            |r| &mut r.prompts,
+            |e| &e.prompt.name,
+            ListChange::Prompts,
+        );
     }
 
     pub(crate) fn add_resource(&self, entry: ResourceEntry) {
-        {
-            let mut r = write(&self.inner.registry);
-            let entry = Arc::new(entry);
-            match r
-                .resources
-                .iter_mut()
-                .find(|x| x.resource.uri == entry.resource.uri)
-            {
-                Some(slot) => *slot = entry,
-                None => r.resources.push(entry),
-            }
-        }
-        let _ = self.inner.changes.send(ListChange::Resources);
+        self.upsert(
+            entry,
+            |r| &mut r.resources,
+            |e| &e.resource.uri,
+            ListChange::Resources,
+        );
     }
 
     pub(crate) fn add_template(&self, entry: TemplateEntry) {
-        {
-            let mut r = write(&self.inner.registry);
-            let entry = Arc::new(entry);
-            match r
-                .templates
-                .iter_mut()
-                .find(|x| x.template.uri_template == entry.template.uri_template)
-            {
-                Some(slot) => *slot = entry,
-                None => r.templates.push(entry),
-            }
-        }
-        let _ = self.inner.changes.send(ListChange::Resources);
+        self.upsert(
+            entry,
+            |r| &mut r.templates,
+            |e| &e.template.uri_template,
+            ListChange::Resources,
+        );
     }
 
     /// The low-level [`Server`] that serves this one on any transport. Built once; the
@@ -376,11 +368,10 @@ impl McpServer {
 
         let paging = Paging {
             page_size: config.page_size,
-            ttl_ms: config.ttl_ms,
-            cache_scope: config.cache_scope,
         };
         let mut builder = Server::builder(self.inner.name.clone(), self.inner.version.clone())
             .capabilities(caps)
+            .cache(config.ttl_ms, config.public)
             .seal(
                 config
                     .security
@@ -441,7 +432,7 @@ impl McpServer {
             ))
             .handle::<method::ReadResource, _, _>({
                 let me = me.clone();
-                move |ctx, params: ReadResourceRequestParams| me.read_resource(ctx, params, paging)
+                move |ctx, params: ReadResourceRequestParams| me.read_resource(ctx, params)
             })
             .handle::<method::Complete, _, _>({
                 let me = me.clone();
@@ -455,7 +446,7 @@ impl McpServer {
     }
 
     /// A list handler: one page of the registry's `pick`ed entries, as `make` builds the
-    /// result, with the caching fields stamped.
+    /// result.
     fn lister<E, T, R>(
         &self,
         pick: fn(&Registry) -> &Vec<Arc<E>>,
@@ -480,7 +471,7 @@ impl McpServer {
             );
             Box::pin(async move {
                 let (items, next) = page?;
-                paging.stamp(make(items, next))
+                Ok(make(items, next))
             })
         }
     }
@@ -544,7 +535,6 @@ impl McpServer {
         &self,
         ctx: RequestContext,
         params: ReadResourceRequestParams,
-        paging: Paging,
     ) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> {
         enum Target {
             Static(Arc<ResourceEntry>),
@@ -582,12 +572,7 @@ impl McpServer {
                         .with_data(json!({ "uri": params.uri })));
                 }
             };
-            match outcome {
-                crate::types::v2026_07_28::Outcome::Complete(r) => Ok(
-                    crate::types::v2026_07_28::Outcome::Complete(paging.stamp(r)?),
-                ),
-                other => Ok(other),
-            }
+            Ok(outcome)
         })
     }
 
@@ -681,12 +666,10 @@ impl McpServer {
     }
 }
 
-/// Paging and caching of list results.
+/// Paging of list results (the caching fields are the low-level server's job).
 #[derive(Debug, Clone, Copy)]
 struct Paging {
     page_size: usize,
-    ttl_ms: u64,
-    cache_scope: &'static str,
 }
 
 impl Paging {
@@ -710,16 +693,6 @@ impl Paging {
         let page = items[start..end].iter().map(|e| f(e)).collect();
         let next = (end < items.len()).then(|| format!("o{end}"));
         Ok((page, next))
-    }
-
-    /// Sets `ttlMs` and `cacheScope` on a cacheable result.
-    fn stamp<T: serde::Serialize + DeserializeOwned>(&self, result: T) -> Result<T, RpcError> {
-        let mut value = serde_json::to_value(result)
-            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
-        value["ttlMs"] = self.ttl_ms.into();
-        value["cacheScope"] = self.cache_scope.into();
-        serde_json::from_value(value)
-            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
     }
 }
 
