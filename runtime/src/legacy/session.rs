@@ -28,7 +28,6 @@ struct Pending {
 pub(crate) struct LegacySession {
     client_capabilities: ClientCapabilities,
     client_info: Option<Implementation>,
-    out: mpsc::UnboundedSender<String>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
 }
@@ -42,12 +41,8 @@ impl std::fmt::Debug for LegacySession {
 }
 
 impl LegacySession {
-    /// Opens a session from an `initialize` request's params; the server's messages to
-    /// the client go to `out`.
-    pub(crate) fn open(
-        params: Option<&Value>,
-        out: mpsc::UnboundedSender<String>,
-    ) -> Result<Self, RpcError> {
+    /// Opens a session from an `initialize` request's params.
+    pub(crate) fn open(params: Option<&Value>) -> Result<Self, RpcError> {
         let params: old::InitializeRequestParams =
             serde_json::from_value(params.cloned().unwrap_or(Value::Null))
                 .map_err(|e| RpcError::invalid_params(format!("Invalid initialize params: {e}")))?;
@@ -65,7 +60,6 @@ impl LegacySession {
         Ok(Self {
             client_capabilities,
             client_info,
-            out,
             pending: Mutex::default(),
             next_id: AtomicI64::new(1),
         })
@@ -87,9 +81,15 @@ impl LegacySession {
         }
     }
 
-    /// Sends a request to the client and waits for its answer. Dropping the future
-    /// withdraws the request (`notifications/cancelled`).
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    /// Sends a request to the client on `out` (the stream of the request being served)
+    /// and waits for its answer. Dropping the future withdraws the request
+    /// (`notifications/cancelled`, on the same stream).
+    pub(crate) async fn request(
+        &self,
+        out: &mpsc::UnboundedSender<String>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, RpcError> {
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
         let key = IdKey::from(&id);
         let (tx, rx) = oneshot::channel();
@@ -102,12 +102,12 @@ impl LegacySession {
         }
         let mut guard = Withdraw {
             session: self,
+            out,
             id: &id,
             key,
             answered: false,
         };
-        self.out
-            .send(jsonrpc::request(&id, method, Some(params)))
+        out.send(jsonrpc::request(&id, method, Some(params)))
             .map_err(|_| gone())?;
         let answer = rx.await.unwrap_or_else(|_| Err(gone()));
         guard.answered = true;
@@ -147,6 +147,7 @@ fn recode<T: serde::Serialize, U: serde::de::DeserializeOwned>(
 /// Removes an unanswered request and tells the client it was withdrawn.
 struct Withdraw<'a> {
     session: &'a LegacySession,
+    out: &'a mpsc::UnboundedSender<String>,
     id: &'a RequestId,
     key: IdKey,
     answered: bool,
@@ -163,7 +164,7 @@ impl Drop for Withdraw<'_> {
                 RequestId::Integer(i) => Value::from(*i),
                 RequestId::String(s) => Value::from(s.as_str()),
             };
-            let _ = self.session.out.send(jsonrpc::notification(
+            let _ = self.out.send(jsonrpc::notification(
                 "notifications/cancelled",
                 Some(json!({ "requestId": id, "reason": "the server no longer needs the answer" })),
             ));

@@ -102,7 +102,12 @@ impl RequestContext {
                 return Err(RpcError::missing_capability(&missing));
             }
         }
-        session.request(method, params).await
+        let Some(out) = &self.inner.outbound else {
+            return Err(RpcError::internal(format!(
+                "{method}: this request's transport cannot carry a request to the client"
+            )));
+        };
+        session.request(out, method, params).await
     }
 
     /// Asks the client `request` (the payload an `InputRequiredResult` would carry) as a

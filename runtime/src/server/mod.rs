@@ -246,6 +246,20 @@ impl Server {
         Ok(result)
     }
 
+    /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
+    pub(crate) fn legacy_initialize(
+        &self,
+        params: Option<&Value>,
+    ) -> Result<(Arc<crate::legacy::LegacySession>, Value), RpcError> {
+        let session = crate::legacy::LegacySession::open(params)?;
+        let result = crate::legacy::session_result(
+            &self.inner.info,
+            &self.inner.capabilities,
+            self.inner.instructions.as_deref(),
+        )?;
+        Ok((Arc::new(session), result))
+    }
+
     fn discover_value(&self) -> Result<Value, RpcError> {
         let mut result = DiscoverResult::new(
             self.inner.capabilities.clone(),

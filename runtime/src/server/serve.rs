@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{IncomingRequest, Server};
 use crate::jsonrpc::{self, Incoming, RpcError};
-use crate::legacy::{self, LegacySession};
+use crate::legacy::LegacySession;
 use crate::protocol::META_PROTOCOL_VERSION;
 use crate::transport::MessageTransport;
 use crate::types::v2026_07_28::RequestId;
@@ -58,7 +58,7 @@ impl Server {
                 Ok(Incoming::Request { id, method, params }) => {
                     let modern = is_modern(params.as_ref());
                     if method == "initialize" && !modern {
-                        let result = self.open_session(params.as_ref(), &mut session, &out_tx);
+                        let result = self.open_session(params.as_ref(), &mut session);
                         let _ = out_tx.send(jsonrpc::response(Some(&id), &result));
                         continue;
                     }
@@ -104,20 +104,14 @@ impl Server {
         &self,
         params: Option<&Value>,
         session: &mut Option<Arc<LegacySession>>,
-        out: &mpsc::UnboundedSender<String>,
     ) -> Result<Value, RpcError> {
         if session.is_some() {
             return Err(RpcError::invalid_request(
                 "Invalid Request: the session is already initialized",
             ));
         }
-        let opened = LegacySession::open(params, out.clone())?;
-        let result = legacy::session_result(
-            &self.inner.info,
-            &self.inner.capabilities,
-            self.inner.instructions.as_deref(),
-        )?;
-        *session = Some(Arc::new(opened));
+        let (opened, result) = self.legacy_initialize(params)?;
+        *session = Some(opened);
         Ok(result)
     }
 
