@@ -244,10 +244,13 @@ async fn mcp_param_headers_must_mirror_annotated_arguments() {
 }
 
 #[tokio::test]
-async fn get_and_delete_are_405() {
+async fn get_is_405_and_delete_is_405_in_modern_only_mode() {
     let addr = rules_server().await;
+    let r = send(addr, "GET", &[], "").await;
+    assert_eq!(r.status, 405, "GET: {r:?}");
+    let modern_only = serve(HttpServer::new(server()).modern_only()).await;
     for verb in ["GET", "DELETE"] {
-        let r = send(addr, verb, &[], "").await;
+        let r = send(modern_only, verb, &[], "").await;
         assert_eq!(r.status, 405, "{verb}: {r:?}");
     }
 }

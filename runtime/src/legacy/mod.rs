@@ -36,8 +36,42 @@ impl Era {
     }
 }
 
+/// Whether `version` names a session-era protocol version (2025-11-25 or an earlier
+/// date): a request stamped with one belongs to a session, not to 2026-07-28.
+pub(crate) fn is_legacy_version(version: &str) -> bool {
+    let dated = version.len() == 10
+        && version.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        });
+    dated && version < PROTOCOL_VERSION
+}
+
 impl std::fmt::Display for Era {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.protocol_version())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_era_versions_are_dates_before_2026_07_28() {
+        for v in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+            assert!(super::is_legacy_version(v), "{v}");
+        }
+        for v in [
+            "2026-07-28",
+            "2027-01-01",
+            "",
+            "draft",
+            "2025-11-2x",
+            "2025/11/25",
+        ] {
+            assert!(!super::is_legacy_version(v), "{v}");
+        }
     }
 }

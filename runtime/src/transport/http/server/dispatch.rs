@@ -2,51 +2,57 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::sessions::{HttpSession, Lookup, SESSION_HEADER};
 use super::{Shared, guard, validate};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
-use crate::protocol::{self, META_PROTOCOL_VERSION, RequestMeta};
+use crate::legacy;
+use crate::protocol::{self, LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, RequestMeta};
 use crate::server::IncomingRequest;
 use crate::transport::BoxFuture;
+use crate::transport::http::PROTOCOL_VERSION_HEADER;
 use crate::types::v2026_07_28::RequestId;
+use crate::util::IdKey;
 
 type Outcome = BoxFuture<'static, Result<Value, RpcError>>;
 
-pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    if let Err(why) = shared.hosts.check(&parts.headers) {
+/// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
+/// (401). The identity of a verified token, if any.
+async fn admit(
+    shared: &Shared,
+    headers: &HeaderMap,
+) -> Result<Option<crate::auth::AuthInfo>, Box<Response>> {
+    if let Err(why) = shared.hosts.check(headers) {
         tracing::warn!(
             reason = why,
             "rejected a request (DNS-rebinding protection)"
         );
-        return rpc_error(
+        return Err(Box::new(rpc_error(
             StatusCode::FORBIDDEN,
             None,
             RpcError::invalid_request(format!("Forbidden: {why}")),
-        );
+        )));
     }
-    let auth = match guard::authenticate(shared, &parts.headers).await {
+    guard::authenticate(shared, headers)
+        .await
+        .map_err(|denied| Box::new(unauthorized(denied)))
+}
+
+pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let auth = match admit(shared, &parts.headers).await {
         Ok(auth) => auth,
-        Err(denied) => {
-            let mut response = rpc_error(
-                StatusCode::UNAUTHORIZED,
-                None,
-                RpcError::invalid_request(denied.message),
-            );
-            if let Ok(v) = HeaderValue::from_str(&denied.challenge) {
-                response.headers_mut().insert(WWW_AUTHENTICATE, v);
-            }
-            return response;
-        }
+        Err(refused) => return *refused,
     };
     let bytes = match read_body(shared, &parts.headers, body).await {
         Ok(b) => b,
@@ -67,17 +73,17 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
                 rejected.error,
             );
         }
-        Ok(Incoming::Notification { method, .. }) => {
-            // 2026-07-28 defines no client notifications over HTTP; accept and ignore.
-            tracing::trace!(method, "ignoring a client notification");
-            return status_only(StatusCode::ACCEPTED);
+        Ok(Incoming::Notification { method, params }) => {
+            return notification(shared, &parts.headers, auth.as_ref(), &method, params);
         }
-        Ok(Incoming::Response { id, .. }) => {
-            let error = RpcError::invalid_request("Invalid Request: clients send no responses");
-            return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+        Ok(Incoming::Response { id, result }) => {
+            return answer(shared, &parts.headers, auth.as_ref(), id, result);
         }
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
     };
+    if shared.sessions.is_some() && is_legacy(&parts.headers, params.as_ref()) {
+        return legacy_request(shared, &parts.headers, id, method, params, auth).await;
+    }
     let body_version = params
         .as_ref()
         .and_then(|p| p.get("_meta"))
@@ -107,7 +113,179 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         let error = RpcError::method_not_found(&method);
         return rpc_error(StatusCode::NOT_FOUND, Some(&id), error);
     }
-    run(shared, &parts.headers, id, method, params, auth).await
+    run(shared, &parts.headers, id, method, params, auth, None).await
+}
+
+/// Whether a request belongs to a 2025-11-25 session: its body lacks the 2026-07-28
+/// `_meta`, and its `MCP-Protocol-Version` header, if any, names an older version (a
+/// modern header on a body without `_meta` is a malformed modern request).
+fn is_legacy(headers: &HeaderMap, params: Option<&Value>) -> bool {
+    let modern_body = params
+        .and_then(|p| p.get("_meta"))
+        .is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
+    if modern_body {
+        return false;
+    }
+    match headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .map(HeaderValue::to_str)
+    {
+        None => true,
+        Some(Ok(version)) => legacy::is_legacy_version(version),
+        Some(Err(_)) => false,
+    }
+}
+
+/// A request of the 2025-11-25 era: `initialize` opens a session, anything else runs on
+/// the session its `Mcp-Session-Id` names.
+async fn legacy_request(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: RequestId,
+    method: String,
+    params: Option<Value>,
+    auth: Option<crate::auth::AuthInfo>,
+) -> Response {
+    let Some(sessions) = &shared.sessions else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(&id),
+            RpcError::invalid_request("Bad Request: this endpoint serves 2026-07-28 only"),
+        );
+    };
+    if method == "initialize" {
+        let (session, result) = match shared.server.legacy_initialize(params.as_ref()) {
+            Ok(opened) => opened,
+            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error),
+        };
+        let Some(name) = sessions.open(session, auth.as_ref()) else {
+            tracing::warn!("refused a 2025-11-25 session: too many are open");
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&id),
+                RpcError::internal("Too many open sessions; try again later"),
+            );
+        };
+        let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(&id), &Ok(result)));
+        if let Ok(value) = HeaderValue::from_str(&name) {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        return response;
+    }
+    let session = match sessions.find(headers, auth.as_ref()) {
+        Ok(session) => session,
+        Err(missing) => return no_session(Some(&id), &missing),
+    };
+    if let Some(other) = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| *v != LEGACY_PROTOCOL_VERSION)
+    {
+        let error = RpcError::invalid_request(format!(
+            "Bad Request: unsupported MCP-Protocol-Version {other}; the session speaks {LEGACY_PROTOCOL_VERSION}"
+        ));
+        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+    }
+    if method == "ping" {
+        return json_body(StatusCode::OK, jsonrpc::response(Some(&id), &Ok(json!({}))));
+    }
+    run(shared, headers, id, method, params, auth, Some(session)).await
+}
+
+/// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
+/// request it names; everything else (and every notification outside a session, which
+/// 2026-07-28 does not define over HTTP) is accepted and ignored.
+fn notification(
+    shared: &Shared,
+    headers: &HeaderMap,
+    auth: Option<&crate::auth::AuthInfo>,
+    method: &str,
+    params: Option<Value>,
+) -> Response {
+    let Some(sessions) = &shared.sessions else {
+        tracing::trace!(method, "ignoring a client notification");
+        return status_only(StatusCode::ACCEPTED);
+    };
+    if !headers.contains_key(SESSION_HEADER) {
+        tracing::trace!(method, "ignoring a client notification outside a session");
+        return status_only(StatusCode::ACCEPTED);
+    }
+    let session = match sessions.find(headers, auth) {
+        Ok(session) => session,
+        Err(missing) => return no_session(None, &missing),
+    };
+    if method == "notifications/cancelled" {
+        let withdrawn = params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(IdKey::from_value);
+        if let Some(key) = withdrawn {
+            session.cancel(&key);
+        }
+    } else {
+        tracing::trace!(method, "a session notification");
+    }
+    status_only(StatusCode::ACCEPTED)
+}
+
+/// The client's answer to a request the server sent on a 2025-11-25 session.
+fn answer(
+    shared: &Shared,
+    headers: &HeaderMap,
+    auth: Option<&crate::auth::AuthInfo>,
+    id: RequestId,
+    result: Result<Value, RpcError>,
+) -> Response {
+    let Some(sessions) = shared
+        .sessions
+        .as_ref()
+        .filter(|_| headers.contains_key(SESSION_HEADER))
+    else {
+        let error = RpcError::invalid_request("Invalid Request: clients send no responses");
+        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+    };
+    match sessions.find(headers, auth) {
+        Ok(session) => {
+            session.legacy.resolve(&id, result);
+            status_only(StatusCode::ACCEPTED)
+        }
+        Err(missing) => no_session(None, &missing),
+    }
+}
+
+/// 400 without a session id, 404 for one that is not live (the client starts over).
+fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
+    match missing {
+        Lookup::Missing => rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            RpcError::invalid_request(
+                "Bad Request: no Mcp-Session-Id; send initialize first, or the 2026-07-28 _meta",
+            ),
+        ),
+        Lookup::Unknown => rpc_error(
+            StatusCode::NOT_FOUND,
+            id,
+            RpcError::invalid_request("Session not found; initialize a new one"),
+        ),
+    }
+}
+
+/// DELETE on a dual-era endpoint: ends the session it names.
+pub(crate) async fn handle_delete(shared: &Shared, request: Request) -> Response {
+    let (parts, _body) = request.into_parts();
+    let auth = match admit(shared, &parts.headers).await {
+        Ok(auth) => auth,
+        Err(refused) => return *refused,
+    };
+    let Some(sessions) = &shared.sessions else {
+        // Not routed when sessions are off; kept total all the same.
+        return status_only(StatusCode::METHOD_NOT_ALLOWED);
+    };
+    match sessions.end(&parts.headers, auth.as_ref()) {
+        Ok(()) => status_only(StatusCode::OK),
+        Err(missing) => no_session(None, &missing),
+    }
 }
 
 async fn read_body(
@@ -158,22 +336,38 @@ async fn run(
     method: String,
     params: Option<Value>,
     auth: Option<crate::auth::AuthInfo>,
+    session: Option<Arc<HttpSession>>,
 ) -> Response {
     let (json_ok, sse_ok) = accepts(headers);
     let cancel = CancellationToken::new();
     // Dropping the guard (the client went away and hyper dropped us) cancels the token.
     let guard = cancel.clone().drop_guard();
     let (tx, mut rx) = mpsc::unbounded_channel();
+    // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
+    // would ask it something fails at once instead of waiting for an answer that cannot
+    // come.
+    let outbound = sse_ok.then_some(tx);
+    let legacy = session.is_some();
+    let tracked = session.as_ref().map(|s| s.track(&id, cancel.clone()));
+    let withdrawn = cancel.clone();
     let request = IncomingRequest {
         id: id.clone(),
         method,
         params,
         auth,
         cancel,
-        outbound: Some(tx),
+        outbound,
     };
     let server = shared.server.clone();
-    let mut outcome: Outcome = Box::pin(async move { server.handle(request).await });
+    let mut outcome: Outcome = Box::pin(async move {
+        let _tracked = tracked;
+        // A session's client may withdraw the request (`notifications/cancelled`)
+        // while keeping the stream open: stop the handler and end the stream.
+        tokio::select! {
+            result = server.handle_in(request, session.map(|s| Arc::clone(&s.legacy))) => result,
+            () = withdrawn.cancelled() => Err(RpcError::internal("Request cancelled by the client")),
+        }
+    });
     if !json_ok && sse_ok {
         return sse(SseState::new(id, outcome, rx, guard));
     }
@@ -187,7 +381,7 @@ async fn run(
             if state.pending.is_empty() || !sse_ok {
                 let _ = state.guard.take().map(DropGuard::disarm);
                 let (id, result) = (state.id, state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error"))));
-                json(&id, &result)
+                json(&id, &result, legacy)
             } else {
                 sse(state)
             }
@@ -304,10 +498,12 @@ fn status_for(error: &RpcError) -> StatusCode {
     }
 }
 
-fn json(id: &RequestId, result: &Result<Value, RpcError>) -> Response {
+/// A JSON answer. On a 2025-11-25 session every JSON-RPC error is a 200: that era's
+/// clients take a 404 to mean the session is gone.
+fn json(id: &RequestId, result: &Result<Value, RpcError>, legacy: bool) -> Response {
     let status = match result {
-        Ok(_) => StatusCode::OK,
-        Err(e) => status_for(e),
+        Err(e) if !legacy => status_for(e),
+        _ => StatusCode::OK,
     };
     json_body(status, jsonrpc::response(Some(id), result))
 }
@@ -322,6 +518,18 @@ fn json_body(status: StatusCode, text: String) -> Response {
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn unauthorized(denied: guard::Unauthorized) -> Response {
+    let mut response = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        None,
+        RpcError::invalid_request(denied.message),
+    );
+    if let Ok(v) = HeaderValue::from_str(&denied.challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, v);
+    }
     response
 }
 

@@ -26,19 +26,35 @@
 //!
 //! **Cancellation.** Closing the connection (or the SSE stream) drops the handler's
 //! future and cancels its [`CancellationToken`](tokio_util::sync::CancellationToken).
+//!
+//! **Both eras.** By default the endpoint also serves 2025-11-25 clients: a request
+//! without the 2026-07-28 `_meta` (and without a 2026-07-28 `MCP-Protocol-Version`) is
+//! of that era. `initialize` opens a session named in the `Mcp-Session-Id` response
+//! header; later requests name it (400 without the header, 404 once it is gone: the
+//! client then initializes again) and are served with the session's capabilities. A
+//! handler's request to the client (`elicitation/create`, `sampling/createMessage`,
+//! `roots/list`) goes out on the SSE stream of the request it serves, and the client
+//! POSTs its answer (202). DELETE ends a session; idle ones expire
+//! ([`with_session_idle_timeout`](HttpServer::with_session_idle_timeout)). Sessions
+//! live in the process, so instances behind a load balancer need sticky routing on
+//! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
+//! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
 
 mod dispatch;
 mod guard;
+mod sessions;
 mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::post;
 use axum::serve::ListenerExt as _;
 
 pub use guard::HostPolicy;
+pub use sessions::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
 use super::ParamHeader;
 use crate::auth::TokenVerifier;
@@ -62,6 +78,8 @@ pub struct HttpServer {
     verifier: Option<Arc<dyn TokenVerifier>>,
     resource_metadata: Option<String>,
     tool_headers: Option<ToolHeaders>,
+    /// `None` serves 2026-07-28 only; else the idle timeout and cap of 2025-11-25 sessions.
+    sessions: Option<(Duration, usize)>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -72,6 +90,7 @@ impl std::fmt::Debug for HttpServer {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("hosts", &self.hosts)
             .field("authenticated", &self.verifier.is_some())
+            .field("sessions", &self.sessions)
             .finish_non_exhaustive()
     }
 }
@@ -84,6 +103,7 @@ pub(crate) struct Shared {
     pub(crate) verifier: Option<Arc<dyn TokenVerifier>>,
     pub(crate) resource_metadata: Option<String>,
     pub(crate) tool_headers: Option<ToolHeaders>,
+    pub(crate) sessions: Option<sessions::Sessions>,
 }
 
 impl HttpServer {
@@ -100,7 +120,31 @@ impl HttpServer {
             verifier: None,
             resource_metadata: None,
             tool_headers: None,
+            sessions: Some((DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS)),
         }
+    }
+
+    /// Serves 2026-07-28 only: no 2025-11-25 sessions, and DELETE gets 405 like GET.
+    pub fn modern_only(mut self) -> Self {
+        self.sessions = None;
+        self
+    }
+
+    /// Ends a 2025-11-25 session after `timeout` without a request (default one hour).
+    pub fn with_session_idle_timeout(mut self, timeout: Duration) -> Self {
+        if let Some((idle, _)) = &mut self.sessions {
+            *idle = timeout;
+        }
+        self
+    }
+
+    /// Refuses (503) to open more than `max` 2025-11-25 sessions at once, after
+    /// expiring the idle ones (default 10,000).
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        if let Some((_, cap)) = &mut self.sessions {
+            *cap = max;
+        }
+        self
     }
 
     /// The endpoint's path (default `/mcp`).
@@ -148,18 +192,25 @@ impl HttpServer {
         self
     }
 
-    /// The endpoint as an axum router, to serve alone or merge into an app. GET, DELETE
-    /// and every other method but POST get 405.
+    /// The endpoint as an axum router, to serve alone or merge into an app. DELETE ends
+    /// a 2025-11-25 session (405 when [`modern_only`](Self::modern_only)); GET and every
+    /// other method get 405: the server's messages travel on the stream of the request
+    /// they belong to, so there is no standalone stream.
     pub fn router(self) -> Router {
         let path = self.path.clone();
         let shared = Arc::new(self.into_shared());
-        Router::new().route(
-            &path,
-            post(move |request: axum::extract::Request| {
+        let on_delete = shared.sessions.is_some().then(|| Arc::clone(&shared));
+        let mut route = post(move |request: axum::extract::Request| {
+            let shared = Arc::clone(&shared);
+            async move { dispatch::handle_post(&shared, request).await }
+        });
+        if let Some(shared) = on_delete {
+            route = route.delete(move |request: axum::extract::Request| {
                 let shared = Arc::clone(&shared);
-                async move { dispatch::handle_post(&shared, request).await }
-            }),
-        )
+                async move { dispatch::handle_delete(&shared, request).await }
+            });
+        }
+        Router::new().route(&path, route)
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting and waits for
@@ -192,6 +243,9 @@ impl HttpServer {
             verifier: self.verifier,
             resource_metadata: self.resource_metadata,
             tool_headers: self.tool_headers,
+            sessions: self
+                .sessions
+                .map(|(idle, max)| sessions::Sessions::new(idle, max)),
         }
     }
 }

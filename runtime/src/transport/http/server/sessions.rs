@@ -1,0 +1,316 @@
+//! 2025-11-25 sessions over HTTP: `initialize` opens one and names it in the
+//! `Mcp-Session-Id` response header; the client's later POSTs (requests, notifications,
+//! and its answers to the server's requests) carry the name; DELETE ends it.
+//!
+//! Sessions live in this process's memory, so a deployment with several instances
+//! routes a session's requests to the instance that opened it (sticky on the header).
+//! Idle sessions expire, and their number is capped, so clients that never DELETE
+//! cannot exhaust the server.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use http::HeaderMap;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::AuthInfo;
+use crate::legacy::LegacySession;
+use crate::types::v2026_07_28::RequestId;
+use crate::util::{IdKey, lock};
+
+/// `Mcp-Session-Id`.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How long a session may go without a request before it expires (default).
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+
+/// How many sessions may be open at once (default).
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// The identity a session was opened with: later requests must present the same one, so
+/// a leaked session id is useless to another caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    client_id: String,
+    issuer: Option<String>,
+    subject: Option<String>,
+}
+
+impl Owner {
+    fn of(auth: Option<&AuthInfo>) -> Option<Self> {
+        auth.map(|a| Self {
+            client_id: a.client_id.clone(),
+            issuer: a.issuer.clone(),
+            subject: a.subject.clone(),
+        })
+    }
+}
+
+/// One open session.
+pub(crate) struct HttpSession {
+    pub(crate) legacy: Arc<LegacySession>,
+    owner: Option<Owner>,
+    last_seen: Mutex<Instant>,
+    in_flight: Mutex<HashMap<IdKey, CancellationToken>>,
+}
+
+impl HttpSession {
+    /// Tracks a request being served so `notifications/cancelled` can stop it; the
+    /// returned guard forgets it.
+    pub(crate) fn track(self: &Arc<Self>, id: &RequestId, cancel: CancellationToken) -> Tracked {
+        let key = IdKey::from(id);
+        lock(&self.in_flight).insert(key.clone(), cancel);
+        Tracked {
+            session: Arc::clone(self),
+            key,
+        }
+    }
+
+    /// Cancels the request the client withdrew.
+    pub(crate) fn cancel(&self, request_id: &IdKey) {
+        if let Some(token) = lock(&self.in_flight).remove(request_id) {
+            token.cancel();
+        }
+    }
+
+    fn end(&self) {
+        self.legacy.close();
+        for (_, token) in lock(&self.in_flight).drain() {
+            token.cancel();
+        }
+    }
+}
+
+/// Forgets a tracked request when it finishes.
+pub(crate) struct Tracked {
+    session: Arc<HttpSession>,
+    key: IdKey,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        lock(&self.session.in_flight).remove(&self.key);
+    }
+}
+
+/// Why a request did not find its session.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// No `Mcp-Session-Id` header (400).
+    Missing,
+    /// No live session by that name for this caller (404: the client starts anew).
+    Unknown,
+}
+
+/// The live sessions of one endpoint.
+pub(crate) struct Sessions {
+    live: Mutex<HashMap<String, Arc<HttpSession>>>,
+    idle_timeout: Duration,
+    max: usize,
+}
+
+impl Sessions {
+    pub(crate) fn new(idle_timeout: Duration, max: usize) -> Self {
+        Self {
+            live: Mutex::default(),
+            idle_timeout,
+            max,
+        }
+    }
+
+    /// Registers a new session and returns its id, or `None` when the endpoint already
+    /// holds as many live sessions as it may.
+    pub(crate) fn open(
+        &self,
+        legacy: Arc<LegacySession>,
+        auth: Option<&AuthInfo>,
+    ) -> Option<String> {
+        let now = Instant::now();
+        let mut live = lock(&self.live);
+        if live.len() >= self.max {
+            self.sweep(&mut live, now);
+            if live.len() >= self.max {
+                return None;
+            }
+        }
+        let id = new_session_id();
+        let session = Arc::new(HttpSession {
+            legacy,
+            owner: Owner::of(auth),
+            last_seen: Mutex::new(now),
+            in_flight: Mutex::default(),
+        });
+        live.insert(id.clone(), session);
+        Some(id)
+    }
+
+    /// The session a request names, if it is live and belongs to the caller; using it
+    /// keeps it alive.
+    pub(crate) fn find(
+        &self,
+        headers: &HeaderMap,
+        auth: Option<&AuthInfo>,
+    ) -> Result<Arc<HttpSession>, Lookup> {
+        let name = session_name(headers).ok_or(Lookup::Missing)?;
+        let now = Instant::now();
+        let mut live = lock(&self.live);
+        let session = live.get(name).cloned().ok_or(Lookup::Unknown)?;
+        if session.owner != Owner::of(auth) {
+            tracing::warn!("a request named a session another caller opened");
+            return Err(Lookup::Unknown);
+        }
+        let mut last_seen = lock(&session.last_seen);
+        if now.duration_since(*last_seen) > self.idle_timeout {
+            drop(last_seen);
+            live.remove(name);
+            session.end();
+            return Err(Lookup::Unknown);
+        }
+        *last_seen = now;
+        drop(last_seen);
+        Ok(session)
+    }
+
+    /// Ends the session a DELETE names.
+    pub(crate) fn end(&self, headers: &HeaderMap, auth: Option<&AuthInfo>) -> Result<(), Lookup> {
+        let session = self.find(headers, auth)?;
+        if let Some(name) = session_name(headers) {
+            lock(&self.live).remove(name);
+        }
+        session.end();
+        tracing::debug!("a 2025-11-25 session ended at the client's request");
+        Ok(())
+    }
+
+    /// How many sessions are live (expired ones included until they are swept).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.live).len()
+    }
+
+    fn sweep(&self, live: &mut HashMap<String, Arc<HttpSession>>, now: Instant) {
+        live.retain(|_, session| {
+            let fresh = now.duration_since(*lock(&session.last_seen)) <= self.idle_timeout;
+            if !fresh {
+                session.end();
+            }
+            fresh
+        });
+    }
+}
+
+fn session_name(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
+/// 128 random bits, hex: visible ASCII as the header requires, and unguessable.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::fill(&mut bytes[..]);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn session() -> Arc<LegacySession> {
+        let params = serde_json::json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}
+        });
+        Arc::new(LegacySession::open(Some(&params)).unwrap())
+    }
+
+    fn naming(id: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(SESSION_HEADER, HeaderValue::from_str(id).unwrap());
+        headers
+    }
+
+    fn alice() -> AuthInfo {
+        AuthInfo {
+            client_id: "app".into(),
+            subject: Some("alice".into()),
+            ..AuthInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_session_is_found_by_its_header_and_ended_once() {
+        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let id = sessions.open(session(), None).unwrap();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(sessions.find(&naming(&id), None).is_ok());
+        assert_eq!(
+            sessions.find(&HeaderMap::new(), None).err(),
+            Some(Lookup::Missing)
+        );
+        assert_eq!(
+            sessions.find(&naming("nope"), None).err(),
+            Some(Lookup::Unknown)
+        );
+        assert_eq!(sessions.end(&naming(&id), None), Ok(()));
+        assert_eq!(sessions.end(&naming(&id), None), Err(Lookup::Unknown));
+    }
+
+    #[test]
+    fn a_session_belongs_to_the_caller_that_opened_it() {
+        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let id = sessions.open(session(), Some(&alice())).unwrap();
+        assert!(sessions.find(&naming(&id), Some(&alice())).is_ok());
+        let bob = AuthInfo {
+            subject: Some("bob".into()),
+            ..alice()
+        };
+        assert_eq!(
+            sessions.find(&naming(&id), Some(&bob)).err(),
+            Some(Lookup::Unknown)
+        );
+        assert_eq!(
+            sessions.find(&naming(&id), None).err(),
+            Some(Lookup::Unknown)
+        );
+    }
+
+    #[test]
+    fn idle_sessions_expire_and_make_room() {
+        let sessions = Sessions::new(Duration::ZERO, 1);
+        let first = sessions.open(session(), None).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        // Full, but the first one is idle past the timeout: swept to make room.
+        let second = sessions.open(session(), None).unwrap();
+        assert_eq!(sessions.len(), 1);
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(
+            sessions.find(&naming(&first), None).err(),
+            Some(Lookup::Unknown)
+        );
+        assert_eq!(
+            sessions.find(&naming(&second), None).err(),
+            Some(Lookup::Unknown)
+        );
+    }
+
+    #[test]
+    fn a_full_endpoint_refuses_new_sessions() {
+        let sessions = Sessions::new(Duration::from_secs(60), 1);
+        assert!(sessions.open(session(), None).is_some());
+        assert!(sessions.open(session(), None).is_none());
+    }
+
+    #[test]
+    fn ending_a_session_cancels_its_requests() {
+        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let id = sessions.open(session(), None).unwrap();
+        let live = sessions.find(&naming(&id), None).unwrap();
+        let token = CancellationToken::new();
+        let _tracked = live.track(&RequestId::Integer(7), token.clone());
+        sessions.end(&naming(&id), None).unwrap();
+        assert!(token.is_cancelled());
+    }
+}
