@@ -55,6 +55,18 @@ pub trait EraTransport: ClientTransport {
         matches!(error, CallError::Rpc(e) if !is_modern_error(e))
     }
 
+    /// The era this transport's server was already found to speak (by an earlier
+    /// client of the same endpoint), so [`EraMode::Auto`] need not probe again.
+    fn known_era(&self) -> Option<Era> {
+        None
+    }
+
+    /// The probe found the server to speak `era`: remember it for
+    /// [`known_era`](Self::known_era).
+    fn discovered(&self, era: Era) {
+        let _ = era;
+    }
+
     /// The client is about to speak `era` on this transport (before `initialize`, for
     /// a 2025-11-25 session), so version headers can follow.
     fn negotiated(&self, era: Era) {
@@ -94,7 +106,14 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     let era = match mode {
         EraMode::Modern => Era::Modern,
         EraMode::Legacy => Era::Legacy,
-        EraMode::Auto => probe(transport, hello).await?,
+        EraMode::Auto => match transport.known_era() {
+            Some(era) => era,
+            None => {
+                let era = probe(transport, hello).await?;
+                transport.discovered(era);
+                era
+            }
+        },
     };
     tracing::debug!(%era, "protocol era settled");
     transport.negotiated(era);
@@ -128,9 +147,8 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
             Some(versions) => pick(versions, "server/discover"),
             None => Ok(Era::Modern),
         },
-        Err(CallError::Rpc(e)) if is_modern_error(&e) => match e
-            .data
-            .as_ref()
+        Err(e) if modern_error(&e).is_some() => match modern_error(&e)
+            .and_then(|e| e.data.as_ref())
             .and_then(|d| d.get("supported"))
             .and_then(Value::as_array)
         {
@@ -144,6 +162,16 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
         Err(CallError::Rpc(e)) => Err(Error::Rpc(Box::new(e))),
         Err(CallError::Transport(e)) => Err(Error::Transport(e)),
     }
+}
+
+/// The modern error a failed probe carries: as the JSON-RPC answer, or in the body of an
+/// HTTP refusal.
+fn modern_error(error: &CallError) -> Option<&RpcError> {
+    let rpc = match error {
+        CallError::Rpc(e) => Some(e),
+        CallError::Transport(t) => t.rpc_error(),
+    };
+    rpc.filter(|e| is_modern_error(e))
 }
 
 /// The era to speak given the versions a modern server listed.

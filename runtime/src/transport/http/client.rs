@@ -21,10 +21,21 @@
 //!
 //! Dropping a request's future drops its connection, which the server takes as
 //! cancellation. Plain `http://` only: this client has no TLS yet.
+//!
+//! **Both eras.** The transport is an [`EraTransport`]: hand it to
+//! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
+//! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
+//! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
+//! found is remembered per endpoint URL for the life of the process, so later clients
+//! of the same server skip the probe ([`forget_era`] clears it). In a session the
+//! transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
+//! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
+//! response's SSE stream with the client's callbacks (POSTing the answers back), and
+//! DELETEs the session when the last clone of the transport is dropped.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -42,11 +53,25 @@ use super::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, encode_header_value,
     name_field, param_headers,
 };
-use crate::jsonrpc::{self, Incoming, code};
-use crate::protocol::{META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::Era;
+use crate::client::{EraTransport, ServerRequestHandler, is_modern_error};
+use crate::jsonrpc::{self, Incoming, RpcError, code};
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
 use crate::types::v2026_07_28::RequestId;
-use crate::util::lock;
+use crate::util::{IdKey, lock};
+
+/// `Mcp-Session-Id`: the 2025-11-25 session a request belongs to.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The era each endpoint URL was found to speak, for the life of the process.
+static KNOWN_ERAS: LazyLock<Mutex<HashMap<String, Era>>> = LazyLock::new(Mutex::default);
+
+/// Forgets the era discovered for the endpoint at `url`, so the next client of it probes
+/// again (after the server there was replaced by one of another era, say).
+pub fn forget_era(url: &str) {
+    lock(&KNOWN_ERAS).remove(url);
+}
 
 /// How many `tools/list` pages a refresh after -32020 reads at most.
 const MAX_TOOL_PAGES: usize = 10;
@@ -69,6 +94,46 @@ struct Inner {
     bearer: Mutex<Option<HeaderValue>>,
     headers: HeaderMap,
     tools: Mutex<HashMap<String, Arc<[ParamHeader]>>>,
+    /// Speaking 2025-11-25 (after negotiation chose it).
+    legacy: AtomicBool,
+    /// The session `initialize` opened, in the 2025-11-25 era.
+    session: Mutex<Option<HeaderValue>>,
+    /// Answers the server's requests in a 2025-11-25 session.
+    server_requests: Mutex<Option<ServerRequestHandler>>,
+}
+
+impl Drop for Inner {
+    /// Ends the 2025-11-25 session, if one is open, as the spec asks of a client that no
+    /// longer needs it (best effort: only inside a Tokio runtime).
+    fn drop(&mut self) {
+        let Some(session) = lock(&self.session).take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut request = Request::builder()
+            .method(Method::DELETE)
+            .uri(self.uri.clone())
+            .header(PROTOCOL_VERSION_HEADER, LEGACY_PROTOCOL_VERSION)
+            .header(SESSION_HEADER, session);
+        if let Some(token) = lock(&self.bearer).clone() {
+            request = request.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        let Ok(request) = request.body(Full::new(Bytes::new())) else {
+            return;
+        };
+        let pool = self.pool.clone();
+        runtime.spawn(async move {
+            match pool.request(request).await {
+                Ok(r) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
+                Err(e) => tracing::debug!(error = %e, "could not end the 2025-11-25 session"),
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for HttpClientTransport {
@@ -160,6 +225,9 @@ impl HttpClientBuilder {
                 bearer: Mutex::new(bearer),
                 headers,
                 tools: Mutex::default(),
+                legacy: AtomicBool::new(false),
+                session: Mutex::default(),
+                server_requests: Mutex::default(),
             }),
         })
     }
@@ -225,6 +293,97 @@ impl HttpClientTransport {
         });
     }
 
+    fn is_legacy(&self) -> bool {
+        self.inner.legacy.load(Ordering::Relaxed)
+    }
+
+    /// A POST to the endpoint with the headers every message carries: content types,
+    /// the protocol version (`body_version`, else the era's), the session, the bearer
+    /// token and the extra headers.
+    fn post_builder(&self, body_version: Option<&str>) -> http::request::Builder {
+        let version = body_version.unwrap_or(if self.is_legacy() {
+            LEGACY_PROTOCOL_VERSION
+        } else {
+            PROTOCOL_VERSION
+        });
+        let mut builder = Request::builder()
+            .method(Method::POST)
+            .uri(self.inner.uri.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(PROTOCOL_VERSION_HEADER, version);
+        if body_version.is_none() {
+            if let Some(session) = lock(&self.inner.session).clone() {
+                builder = builder.header(SESSION_HEADER, session);
+            }
+        }
+        if let Some(token) = lock(&self.inner.bearer).clone() {
+            builder = builder.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.inner.headers {
+            builder = builder.header(name, value);
+        }
+        builder
+    }
+
+    /// POSTs one message that expects no response (a notification, or the answer to a
+    /// server's request).
+    async fn post_message(
+        &self,
+        method_header: Option<&str>,
+        body: String,
+    ) -> Result<(), TransportError> {
+        let mut builder = self.post_builder(None);
+        if let Some(method) = method_header.filter(|_| !self.is_legacy()) {
+            builder = builder.header(METHOD_HEADER, method);
+        }
+        let request = builder
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
+        let response = self
+            .inner
+            .pool
+            .request(request)
+            .await
+            .map_err(|e| TransportError::new(format!("POST failed: {e}")))?;
+        let status = response.status();
+        // Drain the body so the connection goes back to the pool.
+        let _ = collect(response.into_body()).await;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(TransportError::http(
+                status.as_u16(),
+                "the server refused a message",
+                None,
+            ))
+        }
+    }
+
+    /// Answers a request the server sent on a response stream (2025-11-25 sessions),
+    /// in its own task so the stream keeps being read. Returns the task, which a
+    /// `notifications/cancelled` from the server aborts.
+    fn answer_server_request(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    ) -> tokio::task::AbortHandle {
+        let handler = lock(&self.inner.server_requests).clone();
+        let transport = self.clone();
+        tokio::spawn(async move {
+            let result = match handler {
+                Some(answer) => answer(method, params).await,
+                None => Err(RpcError::method_not_found(&method)),
+            };
+            let body = jsonrpc::response(Some(&id), &result);
+            if let Err(e) = transport.post_message(None, body).await {
+                tracing::warn!(error = %e, "could not send the answer to a server request");
+            }
+        })
+        .abort_handle()
+    }
+
     /// The HTTP request for `request`, and its body (kept for a retry).
     fn build_request(
         &self,
@@ -235,20 +394,17 @@ impl HttpClientTransport {
                 "cannot send {what} as a header"
             )))
         };
-        let version = request
+        let body_version = request
             .params
             .get("_meta")
             .and_then(|m| m.get(META_PROTOCOL_VERSION))
-            .and_then(Value::as_str)
-            .unwrap_or(PROTOCOL_VERSION);
-        let mut builder = Request::builder()
-            .method(Method::POST)
-            .uri(self.inner.uri.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(PROTOCOL_VERSION_HEADER, version)
-            .header(METHOD_HEADER, request.method.as_str());
-        if let Some(field) = name_field(&request.method) {
+            .and_then(Value::as_str);
+        let mut builder = self.post_builder(body_version);
+        // The routing headers are 2026-07-28's; a session's requests go without them.
+        if body_version.is_some() || !self.is_legacy() {
+            builder = builder.header(METHOD_HEADER, request.method.as_str());
+        }
+        if let Some(field) = name_field(&request.method).filter(|_| body_version.is_some()) {
             let name = request
                 .params
                 .get(field)
@@ -266,12 +422,6 @@ impl HttpClientTransport {
                     }
                 }
             }
-        }
-        if let Some(token) = lock(&self.inner.bearer).clone() {
-            builder = builder.header(AUTHORIZATION, token);
-        }
-        for (name, value) in &self.inner.headers {
-            builder = builder.header(name, value);
         }
         // The params are not needed after this: move them into the body, no deep copy.
         let params = std::mem::take(&mut request.params);
@@ -373,12 +523,24 @@ impl HttpClientTransport {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
+        if status.is_success() && request.method == "initialize" {
+            if let Some(session) = response.headers().get(SESSION_HEADER) {
+                *lock(&self.inner.session) = Some(session.clone());
+            }
+        }
         let body = response.into_body();
         if !status.is_success() {
-            return Err(refusal(status, body).await);
+            let mut refused = refusal(status, body).await;
+            if status == StatusCode::NOT_FOUND && lock(&self.inner.session).is_some() {
+                if let CallError::Transport(t) = &mut refused {
+                    t.0.message =
+                        "the server ended the 2025-11-25 session (404); connect again".into();
+                }
+            }
+            return Err(refused);
         }
         let mut result = if is_sse {
-            read_sse(body, request).await
+            self.read_sse(body, request).await
         } else {
             let bytes = collect(body).await?;
             match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
@@ -392,6 +554,66 @@ impl HttpClientTransport {
             self.learn_tools(&mut result);
         }
         Ok(result)
+    }
+}
+
+impl HttpClientTransport {
+    /// Reads an SSE answer: notifications go to the request's channel, the server's own
+    /// requests (2025-11-25 sessions) to the callbacks; the response ends it.
+    async fn read_sse(
+        &self,
+        mut body: Body,
+        request: &OutgoingRequest,
+    ) -> Result<Value, CallError> {
+        let mut reader = SseReader::default();
+        let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                CallError::Transport(TransportError::new(format!("the SSE stream failed: {e}")))
+            })?;
+            let Some(chunk) = frame.data_ref() else {
+                continue;
+            };
+            for data in reader.feed(chunk) {
+                match Incoming::parse(&data) {
+                    Ok(Incoming::Response { id, result }) if id == request.id => {
+                        return result.map_err(CallError::Rpc);
+                    }
+                    Ok(Incoming::Request { id, method, params }) => {
+                        answering.retain(|_, task| !task.is_finished());
+                        let key = IdKey::from(&id);
+                        answering.insert(key, self.answer_server_request(id, method, params));
+                    }
+                    Ok(Incoming::Notification { method, params })
+                        if method == "notifications/cancelled" =>
+                    {
+                        let withdrawn = params
+                            .as_ref()
+                            .and_then(|p| p.get("requestId"))
+                            .and_then(IdKey::from_value)
+                            .and_then(|key| answering.remove(&key));
+                        if let Some(task) = withdrawn {
+                            tracing::debug!("the server withdrew a request it had sent");
+                            task.abort();
+                        }
+                    }
+                    Ok(Incoming::Notification { method, params }) => {
+                        if let Some(tx) = &request.notifications {
+                            let _ = tx.send(json!({ "method": method, "params": params }));
+                        }
+                    }
+                    Ok(Incoming::Response { .. }) => {
+                        tracing::debug!("ignoring a response to another request on an SSE stream");
+                    }
+                    Err(rejected) => {
+                        tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+                    }
+                }
+            }
+        }
+        Err(CallError::Transport(TransportError::new(
+            "the SSE stream ended before the response",
+        )))
     }
 }
 
@@ -424,38 +646,6 @@ async fn refusal(status: StatusCode, body: Body) -> CallError {
     ))
 }
 
-/// Reads an SSE answer: notifications go to the request's channel; the response ends it.
-async fn read_sse(mut body: Body, request: &OutgoingRequest) -> Result<Value, CallError> {
-    let mut reader = SseReader::default();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            CallError::Transport(TransportError::new(format!("the SSE stream failed: {e}")))
-        })?;
-        let Some(chunk) = frame.data_ref() else {
-            continue;
-        };
-        for data in reader.feed(chunk) {
-            match Incoming::parse(&data) {
-                Ok(Incoming::Response { id, result }) if id == request.id => {
-                    return result.map_err(CallError::Rpc);
-                }
-                Ok(Incoming::Notification { method, params }) => {
-                    if let Some(tx) = &request.notifications {
-                        let _ = tx.send(json!({ "method": method, "params": params }));
-                    }
-                }
-                Ok(_) => tracing::debug!("ignoring an unexpected message on an SSE stream"),
-                Err(rejected) => {
-                    tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
-                }
-            }
-        }
-    }
-    Err(CallError::Transport(TransportError::new(
-        "the SSE stream ended before the response",
-    )))
-}
-
 impl ClientTransport for HttpClientTransport {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
         Box::pin(async move {
@@ -479,42 +669,43 @@ impl ClientTransport for HttpClientTransport {
     ) -> BoxFuture<'_, Result<(), TransportError>> {
         let body = jsonrpc::notification(method, params);
         let method = method.to_owned();
-        Box::pin(async move {
-            let mut builder = Request::builder()
-                .method(Method::POST)
-                .uri(self.inner.uri.clone())
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, "application/json, text/event-stream")
-                .header(PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION)
-                .header(METHOD_HEADER, method.as_str());
-            if let Some(token) = lock(&self.inner.bearer).clone() {
-                builder = builder.header(AUTHORIZATION, token);
-            }
-            let request = builder
-                .body(Full::new(Bytes::from(body)))
-                .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
-            let response = self
-                .inner
-                .pool
-                .request(request)
-                .await
-                .map_err(|e| TransportError::new(format!("POST failed: {e}")))?;
-            let status = response.status();
-            // Drain the body so the connection goes back to the pool.
-            let _ = collect(response.into_body()).await;
-            if status.is_success() {
-                Ok(())
-            } else {
-                Err(TransportError::http(
-                    status.as_u16(),
-                    "the server refused a notification",
-                    None,
-                ))
-            }
-        })
+        Box::pin(async move { self.post_message(Some(&method), body).await })
     }
 
     fn next_id(&self) -> RequestId {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl EraTransport for HttpClientTransport {
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        *lock(&self.inner.server_requests) = Some(handler);
+    }
+
+    /// A JSON-RPC error that is not a modern one, or an HTTP 400, 404 or 405 whose body
+    /// holds no modern error: what a 2025-11-25 server answers a request it cannot place
+    /// in a session.
+    fn is_legacy_answer(&self, error: &CallError) -> bool {
+        match error {
+            CallError::Rpc(e) => !is_modern_error(e),
+            CallError::Transport(t) => {
+                matches!(t.http_status(), Some(400 | 404 | 405))
+                    && !t.rpc_error().is_some_and(is_modern_error)
+            }
+        }
+    }
+
+    fn known_era(&self) -> Option<Era> {
+        lock(&KNOWN_ERAS).get(&self.inner.uri.to_string()).copied()
+    }
+
+    fn discovered(&self, era: Era) {
+        lock(&KNOWN_ERAS).insert(self.inner.uri.to_string(), era);
+    }
+
+    fn negotiated(&self, era: Era) {
+        self.inner
+            .legacy
+            .store(era == Era::Legacy, Ordering::Relaxed);
     }
 }
