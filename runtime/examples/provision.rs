@@ -18,12 +18,15 @@
 //! cargo run -p tern --example provision -- serve --stdio     # JSON-RPC on stdin/stdout
 //! cargo run -p tern --example provision -- call "target/debug/examples/provision serve --stdio"
 //! ```
+//!
+//! `call` discovers the server's era; `call --legacy TARGET` opens a 2025-11-25 session
+//! instead, as an older client would.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
-use tern::client::{Client, ClientBuilder, InputContext};
+use tern::client::{Client, ClientBuilder, EraMode, InputContext};
 use tern::jsonrpc::RpcError;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
@@ -143,10 +146,10 @@ async fn handle_elicitation(
         ElicitRequestParams::Form(f) => f.message.clone(),
         ElicitRequestParams::Url(u) => u.message.clone(),
     };
-    println!(
-        "client: round asks {:?}: {message:?} -> answering eu-west-1",
-        ctx.key.unwrap_or_default()
-    );
+    match ctx.key {
+        Some(key) => println!("client: round asks {key:?}: {message:?} -> answering eu-west-1"),
+        None => println!("client: the server asks {message:?} -> answering eu-west-1"),
+    }
     let mut result = ElicitResult::new(ElicitResultAction::Accept);
     result.content = Some(
         [("region".to_owned(), ElicitValue::from("eu-west-1"))]
@@ -175,7 +178,7 @@ async fn provision(client: &Client) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// `provision`, `provision serve --stdio`, `provision serve --http ADDR`,
-/// `provision call URL_OR_COMMAND`.
+/// `provision call [--legacy] URL_OR_COMMAND`.
 #[tokio::main(flavor = "current_thread")]
 pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -194,21 +197,29 @@ pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?;
             Ok(())
         }
-        ["call", target] if target.starts_with("http://") || target.starts_with("https://") => {
-            let transport = HttpClientTransport::builder(*target).build()?;
-            provision(&provision_client().build(Arc::new(transport))).await
-        }
-        ["call", command] => {
-            let mut words = command.split_whitespace();
-            let program = words.next().ok_or("call needs a URL or a command")?;
-            let mut cmd = tokio::process::Command::new(program);
-            cmd.args(words);
-            provision(&provision_client().connect(ChildProcessTransport::spawn(cmd)?)).await
-        }
-        _ => {
-            Err("usage: provision [serve --stdio | serve --http ADDR | call URL_OR_COMMAND]".into())
-        }
+        ["call", target] => call(target, EraMode::Auto).await,
+        ["call", "--legacy", target] => call(target, EraMode::Legacy).await,
+        _ => Err(
+            "usage: provision [serve --stdio | serve --http ADDR | call [--legacy] URL_OR_COMMAND]"
+                .into(),
+        ),
     }
+}
+
+/// Runs the automatic client against a URL or a command (a child process on stdio).
+async fn call(target: &str, mode: EraMode) -> Result<(), Box<dyn std::error::Error>> {
+    let client = provision_client().era(mode);
+    let client = if target.starts_with("http://") || target.starts_with("https://") {
+        let transport = HttpClientTransport::builder(target).build()?;
+        client.negotiate(Arc::new(transport)).await?
+    } else {
+        let mut words = target.split_whitespace();
+        let program = words.next().ok_or("call needs a URL or a command")?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(words);
+        client.discover(ChildProcessTransport::spawn(cmd)?).await?
+    };
+    provision(&client).await
 }
 
 /// The README's demo: server and client in one process over the in-memory transport.

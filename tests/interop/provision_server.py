@@ -1,8 +1,11 @@
-"""The seed's provisioning server on the Python SDK's low-level Server, over stdio.
+"""The seed's provisioning server on the Python SDK's low-level Server, over stdio, or
+over Streamable HTTP with sessions (`--http PORT`, served by uvicorn on 127.0.0.1).
 
 One tool for both eras: on 2026-07-28 it returns an InputRequiredResult and reads the
 retry's answer; on a 2025-11-25 session it asks the client with elicitation/create.
 """
+
+import sys
 
 import anyio
 
@@ -56,5 +59,15 @@ async def main() -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+def serve_http(port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    if sys.argv[1:2] == ["--http"]:
+        serve_http(int(sys.argv[2]))
+    else:
+        anyio.run(main)

@@ -1,13 +1,17 @@
 //! Interoperability with the Python SDK (PyPI `mcp==2.3.0`): tern's client against
-//! that SDK's low-level server (`tests/interop/provision_server.py`) over stdio, in
-//! both eras. Runs when `TERN_INTEROP_PYTHON` names a Python with that package
-//! installed (`scripts/interop` prepares one); skipped otherwise.
+//! that SDK's low-level server (`tests/interop/provision_server.py`) over stdio and
+//! over Streamable HTTP, in both eras. Runs when `TERN_INTEROP_PYTHON` names a Python
+//! with that package installed (`scripts/interop` prepares one); skipped otherwise.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::json;
 use tern::ask;
-use tern::client::{Client, EraMode};
+use tern::client::{Client, ClientBuilder, EraMode};
+use tern::transport::http::client::HttpClientTransport;
 use tern::transport::stdio::ChildProcessTransport;
-use tern::types::v2026_07_28::ContentBlock;
+use tern::types::v2026_07_28::{CallToolResult, ContentBlock};
 
 fn python_server() -> Option<ChildProcessTransport> {
     let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
@@ -17,22 +21,90 @@ fn python_server() -> Option<ChildProcessTransport> {
     Some(ChildProcessTransport::spawn(command).unwrap())
 }
 
-async fn provision(mode: EraMode) -> Option<(String, String)> {
-    let transport = python_server()?;
-    let client = Client::builder("tern-interop", "1.0")
+/// The Python server on Streamable HTTP (uvicorn, sessions on), killed on drop.
+struct PythonHttp {
+    _child: tokio::process::Child,
+    url: String,
+}
+
+async fn python_http_server() -> Option<PythonHttp> {
+    let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
+    let script = tern_tests::workspace_root().join("tests/interop/provision_server.py");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new(python)
+        .arg(script)
+        .args(["--http", &port.to_string()])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Some(PythonHttp {
+                _child: child,
+                url: format!("http://127.0.0.1:{port}/mcp"),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the Python HTTP server did not listen on port {port}");
+}
+
+fn tern_client(mode: EraMode) -> ClientBuilder {
+    Client::builder("tern-interop", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
         .era(mode)
-        .discover(transport)
-        .await
-        .unwrap();
-    let result = client
+}
+
+async fn provision_with(client: &Client) -> (String, String) {
+    let result: CallToolResult = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
         .unwrap();
     let ContentBlock::Text(text) = &result.content[0] else {
         panic!("not text: {result:?}")
     };
-    Some((client.protocol_version().to_owned(), text.text.clone()))
+    (client.protocol_version().to_owned(), text.text.clone())
+}
+
+async fn provision(mode: EraMode) -> Option<(String, String)> {
+    let transport = python_server()?;
+    let client = tern_client(mode).discover(transport).await.unwrap();
+    Some(provision_with(&client).await)
+}
+
+async fn provision_over_http(mode: EraMode) -> Option<(String, String)> {
+    let server = python_http_server().await?;
+    let transport = HttpClientTransport::builder(&server.url).build().unwrap();
+    let client = tern_client(mode)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap();
+    Some(provision_with(&client).await)
+}
+
+#[tokio::test]
+async fn tern_discovers_2026_07_28_on_the_python_http_server_and_completes_the_flow() {
+    let Some((version, text)) = provision_over_http(EraMode::Auto).await else {
+        return;
+    };
+    assert_eq!(version, "2026-07-28");
+    assert_eq!(text, "Provisioned 'orders' in eu-west-1 over 2026-07-28.");
+}
+
+#[tokio::test]
+async fn tern_holds_a_2025_11_25_session_with_the_python_http_server() {
+    let Some((version, text)) = provision_over_http(EraMode::Legacy).await else {
+        return;
+    };
+    assert_eq!(version, "2025-11-25");
+    assert_eq!(text, "Provisioned 'orders' in eu-west-1 over 2025-11-25.");
 }
 
 #[tokio::test]
