@@ -1,11 +1,14 @@
 //! The tern client and server over stdio: the provision example spawned as a child
-//! process, newline-delimited JSON on its stdin and stdout, its stderr kept apart.
+//! process, newline-delimited JSON on its stdin and stdout, its stderr kept apart; and
+//! era discovery against it and against a child that knows only 2025-11-25.
 
 use std::time::Duration;
 
 use serde_json::json;
+use std::sync::{Arc, Mutex};
 use tern::ask;
-use tern::client::Client;
+
+use tern::client::{Client, EraMode};
 use tern::server::Server;
 use tern::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
 use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
@@ -77,6 +80,75 @@ async fn the_call_command_spawns_a_stdio_server_and_provisions() {
             .lines()
             .any(|l| l == "Provisioned 'orders' in eu-west-1."),
         "{stdout}"
+    );
+}
+
+/// A client in `mode` whose elicitation callback records the input key it was called with.
+fn recording_client(
+    mode: EraMode,
+) -> (tern::client::ClientBuilder, Arc<Mutex<Vec<Option<String>>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let builder = Client::builder("test-client", "1.0")
+        .era(mode)
+        .on_elicitation(move |ctx, _params| {
+            seen.lock().unwrap().push(ctx.key.clone());
+            async { Ok(ask::accept([("region", "eu-west-1")])) }
+        });
+    (builder, asked)
+}
+
+#[tokio::test]
+async fn discovery_over_stdio_finds_2026_07_28_on_a_tern_child() {
+    let (builder, asked) = recording_client(EraMode::Auto);
+    let client = builder
+        .discover(ChildProcessTransport::spawn(provision_server_command()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "Provisioned 'orders' in eu-west-1.");
+    assert_eq!(*asked.lock().unwrap(), vec![Some("region".to_owned())]);
+}
+
+#[tokio::test]
+async fn discovery_over_stdio_opens_a_session_with_a_legacy_only_child() {
+    let (tx, mut stderr) = tokio::sync::mpsc::unbounded_channel();
+    let child = ChildProcessTransport::spawn_with_stderr(
+        Command::new(env!("CARGO_BIN_EXE_legacy_server")),
+        StderrSink::Channel(tx),
+    )
+    .unwrap();
+    let (builder, asked) = recording_client(EraMode::Auto);
+    let client = builder.discover(child).await.unwrap();
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&result), "legacy ok: region=eu-west-1");
+    // The server's elicitation/create reached the callback that answers input requests.
+    assert_eq!(*asked.lock().unwrap(), vec![None]);
+    let mut seen = Vec::new();
+    while seen.len() < 5 {
+        let line = tokio::time::timeout(Duration::from_secs(5), stderr.recv())
+            .await
+            .expect("no stderr line")
+            .expect("stderr closed");
+        seen.push(line);
+    }
+    assert_eq!(
+        seen,
+        [
+            "legacy server got: server/discover",
+            "legacy server got: initialize",
+            "legacy server got: notifications/initialized",
+            "legacy server got: tools/call",
+            "legacy server got: response",
+        ]
     );
 }
 
