@@ -1,5 +1,6 @@
 //! One resolver tool serves both eras: input-required rounds on 2026-07-28, real
-//! server-to-client requests on a 2025-11-25 session, answered by the same callback.
+//! server-to-client requests on a 2025-11-25 session, answered by the same callback,
+//! in memory and over Streamable HTTP.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,6 +9,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tern::client::{Client, EraMode};
 use tern::server::{Elicit, McpServer, Resolve, ToolError, form_content};
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
 use tern::types::v2026_07_28::{ContentBlock, InputRequest};
 
@@ -66,11 +69,9 @@ fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
     }
 }
 
-#[tokio::test]
-async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
-    let seen: Seen = Arc::default();
-    let builder = || {
-        let seen = Arc::clone(&seen);
+fn recording_client(seen: &Seen) -> impl Fn() -> tern::client::ClientBuilder + '_ {
+    move || {
+        let seen = Arc::clone(seen);
         Client::builder("c", "1").on_elicitation(move |ctx, params| {
             let seen = Arc::clone(&seen);
             async move {
@@ -87,7 +88,13 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
                 })
             }
         })
-    };
+    }
+}
+
+#[tokio::test]
+async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
+    let seen: Seen = Arc::default();
+    let builder = recording_client(&seen);
     let mcp = server();
 
     let (client_end, server_end) = memory::pair();
@@ -129,4 +136,37 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
         "input requests carry keys; legacy requests do not"
     );
     assert_eq!(seen[0].1, seen[2].1, "the same question in both eras");
+}
+
+#[tokio::test]
+async fn one_resolver_tool_serves_both_eras_over_http() {
+    let seen: Seen = Arc::default();
+    let builder = recording_client(&seen);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let http = HttpServer::new(server().server().unwrap());
+    tokio::spawn(http.serve(listener, std::future::pending()));
+
+    for (mode, name) in [(EraMode::Modern, "orders"), (EraMode::Legacy, "billing")] {
+        let transport = HttpClientTransport::builder(&url).build().unwrap();
+        let client = builder()
+            .era(mode)
+            .negotiate(Arc::new(transport))
+            .await
+            .unwrap();
+        let result = client
+            .call_tool("provision", json!({"name": name}))
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&result),
+            format!("Provisioned '{name}' in eu-west-1 (confirmed: true).")
+        );
+    }
+    let seen = seen.lock().unwrap();
+    let keys: Vec<Option<&str>> = seen.iter().map(|(k, _)| k.as_deref()).collect();
+    assert_eq!(
+        keys,
+        vec![Some("elicit_region"), Some("confirm"), None, None]
+    );
 }
