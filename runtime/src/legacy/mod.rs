@@ -38,6 +38,7 @@ impl Era {
 
 /// Whether `version` names a session-era protocol version (2025-11-25 or an earlier
 /// date): a request stamped with one belongs to a session, not to 2026-07-28.
+#[cfg(feature = "http-server")]
 pub(crate) fn is_legacy_version(version: &str) -> bool {
     let dated = version.len() == 10
         && version.bytes().enumerate().all(|(i, b)| {
@@ -56,7 +57,7 @@ impl std::fmt::Display for Era {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http-server"))]
 mod tests {
     #[test]
     fn session_era_versions_are_dates_before_2026_07_28() {

@@ -20,7 +20,12 @@
 //! tool's annotations changed, retries the call once.
 //!
 //! Dropping a request's future drops its connection, which the server takes as
-//! cancellation. Plain `http://` only: this client has no TLS yet.
+//! cancellation.
+//!
+//! **TLS.** With the `http-client-tls` feature (on by default) `https://` URLs work,
+//! through rustls, trusting the Mozilla root set (`webpki-roots`) plus any roots given to
+//! [`HttpClientBuilder::with_root_certificates_pem`] (a private CA, a test certificate).
+//! Without it, only `http://`.
 //!
 //! **Both eras.** The transport is an [`EraTransport`]: hand it to
 //! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
@@ -86,8 +91,14 @@ pub struct HttpClientTransport {
     inner: Arc<Inner>,
 }
 
+/// What the pool connects with: TLS-capable when the `http-client-tls` feature is on.
+#[cfg(feature = "http-client-tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "http-client-tls"))]
+type Connector = HttpConnector;
+
 struct Inner {
-    pool: Pool<HttpConnector, Full<Bytes>>,
+    pool: Pool<Connector, Full<Bytes>>,
     uri: Uri,
     next_id: AtomicI64,
     timeout: Option<Duration>,
@@ -153,9 +164,30 @@ pub struct HttpClientBuilder {
     connect_timeout: Duration,
     bearer: Option<String>,
     headers: Vec<(String, String)>,
+    #[cfg(feature = "http-client-tls")]
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 }
 
 impl HttpClientBuilder {
+    /// Trusts the certificates in `pem` (one or more `CERTIFICATE` blocks) as roots, in
+    /// addition to the Mozilla set: for servers with a private CA or a self-signed
+    /// certificate. Fails when `pem` holds no certificate or one that does not parse.
+    #[cfg(feature = "http-client-tls")]
+    pub fn with_root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, TransportError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject as _;
+        let before = self.roots.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert =
+                cert.map_err(|e| TransportError::new(format!("invalid PEM certificate: {e}")))?;
+            self.roots.push(cert);
+        }
+        if self.roots.len() == before {
+            return Err(TransportError::new("no CERTIFICATE in the PEM text"));
+        }
+        Ok(self)
+    }
+
     /// Fails a request (JSON or SSE) that has not completed after `timeout`. Default:
     /// none (wrap calls in `tokio::time::timeout` for per-call limits).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -181,7 +213,8 @@ impl HttpClientBuilder {
         self
     }
 
-    /// The transport. Fails on a URL that is not `http://`, or a header that is not valid.
+    /// The transport. Fails on a URL that is not `http://` (or `https://` with the
+    /// `http-client-tls` feature), or a header that is not valid.
     pub fn build(self) -> Result<HttpClientTransport, TransportError> {
         let uri: Uri = self
             .url
@@ -189,14 +222,17 @@ impl HttpClientBuilder {
             .map_err(|e| TransportError::new(format!("invalid MCP URL {:?}: {e}", self.url)))?;
         match uri.scheme_str() {
             Some("http") => {}
+            #[cfg(feature = "http-client-tls")]
+            Some("https") => {}
+            #[cfg(not(feature = "http-client-tls"))]
             Some("https") => {
                 return Err(TransportError::new(
-                    "https URLs are not supported yet: this HTTP client has no TLS",
+                    "https URLs need tern's http-client-tls feature",
                 ));
             }
             _ => {
                 return Err(TransportError::new(format!(
-                    "the MCP URL {:?} must start with http://",
+                    "the MCP URL {:?} must start with http:// or https://",
                     self.url
                 )));
             }
@@ -213,6 +249,16 @@ impl HttpClientBuilder {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(self.connect_timeout));
+        #[cfg(feature = "http-client-tls")]
+        let connector = {
+            // The TLS layer hands plain http:// through to the inner connector.
+            connector.enforce_http(false);
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls_config(self.roots)?)
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(connector)
+        };
         let pool = Pool::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(connector);
@@ -233,13 +279,36 @@ impl HttpClientBuilder {
     }
 }
 
+/// rustls with ring, the Mozilla roots and `extra` roots, TLS 1.2 and 1.3.
+#[cfg(feature = "http-client-tls")]
+fn tls_config(
+    extra: Vec<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<rustls::ClientConfig, TransportError> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for cert in extra {
+        roots
+            .add(cert)
+            .map_err(|e| TransportError::new(format!("unusable root certificate: {e}")))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::new(format!("TLS setup failed: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(config)
+}
+
 fn bearer_value(token: &str) -> Result<HeaderValue, TransportError> {
     HeaderValue::try_from(format!("Bearer {token}"))
         .map_err(|_| TransportError::new("the bearer token is not a valid header value"))
 }
 
 impl HttpClientTransport {
-    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`).
+    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`,
+    /// or `https://` with the `http-client-tls` feature).
     pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
         HttpClientBuilder {
             url: url.into(),
@@ -247,6 +316,8 @@ impl HttpClientTransport {
             connect_timeout: Duration::from_secs(10),
             bearer: None,
             headers: Vec::new(),
+            #[cfg(feature = "http-client-tls")]
+            roots: Vec::new(),
         }
     }
 
@@ -345,7 +416,7 @@ impl HttpClientTransport {
             .pool
             .request(request)
             .await
-            .map_err(|e| TransportError::new(format!("POST failed: {e}")))?;
+            .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
         let status = response.status();
         // Drain the body so the connection goes back to the pool.
         let _ = collect(response.into_body()).await;
@@ -513,8 +584,9 @@ impl HttpClientTransport {
     ) -> Result<Value, CallError> {
         let response = self.inner.pool.request(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
-                "POST {} failed: {e}",
-                self.inner.uri
+                "POST {} failed: {}",
+                self.inner.uri,
+                chain(&e)
             )))
         })?;
         let status = response.status();
@@ -569,7 +641,10 @@ impl HttpClientTransport {
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| {
-                CallError::Transport(TransportError::new(format!("the SSE stream failed: {e}")))
+                CallError::Transport(TransportError::new(format!(
+                    "the SSE stream failed: {}",
+                    chain(&e)
+                )))
             })?;
             let Some(chunk) = frame.data_ref() else {
                 continue;
@@ -615,6 +690,22 @@ impl HttpClientTransport {
             "the SSE stream ended before the response",
         )))
     }
+}
+
+/// An error with its causes (hyper's own message is only "client error (Connect)"; the
+/// reason, such as an untrusted certificate, is in the sources).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 async fn collect(body: Body) -> Result<Bytes, CallError> {

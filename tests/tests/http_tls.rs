@@ -1,0 +1,143 @@
+//! The HTTP client over TLS: a tern server behind a rustls endpoint on loopback with a
+//! self-signed certificate for `localhost`. The client completes the flow when it trusts
+//! that certificate, and refuses the server when it does not.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use serde_json::json;
+use tern::ask;
+use tern::client::{Client, EraMode};
+use tern::server::{RequestContext, Server};
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::server::HttpServer;
+use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
+use tokio_rustls::TlsAcceptor;
+
+/// A tool that asks for a region the MRTR way, then answers.
+fn server() -> Server {
+    Server::builder("tls", "1")
+        .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
+            let answered = params
+                .input_responses
+                .as_ref()
+                .and_then(|r| r.get::<method::Elicit>("region"))
+                .and_then(Result::ok);
+            Ok(match answered {
+                None => {
+                    let form = ask::elicit_form(
+                        "Which region?",
+                        json!({"type": "object", "properties": {"region": {"type": "string"}}}),
+                    )
+                    .map_err(|e| tern::jsonrpc::RpcError::internal(e.to_string()))?;
+                    ask::input_required([("region", form)], None).into()
+                }
+                Some(_) => {
+                    let text = format!("done over {}", ctx.protocol_version());
+                    CallToolResult::new(vec![ask::text(text)]).into()
+                }
+            })
+        })
+        .build()
+        .unwrap()
+}
+
+/// Serves `server` over TLS on loopback; returns the address and the certificate (PEM).
+async fn tls_endpoint() -> (SocketAddr, String) {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert_pem = certified.cert.pem();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(certified.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![certified.cert.der().clone()], key)
+    .unwrap();
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = HttpServer::new(server()).router();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            let service = TowerToHyperService::new(router.clone());
+            tokio::spawn(async move {
+                // A client that refuses our certificate ends the handshake: not our error.
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    (addr, cert_pem)
+}
+
+fn client() -> tern::client::ClientBuilder {
+    Client::builder("c", "1")
+        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+}
+
+#[tokio::test]
+async fn the_flow_completes_over_https_with_a_trusted_certificate() {
+    let (addr, cert) = tls_endpoint().await;
+    let url = format!("https://localhost:{}/mcp", addr.port());
+    let transport = HttpClientTransport::builder(&url)
+        .with_root_certificates_pem(cert.as_bytes())
+        .unwrap()
+        .build()
+        .unwrap();
+    let client = client()
+        .era(EraMode::Auto)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap();
+    let ContentBlock::Text(text) = &result.content[0] else {
+        panic!("not text: {result:?}")
+    };
+    assert_eq!(text.text, "done over 2026-07-28");
+}
+
+#[tokio::test]
+async fn an_untrusted_certificate_is_refused() {
+    let (addr, _cert) = tls_endpoint().await;
+    let url = format!("https://localhost:{}/mcp", addr.port());
+    let transport = HttpClientTransport::builder(&url).build().unwrap();
+    let client = client().build(Arc::new(transport));
+    let err = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap_err();
+    // The reason reaches the caller, not only hyper's "client error (Connect)".
+    let message = err.to_string();
+    assert!(message.contains("invalid peer certificate"), "{message}");
+}
+
+#[tokio::test]
+async fn root_certificates_must_be_pem_certificates() {
+    let err = HttpClientTransport::builder("https://localhost/mcp")
+        .with_root_certificates_pem(b"not a certificate")
+        .unwrap_err();
+    assert!(err.to_string().contains("no CERTIFICATE"), "{err}");
+    let bad = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+    assert!(
+        HttpClientTransport::builder("https://localhost/mcp")
+            .with_root_certificates_pem(bad)
+            .is_err()
+    );
+}
