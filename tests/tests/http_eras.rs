@@ -167,6 +167,27 @@ async fn a_session_serves_many_calls_and_concurrent_elicitations() {
 }
 
 #[tokio::test]
+async fn a_client_opens_a_new_session_when_the_server_forgot_its_own() {
+    let http = HttpServer::new(provisioner()).with_session_idle_timeout(Duration::from_millis(50));
+    let addr = serve(http).await;
+    let asked = Asked::default();
+    let client = connect(addr, &asked, EraMode::Legacy).await.unwrap();
+    let call = || client.call_tool("provision", json!({"name": "orders"}));
+    assert!(call().await.is_ok());
+    // The session expires; the next call gets 404, and the transport starts over.
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert_eq!(
+        text_of(&call().await.unwrap()),
+        "provision in eu-west-1 over 2025-11-25"
+    );
+    // Several calls hitting the 404 at once all complete.
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    let calls = futures_util::future::join_all((0..4).map(|_| call())).await;
+    assert!(calls.iter().all(Result::is_ok), "{calls:?}");
+    assert_eq!(asked.0.lock().unwrap().len(), 6);
+}
+
+#[tokio::test]
 async fn an_input_required_result_on_a_legacy_http_session_is_32603() {
     let server = Server::builder("modern-only-tool", "1")
         .handle::<method::CallTool, _, _>(|_ctx, _params| async move {

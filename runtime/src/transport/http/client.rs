@@ -35,8 +35,10 @@
 //! of the same server skip the probe ([`forget_era`] clears it). In a session the
 //! transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
 //! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
-//! response's SSE stream with the client's callbacks (POSTing the answers back), and
-//! DELETEs the session when the last clone of the transport is dropped.
+//! response's SSE stream with the client's callbacks (POSTing the answers back), opens
+//! a new session (same `initialize`) and resends the request when the server answers
+//! 404 to one it no longer knows, and DELETEs the session when the last clone of the
+//! transport is dropped.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -111,6 +113,10 @@ struct Inner {
     session: Mutex<Option<HeaderValue>>,
     /// Answers the server's requests in a 2025-11-25 session.
     server_requests: Mutex<Option<ServerRequestHandler>>,
+    /// The `initialize` params of the session, to open a new one when it ends.
+    initialize: Mutex<Option<Value>>,
+    /// Held while a new session is being opened.
+    reopening: tokio::sync::Mutex<()>,
 }
 
 impl Drop for Inner {
@@ -274,6 +280,8 @@ impl HttpClientBuilder {
                 legacy: AtomicBool::new(false),
                 session: Mutex::default(),
                 server_requests: Mutex::default(),
+                initialize: Mutex::default(),
+                reopening: tokio::sync::Mutex::default(),
             }),
         })
     }
@@ -504,6 +512,11 @@ impl HttpClientTransport {
     }
 
     async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
+        if request.method == "initialize" {
+            // Kept to open a new session if the server ends this one.
+            *lock(&self.inner.initialize) = Some(request.params.clone());
+        }
+        let session = lock(&self.inner.session).clone();
         let (http_request, body) = self.build_request(&mut request)?;
         match self.send(http_request, &request).await {
             Err(CallError::Transport(refused))
@@ -512,8 +525,62 @@ impl HttpClientTransport {
             {
                 self.retry_after_refresh(&request, &body, refused).await
             }
+            Err(CallError::Transport(refused))
+                if refused.http_status() == Some(404)
+                    && session.is_some()
+                    && request.method != "initialize" =>
+            {
+                self.retry_in_new_session(session, &request, &body, refused)
+                    .await
+            }
             other => other,
         }
+    }
+
+    /// The server no longer knows the 2025-11-25 session a request named (404: it
+    /// expired, or the server restarted). As that era asks, open a new one with the same
+    /// `initialize`, then send the request once more; concurrent requests that hit the
+    /// same 404 share the new session.
+    async fn retry_in_new_session(
+        &self,
+        gone: Option<HeaderValue>,
+        request: &OutgoingRequest,
+        body: &Bytes,
+        refused: TransportError,
+    ) -> Result<Value, CallError> {
+        let Some(initialize) = lock(&self.inner.initialize).clone() else {
+            return Err(CallError::Transport(refused));
+        };
+        let Some(params) = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|mut v| v.get_mut("params").map(Value::take))
+        else {
+            return Err(CallError::Transport(refused));
+        };
+        {
+            let _one_at_a_time = self.inner.reopening.lock().await;
+            if *lock(&self.inner.session) == gone {
+                tracing::info!("the server ended the 2025-11-25 session; opening a new one");
+                *lock(&self.inner.session) = None;
+                self.send_once(OutgoingRequest {
+                    id: self.next_id(),
+                    method: "initialize".into(),
+                    params: initialize,
+                    notifications: None,
+                })
+                .await?;
+                let initialized = jsonrpc::notification("notifications/initialized", None);
+                self.post_message(Some("notifications/initialized"), initialized)
+                    .await?;
+            }
+        }
+        self.send_once(OutgoingRequest {
+            id: self.next_id(),
+            method: request.method.clone(),
+            params,
+            notifications: request.notifications.clone(),
+        })
+        .await
     }
 
     /// Sends `request` once, with no retry.
@@ -605,8 +672,7 @@ impl HttpClientTransport {
             let mut refused = refusal(status, body).await;
             if status == StatusCode::NOT_FOUND && lock(&self.inner.session).is_some() {
                 if let CallError::Transport(t) = &mut refused {
-                    t.0.message =
-                        "the server ended the 2025-11-25 session (404); connect again".into();
+                    t.0.message = "the server no longer knows the 2025-11-25 session".into();
                 }
             }
             return Err(refused);
