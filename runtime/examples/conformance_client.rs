@@ -7,12 +7,17 @@
 //!
 //! The harness appends its mock server's URL as the last argument, names the scenario
 //! in `MCP_CONFORMANCE_SCENARIO` and may put JSON in `MCP_CONFORMANCE_CONTEXT`. Every
-//! scenario gets the same ordinary client: it lists the server's tools (the HTTP
+//! scenario gets the same ordinary client: it discovers the server's era (so scenarios
+//! of the 2025-11-25 suite run in a session), lists the server's tools (the HTTP
 //! transport drops tools whose `x-mcp-header` annotations are invalid), then calls the
 //! tools the context names with the context's arguments, or else every listed tool
 //! with arguments made from its input schema. Input requests are answered by the
 //! usual callbacks and the automatic input-required loop. The exit code is non-zero
 //! when any step fails.
+//!
+//! One scenario asks for more than a call: `json-schema-2020-12-preservation` wants the
+//! input schema the client holds for `json_schema_2020_12_tool` passed back, verbatim,
+//! to `json_schema_echo`, to show that no keyword was lost in parsing.
 
 use std::sync::Arc;
 
@@ -160,18 +165,32 @@ async fn main() -> Result<(), BoxError> {
         .on_elicitation(elicit)
         .on_sampling(sample)
         .on_list_roots(roots)
-        .build(Arc::new(transport));
+        .negotiate(Arc::new(transport))
+        .await?;
+    tracing::info!(version = client.protocol_version(), "negotiated");
 
     // Listing first also teaches the HTTP transport each tool's Mcp-Param headers.
     let tools = list_tools(&client).await?;
     tracing::info!(count = tools.len(), "listed tools");
-    let calls = match context_calls()? {
+    let mut calls = match context_calls()? {
         Some(calls) => calls,
         None => tools
             .iter()
             .map(|t| (t.name.clone(), Value::Object(sample_arguments(t))))
             .collect(),
     };
+    if scenario == "json-schema-2020-12-preservation" {
+        let observed = tools
+            .iter()
+            .find(|t| t.name == "json_schema_2020_12_tool")
+            .map(|t| serde_json::to_value(&t.input_schema))
+            .transpose()?;
+        for (name, arguments) in &mut calls {
+            if let (Some(schema), "json_schema_echo") = (&observed, name.as_str()) {
+                *arguments = json!({ "schema": schema });
+            }
+        }
+    }
     let mut failures = 0;
     for (name, arguments) in calls {
         match client.call_tool(name.as_str(), &arguments).await {
