@@ -16,6 +16,7 @@
 
 use chacha20::{R20, hchacha};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, Tag, UnboundKey};
+use ring::error::Unspecified;
 use zeroize::{Zeroize as _, Zeroizing};
 
 /// Key length in bytes.
@@ -52,10 +53,9 @@ impl XChaCha20Poly1305 {
         aad: &[u8],
         in_out: &mut [u8],
     ) -> Result<[u8; TAG_LEN], AeadError> {
-        let (key, nonce) = self.ietf(nonce)?;
-        let tag = key
-            .seal_in_place_separate_tag(nonce, Aad::from(aad), in_out)
-            .map_err(|_| AeadError)?;
+        let tag = self.with_ietf(nonce, |key, nonce| {
+            key.seal_in_place_separate_tag(nonce, Aad::from(aad), in_out)
+        })?;
         let mut out = [0u8; TAG_LEN];
         out.copy_from_slice(tag.as_ref());
         Ok(out)
@@ -71,30 +71,33 @@ impl XChaCha20Poly1305 {
         in_out: &mut [u8],
         tag: &[u8; TAG_LEN],
     ) -> Result<(), AeadError> {
-        let (key, nonce) = self.ietf(nonce)?;
-        key.open_in_place_separate_tag(nonce, Aad::from(aad), Tag::from(*tag), in_out, 0..)
-            .map(|_| ())
-            .map_err(|_| AeadError)
+        self.with_ietf(nonce, |key, nonce| {
+            key.open_in_place_separate_tag(nonce, Aad::from(aad), Tag::from(*tag), in_out, 0..)
+                .map(|_| ())
+        })
     }
 
-    /// The IETF ChaCha20-Poly1305 key and nonce this extended nonce stands for.
-    fn ietf(&self, nonce: &[u8; NONCE_LEN]) -> Result<(LessSafeKey, Nonce), AeadError> {
+    /// Runs `f` with the IETF ChaCha20-Poly1305 key and nonce this extended nonce stands
+    /// for. The key is lent rather than returned because ring's key type is sized for its
+    /// largest algorithm (AES-GCM tables, ~0.5 KiB): returning it meant copying it.
+    fn with_ietf<T>(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        f: impl FnOnce(&LessSafeKey, Nonce) -> Result<T, Unspecified>,
+    ) -> Result<T, AeadError> {
         let (head, tail) = nonce.split_at(HCHACHA_INPUT_LEN);
         let mut input = [0u8; HCHACHA_INPUT_LEN];
         input.copy_from_slice(head);
         let mut subkey = hchacha::<R20>(&(*self.key).into(), &input.into());
         let key = UnboundKey::new(&CHACHA20_POLY1305, subkey.as_slice());
-        // ring keeps its own copy of the subkey in the returned key, which it does not wipe;
-        // that copy lives on the stack for one message only and is overwritten by later
-        // calls, while ours is wiped here, before any early return.
+        // ring keeps its own copy of the subkey in its key, which it does not wipe; that
+        // copy lives on the stack for one message only and is overwritten by later calls,
+        // while ours is wiped here, before any early return.
         subkey.as_mut_slice().zeroize();
-        let key = key.map_err(|_| AeadError)?;
+        let key = LessSafeKey::new(key.map_err(|_| AeadError)?);
         let mut ietf_nonce = [0u8; 12];
         ietf_nonce[4..].copy_from_slice(tail);
-        Ok((
-            LessSafeKey::new(key),
-            Nonce::assume_unique_for_key(ietf_nonce),
-        ))
+        f(&key, Nonce::assume_unique_for_key(ietf_nonce)).map_err(|_| AeadError)
     }
 }
 
