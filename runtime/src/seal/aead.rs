@@ -79,7 +79,7 @@ impl XChaCha20Poly1305 {
 
     /// Runs `f` with the IETF ChaCha20-Poly1305 key and nonce this extended nonce stands
     /// for. The key is lent rather than returned because ring's key type is sized for its
-    /// largest algorithm (AES-GCM tables, ~0.5 KiB): returning it meant copying it.
+    /// largest algorithm (AES-GCM tables, ~0.5 KiB), and every move of it is a copy.
     fn with_ietf<T>(
         &self,
         nonce: &[u8; NONCE_LEN],
@@ -89,15 +89,18 @@ impl XChaCha20Poly1305 {
         let mut input = [0u8; HCHACHA_INPUT_LEN];
         input.copy_from_slice(head);
         let mut subkey = hchacha::<R20>(&(*self.key).into(), &input.into());
-        let key = UnboundKey::new(&CHACHA20_POLY1305, subkey.as_slice());
+        let key = UnboundKey::new(&CHACHA20_POLY1305, subkey.as_slice()).map(LessSafeKey::new);
         // ring keeps its own copy of the subkey in its key, which it does not wipe; that
         // copy lives on the stack for one message only and is overwritten by later calls,
         // while ours is wiped here, before any early return.
         subkey.as_mut_slice().zeroize();
-        let key = LessSafeKey::new(key.map_err(|_| AeadError)?);
         let mut ietf_nonce = [0u8; 12];
         ietf_nonce[4..].copy_from_slice(tail);
-        f(&key, Nonce::assume_unique_for_key(ietf_nonce)).map_err(|_| AeadError)
+        // Borrowed where it lies: moving the key out of the Result would copy it again.
+        match &key {
+            Ok(key) => f(key, Nonce::assume_unique_for_key(ietf_nonce)).map_err(|_| AeadError),
+            Err(_) => Err(AeadError),
+        }
     }
 }
 
