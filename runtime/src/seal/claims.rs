@@ -190,15 +190,24 @@ pub(crate) fn bytes_ct_eq(a: &[u8], b: &[u8]) -> Choice {
     if a.len() != b.len() {
         return Choice::from(0);
     }
-    // Chunks of equal slices line up, and within one length the packing is one-to-one.
-    let word = |chunk: &[u8]| {
-        chunk
+    // Slices of one length split alike; within one length the packing is one-to-one.
+    let word = |bytes: &[u8]| {
+        bytes
             .iter()
             .fold(0u64, |word, &byte| (word << 8) | u64::from(byte))
     };
-    let mut equal = 1u8;
-    for (x, y) in a.chunks(8).zip(b.chunks(8)) {
-        equal &= word(x).ct_eq(&word(y)).unwrap_u8();
+    let (a_words, b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut equal = word(a_words.remainder())
+        .ct_eq(&word(b_words.remainder()))
+        .unwrap_u8();
+    for (x, y) in a_words.zip(b_words) {
+        // Always eight bytes; taken as arrays so each is a single load.
+        let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
+            return Choice::from(0);
+        };
+        equal &= u64::from_le_bytes(x)
+            .ct_eq(&u64::from_le_bytes(y))
+            .unwrap_u8();
     }
     Choice::from(equal)
 }
