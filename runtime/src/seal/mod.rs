@@ -170,6 +170,7 @@
 //! on both sides. Panic-catching of custom codecs relies on unwinding: under
 //! `panic = "abort"` a panicking codec aborts the process instead.
 
+mod aead;
 mod claims;
 mod clock;
 mod codec;

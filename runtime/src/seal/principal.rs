@@ -1,8 +1,8 @@
 //! Who a token is bound to, and the salted tag that stands for them inside the claims.
 
 use sha2::{Digest as _, Sha256};
-use subtle::ConstantTimeEq as _;
 
+use super::claims::bytes_ct_eq;
 use crate::auth::AuthInfo;
 
 /// Length of the random salt and of the truncated tag.
@@ -113,7 +113,7 @@ impl Principal {
         salt: &[u8; PRINCIPAL_SALT_LEN],
         tag: &[u8; PRINCIPAL_TAG_LEN],
     ) -> bool {
-        bool::from(self.tag(salt).ct_eq(tag))
+        bool::from(bytes_ct_eq(&self.tag(salt), tag))
     }
 }
 
