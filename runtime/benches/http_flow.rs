@@ -9,6 +9,11 @@
 //! second, and flows per second with 16 concurrent callers sharing one client. The
 //! server runs on its own multi-threaded runtime (two workers), the client on another,
 //! so both compete for the machine's cores as they would in two processes.
+//!
+//! First it measures the machine's floor: a one-byte TCP echo between the same two
+//! runtimes. A flow is two HTTP round trips, so twice that median is what no HTTP
+//! client and server could beat here; on a virtual machine whose idle cores halt
+//! without polling it is most of a flow's time.
 
 #[path = "../examples/support/seed.rs"]
 #[allow(dead_code)]
@@ -34,6 +39,47 @@ fn runtime(workers: usize) -> BenchResult<tokio::runtime::Runtime> {
         .worker_threads(workers)
         .enable_all()
         .build()?)
+}
+
+/// One-byte echoes over a loopback TCP connection: the median and 99th percentile.
+async fn loopback_round_trip(addr: std::net::SocketAddr) -> BenchResult<()> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let mut byte = [0u8; 1];
+    let mut times = Vec::with_capacity(SEQUENTIAL);
+    for i in 0..WARMUP + SEQUENTIAL {
+        let t = Instant::now();
+        stream.write_all(b"x").await?;
+        stream.read_exact(&mut byte).await?;
+        if i >= WARMUP {
+            times.push(t.elapsed());
+        }
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    println!(
+        "http_flow/loopback_round_trip: median {:.1} µs, p99 {:.1} µs (a flow needs two)",
+        median.as_secs_f64() * 1e6,
+        times[times.len() * 99 / 100].as_secs_f64() * 1e6,
+    );
+    Ok(())
+}
+
+/// Echoes every byte back, on each connection.
+async fn echo(listener: tokio::net::TcpListener) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let mut byte = [0u8; 1];
+            while stream.read_exact(&mut byte).await.is_ok() {
+                if stream.write_all(&byte).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
 }
 
 async fn flow(client: &Client) -> BenchResult<()> {
@@ -74,16 +120,20 @@ fn main() -> BenchResult<()> {
         return Ok(());
     }
     let server_rt = runtime(2)?;
-    let addr = server_rt.block_on(async {
+    let (addr, echo_addr) = server_rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let server = seed::provision_server().build()?;
         tokio::spawn(HttpServer::new(server).serve(listener, std::future::pending()));
-        BenchResult::Ok(addr)
+        let echo_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let echo_addr = echo_listener.local_addr()?;
+        tokio::spawn(echo(echo_listener));
+        BenchResult::Ok((addr, echo_addr))
     })?;
 
     let client_rt = runtime(2)?;
     client_rt.block_on(async {
+        loopback_round_trip(echo_addr).await?;
         let transport = HttpClientTransport::builder(format!("http://{addr}/mcp")).build()?;
         let client = Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
