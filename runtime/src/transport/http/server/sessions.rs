@@ -160,15 +160,12 @@ impl Sessions {
             tracing::warn!("a request named a session another caller opened");
             return Err(Lookup::Unknown);
         }
-        let mut last_seen = lock(&session.last_seen);
-        if now.duration_since(*last_seen) > self.idle_timeout {
-            drop(last_seen);
+        if self.expired(&session, now) {
             live.remove(name);
             session.end();
             return Err(Lookup::Unknown);
         }
-        *last_seen = now;
-        drop(last_seen);
+        *lock(&session.last_seen) = now;
         Ok(session)
     }
 
@@ -191,12 +188,20 @@ impl Sessions {
 
     fn sweep(&self, live: &mut HashMap<String, Arc<HttpSession>>, now: Instant) {
         live.retain(|_, session| {
-            let fresh = now.duration_since(*lock(&session.last_seen)) <= self.idle_timeout;
-            if !fresh {
+            let expired = self.expired(session, now);
+            if expired {
                 session.end();
             }
-            fresh
+            !expired
         });
+    }
+
+    /// Idle past the timeout. A session serving a request is never idle: the handler
+    /// may be waiting for the client's answer to its own request, which names the
+    /// session when it comes.
+    fn expired(&self, session: &HttpSession, now: Instant) -> bool {
+        lock(&session.in_flight).is_empty()
+            && now.duration_since(*lock(&session.last_seen)) > self.idle_timeout
     }
 }
 
@@ -292,6 +297,26 @@ mod tests {
         );
         assert_eq!(
             sessions.find(&naming(&second), None).err(),
+            Some(Lookup::Unknown)
+        );
+    }
+
+    #[test]
+    fn a_session_serving_a_request_does_not_expire() {
+        let idle = Duration::from_millis(20);
+        let sessions = Sessions::new(idle, 10);
+        let id = sessions.open(session(), None).unwrap();
+        let live = sessions.find(&naming(&id), None).unwrap();
+        let tracked = live.track(&RequestId::Integer(1), CancellationToken::new());
+        std::thread::sleep(idle * 2);
+        assert!(
+            sessions.find(&naming(&id), None).is_ok(),
+            "busy, so not idle"
+        );
+        drop(tracked);
+        std::thread::sleep(idle * 2);
+        assert_eq!(
+            sessions.find(&naming(&id), None).err(),
             Some(Lookup::Unknown)
         );
     }
