@@ -457,7 +457,7 @@ async fn dropping_the_last_transport_clone_ends_the_session() {
         .unwrap();
     assert_eq!(seen.lock().unwrap().deletes, 0);
     drop(client);
-    for _ in 0..100 {
+    for _ in 0..500 {
         if seen.lock().unwrap().deletes == 1 {
             return;
         }
@@ -639,4 +639,62 @@ async fn a_full_endpoint_refuses_new_sessions_with_503() {
     open_session(addr).await;
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;
     assert_eq!(r.status, 503, "{r:?}");
+}
+
+/// Sends on its channel when dropped.
+struct OnDrop(Option<oneshot::Sender<()>>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_sessions_cancelled_notification_stops_the_named_request() {
+    let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
+    let stopped = Arc::new(Mutex::new(Some(stopped_tx)));
+    let server = Server::builder("slow", "1")
+        .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _params| {
+            // Fires when the handler's future ends or is dropped, whichever comes first.
+            let guard = OnDrop(stopped.lock().unwrap().take());
+            async move {
+                let _guard = guard;
+                // Stream something first, so the test knows the handler is running.
+                ctx.notify(
+                    "notifications/message",
+                    json!({"level": "info", "data": "started"}),
+                );
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok(CallToolResult::new(vec![ask::text("never sent")]).into())
+            }
+        })
+        .build()
+        .unwrap();
+    let addr = serve(HttpServer::new(server)).await;
+    let session = open_session(addr).await;
+    let call = legacy_body(9, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let mut stream = http_support::open(addr, "POST", &legacy_headers(Some(&session)), &call).await;
+    {
+        use tokio::io::AsyncReadExt;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !String::from_utf8_lossy(&seen).contains("started") {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    }
+    // The stream stays open; the client withdraws the call by its JSON-RPC id.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "changed my mind"}});
+    let r = post(addr, &legacy_headers(Some(&session)), &cancel.to_string()).await;
+    assert_eq!(r.status, 202, "{r:?}");
+    tokio::time::timeout(Duration::from_secs(5), stopped_rx)
+        .await
+        .expect("the handler was not stopped")
+        .unwrap();
+    drop(stream);
 }

@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn a_session_serving_a_request_does_not_expire() {
-        let idle = Duration::from_millis(20);
+        let idle = Duration::from_millis(250);
         let sessions = Sessions::new(idle, 10);
         let id = sessions.open(session(), None).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
