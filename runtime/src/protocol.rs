@@ -230,6 +230,14 @@ pub fn missing_capabilities(
     merged
 }
 
+/// The `_meta` protocol version a request's params carry: present exactly on 2026-07-28
+/// requests, so its presence tells the eras apart.
+pub(crate) fn meta_protocol_version(params: Option<&Value>) -> Option<&Value> {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+}
+
 /// How severe a log level is, least (`debug`, 0) to most (`emergency`, 7).
 pub(crate) fn severity(level: &LoggingLevel) -> u8 {
     match level {

@@ -3,6 +3,10 @@
 //! The tests live in `tests/tests/`; this library holds the helpers they share.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tern::client::{Client, ClientBuilder};
+use tern::types::v2026_07_28::{CallToolResult, ContentBlock};
 
 /// The workspace root (the directory holding the virtual `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
@@ -22,6 +26,51 @@ pub fn schema_dir() -> Result<PathBuf, String> {
             "the schema is not fetched: run `schema/fetch` in {}",
             workspace_root().display()
         ))
+    }
+}
+
+/// The text of a tool result's first content block (panics on anything else).
+pub fn text_of(result: &CallToolResult) -> String {
+    match result.content.first() {
+        Some(ContentBlock::Text(t)) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// The input keys an elicitation callback was called with, in order: `Some(key)` for a
+/// 2026-07-28 input request, `None` for a 2025-11-25 server's own `elicitation/create`.
+#[derive(Debug, Clone, Default)]
+pub struct Asked(Arc<Mutex<Vec<Option<String>>>>);
+
+impl Asked {
+    /// The keys so far.
+    pub fn keys(&self) -> Vec<Option<String>> {
+        self.0.lock().map(|k| k.clone()).unwrap_or_default()
+    }
+}
+
+/// A client that answers every elicitation with `{"region": "eu-west-1"}` and records
+/// each call's input key in `asked`.
+pub fn recording_client(asked: &Asked) -> ClientBuilder {
+    let asked = asked.clone();
+    Client::builder("test-client", "1.0").on_elicitation(move |ctx, _params| {
+        if let Ok(mut keys) = asked.0.lock() {
+            keys.push(ctx.key.clone());
+        }
+        async { Ok(tern::ask::accept([("region", "eu-west-1")])) }
+    })
+}
+
+/// Signals when dropped: a handler holding it has stopped, whether it returned or its
+/// future was dropped (cancelled).
+#[derive(Debug)]
+pub struct Stopped(pub Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
     }
 }
 

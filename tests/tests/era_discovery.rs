@@ -3,21 +3,15 @@
 //! 2025-11-25 session on anything else.
 
 use std::time::Duration;
+use tern_tests::text_of;
 
 use serde_json::{Value, json};
 use tern::client::{Client, EraMode};
 use tern::server::Server;
 use tern::transport::memory;
-use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
+use tern::types::v2026_07_28::{CallToolResult, method};
 use tern::{Era, Error};
 use tern_tests::wire::{RawPeer, Recording, Tap};
-
-fn text_of(result: &CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
-}
 
 /// A tern server (which speaks both eras) with one tool answering `era <version>`.
 fn tern_server() -> memory::MemoryTransport {

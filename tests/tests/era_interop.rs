@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tern::ask;
 use tern::client::{Client, ClientBuilder, EraMode};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::stdio::ChildProcessTransport;
-use tern::types::v2026_07_28::{CallToolResult, ContentBlock};
+use tern::types::v2026_07_28::CallToolResult;
+use tern_tests::{Asked, recording_client, text_of};
 
 fn python_server() -> Option<ChildProcessTransport> {
     let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
@@ -57,9 +57,7 @@ async fn python_http_server() -> Option<PythonHttp> {
 }
 
 fn tern_client(mode: EraMode) -> ClientBuilder {
-    Client::builder("tern-interop", "1.0")
-        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
-        .era(mode)
+    recording_client(&Asked::default()).era(mode)
 }
 
 async fn provision_with(client: &Client) -> (String, String) {
@@ -67,10 +65,7 @@ async fn provision_with(client: &Client) -> (String, String) {
         .call_tool("provision", json!({"name": "orders"}))
         .await
         .unwrap();
-    let ContentBlock::Text(text) = &result.content[0] else {
-        panic!("not text: {result:?}")
-    };
-    (client.protocol_version().to_owned(), text.text.clone())
+    (client.protocol_version().to_owned(), text_of(&result))
 }
 
 async fn provision(mode: EraMode) -> Option<(String, String)> {

@@ -22,20 +22,13 @@ use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::http::server::HttpServer;
 use tern::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ElicitValue, InputRequest, InputResponse,
-    method,
+    CallToolRequestParams, CallToolResult, ElicitValue, InputRequest, InputResponse, method,
 };
 use tern::{Era, Error};
 use tokio::sync::oneshot;
 
 use http_support::{post, send, serve, set, url};
-
-fn text_of(result: &CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
-}
+use tern_tests::{Asked, Stopped, recording_client, text_of};
 
 fn region_form() -> InputRequest {
     ask::elicit_form(
@@ -92,25 +85,13 @@ fn provisioner() -> Server {
         .unwrap()
 }
 
-/// Counts the callback's calls, and whether each came with an input key (2026-07-28)
-/// or without one (a 2025-11-25 server request).
-#[derive(Clone, Default)]
-struct Asked(Arc<Mutex<Vec<Option<String>>>>);
-
-fn client(asked: &Asked, mode: EraMode) -> tern::client::ClientBuilder {
-    let asked = asked.clone();
-    Client::builder("c", "1")
-        .era(mode)
-        .discovery_timeout(Duration::from_secs(5))
-        .on_elicitation(move |ctx, _params| {
-            asked.0.lock().unwrap().push(ctx.key.clone());
-            async { Ok(ask::accept([("region", "eu-west-1")])) }
-        })
-}
-
 async fn connect(addr: SocketAddr, asked: &Asked, mode: EraMode) -> tern::Result<Client> {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
-    client(asked, mode).negotiate(Arc::new(transport)).await
+    recording_client(asked)
+        .era(mode)
+        .discovery_timeout(Duration::from_secs(5))
+        .negotiate(Arc::new(transport))
+        .await
 }
 
 #[tokio::test]
@@ -124,7 +105,7 @@ async fn discovery_against_tern_over_http_speaks_2026_07_28() {
         .await
         .unwrap();
     assert_eq!(text_of(&result), "provision in eu-west-1 over 2026-07-28");
-    assert_eq!(*asked.0.lock().unwrap(), vec![Some("region".to_owned())]);
+    assert_eq!(asked.keys(), vec![Some("region".to_owned())]);
 }
 
 #[tokio::test]
@@ -145,10 +126,7 @@ async fn one_callback_answers_input_requests_and_a_sessions_elicitation_over_htt
         );
     }
     // The same callback, once with the input key, once for the server's own request.
-    assert_eq!(
-        *asked.0.lock().unwrap(),
-        vec![Some("region".to_owned()), None]
-    );
+    assert_eq!(asked.keys(), vec![Some("region".to_owned()), None]);
 }
 
 #[tokio::test]
@@ -163,7 +141,7 @@ async fn a_session_serves_many_calls_and_concurrent_elicitations() {
             "provision in eu-west-1 over 2025-11-25"
         );
     }
-    assert_eq!(asked.0.lock().unwrap().len(), 8);
+    assert_eq!(asked.keys().len(), 8);
 }
 
 #[tokio::test]
@@ -184,7 +162,7 @@ async fn a_client_opens_a_new_session_when_the_server_forgot_its_own() {
     tokio::time::sleep(Duration::from_millis(120)).await;
     let calls = futures_util::future::join_all((0..4).map(|_| call())).await;
     assert!(calls.iter().all(Result::is_ok), "{calls:?}");
-    assert_eq!(asked.0.lock().unwrap().len(), 6);
+    assert_eq!(asked.keys().len(), 6);
 }
 
 #[tokio::test]
@@ -219,9 +197,8 @@ enum Refusal {
     NotFound,
     /// 405 with no body.
     MethodNotAllowed,
-    /// 400 with -32022 listing only 2025-11-25 (a modern server that stopped at the old
-    /// version).
-    Unsupported,
+    /// 400 with -32022 listing these versions: a modern error, whose list decides.
+    Unsupported(&'static [&'static str]),
 }
 
 const SESSION: &str = "legacy-session-1";
@@ -295,11 +272,11 @@ async fn legacy_post(State(server): State<Legacy>, request: Request) -> Response
             Refusal::MethodNotAllowed => {
                 Response::builder().status(405).body(Body::empty()).unwrap()
             }
-            Refusal::Unsupported => json_response(
+            Refusal::Unsupported(supported) => json_response(
                 400,
                 &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
                     "message": "Unsupported protocol version",
-                    "data": {"supported": ["2025-11-25"], "requested": "2026-07-28"}}}),
+                    "data": {"supported": supported, "requested": "2026-07-28"}}}),
             ),
         };
     }
@@ -410,7 +387,7 @@ async fn discovery_falls_back_to_a_session_on_a_400_404_or_405_without_a_modern_
             "{refusal:?}"
         );
         // The server's elicitation/create reached the input-request callback.
-        assert_eq!(*asked.0.lock().unwrap(), vec![None], "{refusal:?}");
+        assert_eq!(asked.keys(), vec![None], "{refusal:?}");
         let seen = seen.lock().unwrap();
         assert_eq!(seen.refused, 1, "one probe: {refusal:?}");
         assert_eq!(seen.initialized, 1);
@@ -427,13 +404,19 @@ async fn discovery_falls_back_to_a_session_on_a_400_404_or_405_without_a_modern_
 
 #[tokio::test]
 async fn a_modern_error_in_a_refusal_is_read_as_the_servers_versions() {
-    // 400 with -32022 listing only 2025-11-25: a modern answer, whose list picks the era.
-    let (addr, seen) = legacy_server(Refusal::Unsupported).await;
-    let client = connect(addr, &Asked::default(), EraMode::Auto)
-        .await
-        .unwrap();
-    assert_eq!(client.protocol_version(), "2025-11-25");
-    assert_eq!(seen.lock().unwrap().refused, 1);
+    // 400 with -32022: a modern answer, whose list picks the era (a fallback on the
+    // status alone would open a session for both).
+    for (supported, era) in [
+        (&["2025-11-25"][..], "2025-11-25"),
+        (&["2026-07-28"][..], "2026-07-28"),
+    ] {
+        let (addr, seen) = legacy_server(Refusal::Unsupported(supported)).await;
+        let client = connect(addr, &Asked::default(), EraMode::Auto)
+            .await
+            .unwrap();
+        assert_eq!(client.protocol_version(), era, "{supported:?}");
+        assert_eq!(seen.lock().unwrap().refused, 1);
+    }
 }
 
 #[tokio::test]
@@ -641,17 +624,6 @@ async fn a_full_endpoint_refuses_new_sessions_with_503() {
     assert_eq!(r.status, 503, "{r:?}");
 }
 
-/// Sends on its channel when dropped.
-struct OnDrop(Option<oneshot::Sender<()>>);
-
-impl Drop for OnDrop {
-    fn drop(&mut self) {
-        if let Some(tx) = self.0.take() {
-            let _ = tx.send(());
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_sessions_cancelled_notification_stops_the_named_request() {
     let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
@@ -659,7 +631,7 @@ async fn a_sessions_cancelled_notification_stops_the_named_request() {
     let server = Server::builder("slow", "1")
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _params| {
             // Fires when the handler's future ends or is dropped, whichever comes first.
-            let guard = OnDrop(stopped.lock().unwrap().take());
+            let guard = Stopped(stopped.lock().unwrap().take());
             async move {
                 let _guard = guard;
                 // Stream something first, so the test knows the handler is running.

@@ -6,6 +6,8 @@ mod http_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tern_tests::Stopped;
+use tern_tests::text_of;
 
 use serde_json::{Value, json};
 use tern::Error;
@@ -15,18 +17,11 @@ use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::http::server::HttpServer;
 use tern::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ElicitValue, ListToolsResult, Outcome,
+    CallToolRequestParams, CallToolResult, ElicitValue, ListToolsResult, Outcome,
     PaginatedRequestParams, Tool, method,
 };
 
 use http_support::{body, mcp_headers, open, post, serve, serve_default, url};
-
-fn text_of(result: &CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
-}
 
 fn region_of(params: &CallToolRequestParams) -> Option<String> {
     let answer = params
@@ -177,17 +172,6 @@ async fn progress_notifications_reach_the_call_that_asked_over_sse() {
         let (n, seen) = t.await.unwrap();
         let base = f64::from(n) * 10.0;
         assert_eq!(seen, vec![base + 1.0, base + 2.0, base + 3.0], "caller {n}");
-    }
-}
-
-/// Signals when dropped: the handler holding it has stopped.
-struct Stopped(Option<tokio::sync::oneshot::Sender<()>>);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        if let Some(tx) = self.0.take() {
-            let _ = tx.send(());
-        }
     }
 }
 

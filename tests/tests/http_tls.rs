@@ -10,11 +10,12 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use serde_json::json;
 use tern::ask;
-use tern::client::{Client, EraMode};
+use tern::client::EraMode;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::http::server::HttpServer;
-use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
+use tern::types::v2026_07_28::{CallToolResult, method};
+use tern_tests::{Asked, recording_client, text_of};
 use tokio_rustls::TlsAcceptor;
 
 /// A tool that asks for a region the MRTR way, then answers.
@@ -84,8 +85,7 @@ async fn tls_endpoint() -> (SocketAddr, String) {
 }
 
 fn client() -> tern::client::ClientBuilder {
-    Client::builder("c", "1")
-        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+    recording_client(&Asked::default())
 }
 
 #[tokio::test]
@@ -107,10 +107,7 @@ async fn the_flow_completes_over_https_with_a_trusted_certificate() {
         .call_tool("provision", json!({"name": "orders"}))
         .await
         .unwrap();
-    let ContentBlock::Text(text) = &result.content[0] else {
-        panic!("not text: {result:?}")
-    };
-    assert_eq!(text.text, "done over 2026-07-28");
+    assert_eq!(text_of(&result), "done over 2026-07-28");
 }
 
 #[tokio::test]

@@ -2,6 +2,7 @@
 //! both eras.
 
 use std::sync::{Arc, Mutex};
+use tern_tests::text_of;
 
 use serde_json::{Value, json};
 use tern::ask;
@@ -10,8 +11,8 @@ use tern::jsonrpc::RpcError;
 use tern::server::{RequestContext, Server};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{
-    CallToolOutcome, CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitResult, ElicitValue, InputResponse, ListToolsResult, Tool, method,
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitResult,
+    ElicitValue, InputResponse, ListToolsResult, Tool, method,
 };
 use tern::{Era, Error};
 use tern_tests::wire::RawPeer;
@@ -78,13 +79,6 @@ fn serve(server: Server) -> memory::MemoryTransport {
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
     client_end
-}
-
-fn text_of(result: &CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
 }
 
 #[tokio::test]

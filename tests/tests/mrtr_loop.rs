@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tern_tests::Stopped;
 
 use serde_json::{Value, json};
 use tern::Error;
@@ -715,17 +716,6 @@ async fn a_sealed_server_rejects_tampered_or_unsealed_state_with_the_fixed_error
     }
     let ok = peer.call(call(9, Some(&token))).await;
     assert_eq!(ok["result"]["resultType"], "complete", "{ok}");
-}
-
-/// Signals when dropped: the handler holding it has stopped.
-struct Stopped(Option<tokio::sync::oneshot::Sender<()>>);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        if let Some(tx) = self.0.take() {
-            let _ = tx.send(());
-        }
-    }
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 //! in memory and over Streamable HTTP.
 
 use std::sync::{Arc, Mutex};
+use tern_tests::text_of;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,7 +13,7 @@ use tern::server::{Elicit, McpServer, Resolve, ToolError, form_content};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
-use tern::types::v2026_07_28::{ContentBlock, InputRequest};
+use tern::types::v2026_07_28::InputRequest;
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -62,13 +63,6 @@ fn server() -> McpServer {
     mcp
 }
 
-fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("{other:?}"),
-    }
-}
-
 fn recording_client(seen: &Seen) -> impl Fn() -> tern::client::ClientBuilder + '_ {
     move || {
         let seen = Arc::clone(seen);
@@ -106,7 +100,7 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
         .await
         .unwrap();
     assert_eq!(
-        text(&result),
+        text_of(&result),
         "Provisioned 'orders' in eu-west-1 (confirmed: true)."
     );
 
@@ -124,7 +118,7 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
         .await
         .unwrap();
     assert_eq!(
-        text(&result),
+        text_of(&result),
         "Provisioned 'billing' in eu-west-1 (confirmed: true)."
     );
 
@@ -159,7 +153,7 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
             .await
             .unwrap();
         assert_eq!(
-            text(&result),
+            text_of(&result),
             format!("Provisioned '{name}' in eu-west-1 (confirmed: true).")
         );
     }

@@ -5,22 +5,15 @@
 use std::time::Duration;
 
 use serde_json::json;
-use std::sync::{Arc, Mutex};
 use tern::ask;
 
-use tern::client::{Client, EraMode};
+use tern::client::Client;
 use tern::server::Server;
 use tern::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
-use tern::types::v2026_07_28::{CallToolResult, ContentBlock, method};
+use tern::types::v2026_07_28::{CallToolResult, method};
 use tern_tests::wire::{RawPeer, meta};
+use tern_tests::{Asked, recording_client, text_of};
 use tokio::process::Command;
-
-fn text_of(result: &CallToolResult) -> String {
-    match &result.content[0] {
-        ContentBlock::Text(t) => t.text.clone(),
-        other => panic!("not text: {other:?}"),
-    }
-}
 
 fn provision_server_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_provision"));
@@ -83,25 +76,10 @@ async fn the_call_command_spawns_a_stdio_server_and_provisions() {
     );
 }
 
-/// A client in `mode` whose elicitation callback records the input key it was called with.
-fn recording_client(
-    mode: EraMode,
-) -> (tern::client::ClientBuilder, Arc<Mutex<Vec<Option<String>>>>) {
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&asked);
-    let builder = Client::builder("test-client", "1.0")
-        .era(mode)
-        .on_elicitation(move |ctx, _params| {
-            seen.lock().unwrap().push(ctx.key.clone());
-            async { Ok(ask::accept([("region", "eu-west-1")])) }
-        });
-    (builder, asked)
-}
-
 #[tokio::test]
 async fn discovery_over_stdio_finds_2026_07_28_on_a_tern_child() {
-    let (builder, asked) = recording_client(EraMode::Auto);
-    let client = builder
+    let asked = Asked::default();
+    let client = recording_client(&asked)
         .discover(ChildProcessTransport::spawn(provision_server_command()).unwrap())
         .await
         .unwrap();
@@ -111,7 +89,7 @@ async fn discovery_over_stdio_finds_2026_07_28_on_a_tern_child() {
         .await
         .unwrap();
     assert_eq!(text_of(&result), "Provisioned 'orders' in eu-west-1.");
-    assert_eq!(*asked.lock().unwrap(), vec![Some("region".to_owned())]);
+    assert_eq!(asked.keys(), vec![Some("region".to_owned())]);
 }
 
 #[tokio::test]
@@ -122,8 +100,8 @@ async fn discovery_over_stdio_opens_a_session_with_a_legacy_only_child() {
         StderrSink::Channel(tx),
     )
     .unwrap();
-    let (builder, asked) = recording_client(EraMode::Auto);
-    let client = builder.discover(child).await.unwrap();
+    let asked = Asked::default();
+    let client = recording_client(&asked).discover(child).await.unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
@@ -131,7 +109,7 @@ async fn discovery_over_stdio_opens_a_session_with_a_legacy_only_child() {
         .unwrap();
     assert_eq!(text_of(&result), "legacy ok: region=eu-west-1");
     // The server's elicitation/create reached the callback that answers input requests.
-    assert_eq!(*asked.lock().unwrap(), vec![None]);
+    assert_eq!(asked.keys(), vec![None]);
     let mut seen = Vec::new();
     while seen.len() < 5 {
         let line = tokio::time::timeout(Duration::from_secs(5), stderr.recv())

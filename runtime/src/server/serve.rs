@@ -7,8 +7,7 @@
 //! requests (without that `_meta`) are served with the session's capabilities, and whose
 //! responses answer the server's own requests to the client.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -17,12 +16,10 @@ use tokio_util::sync::CancellationToken;
 use super::{IncomingRequest, Server};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::legacy::LegacySession;
-use crate::protocol::META_PROTOCOL_VERSION;
+use crate::protocol;
 use crate::transport::MessageTransport;
 use crate::types::v2026_07_28::RequestId;
-use crate::util::{IdKey, lock};
-
-type InFlight = Arc<Mutex<HashMap<IdKey, CancellationToken>>>;
+use crate::util::InFlight;
 
 impl Server {
     /// Serves requests arriving on `transport` until the peer goes away. In-flight
@@ -38,7 +35,7 @@ impl Server {
                 }
             }
         });
-        let in_flight: InFlight = Arc::default();
+        let in_flight = InFlight::default();
         let mut session: Option<Arc<LegacySession>> = None;
         while let Some(message) = source.recv().await {
             let text = match message {
@@ -71,13 +68,7 @@ impl Server {
                 }
                 Ok(Incoming::Notification { method, params }) => {
                     if method == "notifications/cancelled" {
-                        let key = params
-                            .as_ref()
-                            .and_then(|p| p.get("requestId"))
-                            .and_then(IdKey::from_value);
-                        if let Some(token) = key.and_then(|k| lock(&in_flight).remove(&k)) {
-                            token.cancel();
-                        }
+                        in_flight.cancel(params.as_ref());
                     } else {
                         tracing::trace!(method, "ignoring a client notification");
                     }
@@ -91,9 +82,7 @@ impl Server {
         if let Some(s) = &session {
             s.close();
         }
-        for (_, token) in lock(&in_flight).drain() {
-            token.cancel();
-        }
+        in_flight.cancel_all();
         drop(out_tx);
         let _ = writer.await;
         Ok(())
@@ -124,13 +113,12 @@ impl Server {
         in_flight: &InFlight,
         out_tx: &mpsc::UnboundedSender<String>,
     ) {
-        let key = IdKey::from(&id);
         let cancel = CancellationToken::new();
-        lock(in_flight).insert(key.clone(), cancel.clone());
+        let tracked = in_flight.track(&id, cancel.clone());
         let server = self.clone();
-        let in_flight = Arc::clone(in_flight);
         let out = out_tx.clone();
         tokio::spawn(async move {
+            let _tracked = tracked;
             let request = IncomingRequest {
                 id: id.clone(),
                 method,
@@ -146,7 +134,6 @@ impl Server {
                     return;
                 }
             };
-            lock(&in_flight).remove(&key);
             let _ = out.send(jsonrpc::response(Some(&id), &result));
         });
     }
@@ -155,7 +142,5 @@ impl Server {
 /// Whether a request carries the 2026-07-28 `_meta`, which selects stateless serving
 /// whatever else the connection did.
 fn is_modern(params: Option<&Value>) -> bool {
-    params
-        .and_then(|p| p.get("_meta"))
-        .is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some())
+    protocol::meta_protocol_version(params).is_some()
 }

@@ -77,7 +77,10 @@ static KNOWN_ERAS: LazyLock<Mutex<HashMap<String, Era>>> = LazyLock::new(Mutex::
 /// Forgets the era discovered for the endpoint at `url`, so the next client of it probes
 /// again (after the server there was replaced by one of another era, say).
 pub fn forget_era(url: &str) {
-    lock(&KNOWN_ERAS).remove(url);
+    // Keyed as the transport spells its URI, which may differ from the text it was given.
+    if let Ok(uri) = url.parse::<Uri>() {
+        lock(&KNOWN_ERAS).remove(&uri.to_string());
+    }
 }
 
 /// How many `tools/list` pages a refresh after -32020 reads at most.
@@ -119,6 +122,24 @@ struct Inner {
     reopening: tokio::sync::Mutex<()>,
 }
 
+impl Inner {
+    /// A request to the endpoint with the headers every message carries: the protocol
+    /// version, the bearer token and the extra headers.
+    fn builder(&self, method: Method, version: &str) -> http::request::Builder {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(self.uri.clone())
+            .header(PROTOCOL_VERSION_HEADER, version);
+        if let Some(token) = lock(&self.bearer).clone() {
+            builder = builder.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        builder
+    }
+}
+
 impl Drop for Inner {
     /// Ends the 2025-11-25 session, if one is open, as the spec asks of a client that no
     /// longer needs it (best effort: only inside a Tokio runtime).
@@ -129,17 +150,9 @@ impl Drop for Inner {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let mut request = Request::builder()
-            .method(Method::DELETE)
-            .uri(self.uri.clone())
-            .header(PROTOCOL_VERSION_HEADER, LEGACY_PROTOCOL_VERSION)
+        let request = self
+            .builder(Method::DELETE, LEGACY_PROTOCOL_VERSION)
             .header(SESSION_HEADER, session);
-        if let Some(token) = lock(&self.bearer).clone() {
-            request = request.header(AUTHORIZATION, token);
-        }
-        for (name, value) in &self.headers {
-            request = request.header(name, value);
-        }
         let Ok(request) = request.body(Full::new(Bytes::new())) else {
             return;
         };
@@ -376,31 +389,24 @@ impl HttpClientTransport {
         self.inner.legacy.load(Ordering::Relaxed)
     }
 
-    /// A POST to the endpoint with the headers every message carries: content types,
-    /// the protocol version (`body_version`, else the era's), the session, the bearer
-    /// token and the extra headers.
+    /// A POST to the endpoint: JSON in, JSON or SSE out, stamped with `body_version`
+    /// (a 2026-07-28 request's `_meta` version) or else the era's version and session.
     fn post_builder(&self, body_version: Option<&str>) -> http::request::Builder {
-        let version = body_version.unwrap_or(if self.is_legacy() {
+        let legacy = body_version.is_none() && self.is_legacy();
+        let version = body_version.unwrap_or(if legacy {
             LEGACY_PROTOCOL_VERSION
         } else {
             PROTOCOL_VERSION
         });
-        let mut builder = Request::builder()
-            .method(Method::POST)
-            .uri(self.inner.uri.clone())
+        let mut builder = self
+            .inner
+            .builder(Method::POST, version)
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(PROTOCOL_VERSION_HEADER, version);
-        if body_version.is_none() {
+            .header(ACCEPT, "application/json, text/event-stream");
+        if legacy {
             if let Some(session) = lock(&self.inner.session).clone() {
                 builder = builder.header(SESSION_HEADER, session);
             }
-        }
-        if let Some(token) = lock(&self.inner.bearer).clone() {
-            builder = builder.header(AUTHORIZATION, token);
-        }
-        for (name, value) in &self.inner.headers {
-            builder = builder.header(name, value);
         }
         builder
     }
@@ -480,7 +486,7 @@ impl HttpClientTransport {
             .and_then(Value::as_str);
         let mut builder = self.post_builder(body_version);
         // The routing headers are 2026-07-28's; a session's requests go without them.
-        if body_version.is_some() || !self.is_legacy() {
+        if body_version.is_some() {
             builder = builder.header(METHOD_HEADER, request.method.as_str());
         }
         if let Some(field) = name_field(&request.method).filter(|_| body_version.is_some()) {
@@ -516,7 +522,12 @@ impl HttpClientTransport {
             // Kept to open a new session if the server ends this one.
             *lock(&self.inner.initialize) = Some(request.params.clone());
         }
-        let session = lock(&self.inner.session).clone();
+        // The session the request names, to tell a 404 for it from any other.
+        let session = if self.is_legacy() {
+            lock(&self.inner.session).clone()
+        } else {
+            None
+        };
         let (http_request, body) = self.build_request(&mut request)?;
         match self.send(http_request, &request).await {
             Err(CallError::Transport(refused))
@@ -551,10 +562,7 @@ impl HttpClientTransport {
         let Some(initialize) = lock(&self.inner.initialize).clone() else {
             return Err(CallError::Transport(refused));
         };
-        let Some(params) = serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|mut v| v.get_mut("params").map(Value::take))
-        else {
+        let Some(params) = params_of(body) else {
             return Err(CallError::Transport(refused));
         };
         {
@@ -598,10 +606,7 @@ impl HttpClientTransport {
         body: &Bytes,
         refused: TransportError,
     ) -> Result<Value, CallError> {
-        let Some(params) = serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|mut v| v.get_mut("params").map(Value::take))
-        else {
+        let Some(params) = params_of(body) else {
             return Err(CallError::Transport(refused));
         };
         let name = params
@@ -756,6 +761,13 @@ impl HttpClientTransport {
             "the SSE stream ended before the response",
         )))
     }
+}
+
+/// The params of a request body already sent, to send again under a new id.
+fn params_of(body: &Bytes) -> Option<Value> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|mut v| v.get_mut("params").map(Value::take))
 }
 
 /// An error with its causes (hyper's own message is only "client error (Connect)"; the

@@ -13,16 +13,15 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::sessions::{HttpSession, Lookup, SESSION_HEADER};
+use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
 use super::{Shared, guard, validate};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
-use crate::protocol::{self, LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, RequestMeta};
+use crate::protocol::{self, LEGACY_PROTOCOL_VERSION, RequestMeta};
 use crate::server::IncomingRequest;
 use crate::transport::BoxFuture;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 use crate::types::v2026_07_28::RequestId;
-use crate::util::IdKey;
 
 type Outcome = BoxFuture<'static, Result<Value, RpcError>>;
 
@@ -81,15 +80,19 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         }
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
     };
-    if shared.sessions.is_some() && is_legacy(&parts.headers, params.as_ref()) {
-        return legacy_request(shared, &parts.headers, id, method, params, auth).await;
+    let meta_version = protocol::meta_protocol_version(params.as_ref());
+    if let Some(sessions) = &shared.sessions {
+        if meta_version.is_none() && legacy_header(&parts.headers) {
+            let call = Call {
+                id,
+                method,
+                params,
+                auth,
+            };
+            return legacy_request(shared, sessions, &parts.headers, call).await;
+        }
     }
-    let body_version = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_PROTOCOL_VERSION))
-        .and_then(Value::as_str);
-    let Some(body_version) = body_version else {
+    let Some(body_version) = meta_version.and_then(Value::as_str) else {
         let error = RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS)
             .err()
             .unwrap_or_else(|| RpcError::invalid_params("Missing params._meta"));
@@ -113,19 +116,27 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         let error = RpcError::method_not_found(&method);
         return rpc_error(StatusCode::NOT_FOUND, Some(&id), error);
     }
-    run(shared, &parts.headers, id, method, params, auth, None).await
+    let call = Call {
+        id,
+        method,
+        params,
+        auth,
+    };
+    run(shared, &parts.headers, call, None).await
 }
 
-/// Whether a request belongs to a 2025-11-25 session: its body lacks the 2026-07-28
-/// `_meta`, and its `MCP-Protocol-Version` header, if any, names an older version (a
-/// modern header on a body without `_meta` is a malformed modern request).
-fn is_legacy(headers: &HeaderMap, params: Option<&Value>) -> bool {
-    let modern_body = params
-        .and_then(|p| p.get("_meta"))
-        .is_some_and(|m| m.get(META_PROTOCOL_VERSION).is_some());
-    if modern_body {
-        return false;
-    }
+/// A request to serve, as the checks left it.
+struct Call {
+    id: RequestId,
+    method: String,
+    params: Option<Value>,
+    auth: Option<crate::auth::AuthInfo>,
+}
+
+/// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
+/// its `MCP-Protocol-Version` header, if any, names an older version (a modern header
+/// on a body without `_meta` is a malformed modern request).
+fn legacy_header(headers: &HeaderMap) -> bool {
     match headers
         .get(PROTOCOL_VERSION_HEADER)
         .map(HeaderValue::to_str)
@@ -140,41 +151,33 @@ fn is_legacy(headers: &HeaderMap, params: Option<&Value>) -> bool {
 /// the session its `Mcp-Session-Id` names.
 async fn legacy_request(
     shared: &Shared,
+    sessions: &Sessions,
     headers: &HeaderMap,
-    id: RequestId,
-    method: String,
-    params: Option<Value>,
-    auth: Option<crate::auth::AuthInfo>,
+    call: Call,
 ) -> Response {
-    let Some(sessions) = &shared.sessions else {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            Some(&id),
-            RpcError::invalid_request("Bad Request: this endpoint serves 2026-07-28 only"),
-        );
-    };
+    let Call { id, method, .. } = &call;
     if method == "initialize" {
-        let (session, result) = match shared.server.legacy_initialize(params.as_ref()) {
+        let (session, result) = match shared.server.legacy_initialize(call.params.as_ref()) {
             Ok(opened) => opened,
-            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error),
+            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error),
         };
-        let Some(name) = sessions.open(session, auth.as_ref()) else {
+        let Some(name) = sessions.open(session, call.auth.as_ref()) else {
             tracing::warn!("refused a 2025-11-25 session: too many are open");
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
-                Some(&id),
+                Some(id),
                 RpcError::internal("Too many open sessions; try again later"),
             );
         };
-        let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(&id), &Ok(result)));
+        let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(result)));
         if let Ok(value) = HeaderValue::from_str(&name) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
         return response;
     }
-    let session = match sessions.find(headers, auth.as_ref()) {
+    let session = match sessions.find(headers, call.auth.as_ref()) {
         Ok(session) => session,
-        Err(missing) => return no_session(Some(&id), &missing),
+        Err(missing) => return no_session(Some(id), &missing),
     };
     if let Some(other) = headers
         .get(PROTOCOL_VERSION_HEADER)
@@ -184,12 +187,12 @@ async fn legacy_request(
         let error = RpcError::invalid_request(format!(
             "Bad Request: unsupported MCP-Protocol-Version {other}; the session speaks {LEGACY_PROTOCOL_VERSION}"
         ));
-        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+        return rpc_error(StatusCode::BAD_REQUEST, Some(id), error);
     }
     if method == "ping" {
-        return json_body(StatusCode::OK, jsonrpc::response(Some(&id), &Ok(json!({}))));
+        return json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(json!({}))));
     }
-    run(shared, headers, id, method, params, auth, Some(session)).await
+    run(shared, headers, call, Some(session)).await
 }
 
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
@@ -215,13 +218,7 @@ fn notification(
         Err(missing) => return no_session(None, &missing),
     };
     if method == "notifications/cancelled" {
-        let withdrawn = params
-            .as_ref()
-            .and_then(|p| p.get("requestId"))
-            .and_then(IdKey::from_value);
-        if let Some(key) = withdrawn {
-            session.cancel(&key);
-        }
+        session.in_flight.cancel(params.as_ref());
     } else {
         tracing::trace!(method, "a session notification");
     }
@@ -332,12 +329,15 @@ async fn read_body(
 async fn run(
     shared: &Shared,
     headers: &HeaderMap,
-    id: RequestId,
-    method: String,
-    params: Option<Value>,
-    auth: Option<crate::auth::AuthInfo>,
+    call: Call,
     session: Option<Arc<HttpSession>>,
 ) -> Response {
+    let Call {
+        id,
+        method,
+        params,
+        auth,
+    } = call;
     let (json_ok, sse_ok) = accepts(headers);
     let cancel = CancellationToken::new();
     // Dropping the guard (the client went away and hyper dropped us) cancels the token.
@@ -348,7 +348,6 @@ async fn run(
     // come.
     let outbound = sse_ok.then_some(tx);
     let legacy = session.is_some();
-    let tracked = session.as_ref().map(|s| s.track(&id, cancel.clone()));
     let withdrawn = cancel.clone();
     let request = IncomingRequest {
         id: id.clone(),
@@ -359,15 +358,19 @@ async fn run(
         outbound,
     };
     let server = shared.server.clone();
-    let mut outcome: Outcome = Box::pin(async move {
-        let _tracked = tracked;
+    let mut outcome: Outcome = match session {
+        None => Box::pin(async move { server.handle(request).await }),
         // A session's client may withdraw the request (`notifications/cancelled`)
         // while keeping the stream open: stop the handler and end the stream.
-        tokio::select! {
-            result = server.handle_in(request, session.map(|s| Arc::clone(&s.legacy))) => result,
-            () = withdrawn.cancelled() => Err(RpcError::internal("Request cancelled by the client")),
-        }
-    });
+        Some(session) => Box::pin(async move {
+            let _tracked = session.in_flight.track(&request.id, withdrawn.clone());
+            let legacy = Arc::clone(&session.legacy);
+            tokio::select! {
+                result = server.handle_in(request, Some(legacy)) => result,
+                () = withdrawn.cancelled() => Err(RpcError::internal("Request cancelled by the client")),
+            }
+        }),
+    };
     if !json_ok && sse_ok {
         return sse(SseState::new(id, outcome, rx, guard));
     }

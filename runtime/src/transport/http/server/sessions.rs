@@ -12,12 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::HeaderMap;
-use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthInfo;
 use crate::legacy::LegacySession;
-use crate::types::v2026_07_28::RequestId;
-use crate::util::{IdKey, lock};
+use crate::seal::Principal;
+use crate::util::{InFlight, lock};
 
 /// `Mcp-Session-Id`.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
@@ -28,69 +27,21 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 /// How many sessions may be open at once (default).
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
-/// The identity a session was opened with: later requests must present the same one, so
-/// a leaked session id is useless to another caller.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Owner {
-    client_id: String,
-    issuer: Option<String>,
-    subject: Option<String>,
-}
-
-impl Owner {
-    fn of(auth: Option<&AuthInfo>) -> Option<Self> {
-        auth.map(|a| Self {
-            client_id: a.client_id.clone(),
-            issuer: a.issuer.clone(),
-            subject: a.subject.clone(),
-        })
-    }
-}
-
 /// One open session.
 pub(crate) struct HttpSession {
     pub(crate) legacy: Arc<LegacySession>,
-    owner: Option<Owner>,
+    /// The caller that opened it (the identity of its token, if any): later requests
+    /// must present the same one, so a leaked session id is useless to another caller.
+    owner: Option<Principal>,
     last_seen: Mutex<Instant>,
-    in_flight: Mutex<HashMap<IdKey, CancellationToken>>,
+    /// The session's requests being served, for `notifications/cancelled`.
+    pub(crate) in_flight: InFlight,
 }
 
 impl HttpSession {
-    /// Tracks a request being served so `notifications/cancelled` can stop it; the
-    /// returned guard forgets it.
-    pub(crate) fn track(self: &Arc<Self>, id: &RequestId, cancel: CancellationToken) -> Tracked {
-        let key = IdKey::from(id);
-        lock(&self.in_flight).insert(key.clone(), cancel);
-        Tracked {
-            session: Arc::clone(self),
-            key,
-        }
-    }
-
-    /// Cancels the request the client withdrew.
-    pub(crate) fn cancel(&self, request_id: &IdKey) {
-        if let Some(token) = lock(&self.in_flight).remove(request_id) {
-            token.cancel();
-        }
-    }
-
     fn end(&self) {
         self.legacy.close();
-        for (_, token) in lock(&self.in_flight).drain() {
-            token.cancel();
-        }
-    }
-}
-
-/// Forgets a tracked request when it finishes.
-pub(crate) struct Tracked {
-    session: Arc<HttpSession>,
-    key: IdKey,
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        lock(&self.session.in_flight).remove(&self.key);
+        self.in_flight.cancel_all();
     }
 }
 
@@ -137,9 +88,9 @@ impl Sessions {
         let id = new_session_id();
         let session = Arc::new(HttpSession {
             legacy,
-            owner: Owner::of(auth),
+            owner: auth.map(Principal::from_auth),
             last_seen: Mutex::new(now),
-            in_flight: Mutex::default(),
+            in_flight: InFlight::default(),
         });
         live.insert(id.clone(), session);
         Some(id)
@@ -156,7 +107,7 @@ impl Sessions {
         let now = Instant::now();
         let mut live = lock(&self.live);
         let session = live.get(name).cloned().ok_or(Lookup::Unknown)?;
-        if session.owner != Owner::of(auth) {
+        if session.owner != auth.map(Principal::from_auth) {
             tracing::warn!("a request named a session another caller opened");
             return Err(Lookup::Unknown);
         }
@@ -200,7 +151,7 @@ impl Sessions {
     /// may be waiting for the client's answer to its own request, which names the
     /// session when it comes.
     fn expired(&self, session: &HttpSession, now: Instant) -> bool {
-        lock(&session.in_flight).is_empty()
+        session.in_flight.is_empty()
             && now.duration_since(*lock(&session.last_seen)) > self.idle_timeout
     }
 }
@@ -219,7 +170,9 @@ fn new_session_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::v2026_07_28::RequestId;
     use http::HeaderValue;
+    use tokio_util::sync::CancellationToken;
 
     fn session() -> Arc<LegacySession> {
         let params = serde_json::json!({
@@ -307,7 +260,9 @@ mod tests {
         let sessions = Sessions::new(idle, 10);
         let id = sessions.open(session(), None).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
-        let tracked = live.track(&RequestId::Integer(1), CancellationToken::new());
+        let tracked = live
+            .in_flight
+            .track(&RequestId::Integer(1), CancellationToken::new());
         std::thread::sleep(idle * 2);
         assert!(
             sessions.find(&naming(&id), None).is_ok(),
@@ -334,7 +289,7 @@ mod tests {
         let id = sessions.open(session(), None).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
         let token = CancellationToken::new();
-        let _tracked = live.track(&RequestId::Integer(7), token.clone());
+        let _tracked = live.in_flight.track(&RequestId::Integer(7), token.clone());
         sessions.end(&naming(&id), None).unwrap();
         assert!(token.is_cancelled());
     }
