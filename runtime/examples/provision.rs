@@ -84,7 +84,7 @@ async fn call_tool(
     ctx: RequestContext,
     params: CallToolRequestParams,
 ) -> Result<tern::types::v2026_07_28::CallToolOutcome, RpcError> {
-    let legacy = ctx.era() == tern::Era::Legacy;
+    let legacy = ctx.era() == tern::Era::Session;
     let answer = if legacy {
         // A 2025-11-25 session cannot receive an InputRequiredResult: ask the way that
         // era's servers do, with an elicitation/create request, and wait for the answer.
@@ -198,7 +198,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         }
         ["call", target] => call(target, EraMode::Auto).await,
-        ["call", "--legacy", target] => call(target, EraMode::Legacy).await,
+        ["call", "--legacy", target] => call(target, EraMode::Session).await,
         _ => Err(
             "usage: provision [serve --stdio | serve --http ADDR | call [--legacy] URL_OR_COMMAND]"
                 .into(),

@@ -73,7 +73,7 @@ async fn discovery_against_a_modern_server_speaks_2026_07_28() {
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
-    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.era(), Era::Stateless);
     let result = client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(text_of(&result), "era 2026-07-28");
     let methods: Vec<Value> = recording
@@ -93,7 +93,7 @@ async fn discovery_against_a_legacy_only_server_falls_back_to_initialize() {
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
-    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.era(), Era::Session);
     let result = client.call_tool("t", json!({"x": 1})).await.unwrap();
     assert_eq!(text_of(&result), "legacy ok");
 
@@ -182,7 +182,7 @@ async fn a_modern_server_listing_no_common_version_is_an_error() {
 async fn explicit_legacy_mode_opens_a_session_with_a_dual_era_server() {
     let recording = Recording::default();
     let client = Client::builder("c", "1")
-        .era(EraMode::Legacy)
+        .era(EraMode::Session)
         .discover(Tap::new(tern_server(), recording.clone()))
         .await
         .unwrap();

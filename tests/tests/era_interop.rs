@@ -95,7 +95,7 @@ async fn tern_discovers_2026_07_28_on_the_python_http_server_and_completes_the_f
 
 #[tokio::test]
 async fn tern_holds_a_2025_11_25_session_with_the_python_http_server() {
-    let Some((version, text)) = provision_over_http(EraMode::Legacy).await else {
+    let Some((version, text)) = provision_over_http(EraMode::Session).await else {
         return;
     };
     assert_eq!(version, "2025-11-25");
@@ -113,7 +113,7 @@ async fn tern_discovers_2026_07_28_on_the_python_server_and_completes_the_flow()
 
 #[tokio::test]
 async fn tern_holds_a_2025_11_25_session_with_the_python_server() {
-    let Some((version, text)) = provision(EraMode::Legacy).await else {
+    let Some((version, text)) = provision(EraMode::Session).await else {
         return;
     };
     assert_eq!(version, "2025-11-25");

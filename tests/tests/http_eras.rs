@@ -54,7 +54,7 @@ fn provisioner() -> Server {
     Server::builder("Provisioner", "1.0.0")
         .handle::<method::CallTool, _, _>(
             |ctx: RequestContext, params: CallToolRequestParams| async move {
-                let region = if ctx.era() == Era::Legacy {
+                let region = if ctx.era() == Era::Session {
                     region_in(&ctx.request_input(&region_form()).await?)
                 } else {
                     let answered = params
@@ -112,8 +112,8 @@ async fn discovery_against_tern_over_http_speaks_2026_07_28() {
 async fn one_callback_answers_input_requests_and_a_sessions_elicitation_over_http() {
     let addr = serve(HttpServer::new(provisioner())).await;
     let asked = Asked::default();
-    let modern = connect(addr, &asked, EraMode::Modern).await.unwrap();
-    let legacy = connect(addr, &asked, EraMode::Legacy).await.unwrap();
+    let modern = connect(addr, &asked, EraMode::Stateless).await.unwrap();
+    let legacy = connect(addr, &asked, EraMode::Session).await.unwrap();
     assert_eq!(legacy.protocol_version(), "2025-11-25");
     for (client, era) in [(&modern, "2026-07-28"), (&legacy, "2025-11-25")] {
         let result = client
@@ -133,7 +133,7 @@ async fn one_callback_answers_input_requests_and_a_sessions_elicitation_over_htt
 async fn a_session_serves_many_calls_and_concurrent_elicitations() {
     let addr = serve(HttpServer::new(provisioner())).await;
     let asked = Asked::default();
-    let client = connect(addr, &asked, EraMode::Legacy).await.unwrap();
+    let client = connect(addr, &asked, EraMode::Session).await.unwrap();
     let calls = (0..8).map(|_| client.call_tool("provision", json!({"name": "orders"})));
     for result in futures_util::future::join_all(calls).await {
         assert_eq!(
@@ -149,7 +149,7 @@ async fn a_client_opens_a_new_session_when_the_server_forgot_its_own() {
     let http = HttpServer::new(provisioner()).with_session_idle_timeout(Duration::from_millis(50));
     let addr = serve(http).await;
     let asked = Asked::default();
-    let client = connect(addr, &asked, EraMode::Legacy).await.unwrap();
+    let client = connect(addr, &asked, EraMode::Session).await.unwrap();
     let call = || client.call_tool("provision", json!({"name": "orders"}));
     assert!(call().await.is_ok());
     // The session expires; the next call gets 404, and the transport starts over.
@@ -174,7 +174,7 @@ async fn an_input_required_result_on_a_legacy_http_session_is_32603() {
         .build()
         .unwrap();
     let addr = serve(HttpServer::new(server)).await;
-    let client = connect(addr, &Asked::default(), EraMode::Legacy)
+    let client = connect(addr, &Asked::default(), EraMode::Session)
         .await
         .unwrap();
     let err = client
@@ -435,7 +435,7 @@ async fn the_era_found_is_remembered_for_the_endpoint() {
 #[tokio::test]
 async fn dropping_the_last_transport_clone_ends_the_session() {
     let (addr, seen) = legacy_server(Refusal::BadRequest).await;
-    let client = connect(addr, &Asked::default(), EraMode::Legacy)
+    let client = connect(addr, &Asked::default(), EraMode::Session)
         .await
         .unwrap();
     assert_eq!(seen.lock().unwrap().deletes, 0);

@@ -40,7 +40,7 @@ async fn provision(
     params: CallToolRequestParams,
 ) -> Result<CallToolOutcome, RpcError> {
     let region = match ctx.era() {
-        Era::Modern => {
+        Era::Stateless => {
             let answer = params
                 .input_responses
                 .as_ref()
@@ -51,7 +51,7 @@ async fn provision(
                 None => return Ok(ask::input_required([("region", region_form())], None).into()),
             }
         }
-        Era::Legacy => match ctx.request_input(&region_form()).await? {
+        Era::Session => match ctx.request_input(&region_form()).await? {
             InputResponse::Elicit(answer) => region_in(&answer)
                 .ok_or_else(|| RpcError::invalid_params("the client gave no region"))?,
             other => return Err(RpcError::internal(format!("unexpected answer {other:?}"))),
@@ -101,7 +101,7 @@ async fn one_elicitation_callback_answers_both_eras() {
         .unwrap();
     let legacy = Client::builder("c", "1")
         .on_elicitation(callback)
-        .era(EraMode::Legacy)
+        .era(EraMode::Session)
         .discover(serve(provisioner()))
         .await
         .unwrap();
@@ -216,7 +216,7 @@ async fn a_legacy_request_for_an_undeclared_capability_is_refused_before_it_is_s
 async fn request_client_outside_a_legacy_session_is_method_not_found() {
     let server = Server::builder("s", "1")
         .handle::<method::CallTool, _, _>(|ctx, _params| async move {
-            assert_eq!(ctx.era(), Era::Modern);
+            assert_eq!(ctx.era(), Era::Stateless);
             let err = ctx
                 .request_client("roots/list", json!({}))
                 .await
@@ -256,7 +256,7 @@ async fn a_client_refusing_a_legacy_elicitation_fails_the_tool() {
         .on_elicitation(|_ctx, _params| async {
             Err(RpcError::new(-32000, "the user walked away"))
         })
-        .era(EraMode::Legacy)
+        .era(EraMode::Session)
         .discover(serve(provisioner()))
         .await
         .unwrap();

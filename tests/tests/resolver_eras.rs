@@ -108,7 +108,7 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
     let s = mcp.server().unwrap();
     tokio::spawn(async move { s.serve(server_end).await });
     let legacy = builder()
-        .era(EraMode::Legacy)
+        .era(EraMode::Session)
         .discover(client_end)
         .await
         .unwrap();
@@ -141,7 +141,7 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
     let http = HttpServer::new(server().server().unwrap());
     tokio::spawn(http.serve(listener, std::future::pending()));
 
-    for (mode, name) in [(EraMode::Modern, "orders"), (EraMode::Legacy, "billing")] {
+    for (mode, name) in [(EraMode::Stateless, "orders"), (EraMode::Session, "billing")] {
         let transport = HttpClientTransport::builder(&url).build().unwrap();
         let client = builder()
             .era(mode)

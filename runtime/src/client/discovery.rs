@@ -36,10 +36,10 @@ pub enum EraMode {
     /// Probe the server and speak 2026-07-28 if it does, 2025-11-25 otherwise.
     #[default]
     Auto,
-    /// Speak 2026-07-28 without probing.
-    Modern,
+    /// Speak 2026-07-28's stateless requests without probing.
+    Stateless,
     /// Open a 2025-11-25 session (`initialize`) without probing.
-    Legacy,
+    Session,
 }
 
 /// A client transport that can speak both eras: it tells what a failed modern probe
@@ -104,8 +104,8 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     hello: &Hello<'_>,
 ) -> crate::Result<Era> {
     let era = match mode {
-        EraMode::Modern => Era::Modern,
-        EraMode::Legacy => Era::Legacy,
+        EraMode::Stateless => Era::Stateless,
+        EraMode::Session => Era::Session,
         EraMode::Auto => match transport.known_era() {
             Some(era) => era,
             None => {
@@ -117,7 +117,7 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     };
     tracing::debug!(%era, "protocol era settled");
     transport.negotiated(era);
-    if era == Era::Legacy {
+    if era == Era::Session {
         // The server may ask (ping, even elicit) as soon as it has answered.
         transport.route_server_requests(super::legacy::server_request_handler(
             hello.callbacks.clone(),
@@ -139,13 +139,13 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
         Ok(answer) => answer,
         Err(_) => {
             tracing::debug!("no answer to server/discover in time: a 2025-11-25 server");
-            return Ok(Era::Legacy);
+            return Ok(Era::Session);
         }
     };
     match answer {
         Ok(result) => match result.get("supportedVersions").and_then(Value::as_array) {
             Some(versions) => pick(versions, "server/discover"),
-            None => Ok(Era::Modern),
+            None => Ok(Era::Stateless),
         },
         Err(e) if modern_error(&e).is_some() => match modern_error(&e)
             .and_then(|e| e.data.as_ref())
@@ -153,11 +153,11 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
             .and_then(Value::as_array)
         {
             Some(versions) => pick(versions, "the -32022 error"),
-            None => Ok(Era::Modern),
+            None => Ok(Era::Stateless),
         },
         Err(e) if transport.is_legacy_answer(&e) => {
             tracing::debug!(error = %e, "server/discover failed without a modern error: a 2025-11-25 server");
-            Ok(Era::Legacy)
+            Ok(Era::Session)
         }
         Err(CallError::Rpc(e)) => Err(Error::Rpc(Box::new(e))),
         Err(CallError::Transport(e)) => Err(Error::Transport(e)),
@@ -178,9 +178,9 @@ fn modern_error(error: &CallError) -> Option<&RpcError> {
 fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
     let lists = |v: &str| versions.iter().any(|x| x.as_str() == Some(v));
     if lists(PROTOCOL_VERSION) {
-        Ok(Era::Modern)
+        Ok(Era::Stateless)
     } else if lists(LEGACY_PROTOCOL_VERSION) {
-        Ok(Era::Legacy)
+        Ok(Era::Session)
     } else {
         Err(Error::NoCommonVersion {
             detail: format!("{source} listed {}", Value::from(versions.to_vec())),

@@ -189,7 +189,7 @@ impl Client {
         notifications: Option<mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
         let mut value = self.send_raw(M::METHOD, params, notifications).await?;
-        if self.inner.era == Era::Legacy {
+        if self.inner.era == Era::Session {
             value = crate::legacy::from_legacy_result(M::METHOD, value).map_err(|source| {
                 Error::Decode {
                     method: M::METHOD,
@@ -221,13 +221,13 @@ impl Client {
         };
         let progress_token = notifications.as_ref().map(|_| Value::from(id_string(&id)));
         let mut meta = match self.inner.era {
-            Era::Modern => RequestMeta::to_value(
+            Era::Stateless => RequestMeta::to_value(
                 &self.inner.capabilities,
                 &self.inner.info,
                 progress_token.as_ref(),
             ),
             // A session said who the client is once, in `initialize`.
-            Era::Legacy => progress_token
+            Era::Session => progress_token
                 .map(|t| Map::from_iter([("progressToken".to_owned(), t)]))
                 .unwrap_or_default(),
         };
@@ -247,7 +247,7 @@ impl Client {
             notifications: notifications.clone(),
         };
         let mut outcome = transport.request(request).await;
-        if self.inner.era == Era::Modern {
+        if self.inner.era == Era::Stateless {
             // Over HTTP the refusal arrives as a 400 carrying the JSON-RPC error.
             let refusal = match &outcome {
                 Err(CallError::Rpc(e)) => Some(e),
@@ -518,7 +518,7 @@ impl ClientBuilder {
 
     /// A client speaking 2026-07-28 through `transport`.
     pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
-        self.build_in(transport, Era::Modern)
+        self.build_in(transport, Era::Stateless)
     }
 
     fn build_in(self, transport: Arc<dyn ClientTransport>, era: Era) -> Client {

@@ -14,24 +14,25 @@ pub(crate) use session::{LegacySession, session_result};
 
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
 
-/// A protocol era: how a client and a server agree on what they speak.
+/// A protocol era, named by its model rather than by its age: how a client and a
+/// server agree on what they speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Era {
-    /// 2026-07-28: stateless requests carrying `_meta`, input-required results, no
-    /// server-to-client requests.
-    Modern,
-    /// 2025-11-25: a session opened by `initialize`, in which the server asks the
+    /// Stateless requests, each carrying its `_meta` (2026-07-28): input-required
+    /// results, no server-to-client requests.
+    Stateless,
+    /// A session opened by `initialize` (2025-11-25), in which the server asks the
     /// client with requests of its own (`elicitation/create`, `sampling/createMessage`,
     /// `roots/list`).
-    Legacy,
+    Session,
 }
 
 impl Era {
     /// The protocol version tern speaks in this era.
     pub fn protocol_version(self) -> &'static str {
         match self {
-            Self::Modern => PROTOCOL_VERSION,
-            Self::Legacy => LEGACY_PROTOCOL_VERSION,
+            Self::Stateless => PROTOCOL_VERSION,
+            Self::Session => LEGACY_PROTOCOL_VERSION,
         }
     }
 }

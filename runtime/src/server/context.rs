@@ -58,14 +58,14 @@ impl RequestContext {
         }
     }
 
-    /// The era of the request: [`Era::Legacy`] on a 2025-11-25 session, where the
+    /// The era of the request: [`Era::Session`] on a 2025-11-25 session, where the
     /// server asks the client with [`request_client`](Self::request_client), and
-    /// [`Era::Modern`] otherwise, where it asks by returning an `InputRequiredResult`.
+    /// [`Era::Stateless`] otherwise, where it asks by returning an `InputRequiredResult`.
     pub fn era(&self) -> Era {
         if self.inner.session.is_some() {
-            Era::Legacy
+            Era::Session
         } else {
-            Era::Modern
+            Era::Stateless
         }
     }
 
@@ -197,7 +197,7 @@ impl RequestContext {
     /// when `_meta["io.modelcontextprotocol/logLevel"]` is set and `level` is at least
     /// that severe. An unknown `level` is treated as the most severe.
     pub fn log(&self, level: &str, data: Value) {
-        if self.era() == Era::Modern {
+        if self.era() == Era::Stateless {
             let Some(wanted) = &self.inner.meta.log_level else {
                 return;
             };

@@ -721,7 +721,7 @@ impl<'a> ToolBuilder<'a> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = tool::decode_args("tool", &name, call.arguments)?;
-                let legacy = call.ctx.era() == crate::legacy::Era::Legacy;
+                let legacy = call.ctx.era() == crate::legacy::Era::Session;
                 let mut responses = call.input_responses;
                 let mut state = call.request_state;
                 // On a 2025-11-25 session there is no input-required result: the same

@@ -875,6 +875,6 @@ impl EraTransport for HttpClientTransport {
     fn negotiated(&self, era: Era) {
         self.inner
             .legacy
-            .store(era == Era::Legacy, Ordering::Relaxed);
+            .store(era == Era::Session, Ordering::Relaxed);
     }
 }
