@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern::client::Client;
+use tern::server::http::HttpServer;
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 
 const WARMUP: usize = 500;
 const SEQUENTIAL: usize = 5_000;

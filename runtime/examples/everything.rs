@@ -22,14 +22,15 @@ use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
 use tern::seal::RequestStateSecurity;
+use tern::server::http::HttpServer;
 use tern::server::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
-use tern::transport::http::server::HttpServer;
 use tern::transport::stdio::stdio;
 use tern::types::v2026_07_28::{
     AudioContent, BlobResourceContents, CallToolOutcome, CallToolResult, ContentBlock,
     CreateMessageRequestParams, ElicitValue, EmbeddedResource, GetPromptOutcome, GetPromptResult,
-    ImageContent, InputRequest, Outcome, PromptMessage, ReadResourceResult, Role, SamplingMessage,
-    SamplingMessageContent, SamplingMessageContentBlock, TextContent, TextResourceContents, method,
+    ImageContent, InputRequest, LoggingLevel, Outcome, PromptMessage, ReadResourceResult, Role,
+    SamplingMessage, SamplingMessageContent, SamplingMessageContentBlock, TextContent,
+    TextResourceContents, method,
 };
 
 /// A 1x1 red PNG.
@@ -164,11 +165,11 @@ fn register_content_tools(mcp: &McpServer) {
     mcp.tool("test_tool_with_logging")
         .description("Tests tool that emits log messages during execution")
         .run(|_: NoArgs, ctx: ToolContext| async move {
-            ctx.log("info", json!("Tool execution started"));
+            ctx.log(LoggingLevel::Info, json!("Tool execution started"));
             tokio::time::sleep(Duration::from_millis(50)).await;
-            ctx.log("info", json!("Tool processing data"));
+            ctx.log(LoggingLevel::Info, json!("Tool processing data"));
             tokio::time::sleep(Duration::from_millis(50)).await;
-            ctx.log("info", json!("Tool execution completed"));
+            ctx.log(LoggingLevel::Info, json!("Tool execution completed"));
             Ok("Tool with logging executed successfully")
         });
     mcp.tool("test_tool_with_progress")
@@ -280,7 +281,7 @@ fn register_diagnostic_tools(mcp: &McpServer) {
     mcp.tool("test_logging_tool")
         .description("Logs at info level: the client sees it only if it asked for a log level")
         .run(|_: NoArgs, ctx: ToolContext| async move {
-            ctx.log("info", json!("test_logging_tool ran"));
+            ctx.log(LoggingLevel::Info, json!("test_logging_tool ran"));
             Ok("logged")
         });
     mcp.tool("test_streaming_elicitation")

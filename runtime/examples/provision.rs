@@ -28,9 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::json;
 use tern::client::{Client, ClientBuilder, EraMode, InputContext};
 use tern::jsonrpc::RpcError;
+use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
 use tern::transport::stdio::{ChildProcessTransport, stdio};
 use tern::types::v2026_07_28::{

@@ -1,5 +1,74 @@
-//! tern: a Rust SDK for the Model Context Protocol 2026-07-28.
+//! tern: a Rust SDK for the Model Context Protocol 2026-07-28, built around multi
+//! round-trip requests.
+//!
+//! A tool that needs something only the user has returns an `InputRequiredResult`
+//! instead of calling back; the client answers and retries the same call. Here a
+//! high-level server asks which region to use (a resolver: the question, the sealed
+//! state and the retry are tern's job) and the automatic client answers, in one process
+//! over the in-memory transport:
+//!
+//! ```
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use serde_json::json;
+//! use tern::ask;
+//! use tern::client::Client;
+//! use tern::server::{Elicit, McpServer, ToolError};
+//! use tern::transport::memory;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct ProvisionArgs {
+//!     /// The database name.
+//!     name: String,
+//! }
+//!
+//! /// Which region should the database live in?
+//! #[derive(Clone, Deserialize, JsonSchema)]
+//! struct Region {
+//!     region: String,
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mcp = McpServer::new("Provisioner", "1.0.0");
+//! mcp.tool("provision")
+//!     .description("Provision a database. Asks which region to put it in.")
+//!     .resolve(|args: ProvisionArgs, region: Elicit<Region>| async move {
+//!         match region {
+//!             Elicit::Accepted(r) => Ok(format!("Provisioned '{}' in {}.", args.name, r.region)),
+//!             _ => Err(ToolError::new("no region, no database")),
+//!         }
+//!     });
+//!
+//! let (client_end, server_end) = memory::pair();
+//! tokio::spawn(async move { mcp.serve(server_end).await });
+//!
+//! let client = Client::builder("my-app", "1.0.0")
+//!     .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+//!     .connect(client_end);
+//! let result = client.call_tool("provision", json!({"name": "orders"})).await?;
+//! let text = serde_json::to_value(&result.content[0])?;
+//! assert_eq!(text["text"], "Provisioned 'orders' in eu-west-1.");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Where things are:
+//! - [`server`]: the low-level [`Server`](server::Server) (one handler per method,
+//!   generic over the generated method types), the high-level
+//!   [`McpServer`](server::McpServer) (tools, prompts and resources as typed async
+//!   functions, resolvers), and the adapters that serve them on message transports and
+//!   over Streamable HTTP (`server::http`, feature `http-server`).
+//! - [`client`]: the automatic loop, the manual loop, era discovery.
+//! - [`seal`]: `requestState` sealing (XChaCha20-Poly1305, bound to the request, the
+//!   principal, the audience and a time window).
+//! - [`transport`]: what carries bytes: in-memory, stdio (feature `stdio`), the HTTP
+//!   client (feature `http-client`) and the header rules both HTTP sides share.
+//! - [`types`]: the protocol's types and method table, generated from the schema.
+//!
+//! `ARCHITECTURE.md` at the repository's root maps the crates and their rules.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod ask;
 pub mod auth;

@@ -17,7 +17,6 @@ use tern::types::v2026_07_28::{
     SamplingMessageContent, SamplingMessageContentBlock, TextContent,
 };
 use tern_tests::wire::meta;
-use tokio_util::sync::CancellationToken;
 
 const KEY: &[u8; 32] = b"0123456789abcdef0123456789abcdef";
 const OTHER_KEY: &[u8; 32] = b"fedcba9876543210fedcba9876543210";
@@ -115,14 +114,7 @@ async fn handle(
     auth: Option<AuthInfo>,
 ) -> Result<Value, RpcError> {
     server
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: method.into(),
-            params: Some(params),
-            auth,
-            cancel: CancellationToken::new(),
-            outbound: None,
-        })
+        .handle(IncomingRequest::new(RequestId::Integer(1), method, Some(params)).with_auth(auth))
         .await
 }
 

@@ -18,9 +18,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tern::ask;
 use tern::client::{Client, EraMode};
+use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 use tern::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ElicitValue, InputRequest, InputResponse, method,
 };
@@ -635,7 +635,7 @@ async fn a_sessions_cancelled_notification_stops_the_named_request() {
             async move {
                 let _guard = guard;
                 // Stream something first, so the test knows the handler is running.
-                ctx.notify(
+                ctx.notify_value(
                     "notifications/message",
                     json!({"level": "info", "data": "started"}),
                 );

@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use tern::Error;
 use tern::ask;
 use tern::client::Client;
+use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 use tern::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ElicitValue, ListToolsResult, Outcome,
     PaginatedRequestParams, Tool, method,
@@ -42,7 +42,7 @@ fn provisioner(notify: bool) -> Server {
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, params| async move {
             if notify {
                 // A raw notification: it switches the answer to SSE whatever log level was asked.
-                ctx.notify(
+                ctx.notify_value(
                     "notifications/message",
                     json!({"level": "info", "data": "working"}),
                 );
@@ -194,7 +194,7 @@ fn waits_for_cancellation(notify: bool, stopped: Signal, cancelled: Signal) -> S
                     }
                 });
                 if notify {
-                    ctx.notify(
+                    ctx.notify_value(
                         "notifications/message",
                         json!({"level": "info", "data": "started"}),
                     );

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tern::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern::server::http::{HostPolicy, HttpServer};
 use tern::server::{RequestContext, Server};
 use tern::transport::BoxFuture;
 use tern::transport::http::ParamHeader;
-use tern::transport::http::server::{HostPolicy, HttpServer};
 use tern::types::v2026_07_28::{CallToolResult, ReadResourceResult, TextResourceContents, method};
 
 use http_support::{body, mcp_headers, post, send, serve, set};

@@ -218,7 +218,7 @@ async fn request_client_outside_a_legacy_session_is_method_not_found() {
         .handle::<method::CallTool, _, _>(|ctx, _params| async move {
             assert_eq!(ctx.era(), Era::Stateless);
             let err = ctx
-                .request_client("roots/list", json!({}))
+                .request_client::<method::ListRoots>(None)
                 .await
                 .unwrap_err();
             Ok(CallToolResult::new(vec![ask::text(err.code.to_string())]).into())

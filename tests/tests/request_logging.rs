@@ -3,17 +3,16 @@
 
 use serde_json::{Value, json};
 use tern::server::{IncomingRequest, RequestContext, Server};
-use tern::types::v2026_07_28::{CallToolResult, RequestId, method};
+use tern::types::v2026_07_28::{CallToolResult, LoggingLevel, RequestId, method};
 use tern_tests::wire::meta;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 fn logging_server() -> Server {
     Server::builder("logs", "1")
         .handle::<method::CallTool, _, _>(|ctx: RequestContext, _params| async move {
-            ctx.log("debug", json!("noise"));
-            ctx.log("warning", json!("careful"));
-            ctx.log("error", json!("broken"));
+            ctx.log(LoggingLevel::Debug, json!("noise"));
+            ctx.log(LoggingLevel::Warning, json!("careful"));
+            ctx.log(LoggingLevel::Error, json!("broken"));
             Ok(CallToolResult::new(vec![tern::ask::text("done")]).into())
         })
         .build()
@@ -28,14 +27,14 @@ async fn logged(log_level: Option<&str>) -> Vec<Value> {
     }
     let (tx, mut rx) = mpsc::unbounded_channel();
     logging_server()
-        .handle(IncomingRequest {
-            id: RequestId::Integer(1),
-            method: "tools/call".into(),
-            params: Some(json!({"name": "t", "arguments": {}, "_meta": meta})),
-            auth: None,
-            cancel: CancellationToken::new(),
-            outbound: Some(tx),
-        })
+        .handle(
+            IncomingRequest::new(
+                RequestId::Integer(1),
+                "tools/call",
+                Some(json!({"name": "t", "arguments": {}, "_meta": meta})),
+            )
+            .with_outbound(Some(tx)),
+        )
         .await
         .unwrap();
     let mut data = Vec::new();

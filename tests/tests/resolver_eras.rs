@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tern::client::{Client, EraMode};
+use tern::server::http::HttpServer;
 use tern::server::{Elicit, McpServer, Resolve, ToolError, form_content};
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
 use tern::types::v2026_07_28::InputRequest;
 
@@ -141,7 +141,10 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
     let http = HttpServer::new(server().server().unwrap());
     tokio::spawn(http.serve(listener, std::future::pending()));
 
-    for (mode, name) in [(EraMode::Stateless, "orders"), (EraMode::Session, "billing")] {
+    for (mode, name) in [
+        (EraMode::Stateless, "orders"),
+        (EraMode::Session, "billing"),
+    ] {
         let transport = HttpClientTransport::builder(&url).build().unwrap();
         let client = builder()
             .era(mode)

@@ -10,9 +10,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
+use crate::types::rpc::Notification;
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::{
-    ClientCapabilities, Implementation, RequestId, ServerCapabilities,
+    ClientCapabilities, Implementation, ProgressToken, RequestId, ServerCapabilities, method,
 };
 use crate::util::{IdKey, lock};
 
@@ -67,18 +68,13 @@ impl LegacySession {
 
     /// What a handler sees of a request on this session: the session's version,
     /// capabilities and client, and the request's own progress token.
-    pub(crate) fn request_meta(&self, params: Option<&Value>) -> RequestMeta {
-        RequestMeta {
-            protocol_version: LEGACY_PROTOCOL_VERSION.to_owned(),
-            client_capabilities: self.client_capabilities.clone(),
-            client_info: self.client_info.clone(),
-            progress_token: params
-                .and_then(|p| p.get("_meta"))
-                .and_then(|m| m.get("progressToken"))
-                .and_then(|t| serde_json::from_value(t.clone()).ok()),
-            // A session's logs are filtered by logging/setLevel, not per request.
-            log_level: None,
-        }
+    pub(crate) fn request_meta(&self, progress_token: Option<ProgressToken>) -> RequestMeta {
+        RequestMeta::on_session(
+            LEGACY_PROTOCOL_VERSION,
+            self.client_capabilities.clone(),
+            self.client_info.clone(),
+            progress_token,
+        )
     }
 
     /// Sends a request to the client on `out` (the stream of the request being served)
@@ -165,7 +161,7 @@ impl Drop for Withdraw<'_> {
                 RequestId::String(s) => Value::from(s.as_str()),
             };
             let _ = self.out.send(jsonrpc::notification(
-                "notifications/cancelled",
+                <method::Cancelled as Notification>::METHOD,
                 Some(json!({ "requestId": id, "reason": "the server no longer needs the answer" })),
             ));
         }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -10,8 +11,10 @@ use crate::auth::AuthInfo;
 use crate::jsonrpc::RpcError;
 use crate::legacy::{Era, LegacySession};
 use crate::protocol::{self, RequestMeta};
+use crate::types::rpc::{Notification, Request};
 use crate::types::v2026_07_28::{
-    ClientCapabilities, Implementation, InputRequest, InputResponse, ProgressToken, RequestId,
+    self as types, ClientCapabilities, Implementation, InputRequest, InputResponse, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams, RequestId,
 };
 
 /// The request a handler serves: who asked, with which capabilities, whether it was
@@ -69,15 +72,34 @@ impl RequestContext {
         }
     }
 
-    /// Sends a request to the client and waits for its result: on a 2025-11-25 session
-    /// only, the way that era's servers ask (`elicitation/create`,
-    /// `sampling/createMessage`, `roots/list`, `ping`).
+    /// Sends request `M` to the client and waits for its result: on a 2025-11-25
+    /// session only, the way that era's servers ask (the input methods
+    /// `elicitation/create`, `sampling/createMessage` and `roots/list` of
+    /// [`method`](crate::types::v2026_07_28::method), whose payloads the eras share,
+    /// or `ping` from [`v2025_11_25::method`](crate::types::v2025_11_25::method)).
     ///
     /// Fails with -32601 in 2026-07-28, which has no server-to-client requests (return
     /// an `InputRequiredResult` instead), with -32021 when an input request needs a
     /// capability the session did not declare, and with the client's error when it
-    /// refuses. Dropping the future withdraws the request.
-    pub async fn request_client(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    /// refuses or answers with a malformed result. Dropping the future withdraws the
+    /// request.
+    pub async fn request_client<M: Request>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, RpcError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
+        let answer = self.request_client_value(M::METHOD, params).await?;
+        M::Result::deserialize(&answer).map_err(|e| {
+            RpcError::invalid_params(format!(
+                "The client's {} result is malformed: {e}",
+                M::METHOD
+            ))
+        })
+    }
+
+    /// [`request_client`](Self::request_client) for a method known only by name.
+    async fn request_client_value(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let Some(session) = &self.inner.session else {
             return Err(RpcError::new(
                 crate::jsonrpc::code::METHOD_NOT_FOUND,
@@ -87,10 +109,7 @@ impl RequestContext {
                 ),
             ));
         };
-        if matches!(
-            method,
-            "elicitation/create" | "sampling/createMessage" | "roots/list"
-        ) {
+        if types::method::info(method).is_some_and(|m| m.input_request) {
             let request: InputRequest =
                 serde_json::from_value(json!({ "method": method, "params": params.clone() }))
                     .map_err(|e| {
@@ -120,7 +139,7 @@ impl RequestContext {
             .get_mut("params")
             .map(Value::take)
             .unwrap_or_else(|| json!({}));
-        let answer = self.request_client(method, params).await?;
+        let answer = self.request_client_value(method, params).await?;
         InputResponse::decode_for(method, &answer).map_err(|e| {
             RpcError::invalid_params(format!("The client's {method} result is malformed: {e}"))
         })
@@ -177,45 +196,46 @@ impl RequestContext {
         let Some(token) = &self.inner.meta.progress_token else {
             return;
         };
-        let token = match token {
-            ProgressToken::String(s) => Value::from(s.as_str()),
-            ProgressToken::Integer(i) => Value::from(*i),
+        // A progress that is not a finite number cannot be written as JSON.
+        let Some(progress) = serde_json::Number::from_f64(progress) else {
+            return;
         };
-        let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(t) = total {
-            params["total"] = t.into();
-        }
-        if let Some(m) = message {
-            params["message"] = m.into();
-        }
-        self.notify("notifications/progress", params);
+        let mut params = ProgressNotificationParams::new(progress, token.clone());
+        params.total = total.and_then(serde_json::Number::from_f64);
+        params.message = message.map(str::to_owned);
+        self.notify::<types::method::Progress>(params);
     }
 
     /// Sends `notifications/message` (a log entry) on this request's stream.
     ///
     /// On a 2026-07-28 request the client opts in per request: the entry is sent only
     /// when `_meta["io.modelcontextprotocol/logLevel"]` is set and `level` is at least
-    /// that severe. An unknown `level` is treated as the most severe.
-    pub fn log(&self, level: &str, data: Value) {
+    /// that severe.
+    pub fn log(&self, level: LoggingLevel, data: Value) {
         if self.era() == Era::Stateless {
-            let Some(wanted) = &self.inner.meta.log_level else {
-                return;
-            };
-            let severity = serde_json::from_value(Value::from(level))
-                .map(|l| protocol::severity(&l))
-                .unwrap_or(u8::MAX);
-            if severity < protocol::severity(wanted) {
-                return;
+            match &self.inner.meta.log_level {
+                Some(wanted) if level >= *wanted => {}
+                _ => return,
             }
         }
-        self.notify(
-            "notifications/message",
-            json!({ "level": level, "data": data }),
-        );
+        self.notify::<types::method::LoggingMessage>(LoggingMessageNotificationParams::new(
+            data, level,
+        ));
     }
 
-    /// Sends any notification on this request's stream.
-    pub fn notify(&self, method: &str, params: Value) {
+    /// Sends notification `N` on this request's stream.
+    pub fn notify<N: Notification>(&self, params: N::Params) {
+        match serde_json::to_value(params) {
+            Ok(params) => self.notify_value(N::METHOD, params),
+            Err(e) => {
+                tracing::error!(method = N::METHOD, error = %e, "could not encode a notification")
+            }
+        }
+    }
+
+    /// Sends a notification known only by name (for instance an extension's) on this
+    /// request's stream.
+    pub fn notify_value(&self, method: &str, params: Value) {
         if let Some(out) = &self.inner.outbound {
             // The stream may be gone already; a notification to nobody is not an error.
             let _ = out.send(crate::jsonrpc::notification(method, Some(params)));

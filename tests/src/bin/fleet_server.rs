@@ -16,8 +16,8 @@ use std::io::Write as _;
 use serde_json::json;
 use tern::ask;
 use tern::seal::{RequestStateSecurity, parse_secret_hex};
+use tern::server::http::HttpServer;
 use tern::server::{McpServer, ToolContext, ToolError};
-use tern::transport::http::server::HttpServer;
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, method,
 };

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 use tern::server::Server;
-use tern::transport::http::server::HttpServer;
+use tern::server::http::HttpServer;
 use tern_tests::wire::meta;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -1,18 +1,15 @@
 //! Streamable HTTP (2026-07-28): every request is its own POST to the MCP endpoint, and
 //! the answer is one JSON object or an SSE stream scoped to that request.
 //!
-//! The server ([`server`], feature `http-server`) is an axum [`Router`](axum::Router)
-//! over a [`Server`](crate::server::Server); the client ([`client`], feature
-//! `http-client`) is a [`ClientTransport`](crate::transport::ClientTransport) on a pooled
-//! hyper client. Both sides share the request metadata headers defined here: the body's
+//! The server side (feature `http-server`) is `tern::server::http`, an axum router over a
+//! `Server`; the client ([`client`], feature `http-client`) is a
+//! [`ClientTransport`](crate::transport::ClientTransport) on a pooled hyper client. Both sides share the request metadata headers defined here: the body's
 //! protocol version, method and target are mirrored into headers so intermediaries can
 //! route without parsing JSON, and the server rejects any disagreement.
 
 #[cfg(feature = "http-client")]
 pub mod client;
 mod param_headers;
-#[cfg(feature = "http-server")]
-pub mod server;
 #[cfg(feature = "http-client")]
 mod sse;
 

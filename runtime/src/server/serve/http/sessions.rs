@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use http::HeaderMap;
 
 use crate::auth::AuthInfo;
-use crate::legacy::LegacySession;
 use crate::seal::Principal;
+use crate::server::Session;
 use crate::util::{InFlight, lock};
 
 /// `Mcp-Session-Id`.
@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
 /// One open session.
 pub(crate) struct HttpSession {
-    pub(crate) legacy: Arc<LegacySession>,
+    pub(crate) session: Session,
     /// The caller that opened it (the identity of its token, if any): later requests
     /// must present the same one, so a leaked session id is useless to another caller.
     owner: Option<Principal>,
@@ -40,7 +40,7 @@ pub(crate) struct HttpSession {
 
 impl HttpSession {
     fn end(&self) {
-        self.legacy.close();
+        self.session.close();
         self.in_flight.cancel_all();
     }
 }
@@ -72,11 +72,7 @@ impl Sessions {
 
     /// Registers a new session and returns its id, or `None` when the endpoint already
     /// holds as many live sessions as it may.
-    pub(crate) fn open(
-        &self,
-        legacy: Arc<LegacySession>,
-        auth: Option<&AuthInfo>,
-    ) -> Option<String> {
+    pub(crate) fn open(&self, session: Session, auth: Option<&AuthInfo>) -> Option<String> {
         let now = Instant::now();
         let mut live = lock(&self.live);
         if live.len() >= self.max {
@@ -87,7 +83,7 @@ impl Sessions {
         }
         let id = new_session_id();
         let session = Arc::new(HttpSession {
-            legacy,
+            session,
             owner: auth.map(Principal::from_auth),
             last_seen: Mutex::new(now),
             in_flight: InFlight::default(),
@@ -174,13 +170,14 @@ mod tests {
     use http::HeaderValue;
     use tokio_util::sync::CancellationToken;
 
-    fn session() -> Arc<LegacySession> {
+    fn session() -> Session {
         let params = serde_json::json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {},
             "clientInfo": {"name": "c", "version": "1"}
         });
-        Arc::new(LegacySession::open(Some(&params)).unwrap())
+        let server = crate::server::Server::builder("s", "1").build().unwrap();
+        server.open_session(Some(&params)).unwrap().0
     }
 
     fn naming(id: &str) -> HeaderMap {

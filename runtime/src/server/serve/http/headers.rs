@@ -3,12 +3,13 @@
 use http::HeaderMap;
 use serde_json::Value;
 
-use super::super::{
-    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
-    name_field,
-};
 use super::Shared;
 use crate::jsonrpc::RpcError;
+use crate::transport::http::{
+    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
+};
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28 as v2026;
 
 /// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
 /// the `Mcp-Param-*` headers of an annotated tool.
@@ -33,7 +34,7 @@ pub(crate) fn check_headers(
              value '{method}'"
         )));
     }
-    let Some(field) = name_field(method) else {
+    let Some(field) = v2026::method::info(method).and_then(|m| m.target) else {
         return Ok(());
     };
     let body_name = params
@@ -52,7 +53,7 @@ pub(crate) fn check_headers(
              '{body_name}'"
         )));
     }
-    if method == "tools/call" {
+    if method == v2026::method::CallTool::METHOD {
         if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
             check_param_headers(headers, &annotated, params)?;
         }

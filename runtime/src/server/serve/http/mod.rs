@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! # async fn demo(server: tern::server::Server) -> std::io::Result<()> {
-//! use tern::transport::http::server::HttpServer;
+//! use tern::server::http::HttpServer;
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -40,10 +40,10 @@
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
 //! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
 
-mod dispatch;
 mod guard;
+mod headers;
+mod post;
 mod sessions;
-mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -56,9 +56,9 @@ use axum::serve::ListenerExt as _;
 pub use guard::HostPolicy;
 pub use sessions::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
 
-use super::ParamHeader;
 use crate::auth::TokenVerifier;
 use crate::server::Server;
+use crate::transport::http::ParamHeader;
 
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -202,12 +202,12 @@ impl HttpServer {
         let on_delete = shared.sessions.is_some().then(|| Arc::clone(&shared));
         let mut route = post(move |request: axum::extract::Request| {
             let shared = Arc::clone(&shared);
-            async move { dispatch::handle_post(&shared, request).await }
+            async move { post::handle_post(&shared, request).await }
         });
         if let Some(shared) = on_delete {
             route = route.delete(move |request: axum::extract::Request| {
                 let shared = Arc::clone(&shared);
-                async move { dispatch::handle_delete(&shared, request).await }
+                async move { post::handle_delete(&shared, request).await }
             });
         }
         Router::new().route(&path, route)

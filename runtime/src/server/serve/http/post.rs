@@ -14,16 +14,18 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
-use super::{Shared, guard, validate};
+use super::{Shared, guard, headers};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
-use crate::protocol::{self, LEGACY_PROTOCOL_VERSION, RequestMeta};
-use crate::server::IncomingRequest;
+use crate::protocol::LEGACY_PROTOCOL_VERSION;
+use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
 use crate::transport::BoxFuture;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
-use crate::types::v2026_07_28::RequestId;
+use crate::types::rpc::{Notification as _, Request as _};
+use crate::types::v2025_11_25::method as session_method;
+use crate::types::v2026_07_28::{self as v2026, RequestId};
 
-type Outcome = BoxFuture<'static, Result<Value, RpcError>>;
+type Outcome = BoxFuture<'static, Verdict>;
 
 /// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
 /// (401). The identity of a verified token, if any.
@@ -80,57 +82,28 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         }
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
     };
-    let meta_version = protocol::meta_protocol_version(params.as_ref());
+    let accepted = shared
+        .server
+        .accept(IncomingRequest::new(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
-        if meta_version.is_none() && legacy_header(&parts.headers) {
-            let call = Call {
-                id,
-                method,
-                params,
-                auth,
-            };
-            return legacy_request(shared, sessions, &parts.headers, call).await;
+        if accepted.protocol_version().is_none() && legacy_header(&parts.headers) {
+            return legacy_request(shared, sessions, &parts.headers, accepted).await;
         }
     }
-    let Some(body_version) = meta_version.and_then(Value::as_str) else {
-        let error = RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS)
-            .err()
-            .unwrap_or_else(|| RpcError::invalid_params("Missing params._meta"));
-        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
-    };
-    if let Err(error) = validate::check_headers(
-        shared,
-        &parts.headers,
-        body_version,
-        &method,
-        params.as_ref(),
-    ) {
-        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
+    // A stateless request's headers must repeat its body; a body without a version has
+    // nothing to compare, and the server's own checks say what is wrong with it.
+    if let Some(body_version) = accepted.protocol_version() {
+        if let Err(error) = headers::check_headers(
+            shared,
+            &parts.headers,
+            body_version,
+            accepted.method(),
+            accepted.params(),
+        ) {
+            return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
+        }
     }
-    // The rest of `_meta` (client capabilities above all) is as much a protocol-level
-    // refusal as a missing version: 400 here, not a 200 from the handler.
-    if let Err(error) = RequestMeta::from_params(params.as_ref(), protocol::SUPPORTED_VERSIONS) {
-        return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
-    }
-    if !shared.server.handles(&method) {
-        let error = RpcError::method_not_found(&method);
-        return rpc_error(StatusCode::NOT_FOUND, Some(&id), error);
-    }
-    let call = Call {
-        id,
-        method,
-        params,
-        auth,
-    };
-    run(shared, &parts.headers, call, None).await
-}
-
-/// A request to serve, as the checks left it.
-struct Call {
-    id: RequestId,
-    method: String,
-    params: Option<Value>,
-    auth: Option<crate::auth::AuthInfo>,
+    run(&parts.headers, accepted, None).await
 }
 
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
@@ -153,15 +126,16 @@ async fn legacy_request(
     shared: &Shared,
     sessions: &Sessions,
     headers: &HeaderMap,
-    call: Call,
+    accepted: Accepted,
 ) -> Response {
-    let Call { id, method, .. } = &call;
-    if method == "initialize" {
-        let (session, result) = match shared.server.legacy_initialize(call.params.as_ref()) {
+    let id = accepted.id();
+    if accepted.method() == session_method::Initialize::METHOD {
+        let (session, result) = match shared.server.open_session(accepted.params()) {
             Ok(opened) => opened,
             Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error),
         };
-        let Some(name) = sessions.open(session, call.auth.as_ref()) else {
+        let auth = accepted.auth();
+        let Some(name) = sessions.open(session, auth) else {
             tracing::warn!("refused a 2025-11-25 session: too many are open");
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -175,7 +149,7 @@ async fn legacy_request(
         }
         return response;
     }
-    let session = match sessions.find(headers, call.auth.as_ref()) {
+    let session = match sessions.find(headers, accepted.auth()) {
         Ok(session) => session,
         Err(missing) => return no_session(Some(id), &missing),
     };
@@ -189,10 +163,11 @@ async fn legacy_request(
         ));
         return rpc_error(StatusCode::BAD_REQUEST, Some(id), error);
     }
-    if method == "ping" {
+    if accepted.method() == session_method::Ping::METHOD {
         return json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(json!({}))));
     }
-    run(shared, headers, call, Some(session)).await
+    let accepted = accepted.on_session(&session.session);
+    run(headers, accepted, Some(session)).await
 }
 
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
@@ -217,7 +192,7 @@ fn notification(
         Ok(session) => session,
         Err(missing) => return no_session(None, &missing),
     };
-    if method == "notifications/cancelled" {
+    if method == v2026::method::Cancelled::METHOD {
         session.in_flight.cancel(params.as_ref());
     } else {
         tracing::trace!(method, "a session notification");
@@ -243,7 +218,7 @@ fn answer(
     };
     match sessions.find(headers, auth) {
         Ok(session) => {
-            session.legacy.resolve(&id, result);
+            session.session.answer(&id, result);
             status_only(StatusCode::ACCEPTED)
         }
         Err(missing) => no_session(None, &missing),
@@ -327,17 +302,17 @@ async fn read_body(
 /// Runs the handler: JSON when it returns without notifying, SSE from its first
 /// notification on (see the module docs).
 async fn run(
-    shared: &Shared,
     headers: &HeaderMap,
-    call: Call,
+    accepted: Accepted,
     session: Option<Arc<HttpSession>>,
 ) -> Response {
-    let Call {
-        id,
-        method,
-        params,
-        auth,
-    } = call;
+    let id = accepted.id().clone();
+    let legacy = session.is_some();
+    // Refusals are known before the handler runs: they are always plain JSON.
+    let admitted = match accepted.admit() {
+        Ok(admitted) => admitted,
+        Err(refused) => return json(&id, refused, legacy),
+    };
     let (json_ok, sse_ok) = accepts(headers);
     let cancel = CancellationToken::new();
     // Dropping the guard (the client went away and hyper dropped us) cancels the token.
@@ -347,44 +322,37 @@ async fn run(
     // would ask it something fails at once instead of waiting for an answer that cannot
     // come.
     let outbound = sse_ok.then_some(tx);
-    let legacy = session.is_some();
     let withdrawn = cancel.clone();
-    let request = IncomingRequest {
-        id: id.clone(),
-        method,
-        params,
-        auth,
-        cancel,
-        outbound,
-    };
-    let server = shared.server.clone();
+    let admitted = admitted.with_cancel(cancel).with_outbound(outbound);
     let mut outcome: Outcome = match session {
-        None => Box::pin(async move { server.handle(request).await }),
+        None => Box::pin(admitted.serve()),
         // A session's client may withdraw the request (`notifications/cancelled`)
         // while keeping the stream open: stop the handler and end the stream.
-        Some(session) => Box::pin(async move {
-            let _tracked = session.in_flight.track(&request.id, withdrawn.clone());
-            let legacy = Arc::clone(&session.legacy);
-            tokio::select! {
-                result = server.handle_in(request, Some(legacy)) => result,
-                () = withdrawn.cancelled() => Err(RpcError::internal("Request cancelled by the client")),
-            }
-        }),
+        Some(session) => {
+            let tracked = session.in_flight.track(&id, withdrawn.clone());
+            Box::pin(async move {
+                let _tracked = tracked;
+                tokio::select! {
+                    verdict = admitted.serve() => verdict,
+                    () = withdrawn.cancelled() => Verdict::Answered(Err(RpcError::internal("Request cancelled by the client"))),
+                }
+            })
+        }
     };
     if !json_ok && sse_ok {
         return sse(SseState::new(id, outcome, rx, guard));
     }
     tokio::select! {
         biased;
-        result = &mut outcome => {
+        verdict = &mut outcome => {
             let mut state = SseState::new(id, outcome, rx, guard);
-            state.finished = Some(result);
+            state.finished = Some(verdict.into_result());
             // Notifications sent just before returning still make it a stream.
             state.drain();
             if state.pending.is_empty() || !sse_ok {
                 let _ = state.guard.take().map(DropGuard::disarm);
-                let (id, result) = (state.id, state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error"))));
-                json(&id, &result, legacy)
+                let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
+                json(&state.id, Verdict::Answered(result), legacy)
             } else {
                 sse(state)
             }
@@ -449,8 +417,8 @@ impl SseState {
             tokio::select! {
                 biased;
                 Some(n) = self.rx.recv() => self.pending.push_back(n),
-                result = outcome => {
-                    self.finished = Some(result);
+                verdict = outcome => {
+                    self.finished = Some(verdict.into_result());
                     self.drain();
                 }
             }
@@ -487,28 +455,35 @@ fn sse(state: SseState) -> Response {
     response
 }
 
-/// The HTTP status of a JSON-RPC error answer: protocol-level refusals are 400, an
-/// unknown method 404, anything a handler decided 200.
-fn status_for(error: &RpcError) -> StatusCode {
-    match error.code {
-        code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        code::HEADER_MISMATCH
-        | code::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | code::UNSUPPORTED_PROTOCOL_VERSION
-        | code::PARSE_ERROR
-        | code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-        _ => StatusCode::OK,
+/// The HTTP status of an answer, decided here alone: a protocol refusal is 400 (an
+/// unknown method 404), and so is an error carrying one of 2026-07-28's protocol codes
+/// whoever raised it; anything else a handler decided is a 200. On a 2025-11-25
+/// session every JSON-RPC error is a 200: that era's clients take a 404 to mean the
+/// session is gone.
+fn status_for(verdict: &Verdict, on_session: bool) -> StatusCode {
+    match verdict {
+        _ if on_session => StatusCode::OK,
+        Verdict::Refused { reason, .. } => match reason {
+            Refusal::UnknownMethod => StatusCode::NOT_FOUND,
+            _ => StatusCode::BAD_REQUEST,
+        },
+        Verdict::Answered(Err(e)) => match e.code {
+            code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+            code::HEADER_MISMATCH
+            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | code::UNSUPPORTED_PROTOCOL_VERSION
+            | code::PARSE_ERROR
+            | code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        },
+        Verdict::Answered(Ok(_)) => StatusCode::OK,
     }
 }
 
-/// A JSON answer. On a 2025-11-25 session every JSON-RPC error is a 200: that era's
-/// clients take a 404 to mean the session is gone.
-fn json(id: &RequestId, result: &Result<Value, RpcError>, legacy: bool) -> Response {
-    let status = match result {
-        Err(e) if !legacy => status_for(e),
-        _ => StatusCode::OK,
-    };
-    json_body(status, jsonrpc::response(Some(id), result))
+/// A JSON answer.
+fn json(id: &RequestId, verdict: Verdict, on_session: bool) -> Response {
+    let status = status_for(&verdict, on_session);
+    json_body(status, jsonrpc::response(Some(id), &verdict.into_result()))
 }
 
 fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: RpcError) -> Response {

@@ -7,18 +7,16 @@
 //! requests (without that `_meta`) are served with the session's capabilities, and whose
 //! responses answer the server's own requests to the client.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{IncomingRequest, Server};
 use crate::jsonrpc::{self, Incoming, RpcError};
-use crate::legacy::LegacySession;
-use crate::protocol;
+use crate::server::{IncomingRequest, Server, Session};
 use crate::transport::MessageTransport;
-use crate::types::v2026_07_28::RequestId;
+use crate::types::rpc::{Notification as _, Request as _};
+use crate::types::v2025_11_25::method as session_method;
+use crate::types::v2026_07_28::method;
 use crate::util::InFlight;
 
 impl Server {
@@ -36,7 +34,7 @@ impl Server {
             }
         });
         let in_flight = InFlight::default();
-        let mut session: Option<Arc<LegacySession>> = None;
+        let mut session: Option<Session> = None;
         while let Some(message) = source.recv().await {
             let text = match message {
                 Ok(t) => t,
@@ -53,28 +51,38 @@ impl Server {
                     ));
                 }
                 Ok(Incoming::Request { id, method, params }) => {
-                    let modern = is_modern(params.as_ref());
-                    if method == "initialize" && !modern {
-                        let result = self.open_session(params.as_ref(), &mut session);
-                        let _ = out_tx.send(jsonrpc::response(Some(&id), &result));
+                    let request = IncomingRequest::new(id, method, params);
+                    let mut accepted = self.accept(request);
+                    // A request carrying the 2026-07-28 `_meta` is served statelessly
+                    // whatever else the connection did.
+                    let modern = accepted.protocol_version().is_some();
+                    if accepted.method() == session_method::Initialize::METHOD && !modern {
+                        let result = self.open_connection_session(accepted.params(), &mut session);
+                        let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));
                         continue;
                     }
-                    let on_session = session.clone().filter(|_| !modern);
-                    if method == "ping" && on_session.is_some() {
-                        let _ = out_tx.send(jsonrpc::response(Some(&id), &Ok(json!({}))));
-                        continue;
+                    if let Some(s) = session.as_ref().filter(|_| !modern) {
+                        if accepted.method() == session_method::Ping::METHOD {
+                            let _ =
+                                out_tx.send(jsonrpc::response(Some(accepted.id()), &Ok(json!({}))));
+                            continue;
+                        }
+                        accepted = accepted.on_session(s);
                     }
-                    self.spawn_request(id, method, params, on_session, &in_flight, &out_tx);
+                    spawn_request(accepted, &in_flight, &out_tx);
                 }
-                Ok(Incoming::Notification { method, params }) => {
-                    if method == "notifications/cancelled" {
+                Ok(Incoming::Notification {
+                    method: name,
+                    params,
+                }) => {
+                    if name == method::Cancelled::METHOD {
                         in_flight.cancel(params.as_ref());
                     } else {
-                        tracing::trace!(method, "ignoring a client notification");
+                        tracing::trace!(method = name, "ignoring a client notification");
                     }
                 }
                 Ok(Incoming::Response { id, result }) => match &session {
-                    Some(s) => s.resolve(&id, result),
+                    Some(s) => s.answer(&id, result),
                     None => tracing::debug!("ignoring a response outside a 2025-11-25 session"),
                 },
             }
@@ -89,58 +97,45 @@ impl Server {
     }
 
     /// Answers `initialize`: opens the connection's 2025-11-25 session, once.
-    fn open_session(
+    fn open_connection_session(
         &self,
         params: Option<&Value>,
-        session: &mut Option<Arc<LegacySession>>,
+        session: &mut Option<Session>,
     ) -> Result<Value, RpcError> {
         if session.is_some() {
             return Err(RpcError::invalid_request(
                 "Invalid Request: the session is already initialized",
             ));
         }
-        let (opened, result) = self.legacy_initialize(params)?;
+        let (opened, result) = self.open_session(params)?;
         *session = Some(opened);
         Ok(result)
     }
-
-    fn spawn_request(
-        &self,
-        id: RequestId,
-        method: String,
-        params: Option<Value>,
-        session: Option<Arc<LegacySession>>,
-        in_flight: &InFlight,
-        out_tx: &mpsc::UnboundedSender<String>,
-    ) {
-        let cancel = CancellationToken::new();
-        let tracked = in_flight.track(&id, cancel.clone());
-        let server = self.clone();
-        let out = out_tx.clone();
-        tokio::spawn(async move {
-            let _tracked = tracked;
-            let request = IncomingRequest {
-                id: id.clone(),
-                method,
-                params,
-                auth: None,
-                cancel: cancel.clone(),
-                outbound: Some(out.clone()),
-            };
-            let result = tokio::select! {
-                r = server.handle_in(request, session) => r,
-                () = cancel.cancelled() => {
-                    // A cancelled request gets no response.
-                    return;
-                }
-            };
-            let _ = out.send(jsonrpc::response(Some(&id), &result));
-        });
-    }
 }
 
-/// Whether a request carries the 2026-07-28 `_meta`, which selects stateless serving
-/// whatever else the connection did.
-fn is_modern(params: Option<&Value>) -> bool {
-    protocol::meta_protocol_version(params).is_some()
+/// Serves one request in a task of its own, so a slow handler holds up no other
+/// request; its response goes to the connection's one writer.
+fn spawn_request(
+    accepted: crate::server::Accepted,
+    in_flight: &InFlight,
+    out_tx: &mpsc::UnboundedSender<String>,
+) {
+    let cancel = CancellationToken::new();
+    let id = accepted.id().clone();
+    let tracked = in_flight.track(&id, cancel.clone());
+    let out = out_tx.clone();
+    let accepted = accepted
+        .with_cancel(cancel.clone())
+        .with_outbound(Some(out.clone()));
+    tokio::spawn(async move {
+        let _tracked = tracked;
+        let result = tokio::select! {
+            verdict = accepted.serve() => verdict.into_result(),
+            () = cancel.cancelled() => {
+                // A cancelled request gets no response.
+                return;
+            }
+        };
+        let _ = out.send(jsonrpc::response(Some(&id), &result));
+    });
 }

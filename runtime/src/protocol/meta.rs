@@ -1,0 +1,324 @@
+//! A request's `params._meta`, read once per request through the generated
+//! [`RequestMetaObject`]. The precise diagnostics (which key is missing, which one is
+//! malformed) are worked out only when that typed read fails.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{
+    META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+};
+use crate::jsonrpc::RpcError;
+use crate::types::v2026_07_28::{
+    ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestMetaObject,
+};
+
+/// `_meta` key: the token that asks for progress notifications on this request.
+const META_PROGRESS_TOKEN: &str = "progressToken";
+
+/// What a client request says about its client, read from `params._meta`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestMeta {
+    /// The protocol version of this request.
+    pub protocol_version: String,
+    /// The client's capabilities for this request (never inferred from earlier ones).
+    pub client_capabilities: ClientCapabilities,
+    /// The client software, if it said.
+    pub client_info: Option<Implementation>,
+    /// Where progress notifications for this request go, if the client asked for them.
+    pub progress_token: Option<ProgressToken>,
+    /// The least severe log level the client wants on this request's stream; `None`
+    /// means no log messages at all (2026-07-28 logging is opt-in per request).
+    pub log_level: Option<LoggingLevel>,
+}
+
+/// One reading of a request's `_meta`: what a transport needs before serving (the era
+/// and the version the headers must repeat) and what the handler will see.
+#[derive(Debug)]
+pub(crate) struct MetaRead {
+    /// The `_meta` protocol version, when `_meta` names one as a string, even if the
+    /// rest of `_meta` is malformed: present exactly on stateless requests.
+    pub(crate) version: Option<String>,
+    /// The progress token, read leniently (a session's requests carry only this).
+    pub(crate) progress_token: Option<ProgressToken>,
+    /// The whole `_meta`, or the precise reason it cannot serve a stateless request.
+    pub(crate) meta: Result<RequestMeta, RpcError>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread read a request's `_meta` (the parse-once test).
+    pub(crate) static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl MetaRead {
+    /// Reads `params._meta` once, accepting only the `supported` versions.
+    pub(crate) fn of(params: Option<&Value>, supported: &[&str]) -> Self {
+        #[cfg(test)]
+        READS.with(|n| n.set(n.get() + 1));
+        let Some(meta) = params.and_then(|p| p.get("_meta")) else {
+            return Self::refused(None, None, missing_meta());
+        };
+        match RequestMetaObject::deserialize(meta) {
+            Ok(typed) => {
+                let version = typed.protocol_version.clone();
+                let progress_token = typed.progress_token.clone();
+                let meta = if supported.contains(&version.as_str()) {
+                    Ok(RequestMeta::from(typed))
+                } else {
+                    Err(RpcError::unsupported_version(&version, supported))
+                };
+                Self {
+                    version: Some(version),
+                    progress_token,
+                    meta,
+                }
+            }
+            Err(_) => Self::diagnose(meta, supported),
+        }
+    }
+
+    fn refused(
+        version: Option<String>,
+        progress_token: Option<ProgressToken>,
+        error: RpcError,
+    ) -> Self {
+        Self {
+            version,
+            progress_token,
+            meta: Err(error),
+        }
+    }
+
+    /// The typed read failed: say exactly why, or, when only the lenient members were
+    /// at fault (an unknown log level, an odd progress token), read it without them.
+    fn diagnose(meta: &Value, supported: &[&str]) -> Self {
+        let Some(object) = meta.as_object() else {
+            return Self::refused(None, None, missing_meta());
+        };
+        let version = object
+            .get(META_PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let progress_token = object
+            .get(META_PROGRESS_TOKEN)
+            .and_then(|t| ProgressToken::deserialize(t).ok());
+        let error = match check_required(object, supported) {
+            Err(error) => error,
+            Ok(()) => {
+                // Lenient like before: an unknown level asks for no logs, an odd progress
+                // token for no progress, rather than failing the request.
+                let mut strict = object.clone();
+                strict.remove(META_LOG_LEVEL);
+                strict.remove(META_PROGRESS_TOKEN);
+                match RequestMetaObject::deserialize(&Value::Object(strict)) {
+                    Ok(mut typed) => {
+                        typed.progress_token = progress_token.clone();
+                        typed.log_level = object
+                            .get(META_LOG_LEVEL)
+                            .and_then(|l| LoggingLevel::deserialize(l).ok());
+                        return Self {
+                            version,
+                            progress_token,
+                            meta: Ok(RequestMeta::from(typed)),
+                        };
+                    }
+                    Err(e) => RpcError::invalid_params(format!("params._meta is malformed: {e}")),
+                }
+            }
+        };
+        Self::refused(version, progress_token, error)
+    }
+}
+
+/// The precise error for the required members of a `_meta` object, checked in the order
+/// a reader would: the version is there and a string, the capabilities are there, the
+/// version is supported, the capabilities and client info are well formed.
+fn check_required(meta: &Map<String, Value>, supported: &[&str]) -> Result<(), RpcError> {
+    let version = meta
+        .get(META_PROTOCOL_VERSION)
+        .ok_or_else(|| {
+            RpcError::invalid_params(format!("Missing params._meta[\"{META_PROTOCOL_VERSION}\"]"))
+        })?
+        .as_str()
+        .ok_or_else(|| {
+            RpcError::invalid_params(format!(
+                "params._meta[\"{META_PROTOCOL_VERSION}\"] must be a string"
+            ))
+        })?;
+    let caps = meta.get(META_CLIENT_CAPABILITIES).ok_or_else(|| {
+        RpcError::invalid_params(format!(
+            "Missing params._meta[\"{META_CLIENT_CAPABILITIES}\"]"
+        ))
+    })?;
+    if !supported.contains(&version) {
+        return Err(RpcError::unsupported_version(version, supported));
+    }
+    ClientCapabilities::deserialize(caps).map_err(|e| {
+        RpcError::invalid_params(format!(
+            "params._meta[\"{META_CLIENT_CAPABILITIES}\"] is malformed: {e}"
+        ))
+    })?;
+    if let Some(info) = meta.get(META_CLIENT_INFO) {
+        Implementation::deserialize(info).map_err(|e| {
+            RpcError::invalid_params(format!(
+                "params._meta[\"{META_CLIENT_INFO}\"] is malformed: {e}"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+fn missing_meta() -> RpcError {
+    RpcError::invalid_params(format!(
+        "Missing params._meta: every 2026-07-28 request carries \
+         {META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES}"
+    ))
+}
+
+impl From<RequestMetaObject> for RequestMeta {
+    fn from(meta: RequestMetaObject) -> Self {
+        Self {
+            protocol_version: meta.protocol_version,
+            client_capabilities: meta.client_capabilities,
+            client_info: meta.client_info,
+            progress_token: meta.progress_token,
+            log_level: meta.log_level,
+        }
+    }
+}
+
+impl RequestMeta {
+    /// Reads and validates `_meta` from a request's params: -32602 when a required key is
+    /// missing or malformed, -32022 when the version is not one of `supported`.
+    pub fn from_params(params: Option<&Value>, supported: &[&str]) -> Result<Self, RpcError> {
+        MetaRead::of(params, supported).meta
+    }
+
+    /// What a handler sees of a request on a 2025-11-25 session: the session's version,
+    /// capabilities and client, and the request's own progress token.
+    pub(crate) fn on_session(
+        protocol_version: &str,
+        client_capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+        progress_token: Option<ProgressToken>,
+    ) -> Self {
+        Self {
+            protocol_version: protocol_version.to_owned(),
+            client_capabilities,
+            client_info,
+            progress_token,
+            // A session's logs are filtered by logging/setLevel, not per request.
+            log_level: None,
+        }
+    }
+
+    /// The `_meta` a client puts on a request.
+    pub(crate) fn to_value(
+        capabilities: &Value,
+        client_info: &Value,
+        progress_token: Option<&Value>,
+    ) -> Map<String, Value> {
+        let mut meta = Map::with_capacity(4);
+        meta.insert(META_PROTOCOL_VERSION.into(), PROTOCOL_VERSION.into());
+        meta.insert(META_CLIENT_CAPABILITIES.into(), capabilities.clone());
+        meta.insert(META_CLIENT_INFO.into(), client_info.clone());
+        if let Some(t) = progress_token {
+            meta.insert(META_PROGRESS_TOKEN.into(), t.clone());
+        }
+        meta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn read(meta: Value) -> MetaRead {
+        MetaRead::of(Some(&json!({ "_meta": meta })), &[PROTOCOL_VERSION])
+    }
+
+    #[test]
+    fn a_well_formed_meta_is_read_whole() {
+        let r = read(json!({
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {"elicitation": {}},
+            META_LOG_LEVEL: "warning",
+            "progressToken": 7,
+        }));
+        assert_eq!(r.version.as_deref(), Some(PROTOCOL_VERSION));
+        let meta = r.meta.unwrap();
+        assert!(meta.client_capabilities.elicitation.is_some());
+        assert_eq!(meta.log_level, Some(LoggingLevel::Warning));
+        assert!(matches!(
+            meta.progress_token,
+            Some(ProgressToken::Integer(7))
+        ));
+    }
+
+    #[test]
+    fn an_unknown_log_level_asks_for_no_logs_instead_of_failing() {
+        let r = read(json!({
+            META_PROTOCOL_VERSION: PROTOCOL_VERSION,
+            META_CLIENT_CAPABILITIES: {},
+            META_LOG_LEVEL: "loud",
+        }));
+        assert_eq!(r.meta.unwrap().log_level, None);
+    }
+
+    #[test]
+    fn each_missing_or_malformed_key_is_named() {
+        let cases = [
+            (
+                json!({}),
+                "Missing params._meta[\"io.modelcontextprotocol/protocolVersion\"]",
+            ),
+            (
+                json!({ META_PROTOCOL_VERSION: 1 }),
+                "params._meta[\"io.modelcontextprotocol/protocolVersion\"] must be a string",
+            ),
+            (
+                json!({ META_PROTOCOL_VERSION: PROTOCOL_VERSION }),
+                "Missing params._meta[\"io.modelcontextprotocol/clientCapabilities\"]",
+            ),
+            (
+                json!({ META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: 3 }),
+                "params._meta[\"io.modelcontextprotocol/clientCapabilities\"] is malformed",
+            ),
+            (
+                json!({ META_PROTOCOL_VERSION: PROTOCOL_VERSION, META_CLIENT_CAPABILITIES: {}, META_CLIENT_INFO: 3 }),
+                "params._meta[\"io.modelcontextprotocol/clientInfo\"] is malformed",
+            ),
+        ];
+        for (meta, message) in cases {
+            let error = read(meta).meta.unwrap_err();
+            assert!(error.message.starts_with(message), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn an_unsupported_version_is_32022_and_still_names_the_version() {
+        let r = read(json!({ META_PROTOCOL_VERSION: "2099-01-01", META_CLIENT_CAPABILITIES: {} }));
+        assert_eq!(r.version.as_deref(), Some("2099-01-01"));
+        assert_eq!(
+            r.meta.unwrap_err().code,
+            crate::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
+        );
+    }
+
+    #[test]
+    fn no_meta_at_all_has_no_version() {
+        let r = MetaRead::of(Some(&json!({"name": "x"})), &[PROTOCOL_VERSION]);
+        assert!(r.version.is_none());
+        assert!(
+            r.meta
+                .unwrap_err()
+                .message
+                .starts_with("Missing params._meta")
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! Building a [`Server`]: its handlers, capabilities, caching fields and sealing.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use super::{CachePolicy, Handler, Inner, RequestContext, Server};
+use crate::jsonrpc::RpcError;
+use crate::seal::RequestStateSecurity;
+use crate::types::rpc::{ClientRequestMethod, Request};
+use crate::types::v2026_07_28::{Implementation, ServerCapabilities, method};
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    capabilities: Option<ServerCapabilities>,
+    handlers: HashMap<&'static str, Handler>,
+    security: Option<RequestStateSecurity>,
+    cache: CachePolicy,
+}
+
+impl Server {
+    /// A builder for a server called `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            capabilities: None,
+            handlers: HashMap::new(),
+            security: None,
+            cache: CachePolicy {
+                ttl_ms: 0,
+                scope: "private",
+            },
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Instructions for the model, advertised by `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The caching fields of list results, `resources/read` and `server/discover` when a
+    /// handler sets none: how long a client may reuse them, and whether a shared cache
+    /// may (`public`) or only this client (`private`, the default). The default TTL is 0:
+    /// do not cache.
+    pub fn cache(mut self, ttl_ms: u64, public: bool) -> Self {
+        self.cache = CachePolicy {
+            ttl_ms,
+            scope: if public { "public" } else { "private" },
+        };
+        self
+    }
+
+    /// The capabilities to advertise, instead of those derived from the handlers.
+    pub fn capabilities(mut self, capabilities: ServerCapabilities) -> Self {
+        self.capabilities = Some(capabilities);
+        self
+    }
+
+    /// Handles method `M` with `handler`. For `tools/call`, `prompts/get` and
+    /// `resources/read` the handler returns an `Outcome`, so `Ok(result.into())` works for
+    /// a complete result and for an `InputRequiredResult` alike.
+    pub fn handle<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: ClientRequestMethod,
+        F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let erased: Handler = Arc::new(move |ctx, params| {
+            let handler = Arc::clone(&handler);
+            Box::pin(async move {
+                let params: M::Params = serde_json::from_value(params).map_err(|e| {
+                    RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
+                })?;
+                let result = handler(ctx, params).await?;
+                serde_json::to_value(&result).map_err(|e| {
+                    tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
+                    RpcError::internal("Internal error")
+                })
+            })
+        });
+        self.handlers.insert(<M as Request>::METHOD, erased);
+        self
+    }
+
+    /// Seals every outgoing `requestState` and verifies every incoming one under
+    /// `security` (see [`crate::seal`]). Without this line, state crosses the wire
+    /// exactly as the handler wrote it.
+    pub fn seal(mut self, security: RequestStateSecurity) -> Self {
+        self.security = Some(security);
+        self
+    }
+
+    /// Builds the server. Fails when the sealing policy is invalid for this server.
+    pub fn build(self) -> crate::Result<Server> {
+        let sealer = match self.security {
+            Some(s) => Some(
+                s.build(
+                    Some(&self.info.name)
+                        .filter(|n| !n.is_empty())
+                        .map(String::as_str),
+                )?,
+            ),
+            None => None,
+        };
+        let capabilities = self
+            .capabilities
+            .unwrap_or_else(|| derive_capabilities(self.handlers.keys().copied()));
+        Ok(Server {
+            inner: Arc::new(Inner {
+                info: self.info,
+                instructions: self.instructions,
+                capabilities,
+                handlers: self.handlers,
+                sealer,
+                cache: self.cache,
+            }),
+        })
+    }
+}
+
+/// The capabilities a server with handlers for `methods` has: for each method, the
+/// `ServerCapabilities` member the method table names (an empty object).
+fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapabilities {
+    let mut caps = serde_json::Map::new();
+    for capability in methods.filter_map(|m| method::info(m)?.capability) {
+        caps.entry(capability)
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_value(serde_json::Value::Object(caps)).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "the method table names a capability ServerCapabilities lacks");
+        ServerCapabilities::new()
+    })
+}

@@ -1,0 +1,75 @@
+//! Paging of list results: an opaque offset cursor, and the list handlers built on it.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+use super::McpServer;
+use super::registry::{Registry, read};
+use crate::jsonrpc::RpcError;
+use crate::server::RequestContext;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::PaginatedRequestParams;
+
+/// Paging of list results (the caching fields are the low-level server's job).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Paging {
+    pub(super) page_size: usize,
+}
+
+impl Paging {
+    /// One page of `items` from `cursor` (an offset this server issued), and the next
+    /// cursor if there is more.
+    fn page<E, T>(
+        &self,
+        items: &[Arc<E>],
+        cursor: Option<&str>,
+        f: impl Fn(&E) -> T,
+    ) -> Result<(Vec<T>, Option<String>), RpcError> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .strip_prefix("o")
+                .and_then(|n| n.parse::<usize>().ok())
+                .filter(|n| *n <= items.len())
+                .ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
+        };
+        let end = (start + self.page_size).min(items.len());
+        let page = items[start..end].iter().map(|e| f(e)).collect();
+        let next = (end < items.len()).then(|| format!("o{end}"));
+        Ok((page, next))
+    }
+}
+
+impl McpServer {
+    /// A list handler: one page of the registry's `pick`ed entries, as `make` builds the
+    /// result.
+    pub(super) fn lister<E, T, R>(
+        &self,
+        pick: fn(&Registry) -> &Vec<Arc<E>>,
+        item: fn(&E) -> T,
+        make: fn(Vec<T>, Option<String>) -> R,
+        paging: Paging,
+    ) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<R, RpcError>>
+    + Send
+    + Sync
+    + 'static
+    where
+        E: Send + Sync + 'static,
+        T: Send + 'static,
+        R: serde::Serialize + DeserializeOwned + Send + 'static,
+    {
+        let me = self.clone();
+        move |_ctx, params| {
+            let page = paging.page(
+                pick(&read(&me.inner.registry)),
+                params.cursor.as_deref(),
+                item,
+            );
+            Box::pin(async move {
+                let (items, next) = page?;
+                Ok(make(items, next))
+            })
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The resolver driver: a tool in the resolver form, run round by round until its
+//! resolvers are answered, as input-required results (2026-07-28) or as the session's
+//! own requests to the client (2025-11-25).
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use super::{Node, Resolution, ResolveSet, ResolverHandler};
+use crate::jsonrpc::RpcError;
+use crate::server::mcp::schema;
+use crate::server::mcp::tool::{self, ToolBuilder, ToolCall, ToolEntry, ToolFn};
+use crate::types::v2026_07_28::CallToolOutcome;
+
+impl<'a> ToolBuilder<'a> {
+    /// Registers `handler` as the tool, in the resolver form: after the typed arguments,
+    /// each parameter is a resolver ([`Elicit<T>`], [`Sample<P>`], [`ListRoots`], or your
+    /// own [`Resolve`] type). tern asks what is missing, batching independent questions
+    /// into one round, keeps the answers in the sealed state, and runs the body once,
+    /// when everything is answered. The body returns a complete result: a tool that uses
+    /// resolvers cannot return `InputRequiredResult` (that does not compile).
+    pub fn resolve<A, P, H>(mut self, handler: H)
+    where
+        A: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+        P: ResolveSet<A>,
+        H: ResolverHandler<A, P>,
+    {
+        self.tool.input_schema = schema::object_schema::<A>();
+        let name = self.tool.name.clone();
+        let mut nodes: Vec<Node<A>> = Vec::new();
+        P::nodes(&mut nodes);
+        let nodes = Arc::new(nodes);
+        let handler = Arc::new(handler);
+        let call: ToolFn = Arc::new(move |call: ToolCall| {
+            let handler = Arc::clone(&handler);
+            let nodes = Arc::clone(&nodes);
+            let name = name.clone();
+            Box::pin(async move {
+                let args: A = tool::decode_args("tool", &name, call.arguments)?;
+                let legacy = call.ctx.era() == crate::legacy::Era::Session;
+                let mut responses = call.input_responses;
+                let mut state = call.request_state;
+                // On a 2025-11-25 session there is no input-required result: the same
+                // questions go to the client as requests of their own, one dependency
+                // level at a time, and the body runs when all are answered.
+                let mut levels = 0;
+                let store = loop {
+                    let round =
+                        super::resolve_round(&nodes, &args, responses.as_ref(), state.as_deref());
+                    match round {
+                        Ok(Resolution::Ready(store)) => break store,
+                        Ok(Resolution::Ask(asked)) if !legacy => {
+                            return Ok(CallToolOutcome::InputRequired(*asked));
+                        }
+                        Ok(Resolution::Ask(asked)) => {
+                            levels += 1;
+                            if levels > nodes.len() + 1 {
+                                tracing::error!(tool = %name, "resolvers did not settle on a legacy session");
+                                return Err(RpcError::internal("Internal error"));
+                            }
+                            let asked = *asked;
+                            let mut answers = crate::types::v2026_07_28::InputResponses::new();
+                            for (key, request) in asked.input_requests.iter().flat_map(|r| r.iter())
+                            {
+                                let answer = call.ctx.request_input(request).await?;
+                                answers.insert(key.clone(), answer).map_err(|e| {
+                                    RpcError::internal(format!("Internal error: {e}"))
+                                })?;
+                            }
+                            responses = Some(answers);
+                            state = asked.request_state;
+                        }
+                        Err(e) => return e.into_outcome(),
+                    }
+                };
+                let Some(resolved) = P::fetch(&store) else {
+                    tracing::error!(tool = %name, "resolved values did not assemble");
+                    return Err(RpcError::internal("Internal error"));
+                };
+                match handler.call(args, resolved).await {
+                    Ok(result) => Ok(CallToolOutcome::Complete(result)),
+                    Err(e) => e.into_outcome(),
+                }
+            })
+        });
+        self.server.add_tool(ToolEntry {
+            tool: self.tool,
+            call,
+        });
+    }
+}

@@ -1,0 +1,259 @@
+//! The low-level server an [`McpServer`] builds: its capabilities, sealing and caching,
+//! and one route per method into the registry.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::paging::Paging;
+use super::prompt::PromptCall;
+use super::registry::read;
+use super::resource::{self, ResourceEntry, TemplateCall, TemplateEntry};
+use super::tool::{ToolCall, ToolFn};
+use super::{Config, McpServer};
+use crate::jsonrpc::RpcError;
+use crate::seal::RequestStateSecurity;
+use crate::server::{RequestContext, Server};
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{
+    CallToolOutcome, CallToolRequestParams, CompleteReference, CompleteRequestParams,
+    CompleteResult, CompleteResultCompletion, GetPromptOutcome, GetPromptRequestParams,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    ReadResourceOutcome, ReadResourceRequestParams, ServerCapabilities, ServerCapabilitiesPrompts,
+    ServerCapabilitiesResources, ServerCapabilitiesTools, SubscriptionsListenRequestParams, method,
+};
+
+impl McpServer {
+    pub(super) fn build_server(&self, config: Config) -> crate::Result<Server> {
+        let mut caps = ServerCapabilities::new();
+        let mut tools = ServerCapabilitiesTools::new();
+        tools.list_changed = Some(true);
+        caps.tools = Some(tools);
+        let mut prompts = ServerCapabilitiesPrompts::new();
+        prompts.list_changed = Some(true);
+        caps.prompts = Some(prompts);
+        let mut resources = ServerCapabilitiesResources::new();
+        resources.list_changed = Some(true);
+        caps.resources = Some(resources);
+        caps.completions = Some(Default::default());
+
+        let paging = Paging {
+            page_size: config.page_size,
+        };
+        let mut builder = Server::builder(self.inner.name.clone(), self.inner.version.clone())
+            .capabilities(caps)
+            .cache(config.ttl_ms, config.public)
+            .seal(
+                config
+                    .security
+                    .unwrap_or_else(RequestStateSecurity::ephemeral),
+            );
+        if let Some(i) = config.instructions {
+            builder = builder.instructions(i);
+        }
+        let me = self.clone();
+        let builder = builder
+            .handle::<method::ListTools, _, _>(me.lister(
+                |r| &r.tools,
+                |t| t.tool.clone(),
+                |items, next| {
+                    let mut result = ListToolsResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
+            .handle::<method::CallTool, _, _>({
+                let me = me.clone();
+                move |ctx, params: CallToolRequestParams| me.call_tool(ctx, params)
+            })
+            .handle::<method::ListPrompts, _, _>(me.lister(
+                |r| &r.prompts,
+                |p| p.prompt.clone(),
+                |items, next| {
+                    let mut result = ListPromptsResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
+            .handle::<method::GetPrompt, _, _>({
+                let me = me.clone();
+                move |ctx, params: GetPromptRequestParams| me.get_prompt(ctx, params)
+            })
+            .handle::<method::ListResources, _, _>(me.lister(
+                |r| &r.resources,
+                |x| x.resource.clone(),
+                |items, next| {
+                    let mut result = ListResourcesResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
+            .handle::<method::ListResourceTemplates, _, _>(me.lister(
+                |r| &r.templates,
+                |x| x.template.clone(),
+                |items, next| {
+                    let mut result = ListResourceTemplatesResult::new(items);
+                    result.next_cursor = next;
+                    result
+                },
+                paging,
+            ))
+            .handle::<method::ReadResource, _, _>({
+                let me = me.clone();
+                move |ctx, params: ReadResourceRequestParams| me.read_resource(ctx, params)
+            })
+            .handle::<method::Complete, _, _>({
+                let me = me.clone();
+                move |_ctx, params: CompleteRequestParams| me.complete(params)
+            })
+            .handle::<method::SubscriptionsListen, _, _>({
+                let me = me.clone();
+                move |ctx, params: SubscriptionsListenRequestParams| me.clone().listen(ctx, params)
+            });
+        builder.build()
+    }
+
+    fn call_tool(
+        &self,
+        ctx: RequestContext,
+        params: CallToolRequestParams,
+    ) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>> {
+        let entry = read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == params.name)
+            .cloned();
+        Box::pin(async move {
+            let entry = entry.ok_or_else(|| {
+                RpcError::invalid_params(format!("Unknown tool: {}", params.name))
+            })?;
+            let call: &ToolFn = &entry.call;
+            call(ToolCall {
+                ctx,
+                arguments: params.arguments.unwrap_or_default(),
+                input_responses: params.input_responses,
+                request_state: params.request_state,
+            })
+            .await
+        })
+    }
+
+    fn get_prompt(
+        &self,
+        ctx: RequestContext,
+        params: GetPromptRequestParams,
+    ) -> BoxFuture<'static, Result<GetPromptOutcome, RpcError>> {
+        let entry = read(&self.inner.registry)
+            .prompts
+            .iter()
+            .find(|p| p.prompt.name == params.name)
+            .cloned();
+        Box::pin(async move {
+            let entry = entry.ok_or_else(|| {
+                RpcError::invalid_params(format!("Unknown prompt: {}", params.name))
+            })?;
+            let arguments = params
+                .arguments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, Value::String(v)))
+                .collect();
+            (entry.get)(PromptCall {
+                ctx,
+                arguments,
+                input_responses: params.input_responses,
+                request_state: params.request_state,
+            })
+            .await
+        })
+    }
+
+    fn read_resource(
+        &self,
+        ctx: RequestContext,
+        params: ReadResourceRequestParams,
+    ) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> {
+        enum Target {
+            Static(Arc<ResourceEntry>),
+            Template(Arc<TemplateEntry>, BTreeMap<String, String>),
+            Missing,
+        }
+        let target = {
+            let r = read(&self.inner.registry);
+            if let Some(e) = r.resources.iter().find(|x| x.resource.uri == params.uri) {
+                Target::Static(Arc::clone(e))
+            } else if let Some((e, vars)) = r.templates.iter().find_map(|t| {
+                resource::match_template(&t.template.uri_template, &params.uri)
+                    .map(|v| (Arc::clone(t), v))
+            }) {
+                Target::Template(e, vars)
+            } else {
+                Target::Missing
+            }
+        };
+        Box::pin(async move {
+            let outcome = match target {
+                Target::Static(e) => ReadResourceOutcome::Complete((e.read)().await?),
+                Target::Template(e, variables) => {
+                    (e.read)(TemplateCall {
+                        ctx,
+                        uri: params.uri.clone(),
+                        variables,
+                        input_responses: params.input_responses,
+                        request_state: params.request_state,
+                    })
+                    .await?
+                }
+                Target::Missing => {
+                    return Err(RpcError::invalid_params("Resource not found")
+                        .with_data(json!({ "uri": params.uri })));
+                }
+            };
+            Ok(outcome)
+        })
+    }
+
+    fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> BoxFuture<'static, Result<CompleteResult, RpcError>> {
+        let completer = {
+            let r = read(&self.inner.registry);
+            let completers = match &params.ref_ {
+                CompleteReference::Prompt(p) => r
+                    .prompts
+                    .iter()
+                    .find(|x| x.prompt.name == p.name)
+                    .map(|x| x.completers.clone()),
+                CompleteReference::ResourceTemplate(t) => r
+                    .templates
+                    .iter()
+                    .find(|x| x.template.uri_template == t.uri)
+                    .map(|x| x.completers.clone()),
+            };
+            completers.and_then(|cs| {
+                cs.into_iter()
+                    .find(|(name, _)| *name == params.argument.name)
+                    .map(|(_, c)| c)
+            })
+        };
+        let value = params.argument.value.clone();
+        Box::pin(async move {
+            let values = match completer {
+                Some(c) => c(value).await,
+                None => Vec::new(),
+            };
+            const MAX: usize = 100;
+            let total = values.len();
+            let mut completion =
+                CompleteResultCompletion::new(values.into_iter().take(MAX).collect());
+            completion.total = i64::try_from(total).ok();
+            completion.has_more = Some(total > MAX);
+            Ok(CompleteResult::new(completion))
+        })
+    }
+}

@@ -1,0 +1,390 @@
+//! One request through the server, the same for every transport: accepted (its
+//! `_meta` read once), then served to a [`Verdict`] the transport maps onto its wire.
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{Handler, Server, Session, state};
+use crate::auth::AuthInfo;
+use crate::jsonrpc::{RpcError, code};
+use crate::legacy::Era;
+use crate::protocol::{self, MetaRead, RequestMeta};
+use crate::seal::Principal;
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28::{RequestId, method};
+
+/// One request as a transport hands it to the server.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct IncomingRequest {
+    /// The JSON-RPC id.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params, as sent.
+    pub params: Option<Value>,
+    /// The identity of a validated access token, if the transport authenticated one.
+    pub auth: Option<AuthInfo>,
+    /// Cancelled when the client cancels or goes away.
+    pub cancel: CancellationToken,
+    /// Where the request's notifications (progress, logs) go, as JSON-RPC messages.
+    pub outbound: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl IncomingRequest {
+    /// A request with no authenticated caller, a cancellation token of its own and
+    /// nowhere to send notifications; the `with_*` methods add those.
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self {
+            id,
+            method: method.into(),
+            params,
+            auth: None,
+            cancel: CancellationToken::new(),
+            outbound: None,
+        }
+    }
+
+    /// The identity of the access token the transport validated.
+    pub fn with_auth(mut self, auth: Option<AuthInfo>) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// The token the transport cancels when the client withdraws or goes away.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Where the request's notifications (and, on a session, the server's requests to
+    /// the client) go, as JSON-RPC messages.
+    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+        self.outbound = outbound;
+        self
+    }
+}
+
+/// Why the server refused a request before (or instead of) its handler's answer: the
+/// protocol-level failures a transport may report differently from a handler's error
+/// (over HTTP: 400 or 404 rather than 200).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// `params._meta` is missing or malformed (-32602).
+    InvalidMeta,
+    /// The request's protocol version is not one the server speaks (-32022).
+    UnsupportedVersion,
+    /// No handler serves the method (-32601).
+    UnknownMethod,
+    /// The answer would ask the client for something it did not declare (-32021).
+    MissingCapability,
+}
+
+/// How the server answered one request.
+#[derive(Debug)]
+#[must_use]
+pub enum Verdict {
+    /// The request was served: the result, or the error its handler (or the sealing
+    /// layer) decided.
+    Answered(Result<Value, RpcError>),
+    /// The request was refused for a protocol reason.
+    Refused {
+        /// Which rule the request broke.
+        reason: Refusal,
+        /// The JSON-RPC error to send.
+        error: RpcError,
+    },
+}
+
+impl Verdict {
+    fn refused(reason: Refusal, error: RpcError) -> Self {
+        Self::Refused { reason, error }
+    }
+
+    /// The JSON-RPC outcome, for transports that draw no distinction.
+    pub fn into_result(self) -> Result<Value, RpcError> {
+        match self {
+            Self::Answered(result) => result,
+            Self::Refused { error, .. } => Err(error),
+        }
+    }
+}
+
+/// A request the server has read and is ready to serve: what a transport may still
+/// check before serving it (the HTTP headers against the body) is readable here.
+#[derive(Debug)]
+pub struct Accepted {
+    server: Server,
+    request: IncomingRequest,
+    meta: MetaRead,
+    session: Option<Session>,
+}
+
+impl Server {
+    /// Reads `request` (its `_meta` once) as a stateless request.
+    pub fn accept(&self, request: IncomingRequest) -> Accepted {
+        let meta = MetaRead::of(request.params.as_ref(), protocol::SUPPORTED_VERSIONS);
+        Accepted {
+            server: self.clone(),
+            request,
+            meta,
+            session: None,
+        }
+    }
+
+    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
+    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
+    pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
+        self.accept(request).serve().await.into_result()
+    }
+}
+
+impl Accepted {
+    /// The request's JSON-RPC id.
+    pub fn id(&self) -> &RequestId {
+        &self.request.id
+    }
+
+    /// The token that cancels the handler (the transport's, when it sets one here).
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.request.cancel = cancel;
+        self
+    }
+
+    /// Where the request's notifications go.
+    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+        self.request.outbound = outbound;
+        self
+    }
+
+    /// The method asked for.
+    pub fn method(&self) -> &str {
+        &self.request.method
+    }
+
+    /// The params, as sent.
+    pub fn params(&self) -> Option<&Value> {
+        self.request.params.as_ref()
+    }
+
+    /// The identity of the access token the transport validated, if any.
+    pub fn auth(&self) -> Option<&AuthInfo> {
+        self.request.auth.as_ref()
+    }
+
+    /// The protocol version named by the request's `_meta`, when it names one (even if
+    /// the rest of `_meta` is malformed): stateless requests carry it, a 2025-11-25
+    /// session's requests do not.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.meta.version.as_deref()
+    }
+
+    /// Whether the request is served statelessly or on a session.
+    pub fn era(&self) -> Era {
+        if self.session.is_some() {
+            Era::Session
+        } else {
+            Era::Stateless
+        }
+    }
+
+    /// Serves the request on `session`, a 2025-11-25 session the transport holds: the
+    /// handler sees the session's capabilities instead of `_meta`, and an
+    /// `InputRequiredResult` (which that era lacks) becomes -32603.
+    pub fn on_session(mut self, session: &Session) -> Self {
+        self.session = Some(session.clone());
+        self
+    }
+
+    /// Runs the checks and the handler: [`admit`](Self::admit), then
+    /// [`Admitted::serve`].
+    pub async fn serve(self) -> Verdict {
+        match self.admit() {
+            Ok(admitted) => admitted.serve().await,
+            Err(refused) => refused,
+        }
+    }
+
+    /// The checks that need no handler: a stateless request's `_meta` (its version
+    /// supported), then the method. A transport that must choose its answer's form
+    /// before the handler runs (HTTP: JSON or a stream) learns a refusal here.
+    pub fn admit(self) -> Result<Admitted, Verdict> {
+        let Accepted {
+            server,
+            request,
+            meta,
+            session,
+        } = self;
+        let meta = match &session {
+            Some(s) => s.legacy().request_meta(meta.progress_token),
+            None => match meta.meta {
+                Ok(meta) => meta,
+                Err(error) => {
+                    let reason = if error.code == code::UNSUPPORTED_PROTOCOL_VERSION {
+                        Refusal::UnsupportedVersion
+                    } else {
+                        Refusal::InvalidMeta
+                    };
+                    return Err(Verdict::refused(reason, error));
+                }
+            },
+        };
+        let handler = server.inner.handlers.get(request.method.as_str()).cloned();
+        let discover = session.is_none() && request.method == method::Discover::METHOD;
+        if handler.is_none() && !discover {
+            let error = RpcError::method_not_found(&request.method);
+            return Err(Verdict::refused(Refusal::UnknownMethod, error));
+        }
+        Ok(Admitted {
+            server,
+            request,
+            meta,
+            session,
+            handler,
+        })
+    }
+}
+
+/// A request that passed the checks and is ready for its handler.
+pub struct Admitted {
+    server: Server,
+    request: IncomingRequest,
+    meta: RequestMeta,
+    session: Option<Session>,
+    /// `None` for the built-in `server/discover`.
+    handler: Option<Handler>,
+}
+
+impl std::fmt::Debug for Admitted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted")
+            .field("request", &self.request)
+            .field("era", &self.era())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Admitted {
+    /// The token that cancels the handler.
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.request.cancel = cancel;
+        self
+    }
+
+    /// Where the request's notifications go.
+    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+        self.request.outbound = outbound;
+        self
+    }
+
+    /// Whether the request is served statelessly or on a session.
+    pub fn era(&self) -> Era {
+        if self.session.is_some() {
+            Era::Session
+        } else {
+            Era::Stateless
+        }
+    }
+
+    /// Runs the handler: verifies an incoming `requestState` first, then checks, gates
+    /// and seals an `InputRequiredResult`.
+    pub async fn serve(self) -> Verdict {
+        let Admitted {
+            server,
+            request,
+            meta,
+            session,
+            handler,
+        } = self;
+        let IncomingRequest {
+            id,
+            method,
+            params,
+            auth,
+            cancel,
+            outbound,
+        } = request;
+        let inner = &server.inner;
+        let facts = method::info(&method);
+        let may_require_input = facts.is_some_and(|f| f.may_require_input);
+        let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
+        let principal = auth.as_ref().map(Principal::from_auth);
+        let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
+        let target = facts.and_then(|f| f.target);
+        if let Some(sealer) = sealer {
+            if let Err(e) =
+                state::unseal_incoming(sealer, &method, target, &mut params, principal.as_ref())
+            {
+                return Verdict::Answered(Err(e));
+            }
+        }
+        // Input requests are checked against the capabilities after the handler has the
+        // context: keep a copy only for the methods that can answer input-required.
+        let capabilities = may_require_input.then(|| meta.client_capabilities.clone());
+        let legacy = session.as_ref().map(|s| s.legacy().clone());
+        let on_session = legacy.is_some();
+        let ctx = super::RequestContext::on_session(
+            id,
+            method.clone(),
+            meta,
+            auth,
+            cancel,
+            outbound,
+            legacy,
+        );
+        // Only a sealing server needs the request again after the handler: to bind the
+        // state it seals to the request's target and arguments. Everything else moves.
+        let binding = sealer.map(|_| state::Binding::of(target, &params));
+        let mut result = match handler {
+            Some(h) => match h(ctx, params).await {
+                Ok(result) => result,
+                Err(e) => return Verdict::Answered(Err(e)),
+            },
+            None => match server.discover_value() {
+                Ok(result) => result,
+                Err(e) => return Verdict::Answered(Err(e)),
+            },
+        };
+
+        let input_required = state::is_input_required(&result);
+        if on_session {
+            if input_required {
+                tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there");
+                return Verdict::Answered(Err(RpcError::internal("Internal error")));
+            }
+            return Verdict::Answered(Ok(crate::legacy::to_legacy_result(result)));
+        }
+        if input_required {
+            let Some(capabilities) = &capabilities else {
+                tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
+                return Verdict::Answered(Err(RpcError::internal("Internal error")));
+            };
+            let sealing = sealer.zip(binding.as_ref());
+            return match state::finish_input_required(
+                &method,
+                sealing,
+                principal.as_ref(),
+                capabilities,
+                &mut result,
+            ) {
+                Ok(()) => Verdict::Answered(Ok(result)),
+                Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+                    Verdict::refused(Refusal::MissingCapability, e)
+                }
+                Err(e) => Verdict::Answered(Err(e)),
+            };
+        }
+        if let Value::Object(obj) = &mut result {
+            obj.entry("resultType").or_insert_with(|| "complete".into());
+            if facts.is_some_and(|f| f.cacheable) {
+                let cache = inner.cache;
+                obj.entry("ttlMs").or_insert_with(|| cache.ttl_ms.into());
+                obj.entry("cacheScope")
+                    .or_insert_with(|| cache.scope.into());
+            }
+        }
+        Verdict::Answered(Ok(result))
+    }
+}
