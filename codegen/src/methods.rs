@@ -298,6 +298,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
     let mut markers = Vec::new();
     let mut infos = Vec::new();
     let mut visits = Vec::new();
+    let mut plain_results: Vec<&str> = Vec::new();
     for m in methods {
         let marker = format_ident!("{}", m.marker);
         let method = &m.method;
@@ -330,6 +331,9 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                 None => quote!(),
             };
             visits.push(quote!(#method => ::std::option::Option::Some(visitor.visit::<#marker>())));
+            if m.complete.is_none() && !plain_results.contains(&result_name(m)) {
+                plain_results.push(result_name(m));
+            }
             quote! {
                 impl crate::rpc::Request for #marker {
                     const METHOD: &'static str = #method;
@@ -375,10 +379,29 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             #(#directions)*
         });
     }
+    // Results of methods that never ask for input are always complete; an `Outcome`
+    // answers for itself (in the outcome template).
+    let answers = plain_results
+        .iter()
+        .map(|r| {
+            let ty = parse_type(&p.version, &qualify(r))?;
+            Ok(quote! {
+                impl crate::rpc::IntoAnswer for #ty {
+                    type Complete = Self;
+                    type InputRequired = crate::rpc::Never;
+                    fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+                        crate::rpc::Answer::Complete(self)
+                    }
+                }
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(quote! {
         /// One uninhabited marker type per protocol method, naming its parameters and
         /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
         pub mod method {
+            #(#answers)*
+
             #(#markers)*
 
             /// Every method of this version, requests and notifications, in schema order.
@@ -402,6 +425,11 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             }
         }
     })
+}
+
+/// The result type of a request, as the table spells it.
+fn result_name(m: &Method) -> &str {
+    m.result.as_deref().unwrap_or_default()
 }
 
 /// Types in the method module live one level down from the version's types.

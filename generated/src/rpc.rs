@@ -71,6 +71,33 @@ pub trait MayRequireInput: Request {
         + Sync
         + 'static;
 }
+/// What a server does with a request's result: send it as the complete answer, or (a
+/// method that may ask for input) check and seal an input-required one first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer<C, I> {
+    /// The request finished with this result.
+    Complete(C),
+    /// The request needs input first.
+    InputRequired(I),
+}
+/// A request's result, split by what it is, so a server decides from the type rather
+/// than from the JSON. Every request's [`Request::Result`] implements it.
+pub trait IntoAnswer {
+    /// The complete result.
+    type Complete;
+    /// The input-required result ([`Never`] for methods that cannot ask).
+    type InputRequired;
+    /// Which of the two this result is.
+    fn into_answer(self) -> Answer<Self::Complete, Self::InputRequired>;
+}
+/// The input-required side of a result that never asks: no value of it exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Never {}
+impl Serialize for Never {
+    fn serialize<S: Serializer>(&self, _serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {}
+    }
+}
 /// A request the server sends to the client inside `InputRequiredResult.inputRequests`
 /// (and, in 2025-11-25 sessions, as a JSON-RPC request of its own).
 pub trait InputMethod: Request {}

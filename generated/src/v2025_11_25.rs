@@ -7294,6 +7294,125 @@ impl ::std::convert::From<f64> for ElicitValue {
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {
+    impl crate::rpc::IntoAnswer for super::InitializeResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::EmptyResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListResourcesResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListResourceTemplatesResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ReadResourceResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListPromptsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::GetPromptResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListToolsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CallToolResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::GetTaskResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::GetTaskPayloadResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CancelTaskResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListTasksResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CompleteResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CreateMessageResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListRootsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ElicitResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
     /// `initialize`: This request is sent from the client to the server when it first connects, asking it to begin initialization.
     #[derive(Debug)]
     pub enum Initialize {}

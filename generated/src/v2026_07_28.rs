@@ -7257,6 +7257,16 @@ impl<T> Outcome<T> {
         }
     }
 }
+impl<T> crate::rpc::IntoAnswer for Outcome<T> {
+    type Complete = T;
+    type InputRequired = InputRequiredResult;
+    fn into_answer(self) -> crate::rpc::Answer<T, InputRequiredResult> {
+        match self {
+            Self::Complete(t) => crate::rpc::Answer::Complete(t),
+            Self::InputRequired(r) => crate::rpc::Answer::InputRequired(r),
+        }
+    }
+}
 impl<T> ::std::convert::From<InputRequiredResult> for Outcome<T> {
     fn from(r: InputRequiredResult) -> Self {
         Self::InputRequired(r)
@@ -7576,6 +7586,76 @@ for InputResponses {
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {
+    impl crate::rpc::IntoAnswer for super::DiscoverResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListResourcesResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListResourceTemplatesResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::SubscriptionsListenResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListPromptsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListToolsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CompleteResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::CreateMessageResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ListRootsResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
+    impl crate::rpc::IntoAnswer for super::ElicitResult {
+        type Complete = Self;
+        type InputRequired = crate::rpc::Never;
+        fn into_answer(self) -> crate::rpc::Answer<Self, crate::rpc::Never> {
+            crate::rpc::Answer::Complete(self)
+        }
+    }
     /// `server/discover`: A request from the client asking the server to advertise its supported
     /// protocol versions, capabilities, and other metadata. Servers **MUST**
     /// implement `server/discover`. Clients **MAY** call it but are not required

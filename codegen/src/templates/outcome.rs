@@ -30,6 +30,17 @@ impl<T> Outcome<T> {
     }
 }
 
+impl<T> crate::rpc::IntoAnswer for Outcome<T> {
+    type Complete = T;
+    type InputRequired = InputRequiredResult;
+    fn into_answer(self) -> crate::rpc::Answer<T, InputRequiredResult> {
+        match self {
+            Self::Complete(t) => crate::rpc::Answer::Complete(t),
+            Self::InputRequired(r) => crate::rpc::Answer::InputRequired(r),
+        }
+    }
+}
+
 impl<T> ::std::convert::From<InputRequiredResult> for Outcome<T> {
     fn from(r: InputRequiredResult) -> Self {
         Self::InputRequired(r)

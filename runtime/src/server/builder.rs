@@ -4,10 +4,14 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::{CachePolicy, Handler, Inner, RequestContext, Server};
+use serde::Serialize;
+
+use super::{
+    CachePolicy, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Server,
+};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
-use crate::types::rpc::{ClientRequestMethod, Request};
+use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
 use crate::types::v2026_07_28::{Implementation, ServerCapabilities, method};
 
 /// Builds a [`Server`].
@@ -15,7 +19,7 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     capabilities: Option<ServerCapabilities>,
-    handlers: HashMap<&'static str, Handler>,
+    handlers: HashMap<&'static str, Route>,
     security: Option<RequestStateSecurity>,
     cache: CachePolicy,
 }
@@ -65,27 +69,37 @@ impl ServerBuilder {
     /// Handles method `M` with `handler`. For `tools/call`, `prompts/get` and
     /// `resources/read` the handler returns an `Outcome`, so `Ok(result.into())` works for
     /// a complete result and for an `InputRequiredResult` alike.
+    ///
+    /// What the server does with the result is decided here, from `M`'s entry in the
+    /// method table and from the result's type: nothing reads it back out of JSON.
     pub fn handle<M, F, Fut>(mut self, handler: F) -> Self
     where
         M: ClientRequestMethod,
+        M::Result: IntoAnswer,
+        <M::Result as IntoAnswer>::Complete: Serialize,
+        <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
-        let erased: Handler = Arc::new(move |ctx, params| {
+        let call: Handler = Arc::new(move |ctx, params| {
             let handler = Arc::clone(&handler);
             Box::pin(async move {
                 let params: M::Params = serde_json::from_value(params).map_err(|e| {
                     RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
                 })?;
-                let result = handler(ctx, params).await?;
-                serde_json::to_value(&result).map_err(|e| {
-                    tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
-                    RpcError::internal("Internal error")
-                })
+                match handler(ctx, params).await?.into_answer() {
+                    Answer::Complete(result) => serde_json::to_value(&result)
+                        .map(Output::Complete)
+                        .map_err(|e| {
+                            tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
+                            RpcError::internal("Internal error")
+                        }),
+                    Answer::InputRequired(asked) => Ok(Output::InputRequired(asked.into_result())),
+                }
             })
         });
-        self.handlers.insert(<M as Request>::METHOD, erased);
+        self.handlers.insert(M::METHOD, Route::of::<M>(call));
         self
     }
 

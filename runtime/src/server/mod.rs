@@ -50,11 +50,74 @@ use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::Sealer;
 use crate::transport::BoxFuture;
-use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::{DiscoverResult, Implementation, ServerCapabilities, method};
+use crate::types::rpc::Request;
+use crate::types::v2026_07_28::{
+    DiscoverResult, Implementation, InputRequiredResult, ServerCapabilities, method,
+};
 
-type Handler =
-    Arc<dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
+/// What a handler answered, told apart by its result's type when it was registered.
+pub(crate) enum Output {
+    /// A complete result, encoded.
+    Complete(Value),
+    /// An input-required result, still typed: the server checks and seals it.
+    InputRequired(InputRequiredResult),
+}
+
+type Handler = Arc<
+    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Output, RpcError>> + Send + Sync,
+>;
+
+/// A registered method: its handler, and what the method table says the server must do
+/// around it, read from the method's marker at registration.
+#[derive(Clone)]
+pub(crate) struct Route {
+    call: Handler,
+    /// The handler may answer input-required: incoming state is verified, outgoing
+    /// state sealed.
+    may_require_input: bool,
+    /// The result carries `ttlMs` and `cacheScope`.
+    cacheable: bool,
+    /// The params member naming the request's target (bound into sealed state).
+    target: Option<&'static str>,
+}
+
+impl Route {
+    fn of<M: Request>(call: Handler) -> Self {
+        Self {
+            call,
+            may_require_input: M::MAY_REQUIRE_INPUT,
+            cacheable: M::CACHEABLE,
+            target: M::TARGET,
+        }
+    }
+}
+
+/// The input-required side of a method's result, as a handler registered with
+/// [`ServerBuilder::handle`] returns it: an [`InputRequiredResult`] for the methods that
+/// may ask for input, [`Never`](crate::types::rpc::Never) for every other. Implemented
+/// for exactly those two.
+pub trait InputRequiredSide: Send + 'static + sealed::Sealed {
+    /// The result the server checks and seals.
+    fn into_result(self) -> InputRequiredResult;
+}
+
+impl InputRequiredSide for InputRequiredResult {
+    fn into_result(self) -> InputRequiredResult {
+        self
+    }
+}
+
+impl InputRequiredSide for crate::types::rpc::Never {
+    fn into_result(self) -> InputRequiredResult {
+        match self {}
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for crate::types::v2026_07_28::InputRequiredResult {}
+    impl Sealed for crate::types::rpc::Never {}
+}
 
 /// A low-level MCP server. Cheap to clone; serve it on as many transports as you like.
 #[derive(Clone)]
@@ -66,7 +129,7 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
-    handlers: HashMap<&'static str, Handler>,
+    handlers: HashMap<&'static str, Route>,
     sealer: Option<Sealer>,
     cache: CachePolicy,
 }

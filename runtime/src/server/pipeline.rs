@@ -5,14 +5,14 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Handler, Server, Session, state};
+use super::{Output, Route, Server, Session, state};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RpcError, code};
 use crate::legacy::Era;
 use crate::protocol::{self, MetaRead, RequestMeta};
 use crate::seal::Principal;
 use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::{RequestId, method};
+use crate::types::v2026_07_28::{RequestId, ResultType, method};
 
 /// One request as a transport hands it to the server.
 #[derive(Debug)]
@@ -254,7 +254,7 @@ pub struct Admitted {
     meta: RequestMeta,
     session: Option<Session>,
     /// `None` for the built-in `server/discover`.
-    handler: Option<Handler>,
+    handler: Option<Route>,
 }
 
 impl std::fmt::Debug for Admitted {
@@ -307,12 +307,18 @@ impl Admitted {
             outbound,
         } = request;
         let inner = &server.inner;
-        let facts = method::info(&method);
-        let may_require_input = facts.is_some_and(|f| f.may_require_input);
+        // The built-in `server/discover` has no route: its facts come from its marker.
+        let (may_require_input, cacheable, target) = match &handler {
+            Some(route) => (route.may_require_input, route.cacheable, route.target),
+            None => (
+                method::Discover::MAY_REQUIRE_INPUT,
+                method::Discover::CACHEABLE,
+                method::Discover::TARGET,
+            ),
+        };
         let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let principal = auth.as_ref().map(Principal::from_auth);
         let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
-        let target = facts.and_then(|f| f.target);
         if let Some(sealer) = sealer {
             if let Err(e) =
                 state::unseal_incoming(sealer, &method, target, &mut params, principal.as_ref())
@@ -337,48 +343,45 @@ impl Admitted {
         // Only a sealing server needs the request again after the handler: to bind the
         // state it seals to the request's target and arguments. Everything else moves.
         let binding = sealer.map(|_| state::Binding::of(target, &params));
-        let mut result = match handler {
-            Some(h) => match h(ctx, params).await {
-                Ok(result) => result,
-                Err(e) => return Verdict::Answered(Err(e)),
-            },
-            None => match server.discover_value() {
-                Ok(result) => result,
-                Err(e) => return Verdict::Answered(Err(e)),
-            },
+        let output = match handler {
+            Some(route) => (route.call)(ctx, params).await,
+            None => server.discover_value().map(Output::Complete),
         };
-
-        let input_required = state::is_input_required(&result);
-        if on_session {
-            if input_required {
+        let mut result = match output {
+            Err(e) => return Verdict::Answered(Err(e)),
+            Ok(Output::Complete(result)) => result,
+            Ok(Output::InputRequired(_)) if on_session => {
                 tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there");
                 return Verdict::Answered(Err(RpcError::internal("Internal error")));
             }
+            Ok(Output::InputRequired(asked)) => {
+                let Some(capabilities) = &capabilities else {
+                    tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
+                    return Verdict::Answered(Err(RpcError::internal("Internal error")));
+                };
+                let sealing = sealer.zip(binding.as_ref());
+                return match state::finish_input_required(
+                    &method,
+                    sealing,
+                    principal.as_ref(),
+                    capabilities,
+                    asked,
+                ) {
+                    Ok(result) => Verdict::Answered(Ok(result)),
+                    Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => {
+                        Verdict::refused(Refusal::MissingCapability, e)
+                    }
+                    Err(e) => Verdict::Answered(Err(e)),
+                };
+            }
+        };
+        if on_session {
             return Verdict::Answered(Ok(crate::legacy::to_legacy_result(result)));
         }
-        if input_required {
-            let Some(capabilities) = &capabilities else {
-                tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
-                return Verdict::Answered(Err(RpcError::internal("Internal error")));
-            };
-            let sealing = sealer.zip(binding.as_ref());
-            return match state::finish_input_required(
-                &method,
-                sealing,
-                principal.as_ref(),
-                capabilities,
-                &mut result,
-            ) {
-                Ok(()) => Verdict::Answered(Ok(result)),
-                Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => {
-                    Verdict::refused(Refusal::MissingCapability, e)
-                }
-                Err(e) => Verdict::Answered(Err(e)),
-            };
-        }
         if let Value::Object(obj) = &mut result {
-            obj.entry("resultType").or_insert_with(|| "complete".into());
-            if facts.is_some_and(|f| f.cacheable) {
+            obj.entry("resultType")
+                .or_insert_with(|| ResultType::Complete.as_str().into());
+            if cacheable {
                 let cache = inner.cache;
                 obj.entry("ttlMs").or_insert_with(|| cache.ttl_ms.into());
                 obj.entry("cacheScope")

@@ -2,13 +2,12 @@
 //! and an `InputRequiredResult` is checked (requests or state, only declared
 //! capabilities) and its state sealed after.
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::{Principal, RequestBinding, Sealer};
-use crate::types::v2026_07_28::{ClientCapabilities, InputRequests};
+use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
 
 /// What a sealed token is bound to besides the method and the principal: the request's
 /// target (tool or prompt name, resource URI) and its arguments.
@@ -50,11 +49,6 @@ fn parts<'a>(target: Option<&str>, params: &'a Value) -> (&'a str, Option<&'a Ma
     (target, arguments)
 }
 
-/// Whether a handler's result is an `InputRequiredResult`.
-pub(super) fn is_input_required(result: &Value) -> bool {
-    result.get("resultType").and_then(Value::as_str) == Some("input_required")
-}
-
 /// Replaces an incoming sealed `requestState` with the plaintext the handler wrote, or
 /// rejects the request with the fixed error.
 pub(super) fn unseal_incoming(
@@ -83,42 +77,34 @@ pub(super) fn unseal_incoming(
 }
 
 /// Every `InputRequiredResult` has requests or state, asks only for what the client
-/// declared, and carries sealed state when sealing is on.
+/// declared, and carries sealed state when sealing is on. Returns it encoded.
 pub(super) fn finish_input_required(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
     principal: Option<&Principal>,
     capabilities: &ClientCapabilities,
-    result: &mut Value,
-) -> Result<(), RpcError> {
-    let requests = result.get("inputRequests").filter(|r| !r.is_null());
-    let has_requests = requests
-        .and_then(Value::as_object)
-        .is_some_and(|r| !r.is_empty());
-    let has_state = result.get("requestState").is_some_and(Value::is_string);
-    if !has_requests && !has_state {
+    mut asked: InputRequiredResult,
+) -> Result<Value, RpcError> {
+    let requests = asked.input_requests.as_ref().filter(|r| !r.is_empty());
+    if requests.is_none() && asked.request_state.is_none() {
         tracing::error!(
             method,
             "a handler returned an InputRequiredResult with neither inputRequests nor requestState"
         );
         return Err(RpcError::internal("Internal error"));
     }
-    if let Some(requests) = requests {
-        let typed = InputRequests::deserialize(requests).map_err(|e| {
-            tracing::error!(method, error = %e, "a handler returned malformed inputRequests");
-            RpcError::internal("Internal error")
-        })?;
-        if let Some(missing) = protocol::missing_capabilities(&typed, capabilities) {
-            return Err(RpcError::missing_capability(&missing));
-        }
+    if let Some(missing) = requests.and_then(|r| protocol::missing_capabilities(r, capabilities)) {
+        return Err(RpcError::missing_capability(&missing));
     }
-    if let Some((sealer, binding)) = sealing {
-        if let Some(Value::String(state)) = result.get("requestState") {
-            let token = sealer
-                .seal(&binding.request(method, principal), state.as_bytes())
-                .map_err(|_| RpcError::internal("Internal error"))?;
-            result["requestState"] = Value::String(token);
-        }
+    if let (Some((sealer, binding)), Some(state)) = (sealing, asked.request_state.as_mut()) {
+        *state = sealer
+            .seal(&binding.request(method, principal), state.as_bytes())
+            .map_err(|_| RpcError::internal("Internal error"))?;
     }
-    Ok(())
+    // The type says what this is, whatever the handler wrote in the field.
+    asked.result_type = ResultType::InputRequired;
+    serde_json::to_value(&asked).map_err(|e| {
+        tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
+        RpcError::internal("Internal error")
+    })
 }
