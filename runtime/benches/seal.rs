@@ -57,12 +57,11 @@ fn bench_seal(c: &mut Criterion) {
         })
     });
 
-    let alice = Principal::from_auth(&AuthInfo {
-        client_id: "https://client.example/app".into(),
-        issuer: Some("https://idp.example".into()),
-        subject: Some("alice".into()),
-        scopes: vec![],
-    });
+    let alice = Principal::from_auth(
+        &AuthInfo::new("https://client.example/app")
+            .with_issuer("https://idp.example")
+            .with_subject("alice"),
+    );
     let authenticated = request.with_principal(Some(&alice));
     group.bench_function("seal+unseal with principal", |b| {
         b.iter(|| {

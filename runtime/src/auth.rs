@@ -6,6 +6,7 @@
 /// into a [`Principal`](crate::seal::Principal) so state minted for one caller fails for
 /// another.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct AuthInfo {
     /// The OAuth client the token was issued to.
     pub client_id: String,
@@ -15,6 +16,35 @@ pub struct AuthInfo {
     pub subject: Option<String>,
     /// The scopes the token grants.
     pub scopes: Vec<String>,
+}
+
+impl AuthInfo {
+    /// The identity of a token issued to `client_id`, with no issuer, subject or scopes
+    /// yet (the `with_*` methods add them).
+    pub fn new(client_id: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The authorization server that issued the token.
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// The end user (or service) the token speaks for.
+    pub fn with_subject(mut self, subject: impl Into<String>) -> Self {
+        self.subject = Some(subject.into());
+        self
+    }
+
+    /// The scopes the token grants.
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
 }
 
 /// Why a bearer token was not accepted.

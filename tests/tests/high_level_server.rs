@@ -636,16 +636,10 @@ async fn state_minted_for_one_principal_is_rejected_for_another() {
     let mcp = McpServer::new("s", "1");
     direct_stateful(&mcp, "a");
     let server = server(&mcp);
-    let alice = AuthInfo {
-        client_id: "app".into(),
-        issuer: Some("https://idp".into()),
-        subject: Some("alice".into()),
-        scopes: vec![],
-    };
-    let bob = AuthInfo {
-        subject: Some("bob".into()),
-        ..alice.clone()
-    };
+    let alice = AuthInfo::new("app")
+        .with_issuer("https://idp")
+        .with_subject("alice");
+    let bob = alice.clone().with_subject("bob");
     let r1 = call(&server, "a", json!({}), None, Some(alice.clone()))
         .await
         .unwrap();

@@ -393,10 +393,7 @@ async fn the_client_sends_its_bearer_token() {
             let ok = token == "s3cret";
             Box::pin(async move {
                 if ok {
-                    Ok(tern::auth::AuthInfo {
-                        client_id: "me".into(),
-                        ..Default::default()
-                    })
+                    Ok(tern::auth::AuthInfo::new("me"))
                 } else {
                     Err(tern::auth::AuthError::InvalidToken("no".into()))
                 }

@@ -333,10 +333,7 @@ struct OneToken;
 impl TokenVerifier for OneToken {
     fn verify(&self, token: &str) -> BoxFuture<'_, Result<AuthInfo, AuthError>> {
         let result = if token == "good" {
-            Ok(AuthInfo {
-                client_id: "client-7".into(),
-                ..AuthInfo::default()
-            })
+            Ok(AuthInfo::new("client-7"))
         } else {
             Err(AuthError::InvalidToken("unknown token".into()))
         };
