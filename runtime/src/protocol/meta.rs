@@ -41,6 +41,9 @@ pub(crate) struct MetaRead {
     /// The `_meta` protocol version, when `_meta` names one as a string, even if the
     /// rest of `_meta` is malformed: present exactly on stateless requests.
     pub(crate) version: Option<String>,
+    /// Whether `_meta` has the protocol version key at all (whatever its value): the
+    /// mark of a stateless request, which a session never sends.
+    pub(crate) stateless: bool,
     /// The progress token, read leniently (a session's requests carry only this).
     pub(crate) progress_token: Option<ProgressToken>,
     /// The whole `_meta`, or the precise reason it cannot serve a stateless request.
@@ -72,6 +75,7 @@ impl MetaRead {
                 };
                 Self {
                     version: Some(version),
+                    stateless: true,
                     progress_token,
                     meta,
                 }
@@ -86,6 +90,7 @@ impl MetaRead {
         error: RpcError,
     ) -> Self {
         Self {
+            stateless: version.is_some(),
             version,
             progress_token,
             meta: Err(error),
@@ -98,6 +103,7 @@ impl MetaRead {
         let Some(object) = meta.as_object() else {
             return Self::refused(None, None, missing_meta());
         };
+        let stateless = object.contains_key(META_PROTOCOL_VERSION);
         let version = object
             .get(META_PROTOCOL_VERSION)
             .and_then(Value::as_str)
@@ -121,6 +127,7 @@ impl MetaRead {
                             .and_then(|l| LoggingLevel::deserialize(l).ok());
                         return Self {
                             version,
+                            stateless,
                             progress_token,
                             meta: Ok(RequestMeta::from(typed)),
                         };
@@ -129,7 +136,10 @@ impl MetaRead {
                 }
             }
         };
-        Self::refused(version, progress_token, error)
+        Self {
+            stateless,
+            ..Self::refused(version, progress_token, error)
+        }
     }
 }
 

@@ -190,6 +190,12 @@ impl Accepted {
         }
     }
 
+    /// Whether the request carries the 2026-07-28 `_meta` protocol version key (well
+    /// formed or not): such a request is stateless, whatever the connection did before.
+    pub fn names_protocol_version(&self) -> bool {
+        self.meta.stateless
+    }
+
     /// Serves the request on `session`, a 2025-11-25 session the transport holds: the
     /// handler sees the session's capabilities instead of `_meta`, and an
     /// `InputRequiredResult` (which that era lacks) becomes -32603.

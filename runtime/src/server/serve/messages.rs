@@ -55,7 +55,7 @@ impl Server {
                     let mut accepted = self.accept(request);
                     // A request carrying the 2026-07-28 `_meta` is served statelessly
                     // whatever else the connection did.
-                    let modern = accepted.protocol_version().is_some();
+                    let modern = accepted.names_protocol_version();
                     if accepted.method() == session_method::Initialize::METHOD && !modern {
                         let result = self.open_connection_session(accepted.params(), &mut session);
                         let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));

@@ -86,12 +86,12 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         .server
         .accept(IncomingRequest::new(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
-        if accepted.protocol_version().is_none() && legacy_header(&parts.headers) {
+        if !accepted.names_protocol_version() && legacy_header(&parts.headers) {
             return legacy_request(shared, sessions, &parts.headers, accepted).await;
         }
     }
-    // A stateless request's headers must repeat its body; a body without a version has
-    // nothing to compare, and the server's own checks say what is wrong with it.
+    // A stateless request's headers must repeat its body; a body without a string
+    // version has nothing to compare, and the server's own checks say what is wrong.
     if let Some(body_version) = accepted.protocol_version() {
         if let Err(error) = headers::check_headers(
             shared,
