@@ -42,10 +42,11 @@ use tokio::sync::mpsc;
 
 pub use callbacks::InputContext;
 pub use connection::Connection;
-pub use discovery::{
-    DEFAULT_DISCOVERY_TIMEOUT, EraMode, EraTransport, ServerRequestHandler, is_modern_error,
-};
+pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
+// The era hooks belong to the transports that implement them; named here too, beside
+// the builder that drives them.
+pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
 
 use crate::protocol::RequestMeta;
 use crate::transport::{CallError, ClientTransport, MessageTransport, OutgoingRequest};

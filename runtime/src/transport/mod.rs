@@ -12,11 +12,14 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::RpcError;
 use crate::types::v2026_07_28::RequestId;
 
+mod era;
 #[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod http;
 pub mod memory;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+
+pub use era::{EraTransport, ServerRequestHandler, is_modern_error};
 
 /// A boxed future, as transports return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

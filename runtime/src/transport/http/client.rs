@@ -61,10 +61,12 @@ use super::{
     name_field, param_headers,
 };
 use crate::Era;
-use crate::client::{EraTransport, ServerRequestHandler, is_modern_error};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
-use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
+use crate::transport::{
+    BoxFuture, CallError, ClientTransport, EraTransport, OutgoingRequest, ServerRequestHandler,
+    TransportError, is_modern_error,
+};
 use crate::types::v2026_07_28::RequestId;
 use crate::util::{IdKey, lock};
 
