@@ -1,0 +1,201 @@
+//! The Streamable HTTP client: a [`ClientTransport`] that POSTs each request with the
+//! metadata headers and reads a JSON or SSE answer.
+//!
+//! ```no_run
+//! # async fn demo() -> tern::Result<()> {
+//! use std::sync::Arc;
+//! use tern::client::Client;
+//! use tern::transport::http::client::HttpClientTransport;
+//!
+//! let transport = HttpClientTransport::builder("http://127.0.0.1:8080/mcp").build()?;
+//! let client = Client::builder("me", "1.0").build(Arc::new(transport));
+//! # Ok(()) }
+//! ```
+//!
+//! `Mcp-Param-*` headers come from the tools' input schemas: every `tools/list` result
+//! that passes through the transport fills its cache (and tools whose `x-mcp-header`
+//! annotations are invalid are removed from the result, as the spec requires); call
+//! [`HttpClientTransport::remember_tool`] to fill it by hand. When the server still
+//! refuses a `tools/call` with -32020, the transport re-reads `tools/list` and, if the
+//! tool's annotations changed, retries the call once.
+//!
+//! Dropping a request's future drops its connection, which the server takes as
+//! cancellation.
+//!
+//! **TLS.** With the `http-client-tls` feature (on by default) `https://` URLs work,
+//! through rustls, trusting the Mozilla root set (`webpki-roots`) plus any roots given to
+//! [`HttpClientBuilder::with_root_certificates_pem`] (a private CA, a test certificate).
+//! Without it, only `http://`.
+//!
+//! **Both eras.** The transport is an [`EraTransport`]: hand it to
+//! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
+//! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
+//! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
+//! found is remembered per endpoint URL for the life of the process, so later clients
+//! of the same server skip the probe ([`forget_era`] clears it). In a session the
+//! transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
+//! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
+//! response's SSE stream with the client's callbacks (POSTing the answers back), opens
+//! a new session (same `initialize`) and resends the request when the server answers
+//! 404 to one it no longer knows, and DELETEs the session when the last clone of the
+//! transport is dropped.
+//!
+//! The parts: `builder` makes the transport, `exchange` is one POST and the reading
+//! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
+
+mod builder;
+mod exchange;
+mod session;
+mod tools;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue, Method, Request, Uri};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::Value;
+
+use super::PROTOCOL_VERSION_HEADER;
+use crate::Era;
+use crate::transport::{
+    BoxFuture, CallError, ClientTransport, EraTransport, OutgoingRequest, ServerRequestHandler,
+    TransportError, is_modern_error,
+};
+use crate::types::v2026_07_28::RequestId;
+use crate::util::lock;
+pub use builder::HttpClientBuilder;
+use session::Session;
+use tools::ToolHeaders;
+
+/// The era each endpoint URL was found to speak, for the life of the process.
+static KNOWN_ERAS: LazyLock<Mutex<HashMap<String, Era>>> = LazyLock::new(Mutex::default);
+
+/// Forgets the era discovered for the endpoint at `url`, so the next client of it probes
+/// again (after the server there was replaced by one of another era, say).
+pub fn forget_era(url: &str) {
+    // Keyed as the transport spells its URI, which may differ from the text it was given.
+    if let Ok(uri) = url.parse::<Uri>() {
+        lock(&KNOWN_ERAS).remove(&uri.to_string());
+    }
+}
+
+/// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
+/// clone; clones share the pool and the tool cache.
+#[derive(Clone)]
+pub struct HttpClientTransport {
+    inner: Arc<Inner>,
+}
+
+/// What the pool connects with: TLS-capable when the `http-client-tls` feature is on.
+#[cfg(feature = "http-client-tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "http-client-tls"))]
+type Connector = HttpConnector;
+
+struct Inner {
+    pool: Pool<Connector, Full<Bytes>>,
+    uri: Uri,
+    next_id: AtomicI64,
+    timeout: Option<Duration>,
+    bearer: Mutex<Option<HeaderValue>>,
+    headers: HeaderMap,
+    /// The `Mcp-Param-*` headers of the tools learned so far.
+    tools: ToolHeaders,
+    /// The 2025-11-25 session, once negotiation chose that era.
+    session: Session,
+}
+
+impl Inner {
+    /// A request to the endpoint with the headers every message carries: the protocol
+    /// version, the bearer token and the extra headers.
+    fn builder(&self, method: Method, version: &str) -> http::request::Builder {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(self.uri.clone())
+            .header(PROTOCOL_VERSION_HEADER, version);
+        if let Some(token) = lock(&self.bearer).clone() {
+            builder = builder.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        builder
+    }
+}
+
+impl std::fmt::Debug for HttpClientTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientTransport")
+            .field("uri", &self.inner.uri)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientTransport for HttpClientTransport {
+    fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(async move {
+            match self.inner.timeout {
+                None => self.exchange(request).await,
+                Some(limit) => tokio::time::timeout(limit, self.exchange(request))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(CallError::Transport(TransportError::new(format!(
+                            "no response within {limit:?}"
+                        ))))
+                    }),
+            }
+        })
+    }
+
+    fn notify(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
+        let body = crate::jsonrpc::notification(method, params);
+        let method = method.to_owned();
+        Box::pin(async move { self.post_message(Some(&method), body).await })
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl EraTransport for HttpClientTransport {
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        self.inner.session.route_server_requests(handler);
+    }
+
+    /// A JSON-RPC error that is not a modern one, or an HTTP 400, 404 or 405 whose body
+    /// holds no modern error: what a 2025-11-25 server answers a request it cannot place
+    /// in a session.
+    fn is_legacy_answer(&self, error: &CallError) -> bool {
+        match error {
+            CallError::Rpc(e) => !is_modern_error(e),
+            CallError::Transport(t) => {
+                matches!(t.http_status(), Some(400 | 404 | 405))
+                    && !t.rpc_error().is_some_and(is_modern_error)
+            }
+        }
+    }
+
+    fn known_era(&self) -> Option<Era> {
+        lock(&KNOWN_ERAS).get(&self.inner.uri.to_string()).copied()
+    }
+
+    fn discovered(&self, era: Era) {
+        lock(&KNOWN_ERAS).insert(self.inner.uri.to_string(), era);
+    }
+
+    fn negotiated(&self, era: Era) {
+        self.inner.session.negotiated(era);
+    }
+}
