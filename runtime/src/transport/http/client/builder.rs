@@ -10,14 +10,16 @@ use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::{HttpClientTransport, Inner};
+use super::{EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
 use crate::util::lock;
 
-/// Builds an [`HttpClientTransport`].
-#[derive(Debug)]
+/// Builds an [`HttpClientTransport`]. Clones build transports that share one
+/// [`EraCache`].
+#[derive(Debug, Clone)]
 pub struct HttpClientBuilder {
     url: String,
+    eras: EraCache,
     timeout: Option<Duration>,
     connect_timeout: Duration,
     bearer: Option<String>,
@@ -62,6 +64,13 @@ impl HttpClientBuilder {
     /// Sends `Authorization: Bearer {token}` on every request.
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Remembers the era found at the endpoint in `cache`, shared with every transport
+    /// given it, instead of in the cache this builder started with.
+    pub fn with_era_cache(mut self, cache: EraCache) -> Self {
+        self.eras = cache;
         self
     }
 
@@ -128,6 +137,7 @@ impl HttpClientBuilder {
                 timeout: self.timeout,
                 bearer: Mutex::new(bearer),
                 headers,
+                eras: self.eras,
                 tools: Default::default(),
                 session: Default::default(),
             }),
@@ -168,6 +178,7 @@ impl HttpClientTransport {
     pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
         HttpClientBuilder {
             url: url.into(),
+            eras: EraCache::new(),
             timeout: None,
             connect_timeout: Duration::from_secs(10),
             bearer: None,

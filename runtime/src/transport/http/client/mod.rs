@@ -31,8 +31,10 @@
 //! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
 //! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
 //! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
-//! found is remembered per endpoint URL for the life of the process, so later clients
-//! of the same server skip the probe ([`forget_era`] clears it). In a session the
+//! found is remembered per endpoint URL in the transport's [`EraCache`], which the
+//! transports built from one builder share (and others given the same cache with
+//! [`HttpClientBuilder::with_era_cache`]), so later clients of the same server skip the
+//! probe ([`EraCache::forget`] clears it). In a session the
 //! transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
 //! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
 //! response's SSE stream with the client's callbacks (POSTing the answers back), opens
@@ -44,13 +46,13 @@
 //! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
 
 mod builder;
+mod era_cache;
 mod exchange;
 mod session;
 mod tools;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -70,23 +72,12 @@ use crate::transport::{
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
 pub use builder::HttpClientBuilder;
+pub use era_cache::EraCache;
 use session::Session;
 use tools::ToolHeaders;
 
-/// The era each endpoint URL was found to speak, for the life of the process.
-static KNOWN_ERAS: LazyLock<Mutex<HashMap<String, Era>>> = LazyLock::new(Mutex::default);
-
-/// Forgets the era discovered for the endpoint at `url`, so the next client of it probes
-/// again (after the server there was replaced by one of another era, say).
-pub fn forget_era(url: &str) {
-    // Keyed as the transport spells its URI, which may differ from the text it was given.
-    if let Ok(uri) = url.parse::<Uri>() {
-        lock(&KNOWN_ERAS).remove(&uri.to_string());
-    }
-}
-
 /// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
-/// clone; clones share the pool and the tool cache.
+/// clone; clones share the pool, the tool cache, the session and the era cache.
 #[derive(Clone)]
 pub struct HttpClientTransport {
     inner: Arc<Inner>,
@@ -105,6 +96,8 @@ struct Inner {
     timeout: Option<Duration>,
     bearer: Mutex<Option<HeaderValue>>,
     headers: HeaderMap,
+    /// The eras found at endpoints, shared with the transports of the same builder.
+    eras: EraCache,
     /// The `Mcp-Param-*` headers of the tools learned so far.
     tools: ToolHeaders,
     /// The 2025-11-25 session, once negotiation chose that era.
@@ -135,6 +128,13 @@ impl std::fmt::Debug for HttpClientTransport {
             .field("uri", &self.inner.uri)
             .field("timeout", &self.inner.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+impl HttpClientTransport {
+    /// The cache this transport remembers its endpoint's era in.
+    pub fn era_cache(&self) -> &EraCache {
+        &self.inner.eras
     }
 }
 
@@ -188,11 +188,11 @@ impl EraTransport for HttpClientTransport {
     }
 
     fn known_era(&self) -> Option<Era> {
-        lock(&KNOWN_ERAS).get(&self.inner.uri.to_string()).copied()
+        self.inner.eras.get(&self.inner.uri)
     }
 
     fn discovered(&self, era: Era) {
-        lock(&KNOWN_ERAS).insert(self.inner.uri.to_string(), era);
+        self.inner.eras.remember(&self.inner.uri, era);
     }
 
     fn negotiated(&self, era: Era) {
