@@ -33,7 +33,7 @@ pub trait EraTransport: ClientTransport {
 
     /// The era this transport's server was already found to speak (by an earlier
     /// client of the same endpoint, through a transport sharing what this one
-    /// remembers: over HTTP, its [`EraCache`](crate::transport::http::client::EraCache)), so
+    /// remembers: over HTTP, its `EraCache`), so
     /// [`EraMode::Auto`](crate::client::EraMode::Auto) need not probe again.
     fn known_era(&self) -> Option<Era> {
         None
