@@ -48,8 +48,9 @@ impl HttpClientBuilder {
         Ok(self)
     }
 
-    /// Fails a request (JSON or SSE) that has not completed after `timeout`. Default:
-    /// none (wrap calls in `tokio::time::timeout` for per-call limits).
+    /// Fails a request (JSON or SSE) that has not completed after `timeout`; a retry
+    /// is a request of its own. Default: none (wrap calls in `tokio::time::timeout` for
+    /// per-call limits).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self

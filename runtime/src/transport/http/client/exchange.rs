@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{Method, Request, StatusCode};
+use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming as Body;
 use serde_json::{Value, json};
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
-use crate::jsonrpc::{self, Incoming, code};
+use crate::jsonrpc::{self, Incoming};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{CallError, OutgoingRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
@@ -27,8 +27,12 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 impl HttpClientTransport {
     /// A POST to the endpoint: JSON in, JSON or SSE out, stamped with `body_version`
-    /// (a 2026-07-28 request's `_meta` version) or else the era's version and session.
-    fn post_builder(&self, body_version: Option<&str>) -> http::request::Builder {
+    /// (a 2026-07-28 request's `_meta` version) or else the era's version and session;
+    /// with the session it names, if any.
+    fn post_builder(
+        &self,
+        body_version: Option<&str>,
+    ) -> (http::request::Builder, Option<HeaderValue>) {
         let legacy = body_version.is_none() && self.inner.session.is_legacy();
         let version = body_version.unwrap_or(if legacy {
             LEGACY_PROTOCOL_VERSION
@@ -43,7 +47,7 @@ impl HttpClientTransport {
         if legacy {
             self.inner.session.stamp(builder)
         } else {
-            builder
+            (builder, None)
         }
     }
 
@@ -54,7 +58,7 @@ impl HttpClientTransport {
         method_header: Option<&str>,
         body: String,
     ) -> Result<(), TransportError> {
-        let mut builder = self.post_builder(None);
+        let (mut builder, _) = self.post_builder(None);
         if let Some(method) = method_header.filter(|_| !self.inner.session.is_legacy()) {
             builder = builder.header(METHOD_HEADER, method);
         }
@@ -81,17 +85,17 @@ impl HttpClientTransport {
         }
     }
 
-    /// The HTTP request for `request`, and its body (kept for a retry).
+    /// The HTTP request for `request`, and the session it names.
     fn build_request(
         &self,
         request: &mut OutgoingRequest,
-    ) -> Result<(Request<Full<Bytes>>, Bytes), CallError> {
+    ) -> Result<(Request<Full<Bytes>>, Option<HeaderValue>), CallError> {
         let body_version = request
             .params
             .get("_meta")
             .and_then(|m| m.get(META_PROTOCOL_VERSION))
             .and_then(Value::as_str);
-        let mut builder = self.post_builder(body_version);
+        let (mut builder, session) = self.post_builder(body_version);
         // The routing headers are 2026-07-28's; a session's requests go without them.
         if body_version.is_some() {
             builder = builder.header(METHOD_HEADER, request.method.as_str());
@@ -112,43 +116,17 @@ impl HttpClientTransport {
         let params = std::mem::take(&mut request.params);
         let body = Bytes::from(jsonrpc::request(&request.id, &request.method, Some(params)));
         let http_request = builder
-            .body(Full::new(body.clone()))
+            .body(Full::new(body))
             .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))?;
-        Ok((http_request, body))
+        Ok((http_request, session))
     }
 
+    /// Sends `request` once: the POST, and its answer read. Whether a refused request
+    /// is sent again is the client's decision, not the transport's.
     pub(super) async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
         self.inner.session.sending(&request);
-        // The session the request names, to tell a 404 for it from any other.
-        let session = if self.inner.session.is_legacy() {
-            self.inner.session.id()
-        } else {
-            None
-        };
-        let (http_request, body) = self.build_request(&mut request)?;
-        match self.send(http_request, &request).await {
-            Err(CallError::Transport(refused))
-                if request.method == method::CallTool::METHOD
-                    && refused.rpc_error().map(|e| e.code) == Some(code::HEADER_MISMATCH) =>
-            {
-                self.retry_after_refresh(&request, &body, refused).await
-            }
-            Err(CallError::Transport(refused))
-                if refused.http_status() == Some(404)
-                    && session.is_some()
-                    && request.method != old::Initialize::METHOD =>
-            {
-                self.retry_in_new_session(session, &request, &body, refused)
-                    .await
-            }
-            other => other,
-        }
-    }
-
-    /// Sends `request` once, with no retry.
-    pub(super) async fn send_once(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
-        let (http_request, _) = self.build_request(&mut request)?;
-        self.send(http_request, &request).await
+        let (http_request, session) = self.build_request(&mut request)?;
+        self.send(http_request, &request, session).await
     }
 
     /// Posts a built request and reads its JSON or SSE answer.
@@ -156,6 +134,7 @@ impl HttpClientTransport {
         &self,
         http_request: Request<Full<Bytes>>,
         request: &OutgoingRequest,
+        session: Option<HeaderValue>,
     ) -> Result<Value, CallError> {
         let response = self.inner.pool.request(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
@@ -176,7 +155,8 @@ impl HttpClientTransport {
         let body = response.into_body();
         if !status.is_success() {
             let mut refused = refusal(status, body).await;
-            if status == StatusCode::NOT_FOUND && self.inner.session.id().is_some() {
+            if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
+                self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
                     t.0.message = "the server no longer knows the 2025-11-25 session".into();
                 }
@@ -260,13 +240,6 @@ impl HttpClientTransport {
             "the SSE stream ended before the response",
         )))
     }
-}
-
-/// The params of a request body already sent, to send again under a new id.
-pub(super) fn params_of(body: &Bytes) -> Option<Value> {
-    serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|mut v| v.get_mut("params").map(Value::take))
 }
 
 /// An error with its causes (hyper's own message is only "client error (Connect)"; the

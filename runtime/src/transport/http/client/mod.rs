@@ -16,8 +16,9 @@
 //! that passes through the transport fills its cache (and tools whose `x-mcp-header`
 //! annotations are invalid are removed from the result, as the spec requires); call
 //! [`HttpClientTransport::remember_tool`] to fill it by hand. When the server still
-//! refuses a `tools/call` with -32020, the transport re-reads `tools/list` and, if the
-//! tool's annotations changed, retries the call once.
+//! refuses a `tools/call` with -32020, the client has the transport re-read `tools/list`
+//! ([`ClientTransport::refresh_tool_headers`]) and, if the tool's annotations changed,
+//! sends the call once more.
 //!
 //! Dropping a request's future drops its connection, which the server takes as
 //! cancellation.
@@ -34,13 +35,17 @@
 //! found is remembered per endpoint URL in the transport's [`EraCache`], which the
 //! transports built from one builder share (and others given the same cache with
 //! [`HttpClientBuilder::with_era_cache`]), so later clients of the same server skip the
-//! probe ([`EraCache::forget`] clears it). In a session the
-//! transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
+//! probe ([`EraCache::forget`] clears it). In a session the transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
 //! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
 //! response's SSE stream with the client's callbacks (POSTing the answers back), opens
-//! a new session (same `initialize`) and resends the request when the server answers
-//! 404 to one it no longer knows, and DELETEs the session when the last clone of the
-//! transport is dropped.
+//! a new session (same `initialize`) when the server answers 404 to a request in one it
+//! no longer knows ([`ClientTransport::reopen_session`]; the client then sends the
+//! request again), and DELETEs the session when the last clone of the transport is
+//! dropped.
+//!
+//! Each request is sent once; the retries above are the client's decision. The
+//! transport's timeout ([`HttpClientBuilder::with_timeout`]) bounds each send, and each
+//! mend (a session reopened, `tools/list` re-read), on its own.
 //!
 //! The parts: `builder` makes the transport, `exchange` is one POST and the reading
 //! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
@@ -138,20 +143,26 @@ impl HttpClientTransport {
     }
 }
 
+impl HttpClientTransport {
+    /// Runs `work` under the transport's timeout, if it has one.
+    async fn within_timeout<T>(
+        &self,
+        work: impl Future<Output = Result<T, CallError>>,
+    ) -> Result<T, CallError> {
+        match self.inner.timeout {
+            None => work.await,
+            Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+                Err(CallError::Transport(TransportError::new(format!(
+                    "no response within {limit:?}"
+                ))))
+            }),
+        }
+    }
+}
+
 impl ClientTransport for HttpClientTransport {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
-        Box::pin(async move {
-            match self.inner.timeout {
-                None => self.exchange(request).await,
-                Some(limit) => tokio::time::timeout(limit, self.exchange(request))
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(CallError::Transport(TransportError::new(format!(
-                            "no response within {limit:?}"
-                        ))))
-                    }),
-            }
-        })
+        Box::pin(self.within_timeout(self.exchange(request)))
     }
 
     fn notify(
@@ -166,6 +177,18 @@ impl ClientTransport for HttpClientTransport {
 
     fn next_id(&self) -> RequestId {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+        Box::pin(self.within_timeout(self.open_new_session()))
+    }
+
+    fn refresh_tool_headers<'a>(
+        &'a self,
+        tool: &'a str,
+        meta: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
+        Box::pin(self.within_timeout(self.reread_tool_headers(tool, meta)))
     }
 }
 

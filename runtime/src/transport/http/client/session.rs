@@ -10,14 +10,11 @@ use http::{HeaderMap, HeaderValue, Method};
 use http_body_util::Full;
 use serde_json::Value;
 
-use super::exchange::params_of;
 use super::{HttpClientTransport, Inner};
 use crate::Era;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
-use crate::transport::{
-    CallError, ClientTransport as _, OutgoingRequest, ServerRequestHandler, TransportError,
-};
+use crate::transport::{CallError, ClientTransport as _, OutgoingRequest, ServerRequestHandler};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as old;
 use crate::types::v2026_07_28::RequestId;
@@ -33,6 +30,8 @@ pub(super) struct Session {
     legacy: AtomicBool,
     /// The session `initialize` opened.
     id: Mutex<Option<HeaderValue>>,
+    /// The last session the server answered 404 to a request in: the one to replace.
+    forgotten: Mutex<Option<HeaderValue>>,
     /// Answers the server's requests.
     server_requests: Mutex<Option<ServerRequestHandler>>,
     /// The `initialize` params of the session, to open a new one when it ends.
@@ -54,17 +53,23 @@ impl Session {
         *lock(&self.server_requests) = Some(handler);
     }
 
-    /// The session requests name now, if one is open.
-    pub(super) fn id(&self) -> Option<HeaderValue> {
-        lock(&self.id).clone()
+    /// Names the open session, if any, on a request in it; returns which it named.
+    pub(super) fn stamp(
+        &self,
+        builder: http::request::Builder,
+    ) -> (http::request::Builder, Option<HeaderValue>) {
+        match lock(&self.id).clone() {
+            Some(session) => (
+                builder.header(SESSION_HEADER, session.clone()),
+                Some(session),
+            ),
+            None => (builder, None),
+        }
     }
 
-    /// Names the open session, if any, on a request in it.
-    pub(super) fn stamp(&self, builder: http::request::Builder) -> http::request::Builder {
-        match self.id() {
-            Some(session) => builder.header(SESSION_HEADER, session),
-            None => builder,
-        }
+    /// The server answered 404 to a request in `session`: it no longer knows it.
+    pub(super) fn forgotten(&self, session: HeaderValue) {
+        *lock(&self.forgotten) = Some(session);
     }
 
     /// Keeps the params of an `initialize` being sent, to open a new session with them
@@ -87,47 +92,33 @@ impl Session {
 
 impl HttpClientTransport {
     /// The server no longer knows the 2025-11-25 session a request named (404: it
-    /// expired, or the server restarted). As that era asks, open a new one with the same
-    /// `initialize`, then send the request once more; concurrent requests that hit the
-    /// same 404 share the new session.
-    pub(super) async fn retry_in_new_session(
-        &self,
-        gone: Option<HeaderValue>,
-        request: &OutgoingRequest,
-        body: &Bytes,
-        refused: TransportError,
-    ) -> Result<Value, CallError> {
+    /// expired, or the server restarted). As that era asks, opens a new one with the
+    /// same `initialize`, unless a concurrent request that hit the same 404 already has;
+    /// `false` when no session was forgotten or none was ever opened.
+    pub(super) async fn open_new_session(&self) -> Result<bool, CallError> {
         let session = &self.inner.session;
+        let Some(gone) = lock(&session.forgotten).clone() else {
+            return Ok(false);
+        };
         let Some(initialize) = lock(&session.initialize).clone() else {
-            return Err(CallError::Transport(refused));
+            return Ok(false);
         };
-        let Some(params) = params_of(body) else {
-            return Err(CallError::Transport(refused));
-        };
-        {
-            let _one_at_a_time = session.reopening.lock().await;
-            if *lock(&session.id) == gone {
-                tracing::info!("the server ended the 2025-11-25 session; opening a new one");
-                *lock(&session.id) = None;
-                self.send_once(OutgoingRequest {
-                    id: self.next_id(),
-                    method: old::Initialize::METHOD.into(),
-                    params: initialize,
-                    notifications: None,
-                })
+        let _one_at_a_time = session.reopening.lock().await;
+        if lock(&session.id).as_ref() == Some(&gone) {
+            tracing::info!("the server ended the 2025-11-25 session; opening a new one");
+            *lock(&session.id) = None;
+            self.exchange(OutgoingRequest {
+                id: self.next_id(),
+                method: old::Initialize::METHOD.into(),
+                params: initialize,
+                notifications: None,
+            })
+            .await?;
+            let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
+            self.post_message(Some(old::Initialized::METHOD), initialized)
                 .await?;
-                let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
-                self.post_message(Some(old::Initialized::METHOD), initialized)
-                    .await?;
-            }
         }
-        self.send_once(OutgoingRequest {
-            id: self.next_id(),
-            method: request.method.clone(),
-            params,
-            notifications: request.notifications.clone(),
-        })
-        .await
+        Ok(true)
     }
 
     /// Answers a request the server sent on a response stream (2025-11-25 sessions),

@@ -5,13 +5,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use http::HeaderValue;
 use serde_json::{Map, Value, json};
 
 use super::super::{ParamHeader, encode_header_value, param_headers};
 use super::HttpClientTransport;
-use super::exchange::params_of;
 use crate::transport::{CallError, ClientTransport as _, OutgoingRequest, TransportError};
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::method;
@@ -91,25 +89,16 @@ impl HttpClientTransport {
         self.inner.tools.remember(name, input_schema)
     }
 
-    /// A `tools/call` was refused with -32020: the tool's `x-mcp-header` annotations may
-    /// have changed since we learned them (or we never did). Re-read `tools/list` and,
-    /// if they changed, send the call once more under a new id.
-    pub(super) async fn retry_after_refresh(
+    /// A `tools/call` of `tool` was refused with -32020: its `x-mcp-header` annotations
+    /// may have changed since we learned them (or we never did). Re-reads `tools/list`
+    /// (at most [`MAX_TOOL_PAGES`] pages, each request carrying `meta`) and tells
+    /// whether the tool's annotations changed.
+    pub(super) async fn reread_tool_headers(
         &self,
-        call: &OutgoingRequest,
-        body: &Bytes,
-        refused: TransportError,
-    ) -> Result<Value, CallError> {
-        let Some(params) = params_of(body) else {
-            return Err(CallError::Transport(refused));
-        };
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let before = self.inner.tools.of(&name);
-        let meta = params.get("_meta").cloned().unwrap_or_else(|| json!({}));
+        tool: &str,
+        meta: &Value,
+    ) -> Result<bool, CallError> {
+        let before = self.inner.tools.of(tool);
         let mut cursor: Option<Value> = None;
         for _ in 0..MAX_TOOL_PAGES {
             let mut list_params = json!({ "_meta": meta });
@@ -117,7 +106,7 @@ impl HttpClientTransport {
                 list_params["cursor"] = c;
             }
             let page = self
-                .send_once(OutgoingRequest {
+                .exchange(OutgoingRequest {
                     id: self.next_id(),
                     method: method::ListTools::METHOD.into(),
                     params: list_params,
@@ -129,16 +118,6 @@ impl HttpClientTransport {
                 _ => break,
             }
         }
-        if self.inner.tools.of(&name) == before {
-            return Err(CallError::Transport(refused));
-        }
-        tracing::debug!(tool = %name, "retrying a call with the tool's new x-mcp-header annotations");
-        self.send_once(OutgoingRequest {
-            id: self.next_id(),
-            method: call.method.clone(),
-            params,
-            notifications: call.notifications.clone(),
-        })
-        .await
+        Ok(self.inner.tools.of(tool) != before)
     }
 }
