@@ -51,6 +51,26 @@ impl Direction {
         !matches!(self, Self::ClientNotification | Self::ServerNotification)
     }
 
+    /// The field of `MethodInfo` that says a method travels this way.
+    fn info_field(self) -> &'static str {
+        match self {
+            Self::ClientRequest => "client_request",
+            Self::ServerRequest => "server_request",
+            Self::InputRequest => "input_request",
+            Self::ClientNotification => "client_notification",
+            Self::ServerNotification => "server_notification",
+        }
+    }
+
+    /// The capabilities definition of whoever receives a request sent this way.
+    fn receiver_capabilities(self) -> Option<&'static str> {
+        match self {
+            Self::ClientRequest => Some("ServerCapabilities"),
+            Self::ServerRequest | Self::InputRequest => Some("ClientCapabilities"),
+            Self::ClientNotification | Self::ServerNotification => None,
+        }
+    }
+
     fn marker_trait(self) -> TokenStream {
         match self {
             Self::ClientRequest => quote!(crate::rpc::ClientRequestMethod),
@@ -77,8 +97,26 @@ pub struct Method {
     pub result: Option<String>,
     /// For methods that may answer input-required: the complete result type.
     pub complete: Option<String>,
+    /// Whether the result type requires `ttlMs` and `cacheScope`.
+    pub cacheable: bool,
+    /// The params member that names what a client request acts on (`name`, `uri`).
+    pub target: Option<String>,
+    /// The member of the receiver's capabilities that says it handles the method.
+    pub capability: Option<String>,
     /// The definition's description.
     pub description: Option<String>,
+}
+
+impl Method {
+    /// Whether the result is an `Outcome`: complete, or input-required.
+    pub fn may_require_input(&self) -> bool {
+        self.complete.is_some()
+    }
+
+    /// Whether the method is a request (it has a result).
+    pub fn is_request(&self) -> bool {
+        self.result.is_some()
+    }
 }
 
 pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
@@ -119,11 +157,16 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 rust_name(stem)
             };
             let params = params_type(schema, &member);
-            let (result, complete) = if direction.is_request() {
-                let (r, c) = result_type(p, stem);
-                (Some(r), c)
+            let (result, complete, cacheable) = if direction.is_request() {
+                let (r, c, def) = result_type(p, stem);
+                (Some(r), c, def.is_some_and(|d| requires_caching(p, &d)))
             } else {
-                (None, None)
+                (None, None, false)
+            };
+            let target = if direction == Direction::ClientRequest {
+                target_member(p, schema)
+            } else {
+                None
             };
             out.push(Method {
                 method,
@@ -132,6 +175,9 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 params,
                 result,
                 complete,
+                cacheable,
+                target,
+                capability: None,
                 description: schema
                     .get("description")
                     .and_then(Value::as_str)
@@ -139,7 +185,65 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
             });
         }
     }
+    for m in &mut out {
+        m.capability = capability(p, &m.method, &m.directions);
+    }
     Ok(out)
+}
+
+/// Members a result must carry for a client to cache it.
+const CACHING_MEMBERS: [&str; 2] = ["ttlMs", "cacheScope"];
+
+/// Whether the result definition `def` (after `allOf` merging) requires every
+/// [`CACHING_MEMBERS`] member.
+fn requires_caching(p: &Prepared, def: &str) -> bool {
+    let required = p
+        .original
+        .get(def)
+        .map(schema::required)
+        .unwrap_or_default();
+    CACHING_MEMBERS
+        .iter()
+        .all(|m| required.iter().any(|r| r == m))
+}
+
+/// Params members that name the thing a request acts on, in order of preference: a
+/// tool or prompt is named, a resource has a URI.
+const TARGET_MEMBERS: [&str; 2] = ["name", "uri"];
+
+/// The first [`TARGET_MEMBERS`] member the request's params require as a string.
+fn target_member(p: &Prepared, request: &Value) -> Option<String> {
+    let params = schema::properties(request)?.get("params")?;
+    let params = p.original.resolve(params);
+    let required = schema::required(params);
+    let props = schema::properties(params)?;
+    TARGET_MEMBERS
+        .iter()
+        .find(|member| {
+            required.iter().any(|r| r == *member)
+                && props
+                    .get(**member)
+                    .map(|m| p.original.resolve(m))
+                    .and_then(|m| m.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("string")
+        })
+        .map(|m| (*m).to_owned())
+}
+
+/// The capability a receiver declares to handle `method`: the text before the first
+/// `/`, as a member of the receiver's capabilities, exactly or with an `s` appended
+/// (`completion/complete` is `completions`). For a method sent both ways, the first
+/// direction whose receiver has such a member decides.
+fn capability(p: &Prepared, method: &str, directions: &[Direction]) -> Option<String> {
+    let namespace = method.split('/').next()?;
+    directions.iter().find_map(|d| {
+        let caps = p.original.get(d.receiver_capabilities()?)?;
+        let props = schema::properties(caps)?;
+        [namespace.to_owned(), format!("{namespace}s")]
+            .into_iter()
+            .find(|candidate| props.contains_key(candidate))
+    })
 }
 
 fn err(p: &Prepared, def: &str, message: &str) -> Error {
@@ -166,23 +270,34 @@ fn params_type(schema: &Value, def: &str) -> String {
     }
 }
 
-fn result_type(p: &Prepared, stem: &str) -> (String, Option<String>) {
+/// The result's Rust type, the complete type when it may require input, and the
+/// schema definition of the complete result (none for the bare `Result`).
+fn result_type(p: &Prepared, stem: &str) -> (String, Option<String>, Option<String>) {
     let direct = format!("{stem}Result");
-    let complete = if p.original.get(&direct).is_some() {
-        rust_name(&direct)
+    let (complete, def) = if p.original.get(&direct).is_some() {
+        (rust_name(&direct), Some(direct))
     } else if p.original.get("EmptyResult").is_some() {
-        "EmptyResult".to_owned()
+        ("EmptyResult".to_owned(), Some("EmptyResult".to_owned()))
     } else {
-        "BaseResult".to_owned()
+        ("BaseResult".to_owned(), None)
     };
     match p.outcomes.iter().find(|o| o.complete == complete) {
-        Some(o) => (o.name.clone(), Some(complete)),
-        None => (complete, None),
+        Some(o) => (o.name.clone(), Some(complete), def),
+        None => (complete, None, def),
+    }
+}
+
+fn opt_str(value: Option<&str>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::std::option::Option::Some(#v)),
+        None => quote!(::std::option::Option::None),
     }
 }
 
 pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
     let mut markers = Vec::new();
+    let mut infos = Vec::new();
+    let mut visits = Vec::new();
     for m in methods {
         let marker = format_ident!("{}", m.marker);
         let method = &m.method;
@@ -197,6 +312,10 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             let t = d.marker_trait();
             quote!(impl #t for #marker {})
         });
+        let may_require_input = m.may_require_input();
+        let cacheable = m.cacheable;
+        let target = opt_str(m.target.as_deref());
+        let capability = opt_str(m.capability.as_deref());
         let body = if let Some(result) = &m.result {
             let result = parse_type(&p.version, &qualify(result))?;
             let complete = match &m.complete {
@@ -210,9 +329,14 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                 }
                 None => quote!(),
             };
+            visits.push(quote!(#method => ::std::option::Option::Some(visitor.visit::<#marker>())));
             quote! {
                 impl crate::rpc::Request for #marker {
                     const METHOD: &'static str = #method;
+                    const MAY_REQUIRE_INPUT: bool = #may_require_input;
+                    const CACHEABLE: bool = #cacheable;
+                    const TARGET: ::std::option::Option<&'static str> = #target;
+                    const CAPABILITY: ::std::option::Option<&'static str> = #capability;
                     type Params = #params;
                     type Result = #result;
                 }
@@ -226,6 +350,23 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                 }
             }
         };
+        let is_request = m.is_request();
+        let flags = Direction::ALL.iter().map(|d| {
+            let field = format_ident!("{}", d.info_field());
+            let on = m.directions.contains(d);
+            quote!(#field: #on)
+        });
+        infos.push(quote! {
+            crate::rpc::MethodInfo {
+                method: #method,
+                is_request: #is_request,
+                #(#flags,)*
+                may_require_input: #may_require_input,
+                cacheable: #cacheable,
+                target: #target,
+                capability: #capability,
+            }
+        });
         markers.push(quote! {
             #doc
             #[derive(Debug)]
@@ -239,6 +380,26 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
         /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
         pub mod method {
             #(#markers)*
+
+            /// Every method of this version, requests and notifications, in schema order.
+            pub const ALL: &[crate::rpc::MethodInfo] = &[#(#infos),*];
+
+            /// What this version says about `method`, if it defines it.
+            pub fn info(method: &str) -> ::std::option::Option<&'static crate::rpc::MethodInfo> {
+                ALL.iter().find(|m| m.method == method)
+            }
+
+            /// Calls `visitor` with the request marker whose [`crate::rpc::Request::METHOD`]
+            /// is `method`; `None` when this version has no such request.
+            pub fn visit_request<V: crate::rpc::RequestVisitor>(method: &str, visitor: V) -> ::std::option::Option<V::Output> {
+                match method {
+                    #(#visits,)*
+                    _ => {
+                        let _ = visitor;
+                        ::std::option::Option::None
+                    }
+                }
+            }
         }
     })
 }
@@ -257,14 +418,26 @@ fn qualify(ty: &str) -> String {
     format!("super::{ty}")
 }
 
-/// The method table as text, for snapshots and the placeholder example.
+/// The method table as text, for snapshots and `--methods`.
 pub(crate) fn render(version: &str, methods: &[Method]) -> String {
     let mut s = format!("MCP {version} methods\n");
     for m in methods {
         let dirs: Vec<String> = m.directions.iter().map(|d| format!("{d:?}")).collect();
-        let _ = writeln!(
-            s,
-            "{:<42} {:<28} {:<44} params={} result={}{}",
+        let mut facts = Vec::new();
+        if m.may_require_input() {
+            facts.push("may-require-input".to_owned());
+        }
+        if m.cacheable {
+            facts.push("cacheable".to_owned());
+        }
+        if let Some(t) = &m.target {
+            facts.push(format!("target={t}"));
+        }
+        if let Some(c) = &m.capability {
+            facts.push(format!("capability={c}"));
+        }
+        let line = format!(
+            "{:<42} {:<28} {:<44} params={} result={} {}",
             m.method,
             m.marker,
             dirs.join("+"),
@@ -273,12 +446,9 @@ pub(crate) fn render(version: &str, methods: &[Method]) -> String {
                 .replace("::serde_json::", "")
                 .replace("::std::string::", ""),
             m.result.as_deref().unwrap_or("-"),
-            if m.complete.is_some() {
-                " (may require input)"
-            } else {
-                ""
-            }
+            facts.join(" "),
         );
+        let _ = writeln!(s, "{}", line.trim_end());
     }
     s
 }

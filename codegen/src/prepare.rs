@@ -63,6 +63,23 @@ const INLINE_UNION_NAMES: &[(&[&str], &str)] = &[
     ),
 ];
 
+/// String enums whose values have a meaningful order the published schema loses (it
+/// lists them alphabetically). The enum's variants, and so its derived `Ord`, follow
+/// this order: log levels are RFC 5424 severities, least severe first.
+const ORDERED_ENUMS: &[(&str, &[&str])] = &[(
+    "LoggingLevel",
+    &[
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ],
+)];
+
 /// Union definitions that cannot be dispatched from their own JSON: results are typed
 /// per method (see the method markers), and an input response is decoded by the method
 /// of the request that asked for it.
@@ -163,6 +180,7 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
     let mut defs = Defs::from_schema(version, root)?.map;
     rename_definitions(&mut defs);
     merge_all_of(version, &mut defs)?;
+    order_enums(version, &mut defs)?;
     let original = Defs { map: defs.clone() };
 
     let mut p = Prepared {
@@ -352,6 +370,30 @@ fn merge_in(defs: &Defs, schema: &mut Value, failure: &mut Option<String>) {
     if let Some(a) = additional {
         obj.insert("additionalProperties".into(), a);
     }
+}
+
+/// Puts the values of every [`ORDERED_ENUMS`] definition in their meaningful order. A
+/// schema that lists other values is an error: guessing where a new value goes would
+/// silently give it a wrong order.
+fn order_enums(version: &str, defs: &mut Map<String, Value>) -> Result<()> {
+    for (name, order) in ORDERED_ENUMS {
+        let Some(Value::Array(values)) = defs.get_mut(*name).and_then(|d| d.get_mut("enum")) else {
+            continue;
+        };
+        let mut given: Vec<&str> = values.iter().filter_map(Value::as_str).collect();
+        let mut known = order.to_vec();
+        given.sort_unstable();
+        known.sort_unstable();
+        if given != known {
+            return Err(schema_error(
+                version,
+                name,
+                format!("its values are not the ordered set {order:?}: update ORDERED_ENUMS"),
+            ));
+        }
+        *values = order.iter().map(|v| json!(v)).collect();
+    }
+    Ok(())
 }
 
 /// The schema's own JSON value types are replaced by `serde_json`'s: the published

@@ -2129,21 +2129,9 @@ pub struct ListToolsResult {
     PartialOrd
 )]
 pub enum LoggingLevel {
-    /// `alert`
-    #[serde(rename = "alert")]
-    Alert,
-    /// `critical`
-    #[serde(rename = "critical")]
-    Critical,
     /// `debug`
     #[serde(rename = "debug")]
     Debug,
-    /// `emergency`
-    #[serde(rename = "emergency")]
-    Emergency,
-    /// `error`
-    #[serde(rename = "error")]
-    Error,
     /// `info`
     #[serde(rename = "info")]
     Info,
@@ -2153,18 +2141,30 @@ pub enum LoggingLevel {
     /// `warning`
     #[serde(rename = "warning")]
     Warning,
+    /// `error`
+    #[serde(rename = "error")]
+    Error,
+    /// `critical`
+    #[serde(rename = "critical")]
+    Critical,
+    /// `alert`
+    #[serde(rename = "alert")]
+    Alert,
+    /// `emergency`
+    #[serde(rename = "emergency")]
+    Emergency,
 }
 impl ::std::fmt::Display for LoggingLevel {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
-            Self::Alert => f.write_str("alert"),
-            Self::Critical => f.write_str("critical"),
             Self::Debug => f.write_str("debug"),
-            Self::Emergency => f.write_str("emergency"),
-            Self::Error => f.write_str("error"),
             Self::Info => f.write_str("info"),
             Self::Notice => f.write_str("notice"),
             Self::Warning => f.write_str("warning"),
+            Self::Error => f.write_str("error"),
+            Self::Critical => f.write_str("critical"),
+            Self::Alert => f.write_str("alert"),
+            Self::Emergency => f.write_str("emergency"),
         }
     }
 }
@@ -2174,14 +2174,14 @@ impl ::std::str::FromStr for LoggingLevel {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
-            "alert" => Ok(Self::Alert),
-            "critical" => Ok(Self::Critical),
             "debug" => Ok(Self::Debug),
-            "emergency" => Ok(Self::Emergency),
-            "error" => Ok(Self::Error),
             "info" => Ok(Self::Info),
             "notice" => Ok(Self::Notice),
             "warning" => Ok(Self::Warning),
+            "error" => Ok(Self::Error),
+            "critical" => Ok(Self::Critical),
+            "alert" => Ok(Self::Alert),
+            "emergency" => Ok(Self::Emergency),
             _ => Err("invalid value".into()),
         }
     }
@@ -7299,6 +7299,10 @@ pub mod method {
     pub enum Initialize {}
     impl crate::rpc::Request for Initialize {
         const METHOD: &'static str = "initialize";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::InitializeRequestParams;
         type Result = super::InitializeResult;
     }
@@ -7308,6 +7312,10 @@ pub mod method {
     pub enum Ping {}
     impl crate::rpc::Request for Ping {
         const METHOD: &'static str = "ping";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = ::std::option::Option<super::RequestParams>;
         type Result = super::EmptyResult;
     }
@@ -7318,6 +7326,12 @@ pub mod method {
     pub enum ListResources {}
     impl crate::rpc::Request for ListResources {
         const METHOD: &'static str = "resources/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = ::std::option::Option<super::PaginatedRequestParams>;
         type Result = super::ListResourcesResult;
     }
@@ -7327,6 +7341,12 @@ pub mod method {
     pub enum ListResourceTemplates {}
     impl crate::rpc::Request for ListResourceTemplates {
         const METHOD: &'static str = "resources/templates/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = ::std::option::Option<super::PaginatedRequestParams>;
         type Result = super::ListResourceTemplatesResult;
     }
@@ -7336,6 +7356,14 @@ pub mod method {
     pub enum ReadResource {}
     impl crate::rpc::Request for ReadResource {
         const METHOD: &'static str = "resources/read";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "uri",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::ReadResourceRequestParams;
         type Result = super::ReadResourceResult;
     }
@@ -7345,6 +7373,14 @@ pub mod method {
     pub enum Subscribe {}
     impl crate::rpc::Request for Subscribe {
         const METHOD: &'static str = "resources/subscribe";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "uri",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::SubscribeRequestParams;
         type Result = super::EmptyResult;
     }
@@ -7354,6 +7390,14 @@ pub mod method {
     pub enum Unsubscribe {}
     impl crate::rpc::Request for Unsubscribe {
         const METHOD: &'static str = "resources/unsubscribe";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "uri",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::UnsubscribeRequestParams;
         type Result = super::EmptyResult;
     }
@@ -7363,6 +7407,12 @@ pub mod method {
     pub enum ListPrompts {}
     impl crate::rpc::Request for ListPrompts {
         const METHOD: &'static str = "prompts/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "prompts",
+        );
         type Params = ::std::option::Option<super::PaginatedRequestParams>;
         type Result = super::ListPromptsResult;
     }
@@ -7372,6 +7422,14 @@ pub mod method {
     pub enum GetPrompt {}
     impl crate::rpc::Request for GetPrompt {
         const METHOD: &'static str = "prompts/get";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "name",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "prompts",
+        );
         type Params = super::GetPromptRequestParams;
         type Result = super::GetPromptResult;
     }
@@ -7381,6 +7439,12 @@ pub mod method {
     pub enum ListTools {}
     impl crate::rpc::Request for ListTools {
         const METHOD: &'static str = "tools/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tools",
+        );
         type Params = ::std::option::Option<super::PaginatedRequestParams>;
         type Result = super::ListToolsResult;
     }
@@ -7390,6 +7454,14 @@ pub mod method {
     pub enum CallTool {}
     impl crate::rpc::Request for CallTool {
         const METHOD: &'static str = "tools/call";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "name",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tools",
+        );
         type Params = super::CallToolRequestParams;
         type Result = super::CallToolResult;
     }
@@ -7399,6 +7471,12 @@ pub mod method {
     pub enum GetTask {}
     impl crate::rpc::Request for GetTask {
         const METHOD: &'static str = "tasks/get";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tasks",
+        );
         type Params = super::GetTaskRequestParams;
         type Result = super::GetTaskResult;
     }
@@ -7409,6 +7487,12 @@ pub mod method {
     pub enum GetTaskPayload {}
     impl crate::rpc::Request for GetTaskPayload {
         const METHOD: &'static str = "tasks/result";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tasks",
+        );
         type Params = super::GetTaskPayloadRequestParams;
         type Result = super::GetTaskPayloadResult;
     }
@@ -7419,6 +7503,12 @@ pub mod method {
     pub enum CancelTask {}
     impl crate::rpc::Request for CancelTask {
         const METHOD: &'static str = "tasks/cancel";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tasks",
+        );
         type Params = super::CancelTaskRequestParams;
         type Result = super::CancelTaskResult;
     }
@@ -7429,6 +7519,12 @@ pub mod method {
     pub enum ListTasks {}
     impl crate::rpc::Request for ListTasks {
         const METHOD: &'static str = "tasks/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tasks",
+        );
         type Params = ::std::option::Option<super::PaginatedRequestParams>;
         type Result = super::ListTasksResult;
     }
@@ -7439,6 +7535,12 @@ pub mod method {
     pub enum SetLevel {}
     impl crate::rpc::Request for SetLevel {
         const METHOD: &'static str = "logging/setLevel";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "logging",
+        );
         type Params = super::SetLevelRequestParams;
         type Result = super::EmptyResult;
     }
@@ -7448,6 +7550,12 @@ pub mod method {
     pub enum Complete {}
     impl crate::rpc::Request for Complete {
         const METHOD: &'static str = "completion/complete";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "completions",
+        );
         type Params = super::CompleteRequestParams;
         type Result = super::CompleteResult;
     }
@@ -7457,6 +7565,12 @@ pub mod method {
     pub enum CreateMessage {}
     impl crate::rpc::Request for CreateMessage {
         const METHOD: &'static str = "sampling/createMessage";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "sampling",
+        );
         type Params = super::CreateMessageRequestParams;
         type Result = super::CreateMessageResult;
     }
@@ -7472,6 +7586,12 @@ pub mod method {
     pub enum ListRoots {}
     impl crate::rpc::Request for ListRoots {
         const METHOD: &'static str = "roots/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "roots",
+        );
         type Params = ::std::option::Option<super::RequestParams>;
         type Result = super::ListRootsResult;
     }
@@ -7481,6 +7601,12 @@ pub mod method {
     pub enum Elicit {}
     impl crate::rpc::Request for Elicit {
         const METHOD: &'static str = "elicitation/create";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "elicitation",
+        );
         type Params = super::ElicitRequestParams;
         type Result = super::ElicitResult;
     }
@@ -7586,6 +7712,469 @@ pub mod method {
         type Params = super::ElicitationCompleteNotificationParams;
     }
     impl crate::rpc::ServerNotificationMethod for ElicitationComplete {}
+    /// Every method of this version, requests and notifications, in schema order.
+    pub const ALL: &[crate::rpc::MethodInfo] = &[
+        crate::rpc::MethodInfo {
+            method: "initialize",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "ping",
+            is_request: true,
+            client_request: true,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/templates/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/read",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::Some("uri"),
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/subscribe",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::Some("uri"),
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/unsubscribe",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::Some("uri"),
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "prompts/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("prompts"),
+        },
+        crate::rpc::MethodInfo {
+            method: "prompts/get",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::Some("name"),
+            capability: ::std::option::Option::Some("prompts"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tools/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tools"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tools/call",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::Some("name"),
+            capability: ::std::option::Option::Some("tools"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tasks/get",
+            is_request: true,
+            client_request: true,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tasks"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tasks/result",
+            is_request: true,
+            client_request: true,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tasks"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tasks/cancel",
+            is_request: true,
+            client_request: true,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tasks"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tasks/list",
+            is_request: true,
+            client_request: true,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tasks"),
+        },
+        crate::rpc::MethodInfo {
+            method: "logging/setLevel",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("logging"),
+        },
+        crate::rpc::MethodInfo {
+            method: "completion/complete",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("completions"),
+        },
+        crate::rpc::MethodInfo {
+            method: "sampling/createMessage",
+            is_request: true,
+            client_request: false,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("sampling"),
+        },
+        crate::rpc::MethodInfo {
+            method: "roots/list",
+            is_request: true,
+            client_request: false,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("roots"),
+        },
+        crate::rpc::MethodInfo {
+            method: "elicitation/create",
+            is_request: true,
+            client_request: false,
+            server_request: true,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("elicitation"),
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/cancelled",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/initialized",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/progress",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/tasks/status",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/roots/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/resources/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/resources/updated",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/prompts/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/tools/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/message",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/elicitation/complete",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+    ];
+    /// What this version says about `method`, if it defines it.
+    pub fn info(method: &str) -> ::std::option::Option<&'static crate::rpc::MethodInfo> {
+        ALL.iter().find(|m| m.method == method)
+    }
+    /// Calls `visitor` with the request marker whose [`crate::rpc::Request::METHOD`]
+    /// is `method`; `None` when this version has no such request.
+    pub fn visit_request<V: crate::rpc::RequestVisitor>(
+        method: &str,
+        visitor: V,
+    ) -> ::std::option::Option<V::Output> {
+        match method {
+            "initialize" => ::std::option::Option::Some(visitor.visit::<Initialize>()),
+            "ping" => ::std::option::Option::Some(visitor.visit::<Ping>()),
+            "resources/list" => {
+                ::std::option::Option::Some(visitor.visit::<ListResources>())
+            }
+            "resources/templates/list" => {
+                ::std::option::Option::Some(visitor.visit::<ListResourceTemplates>())
+            }
+            "resources/read" => {
+                ::std::option::Option::Some(visitor.visit::<ReadResource>())
+            }
+            "resources/subscribe" => {
+                ::std::option::Option::Some(visitor.visit::<Subscribe>())
+            }
+            "resources/unsubscribe" => {
+                ::std::option::Option::Some(visitor.visit::<Unsubscribe>())
+            }
+            "prompts/list" => ::std::option::Option::Some(visitor.visit::<ListPrompts>()),
+            "prompts/get" => ::std::option::Option::Some(visitor.visit::<GetPrompt>()),
+            "tools/list" => ::std::option::Option::Some(visitor.visit::<ListTools>()),
+            "tools/call" => ::std::option::Option::Some(visitor.visit::<CallTool>()),
+            "tasks/get" => ::std::option::Option::Some(visitor.visit::<GetTask>()),
+            "tasks/result" => {
+                ::std::option::Option::Some(visitor.visit::<GetTaskPayload>())
+            }
+            "tasks/cancel" => ::std::option::Option::Some(visitor.visit::<CancelTask>()),
+            "tasks/list" => ::std::option::Option::Some(visitor.visit::<ListTasks>()),
+            "logging/setLevel" => {
+                ::std::option::Option::Some(visitor.visit::<SetLevel>())
+            }
+            "completion/complete" => {
+                ::std::option::Option::Some(visitor.visit::<Complete>())
+            }
+            "sampling/createMessage" => {
+                ::std::option::Option::Some(visitor.visit::<CreateMessage>())
+            }
+            "roots/list" => ::std::option::Option::Some(visitor.visit::<ListRoots>()),
+            "elicitation/create" => {
+                ::std::option::Option::Some(visitor.visit::<Elicit>())
+            }
+            _ => {
+                let _ = visitor;
+                ::std::option::Option::None
+            }
+        }
+    }
 }
 /// Schema definition names that have a Rust type in this module.
 #[doc(hidden)]

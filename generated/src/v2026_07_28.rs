@@ -2641,21 +2641,9 @@ pub struct ListToolsResultResponse {
     PartialOrd
 )]
 pub enum LoggingLevel {
-    /// `alert`
-    #[serde(rename = "alert")]
-    Alert,
-    /// `critical`
-    #[serde(rename = "critical")]
-    Critical,
     /// `debug`
     #[serde(rename = "debug")]
     Debug,
-    /// `emergency`
-    #[serde(rename = "emergency")]
-    Emergency,
-    /// `error`
-    #[serde(rename = "error")]
-    Error,
     /// `info`
     #[serde(rename = "info")]
     Info,
@@ -2665,18 +2653,30 @@ pub enum LoggingLevel {
     /// `warning`
     #[serde(rename = "warning")]
     Warning,
+    /// `error`
+    #[serde(rename = "error")]
+    Error,
+    /// `critical`
+    #[serde(rename = "critical")]
+    Critical,
+    /// `alert`
+    #[serde(rename = "alert")]
+    Alert,
+    /// `emergency`
+    #[serde(rename = "emergency")]
+    Emergency,
 }
 impl ::std::fmt::Display for LoggingLevel {
     fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
         match *self {
-            Self::Alert => f.write_str("alert"),
-            Self::Critical => f.write_str("critical"),
             Self::Debug => f.write_str("debug"),
-            Self::Emergency => f.write_str("emergency"),
-            Self::Error => f.write_str("error"),
             Self::Info => f.write_str("info"),
             Self::Notice => f.write_str("notice"),
             Self::Warning => f.write_str("warning"),
+            Self::Error => f.write_str("error"),
+            Self::Critical => f.write_str("critical"),
+            Self::Alert => f.write_str("alert"),
+            Self::Emergency => f.write_str("emergency"),
         }
     }
 }
@@ -2686,14 +2686,14 @@ impl ::std::str::FromStr for LoggingLevel {
         value: &str,
     ) -> ::std::result::Result<Self, self::error::ConversionError> {
         match value {
-            "alert" => Ok(Self::Alert),
-            "critical" => Ok(Self::Critical),
             "debug" => Ok(Self::Debug),
-            "emergency" => Ok(Self::Emergency),
-            "error" => Ok(Self::Error),
             "info" => Ok(Self::Info),
             "notice" => Ok(Self::Notice),
             "warning" => Ok(Self::Warning),
+            "error" => Ok(Self::Error),
+            "critical" => Ok(Self::Critical),
+            "alert" => Ok(Self::Alert),
+            "emergency" => Ok(Self::Emergency),
             _ => Err("invalid value".into()),
         }
     }
@@ -7584,6 +7584,10 @@ pub mod method {
     pub enum Discover {}
     impl crate::rpc::Request for Discover {
         const METHOD: &'static str = "server/discover";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::RequestParams;
         type Result = super::DiscoverResult;
     }
@@ -7593,6 +7597,12 @@ pub mod method {
     pub enum ListResources {}
     impl crate::rpc::Request for ListResources {
         const METHOD: &'static str = "resources/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::PaginatedRequestParams;
         type Result = super::ListResourcesResult;
     }
@@ -7602,6 +7612,12 @@ pub mod method {
     pub enum ListResourceTemplates {}
     impl crate::rpc::Request for ListResourceTemplates {
         const METHOD: &'static str = "resources/templates/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::PaginatedRequestParams;
         type Result = super::ListResourceTemplatesResult;
     }
@@ -7611,6 +7627,14 @@ pub mod method {
     pub enum ReadResource {}
     impl crate::rpc::Request for ReadResource {
         const METHOD: &'static str = "resources/read";
+        const MAY_REQUIRE_INPUT: bool = true;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "uri",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "resources",
+        );
         type Params = super::ReadResourceRequestParams;
         type Result = super::ReadResourceOutcome;
     }
@@ -7625,6 +7649,10 @@ pub mod method {
     pub enum SubscriptionsListen {}
     impl crate::rpc::Request for SubscriptionsListen {
         const METHOD: &'static str = "subscriptions/listen";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::SubscriptionsListenRequestParams;
         type Result = super::SubscriptionsListenResult;
     }
@@ -7634,6 +7662,12 @@ pub mod method {
     pub enum ListPrompts {}
     impl crate::rpc::Request for ListPrompts {
         const METHOD: &'static str = "prompts/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "prompts",
+        );
         type Params = super::PaginatedRequestParams;
         type Result = super::ListPromptsResult;
     }
@@ -7643,6 +7677,14 @@ pub mod method {
     pub enum GetPrompt {}
     impl crate::rpc::Request for GetPrompt {
         const METHOD: &'static str = "prompts/get";
+        const MAY_REQUIRE_INPUT: bool = true;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "name",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "prompts",
+        );
         type Params = super::GetPromptRequestParams;
         type Result = super::GetPromptOutcome;
     }
@@ -7655,6 +7697,12 @@ pub mod method {
     pub enum ListTools {}
     impl crate::rpc::Request for ListTools {
         const METHOD: &'static str = "tools/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = true;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tools",
+        );
         type Params = super::PaginatedRequestParams;
         type Result = super::ListToolsResult;
     }
@@ -7664,6 +7712,14 @@ pub mod method {
     pub enum CallTool {}
     impl crate::rpc::Request for CallTool {
         const METHOD: &'static str = "tools/call";
+        const MAY_REQUIRE_INPUT: bool = true;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "name",
+        );
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "tools",
+        );
         type Params = super::CallToolRequestParams;
         type Result = super::CallToolOutcome;
     }
@@ -7676,6 +7732,12 @@ pub mod method {
     pub enum Complete {}
     impl crate::rpc::Request for Complete {
         const METHOD: &'static str = "completion/complete";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "completions",
+        );
         type Params = super::CompleteRequestParams;
         type Result = super::CompleteResult;
     }
@@ -7685,6 +7747,12 @@ pub mod method {
     pub enum CreateMessage {}
     impl crate::rpc::Request for CreateMessage {
         const METHOD: &'static str = "sampling/createMessage";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "sampling",
+        );
         type Params = super::CreateMessageRequestParams;
         type Result = super::CreateMessageResult;
     }
@@ -7700,6 +7768,12 @@ pub mod method {
     pub enum ListRoots {}
     impl crate::rpc::Request for ListRoots {
         const METHOD: &'static str = "roots/list";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "roots",
+        );
         type Params = ::std::option::Option<super::ListRootsRequestParams>;
         type Result = super::ListRootsResult;
     }
@@ -7709,6 +7783,12 @@ pub mod method {
     pub enum Elicit {}
     impl crate::rpc::Request for Elicit {
         const METHOD: &'static str = "elicitation/create";
+        const MAY_REQUIRE_INPUT: bool = false;
+        const CACHEABLE: bool = false;
+        const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+            "elicitation",
+        );
         type Params = super::ElicitRequestParams;
         type Result = super::ElicitResult;
     }
@@ -7793,6 +7873,326 @@ pub mod method {
         type Params = super::LoggingMessageNotificationParams;
     }
     impl crate::rpc::ServerNotificationMethod for LoggingMessage {}
+    /// Every method of this version, requests and notifications, in schema order.
+    pub const ALL: &[crate::rpc::MethodInfo] = &[
+        crate::rpc::MethodInfo {
+            method: "server/discover",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: true,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: true,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/templates/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: true,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "resources/read",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: true,
+            cacheable: true,
+            target: ::std::option::Option::Some("uri"),
+            capability: ::std::option::Option::Some("resources"),
+        },
+        crate::rpc::MethodInfo {
+            method: "subscriptions/listen",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "prompts/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: true,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("prompts"),
+        },
+        crate::rpc::MethodInfo {
+            method: "prompts/get",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: true,
+            cacheable: false,
+            target: ::std::option::Option::Some("name"),
+            capability: ::std::option::Option::Some("prompts"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tools/list",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: true,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("tools"),
+        },
+        crate::rpc::MethodInfo {
+            method: "tools/call",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: true,
+            cacheable: false,
+            target: ::std::option::Option::Some("name"),
+            capability: ::std::option::Option::Some("tools"),
+        },
+        crate::rpc::MethodInfo {
+            method: "completion/complete",
+            is_request: true,
+            client_request: true,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("completions"),
+        },
+        crate::rpc::MethodInfo {
+            method: "sampling/createMessage",
+            is_request: true,
+            client_request: false,
+            server_request: false,
+            input_request: true,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("sampling"),
+        },
+        crate::rpc::MethodInfo {
+            method: "roots/list",
+            is_request: true,
+            client_request: false,
+            server_request: false,
+            input_request: true,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("roots"),
+        },
+        crate::rpc::MethodInfo {
+            method: "elicitation/create",
+            is_request: true,
+            client_request: false,
+            server_request: false,
+            input_request: true,
+            client_notification: false,
+            server_notification: false,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::Some("elicitation"),
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/cancelled",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: true,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/progress",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/resources/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/subscriptions/acknowledged",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/resources/updated",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/prompts/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/tools/list_changed",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+        crate::rpc::MethodInfo {
+            method: "notifications/message",
+            is_request: false,
+            client_request: false,
+            server_request: false,
+            input_request: false,
+            client_notification: false,
+            server_notification: true,
+            may_require_input: false,
+            cacheable: false,
+            target: ::std::option::Option::None,
+            capability: ::std::option::Option::None,
+        },
+    ];
+    /// What this version says about `method`, if it defines it.
+    pub fn info(method: &str) -> ::std::option::Option<&'static crate::rpc::MethodInfo> {
+        ALL.iter().find(|m| m.method == method)
+    }
+    /// Calls `visitor` with the request marker whose [`crate::rpc::Request::METHOD`]
+    /// is `method`; `None` when this version has no such request.
+    pub fn visit_request<V: crate::rpc::RequestVisitor>(
+        method: &str,
+        visitor: V,
+    ) -> ::std::option::Option<V::Output> {
+        match method {
+            "server/discover" => ::std::option::Option::Some(visitor.visit::<Discover>()),
+            "resources/list" => {
+                ::std::option::Option::Some(visitor.visit::<ListResources>())
+            }
+            "resources/templates/list" => {
+                ::std::option::Option::Some(visitor.visit::<ListResourceTemplates>())
+            }
+            "resources/read" => {
+                ::std::option::Option::Some(visitor.visit::<ReadResource>())
+            }
+            "subscriptions/listen" => {
+                ::std::option::Option::Some(visitor.visit::<SubscriptionsListen>())
+            }
+            "prompts/list" => ::std::option::Option::Some(visitor.visit::<ListPrompts>()),
+            "prompts/get" => ::std::option::Option::Some(visitor.visit::<GetPrompt>()),
+            "tools/list" => ::std::option::Option::Some(visitor.visit::<ListTools>()),
+            "tools/call" => ::std::option::Option::Some(visitor.visit::<CallTool>()),
+            "completion/complete" => {
+                ::std::option::Option::Some(visitor.visit::<Complete>())
+            }
+            "sampling/createMessage" => {
+                ::std::option::Option::Some(visitor.visit::<CreateMessage>())
+            }
+            "roots/list" => ::std::option::Option::Some(visitor.visit::<ListRoots>()),
+            "elicitation/create" => {
+                ::std::option::Option::Some(visitor.visit::<Elicit>())
+            }
+            _ => {
+                let _ = visitor;
+                ::std::option::Option::None
+            }
+        }
+    }
 }
 /// Schema definition names that have a Rust type in this module.
 #[doc(hidden)]

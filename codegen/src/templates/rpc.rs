@@ -13,6 +13,19 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub trait Request: 'static {
     /// The JSON-RPC `method` string.
     const METHOD: &'static str;
+    /// Whether the result is an `Outcome`: the complete result or an
+    /// `InputRequiredResult` (true exactly for the markers implementing
+    /// [`MayRequireInput`]).
+    const MAY_REQUIRE_INPUT: bool;
+    /// Whether the result requires `ttlMs` and `cacheScope`, so a client may cache it.
+    const CACHEABLE: bool;
+    /// The params member naming what the request acts on: `Some("name")` for
+    /// `tools/call` and `prompts/get`, `Some("uri")` for `resources/read`.
+    const TARGET: Option<&'static str>;
+    /// The member of the receiver's capabilities that says it handles this method
+    /// (`ServerCapabilities` for a client's request, `ClientCapabilities` for the
+    /// server's), such as `tools` or `elicitation`; `None` when no capability gates it.
+    const CAPABILITY: Option<&'static str>;
     /// The `params` member of the request.
     type Params: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
     /// The `result` member of a successful response.
@@ -52,6 +65,44 @@ pub trait ClientNotificationMethod: Notification {}
 
 /// A notification a server sends to a client.
 pub trait ServerNotificationMethod: Notification {}
+
+/// Code generic over a request marker, run for a method known only as a string
+/// through a version's `method::visit_request`.
+pub trait RequestVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Called with the marker whose [`Request::METHOD`] matched.
+    fn visit<M: Request>(self) -> Self::Output;
+}
+
+/// What a protocol version says about one method, without its types: one entry per
+/// method in a version's `method::ALL`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MethodInfo {
+    /// The JSON-RPC `method` string.
+    pub method: &'static str,
+    /// Whether it is a request (false for a notification).
+    pub is_request: bool,
+    /// A client sends it to a server as a request.
+    pub client_request: bool,
+    /// A server sends it to a client as a request (2025-11-25 sessions).
+    pub server_request: bool,
+    /// A server embeds it in `InputRequiredResult.inputRequests`.
+    pub input_request: bool,
+    /// A client sends it to a server as a notification.
+    pub client_notification: bool,
+    /// A server sends it to a client as a notification.
+    pub server_notification: bool,
+    /// [`Request::MAY_REQUIRE_INPUT`] (false for a notification).
+    pub may_require_input: bool,
+    /// [`Request::CACHEABLE`] (false for a notification).
+    pub cacheable: bool,
+    /// [`Request::TARGET`] (`None` for a notification).
+    pub target: Option<&'static str>,
+    /// [`Request::CAPABILITY`] (`None` for a notification).
+    pub capability: Option<&'static str>,
+}
 
 /// A string the schema pins a member to, such as a content block's `type`.
 pub trait ConstStr: Default {

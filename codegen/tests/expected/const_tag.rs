@@ -173,7 +173,27 @@ impl<'de> ::serde::Deserialize<'de> for Shape {
 }
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
-pub mod method {}
+pub mod method {
+    /// Every method of this version, requests and notifications, in schema order.
+    pub const ALL: &[crate::rpc::MethodInfo] = &[];
+    /// What this version says about `method`, if it defines it.
+    pub fn info(method: &str) -> ::std::option::Option<&'static crate::rpc::MethodInfo> {
+        ALL.iter().find(|m| m.method == method)
+    }
+    /// Calls `visitor` with the request marker whose [`crate::rpc::Request::METHOD`]
+    /// is `method`; `None` when this version has no such request.
+    pub fn visit_request<V: crate::rpc::RequestVisitor>(
+        method: &str,
+        visitor: V,
+    ) -> ::std::option::Option<V::Output> {
+        match method {
+            _ => {
+                let _ = visitor;
+                ::std::option::Option::None
+            }
+        }
+    }
+}
 /// Schema definition names that have a Rust type in this module.
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["Circle", "Shape", "Square"];
