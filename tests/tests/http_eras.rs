@@ -20,7 +20,7 @@ use tern::ask;
 use tern::client::{Client, EraMode};
 use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
-use tern::transport::http::client::HttpClientTransport;
+use tern::transport::http::client::{EraCache, HttpClientTransport};
 use tern::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ElicitValue, InputRequest, InputResponse, method,
 };
@@ -87,10 +87,18 @@ fn provisioner() -> Server {
 
 async fn connect(addr: SocketAddr, asked: &Asked, mode: EraMode) -> tern::Result<Client> {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
+    connect_through(Arc::new(transport), asked, mode).await
+}
+
+async fn connect_through(
+    transport: Arc<HttpClientTransport>,
+    asked: &Asked,
+    mode: EraMode,
+) -> tern::Result<Client> {
     recording_client(asked)
         .era(mode)
         .discovery_timeout(Duration::from_secs(5))
-        .negotiate(Arc::new(transport))
+        .negotiate(transport)
         .await
 }
 
@@ -420,16 +428,46 @@ async fn a_modern_error_in_a_refusal_is_read_as_the_servers_versions() {
 }
 
 #[tokio::test]
-async fn the_era_found_is_remembered_for_the_endpoint() {
+async fn the_era_found_is_remembered_in_the_era_cache_the_transports_share() {
     let (addr, seen) = legacy_server(Refusal::BadRequest).await;
-    for _ in 0..3 {
-        let client = connect(addr, &Asked::default(), EraMode::Auto)
+    let builder = HttpClientTransport::builder(url(addr));
+    let eras = EraCache::new();
+    let shared = || {
+        let transport = HttpClientTransport::builder(url(addr))
+            .with_era_cache(eras.clone())
+            .build()
+            .unwrap();
+        Arc::new(transport)
+    };
+    let one_transport = Arc::new(builder.clone().build().unwrap());
+    let transports = [
+        // Two clients of one transport, another transport of the same builder, and
+        // two transports given the same cache.
+        Arc::clone(&one_transport),
+        one_transport,
+        Arc::new(builder.build().unwrap()),
+        shared(),
+        shared(),
+    ];
+    for transport in transports {
+        let client = connect_through(transport, &Asked::default(), EraMode::Auto)
             .await
             .unwrap();
         assert_eq!(client.protocol_version(), "2025-11-25");
     }
-    assert_eq!(seen.lock().unwrap().refused, 1, "probed once");
-    assert_eq!(seen.lock().unwrap().initialized, 3, "a session per client");
+    assert_eq!(seen.lock().unwrap().refused, 2, "probed once per cache");
+    assert_eq!(seen.lock().unwrap().initialized, 5, "a session per client");
+    assert_eq!(eras.era(&url(addr)), Some(Era::Session));
+
+    eras.forget(&url(addr));
+    connect_through(shared(), &Asked::default(), EraMode::Auto)
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.lock().unwrap().refused,
+        3,
+        "a forgotten era is probed again"
+    );
 }
 
 #[tokio::test]

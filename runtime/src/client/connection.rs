@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::discovery::{EraTransport, ServerRequestHandler};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::transport::{
-    BoxFuture, CallError, ClientTransport, MessageTransport, OutgoingRequest, TransportError,
+    BoxFuture, CallError, ClientTransport, EraTransport, MessageTransport, OutgoingRequest,
+    ServerRequestHandler, TransportError,
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::{IdKey, lock};

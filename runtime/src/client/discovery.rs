@@ -8,7 +8,6 @@
 //! ([`EraTransport::is_legacy_answer`]): on a message transport it is a JSON-RPC error,
 //! over HTTP a 400, 404 or 405 whose body is not a modern error.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,19 +15,14 @@ use serde_json::{Value, json};
 use super::callbacks::Callbacks;
 use crate::Era;
 use crate::Error;
-use crate::jsonrpc::{RpcError, code};
+use crate::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
-use crate::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest};
+use crate::transport::{CallError, EraTransport, OutgoingRequest, is_modern_error};
 use crate::types::v2025_11_25 as old;
 
 /// How long [`EraMode::Auto`] waits for the answer to its probe before deciding the
 /// server is a 2025-11-25 one that ignores unknown requests.
 pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Answers a server's requests on a 2025-11-25 session: takes the method and params,
-/// resolves to the result or the JSON-RPC error to send back.
-pub type ServerRequestHandler =
-    Arc<dyn Fn(String, Option<Value>) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
 
 /// How a client picks the protocol era of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -40,52 +34,6 @@ pub enum EraMode {
     Stateless,
     /// Open a 2025-11-25 session (`initialize`) without probing.
     Session,
-}
-
-/// A client transport that can speak both eras: it tells what a failed modern probe
-/// means, and carries a 2025-11-25 server's requests to the client's callbacks.
-pub trait EraTransport: ClientTransport {
-    /// Sends the server's requests (2025-11-25 sessions) to `handler` and its answers
-    /// back to the server.
-    fn route_server_requests(&self, handler: ServerRequestHandler);
-
-    /// Whether `error`, the failure of the modern probe, shows a 2025-11-25 server.
-    /// By default: any JSON-RPC error that is not a modern one.
-    fn is_legacy_answer(&self, error: &CallError) -> bool {
-        matches!(error, CallError::Rpc(e) if !is_modern_error(e))
-    }
-
-    /// The era this transport's server was already found to speak (by an earlier
-    /// client of the same endpoint), so [`EraMode::Auto`] need not probe again.
-    fn known_era(&self) -> Option<Era> {
-        None
-    }
-
-    /// The probe found the server to speak `era`: remember it for
-    /// [`known_era`](Self::known_era).
-    fn discovered(&self, era: Era) {
-        let _ = era;
-    }
-
-    /// The client is about to speak `era` on this transport (before `initialize`, for
-    /// a 2025-11-25 session), so version headers can follow.
-    fn negotiated(&self, era: Era) {
-        let _ = era;
-    }
-}
-
-/// Whether a JSON-RPC error is one only a 2026-07-28 server sends: -32022 with the
-/// supported versions, or -32020 (HTTP headers disagree with the body).
-pub fn is_modern_error(error: &RpcError) -> bool {
-    match error.code {
-        code::UNSUPPORTED_PROTOCOL_VERSION => error
-            .data
-            .as_ref()
-            .and_then(|d| d.get("supported"))
-            .is_some_and(Value::is_array),
-        code::HEADER_MISMATCH => true,
-        _ => false,
-    }
 }
 
 /// What the client says about itself while negotiating.

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::callbacks::{Callbacks, InputContext};
-use super::discovery::ServerRequestHandler;
 use crate::Error;
 use crate::jsonrpc::RpcError;
+use crate::transport::ServerRequestHandler;
 use crate::types::v2026_07_28::InputRequest;
 
 /// The handler a legacy session answers the server's requests with: `ping`, and

@@ -27,11 +27,13 @@
 //! # Ok(()) }
 //! ```
 
+mod builder;
 mod callbacks;
 mod connection;
 mod discovery;
 mod input_loop;
 mod legacy;
+mod retry;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,22 +42,22 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
+pub use builder::ClientBuilder;
 pub use callbacks::InputContext;
 pub use connection::Connection;
-pub use discovery::{
-    DEFAULT_DISCOVERY_TIMEOUT, EraMode, EraTransport, ServerRequestHandler, is_modern_error,
-};
+pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
+// The era hooks belong to the transports that implement them; named here too, beside
+// the builder that drives them.
+pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
 
 use crate::protocol::RequestMeta;
-use crate::transport::{CallError, ClientTransport, MessageTransport, OutgoingRequest};
+use crate::transport::{CallError, ClientTransport, OutgoingRequest};
 use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
-    ClientCapabilitiesSampling, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, GetPromptRequestParams, GetPromptResult, Implementation,
-    InputRequests, InputResponses, ListRootsRequestParams, ListRootsResult,
-    ProgressNotificationParams, ReadResourceRequestParams, ReadResourceResult, method,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
+    GetPromptResult, InputRequests, InputResponses, ProgressNotificationParams,
+    ReadResourceRequestParams, ReadResourceResult, method,
 };
 use crate::{Era, Error};
 use callbacks::Callbacks;
@@ -96,33 +98,7 @@ pub(crate) struct Backoff {
     pub(crate) max: Duration,
 }
 
-/// Builds a [`Client`].
-pub struct ClientBuilder {
-    info: Implementation,
-    callbacks: Callbacks,
-    max_rounds: usize,
-    elicitation_url: bool,
-    sampling_tools: bool,
-    declared: Option<ClientCapabilities>,
-    era_mode: EraMode,
-    discovery_timeout: Duration,
-}
-
 impl Client {
-    /// A builder for a client called `name` at `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
-        ClientBuilder {
-            info: Implementation::new(name, version),
-            callbacks: Callbacks::default(),
-            max_rounds: DEFAULT_MAX_ROUNDS,
-            elicitation_url: false,
-            sampling_tools: false,
-            declared: None,
-            era_mode: EraMode::Auto,
-            discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
-        }
-    }
-
     /// The protocol version in use: `"2026-07-28"`, or `"2025-11-25"` on a session
     /// with a server of that era.
     pub fn protocol_version(&self) -> &str {
@@ -239,36 +215,13 @@ impl Client {
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
         }
-        let params = Value::Object(params);
         let request = OutgoingRequest {
             id,
             method: method.to_owned(),
-            params: params.clone(),
-            notifications: notifications.clone(),
+            params: Value::Object(params),
+            notifications,
         };
-        let mut outcome = transport.request(request).await;
-        if self.inner.era == Era::Stateless {
-            // Over HTTP the refusal arrives as a 400 carrying the JSON-RPC error.
-            let refusal = match &outcome {
-                Err(CallError::Rpc(e)) => Some(e),
-                Err(CallError::Transport(t)) => t.rpc_error(),
-                Ok(_) => None,
-            };
-            if let Some(e) = refusal {
-                if retry_after_version_refusal(e) {
-                    // The server says it speaks our version after all (a load balancer
-                    // may have reached an older instance): one retry, with a new id.
-                    tracing::debug!(method, "retrying once after -32022 listing our version");
-                    let retry = OutgoingRequest {
-                        id: transport.next_id(),
-                        method: method.to_owned(),
-                        params,
-                        notifications,
-                    };
-                    outcome = transport.request(retry).await;
-                }
-            }
-        }
+        let outcome = retry::send(transport.as_ref(), self.inner.era, request).await;
         outcome.map_err(|e| match e {
             CallError::Rpc(e) => Error::Rpc(Box::new(e)),
             CallError::Transport(e) => Error::Transport(e),
@@ -363,188 +316,4 @@ fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::R
             }
         }
     })
-}
-
-/// Whether a -32022 (unsupported protocol version) refusal lists the version tern
-/// speaks among the server's supported ones, so that retrying the request can succeed.
-fn retry_after_version_refusal(error: &crate::jsonrpc::RpcError) -> bool {
-    error.code == crate::jsonrpc::code::UNSUPPORTED_PROTOCOL_VERSION
-        && error
-            .data
-            .as_ref()
-            .and_then(|d| d.get("supported"))
-            .and_then(Value::as_array)
-            .is_some_and(|versions| {
-                versions
-                    .iter()
-                    .any(|v| v.as_str() == Some(crate::protocol::PROTOCOL_VERSION))
-            })
-}
-
-impl ClientBuilder {
-    /// Answers elicitation requests (`elicitation/create`), in input requests and, on a
-    /// 2025-11-25 session, as server-to-client requests. Declares the `elicitation`
-    /// capability (form mode; see [`elicitation_url`](Self::elicitation_url)).
-    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(InputContext, ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<ElicitResult, crate::jsonrpc::RpcError>>
-            + Send
-            + 'static,
-    {
-        self.callbacks.elicitation = Some(callbacks::erase(f));
-        self
-    }
-
-    /// Declares support for URL-mode elicitation too.
-    pub fn elicitation_url(mut self, yes: bool) -> Self {
-        self.elicitation_url = yes;
-        self
-    }
-
-    /// Answers sampling requests (`sampling/createMessage`). Declares `sampling`.
-    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(InputContext, CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<CreateMessageResult, crate::jsonrpc::RpcError>>
-            + Send
-            + 'static,
-    {
-        self.callbacks.sampling = Some(callbacks::erase(f));
-        self
-    }
-
-    /// Declares that the sampling callback handles requests that offer tools.
-    pub fn sampling_tools(mut self, yes: bool) -> Self {
-        self.sampling_tools = yes;
-        self
-    }
-
-    /// Answers roots requests (`roots/list`). Declares `roots`.
-    pub fn on_list_roots<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(InputContext, Option<ListRootsRequestParams>) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<ListRootsResult, crate::jsonrpc::RpcError>>
-            + Send
-            + 'static,
-    {
-        self.callbacks.roots = Some(callbacks::erase(f));
-        self
-    }
-
-    /// The cap on input-required rounds per call (default 10). A server that keeps
-    /// answering input-required beyond it makes the call fail with
-    /// [`Error::InputRequiredRoundsExceeded`].
-    pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
-        self.max_rounds = rounds;
-        self
-    }
-
-    /// Declares exactly these capabilities on every request, instead of deriving them
-    /// from the registered callbacks. A client that drives the loop itself (see
-    /// [`Client::request`]) declares what it will answer this way.
-    pub fn capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.declared = Some(capabilities);
-        self
-    }
-
-    fn capabilities_value(&self) -> Value {
-        if let Some(declared) = &self.declared {
-            return serde_json::to_value(declared).unwrap_or_else(|_| Value::Object(Map::new()));
-        }
-        let mut caps = ClientCapabilities::new();
-        if self.callbacks.elicitation.is_some() {
-            let mut e = ClientCapabilitiesElicitation::new();
-            e.form = Some(Map::new());
-            if self.elicitation_url {
-                e.url = Some(Map::new());
-            }
-            caps.elicitation = Some(e);
-        }
-        if self.callbacks.sampling.is_some() {
-            let mut s = ClientCapabilitiesSampling::new();
-            if self.sampling_tools {
-                s.tools = Some(Map::new());
-            }
-            caps.sampling = Some(s);
-        }
-        if self.callbacks.roots.is_some() {
-            caps.roots = Some(Map::new());
-        }
-        serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
-    }
-
-    /// How [`discover`](Self::discover) and [`negotiate`](Self::negotiate) pick the
-    /// protocol era (default [`EraMode::Auto`]: probe the server).
-    pub fn era(mut self, mode: EraMode) -> Self {
-        self.era_mode = mode;
-        self
-    }
-
-    /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
-    /// for a 2025-11-25 one (default [`DEFAULT_DISCOVERY_TIMEOUT`]).
-    pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
-        self.discovery_timeout = timeout;
-        self
-    }
-
-    /// A client over a message transport (stdio, or one end of
-    /// [`memory::pair`](crate::transport::memory::pair)) speaking whichever era the
-    /// server does: under the default [`EraMode::Auto`] it probes with
-    /// `server/discover` and falls back to a 2025-11-25 session (`initialize`) on any
-    /// answer that is not a modern one. [`Client::protocol_version`] tells the outcome.
-    pub async fn discover<T: MessageTransport>(self, transport: T) -> crate::Result<Client> {
-        self.negotiate(Arc::new(Connection::new(transport))).await
-    }
-
-    /// Like [`discover`](Self::discover), over any transport that can speak both eras
-    /// (such as HTTP).
-    pub async fn negotiate<T: EraTransport>(self, transport: Arc<T>) -> crate::Result<Client> {
-        let capabilities = self.capabilities_value();
-        let info = self.info_value();
-        let hello = discovery::Hello {
-            info: &info,
-            capabilities: &capabilities,
-            callbacks: &self.callbacks,
-            timeout: self.discovery_timeout,
-        };
-        let era = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
-        Ok(self.build_in(transport, era))
-    }
-
-    fn info_value(&self) -> Value {
-        serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()))
-    }
-
-    /// A client speaking 2026-07-28 through `transport`.
-    pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
-        self.build_in(transport, Era::Stateless)
-    }
-
-    fn build_in(self, transport: Arc<dyn ClientTransport>, era: Era) -> Client {
-        let capabilities = self.capabilities_value();
-        let info = self.info_value();
-        Client {
-            inner: Arc::new(Inner {
-                transport,
-                info,
-                capabilities,
-                callbacks: self.callbacks,
-                max_rounds: self.max_rounds,
-                backoff: Backoff {
-                    first: Duration::from_millis(50),
-                    max: Duration::from_millis(250),
-                },
-                era,
-            }),
-        }
-    }
-
-    /// A client over a message transport (such as one end of
-    /// [`memory::pair`](crate::transport::memory::pair)); speaks 2026-07-28 without
-    /// probing. Use [`discover`](Self::discover) for a server that may be of the
-    /// 2025-11-25 era.
-    pub fn connect<T: MessageTransport>(self, transport: T) -> Client {
-        self.build(Arc::new(Connection::new(transport)))
-    }
 }

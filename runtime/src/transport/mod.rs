@@ -12,11 +12,14 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::RpcError;
 use crate::types::v2026_07_28::RequestId;
 
+mod era;
 #[cfg(any(feature = "http-server", feature = "http-client"))]
 pub mod http;
 pub mod memory;
 #[cfg(feature = "stdio")]
 pub mod stdio;
+
+pub use era::{EraTransport, ServerRequestHandler, is_modern_error};
 
 /// A boxed future, as transports return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -148,8 +151,15 @@ pub enum CallError {
 /// What a client needs from a transport: send a request and await its result; send a
 /// notification. Dropping the returned future abandons the request, and the transport
 /// tells the server (`notifications/cancelled`, or closing the HTTP stream).
+///
+/// A transport sends each request once. The client decides whether a refused request
+/// goes out again (it keeps all its retries in one place); for two of them it first
+/// asks the transport to mend what it owns, through
+/// [`reopen_session`](Self::reopen_session) and
+/// [`refresh_tool_headers`](Self::refresh_tool_headers). A transport that wraps
+/// another should pass both on.
 pub trait ClientTransport: Send + Sync + 'static {
-    /// Sends `request` and resolves to its result.
+    /// Sends `request` once and resolves to its result.
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>>;
     /// Sends a notification.
     fn notify(
@@ -159,4 +169,27 @@ pub trait ClientTransport: Send + Sync + 'static {
     ) -> BoxFuture<'_, Result<(), TransportError>>;
     /// A new request id.
     fn next_id(&self) -> RequestId;
+
+    /// The server answered HTTP 404 to a request in the 2025-11-25 session it named (the
+    /// session expired, or the server restarted): opens a new session with the same
+    /// `initialize`, as that era asks, unless a concurrent caller already did. Resolves
+    /// to whether the request is worth sending again: `false` when the transport keeps
+    /// no such session. By default: `false`.
+    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+        Box::pin(async { Ok(false) })
+    }
+
+    /// The server refused a `tools/call` of `tool` with -32020 (its headers disagree
+    /// with the body): re-reads the server's tool list (each page's request carrying
+    /// `meta`, the call's `_meta`), so that the headers derived from the tools'
+    /// `x-mcp-header` annotations follow the server's. Resolves to whether a call of
+    /// `tool` now carries other headers. By default: `false`.
+    fn refresh_tool_headers<'a>(
+        &'a self,
+        tool: &'a str,
+        meta: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
+        let _ = (tool, meta);
+        Box::pin(async { Ok(false) })
+    }
 }

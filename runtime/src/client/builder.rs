@@ -1,0 +1,214 @@
+//! Building a client: its name, the callbacks that answer input requests (and so the
+//! capabilities it declares), the cap on rounds, and how the protocol era is settled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::callbacks::{self, Callbacks};
+use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
+use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
+use crate::Era;
+use crate::transport::{ClientTransport, EraTransport, MessageTransport};
+use crate::types::v2026_07_28::{
+    ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, ListRootsRequestParams, ListRootsResult,
+};
+
+/// Builds a [`Client`].
+pub struct ClientBuilder {
+    info: Implementation,
+    callbacks: Callbacks,
+    max_rounds: usize,
+    elicitation_url: bool,
+    sampling_tools: bool,
+    declared: Option<ClientCapabilities>,
+    era_mode: EraMode,
+    discovery_timeout: Duration,
+}
+
+impl Client {
+    /// A builder for a client called `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            callbacks: Callbacks::default(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            elicitation_url: false,
+            sampling_tools: false,
+            declared: None,
+            era_mode: EraMode::Auto,
+            discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// Answers elicitation requests (`elicitation/create`), in input requests and, on a
+    /// 2025-11-25 session, as server-to-client requests. Declares the `elicitation`
+    /// capability (form mode; see [`elicitation_url`](Self::elicitation_url)).
+    pub fn on_elicitation<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ElicitResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.elicitation = Some(callbacks::erase(f));
+        self
+    }
+
+    /// Declares support for URL-mode elicitation too.
+    pub fn elicitation_url(mut self, yes: bool) -> Self {
+        self.elicitation_url = yes;
+        self
+    }
+
+    /// Answers sampling requests (`sampling/createMessage`). Declares `sampling`.
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<CreateMessageResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.sampling = Some(callbacks::erase(f));
+        self
+    }
+
+    /// Declares that the sampling callback handles requests that offer tools.
+    pub fn sampling_tools(mut self, yes: bool) -> Self {
+        self.sampling_tools = yes;
+        self
+    }
+
+    /// Answers roots requests (`roots/list`). Declares `roots`.
+    pub fn on_list_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputContext, Option<ListRootsRequestParams>) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<ListRootsResult, crate::jsonrpc::RpcError>>
+            + Send
+            + 'static,
+    {
+        self.callbacks.roots = Some(callbacks::erase(f));
+        self
+    }
+
+    /// The cap on input-required rounds per call (default 10). A server that keeps
+    /// answering input-required beyond it makes the call fail with
+    /// [`Error::InputRequiredRoundsExceeded`].
+    pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// Declares exactly these capabilities on every request, instead of deriving them
+    /// from the registered callbacks. A client that drives the loop itself (see
+    /// [`Client::request`]) declares what it will answer this way.
+    pub fn capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.declared = Some(capabilities);
+        self
+    }
+
+    fn capabilities_value(&self) -> Value {
+        if let Some(declared) = &self.declared {
+            return serde_json::to_value(declared).unwrap_or_else(|_| Value::Object(Map::new()));
+        }
+        let mut caps = ClientCapabilities::new();
+        if self.callbacks.elicitation.is_some() {
+            let mut e = ClientCapabilitiesElicitation::new();
+            e.form = Some(Map::new());
+            if self.elicitation_url {
+                e.url = Some(Map::new());
+            }
+            caps.elicitation = Some(e);
+        }
+        if self.callbacks.sampling.is_some() {
+            let mut s = ClientCapabilitiesSampling::new();
+            if self.sampling_tools {
+                s.tools = Some(Map::new());
+            }
+            caps.sampling = Some(s);
+        }
+        if self.callbacks.roots.is_some() {
+            caps.roots = Some(Map::new());
+        }
+        serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
+    /// How [`discover`](Self::discover) and [`negotiate`](Self::negotiate) pick the
+    /// protocol era (default [`EraMode::Auto`]: probe the server).
+    pub fn era(mut self, mode: EraMode) -> Self {
+        self.era_mode = mode;
+        self
+    }
+
+    /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
+    /// for a 2025-11-25 one (default [`DEFAULT_DISCOVERY_TIMEOUT`]).
+    pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
+        self.discovery_timeout = timeout;
+        self
+    }
+
+    /// A client over a message transport (stdio, or one end of
+    /// [`memory::pair`](crate::transport::memory::pair)) speaking whichever era the
+    /// server does: under the default [`EraMode::Auto`] it probes with
+    /// `server/discover` and falls back to a 2025-11-25 session (`initialize`) on any
+    /// answer that is not a modern one. [`Client::protocol_version`] tells the outcome.
+    pub async fn discover<T: MessageTransport>(self, transport: T) -> crate::Result<Client> {
+        self.negotiate(Arc::new(Connection::new(transport))).await
+    }
+
+    /// Like [`discover`](Self::discover), over any transport that can speak both eras
+    /// (such as HTTP).
+    pub async fn negotiate<T: EraTransport>(self, transport: Arc<T>) -> crate::Result<Client> {
+        let capabilities = self.capabilities_value();
+        let info = self.info_value();
+        let hello = discovery::Hello {
+            info: &info,
+            capabilities: &capabilities,
+            callbacks: &self.callbacks,
+            timeout: self.discovery_timeout,
+        };
+        let era = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
+        Ok(self.build_in(transport, era))
+    }
+
+    fn info_value(&self) -> Value {
+        serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
+    /// A client speaking 2026-07-28 through `transport`.
+    pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
+        self.build_in(transport, Era::Stateless)
+    }
+
+    fn build_in(self, transport: Arc<dyn ClientTransport>, era: Era) -> Client {
+        let capabilities = self.capabilities_value();
+        let info = self.info_value();
+        Client {
+            inner: Arc::new(Inner {
+                transport,
+                info,
+                capabilities,
+                callbacks: self.callbacks,
+                max_rounds: self.max_rounds,
+                backoff: Backoff {
+                    first: Duration::from_millis(50),
+                    max: Duration::from_millis(250),
+                },
+                era,
+            }),
+        }
+    }
+
+    /// A client over a message transport (such as one end of
+    /// [`memory::pair`](crate::transport::memory::pair)); speaks 2026-07-28 without
+    /// probing. Use [`discover`](Self::discover) for a server that may be of the
+    /// 2025-11-25 era.
+    pub fn connect<T: MessageTransport>(self, transport: T) -> Client {
+        self.build(Arc::new(Connection::new(transport)))
+    }
+}

@@ -1,0 +1,316 @@
+//! Every retry the client makes, in one place and in the order they are tried.
+//!
+//! A transport sends a request once and reports how it failed; only this module decides
+//! whether the request goes out again. Each retry is tried at most once per call, and
+//! only when its refusal is the one named:
+//!
+//! 1. **Tool headers** ([`Retry::ToolHeaders`]): a `tools/call` refused over HTTP with
+//!    -32020 `HeaderMismatch`. The tool's `x-mcp-header` annotations may have changed
+//!    since the transport learned them, so it re-reads `tools/list`
+//!    ([`ClientTransport::refresh_tool_headers`], at most 10 pages); the call is sent
+//!    once more only if the tool's headers changed.
+//! 2. **Session gone** ([`Retry::SessionGone`]): HTTP 404 to a request in a 2025-11-25
+//!    session, which the server no longer knows (it expired, or the server restarted).
+//!    The transport opens a new session with the same `initialize`
+//!    ([`ClientTransport::reopen_session`], shared by concurrent requests that hit the
+//!    same 404), and the request is sent once more.
+//! 3. **Version refused** ([`Retry::VersionRefused`]): in 2026-07-28, -32022
+//!    `UnsupportedProtocolVersion` whose `supported` lists the version tern speaks (a
+//!    load balancer may have reached an older instance). Sent once more as it was.
+//!
+//! A retry is a new request (a new id) with the same method, params and progress
+//! channel. When a mend fails, its error is the call's; when it finds nothing to mend,
+//! the refusal is. The rounds of an input-required result are no retry (the server
+//! asked; see `input_loop`), nor is discovery's fallback to a session (`discovery`).
+
+use serde_json::{Value, json};
+
+use crate::Era;
+use crate::jsonrpc::{RpcError, code};
+use crate::protocol::PROTOCOL_VERSION;
+use crate::transport::{CallError, ClientTransport, OutgoingRequest};
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28::method;
+
+/// A reason to send a refused request again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Retry {
+    /// -32020 on `tools/call` over HTTP: re-read the tool headers, resend if they changed.
+    ToolHeaders,
+    /// HTTP 404 in a 2025-11-25 session: open a new session, resend.
+    SessionGone,
+    /// -32022 listing our version, in 2026-07-28: resend.
+    VersionRefused,
+}
+
+impl Retry {
+    /// Every retry, in the order they are tried.
+    const ORDER: [Retry; 3] = [Self::ToolHeaders, Self::SessionGone, Self::VersionRefused];
+
+    /// Whether `refusal` of a request for `method`, in `era`, calls for this retry.
+    fn answers(self, refusal: &CallError, method: &str, era: Era) -> bool {
+        match self {
+            Self::ToolHeaders => {
+                method == method::CallTool::METHOD
+                    && matches!(refusal, CallError::Transport(t)
+                        if t.rpc_error().is_some_and(|e| e.code == code::HEADER_MISMATCH))
+            }
+            Self::SessionGone => {
+                era == Era::Session
+                    && matches!(refusal, CallError::Transport(t) if t.http_status() == Some(404))
+            }
+            Self::VersionRefused => {
+                era == Era::Stateless && rpc_error(refusal).is_some_and(lists_our_version)
+            }
+        }
+    }
+
+    /// Has the transport mend what the refusal named; whether sending again can help.
+    async fn mend(
+        self,
+        transport: &dyn ClientTransport,
+        params: &Value,
+    ) -> Result<bool, CallError> {
+        match self {
+            Self::ToolHeaders => {
+                let tool = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let meta = params.get("_meta").cloned().unwrap_or_else(|| json!({}));
+                transport.refresh_tool_headers(tool, &meta).await
+            }
+            Self::SessionGone => transport.reopen_session().await,
+            Self::VersionRefused => Ok(true),
+        }
+    }
+}
+
+/// Sends `request` through `transport`, in `era`, retrying it as the module says.
+pub(crate) async fn send(
+    transport: &dyn ClientTransport,
+    era: Era,
+    request: OutgoingRequest,
+) -> Result<Value, CallError> {
+    let OutgoingRequest {
+        id,
+        method,
+        params,
+        notifications,
+    } = request;
+    let attempt = |id| OutgoingRequest {
+        id,
+        method: method.clone(),
+        params: params.clone(),
+        notifications: notifications.clone(),
+    };
+    let mut outcome = transport.request(attempt(id)).await;
+    let mut tried = Vec::new();
+    while let Err(refusal) = &outcome {
+        let Some(retry) = Retry::ORDER
+            .into_iter()
+            .find(|r| !tried.contains(r) && r.answers(refusal, &method, era))
+        else {
+            break;
+        };
+        tried.push(retry);
+        if !retry.mend(transport, &params).await? {
+            break;
+        }
+        tracing::debug!(%method, ?retry, error = %refusal, "sending a refused request again");
+        outcome = transport.request(attempt(transport.next_id())).await;
+    }
+    outcome
+}
+
+/// The JSON-RPC error of a refusal: the answer itself, or the body of an HTTP refusal.
+fn rpc_error(refusal: &CallError) -> Option<&RpcError> {
+    match refusal {
+        CallError::Rpc(e) => Some(e),
+        CallError::Transport(t) => t.rpc_error(),
+    }
+}
+
+/// Whether a -32022 (unsupported protocol version) refusal lists the version tern
+/// speaks among the server's supported ones, so that sending again can succeed.
+fn lists_our_version(error: &RpcError) -> bool {
+    error.code == code::UNSUPPORTED_PROTOCOL_VERSION
+        && error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|versions| {
+                versions
+                    .iter()
+                    .any(|v| v.as_str() == Some(PROTOCOL_VERSION))
+            })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use super::*;
+    use crate::transport::{BoxFuture, TransportError};
+    use crate::types::v2026_07_28::RequestId;
+    use crate::util::lock;
+
+    /// Answers requests from a script and records what the policy asked of it.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Mutex<VecDeque<Result<Value, CallError>>>,
+        /// What each mend resolves to.
+        mends: Mutex<VecDeque<Result<bool, CallError>>>,
+        sent: Mutex<Vec<RequestId>>,
+        mended: Mutex<Vec<&'static str>>,
+        next_id: AtomicI64,
+    }
+
+    impl Scripted {
+        fn new(
+            answers: impl IntoIterator<Item = Result<Value, CallError>>,
+            mends: impl IntoIterator<Item = Result<bool, CallError>>,
+        ) -> Self {
+            Self {
+                answers: Mutex::new(answers.into_iter().collect()),
+                mends: Mutex::new(mends.into_iter().collect()),
+                next_id: AtomicI64::new(100),
+                ..Self::default()
+            }
+        }
+
+        fn mend(&self, what: &'static str) -> BoxFuture<'_, Result<bool, CallError>> {
+            lock(&self.mended).push(what);
+            let mended = lock(&self.mends).pop_front().unwrap_or(Ok(false));
+            Box::pin(async move { mended })
+        }
+    }
+
+    impl ClientTransport for Scripted {
+        fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+            lock(&self.sent).push(request.id);
+            let answer = lock(&self.answers).pop_front().unwrap_or(Ok(json!({})));
+            Box::pin(async move { answer })
+        }
+        fn notify(
+            &self,
+            _method: &str,
+            _params: Option<Value>,
+        ) -> BoxFuture<'_, Result<(), TransportError>> {
+            Box::pin(async { Ok(()) })
+        }
+        fn next_id(&self) -> RequestId {
+            RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed))
+        }
+        fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+            self.mend("session")
+        }
+        fn refresh_tool_headers<'a>(
+            &'a self,
+            _tool: &'a str,
+            _meta: &'a Value,
+        ) -> BoxFuture<'a, Result<bool, CallError>> {
+            self.mend("tools")
+        }
+    }
+
+    fn version_refusal() -> Result<Value, CallError> {
+        let data = json!({"supported": [PROTOCOL_VERSION], "requested": PROTOCOL_VERSION});
+        Err(
+            RpcError::new(code::UNSUPPORTED_PROTOCOL_VERSION, "unsupported")
+                .with_data(data)
+                .into(),
+        )
+    }
+
+    fn http_refusal(status: u16, rpc: Option<RpcError>) -> Result<Value, CallError> {
+        Err(TransportError::http(status, "refused", rpc).into())
+    }
+
+    fn header_refusal() -> Result<Value, CallError> {
+        http_refusal(400, Some(RpcError::header_mismatch("Mcp-Param-Region")))
+    }
+
+    async fn send_call(transport: &Scripted, era: Era) -> Result<Value, CallError> {
+        let request = OutgoingRequest {
+            id: RequestId::Integer(1),
+            method: method::CallTool::METHOD.into(),
+            params: json!({"name": "sql", "arguments": {}}),
+            notifications: None,
+        };
+        send(transport, era, request).await
+    }
+
+    #[tokio::test]
+    async fn a_version_refusal_listing_our_version_is_sent_once_more_under_a_new_id() {
+        let transport = Scripted::new([version_refusal(), Ok(json!({"ok": true}))], []);
+        let answer = send_call(&transport, Era::Stateless).await.unwrap();
+        assert_eq!(answer, json!({"ok": true}));
+        assert_eq!(
+            *lock(&transport.sent),
+            [RequestId::Integer(1), RequestId::Integer(100)]
+        );
+    }
+
+    #[tokio::test]
+    async fn each_retry_is_tried_at_most_once_per_call() {
+        let transport = Scripted::new([version_refusal(), version_refusal()], []);
+        let refused = send_call(&transport, Era::Stateless).await.unwrap_err();
+        assert!(
+            rpc_error(&refused).is_some_and(lists_our_version),
+            "{refused}"
+        );
+        assert_eq!(lock(&transport.sent).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_header_refusal_is_sent_again_only_when_the_tool_headers_changed() {
+        let unchanged = Scripted::new([header_refusal()], [Ok(false)]);
+        let refused = send_call(&unchanged, Era::Stateless).await.unwrap_err();
+        assert_eq!(
+            rpc_error(&refused).map(|e| e.code),
+            Some(code::HEADER_MISMATCH)
+        );
+        assert_eq!(lock(&unchanged.sent).len(), 1);
+
+        let changed = Scripted::new([header_refusal(), Ok(json!({}))], [Ok(true)]);
+        send_call(&changed, Era::Stateless).await.unwrap();
+        assert_eq!(*lock(&changed.mended), ["tools"]);
+        assert_eq!(lock(&changed.sent).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_404_is_sent_again_in_a_new_session_but_not_outside_one() {
+        let session = Scripted::new([http_refusal(404, None), Ok(json!({}))], [Ok(true)]);
+        send_call(&session, Era::Session).await.unwrap();
+        assert_eq!(*lock(&session.mended), ["session"]);
+
+        let stateless = Scripted::new([http_refusal(404, None)], [Ok(true)]);
+        send_call(&stateless, Era::Stateless).await.unwrap_err();
+        assert!(lock(&stateless.mended).is_empty());
+        assert_eq!(lock(&stateless.sent).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_mend_that_fails_is_the_calls_error() {
+        let broken = Err(TransportError::new("tools/list failed").into());
+        let transport = Scripted::new([header_refusal()], [broken]);
+        let err = send_call(&transport, Era::Stateless).await.unwrap_err();
+        assert!(err.to_string().contains("tools/list failed"), "{err}");
+        assert_eq!(lock(&transport.sent).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn retries_of_different_kinds_follow_one_another_in_one_call() {
+        let transport = Scripted::new(
+            [header_refusal(), version_refusal(), Ok(json!({"ok": true}))],
+            [Ok(true)],
+        );
+        let answer = send_call(&transport, Era::Stateless).await.unwrap();
+        assert_eq!(answer, json!({"ok": true}));
+        assert_eq!(lock(&transport.sent).len(), 3);
+    }
+}

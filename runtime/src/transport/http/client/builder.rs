@@ -1,0 +1,199 @@
+//! Making an [`HttpClientTransport`]: the endpoint, timeouts, credentials, extra
+//! headers and TLS roots.
+
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use super::{EraCache, HttpClientTransport, Inner};
+use crate::transport::TransportError;
+use crate::util::lock;
+
+/// Builds an [`HttpClientTransport`]. Clones build transports that share one
+/// [`EraCache`].
+#[derive(Debug, Clone)]
+pub struct HttpClientBuilder {
+    url: String,
+    eras: EraCache,
+    timeout: Option<Duration>,
+    connect_timeout: Duration,
+    bearer: Option<String>,
+    headers: Vec<(String, String)>,
+    #[cfg(feature = "http-client-tls")]
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+}
+
+impl HttpClientBuilder {
+    /// Trusts the certificates in `pem` (one or more `CERTIFICATE` blocks) as roots, in
+    /// addition to the Mozilla set: for servers with a private CA or a self-signed
+    /// certificate. Fails when `pem` holds no certificate or one that does not parse.
+    #[cfg(feature = "http-client-tls")]
+    pub fn with_root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, TransportError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject as _;
+        let before = self.roots.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert =
+                cert.map_err(|e| TransportError::new(format!("invalid PEM certificate: {e}")))?;
+            self.roots.push(cert);
+        }
+        if self.roots.len() == before {
+            return Err(TransportError::new("no CERTIFICATE in the PEM text"));
+        }
+        Ok(self)
+    }
+
+    /// Fails a request (JSON or SSE) that has not completed after `timeout`; a retry
+    /// is a request of its own. Default: none (wrap calls in `tokio::time::timeout` for
+    /// per-call limits).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Gives up connecting after `timeout` (default 10 s).
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sends `Authorization: Bearer {token}` on every request.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// Remembers the era found at the endpoint in `cache`, shared with every transport
+    /// given it, instead of in the cache this builder started with.
+    pub fn with_era_cache(mut self, cache: EraCache) -> Self {
+        self.eras = cache;
+        self
+    }
+
+    /// Sends an extra header on every request.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The transport. Fails on a URL that is not `http://` (or `https://` with the
+    /// `http-client-tls` feature), or a header that is not valid.
+    pub fn build(self) -> Result<HttpClientTransport, TransportError> {
+        let uri: Uri = self
+            .url
+            .parse()
+            .map_err(|e| TransportError::new(format!("invalid MCP URL {:?}: {e}", self.url)))?;
+        match uri.scheme_str() {
+            Some("http") => {}
+            #[cfg(feature = "http-client-tls")]
+            Some("https") => {}
+            #[cfg(not(feature = "http-client-tls"))]
+            Some("https") => {
+                return Err(TransportError::new(
+                    "https URLs need tern's http-client-tls feature",
+                ));
+            }
+            _ => {
+                return Err(TransportError::new(format!(
+                    "the MCP URL {:?} must start with http:// or https://",
+                    self.url
+                )));
+            }
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| TransportError::new(format!("invalid header name {name:?}: {e}")))?;
+            let value = HeaderValue::try_from(value.as_str())
+                .map_err(|e| TransportError::new(format!("invalid header value {value:?}: {e}")))?;
+            headers.append(name, value);
+        }
+        let bearer = self.bearer.as_deref().map(bearer_value).transpose()?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(self.connect_timeout));
+        #[cfg(feature = "http-client-tls")]
+        let connector = {
+            // The TLS layer hands plain http:// through to the inner connector.
+            connector.enforce_http(false);
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls_config(self.roots)?)
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(connector)
+        };
+        let pool = Pool::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(connector);
+        Ok(HttpClientTransport {
+            inner: Arc::new(Inner {
+                pool,
+                uri,
+                next_id: AtomicI64::new(1),
+                timeout: self.timeout,
+                bearer: Mutex::new(bearer),
+                headers,
+                eras: self.eras,
+                tools: Default::default(),
+                session: Default::default(),
+            }),
+        })
+    }
+}
+
+/// rustls with ring, the Mozilla roots and `extra` roots, TLS 1.2 and 1.3.
+#[cfg(feature = "http-client-tls")]
+fn tls_config(
+    extra: Vec<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<rustls::ClientConfig, TransportError> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for cert in extra {
+        roots
+            .add(cert)
+            .map_err(|e| TransportError::new(format!("unusable root certificate: {e}")))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TransportError::new(format!("TLS setup failed: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(config)
+}
+
+fn bearer_value(token: &str) -> Result<HeaderValue, TransportError> {
+    HeaderValue::try_from(format!("Bearer {token}"))
+        .map_err(|_| TransportError::new("the bearer token is not a valid header value"))
+}
+
+impl HttpClientTransport {
+    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`,
+    /// or `https://` with the `http-client-tls` feature).
+    pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
+        HttpClientBuilder {
+            url: url.into(),
+            eras: EraCache::new(),
+            timeout: None,
+            connect_timeout: Duration::from_secs(10),
+            bearer: None,
+            headers: Vec::new(),
+            #[cfg(feature = "http-client-tls")]
+            roots: Vec::new(),
+        }
+    }
+
+    /// Replaces (or with `None` removes) the bearer token sent from now on, for example
+    /// after a refresh.
+    pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
+        let value = token.map(bearer_value).transpose()?;
+        *lock(&self.inner.bearer) = value;
+        Ok(())
+    }
+}

@@ -1,0 +1,84 @@
+//! Which era each endpoint was found to speak, kept by the transports that share one
+//! cache, so that later clients of the same server skip the probe.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use http::Uri;
+
+use crate::Era;
+use crate::util::lock;
+
+/// The protocol era found at each MCP endpoint, by URL, so that
+/// [`EraMode::Auto`](crate::client::EraMode::Auto) probes an endpoint once per cache.
+///
+/// Cheap to clone; clones share the entries. Every [`HttpClientBuilder`] starts with
+/// a new cache, which the transports built from it (clones of the builder included)
+/// share; hand one cache to several builders with
+/// [`HttpClientBuilder::with_era_cache`] to share it wider.
+///
+/// [`HttpClientBuilder`]: super::HttpClientBuilder
+/// [`HttpClientBuilder::with_era_cache`]: super::HttpClientBuilder::with_era_cache
+#[derive(Debug, Clone, Default)]
+pub struct EraCache {
+    eras: Arc<Mutex<HashMap<String, Era>>>,
+}
+
+impl EraCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The era found at the endpoint `url`, if a client of it has probed.
+    pub fn era(&self, url: &str) -> Option<Era> {
+        key(url).and_then(|k| lock(&self.eras).get(&k).copied())
+    }
+
+    /// Forgets the era found at the endpoint `url`, so the next client of it probes
+    /// again (after the server there was replaced by one of another era, say).
+    pub fn forget(&self, url: &str) {
+        if let Some(k) = key(url) {
+            lock(&self.eras).remove(&k);
+        }
+    }
+
+    /// Forgets every era found.
+    pub fn clear(&self) {
+        lock(&self.eras).clear();
+    }
+
+    pub(super) fn get(&self, endpoint: &Uri) -> Option<Era> {
+        lock(&self.eras).get(&endpoint.to_string()).copied()
+    }
+
+    pub(super) fn remember(&self, endpoint: &Uri, era: Era) {
+        lock(&self.eras).insert(endpoint.to_string(), era);
+    }
+}
+
+/// The key of `url`: as a transport spells its URI, which may differ from the text it
+/// was given (`http://h` is `http://h/`).
+fn key(url: &str) -> Option<String> {
+    url.parse::<Uri>().ok().map(|uri| uri.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_era_is_found_by_any_spelling_of_its_url_and_forgotten_the_same_way() {
+        let cache = EraCache::new();
+        let endpoint: Uri = "http://example.test".parse().unwrap();
+        cache.remember(&endpoint, Era::Session);
+        assert_eq!(cache.era("http://example.test/"), Some(Era::Session));
+        assert_eq!(
+            cache.clone().get(&endpoint),
+            Some(Era::Session),
+            "clones share"
+        );
+        cache.forget("http://example.test");
+        assert_eq!(cache.get(&endpoint), None);
+    }
+}

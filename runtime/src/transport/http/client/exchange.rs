@@ -1,0 +1,288 @@
+//! One exchange: a request POSTed with its metadata headers, and its answer read as
+//! one JSON object or an SSE stream (whose notifications go to the request's channel and
+//! whose server requests go to the session).
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming as Body;
+use serde_json::{Value, json};
+
+use super::super::sse::SseReader;
+use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
+use super::HttpClientTransport;
+use crate::jsonrpc::{self, Incoming};
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::transport::{CallError, OutgoingRequest, TransportError};
+use crate::types::rpc::{Notification as _, Request as _};
+use crate::types::v2025_11_25::method as old;
+use crate::types::v2026_07_28::method;
+use crate::util::IdKey;
+
+/// The most a JSON answer (or an error body) may hold: 64 MiB.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+impl HttpClientTransport {
+    /// A POST to the endpoint: JSON in, JSON or SSE out, stamped with `body_version`
+    /// (a 2026-07-28 request's `_meta` version) or else the era's version and session;
+    /// with the session it names, if any.
+    fn post_builder(
+        &self,
+        body_version: Option<&str>,
+    ) -> (http::request::Builder, Option<HeaderValue>) {
+        let legacy = body_version.is_none() && self.inner.session.is_legacy();
+        let version = body_version.unwrap_or(if legacy {
+            LEGACY_PROTOCOL_VERSION
+        } else {
+            PROTOCOL_VERSION
+        });
+        let builder = self
+            .inner
+            .builder(Method::POST, version)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream");
+        if legacy {
+            self.inner.session.stamp(builder)
+        } else {
+            (builder, None)
+        }
+    }
+
+    /// POSTs one message that expects no response (a notification, or the answer to a
+    /// server's request).
+    pub(super) async fn post_message(
+        &self,
+        method_header: Option<&str>,
+        body: String,
+    ) -> Result<(), TransportError> {
+        let (mut builder, _) = self.post_builder(None);
+        if let Some(method) = method_header.filter(|_| !self.inner.session.is_legacy()) {
+            builder = builder.header(METHOD_HEADER, method);
+        }
+        let request = builder
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
+        let response = self
+            .inner
+            .pool
+            .request(request)
+            .await
+            .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
+        let status = response.status();
+        // Drain the body so the connection goes back to the pool.
+        let _ = collect(response.into_body()).await;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(TransportError::http(
+                status.as_u16(),
+                "the server refused a message",
+                None,
+            ))
+        }
+    }
+
+    /// The HTTP request for `request`, and the session it names.
+    fn build_request(
+        &self,
+        request: &mut OutgoingRequest,
+    ) -> Result<(Request<Full<Bytes>>, Option<HeaderValue>), CallError> {
+        let body_version = request
+            .params
+            .get("_meta")
+            .and_then(|m| m.get(META_PROTOCOL_VERSION))
+            .and_then(Value::as_str);
+        let (mut builder, session) = self.post_builder(body_version);
+        // The routing headers are 2026-07-28's; a session's requests go without them.
+        if body_version.is_some() {
+            builder = builder.header(METHOD_HEADER, request.method.as_str());
+        }
+        if let Some(field) = name_field(&request.method).filter(|_| body_version.is_some()) {
+            let name = request
+                .params
+                .get(field)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            builder = builder.header(NAME_HEADER, encode_header_value(name));
+            if request.method == method::CallTool::METHOD {
+                let arguments = request.params.get("arguments").and_then(Value::as_object);
+                builder = self.inner.tools.stamp(builder, name, arguments)?;
+            }
+        }
+        // The params are not needed after this: move them into the body, no deep copy.
+        let params = std::mem::take(&mut request.params);
+        let body = Bytes::from(jsonrpc::request(&request.id, &request.method, Some(params)));
+        let http_request = builder
+            .body(Full::new(body))
+            .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))?;
+        Ok((http_request, session))
+    }
+
+    /// Sends `request` once: the POST, and its answer read. Whether a refused request
+    /// is sent again is the client's decision, not the transport's.
+    pub(super) async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
+        self.inner.session.sending(&request);
+        let (http_request, session) = self.build_request(&mut request)?;
+        self.send(http_request, &request, session).await
+    }
+
+    /// Posts a built request and reads its JSON or SSE answer.
+    async fn send(
+        &self,
+        http_request: Request<Full<Bytes>>,
+        request: &OutgoingRequest,
+        session: Option<HeaderValue>,
+    ) -> Result<Value, CallError> {
+        let response = self.inner.pool.request(http_request).await.map_err(|e| {
+            CallError::Transport(TransportError::new(format!(
+                "POST {} failed: {}",
+                self.inner.uri,
+                chain(&e)
+            )))
+        })?;
+        let status = response.status();
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if status.is_success() {
+            self.inner.session.answered(request, response.headers());
+        }
+        let body = response.into_body();
+        if !status.is_success() {
+            let mut refused = refusal(status, body).await;
+            if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
+                self.inner.session.forgotten(gone);
+                if let CallError::Transport(t) = &mut refused {
+                    t.0.message = "the server no longer knows the 2025-11-25 session".into();
+                }
+            }
+            return Err(refused);
+        }
+        let mut result = if is_sse {
+            self.read_sse(body, request).await
+        } else {
+            let bytes = collect(body).await?;
+            match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
+                Ok(Incoming::Response { result, .. }) => result.map_err(CallError::Rpc),
+                _ => Err(CallError::Transport(TransportError::new(format!(
+                    "HTTP {status} with a body that is not a JSON-RPC response"
+                )))),
+            }
+        }?;
+        if request.method == method::ListTools::METHOD {
+            self.inner.tools.learn(&mut result);
+        }
+        Ok(result)
+    }
+
+    /// Reads an SSE answer: notifications go to the request's channel, the server's own
+    /// requests (2025-11-25 sessions) to the callbacks; the response ends it.
+    async fn read_sse(
+        &self,
+        mut body: Body,
+        request: &OutgoingRequest,
+    ) -> Result<Value, CallError> {
+        let mut reader = SseReader::default();
+        let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                CallError::Transport(TransportError::new(format!(
+                    "the SSE stream failed: {}",
+                    chain(&e)
+                )))
+            })?;
+            let Some(chunk) = frame.data_ref() else {
+                continue;
+            };
+            for data in reader.feed(chunk) {
+                match Incoming::parse(&data) {
+                    Ok(Incoming::Response { id, result }) if id == request.id => {
+                        return result.map_err(CallError::Rpc);
+                    }
+                    Ok(Incoming::Request { id, method, params }) => {
+                        answering.retain(|_, task| !task.is_finished());
+                        let key = IdKey::from(&id);
+                        answering.insert(key, self.answer_server_request(id, method, params));
+                    }
+                    Ok(Incoming::Notification { method, params })
+                        if method == old::Cancelled::METHOD =>
+                    {
+                        let withdrawn = params
+                            .as_ref()
+                            .and_then(|p| p.get("requestId"))
+                            .and_then(IdKey::from_value)
+                            .and_then(|key| answering.remove(&key));
+                        if let Some(task) = withdrawn {
+                            tracing::debug!("the server withdrew a request it had sent");
+                            task.abort();
+                        }
+                    }
+                    Ok(Incoming::Notification { method, params }) => {
+                        if let Some(tx) = &request.notifications {
+                            let _ = tx.send(json!({ "method": method, "params": params }));
+                        }
+                    }
+                    Ok(Incoming::Response { .. }) => {
+                        tracing::debug!("ignoring a response to another request on an SSE stream");
+                    }
+                    Err(rejected) => {
+                        tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+                    }
+                }
+            }
+        }
+        Err(CallError::Transport(TransportError::new(
+            "the SSE stream ended before the response",
+        )))
+    }
+}
+
+/// An error with its causes (hyper's own message is only "client error (Connect)"; the
+/// reason, such as an untrusted certificate, is in the sources).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+async fn collect(body: Body) -> Result<Bytes, CallError> {
+    Limited::new(body, MAX_RESPONSE_BYTES)
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| {
+            CallError::Transport(TransportError::new(format!(
+                "could not read the response: {e}"
+            )))
+        })
+}
+
+/// The error for a non-2xx answer, with the JSON-RPC error its body carried.
+async fn refusal(status: StatusCode, body: Body) -> CallError {
+    let rpc_error = match collect(body).await {
+        Ok(bytes) => match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
+            Ok(Incoming::Response { result: Err(e), .. }) => Some(e),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    let reason = status.canonical_reason().unwrap_or("refused");
+    CallError::Transport(TransportError::http(
+        status.as_u16(),
+        format!("the server refused the request: {reason}"),
+        rpc_error,
+    ))
+}

@@ -1,0 +1,224 @@
+//! The Streamable HTTP client: a [`ClientTransport`] that POSTs each request with the
+//! metadata headers and reads a JSON or SSE answer.
+//!
+//! ```no_run
+//! # async fn demo() -> tern::Result<()> {
+//! use std::sync::Arc;
+//! use tern::client::Client;
+//! use tern::transport::http::client::HttpClientTransport;
+//!
+//! let transport = HttpClientTransport::builder("http://127.0.0.1:8080/mcp").build()?;
+//! let client = Client::builder("me", "1.0").build(Arc::new(transport));
+//! # Ok(()) }
+//! ```
+//!
+//! `Mcp-Param-*` headers come from the tools' input schemas: every `tools/list` result
+//! that passes through the transport fills its cache (and tools whose `x-mcp-header`
+//! annotations are invalid are removed from the result, as the spec requires); call
+//! [`HttpClientTransport::remember_tool`] to fill it by hand. When the server still
+//! refuses a `tools/call` with -32020, the client has the transport re-read `tools/list`
+//! ([`ClientTransport::refresh_tool_headers`]) and, if the tool's annotations changed,
+//! sends the call once more.
+//!
+//! Dropping a request's future drops its connection, which the server takes as
+//! cancellation.
+//!
+//! **TLS.** With the `http-client-tls` feature (on by default) `https://` URLs work,
+//! through rustls, trusting the Mozilla root set (`webpki-roots`) plus any roots given to
+//! [`HttpClientBuilder::with_root_certificates_pem`] (a private CA, a test certificate).
+//! Without it, only `http://`.
+//!
+//! **Both eras.** The transport is an [`EraTransport`]: hand it to
+//! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
+//! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
+//! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
+//! found is remembered per endpoint URL in the transport's [`EraCache`], which the
+//! transports built from one builder share (and others given the same cache with
+//! [`HttpClientBuilder::with_era_cache`]), so later clients of the same server skip the
+//! probe ([`EraCache::forget`] clears it). In a session the transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
+//! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
+//! response's SSE stream with the client's callbacks (POSTing the answers back), opens
+//! a new session (same `initialize`) when the server answers 404 to a request in one it
+//! no longer knows ([`ClientTransport::reopen_session`]; the client then sends the
+//! request again), and DELETEs the session when the last clone of the transport is
+//! dropped.
+//!
+//! Each request is sent once; the retries above are the client's decision. The
+//! transport's timeout ([`HttpClientBuilder::with_timeout`]) bounds each send, and each
+//! mend (a session reopened, `tools/list` re-read), on its own.
+//!
+//! The parts: `builder` makes the transport, `exchange` is one POST and the reading
+//! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
+
+mod builder;
+mod era_cache;
+mod exchange;
+mod session;
+mod tools;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue, Method, Request, Uri};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::Value;
+
+use super::PROTOCOL_VERSION_HEADER;
+use crate::Era;
+use crate::transport::{
+    BoxFuture, CallError, ClientTransport, EraTransport, OutgoingRequest, ServerRequestHandler,
+    TransportError, is_modern_error,
+};
+use crate::types::v2026_07_28::RequestId;
+use crate::util::lock;
+pub use builder::HttpClientBuilder;
+pub use era_cache::EraCache;
+use session::Session;
+use tools::ToolHeaders;
+
+/// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
+/// clone; clones share the pool, the tool cache, the session and the era cache.
+#[derive(Clone)]
+pub struct HttpClientTransport {
+    inner: Arc<Inner>,
+}
+
+/// What the pool connects with: TLS-capable when the `http-client-tls` feature is on.
+#[cfg(feature = "http-client-tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "http-client-tls"))]
+type Connector = HttpConnector;
+
+struct Inner {
+    pool: Pool<Connector, Full<Bytes>>,
+    uri: Uri,
+    next_id: AtomicI64,
+    timeout: Option<Duration>,
+    bearer: Mutex<Option<HeaderValue>>,
+    headers: HeaderMap,
+    /// The eras found at endpoints, shared with the transports of the same builder.
+    eras: EraCache,
+    /// The `Mcp-Param-*` headers of the tools learned so far.
+    tools: ToolHeaders,
+    /// The 2025-11-25 session, once negotiation chose that era.
+    session: Session,
+}
+
+impl Inner {
+    /// A request to the endpoint with the headers every message carries: the protocol
+    /// version, the bearer token and the extra headers.
+    fn builder(&self, method: Method, version: &str) -> http::request::Builder {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(self.uri.clone())
+            .header(PROTOCOL_VERSION_HEADER, version);
+        if let Some(token) = lock(&self.bearer).clone() {
+            builder = builder.header(AUTHORIZATION, token);
+        }
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        builder
+    }
+}
+
+impl std::fmt::Debug for HttpClientTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClientTransport")
+            .field("uri", &self.inner.uri)
+            .field("timeout", &self.inner.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClientTransport {
+    /// The cache this transport remembers its endpoint's era in.
+    pub fn era_cache(&self) -> &EraCache {
+        &self.inner.eras
+    }
+}
+
+impl HttpClientTransport {
+    /// Runs `work` under the transport's timeout, if it has one.
+    async fn within_timeout<T>(
+        &self,
+        work: impl Future<Output = Result<T, CallError>>,
+    ) -> Result<T, CallError> {
+        match self.inner.timeout {
+            None => work.await,
+            Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+                Err(CallError::Transport(TransportError::new(format!(
+                    "no response within {limit:?}"
+                ))))
+            }),
+        }
+    }
+}
+
+impl ClientTransport for HttpClientTransport {
+    fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(self.within_timeout(self.exchange(request)))
+    }
+
+    fn notify(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> BoxFuture<'_, Result<(), TransportError>> {
+        let body = crate::jsonrpc::notification(method, params);
+        let method = method.to_owned();
+        Box::pin(async move { self.post_message(Some(&method), body).await })
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+        Box::pin(self.within_timeout(self.open_new_session()))
+    }
+
+    fn refresh_tool_headers<'a>(
+        &'a self,
+        tool: &'a str,
+        meta: &'a Value,
+    ) -> BoxFuture<'a, Result<bool, CallError>> {
+        Box::pin(self.within_timeout(self.reread_tool_headers(tool, meta)))
+    }
+}
+
+impl EraTransport for HttpClientTransport {
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        self.inner.session.route_server_requests(handler);
+    }
+
+    /// A JSON-RPC error that is not a modern one, or an HTTP 400, 404 or 405 whose body
+    /// holds no modern error: what a 2025-11-25 server answers a request it cannot place
+    /// in a session.
+    fn is_legacy_answer(&self, error: &CallError) -> bool {
+        match error {
+            CallError::Rpc(e) => !is_modern_error(e),
+            CallError::Transport(t) => {
+                matches!(t.http_status(), Some(400 | 404 | 405))
+                    && !t.rpc_error().is_some_and(is_modern_error)
+            }
+        }
+    }
+
+    fn known_era(&self) -> Option<Era> {
+        self.inner.eras.get(&self.inner.uri)
+    }
+
+    fn discovered(&self, era: Era) {
+        self.inner.eras.remember(&self.inner.uri, era);
+    }
+
+    fn negotiated(&self, era: Era) {
+        self.inner.session.negotiated(era);
+    }
+}

@@ -1,0 +1,173 @@
+//! The 2025-11-25 session: the `Mcp-Session-Id` the server gave at `initialize`, the
+//! server's own requests arriving on response streams, a new session when the server
+//! forgets the old one (404), and the DELETE that ends it when the transport goes.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method};
+use http_body_util::Full;
+use serde_json::Value;
+
+use super::{HttpClientTransport, Inner};
+use crate::Era;
+use crate::jsonrpc::{self, RpcError};
+use crate::protocol::LEGACY_PROTOCOL_VERSION;
+use crate::transport::{CallError, ClientTransport as _, OutgoingRequest, ServerRequestHandler};
+use crate::types::rpc::{Notification as _, Request as _};
+use crate::types::v2025_11_25::method as old;
+use crate::types::v2026_07_28::RequestId;
+use crate::util::lock;
+
+/// `Mcp-Session-Id`: the 2025-11-25 session a request belongs to.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// What the transport keeps of a 2025-11-25 session.
+#[derive(Default)]
+pub(super) struct Session {
+    /// Speaking 2025-11-25 (after negotiation chose it).
+    legacy: AtomicBool,
+    /// The session `initialize` opened.
+    id: Mutex<Option<HeaderValue>>,
+    /// The last session the server answered 404 to a request in: the one to replace.
+    forgotten: Mutex<Option<HeaderValue>>,
+    /// Answers the server's requests.
+    server_requests: Mutex<Option<ServerRequestHandler>>,
+    /// The `initialize` params of the session, to open a new one when it ends.
+    initialize: Mutex<Option<Value>>,
+    /// Held while a new session is being opened.
+    reopening: tokio::sync::Mutex<()>,
+}
+
+impl Session {
+    pub(super) fn is_legacy(&self) -> bool {
+        self.legacy.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn negotiated(&self, era: Era) {
+        self.legacy.store(era == Era::Session, Ordering::Relaxed);
+    }
+
+    pub(super) fn route_server_requests(&self, handler: ServerRequestHandler) {
+        *lock(&self.server_requests) = Some(handler);
+    }
+
+    /// Names the open session, if any, on a request in it; returns which it named.
+    pub(super) fn stamp(
+        &self,
+        builder: http::request::Builder,
+    ) -> (http::request::Builder, Option<HeaderValue>) {
+        match lock(&self.id).clone() {
+            Some(session) => (
+                builder.header(SESSION_HEADER, session.clone()),
+                Some(session),
+            ),
+            None => (builder, None),
+        }
+    }
+
+    /// The server answered 404 to a request in `session`: it no longer knows it.
+    pub(super) fn forgotten(&self, session: HeaderValue) {
+        *lock(&self.forgotten) = Some(session);
+    }
+
+    /// Keeps the params of an `initialize` being sent, to open a new session with them
+    /// if the server ends this one.
+    pub(super) fn sending(&self, request: &OutgoingRequest) {
+        if request.method == old::Initialize::METHOD {
+            *lock(&self.initialize) = Some(request.params.clone());
+        }
+    }
+
+    /// Takes the session a successful `initialize` answer names.
+    pub(super) fn answered(&self, request: &OutgoingRequest, headers: &HeaderMap) {
+        if request.method == old::Initialize::METHOD {
+            if let Some(session) = headers.get(SESSION_HEADER) {
+                *lock(&self.id) = Some(session.clone());
+            }
+        }
+    }
+}
+
+impl HttpClientTransport {
+    /// The server no longer knows the 2025-11-25 session a request named (404: it
+    /// expired, or the server restarted). As that era asks, opens a new one with the
+    /// same `initialize`, unless a concurrent request that hit the same 404 already has;
+    /// `false` when no session was forgotten or none was ever opened.
+    pub(super) async fn open_new_session(&self) -> Result<bool, CallError> {
+        let session = &self.inner.session;
+        let Some(gone) = lock(&session.forgotten).clone() else {
+            return Ok(false);
+        };
+        let Some(initialize) = lock(&session.initialize).clone() else {
+            return Ok(false);
+        };
+        let _one_at_a_time = session.reopening.lock().await;
+        if lock(&session.id).as_ref() == Some(&gone) {
+            tracing::info!("the server ended the 2025-11-25 session; opening a new one");
+            *lock(&session.id) = None;
+            self.exchange(OutgoingRequest {
+                id: self.next_id(),
+                method: old::Initialize::METHOD.into(),
+                params: initialize,
+                notifications: None,
+            })
+            .await?;
+            let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
+            self.post_message(Some(old::Initialized::METHOD), initialized)
+                .await?;
+        }
+        Ok(true)
+    }
+
+    /// Answers a request the server sent on a response stream (2025-11-25 sessions),
+    /// in its own task so the stream keeps being read. Returns the task, which a
+    /// `notifications/cancelled` from the server aborts.
+    pub(super) fn answer_server_request(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    ) -> tokio::task::AbortHandle {
+        let handler = lock(&self.inner.session.server_requests).clone();
+        let transport = self.clone();
+        tokio::spawn(async move {
+            let result = match handler {
+                Some(answer) => answer(method, params).await,
+                None => Err(RpcError::method_not_found(&method)),
+            };
+            let body = jsonrpc::response(Some(&id), &result);
+            if let Err(e) = transport.post_message(None, body).await {
+                tracing::warn!(error = %e, "could not send the answer to a server request");
+            }
+        })
+        .abort_handle()
+    }
+}
+
+impl Drop for Inner {
+    /// Ends the 2025-11-25 session, if one is open, as the spec asks of a client that no
+    /// longer needs it (best effort: only inside a Tokio runtime).
+    fn drop(&mut self) {
+        let Some(session) = lock(&self.session.id).take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let request = self
+            .builder(Method::DELETE, LEGACY_PROTOCOL_VERSION)
+            .header(SESSION_HEADER, session);
+        let Ok(request) = request.body(Full::new(Bytes::new())) else {
+            return;
+        };
+        let pool = self.pool.clone();
+        runtime.spawn(async move {
+            match pool.request(request).await {
+                Ok(r) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
+                Err(e) => tracing::debug!(error = %e, "could not end the 2025-11-25 session"),
+            }
+        });
+    }
+}
