@@ -1,0 +1,123 @@
+//! The seed's provision flow as separate processes, for `scripts/bench-cost`, which runs
+//! one side under `valgrind --tool=callgrind` and counts instructions per flow.
+//!
+//! ```text
+//! cost serve-http        # the sealed provision server on 127.0.0.1:0; prints its URL;
+//!                        # exits cleanly on SIGTERM or ctrl-c (so callgrind writes out)
+//! cost client URL N      # N sequential flows with tern's automatic client
+//! cost memory N          # N flows, server and client in one process, in-memory transport
+//! ```
+//!
+//! With the `dhat` argument first (`cost dhat client URL N`), the run also counts
+//! allocations and prints `allocations N` and `bytes N` when it ends; the counting
+//! allocator costs instructions, so instruction counts come from runs without it.
+
+#[path = "../../../runtime/examples/support/seed.rs"]
+#[allow(dead_code)]
+mod seed;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tern::client::Client;
+use tern::seal::RequestStateSecurity;
+use tern::server::Server;
+use tern::server::http::HttpServer;
+use tern::transport::http::client::HttpClientTransport;
+use tern::transport::memory;
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn server() -> Result<Server> {
+    Ok(seed::provision_server()
+        .seal(RequestStateSecurity::ephemeral())
+        .build()?)
+}
+
+fn client() -> tern::client::ClientBuilder {
+    Client::builder("cost", "1.0.0")
+        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
+}
+
+async fn flows(client: &Client, n: usize) -> Result<()> {
+    for _ in 0..n {
+        let result = client
+            .call_tool("provision", json!({"name": "orders"}))
+            .await?;
+        if result.is_error == Some(true) {
+            return Err("the flow ended in a tool error".into());
+        }
+    }
+    Ok(())
+}
+
+async fn serve_http() -> Result<()> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let stop = async {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::terminate()) {
+                Ok(mut term) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = tokio::signal::ctrl_c() => {}
+                    }
+                }
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    };
+    HttpServer::new(server()?).serve(listener, stop).await?;
+    Ok(())
+}
+
+async fn run(args: &[&str]) -> Result<()> {
+    match args {
+        ["serve-http"] => serve_http().await,
+        ["client", url, n] => {
+            let transport = HttpClientTransport::builder(*url).build()?;
+            let client = client().build(Arc::new(transport));
+            flows(&client, n.parse()?).await
+        }
+        ["memory", n] => {
+            let (client_end, server_end) = memory::pair();
+            let server = server()?;
+            tokio::spawn(async move { server.serve(server_end).await });
+            flows(&client().connect(client_end), n.parse()?).await
+        }
+        _ => Err("usage: cost [dhat] (serve-http | client URL N | memory N)".into()),
+    }
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let profiler = (args.first() == Some(&"dhat")).then(|| {
+        args.remove(0);
+        dhat::Profiler::builder().testing().build()
+    });
+    // One thread, as both sides run in the bench: instruction counts then do not depend
+    // on how work lands on workers.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(&args))?;
+    if profiler.is_some() {
+        let stats = dhat::HeapStats::get();
+        println!("allocations {}", stats.total_blocks);
+        println!("bytes {}", stats.total_bytes);
+    }
+    drop(profiler);
+    Ok(())
+}
