@@ -27,32 +27,14 @@ pub(crate) fn doc_attr(text: &str) -> TokenStream {
 }
 
 pub(crate) fn consts(p: &Prepared) -> TokenStream {
-    let strs = p.consts.iter().map(|c| {
-        let name = format_ident!("{}", c.name);
-        let value = &c.value;
-        let doc = doc_attr(&format!(
-            "The constant `\"{value}\"` of a `{}` member: any other value is rejected.",
-            c.property
-        ));
-        quote! {
-            #doc
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub struct #name;
-            impl crate::rpc::ConstStr for #name {
-                const VALUE: &'static str = #value;
-            }
-            impl ::serde::Serialize for #name {
-                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
-                    crate::rpc::serialize_const::<S, Self>(serializer)
-                }
-            }
-            impl<'de> ::serde::Deserialize<'de> for #name {
-                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                    crate::rpc::deserialize_const::<D, Self>(deserializer)
-                }
-            }
+    let names = p.consts.iter().map(|c| format_ident!("{}", c.name));
+    let values = p.consts.iter().map(|c| &c.value);
+    let members = p.consts.iter().map(|c| &c.property);
+    let strs = quote! {
+        crate::rpc::const_strs! {
+            #(#names = #values in #members),*
         }
-    });
+    };
     let codes = p.codes.iter().map(|c| {
         let name = format_ident!("{}", c.name);
         let value = proc_macro2::Literal::i64_unsuffixed(c.value.abs());
@@ -67,7 +49,7 @@ pub(crate) fn consts(p: &Prepared) -> TokenStream {
             pub type #name = crate::rpc::ErrorCode<#value>;
         }
     });
-    quote!(#(#strs)* #(#codes)*)
+    quote!(#strs #(#codes)*)
 }
 
 fn check_expr(check: &Check) -> TokenStream {

@@ -17,6 +17,7 @@
 mod docs;
 mod emit;
 mod methods;
+mod naming;
 mod prepare;
 mod schema;
 

@@ -215,6 +215,8 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
     replace_consts(version, &mut defs, &mut p)?;
     replace_result_type(&mut defs, &mut p);
     open_objects(&mut defs);
+    crate::naming::share_repeated_enums(&mut defs);
+    crate::naming::untangle_inline_names(&mut defs);
 
     for name in defs.keys() {
         if !p.replacements.contains_key(name) || p.unions.iter().any(|u| &u.name == name) {
@@ -657,7 +659,7 @@ fn plan_input_response(
 }
 
 /// Splits a Rust type name into its words.
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (i, c) in name.char_indices() {
         if c.is_uppercase() || i == 0 {

@@ -1,9 +1,11 @@
 //! The expected fixture outputs compile (and decode what their schema describes).
 
-/// Generated modules reach the shared items through `crate::rpc`.
-mod rpc {
-    pub(crate) use tern_types::rpc::*;
-}
+/// Generated modules reach the shared items through `crate::rpc`: the template itself,
+/// so its crate-private macros are in reach as they are inside `tern-types`.
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub, unused_imports, unused_macros)]
+#[path = "../src/templates/rpc.rs"]
+mod rpc;
 
 #[rustfmt::skip]
 #[allow(dead_code)]
