@@ -361,3 +361,52 @@ pub(crate) fn support(p: &Prepared) -> Result<TokenStream> {
     }
     Ok(out)
 }
+
+/// A hidden function mapping each schema definition name to its Rust type, for the
+/// example round-trip test.
+pub(crate) fn registry(p: &Prepared) -> Result<TokenStream> {
+    let mut arms = Vec::new();
+    for (schema_name, rust) in &p.rust_names {
+        // An input response alone cannot be decoded: its request's method decides.
+        if schema_name == "InputResponse" {
+            continue;
+        }
+        let renamed = p
+            .original
+            .map
+            .keys()
+            .find(|k| crate::prepare::rust_name(k) == *rust)
+            .cloned()
+            .unwrap_or_else(|| rust.clone());
+        let ty = match p.replacements.get(&crate::prepare::rust_name(&renamed)) {
+            Some(r) if !p.unions.iter().any(|u| u.name == renamed) => r.clone(),
+            _ => rust.clone(),
+        };
+        let ty = parse_type(&p.version, &ty)?;
+        arms.push(quote!(#schema_name => roundtrip::<#ty>(value)));
+    }
+    let names: Vec<&String> = p
+        .rust_names
+        .keys()
+        .filter(|n| *n != "InputResponse")
+        .collect();
+    let fname = format_ident!("__roundtrip");
+    Ok(quote! {
+        /// Schema definition names that have a Rust type in this module.
+        #[doc(hidden)]
+        pub const __DEFINITIONS: &[&str] = &[#(#names),*];
+
+        /// Decodes `value` as the type of schema definition `name` and encodes it again.
+        #[doc(hidden)]
+        pub fn #fname(name: &str, value: ::serde_json::Value) -> ::std::option::Option<::std::result::Result<::serde_json::Value, ::serde_json::Error>> {
+            fn roundtrip<T: ::serde::Serialize + ::serde::de::DeserializeOwned>(value: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::serde_json::Error> {
+                let typed: T = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(&typed)
+            }
+            Some(match name {
+                #(#arms,)*
+                _ => return None,
+            })
+        }
+    })
+}

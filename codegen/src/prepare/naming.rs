@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::prepare::rust_name;
+use super::rust_name;
 
 /// Inline string enums that repeat, identical, under the same property name in more
 /// than one place become one definition named after the property (`cacheScope` in
 /// seven results is one `CacheScope`). Returns the new definitions' names.
-pub(crate) fn share_repeated_enums(defs: &mut Map<String, Value>) -> Vec<String> {
+pub(super) fn share_repeated_enums(defs: &mut Map<String, Value>) -> Vec<String> {
     // Property name -> the distinct enum shapes written inline under it, with counts.
     let mut seen: Vec<(String, Value, usize)> = Vec::new();
     for (name, def) in defs.iter_mut() {
@@ -97,7 +97,7 @@ fn inline_enum(path: &str, sub: &Value) -> Option<(String, Value)> {
 /// said once (`UnsupportedProtocolVersionError` / `error` / `data` is
 /// `UnsupportedProtocolVersionErrorData`). Where that name is already a definition's
 /// (the `error` member itself), `Object` is appended: it is the JSON-RPC error object.
-pub(crate) fn untangle_inline_names(defs: &mut Map<String, Value>) {
+pub(super) fn untangle_inline_names(defs: &mut Map<String, Value>) {
     let mut taken: BTreeSet<String> = defs.keys().map(|k| rust_name(k)).collect();
     for (name, def) in defs.iter_mut() {
         let base = rust_name(name);
@@ -159,9 +159,9 @@ fn name_child(
 }
 
 /// Drops a word that repeats the one before it (`ErrorError` is `Error`).
-pub(crate) fn collapse(name: &str) -> String {
+pub(super) fn collapse(name: &str) -> String {
     let mut words: Vec<String> = Vec::new();
-    for word in crate::prepare::words(name) {
+    for word in super::words(name) {
         if words.last() != Some(&word) {
             words.push(word);
         }
