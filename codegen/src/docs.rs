@@ -27,7 +27,16 @@ pub(crate) fn clean(text: &str, names: &BTreeMap<String, String>, prefix: &str) 
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    wrap_urls(&out)
+    wrap_urls(&absolute_links(&out))
+}
+
+/// Where the schema's site-relative links (`/specification/...`) point.
+const SITE: &str = "https://modelcontextprotocol.io";
+
+/// Makes Markdown links relative to the protocol's site absolute: rustdoc would resolve
+/// them against docs.rs.
+fn absolute_links(text: &str) -> String {
+    text.replace("](/", &format!("]({SITE}/"))
 }
 
 /// `{@link Target}`, `{@link Target.member}` or TypeDoc's `{@link Target text}` with
@@ -117,8 +126,9 @@ fn doc_text(attrs: &[syn::Attribute]) -> Option<String> {
     }
 }
 
+/// Replaces the doc text, keeping other `doc` attributes such as `#[doc(hidden)]`.
 fn set_doc(attrs: &mut Vec<syn::Attribute>, text: &str) {
-    attrs.retain(|a| !a.path().is_ident("doc"));
+    attrs.retain(|a| !(a.path().is_ident("doc") && matches!(a.meta, syn::Meta::NameValue(_))));
     let mut docs: Vec<syn::Attribute> = text
         .lines()
         .map(|l| {

@@ -27,32 +27,14 @@ pub(crate) fn doc_attr(text: &str) -> TokenStream {
 }
 
 pub(crate) fn consts(p: &Prepared) -> TokenStream {
-    let strs = p.consts.iter().map(|c| {
-        let name = format_ident!("{}", c.name);
-        let value = &c.value;
-        let doc = doc_attr(&format!(
-            "The constant `\"{value}\"` of a `{}` member: any other value is rejected.",
-            c.property
-        ));
-        quote! {
-            #doc
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-            pub struct #name;
-            impl crate::rpc::ConstStr for #name {
-                const VALUE: &'static str = #value;
-            }
-            impl ::serde::Serialize for #name {
-                fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
-                    crate::rpc::serialize_const::<S, Self>(serializer)
-                }
-            }
-            impl<'de> ::serde::Deserialize<'de> for #name {
-                fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                    crate::rpc::deserialize_const::<D, Self>(deserializer)
-                }
-            }
+    let names = p.consts.iter().map(|c| format_ident!("{}", c.name));
+    let values = p.consts.iter().map(|c| &c.value);
+    let members = p.consts.iter().map(|c| &c.property);
+    let strs = quote! {
+        crate::rpc::const_strs! {
+            #(#names = #values in #members),*
         }
-    });
+    };
     let codes = p.codes.iter().map(|c| {
         let name = format_ident!("{}", c.name);
         let value = proc_macro2::Literal::i64_unsuffixed(c.value.abs());
@@ -67,7 +49,7 @@ pub(crate) fn consts(p: &Prepared) -> TokenStream {
             pub type #name = crate::rpc::ErrorCode<#value>;
         }
     });
-    quote!(#(#strs)* #(#codes)*)
+    quote!(#strs #(#codes)*)
 }
 
 fn check_expr(check: &Check) -> TokenStream {
@@ -378,4 +360,53 @@ pub(crate) fn support(p: &Prepared) -> Result<TokenStream> {
         )?;
     }
     Ok(out)
+}
+
+/// A hidden function mapping each schema definition name to its Rust type, for the
+/// example round-trip test.
+pub(crate) fn registry(p: &Prepared) -> Result<TokenStream> {
+    let mut arms = Vec::new();
+    for (schema_name, rust) in &p.rust_names {
+        // An input response alone cannot be decoded: its request's method decides.
+        if schema_name == "InputResponse" {
+            continue;
+        }
+        let renamed = p
+            .original
+            .map
+            .keys()
+            .find(|k| crate::prepare::rust_name(k) == *rust)
+            .cloned()
+            .unwrap_or_else(|| rust.clone());
+        let ty = match p.replacements.get(&crate::prepare::rust_name(&renamed)) {
+            Some(r) if !p.unions.iter().any(|u| u.name == renamed) => r.clone(),
+            _ => rust.clone(),
+        };
+        let ty = parse_type(&p.version, &ty)?;
+        arms.push(quote!(#schema_name => roundtrip::<#ty>(value)));
+    }
+    let names: Vec<&String> = p
+        .rust_names
+        .keys()
+        .filter(|n| *n != "InputResponse")
+        .collect();
+    let fname = format_ident!("__roundtrip");
+    Ok(quote! {
+        /// Schema definition names that have a Rust type in this module.
+        #[doc(hidden)]
+        pub const __DEFINITIONS: &[&str] = &[#(#names),*];
+
+        /// Decodes `value` as the type of schema definition `name` and encodes it again.
+        #[doc(hidden)]
+        pub fn #fname(name: &str, value: ::serde_json::Value) -> ::std::option::Option<::std::result::Result<::serde_json::Value, ::serde_json::Error>> {
+            fn roundtrip<T: ::serde::Serialize + ::serde::de::DeserializeOwned>(value: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::serde_json::Error> {
+                let typed: T = ::serde_json::from_value(value)?;
+                ::serde_json::to_value(&typed)
+            }
+            Some(match name {
+                #(#arms,)*
+                _ => return None,
+            })
+        }
+    })
 }

@@ -16,16 +16,18 @@
 
 mod docs;
 mod emit;
+mod error;
+mod leaves;
 mod methods;
+mod passes;
 mod prepare;
 mod schema;
 
 use std::path::{Path, PathBuf};
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
-use syn::visit_mut::VisitMut;
+use quote::quote;
 
+pub use error::{Error, Result};
 pub use methods::{Direction, Method};
 
 /// The command that regenerates the committed output.
@@ -51,60 +53,6 @@ pub const VERSIONS: [Version; 2] = [
         module: "v2025_11_25",
     },
 ];
-
-/// What can go wrong while generating.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A schema file could not be read.
-    #[error("cannot read {path}: {source} (run `schema/fetch` first)")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A schema file is not JSON.
-    #[error("{path} is not valid JSON: {source}")]
-    Json {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: serde_json::Error,
-    },
-    /// The schema has a shape the generator does not handle.
-    #[error("schema {version}, definition {definition}: {message}")]
-    Schema {
-        /// The protocol version.
-        version: String,
-        /// The definition at fault.
-        definition: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// A built-in template does not parse (a bug in the generator).
-    #[error("generator template does not parse: {0}")]
-    Template(String),
-    /// The generated code does not parse (a bug in the generator).
-    #[error("generated code for {version} does not parse: {message}")]
-    Unparsable {
-        /// The protocol version.
-        version: String,
-        /// The parser's message.
-        message: String,
-    },
-    /// A generated file could not be written or read back.
-    #[error("cannot access {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
-/// `Result` with this crate's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// One file of generated output, relative to the `generated/` crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,7 +137,7 @@ fn format_source(what: &str, src: &str) -> Result<String> {
 /// Generates one version's module from its schema.
 pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<GeneratedVersion> {
     let prepared = prepare::prepare(version, schema)?;
-    let leaves = run_typify(&prepared)?;
+    let leaves = leaves::run_typify(&prepared)?;
     let methods = methods::table(&prepared)?;
 
     let consts = emit::consts(&prepared);
@@ -201,7 +149,7 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
     let outcomes = emit::outcomes(&prepared)?;
     let support = emit::support(&prepared)?;
     let method_mod = methods::emit(&prepared, &methods)?;
-    let registry = registry(&prepared)?;
+    let registry = emit::registry(&prepared)?;
 
     let body = quote! {
         #leaves
@@ -222,16 +170,13 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
             .entry(c.name.clone())
             .or_insert_with(|| c.name.clone());
     }
-    DocFixerPass::run(&mut file, &names);
-    OptionalCollections.visit_file_mut(&mut file);
-    ProtocolFieldNames.visit_file_mut(&mut file);
     let defaulted: std::collections::BTreeSet<String> = prepared
         .consts
         .iter()
         .map(|c| c.name.clone())
         .chain(prepared.codes.iter().map(|c| c.name.clone()))
         .collect();
-    add_constructors(&mut file, &defaulted);
+    passes::run(&mut file, &names, &defaulted);
     let header: syn::File = syn::parse_quote! {
         #![doc = concat!(" MCP protocol version ", #version, ": every type of its schema, the method markers and the unions.")]
         #![allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)]
@@ -242,287 +187,6 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
     Ok(GeneratedVersion {
         source: prettyplease::unparse(&file),
         methods,
-    })
-}
-
-/// typify gives an optional map or list a default and skips it when empty, which loses
-/// the difference between `{}` and absent (`"roots": {}` declares a capability). Such
-/// members become `Option`s instead.
-struct OptionalCollections;
-
-impl VisitMut for OptionalCollections {
-    fn visit_field_mut(&mut self, field: &mut syn::Field) {
-        let mut rename = None;
-        let mut skips_empty = false;
-        for a in &field.attrs {
-            if !a.path().is_ident("serde") {
-                continue;
-            }
-            let _ = a.parse_nested_meta(|meta| {
-                if meta.path.is_ident("rename") {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    rename = Some(s.value());
-                } else if meta.path.is_ident("skip_serializing_if") {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    skips_empty = s.value().ends_with("is_empty");
-                } else if meta.input.peek(syn::Token![=]) {
-                    let _: syn::Expr = meta.value()?.parse()?;
-                }
-                Ok(())
-            });
-        }
-        if !skips_empty {
-            return;
-        }
-        field.attrs.retain(|a| !a.path().is_ident("serde"));
-        let attr: syn::Attribute = match rename {
-            Some(r) => {
-                syn::parse_quote!(#[serde(rename = #r, default, skip_serializing_if = "::std::option::Option::is_none")])
-            }
-            None => {
-                syn::parse_quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")])
-            }
-        };
-        field.attrs.push(attr);
-        let ty = &field.ty;
-        field.ty = syn::parse_quote!(::std::option::Option<#ty>);
-    }
-}
-
-/// `io.modelcontextprotocol/clientInfo` reads as `client_info`, not
-/// `io_modelcontextprotocol_client_info`.
-struct ProtocolFieldNames;
-
-impl VisitMut for ProtocolFieldNames {
-    fn visit_field_mut(&mut self, field: &mut syn::Field) {
-        if let Some(ident) = &field.ident {
-            let name = ident.to_string();
-            if let Some(short) = name.strip_prefix("io_modelcontextprotocol_") {
-                field.ident = Some(format_ident!("{}", short));
-            }
-        }
-    }
-}
-
-fn last_segment(ty: &syn::Type) -> Option<String> {
-    match ty {
-        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        _ => None,
-    }
-}
-
-/// Every struct with named members gets `new(required members...)`: optional members
-/// start empty, constants take their only value and `resultType` its natural one.
-fn add_constructors(file: &mut syn::File, defaulted: &std::collections::BTreeSet<String>) {
-    let mut impls: Vec<syn::Item> = Vec::new();
-    for item in &file.items {
-        let syn::Item::Struct(st) = item else {
-            continue;
-        };
-        let syn::Fields::Named(fields) = &st.fields else {
-            continue;
-        };
-        let name = &st.ident;
-        let mut args = Vec::new();
-        let mut inits = Vec::new();
-        let mut arg_docs = Vec::new();
-        for f in &fields.named {
-            let Some(ident) = &f.ident else { continue };
-            let ty = &f.ty;
-            let last = last_segment(ty).unwrap_or_default();
-            if last == "Option" || ident == "extra" || defaulted.contains(&last) {
-                inits.push(quote!(#ident: ::std::default::Default::default()));
-            } else if last == "ResultType" {
-                let value = if name == "InputRequiredResult" {
-                    quote!(ResultType::InputRequired)
-                } else {
-                    quote!(ResultType::Complete)
-                };
-                inits.push(quote!(#ident: #value));
-            } else if last == "String" {
-                args.push(quote!(#ident: impl ::std::convert::Into<::std::string::String>));
-                inits.push(quote!(#ident: #ident.into()));
-                arg_docs.push(ident.to_string());
-            } else {
-                args.push(quote!(#ident: #ty));
-                inits.push(quote!(#ident));
-                arg_docs.push(ident.to_string());
-            }
-        }
-        let doc = if arg_docs.is_empty() {
-            format!(" A `{name}` with every optional member empty.")
-        } else {
-            format!(
-                " A `{name}` from its required members ({}); optional members start empty.",
-                arg_docs
-                    .iter()
-                    .map(|a| format!("`{a}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        let no_args = args.is_empty();
-        impls.push(syn::parse_quote! {
-            impl #name {
-                #[doc = #doc]
-                #[allow(clippy::too_many_arguments)]
-                pub fn new(#(#args),*) -> Self {
-                    Self { #(#inits),* }
-                }
-            }
-        });
-        if no_args {
-            impls.push(syn::parse_quote! {
-                impl ::std::default::Default for #name {
-                    fn default() -> Self {
-                        Self::new()
-                    }
-                }
-            });
-        }
-    }
-    file.items.extend(impls);
-}
-
-struct DocFixerPass;
-
-impl DocFixerPass {
-    fn run(file: &mut syn::File, names: &std::collections::BTreeMap<String, String>) {
-        docs::DocFixer { names }.visit_file_mut(file);
-    }
-}
-
-fn run_typify(p: &prepare::Prepared) -> Result<TokenStream> {
-    use typify::{TypeSpace, TypeSpaceSettings};
-
-    let mut settings = TypeSpaceSettings::default();
-    settings
-        .with_struct_builder(false)
-        .with_derive("PartialEq".to_owned())
-        .with_map_type("::std::collections::BTreeMap");
-    for (def, ty) in &p.replacements {
-        settings.with_replacement(def, ty, std::iter::empty());
-    }
-    let defs: Vec<(String, schemars08::schema::Schema)> = p
-        .defs
-        .iter()
-        .map(|(k, v)| {
-            serde_json::from_value(v.clone())
-                .map(|s| (k.clone(), s))
-                .map_err(|e| Error::Schema {
-                    version: p.version.clone(),
-                    definition: k.clone(),
-                    message: format!("not a JSON schema typify reads: {e}"),
-                })
-        })
-        .collect::<Result<_>>()?;
-
-    let attempt = |defs: Vec<(String, schemars08::schema::Schema)>| {
-        let settings = settings.clone();
-        std::panic::catch_unwind(move || {
-            let mut space = TypeSpace::new(&settings);
-            space
-                .add_ref_types(defs)
-                .map(|()| space.to_stream())
-                .map_err(|e| e.to_string())
-        })
-    };
-    let quiet = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let outcome = attempt(defs.clone());
-    let result = match outcome {
-        Ok(Ok(stream)) => Ok(stream),
-        Ok(Err(message)) => Err(Error::Schema {
-            version: p.version.clone(),
-            definition: "(typify)".into(),
-            message,
-        }),
-        Err(panic) => {
-            // Find the definition typify cannot take: try each alone, the others
-            // replaced by an empty schema so references still resolve.
-            let culprit = defs
-                .iter()
-                .map(|(name, _)| name.clone())
-                .find(|name| {
-                    let isolated = defs
-                        .iter()
-                        .map(|(k, s)| {
-                            if k == name {
-                                (k.clone(), s.clone())
-                            } else {
-                                (k.clone(), schemars08::schema::Schema::Bool(true))
-                            }
-                        })
-                        .collect();
-                    attempt(isolated).is_err()
-                })
-                .unwrap_or_else(|| "(unknown)".into());
-            Err(Error::Schema {
-                version: p.version.clone(),
-                definition: culprit,
-                message: format!("typify panicked: {}", panic_message(&panic)),
-            })
-        }
-    };
-    std::panic::set_hook(quiet);
-    let stream = result?;
-    Ok(stream)
-}
-
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-        .unwrap_or_else(|| "no message".into())
-}
-
-/// A hidden function mapping each schema definition name to its Rust type, for the
-/// example round-trip test.
-fn registry(p: &prepare::Prepared) -> Result<TokenStream> {
-    let mut arms = Vec::new();
-    for (schema_name, rust) in &p.rust_names {
-        // An input response alone cannot be decoded: its request's method decides.
-        if schema_name == "InputResponse" {
-            continue;
-        }
-        let renamed = p
-            .original
-            .map
-            .keys()
-            .find(|k| prepare::rust_name(k) == *rust)
-            .cloned()
-            .unwrap_or_else(|| rust.clone());
-        let ty = match p.replacements.get(&prepare::rust_name(&renamed)) {
-            Some(r) if !p.unions.iter().any(|u| u.name == renamed) => r.clone(),
-            _ => rust.clone(),
-        };
-        let ty = emit::parse_type(&p.version, &ty)?;
-        arms.push(quote!(#schema_name => roundtrip::<#ty>(value)));
-    }
-    let names: Vec<&String> = p
-        .rust_names
-        .keys()
-        .filter(|n| *n != "InputResponse")
-        .collect();
-    let fname = format_ident!("__roundtrip");
-    Ok(quote! {
-        /// Schema definition names that have a Rust type in this module.
-        #[doc(hidden)]
-        pub const __DEFINITIONS: &[&str] = &[#(#names),*];
-
-        /// Decodes `value` as the type of schema definition `name` and encodes it again.
-        #[doc(hidden)]
-        pub fn #fname(name: &str, value: ::serde_json::Value) -> ::std::option::Option<::std::result::Result<::serde_json::Value, ::serde_json::Error>> {
-            fn roundtrip<T: ::serde::Serialize + ::serde::de::DeserializeOwned>(value: ::serde_json::Value) -> ::std::result::Result<::serde_json::Value, ::serde_json::Error> {
-                let typed: T = ::serde_json::from_value(value)?;
-                ::serde_json::to_value(&typed)
-            }
-            Some(match name {
-                #(#arms,)*
-                _ => return None,
-            })
-        }
     })
 }
 

@@ -1,48 +1,11 @@
-//! The generator on one small schema per pattern, and each version's method table.
+//! Each version's method table (an insta snapshot: review with `cargo insta review`),
+//! and the errors the generator gives on schemas it cannot express.
 //!
-//! Each fixture's output is an insta snapshot (review with `cargo insta review`) and is
-//! also kept in `tests/expected/<fixture>.rs`, which `tests/compile_expected.rs`
-//! compiles; `TERN_BLESS=1 cargo test -p tern-codegen --test snapshots` rewrites those.
+//! The fixtures' outputs are checked in `tests/compile_expected.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-
-const FIXTURES: &[&str] = &[
-    "const_tag",
-    "type_array",
-    "any_of_refs",
-    "all_of",
-    "open_object",
-    "recursion",
-];
-
-fn fixture(name: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(format!("{name}.json"));
-    tern_codegen::read_schema(&path).unwrap()
-}
-
-#[test]
-fn fixture_outputs() {
-    for name in FIXTURES {
-        let out = tern_codegen::generate_version("fixture", &fixture(name)).unwrap();
-        insta::assert_snapshot!(*name, out.source);
-        let expected = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/expected")
-            .join(format!("{name}.rs"));
-        if std::env::var_os("TERN_BLESS").is_some() {
-            std::fs::write(&expected, &out.source).unwrap();
-        }
-        let committed = std::fs::read_to_string(&expected).unwrap_or_default();
-        assert!(
-            committed == out.source,
-            "{} is stale: run `TERN_BLESS=1 cargo test -p tern-codegen --test snapshots`",
-            expected.display()
-        );
-    }
-}
 
 #[test]
 fn method_tables() {

@@ -150,6 +150,24 @@ pub trait ConstStr: Default {
     /// The only value the member may hold.
     const VALUE: &'static str;
 }
+/// Declares the zero-sized types of a version's string constants, one per
+/// `Name = "value" in "member"`: each implements [`ConstStr`] and (de)serializes as
+/// its only value, rejecting any other.
+macro_rules! const_strs {
+    ($($name:ident = $value:literal in $member:literal),* $(,)?) => {
+        $(#[doc = concat!(" The constant `\"", $value, "\"` of a `", $member,
+        "` member: any other value is rejected.")] #[derive(Clone, Copy, Debug, Default,
+        PartialEq, Eq, Hash, PartialOrd, Ord)] pub struct $name; impl
+        $crate::rpc::ConstStr for $name { const VALUE : &'static str = $value; } impl
+        ::serde::Serialize for $name { fn serialize < S : ::serde::Serializer > (& self,
+        serializer : S) -> ::std::result::Result < S::Ok, S::Error > {
+        $crate::rpc::serialize_const::< S, Self > (serializer) } } impl <'de >
+        ::serde::Deserialize <'de > for $name { fn deserialize < D :
+        ::serde::Deserializer <'de >> (deserializer : D) -> ::std::result::Result < Self,
+        D::Error > { $crate::rpc::deserialize_const::< D, Self > (deserializer) } })*
+    };
+}
+pub(crate) use const_strs;
 #[doc(hidden)]
 pub fn serialize_const<S: Serializer, C: ConstStr>(
     serializer: S,

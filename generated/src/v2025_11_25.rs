@@ -87,7 +87,7 @@ pub struct AudioContent {
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded audio data.
     pub data: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -154,7 +154,7 @@ pub struct BaseRequest {
 /// `BaseResult`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -172,7 +172,7 @@ pub struct BaseResult {
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -257,7 +257,7 @@ pub struct CallToolRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -294,7 +294,7 @@ pub struct CallToolResult {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub is_error: ::std::option::Option<bool>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -348,7 +348,7 @@ pub struct CancelTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -410,7 +410,7 @@ pub struct CancelledNotification {
 /// Parameters for a `notifications/cancelled` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotificationParams {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -634,7 +634,7 @@ pub struct CompleteRequestParamsContext {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -653,7 +653,7 @@ pub struct CompleteRequestParamsMeta {
 pub struct CompleteResult {
     /// The `completion` member.
     pub completion: CompleteResultCompletion,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -858,7 +858,7 @@ for CreateMessageRequestParamsIncludeContext {
         value.parse()
     }
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -879,7 +879,7 @@ pub struct CreateMessageRequestParamsMeta {
 pub struct CreateMessageResult {
     /// The `content` member.
     pub content: SamplingMessageContent,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -914,7 +914,7 @@ pub struct CreateMessageResult {
 /// A response to a task-augmented request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateTaskResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1018,7 +1018,7 @@ pub struct ElicitRequestFormParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1090,7 +1090,7 @@ pub struct ElicitRequestUrlParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1119,7 +1119,7 @@ pub struct ElicitResult {
     pub content: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, ElicitValue>,
     >,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1237,7 +1237,7 @@ pub struct EmbeddedResource {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1328,7 +1328,7 @@ pub struct GetPromptRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1350,7 +1350,7 @@ pub struct GetPromptResult {
     pub description: ::std::option::Option<::std::string::String>,
     /// The `messages` member.
     pub messages: ::std::vec::Vec<PromptMessage>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1393,7 +1393,7 @@ pub struct GetTaskPayloadRequestParams {
 /// For example, a tools/call task would return the CallToolResult structure.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1440,7 +1440,7 @@ pub struct GetTaskResult {
     /// ISO 8601 timestamp when the task was last updated.
     #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1610,7 +1610,7 @@ pub struct ImageContent {
     pub annotations: ::std::option::Option<Annotations>,
     /// The base64-encoded image data.
     pub data: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1710,7 +1710,7 @@ pub struct InitializeRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1734,7 +1734,7 @@ pub struct InitializeResult {
     /// This can be used by clients to improve the LLM's understanding of available tools, resources, etc. It can be thought of like a "hint" to the model. For example, this information MAY be added to the system prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub instructions: ::std::option::Option<::std::string::String>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1878,7 +1878,7 @@ pub struct ListPromptsRequest {
 /// The server's response to a prompts/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1920,7 +1920,7 @@ pub struct ListResourceTemplatesRequest {
 /// The server's response to a resources/templates/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -1963,7 +1963,7 @@ pub struct ListResourcesRequest {
 /// The server's response to a resources/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2013,7 +2013,7 @@ pub struct ListRootsRequest {
 /// or file that the server can operate on.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2047,7 +2047,7 @@ pub struct ListTasksRequest {
 /// The response to a tasks/list request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListTasksResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2089,7 +2089,7 @@ pub struct ListToolsRequest {
 /// The server's response to a tools/list request from the client.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2233,7 +2233,7 @@ pub struct LoggingMessageNotificationParams {
     /// An optional name of the logger issuing this message.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub logger: ::std::option::Option<::std::string::String>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2323,7 +2323,7 @@ pub struct ModelPreferences {
 /// `NotificationParams`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NotificationParams {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2460,7 +2460,7 @@ pub struct PaginatedRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2477,7 +2477,7 @@ pub struct PaginatedRequestParamsMeta {
 /// `PaginatedResult`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedResult {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2533,7 +2533,7 @@ pub struct ProgressNotificationParams {
     /// An optional message describing the current progress.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub message: ::std::option::Option<::std::string::String>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2596,7 +2596,7 @@ pub struct Prompt {
     /// - `image/webp` - WebP images (modern, efficient format)
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2721,7 +2721,7 @@ pub struct ReadResourceRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2740,7 +2740,7 @@ pub struct ReadResourceRequestParamsMeta {
 pub struct ReadResourceResult {
     /// The `contents` member.
     pub contents: ::std::vec::Vec<AnyResourceContents>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2800,7 +2800,7 @@ pub struct RequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2836,7 +2836,7 @@ pub struct Resource {
     /// - `image/webp` - WebP images (modern, efficient format)
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2876,7 +2876,7 @@ pub struct Resource {
 /// The contents of a specific resource or sub-resource.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceContents {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2922,7 +2922,7 @@ pub struct ResourceLink {
     /// - `image/webp` - WebP images (modern, efficient format)
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -2992,7 +2992,7 @@ pub struct ResourceRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3028,7 +3028,7 @@ pub struct ResourceTemplate {
     /// - `image/webp` - WebP images (modern, efficient format)
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub icons: ::std::option::Option<::std::vec::Vec<Icon>>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3089,7 +3089,7 @@ pub struct ResourceUpdatedNotification {
 /// Parameters for a `notifications/resources/updated` notification.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3172,7 +3172,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
 /// Represents a root directory or file that the server can operate on.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Root {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3215,7 +3215,7 @@ pub struct RootsListChangedNotification {
 pub struct SamplingMessage {
     /// The `content` member.
     pub content: SamplingMessageContent,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3385,7 +3385,7 @@ pub struct SetLevelRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3541,7 +3541,7 @@ pub struct SubscribeRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3615,7 +3615,7 @@ pub struct TaskAugmentedRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskAugmentedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3742,7 +3742,7 @@ pub struct TaskStatusNotificationParams {
     /// ISO 8601 timestamp when the task was last updated.
     #[serde(rename = "lastUpdatedAt")]
     pub last_updated_at: ::std::string::String,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3786,7 +3786,7 @@ pub struct TextContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3807,7 +3807,7 @@ pub struct TextContent {
 /// `TextResourceContents`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextResourceContents {
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -3952,7 +3952,7 @@ pub struct Tool {
     /// A JSON Schema object defining the expected parameters for the tool.
     #[serde(rename = "inputSchema")]
     pub input_schema: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -4271,7 +4271,7 @@ pub struct ToolResultContent {
     /// Optional metadata about the tool result. Clients SHOULD preserve this field when
     /// including tool results in subsequent sampling requests to enable caching optimizations.
     ///
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -4313,7 +4313,7 @@ pub struct ToolUseContent {
     /// Optional metadata about the tool use. Clients SHOULD preserve this field when
     /// including tool uses in subsequent sampling requests to enable caching optimizations.
     ///
-    /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+    /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
         rename = "_meta",
         default,
@@ -4362,7 +4362,7 @@ pub struct UnsubscribeRequestParams {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
+/// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -4450,7 +4450,7 @@ pub struct UntitledSingleSelectEnumSchema {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredError {
     /// The `error` member.
-    pub error: UrlElicitationRequiredErrorError,
+    pub error: UrlElicitationRequiredErrorObject,
     /// The `id` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
@@ -4460,1014 +4460,61 @@ pub struct UrlElicitationRequiredError {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// `UrlElicitationRequiredErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct UrlElicitationRequiredErrorError {
-    /// The `code` member.
-    pub code: URLElicitationRequiredCode,
-    /// The `data` member.
-    pub data: UrlElicitationRequiredErrorErrorData,
-    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
-    pub message: ::std::string::String,
-    /// Members the schema does not name, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
 /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct UrlElicitationRequiredErrorErrorData {
+pub struct UrlElicitationRequiredErrorData {
     /// The `elicitations` member.
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// The constant `"array"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ArrayType;
-impl crate::rpc::ConstStr for ArrayType {
-    const VALUE: &'static str = "array";
-}
-impl ::serde::Serialize for ArrayType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ArrayType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"audio"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AudioType;
-impl crate::rpc::ConstStr for AudioType {
-    const VALUE: &'static str = "audio";
-}
-impl ::serde::Serialize for AudioType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for AudioType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"boolean"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BooleanType;
-impl crate::rpc::ConstStr for BooleanType {
-    const VALUE: &'static str = "boolean";
-}
-impl ::serde::Serialize for BooleanType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for BooleanType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"completion/complete"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CompletionCompleteMethod;
-impl crate::rpc::ConstStr for CompletionCompleteMethod {
-    const VALUE: &'static str = "completion/complete";
-}
-impl ::serde::Serialize for CompletionCompleteMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CompletionCompleteMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"elicitation/create"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ElicitationCreateMethod;
-impl crate::rpc::ConstStr for ElicitationCreateMethod {
-    const VALUE: &'static str = "elicitation/create";
-}
-impl ::serde::Serialize for ElicitationCreateMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitationCreateMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"form"` of a `mode` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FormMode;
-impl crate::rpc::ConstStr for FormMode {
-    const VALUE: &'static str = "form";
-}
-impl ::serde::Serialize for FormMode {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for FormMode {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"image"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ImageType;
-impl crate::rpc::ConstStr for ImageType {
-    const VALUE: &'static str = "image";
-}
-impl ::serde::Serialize for ImageType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ImageType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"initialize"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct InitializeMethod;
-impl crate::rpc::ConstStr for InitializeMethod {
-    const VALUE: &'static str = "initialize";
-}
-impl ::serde::Serialize for InitializeMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for InitializeMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"2.0"` of a `jsonrpc` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct JsonRpcVersion;
-impl crate::rpc::ConstStr for JsonRpcVersion {
-    const VALUE: &'static str = "2.0";
-}
-impl ::serde::Serialize for JsonRpcVersion {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for JsonRpcVersion {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"logging/setLevel"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LoggingSetLevelMethod;
-impl crate::rpc::ConstStr for LoggingSetLevelMethod {
-    const VALUE: &'static str = "logging/setLevel";
-}
-impl ::serde::Serialize for LoggingSetLevelMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for LoggingSetLevelMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/cancelled"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsCancelledMethod;
-impl crate::rpc::ConstStr for NotificationsCancelledMethod {
-    const VALUE: &'static str = "notifications/cancelled";
-}
-impl ::serde::Serialize for NotificationsCancelledMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsCancelledMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/elicitation/complete"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsElicitationCompleteMethod;
-impl crate::rpc::ConstStr for NotificationsElicitationCompleteMethod {
-    const VALUE: &'static str = "notifications/elicitation/complete";
-}
-impl ::serde::Serialize for NotificationsElicitationCompleteMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsElicitationCompleteMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/initialized"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsInitializedMethod;
-impl crate::rpc::ConstStr for NotificationsInitializedMethod {
-    const VALUE: &'static str = "notifications/initialized";
-}
-impl ::serde::Serialize for NotificationsInitializedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsInitializedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/message"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsMessageMethod;
-impl crate::rpc::ConstStr for NotificationsMessageMethod {
-    const VALUE: &'static str = "notifications/message";
-}
-impl ::serde::Serialize for NotificationsMessageMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsMessageMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/progress"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsProgressMethod;
-impl crate::rpc::ConstStr for NotificationsProgressMethod {
-    const VALUE: &'static str = "notifications/progress";
-}
-impl ::serde::Serialize for NotificationsProgressMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsProgressMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/prompts/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsPromptsListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsPromptsListChangedMethod {
-    const VALUE: &'static str = "notifications/prompts/list_changed";
-}
-impl ::serde::Serialize for NotificationsPromptsListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsPromptsListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/resources/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsResourcesListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsResourcesListChangedMethod {
-    const VALUE: &'static str = "notifications/resources/list_changed";
-}
-impl ::serde::Serialize for NotificationsResourcesListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsResourcesListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/resources/updated"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsResourcesUpdatedMethod;
-impl crate::rpc::ConstStr for NotificationsResourcesUpdatedMethod {
-    const VALUE: &'static str = "notifications/resources/updated";
-}
-impl ::serde::Serialize for NotificationsResourcesUpdatedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsResourcesUpdatedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/roots/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsRootsListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsRootsListChangedMethod {
-    const VALUE: &'static str = "notifications/roots/list_changed";
-}
-impl ::serde::Serialize for NotificationsRootsListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsRootsListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/tasks/status"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsTasksStatusMethod;
-impl crate::rpc::ConstStr for NotificationsTasksStatusMethod {
-    const VALUE: &'static str = "notifications/tasks/status";
-}
-impl ::serde::Serialize for NotificationsTasksStatusMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsTasksStatusMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/tools/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsToolsListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsToolsListChangedMethod {
-    const VALUE: &'static str = "notifications/tools/list_changed";
-}
-impl ::serde::Serialize for NotificationsToolsListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsToolsListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"object"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectType;
-impl crate::rpc::ConstStr for ObjectType {
-    const VALUE: &'static str = "object";
-}
-impl ::serde::Serialize for ObjectType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ObjectType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"ping"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PingMethod;
-impl crate::rpc::ConstStr for PingMethod {
-    const VALUE: &'static str = "ping";
-}
-impl ::serde::Serialize for PingMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PingMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"prompts/get"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PromptsGetMethod;
-impl crate::rpc::ConstStr for PromptsGetMethod {
-    const VALUE: &'static str = "prompts/get";
-}
-impl ::serde::Serialize for PromptsGetMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PromptsGetMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"prompts/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PromptsListMethod;
-impl crate::rpc::ConstStr for PromptsListMethod {
-    const VALUE: &'static str = "prompts/list";
-}
-impl ::serde::Serialize for PromptsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PromptsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"ref/prompt"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RefPromptType;
-impl crate::rpc::ConstStr for RefPromptType {
-    const VALUE: &'static str = "ref/prompt";
-}
-impl ::serde::Serialize for RefPromptType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RefPromptType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"ref/resource"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RefResourceType;
-impl crate::rpc::ConstStr for RefResourceType {
-    const VALUE: &'static str = "ref/resource";
-}
-impl ::serde::Serialize for RefResourceType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RefResourceType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resource_link"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourceLinkType;
-impl crate::rpc::ConstStr for ResourceLinkType {
-    const VALUE: &'static str = "resource_link";
-}
-impl ::serde::Serialize for ResourceLinkType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourceLinkType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resource"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourceType;
-impl crate::rpc::ConstStr for ResourceType {
-    const VALUE: &'static str = "resource";
-}
-impl ::serde::Serialize for ResourceType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourceType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesListMethod;
-impl crate::rpc::ConstStr for ResourcesListMethod {
-    const VALUE: &'static str = "resources/list";
-}
-impl ::serde::Serialize for ResourcesListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/read"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesReadMethod;
-impl crate::rpc::ConstStr for ResourcesReadMethod {
-    const VALUE: &'static str = "resources/read";
-}
-impl ::serde::Serialize for ResourcesReadMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesReadMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/subscribe"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesSubscribeMethod;
-impl crate::rpc::ConstStr for ResourcesSubscribeMethod {
-    const VALUE: &'static str = "resources/subscribe";
-}
-impl ::serde::Serialize for ResourcesSubscribeMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesSubscribeMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/templates/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesTemplatesListMethod;
-impl crate::rpc::ConstStr for ResourcesTemplatesListMethod {
-    const VALUE: &'static str = "resources/templates/list";
-}
-impl ::serde::Serialize for ResourcesTemplatesListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesTemplatesListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/unsubscribe"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesUnsubscribeMethod;
-impl crate::rpc::ConstStr for ResourcesUnsubscribeMethod {
-    const VALUE: &'static str = "resources/unsubscribe";
-}
-impl ::serde::Serialize for ResourcesUnsubscribeMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesUnsubscribeMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"roots/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RootsListMethod;
-impl crate::rpc::ConstStr for RootsListMethod {
-    const VALUE: &'static str = "roots/list";
-}
-impl ::serde::Serialize for RootsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RootsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"sampling/createMessage"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SamplingCreateMessageMethod;
-impl crate::rpc::ConstStr for SamplingCreateMessageMethod {
-    const VALUE: &'static str = "sampling/createMessage";
-}
-impl ::serde::Serialize for SamplingCreateMessageMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SamplingCreateMessageMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"string"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StringType;
-impl crate::rpc::ConstStr for StringType {
-    const VALUE: &'static str = "string";
-}
-impl ::serde::Serialize for StringType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for StringType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tasks/cancel"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TasksCancelMethod;
-impl crate::rpc::ConstStr for TasksCancelMethod {
-    const VALUE: &'static str = "tasks/cancel";
-}
-impl ::serde::Serialize for TasksCancelMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TasksCancelMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tasks/get"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TasksGetMethod;
-impl crate::rpc::ConstStr for TasksGetMethod {
-    const VALUE: &'static str = "tasks/get";
-}
-impl ::serde::Serialize for TasksGetMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TasksGetMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tasks/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TasksListMethod;
-impl crate::rpc::ConstStr for TasksListMethod {
-    const VALUE: &'static str = "tasks/list";
-}
-impl ::serde::Serialize for TasksListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TasksListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tasks/result"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TasksResultMethod;
-impl crate::rpc::ConstStr for TasksResultMethod {
-    const VALUE: &'static str = "tasks/result";
-}
-impl ::serde::Serialize for TasksResultMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TasksResultMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"text"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TextType;
-impl crate::rpc::ConstStr for TextType {
-    const VALUE: &'static str = "text";
-}
-impl ::serde::Serialize for TextType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TextType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tool_result"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolResultType;
-impl crate::rpc::ConstStr for ToolResultType {
-    const VALUE: &'static str = "tool_result";
-}
-impl ::serde::Serialize for ToolResultType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolResultType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tool_use"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolUseType;
-impl crate::rpc::ConstStr for ToolUseType {
-    const VALUE: &'static str = "tool_use";
-}
-impl ::serde::Serialize for ToolUseType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolUseType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tools/call"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolsCallMethod;
-impl crate::rpc::ConstStr for ToolsCallMethod {
-    const VALUE: &'static str = "tools/call";
-}
-impl ::serde::Serialize for ToolsCallMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolsCallMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tools/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolsListMethod;
-impl crate::rpc::ConstStr for ToolsListMethod {
-    const VALUE: &'static str = "tools/list";
-}
-impl ::serde::Serialize for ToolsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"url"` of a `mode` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UrlMode;
-impl crate::rpc::ConstStr for UrlMode {
-    const VALUE: &'static str = "url";
-}
-impl ::serde::Serialize for UrlMode {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for UrlMode {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
+/// `UrlElicitationRequiredErrorObject`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct UrlElicitationRequiredErrorObject {
+    /// The `code` member.
+    pub code: URLElicitationRequiredCode,
+    /// The `data` member.
+    pub data: UrlElicitationRequiredErrorData,
+    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
+    pub message: ::std::string::String,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+crate::rpc::const_strs! {
+    ArrayType = "array" in "type", AudioType = "audio" in "type", BooleanType = "boolean"
+    in "type", CompletionCompleteMethod = "completion/complete" in "method",
+    ElicitationCreateMethod = "elicitation/create" in "method", FormMode = "form" in
+    "mode", ImageType = "image" in "type", InitializeMethod = "initialize" in "method",
+    JsonRpcVersion = "2.0" in "jsonrpc", LoggingSetLevelMethod = "logging/setLevel" in
+    "method", NotificationsCancelledMethod = "notifications/cancelled" in "method",
+    NotificationsElicitationCompleteMethod = "notifications/elicitation/complete" in
+    "method", NotificationsInitializedMethod = "notifications/initialized" in "method",
+    NotificationsMessageMethod = "notifications/message" in "method",
+    NotificationsProgressMethod = "notifications/progress" in "method",
+    NotificationsPromptsListChangedMethod = "notifications/prompts/list_changed" in
+    "method", NotificationsResourcesListChangedMethod =
+    "notifications/resources/list_changed" in "method",
+    NotificationsResourcesUpdatedMethod = "notifications/resources/updated" in "method",
+    NotificationsRootsListChangedMethod = "notifications/roots/list_changed" in "method",
+    NotificationsTasksStatusMethod = "notifications/tasks/status" in "method",
+    NotificationsToolsListChangedMethod = "notifications/tools/list_changed" in "method",
+    ObjectType = "object" in "type", PingMethod = "ping" in "method", PromptsGetMethod =
+    "prompts/get" in "method", PromptsListMethod = "prompts/list" in "method",
+    RefPromptType = "ref/prompt" in "type", RefResourceType = "ref/resource" in "type",
+    ResourceLinkType = "resource_link" in "type", ResourceType = "resource" in "type",
+    ResourcesListMethod = "resources/list" in "method", ResourcesReadMethod =
+    "resources/read" in "method", ResourcesSubscribeMethod = "resources/subscribe" in
+    "method", ResourcesTemplatesListMethod = "resources/templates/list" in "method",
+    ResourcesUnsubscribeMethod = "resources/unsubscribe" in "method", RootsListMethod =
+    "roots/list" in "method", SamplingCreateMessageMethod = "sampling/createMessage" in
+    "method", StringType = "string" in "type", TasksCancelMethod = "tasks/cancel" in
+    "method", TasksGetMethod = "tasks/get" in "method", TasksListMethod = "tasks/list" in
+    "method", TasksResultMethod = "tasks/result" in "method", TextType = "text" in
+    "type", ToolResultType = "tool_result" in "type", ToolUseType = "tool_use" in "type",
+    ToolsCallMethod = "tools/call" in "method", ToolsListMethod = "tools/list" in
+    "method", UrlMode = "url" in "mode"
 }
 /// The error code `-32042`.
 pub type URLElicitationRequiredCode = crate::rpc::ErrorCode<{ -32042 }>;
@@ -8446,6 +7493,7 @@ pub const __DEFINITIONS: &[&str] = &[
     "UntitledSingleSelectEnumSchema",
 ];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,
@@ -11016,7 +10064,7 @@ impl UntitledSingleSelectEnumSchema {
 impl UrlElicitationRequiredError {
     /// A `UrlElicitationRequiredError` from its required members (`error`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: UrlElicitationRequiredErrorError) -> Self {
+    pub fn new(error: UrlElicitationRequiredErrorObject) -> Self {
         Self {
             error,
             id: ::std::default::Default::default(),
@@ -11025,27 +10073,27 @@ impl UrlElicitationRequiredError {
         }
     }
 }
-impl UrlElicitationRequiredErrorError {
-    /// A `UrlElicitationRequiredErrorError` from its required members (`data`, `message`); optional members start empty.
+impl UrlElicitationRequiredErrorData {
+    /// A `UrlElicitationRequiredErrorData` from its required members (`elicitations`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(elicitations: ::std::vec::Vec<ElicitRequestUrlParams>) -> Self {
+        Self {
+            elicitations,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UrlElicitationRequiredErrorObject {
+    /// A `UrlElicitationRequiredErrorObject` from its required members (`data`, `message`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        data: UrlElicitationRequiredErrorErrorData,
+        data: UrlElicitationRequiredErrorData,
         message: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
             code: ::std::default::Default::default(),
             data,
             message: message.into(),
-            extra: ::std::default::Default::default(),
-        }
-    }
-}
-impl UrlElicitationRequiredErrorErrorData {
-    /// A `UrlElicitationRequiredErrorErrorData` from its required members (`elicitations`); optional members start empty.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(elicitations: ::std::vec::Vec<ElicitRequestUrlParams>) -> Self {
-        Self {
-            elicitations,
             extra: ::std::default::Default::default(),
         }
     }

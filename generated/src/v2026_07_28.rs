@@ -216,6 +216,80 @@ pub struct BooleanSchema {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+/// Indicates the intended scope of the cached response, analogous to HTTP
+/// `Cache-Control: public` vs `Cache-Control: private`.
+///
+/// - `"public"`: The response does not contain user-specific data. Any
+///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
+///   the response and serve it across authorization contexts.
+/// - `"private"`: The response MAY be cached and reused only within the
+///   same authorization context. Caches MUST NOT be shared across
+///   authorization contexts (e.g., a different access token requires a
+///   different cache).
+#[derive(
+    ::serde::Deserialize,
+    ::serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    Eq,
+    Hash,
+    Ord,
+    PartialEq,
+    PartialOrd
+)]
+pub enum CacheScope {
+    /// `private`
+    #[serde(rename = "private")]
+    Private,
+    /// `public`
+    #[serde(rename = "public")]
+    Public,
+}
+impl ::std::fmt::Display for CacheScope {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        match *self {
+            Self::Private => f.write_str("private"),
+            Self::Public => f.write_str("public"),
+        }
+    }
+}
+impl ::std::str::FromStr for CacheScope {
+    type Err = self::error::ConversionError;
+    fn from_str(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        match value {
+            "private" => Ok(Self::Private),
+            "public" => Ok(Self::Public),
+            _ => Err("invalid value".into()),
+        }
+    }
+}
+impl ::std::convert::TryFrom<&str> for CacheScope {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &str,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<&::std::string::String> for CacheScope {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: &::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
+impl ::std::convert::TryFrom<::std::string::String> for CacheScope {
+    type Error = self::error::ConversionError;
+    fn try_from(
+        value: ::std::string::String,
+    ) -> ::std::result::Result<Self, self::error::ConversionError> {
+        value.parse()
+    }
+}
 /// A result that supports a time-to-live (TTL) hint for client-side caching.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CacheableResult {
@@ -234,7 +308,7 @@ pub struct CacheableResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<CacheableResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `_meta` member.
     #[serde(
         rename = "_meta",
@@ -268,80 +342,6 @@ pub struct CacheableResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum CacheableResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for CacheableResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for CacheableResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for CacheableResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for CacheableResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for CacheableResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// Used by the client to invoke a tool provided by the server.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1006,7 +1006,7 @@ pub struct DiscoverResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<DiscoverResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The capabilities of the server.
     pub capabilities: ServerCapabilities,
     /// Natural-language guidance describing the server and its features.
@@ -1054,80 +1054,6 @@ pub struct DiscoverResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum DiscoverResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for DiscoverResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for DiscoverResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for DiscoverResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for DiscoverResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for DiscoverResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`server/discover`](DiscoverRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -1459,7 +1385,7 @@ pub struct GetPromptResultResponse {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct HeaderMismatchError {
     /// The `error` member.
-    pub error: HeaderMismatchErrorError,
+    pub error: HeaderMismatchErrorObject,
     /// The `id` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
@@ -1469,9 +1395,9 @@ pub struct HeaderMismatchError {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// `HeaderMismatchErrorError`
+/// `HeaderMismatchErrorObject`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct HeaderMismatchErrorError {
+pub struct HeaderMismatchErrorObject {
     /// The `code` member.
     pub code: HeaderMismatchCode,
     /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
@@ -1951,7 +1877,7 @@ pub struct ListPromptsResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<ListPromptsResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `_meta` member.
     #[serde(
         rename = "_meta",
@@ -1995,80 +1921,6 @@ pub struct ListPromptsResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum ListPromptsResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for ListPromptsResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for ListPromptsResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for ListPromptsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for ListPromptsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for ListPromptsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`prompts/list`](ListPromptsRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2116,7 +1968,7 @@ pub struct ListResourceTemplatesResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<ListResourceTemplatesResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `_meta` member.
     #[serde(
         rename = "_meta",
@@ -2161,82 +2013,6 @@ pub struct ListResourceTemplatesResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum ListResourceTemplatesResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for ListResourceTemplatesResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for ListResourceTemplatesResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for ListResourceTemplatesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String>
-for ListResourceTemplatesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String>
-for ListResourceTemplatesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2284,7 +2060,7 @@ pub struct ListResourcesResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<ListResourcesResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `_meta` member.
     #[serde(
         rename = "_meta",
@@ -2328,80 +2104,6 @@ pub struct ListResourcesResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum ListResourcesResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for ListResourcesResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for ListResourcesResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for ListResourcesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for ListResourcesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for ListResourcesResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`resources/list`](ListResourcesRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2492,7 +2194,7 @@ pub struct ListToolsResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<ListToolsResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `_meta` member.
     #[serde(
         rename = "_meta",
@@ -2536,80 +2238,6 @@ pub struct ListToolsResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum ListToolsResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for ListToolsResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for ListToolsResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for ListToolsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for ListToolsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for ListToolsResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`tools/list`](ListToolsRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2821,7 +2449,7 @@ pub struct MethodNotFoundError {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityError {
     /// The `error` member.
-    pub error: MissingRequiredClientCapabilityErrorError,
+    pub error: MissingRequiredClientCapabilityErrorObject,
     /// The `id` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
@@ -2831,25 +2459,25 @@ pub struct MissingRequiredClientCapabilityError {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// `MissingRequiredClientCapabilityErrorError`
+/// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct MissingRequiredClientCapabilityErrorError {
-    /// The `code` member.
-    pub code: MissingRequiredClientCapabilityCode,
-    /// The `data` member.
-    pub data: MissingRequiredClientCapabilityErrorErrorData,
-    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
-    pub message: ::std::string::String,
+pub struct MissingRequiredClientCapabilityErrorData {
+    /// The capabilities the server requires from the client to process this request.
+    #[serde(rename = "requiredCapabilities")]
+    pub required_capabilities: ClientCapabilities,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
+/// `MissingRequiredClientCapabilityErrorObject`
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct MissingRequiredClientCapabilityErrorErrorData {
-    /// The capabilities the server requires from the client to process this request.
-    #[serde(rename = "requiredCapabilities")]
-    pub required_capabilities: ClientCapabilities,
+pub struct MissingRequiredClientCapabilityErrorObject {
+    /// The `code` member.
+    pub code: MissingRequiredClientCapabilityCode,
+    /// The `data` member.
+    pub data: MissingRequiredClientCapabilityErrorData,
+    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
+    pub message: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3368,7 +2996,7 @@ pub struct ReadResourceResult {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub cache_scope: ::std::option::Option<ReadResourceResultCacheScope>,
+    pub cache_scope: ::std::option::Option<CacheScope>,
     /// The `contents` member.
     pub contents: ::std::vec::Vec<AnyResourceContents>,
     /// The `_meta` member.
@@ -3404,80 +3032,6 @@ pub struct ReadResourceResult {
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
-/// Indicates the intended scope of the cached response, analogous to HTTP
-/// `Cache-Control: public` vs `Cache-Control: private`.
-///
-/// - `"public"`: The response does not contain user-specific data. Any
-///   client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-///   the response and serve it across authorization contexts.
-/// - `"private"`: The response MAY be cached and reused only within the
-///   same authorization context. Caches MUST NOT be shared across
-///   authorization contexts (e.g., a different access token requires a
-///   different cache).
-#[derive(
-    ::serde::Deserialize,
-    ::serde::Serialize,
-    Clone,
-    Copy,
-    Debug,
-    Eq,
-    Hash,
-    Ord,
-    PartialEq,
-    PartialOrd
-)]
-pub enum ReadResourceResultCacheScope {
-    /// `private`
-    #[serde(rename = "private")]
-    Private,
-    /// `public`
-    #[serde(rename = "public")]
-    Public,
-}
-impl ::std::fmt::Display for ReadResourceResultCacheScope {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        match *self {
-            Self::Private => f.write_str("private"),
-            Self::Public => f.write_str("public"),
-        }
-    }
-}
-impl ::std::str::FromStr for ReadResourceResultCacheScope {
-    type Err = self::error::ConversionError;
-    fn from_str(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        match value {
-            "private" => Ok(Self::Private),
-            "public" => Ok(Self::Public),
-            _ => Err("invalid value".into()),
-        }
-    }
-}
-impl ::std::convert::TryFrom<&str> for ReadResourceResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &str,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<&::std::string::String> for ReadResourceResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: &::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
-}
-impl ::std::convert::TryFrom<::std::string::String> for ReadResourceResultCacheScope {
-    type Error = self::error::ConversionError;
-    fn try_from(
-        value: ::std::string::String,
-    ) -> ::std::result::Result<Self, self::error::ConversionError> {
-        value.parse()
-    }
 }
 /// A successful response from the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4829,7 +4383,7 @@ pub struct ToolUseContent {
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionError {
     /// The `error` member.
-    pub error: UnsupportedProtocolVersionErrorError,
+    pub error: UnsupportedProtocolVersionErrorObject,
     /// The `id` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<RequestId>,
@@ -4839,27 +4393,27 @@ pub struct UnsupportedProtocolVersionError {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// `UnsupportedProtocolVersionErrorError`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct UnsupportedProtocolVersionErrorError {
-    /// The `code` member.
-    pub code: UnsupportedProtocolVersionCode,
-    /// The `data` member.
-    pub data: UnsupportedProtocolVersionErrorErrorData,
-    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
-    pub message: ::std::string::String,
-    /// Members the schema does not name, kept so they survive a round trip.
-    #[serde(flatten)]
-    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-}
 /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
 #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-pub struct UnsupportedProtocolVersionErrorErrorData {
+pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version that was requested by the client.
     pub requested: ::std::string::String,
     /// Protocol versions the server supports. The client should choose a
     /// mutually supported version from this list and retry.
     pub supported: ::std::vec::Vec<::std::string::String>,
+    /// Members the schema does not name, kept so they survive a round trip.
+    #[serde(flatten)]
+    pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+}
+/// `UnsupportedProtocolVersionErrorObject`
+#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+pub struct UnsupportedProtocolVersionErrorObject {
+    /// The `code` member.
+    pub code: UnsupportedProtocolVersionCode,
+    /// The `data` member.
+    pub data: UnsupportedProtocolVersionErrorData,
+    /// A short description of the error. The message SHOULD be limited to a concise single sentence.
+    pub message: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4934,782 +4488,34 @@ pub struct UntitledSingleSelectEnumSchema {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// The constant `"array"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ArrayType;
-impl crate::rpc::ConstStr for ArrayType {
-    const VALUE: &'static str = "array";
-}
-impl ::serde::Serialize for ArrayType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ArrayType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"audio"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AudioType;
-impl crate::rpc::ConstStr for AudioType {
-    const VALUE: &'static str = "audio";
-}
-impl ::serde::Serialize for AudioType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for AudioType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"boolean"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BooleanType;
-impl crate::rpc::ConstStr for BooleanType {
-    const VALUE: &'static str = "boolean";
-}
-impl ::serde::Serialize for BooleanType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for BooleanType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"completion/complete"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CompletionCompleteMethod;
-impl crate::rpc::ConstStr for CompletionCompleteMethod {
-    const VALUE: &'static str = "completion/complete";
-}
-impl ::serde::Serialize for CompletionCompleteMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CompletionCompleteMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"elicitation/create"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ElicitationCreateMethod;
-impl crate::rpc::ConstStr for ElicitationCreateMethod {
-    const VALUE: &'static str = "elicitation/create";
-}
-impl ::serde::Serialize for ElicitationCreateMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitationCreateMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"form"` of a `mode` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FormMode;
-impl crate::rpc::ConstStr for FormMode {
-    const VALUE: &'static str = "form";
-}
-impl ::serde::Serialize for FormMode {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for FormMode {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"image"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ImageType;
-impl crate::rpc::ConstStr for ImageType {
-    const VALUE: &'static str = "image";
-}
-impl ::serde::Serialize for ImageType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ImageType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"2.0"` of a `jsonrpc` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct JsonRpcVersion;
-impl crate::rpc::ConstStr for JsonRpcVersion {
-    const VALUE: &'static str = "2.0";
-}
-impl ::serde::Serialize for JsonRpcVersion {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for JsonRpcVersion {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/cancelled"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsCancelledMethod;
-impl crate::rpc::ConstStr for NotificationsCancelledMethod {
-    const VALUE: &'static str = "notifications/cancelled";
-}
-impl ::serde::Serialize for NotificationsCancelledMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsCancelledMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/message"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsMessageMethod;
-impl crate::rpc::ConstStr for NotificationsMessageMethod {
-    const VALUE: &'static str = "notifications/message";
-}
-impl ::serde::Serialize for NotificationsMessageMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsMessageMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/progress"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsProgressMethod;
-impl crate::rpc::ConstStr for NotificationsProgressMethod {
-    const VALUE: &'static str = "notifications/progress";
-}
-impl ::serde::Serialize for NotificationsProgressMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsProgressMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/prompts/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsPromptsListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsPromptsListChangedMethod {
-    const VALUE: &'static str = "notifications/prompts/list_changed";
-}
-impl ::serde::Serialize for NotificationsPromptsListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsPromptsListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/resources/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsResourcesListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsResourcesListChangedMethod {
-    const VALUE: &'static str = "notifications/resources/list_changed";
-}
-impl ::serde::Serialize for NotificationsResourcesListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsResourcesListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/resources/updated"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsResourcesUpdatedMethod;
-impl crate::rpc::ConstStr for NotificationsResourcesUpdatedMethod {
-    const VALUE: &'static str = "notifications/resources/updated";
-}
-impl ::serde::Serialize for NotificationsResourcesUpdatedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsResourcesUpdatedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/subscriptions/acknowledged"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsSubscriptionsAcknowledgedMethod;
-impl crate::rpc::ConstStr for NotificationsSubscriptionsAcknowledgedMethod {
-    const VALUE: &'static str = "notifications/subscriptions/acknowledged";
-}
-impl ::serde::Serialize for NotificationsSubscriptionsAcknowledgedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsSubscriptionsAcknowledgedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"notifications/tools/list_changed"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NotificationsToolsListChangedMethod;
-impl crate::rpc::ConstStr for NotificationsToolsListChangedMethod {
-    const VALUE: &'static str = "notifications/tools/list_changed";
-}
-impl ::serde::Serialize for NotificationsToolsListChangedMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for NotificationsToolsListChangedMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"object"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectType;
-impl crate::rpc::ConstStr for ObjectType {
-    const VALUE: &'static str = "object";
-}
-impl ::serde::Serialize for ObjectType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ObjectType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"prompts/get"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PromptsGetMethod;
-impl crate::rpc::ConstStr for PromptsGetMethod {
-    const VALUE: &'static str = "prompts/get";
-}
-impl ::serde::Serialize for PromptsGetMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PromptsGetMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"prompts/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PromptsListMethod;
-impl crate::rpc::ConstStr for PromptsListMethod {
-    const VALUE: &'static str = "prompts/list";
-}
-impl ::serde::Serialize for PromptsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for PromptsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"ref/prompt"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RefPromptType;
-impl crate::rpc::ConstStr for RefPromptType {
-    const VALUE: &'static str = "ref/prompt";
-}
-impl ::serde::Serialize for RefPromptType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RefPromptType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"ref/resource"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RefResourceType;
-impl crate::rpc::ConstStr for RefResourceType {
-    const VALUE: &'static str = "ref/resource";
-}
-impl ::serde::Serialize for RefResourceType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RefResourceType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resource_link"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourceLinkType;
-impl crate::rpc::ConstStr for ResourceLinkType {
-    const VALUE: &'static str = "resource_link";
-}
-impl ::serde::Serialize for ResourceLinkType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourceLinkType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resource"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourceType;
-impl crate::rpc::ConstStr for ResourceType {
-    const VALUE: &'static str = "resource";
-}
-impl ::serde::Serialize for ResourceType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourceType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesListMethod;
-impl crate::rpc::ConstStr for ResourcesListMethod {
-    const VALUE: &'static str = "resources/list";
-}
-impl ::serde::Serialize for ResourcesListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/read"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesReadMethod;
-impl crate::rpc::ConstStr for ResourcesReadMethod {
-    const VALUE: &'static str = "resources/read";
-}
-impl ::serde::Serialize for ResourcesReadMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesReadMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"resources/templates/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ResourcesTemplatesListMethod;
-impl crate::rpc::ConstStr for ResourcesTemplatesListMethod {
-    const VALUE: &'static str = "resources/templates/list";
-}
-impl ::serde::Serialize for ResourcesTemplatesListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ResourcesTemplatesListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"roots/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RootsListMethod;
-impl crate::rpc::ConstStr for RootsListMethod {
-    const VALUE: &'static str = "roots/list";
-}
-impl ::serde::Serialize for RootsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for RootsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"sampling/createMessage"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SamplingCreateMessageMethod;
-impl crate::rpc::ConstStr for SamplingCreateMessageMethod {
-    const VALUE: &'static str = "sampling/createMessage";
-}
-impl ::serde::Serialize for SamplingCreateMessageMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SamplingCreateMessageMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"server/discover"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServerDiscoverMethod;
-impl crate::rpc::ConstStr for ServerDiscoverMethod {
-    const VALUE: &'static str = "server/discover";
-}
-impl ::serde::Serialize for ServerDiscoverMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ServerDiscoverMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"string"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StringType;
-impl crate::rpc::ConstStr for StringType {
-    const VALUE: &'static str = "string";
-}
-impl ::serde::Serialize for StringType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for StringType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"subscriptions/listen"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SubscriptionsListenMethod;
-impl crate::rpc::ConstStr for SubscriptionsListenMethod {
-    const VALUE: &'static str = "subscriptions/listen";
-}
-impl ::serde::Serialize for SubscriptionsListenMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SubscriptionsListenMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"text"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TextType;
-impl crate::rpc::ConstStr for TextType {
-    const VALUE: &'static str = "text";
-}
-impl ::serde::Serialize for TextType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for TextType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tool_result"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolResultType;
-impl crate::rpc::ConstStr for ToolResultType {
-    const VALUE: &'static str = "tool_result";
-}
-impl ::serde::Serialize for ToolResultType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolResultType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tool_use"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolUseType;
-impl crate::rpc::ConstStr for ToolUseType {
-    const VALUE: &'static str = "tool_use";
-}
-impl ::serde::Serialize for ToolUseType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolUseType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tools/call"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolsCallMethod;
-impl crate::rpc::ConstStr for ToolsCallMethod {
-    const VALUE: &'static str = "tools/call";
-}
-impl ::serde::Serialize for ToolsCallMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolsCallMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"tools/list"` of a `method` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolsListMethod;
-impl crate::rpc::ConstStr for ToolsListMethod {
-    const VALUE: &'static str = "tools/list";
-}
-impl ::serde::Serialize for ToolsListMethod {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ToolsListMethod {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"url"` of a `mode` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UrlMode;
-impl crate::rpc::ConstStr for UrlMode {
-    const VALUE: &'static str = "url";
-}
-impl ::serde::Serialize for UrlMode {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for UrlMode {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
+crate::rpc::const_strs! {
+    ArrayType = "array" in "type", AudioType = "audio" in "type", BooleanType = "boolean"
+    in "type", CompletionCompleteMethod = "completion/complete" in "method",
+    ElicitationCreateMethod = "elicitation/create" in "method", FormMode = "form" in
+    "mode", ImageType = "image" in "type", JsonRpcVersion = "2.0" in "jsonrpc",
+    NotificationsCancelledMethod = "notifications/cancelled" in "method",
+    NotificationsMessageMethod = "notifications/message" in "method",
+    NotificationsProgressMethod = "notifications/progress" in "method",
+    NotificationsPromptsListChangedMethod = "notifications/prompts/list_changed" in
+    "method", NotificationsResourcesListChangedMethod =
+    "notifications/resources/list_changed" in "method",
+    NotificationsResourcesUpdatedMethod = "notifications/resources/updated" in "method",
+    NotificationsSubscriptionsAcknowledgedMethod =
+    "notifications/subscriptions/acknowledged" in "method",
+    NotificationsToolsListChangedMethod = "notifications/tools/list_changed" in "method",
+    ObjectType = "object" in "type", PromptsGetMethod = "prompts/get" in "method",
+    PromptsListMethod = "prompts/list" in "method", RefPromptType = "ref/prompt" in
+    "type", RefResourceType = "ref/resource" in "type", ResourceLinkType =
+    "resource_link" in "type", ResourceType = "resource" in "type", ResourcesListMethod =
+    "resources/list" in "method", ResourcesReadMethod = "resources/read" in "method",
+    ResourcesTemplatesListMethod = "resources/templates/list" in "method",
+    RootsListMethod = "roots/list" in "method", SamplingCreateMessageMethod =
+    "sampling/createMessage" in "method", ServerDiscoverMethod = "server/discover" in
+    "method", StringType = "string" in "type", SubscriptionsListenMethod =
+    "subscriptions/listen" in "method", TextType = "text" in "type", ToolResultType =
+    "tool_result" in "type", ToolUseType = "tool_use" in "type", ToolsCallMethod =
+    "tools/call" in "method", ToolsListMethod = "tools/list" in "method", UrlMode = "url"
+    in "mode"
 }
 /// The error code `-32020`.
 pub type HeaderMismatchCode = crate::rpc::ErrorCode<{ -32020 }>;
@@ -8283,6 +7089,7 @@ pub const __DEFINITIONS: &[&str] = &[
     "BaseMetadata",
     "BlobResourceContents",
     "BooleanSchema",
+    "CacheScope",
     "CacheableResult",
     "CallToolOutcome",
     "CallToolRequest",
@@ -8434,6 +7241,7 @@ pub const __DEFINITIONS: &[&str] = &[
     "UntitledSingleSelectEnumSchema",
 ];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,
@@ -8454,6 +7262,7 @@ pub fn __roundtrip(
             "BaseMetadata" => roundtrip::<BaseMetadata>(value),
             "BlobResourceContents" => roundtrip::<BlobResourceContents>(value),
             "BooleanSchema" => roundtrip::<BooleanSchema>(value),
+            "CacheScope" => roundtrip::<CacheScope>(value),
             "CacheableResult" => roundtrip::<CacheableResult>(value),
             "CallToolOutcome" => roundtrip::<CallToolOutcome>(value),
             "CallToolRequest" => roundtrip::<CallToolRequest>(value),
@@ -9279,7 +8088,7 @@ impl GetPromptResultResponse {
 impl HeaderMismatchError {
     /// A `HeaderMismatchError` from its required members (`error`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: HeaderMismatchErrorError) -> Self {
+    pub fn new(error: HeaderMismatchErrorObject) -> Self {
         Self {
             error,
             id: ::std::default::Default::default(),
@@ -9288,8 +8097,8 @@ impl HeaderMismatchError {
         }
     }
 }
-impl HeaderMismatchErrorError {
-    /// A `HeaderMismatchErrorError` from its required members (`message`); optional members start empty.
+impl HeaderMismatchErrorObject {
+    /// A `HeaderMismatchErrorObject` from its required members (`message`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(message: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
@@ -9742,7 +8551,7 @@ impl MethodNotFoundError {
 impl MissingRequiredClientCapabilityError {
     /// A `MissingRequiredClientCapabilityError` from its required members (`error`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: MissingRequiredClientCapabilityErrorError) -> Self {
+    pub fn new(error: MissingRequiredClientCapabilityErrorObject) -> Self {
         Self {
             error,
             id: ::std::default::Default::default(),
@@ -9751,27 +8560,27 @@ impl MissingRequiredClientCapabilityError {
         }
     }
 }
-impl MissingRequiredClientCapabilityErrorError {
-    /// A `MissingRequiredClientCapabilityErrorError` from its required members (`data`, `message`); optional members start empty.
+impl MissingRequiredClientCapabilityErrorData {
+    /// A `MissingRequiredClientCapabilityErrorData` from its required members (`required_capabilities`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(required_capabilities: ClientCapabilities) -> Self {
+        Self {
+            required_capabilities,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl MissingRequiredClientCapabilityErrorObject {
+    /// A `MissingRequiredClientCapabilityErrorObject` from its required members (`data`, `message`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        data: MissingRequiredClientCapabilityErrorErrorData,
+        data: MissingRequiredClientCapabilityErrorData,
         message: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
             code: ::std::default::Default::default(),
             data,
             message: message.into(),
-            extra: ::std::default::Default::default(),
-        }
-    }
-}
-impl MissingRequiredClientCapabilityErrorErrorData {
-    /// A `MissingRequiredClientCapabilityErrorErrorData` from its required members (`required_capabilities`); optional members start empty.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(required_capabilities: ClientCapabilities) -> Self {
-        Self {
-            required_capabilities,
             extra: ::std::default::Default::default(),
         }
     }
@@ -10671,7 +9480,7 @@ impl ToolUseContent {
 impl UnsupportedProtocolVersionError {
     /// A `UnsupportedProtocolVersionError` from its required members (`error`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(error: UnsupportedProtocolVersionErrorError) -> Self {
+    pub fn new(error: UnsupportedProtocolVersionErrorObject) -> Self {
         Self {
             error,
             id: ::std::default::Default::default(),
@@ -10680,23 +9489,8 @@ impl UnsupportedProtocolVersionError {
         }
     }
 }
-impl UnsupportedProtocolVersionErrorError {
-    /// A `UnsupportedProtocolVersionErrorError` from its required members (`data`, `message`); optional members start empty.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        data: UnsupportedProtocolVersionErrorErrorData,
-        message: impl ::std::convert::Into<::std::string::String>,
-    ) -> Self {
-        Self {
-            code: ::std::default::Default::default(),
-            data,
-            message: message.into(),
-            extra: ::std::default::Default::default(),
-        }
-    }
-}
-impl UnsupportedProtocolVersionErrorErrorData {
-    /// A `UnsupportedProtocolVersionErrorErrorData` from its required members (`requested`, `supported`); optional members start empty.
+impl UnsupportedProtocolVersionErrorData {
+    /// A `UnsupportedProtocolVersionErrorData` from its required members (`requested`, `supported`); optional members start empty.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         requested: impl ::std::convert::Into<::std::string::String>,
@@ -10705,6 +9499,21 @@ impl UnsupportedProtocolVersionErrorErrorData {
         Self {
             requested: requested.into(),
             supported,
+            extra: ::std::default::Default::default(),
+        }
+    }
+}
+impl UnsupportedProtocolVersionErrorObject {
+    /// A `UnsupportedProtocolVersionErrorObject` from its required members (`data`, `message`); optional members start empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        data: UnsupportedProtocolVersionErrorData,
+        message: impl ::std::convert::Into<::std::string::String>,
+    ) -> Self {
+        Self {
+            code: ::std::default::Default::default(),
+            data,
+            message: message.into(),
             extra: ::std::default::Default::default(),
         }
     }

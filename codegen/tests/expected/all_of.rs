@@ -69,6 +69,7 @@ pub struct Problem {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+crate::rpc::const_strs! {}
 /// The error code `-32002`.
 pub type NotFoundCode = crate::rpc::ErrorCode<{ -32002 }>;
 /// One uninhabited marker type per protocol method, naming its parameters and
@@ -98,6 +99,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["NotFound", "Problem"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

@@ -67,6 +67,7 @@ pub struct TextBody {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+crate::rpc::const_strs! {}
 /// No tag: the required member tells the variants apart.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Body {
@@ -143,6 +144,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["BlobBody", "Body", "TextBody"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

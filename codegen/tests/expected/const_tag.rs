@@ -69,47 +69,8 @@ pub struct Square {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
-/// The constant `"circle"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CircleType;
-impl crate::rpc::ConstStr for CircleType {
-    const VALUE: &'static str = "circle";
-}
-impl ::serde::Serialize for CircleType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CircleType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
-}
-/// The constant `"square"` of a `type` member: any other value is rejected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SquareType;
-impl crate::rpc::ConstStr for SquareType {
-    const VALUE: &'static str = "square";
-}
-impl ::serde::Serialize for SquareType {
-    fn serialize<S: ::serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> ::std::result::Result<S::Ok, S::Error> {
-        crate::rpc::serialize_const::<S, Self>(serializer)
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SquareType {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::deserialize_const::<D, Self>(deserializer)
-    }
+crate::rpc::const_strs! {
+    CircleType = "circle" in "type", SquareType = "square" in "type"
 }
 /// A [`Circle`] or a [`Square`], told apart by `type`.
 #[derive(Clone, Debug, PartialEq)]
@@ -198,6 +159,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["Circle", "Shape", "Square"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

@@ -96,6 +96,7 @@ for Meta {
         Self(value)
     }
 }
+crate::rpc::const_strs! {}
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {
@@ -123,6 +124,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["Item", "Meta"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

@@ -60,6 +60,7 @@ pub struct Node {
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
+crate::rpc::const_strs! {}
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {
@@ -87,6 +88,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["Node"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

@@ -76,6 +76,7 @@ impl ::std::convert::From<i64> for Token {
         Self::Integer(value)
     }
 }
+crate::rpc::const_strs! {}
 /// One uninhabited marker type per protocol method, naming its parameters and
 /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
 pub mod method {
@@ -103,6 +104,7 @@ pub mod method {
 #[doc(hidden)]
 pub const __DEFINITIONS: &[&str] = &["Holder", "Token"];
 /// Decodes `value` as the type of schema definition `name` and encodes it again.
+#[doc(hidden)]
 pub fn __roundtrip(
     name: &str,
     value: ::serde_json::Value,

@@ -1,0 +1,159 @@
+//! Passes over the generated syntax tree: what typify cannot be told to do.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+
+/// Runs every pass: docs cleaned (`names` maps schema names to Rust types for links),
+/// optional collections made `Option`s, protocol field names shortened, and
+/// constructors added (`defaulted` types take their default in `new`).
+pub(crate) fn run(
+    file: &mut syn::File,
+    names: &BTreeMap<String, String>,
+    defaulted: &BTreeSet<String>,
+) {
+    crate::docs::DocFixer { names }.visit_file_mut(file);
+    OptionalCollections.visit_file_mut(file);
+    ProtocolFieldNames.visit_file_mut(file);
+    add_constructors(file, defaulted);
+}
+
+/// typify gives an optional map or list a default and skips it when empty, which loses
+/// the difference between `{}` and absent (`"roots": {}` declares a capability). Such
+/// members become `Option`s instead.
+struct OptionalCollections;
+
+impl VisitMut for OptionalCollections {
+    fn visit_field_mut(&mut self, field: &mut syn::Field) {
+        let mut rename = None;
+        let mut skips_empty = false;
+        for a in &field.attrs {
+            if !a.path().is_ident("serde") {
+                continue;
+            }
+            let _ = a.parse_nested_meta(|meta| {
+                if meta.path.is_ident("rename") {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    rename = Some(s.value());
+                } else if meta.path.is_ident("skip_serializing_if") {
+                    let s: syn::LitStr = meta.value()?.parse()?;
+                    skips_empty = s.value().ends_with("is_empty");
+                } else if meta.input.peek(syn::Token![=]) {
+                    let _: syn::Expr = meta.value()?.parse()?;
+                }
+                Ok(())
+            });
+        }
+        if !skips_empty {
+            return;
+        }
+        field.attrs.retain(|a| !a.path().is_ident("serde"));
+        let attr: syn::Attribute = match rename {
+            Some(r) => {
+                syn::parse_quote!(#[serde(rename = #r, default, skip_serializing_if = "::std::option::Option::is_none")])
+            }
+            None => {
+                syn::parse_quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")])
+            }
+        };
+        field.attrs.push(attr);
+        let ty = &field.ty;
+        field.ty = syn::parse_quote!(::std::option::Option<#ty>);
+    }
+}
+
+/// `io.modelcontextprotocol/clientInfo` reads as `client_info`, not
+/// `io_modelcontextprotocol_client_info`.
+struct ProtocolFieldNames;
+
+impl VisitMut for ProtocolFieldNames {
+    fn visit_field_mut(&mut self, field: &mut syn::Field) {
+        if let Some(ident) = &field.ident {
+            let name = ident.to_string();
+            if let Some(short) = name.strip_prefix("io_modelcontextprotocol_") {
+                field.ident = Some(format_ident!("{}", short));
+            }
+        }
+    }
+}
+
+fn last_segment(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+/// Every struct with named members gets `new(required members...)`: optional members
+/// start empty, constants take their only value and `resultType` its natural one.
+fn add_constructors(file: &mut syn::File, defaulted: &BTreeSet<String>) {
+    let mut impls: Vec<syn::Item> = Vec::new();
+    for item in &file.items {
+        let syn::Item::Struct(st) = item else {
+            continue;
+        };
+        let syn::Fields::Named(fields) = &st.fields else {
+            continue;
+        };
+        let name = &st.ident;
+        let mut args = Vec::new();
+        let mut inits = Vec::new();
+        let mut arg_docs = Vec::new();
+        for f in &fields.named {
+            let Some(ident) = &f.ident else { continue };
+            let ty = &f.ty;
+            let last = last_segment(ty).unwrap_or_default();
+            if last == "Option" || ident == "extra" || defaulted.contains(&last) {
+                inits.push(quote!(#ident: ::std::default::Default::default()));
+            } else if last == "ResultType" {
+                let value = if name == "InputRequiredResult" {
+                    quote!(ResultType::InputRequired)
+                } else {
+                    quote!(ResultType::Complete)
+                };
+                inits.push(quote!(#ident: #value));
+            } else if last == "String" {
+                args.push(quote!(#ident: impl ::std::convert::Into<::std::string::String>));
+                inits.push(quote!(#ident: #ident.into()));
+                arg_docs.push(ident.to_string());
+            } else {
+                args.push(quote!(#ident: #ty));
+                inits.push(quote!(#ident));
+                arg_docs.push(ident.to_string());
+            }
+        }
+        let doc = if arg_docs.is_empty() {
+            format!(" A `{name}` with every optional member empty.")
+        } else {
+            format!(
+                " A `{name}` from its required members ({}); optional members start empty.",
+                arg_docs
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let no_args = args.is_empty();
+        impls.push(syn::parse_quote! {
+            impl #name {
+                #[doc = #doc]
+                #[allow(clippy::too_many_arguments)]
+                pub fn new(#(#args),*) -> Self {
+                    Self { #(#inits),* }
+                }
+            }
+        });
+        if no_args {
+            impls.push(syn::parse_quote! {
+                impl ::std::default::Default for #name {
+                    fn default() -> Self {
+                        Self::new()
+                    }
+                }
+            });
+        }
+    }
+    file.items.extend(impls);
+}
