@@ -30,7 +30,7 @@ use crate::jsonrpc::{RpcError, code};
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{CallError, ClientTransport, OutgoingRequest};
 use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::method;
+use crate::types::v2026_07_28::method::CallTool;
 
 /// A reason to send a refused request again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl Retry {
     fn answers(self, refusal: &CallError, method: &str, era: Era) -> bool {
         match self {
             Self::ToolHeaders => {
-                method == method::CallTool::METHOD
+                method == CallTool::METHOD
                     && matches!(refusal, CallError::Transport(t)
                         if t.rpc_error().is_some_and(|e| e.code == code::HEADER_MISMATCH))
             }
@@ -237,7 +237,7 @@ mod tests {
     async fn send_call(transport: &Scripted, era: Era) -> Result<Value, CallError> {
         let request = OutgoingRequest {
             id: RequestId::Integer(1),
-            method: method::CallTool::METHOD.into(),
+            method: CallTool::METHOD.into(),
             params: json!({"name": "sql", "arguments": {}}),
             notifications: None,
         };
