@@ -117,11 +117,7 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
 /// The modern error a failed probe carries: as the JSON-RPC answer, or in the body of an
 /// HTTP refusal.
 fn modern_error(error: &CallError) -> Option<&RpcError> {
-    let rpc = match error {
-        CallError::Rpc(e) => Some(e),
-        CallError::Transport(t) => t.rpc_error(),
-    };
-    rpc.filter(|e| is_modern_error(e))
+    error.rpc_error().filter(|e| is_modern_error(e))
 }
 
 /// The era to speak given the versions a modern server listed.

@@ -60,7 +60,7 @@ impl Retry {
                     && matches!(refusal, CallError::Transport(t) if t.http_status() == Some(404))
             }
             Self::VersionRefused => {
-                era == Era::Stateless && rpc_error(refusal).is_some_and(lists_our_version)
+                era == Era::Stateless && refusal.rpc_error().is_some_and(lists_our_version)
             }
         }
     }
@@ -121,14 +121,6 @@ pub(crate) async fn send(
         outcome = transport.request(attempt(transport.next_id())).await;
     }
     outcome
-}
-
-/// The JSON-RPC error of a refusal: the answer itself, or the body of an HTTP refusal.
-fn rpc_error(refusal: &CallError) -> Option<&RpcError> {
-    match refusal {
-        CallError::Rpc(e) => Some(e),
-        CallError::Transport(t) => t.rpc_error(),
-    }
 }
 
 /// Whether a -32022 (unsupported protocol version) refusal lists the version tern
@@ -260,7 +252,7 @@ mod tests {
         let transport = Scripted::new([version_refusal(), version_refusal()], []);
         let refused = send_call(&transport, Era::Stateless).await.unwrap_err();
         assert!(
-            rpc_error(&refused).is_some_and(lists_our_version),
+            refused.rpc_error().is_some_and(lists_our_version),
             "{refused}"
         );
         assert_eq!(lock(&transport.sent).len(), 2);
@@ -271,7 +263,7 @@ mod tests {
         let unchanged = Scripted::new([header_refusal()], [Ok(false)]);
         let refused = send_call(&unchanged, Era::Stateless).await.unwrap_err();
         assert_eq!(
-            rpc_error(&refused).map(|e| e.code),
+            refused.rpc_error().map(|e| e.code),
             Some(code::HEADER_MISMATCH)
         );
         assert_eq!(lock(&unchanged.sent).len(), 1);
