@@ -98,7 +98,7 @@ impl ClientBuilder {
 
     /// The cap on input-required rounds per call (default 10). A server that keeps
     /// answering input-required beyond it makes the call fail with
-    /// [`Error::InputRequiredRoundsExceeded`].
+    /// [`Error::InputRequiredRoundsExceeded`](crate::Error::InputRequiredRoundsExceeded).
     pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds;
         self

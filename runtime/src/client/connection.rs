@@ -14,7 +14,9 @@ use crate::transport::{
     BoxFuture, CallError, ClientTransport, EraTransport, MessageTransport, OutgoingRequest,
     ServerRequestHandler, TransportError,
 };
+use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::RequestId;
+use crate::types::v2026_07_28::method::Cancelled;
 use crate::util::{IdKey, lock};
 
 type Reply = oneshot::Sender<Result<Value, CallError>>;
@@ -109,7 +111,7 @@ impl Inner {
                 }
             }
             Ok(Incoming::Notification { method, params }) => {
-                if method == "notifications/cancelled" && self.cancel_answer(params.as_ref()) {
+                if method == Cancelled::METHOD && self.cancel_answer(params.as_ref()) {
                     return;
                 }
                 let message = json!({ "method": method, "params": params });
@@ -218,7 +220,7 @@ impl Drop for PendingGuard {
                 RequestId::String(s) => Value::from(s.as_str()),
             };
             let _ = self.inner.outbound.send(jsonrpc::notification(
-                "notifications/cancelled",
+                Cancelled::METHOD,
                 Some(json!({ "requestId": id, "reason": "the caller abandoned the request" })),
             ));
         }

@@ -18,7 +18,9 @@ use crate::Error;
 use crate::jsonrpc::RpcError;
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
 use crate::transport::{CallError, EraTransport, OutgoingRequest, is_modern_error};
+use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25 as old;
+use crate::types::v2026_07_28::method;
 
 /// How long [`EraMode::Auto`] waits for the answer to its probe before deciding the
 /// server is a 2025-11-25 one that ignores unknown requests.
@@ -79,7 +81,7 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
     let meta = RequestMeta::to_value(hello.capabilities, hello.info, None);
     let request = OutgoingRequest {
         id: transport.next_id(),
-        method: "server/discover".into(),
+        method: method::Discover::METHOD.into(),
         params: json!({ "_meta": meta }),
         notifications: None,
     };
@@ -92,7 +94,7 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
     };
     match answer {
         Ok(result) => match result.get("supportedVersions").and_then(Value::as_array) {
-            Some(versions) => pick(versions, "server/discover"),
+            Some(versions) => pick(versions, method::Discover::METHOD),
             None => Ok(Era::Stateless),
         },
         Err(e) if modern_error(&e).is_some() => match modern_error(&e)
@@ -115,11 +117,7 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
 /// The modern error a failed probe carries: as the JSON-RPC answer, or in the body of an
 /// HTTP refusal.
 fn modern_error(error: &CallError) -> Option<&RpcError> {
-    let rpc = match error {
-        CallError::Rpc(e) => Some(e),
-        CallError::Transport(t) => t.rpc_error(),
-    };
-    rpc.filter(|e| is_modern_error(e))
+    error.rpc_error().filter(|e| is_modern_error(e))
 }
 
 /// The era to speak given the versions a modern server listed.
@@ -143,7 +141,7 @@ async fn initialize<T: EraTransport + ?Sized>(
 ) -> crate::Result<()> {
     let request = OutgoingRequest {
         id: transport.next_id(),
-        method: "initialize".into(),
+        method: old::method::Initialize::METHOD.into(),
         params: json!({
             "protocolVersion": LEGACY_PROTOCOL_VERSION,
             "capabilities": hello.capabilities,
@@ -157,7 +155,7 @@ async fn initialize<T: EraTransport + ?Sized>(
     })?;
     let result: old::InitializeResult =
         serde_json::from_value(result).map_err(|source| Error::Decode {
-            method: "initialize",
+            method: old::method::Initialize::METHOD,
             source,
         })?;
     if result.protocol_version != LEGACY_PROTOCOL_VERSION {
@@ -165,6 +163,8 @@ async fn initialize<T: EraTransport + ?Sized>(
             detail: format!("initialize answered {}", result.protocol_version),
         });
     }
-    transport.notify("notifications/initialized", None).await?;
+    transport
+        .notify(old::method::Initialized::METHOD, None)
+        .await?;
     Ok(())
 }

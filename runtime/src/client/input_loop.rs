@@ -10,10 +10,6 @@ use crate::types::v2026_07_28::{
     ReadResourceRequestParams, method,
 };
 
-pub(crate) fn may_require_input(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
-
 /// A method whose result may be input-required, and how a retry is written into its
 /// params. Implemented for `tools/call`, `prompts/get` and `resources/read`.
 pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {

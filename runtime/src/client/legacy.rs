@@ -10,7 +10,10 @@ use super::callbacks::{Callbacks, InputContext};
 use crate::Error;
 use crate::jsonrpc::RpcError;
 use crate::transport::ServerRequestHandler;
+use crate::types::rpc::Request as _;
+use crate::types::v2025_11_25::method::Ping;
 use crate::types::v2026_07_28::InputRequest;
+use crate::types::v2026_07_28::method::{CreateMessage, Elicit, ListRoots};
 
 /// The handler a legacy session answers the server's requests with: `ping`, and
 /// `elicitation/create`, `sampling/createMessage` and `roots/list` through `callbacks`
@@ -29,8 +32,8 @@ async fn answer(
     params: Option<Value>,
 ) -> Result<Value, RpcError> {
     match method {
-        "ping" => return Ok(json!({})),
-        "elicitation/create" | "sampling/createMessage" | "roots/list" => {}
+        Ping::METHOD => return Ok(json!({})),
+        Elicit::METHOD | CreateMessage::METHOD | ListRoots::METHOD => {}
         _ => return Err(RpcError::method_not_found(method)),
     }
     let mut request = json!({ "method": method });

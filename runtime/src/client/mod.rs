@@ -53,7 +53,7 @@ pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
 
 use crate::protocol::RequestMeta;
 use crate::transport::{CallError, ClientTransport, OutgoingRequest};
-use crate::types::rpc::ClientRequestMethod;
+use crate::types::rpc::{ClientRequestMethod, Notification as _};
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
     GetPromptResult, InputRequests, InputResponses, ProgressNotificationParams,
@@ -144,7 +144,7 @@ impl Client {
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
         let forward = tokio::spawn(async move {
             while let Some(message) = rx.recv().await {
-                if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                if message.get("method").and_then(Value::as_str) == Some(method::Progress::METHOD) {
                     if let Some(p) = message
                         .get("params")
                         .and_then(|p| serde_json::from_value(p.clone()).ok())
@@ -298,8 +298,8 @@ fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::R
                 obj.insert("resultType".into(), "complete".into());
             }
             Some("complete") => {}
-            Some("input_required") if input_loop::may_require_input(M::METHOD) => {}
-            Some(other) if !input_loop::may_require_input(M::METHOD) => {
+            Some("input_required") if M::MAY_REQUIRE_INPUT => {}
+            Some(other) if !M::MAY_REQUIRE_INPUT => {
                 return Err(Error::UnknownResultType(other.to_owned()));
             }
             Some(_) => {}

@@ -30,7 +30,7 @@ use crate::jsonrpc::{RpcError, code};
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{CallError, ClientTransport, OutgoingRequest};
 use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::method;
+use crate::types::v2026_07_28::method::CallTool;
 
 /// A reason to send a refused request again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ impl Retry {
     fn answers(self, refusal: &CallError, method: &str, era: Era) -> bool {
         match self {
             Self::ToolHeaders => {
-                method == method::CallTool::METHOD
+                method == CallTool::METHOD
                     && matches!(refusal, CallError::Transport(t)
                         if t.rpc_error().is_some_and(|e| e.code == code::HEADER_MISMATCH))
             }
@@ -60,7 +60,7 @@ impl Retry {
                     && matches!(refusal, CallError::Transport(t) if t.http_status() == Some(404))
             }
             Self::VersionRefused => {
-                era == Era::Stateless && rpc_error(refusal).is_some_and(lists_our_version)
+                era == Era::Stateless && refusal.rpc_error().is_some_and(lists_our_version)
             }
         }
     }
@@ -121,14 +121,6 @@ pub(crate) async fn send(
         outcome = transport.request(attempt(transport.next_id())).await;
     }
     outcome
-}
-
-/// The JSON-RPC error of a refusal: the answer itself, or the body of an HTTP refusal.
-fn rpc_error(refusal: &CallError) -> Option<&RpcError> {
-    match refusal {
-        CallError::Rpc(e) => Some(e),
-        CallError::Transport(t) => t.rpc_error(),
-    }
 }
 
 /// Whether a -32022 (unsupported protocol version) refusal lists the version tern
@@ -237,7 +229,7 @@ mod tests {
     async fn send_call(transport: &Scripted, era: Era) -> Result<Value, CallError> {
         let request = OutgoingRequest {
             id: RequestId::Integer(1),
-            method: method::CallTool::METHOD.into(),
+            method: CallTool::METHOD.into(),
             params: json!({"name": "sql", "arguments": {}}),
             notifications: None,
         };
@@ -260,7 +252,7 @@ mod tests {
         let transport = Scripted::new([version_refusal(), version_refusal()], []);
         let refused = send_call(&transport, Era::Stateless).await.unwrap_err();
         assert!(
-            rpc_error(&refused).is_some_and(lists_our_version),
+            refused.rpc_error().is_some_and(lists_our_version),
             "{refused}"
         );
         assert_eq!(lock(&transport.sent).len(), 2);
@@ -271,7 +263,7 @@ mod tests {
         let unchanged = Scripted::new([header_refusal()], [Ok(false)]);
         let refused = send_call(&unchanged, Era::Stateless).await.unwrap_err();
         assert_eq!(
-            rpc_error(&refused).map(|e| e.code),
+            refused.rpc_error().map(|e| e.code),
             Some(code::HEADER_MISMATCH)
         );
         assert_eq!(lock(&unchanged.sent).len(), 1);

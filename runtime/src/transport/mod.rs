@@ -148,6 +148,17 @@ pub enum CallError {
     Transport(#[from] TransportError),
 }
 
+impl CallError {
+    /// The JSON-RPC error the server answered with: the answer itself, or the body of a
+    /// refused HTTP request.
+    pub fn rpc_error(&self) -> Option<&RpcError> {
+        match self {
+            Self::Rpc(e) => Some(e),
+            Self::Transport(t) => t.rpc_error(),
+        }
+    }
+}
+
 /// What a client needs from a transport: send a request and await its result; send a
 /// notification. Dropping the returned future abandons the request, and the transport
 /// tells the server (`notifications/cancelled`, or closing the HTTP stream).

@@ -28,13 +28,10 @@ pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
-/// The body field `Mcp-Name` mirrors for `method`, if it has one.
+/// The body field `Mcp-Name` mirrors for `method`, if it has one: the params member
+/// naming what the request acts on.
 pub(crate) fn name_field(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    }
+    crate::types::v2026_07_28::method::info(method).and_then(|m| m.target)
 }
 
 /// A header value for `value`: itself when it is plain visible ASCII with no leading or
@@ -84,6 +81,22 @@ pub fn decode_header_value(raw: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_name_mirrors_the_name_of_tools_and_prompts_and_the_uri_of_resources() {
+        let named: Vec<_> = crate::types::v2026_07_28::method::ALL
+            .iter()
+            .filter_map(|m| name_field(m.method).map(|field| (m.method, field)))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                ("resources/read", "uri"),
+                ("prompts/get", "name"),
+                ("tools/call", "name")
+            ]
+        );
+    }
 
     #[test]
     fn plain_values_stay_plain_and_others_use_the_sentinel() {

@@ -18,8 +18,7 @@ use crate::jsonrpc::{self, Incoming};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{CallError, OutgoingRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
-use crate::types::v2025_11_25::method as old;
-use crate::types::v2026_07_28::method;
+use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools};
 use crate::util::IdKey;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
@@ -107,7 +106,7 @@ impl HttpClientTransport {
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             builder = builder.header(NAME_HEADER, encode_header_value(name));
-            if request.method == method::CallTool::METHOD {
+            if request.method == CallTool::METHOD {
                 let arguments = request.params.get("arguments").and_then(Value::as_object);
                 builder = self.inner.tools.stamp(builder, name, arguments)?;
             }
@@ -174,7 +173,7 @@ impl HttpClientTransport {
                 )))),
             }
         }?;
-        if request.method == method::ListTools::METHOD {
+        if request.method == ListTools::METHOD {
             self.inner.tools.learn(&mut result);
         }
         Ok(result)
@@ -210,7 +209,7 @@ impl HttpClientTransport {
                         answering.insert(key, self.answer_server_request(id, method, params));
                     }
                     Ok(Incoming::Notification { method, params })
-                        if method == old::Cancelled::METHOD =>
+                        if method == Cancelled::METHOD =>
                     {
                         let withdrawn = params
                             .as_ref()

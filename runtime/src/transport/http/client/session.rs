@@ -67,9 +67,12 @@ impl Session {
         }
     }
 
-    /// The server answered 404 to a request in `session`: it no longer knows it.
+    /// The server answered 404 to a request in `session`: it no longer knows it. A
+    /// late 404 for a session already replaced changes nothing.
     pub(super) fn forgotten(&self, session: HeaderValue) {
-        *lock(&self.forgotten) = Some(session);
+        if lock(&self.id).as_ref() == Some(&session) {
+            *lock(&self.forgotten) = Some(session);
+        }
     }
 
     /// Keeps the params of an `initialize` being sent, to open a new session with them
