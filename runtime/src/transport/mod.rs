@@ -36,6 +36,7 @@ pub struct TransportError(pub TransportFailure);
 
 /// What a [`TransportError`] knows.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct TransportFailure {
     /// What went wrong.
     pub message: String,
@@ -126,6 +127,7 @@ pub trait MessageTransport: Send + 'static {
 
 /// One request as the client hands it to a transport.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct OutgoingRequest {
     /// The JSON-RPC id (new for every request, retries included).
     pub id: RequestId,
@@ -135,6 +137,27 @@ pub struct OutgoingRequest {
     pub params: Value,
     /// Where this request's server notifications (progress, logs) go, if anywhere.
     pub notifications: Option<mpsc::UnboundedSender<Value>>,
+}
+
+impl OutgoingRequest {
+    /// A request whose server notifications go nowhere.
+    pub fn new(id: RequestId, method: impl Into<String>, params: Value) -> Self {
+        Self {
+            id,
+            method: method.into(),
+            params,
+            notifications: None,
+        }
+    }
+
+    /// Where this request's server notifications (progress, logs) go.
+    pub fn with_notifications(
+        mut self,
+        notifications: Option<mpsc::UnboundedSender<Value>>,
+    ) -> Self {
+        self.notifications = notifications;
+        self
+    }
 }
 
 /// Why a request got no result.
