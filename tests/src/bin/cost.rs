@@ -8,9 +8,9 @@
 //! cost memory N          # N flows, server and client in one process, in-memory transport
 //! ```
 //!
-//! With the `dhat` argument first (`cost dhat client URL N`), the run also counts
-//! allocations and prints `allocations N` and `bytes N` when it ends; the counting
-//! allocator costs instructions, so instruction counts come from runs without it.
+//! Built with the `count-allocs` feature, the run also counts allocations (dhat) and
+//! prints `allocations N` and `bytes N` when it ends; the counting allocator costs
+//! instructions, so instruction counts come from a build without it.
 
 #[path = "../../../runtime/examples/support/seed.rs"]
 #[allow(dead_code)]
@@ -26,6 +26,7 @@ use tern::server::http::HttpServer;
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::memory;
 
+#[cfg(feature = "count-allocs")]
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
@@ -96,28 +97,27 @@ async fn run(args: &[&str]) -> Result<()> {
             tokio::spawn(async move { server.serve(server_end).await });
             flows(&client().connect(client_end), n.parse()?).await
         }
-        _ => Err("usage: cost [dhat] (serve-http | client URL N | memory N)".into()),
+        _ => Err("usage: cost (serve-http | client URL N | memory N)".into()),
     }
 }
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let profiler = (args.first() == Some(&"dhat")).then(|| {
-        args.remove(0);
-        dhat::Profiler::builder().testing().build()
-    });
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    #[cfg(feature = "count-allocs")]
+    let profiler = dhat::Profiler::builder().testing().build();
     // One thread, as both sides run in the bench: instruction counts then do not depend
     // on how work lands on workers.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(run(&args))?;
-    if profiler.is_some() {
+    #[cfg(feature = "count-allocs")]
+    {
         let stats = dhat::HeapStats::get();
         println!("allocations {}", stats.total_blocks);
         println!("bytes {}", stats.total_bytes);
+        drop(profiler);
     }
-    drop(profiler);
     Ok(())
 }
