@@ -265,9 +265,27 @@ pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
 
 /// A result or error response for `id` (`null` when the request's id was unreadable).
 pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>) -> String {
-    let id = id.map(id_value).unwrap_or(Value::Null);
-    match result {
-        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}).to_string(),
-        Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}).to_string(),
+    /// The response envelope, borrowing the result: written straight to text, never
+    /// copied into a second tree first.
+    #[derive(Serialize)]
+    struct Envelope<'a> {
+        jsonrpc: &'static str,
+        id: Option<&'a RequestId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a RpcError>,
     }
+    let envelope = Envelope {
+        jsonrpc: "2.0",
+        id,
+        result: result.as_ref().ok(),
+        error: result.as_ref().err(),
+    };
+    serde_json::to_string(&envelope).unwrap_or_else(|e| {
+        // A JSON value always serializes; say so on the wire rather than panic.
+        tracing::error!(error = %e, "could not encode a response");
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
+            .to_owned()
+    })
 }
