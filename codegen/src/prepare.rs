@@ -158,6 +158,7 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
     unions::collect_unions(version, &mut defs, &mut p)?;
     shapes::replace_consts(version, &mut defs, &mut p)?;
     shapes::replace_result_type(&mut defs, &mut p);
+    shapes::drop_defaults_of_replaced(&mut defs, &p);
     shapes::open_objects(&mut defs);
     naming::share_repeated_enums(&mut defs);
     naming::untangle_inline_names(&mut defs);

@@ -65,17 +65,8 @@ pub(super) fn extract_inline_unions(
                     p.replacements.insert(new_name.clone(), new_name.clone());
                     new_defs.push((new_name.clone(), json!({"type": "object"})));
                 }
-            } else if refs.len() == members.len() {
-                let mut sorted = refs.clone();
-                sorted.sort();
-                let Some((_, n)) = INLINE_UNION_NAMES
-                    .iter()
-                    .find(|(set, _)| set.iter().copied().eq(sorted.iter().map(String::as_str)))
-                else {
-                    failure = Some(format!("no name for the inline union at {path}"));
-                    return;
-                };
-                new_name = (*n).to_owned();
+            } else if let Some(n) = known_union_name(&refs, members.len()) {
+                new_name = n.to_owned();
                 if !new_defs.iter().any(|(k, _)| *k == new_name) {
                     new_defs.push((new_name.clone(), json!({"anyOf": members})));
                 }
@@ -111,10 +102,16 @@ pub(super) fn extract_inline_unions(
                     ));
                 }
             } else {
-                failure = Some(format!(
-                    "an inline union the generator cannot name at {path}"
-                ));
-                return;
+                // Any other union: a definition of its own, named as typify names inline
+                // types; planning its enum says if its members cannot be told apart.
+                let Some(n) = free_name(&derived_name(path), &members, &snapshot, &new_defs) else {
+                    failure = Some(format!("no free name for the inline union at {path}"));
+                    return;
+                };
+                new_name = n;
+                if !new_defs.iter().any(|(k, _)| *k == new_name) {
+                    new_defs.push((new_name.clone(), json!({"anyOf": members})));
+                }
             }
             let mut r = json!({"$ref": format!("#/$defs/{new_name}")});
             if let Some(d) = description {
@@ -126,10 +123,62 @@ pub(super) fn extract_inline_unions(
             return Err(schema_error(version, &name, message));
         }
     }
-    let _ = snapshot;
     for (k, v) in new_defs {
         defs.insert(k.clone(), v.clone());
         p.original.map.insert(k, v);
     }
     Ok(())
+}
+
+/// The [`INLINE_UNION_NAMES`] name of a union whose members are all these references.
+fn known_union_name(refs: &[String], members: usize) -> Option<&'static str> {
+    if refs.len() != members {
+        return None;
+    }
+    let mut sorted = refs.to_vec();
+    sorted.sort();
+    INLINE_UNION_NAMES
+        .iter()
+        .find(|(set, _)| set.iter().copied().eq(sorted.iter().map(String::as_str)))
+        .map(|(_, n)| *n)
+}
+
+/// The name typify would give an inline schema at `path` (`Def/properties/content` is
+/// `DefContent`), with a word repeated at a junction said once.
+fn derived_name(path: &str) -> String {
+    let mut parts = path.split('/');
+    let mut name = rust_name(parts.next().unwrap_or_default());
+    while let Some(part) = parts.next() {
+        match part {
+            "properties" => name.push_str(&rust_name(parts.next().unwrap_or_default())),
+            "items" => name.push_str("Item"),
+            "additionalProperties" => name.push_str("Value"),
+            _ => {
+                // `anyOf/2`: the member's position names it.
+                let index = parts.next().unwrap_or_default();
+                name.push_str(&format!("Variant{index}"));
+            }
+        }
+    }
+    super::naming::collapse(&name)
+}
+
+/// `wanted`, or `wanted` + `Union`, whichever is not yet a definition; a union already
+/// extracted under that name with the same members is the same union.
+fn free_name(
+    wanted: &str,
+    members: &[Value],
+    defs: &Defs,
+    new_defs: &[(String, Value)],
+) -> Option<String> {
+    [wanted.to_owned(), format!("{wanted}Union")]
+        .into_iter()
+        .find(|n| {
+            let existing = defs.map.keys().any(|k| rust_name(k) == *n);
+            let extracted = new_defs.iter().find(|(k, _)| k == n);
+            !existing
+                && extracted.is_none_or(|(_, v)| {
+                    v.get("anyOf").and_then(Value::as_array) == Some(&members.to_vec())
+                })
+        })
 }

@@ -329,6 +329,26 @@ pub(super) fn replace_result_type(defs: &mut Map<String, Value>, p: &mut Prepare
         .insert("ResultType".into(), "ResultType".into());
 }
 
+/// typify writes the default of a member whose type it was told to replace as a
+/// function in a nested module, naming the replacement unqualified, which does not
+/// resolve there for the types this generator emits itself. Such a member drops its
+/// `default` and is optional instead (the draft of 2026-07-28 defaults `result_type`).
+pub(super) fn drop_defaults_of_replaced(defs: &mut Map<String, Value>, p: &Prepared) {
+    let local = |r: &str| {
+        p.replacements
+            .get(r)
+            .is_some_and(|ty| !ty.starts_with("::"))
+    };
+    for (name, def) in defs.iter_mut() {
+        schema::visit_subschemas_mut(def, name, &mut |_, sub| {
+            let replaced = Defs::ref_name(sub).is_some_and(local);
+            if let (true, Some(obj)) = (replaced, sub.as_object_mut()) {
+                obj.remove("default");
+            }
+        });
+    }
+}
+
 /// Objects in the protocol are open unless they say otherwise: members the schema does
 /// not name must survive a round trip, so every object with named properties also
 /// keeps the rest.
