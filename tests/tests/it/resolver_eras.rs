@@ -141,7 +141,10 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
     let http = HttpServer::new(server().server().unwrap());
     tokio::spawn(http.serve(listener, std::future::pending()));
 
-    for (mode, name) in [(EraMode::Stateless, "orders"), (EraMode::Session, "billing")] {
+    for (mode, name) in [
+        (EraMode::Stateless, "orders"),
+        (EraMode::Session, "billing"),
+    ] {
         let transport = HttpClientTransport::builder(&url).build().unwrap();
         let client = builder()
             .era(mode)
