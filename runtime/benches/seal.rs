@@ -1,18 +1,17 @@
 //! Cost of sealing and verifying one round's `requestState`, against the bare AEAD floor.
 //!
-//! Run with `cargo bench -p tern --bench seal`. The state is ~160 bytes and travels with
-//! its full claims (time, request, arguments digest, audience), as on the wire.
+//! Run with `cargo bench -p tern --bench seal` (the default engine, the `chacha20poly1305`
+//! crate) or with `--features seal-ring` (HChaCha20 and ring). The state is ~160 bytes and
+//! travels with its full claims (time, request, arguments digest, audience), as on the wire.
 
 // A benchmark should stop loudly on a broken setup rather than measure nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
 
-use chacha20::{R20, hchacha};
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 use tern::auth::AuthInfo;
 use tern::seal::{Principal, RequestBinding, RequestStateSecurity};
 
@@ -73,36 +72,9 @@ fn bench_seal(c: &mut Criterion) {
     });
 
     // The floor: XChaCha20-Poly1305 alone over the same state, no claims, no encoding,
-    // built the way tern builds it (runtime/src/seal/aead.rs): HChaCha20 of the key and the
-    // first 16 nonce bytes, then ring's IETF ChaCha20-Poly1305 under that subkey. The
-    // subkey is derived for each direction, as tern does for each message.
+    // through the chacha20poly1305 crate as tern's default engine uses it.
     let key = [0x42u8; 32];
     let extended_nonce = [7u8; 24];
-    let ietf = |nonce: &[u8; 24]| {
-        let head: [u8; 16] = nonce[..16].try_into().unwrap();
-        let subkey = hchacha::<R20>(&key.into(), &head.into());
-        let mut ietf_nonce = [0u8; 12];
-        ietf_nonce[4..].copy_from_slice(&nonce[16..]);
-        (
-            LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &subkey).unwrap()),
-            Nonce::assume_unique_for_key(ietf_nonce),
-        )
-    };
-    group.bench_function("bare aead encrypt+decrypt", |b| {
-        b.iter(|| {
-            let mut buffer = black_box(&state).clone();
-            let (key, nonce) = ietf(black_box(&extended_nonce));
-            let tag = key
-                .seal_in_place_separate_tag(nonce, Aad::from(b"t1."), &mut buffer)
-                .unwrap();
-            let (key, nonce) = ietf(black_box(&extended_nonce));
-            key.open_in_place_separate_tag(nonce, Aad::from(b"t1."), tag, &mut buffer, 0..)
-                .unwrap();
-            buffer
-        })
-    });
-
-    // For context: the same through the chacha20poly1305 crate, which tern used before.
     let cipher = XChaCha20Poly1305::new(&Key::from(key));
     let nonce = XNonce::from(extended_nonce);
     group.bench_function("bare aead encrypt+decrypt (chacha20poly1305 crate)", |b| {
@@ -117,7 +89,47 @@ fn bench_seal(c: &mut Criterion) {
             buffer
         })
     });
+    #[cfg(feature = "seal-ring")]
+    ring_floor(&mut group, &state, key, extended_nonce);
     group.finish();
+}
+
+/// The `seal-ring` engine's floor, built the way runtime/src/seal/aead/ring.rs builds it:
+/// HChaCha20 of the key and the first 16 nonce bytes, then ring's IETF ChaCha20-Poly1305
+/// under that subkey, the subkey derived for each direction as tern does for each message.
+#[cfg(feature = "seal-ring")]
+fn ring_floor(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    state: &[u8],
+    key: [u8; 32],
+    extended_nonce: [u8; 24],
+) {
+    use chacha20::{R20, hchacha};
+    use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
+
+    let ietf = |nonce: &[u8; 24]| {
+        let head: [u8; 16] = nonce[..16].try_into().unwrap();
+        let subkey = hchacha::<R20>(&key.into(), &head.into());
+        let mut ietf_nonce = [0u8; 12];
+        ietf_nonce[4..].copy_from_slice(&nonce[16..]);
+        (
+            LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &subkey).unwrap()),
+            Nonce::assume_unique_for_key(ietf_nonce),
+        )
+    };
+    group.bench_function("bare aead encrypt+decrypt (seal-ring)", |b| {
+        b.iter(|| {
+            let mut buffer = black_box(state).to_vec();
+            let (key, nonce) = ietf(black_box(&extended_nonce));
+            let tag = key
+                .seal_in_place_separate_tag(nonce, Aad::from(b"t1."), &mut buffer)
+                .unwrap();
+            let (key, nonce) = ietf(black_box(&extended_nonce));
+            key.open_in_place_separate_tag(nonce, Aad::from(b"t1."), tag, &mut buffer, 0..)
+                .unwrap();
+            buffer
+        })
+    });
 }
 
 criterion_group!(benches, bench_seal);

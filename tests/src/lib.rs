@@ -1,6 +1,7 @@
 //! Cross-crate integration, conformance and interoperability tests for tern.
 //!
-//! The tests live in `tests/tests/`; this library holds the helpers they share.
+//! The tests live in `tests/tests/it/` (one binary, a module per area); this library holds
+//! the helpers and fixtures they share.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

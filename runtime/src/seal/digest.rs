@@ -2,7 +2,8 @@
 //!
 //! Canonical means compact, with every object's keys sorted by code point (byte order of
 //! their UTF-8), so two argument maps that differ only in key order bind the same token.
-//! Missing arguments hash as `{}`. The JSON is streamed into the hash, never built as a
+//! Missing arguments hash as `{}`. The resolvers' question digest is the same hash of any
+//! JSON value ([`json_digest`]), so tern has one canonical form, not two. The JSON is streamed into the hash, never built as a
 //! string, and walked with an explicit stack so no nesting depth can overflow ours.
 
 use std::fmt::{self, Write as _};
@@ -17,10 +18,34 @@ pub(crate) const ARGS_DIGEST_LEN: usize = 16;
 pub(crate) fn arguments_digest(arguments: Option<&Map<String, Value>>) -> [u8; ARGS_DIGEST_LEN] {
     let mut sink = HashSink::new();
     match arguments {
-        Some(map) => write_canonical(&mut sink, map),
+        Some(map) => {
+            let root = open_object(&mut sink, map);
+            write_canonical(&mut sink, root);
+        }
         None => sink.put(b"{}"),
     }
-    let full = sink.finalize();
+    truncate(&sink.finalize())
+}
+
+/// The digest of any JSON value's canonical form: what a resolver's recorded answer is
+/// bound to (the question it answered).
+pub(crate) fn json_digest(value: &Value) -> [u8; ARGS_DIGEST_LEN] {
+    let mut sink = HashSink::new();
+    match value {
+        Value::Object(map) => {
+            let root = open_object(&mut sink, map);
+            write_canonical(&mut sink, root);
+        }
+        Value::Array(items) => {
+            sink.put_byte(b'[');
+            write_canonical(&mut sink, Frame::Array(items.iter(), true));
+        }
+        leaf => write_leaf(&mut sink, leaf),
+    }
+    truncate(&sink.finalize())
+}
+
+fn truncate(full: &[u8]) -> [u8; ARGS_DIGEST_LEN] {
     let mut digest = [0u8; ARGS_DIGEST_LEN];
     digest.copy_from_slice(&full[..ARGS_DIGEST_LEN]);
     digest
@@ -138,10 +163,12 @@ impl<'a> Iterator for Members<'a> {
     }
 }
 
-fn write_canonical(sink: &mut HashSink, root: &Map<String, Value>) {
+/// Writes the rest of the container `root` was opened for (its opening bracket is
+/// already written) and everything inside it.
+fn write_canonical<'a>(sink: &mut HashSink, root: Frame<'a>) {
     // The container being walked; the ones it interrupted wait in `parents`, which is
     // never allocated for arguments with no nested arrays or objects.
-    let mut current = open_object(sink, root);
+    let mut current = root;
     let mut parents: Vec<Frame<'_>> = Vec::new();
     loop {
         let next = match &mut current {
@@ -344,6 +371,27 @@ mod tests {
             arguments_digest(args.as_object()),
             digest_of_text(&reference(&args))
         );
+    }
+
+    #[test]
+    fn any_json_value_hashes_its_canonical_form() {
+        let object = json!({"b": [{"d": 1, "c": "x"}], "a": null});
+        assert_eq!(json_digest(&object), arguments_digest(object.as_object()));
+        for value in [
+            object.clone(),
+            json!([{"z": 1, "y": [2, {"b": 0, "a": 0}]}, "s", 1.5]),
+            json!([]),
+            json!("a \"quoted\" string"),
+            json!(-7),
+            json!(true),
+            Value::Null,
+        ] {
+            assert_eq!(
+                json_digest(&value),
+                digest_of_text(&reference(&value)),
+                "{value}"
+            );
+        }
     }
 
     #[test]

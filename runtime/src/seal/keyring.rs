@@ -14,11 +14,10 @@ use base64::engine::general_purpose::NO_PAD;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hkdf::Hkdf;
 use sha2::{Digest as _, Sha256};
-use subtle::ConstantTimeEq as _;
 use zeroize::Zeroizing;
 
 use super::aead::{KEY_LEN, NONCE_LEN, TAG_LEN, XChaCha20Poly1305};
-
+use super::ct::bytes_ct_eq;
 use super::secret::{SECRET_LEN, generate_secret};
 use super::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason, StateCodec};
 use crate::{Error, Result};
@@ -117,7 +116,7 @@ impl Keyring {
             let (key, raw) = SealingKey::derive(secret)?;
             for (first, (earlier, earlier_raw)) in derived.iter().enumerate() {
                 if earlier.id == key.id {
-                    return Err(if bool::from(earlier_raw.ct_eq(&raw[..])) {
+                    return Err(if bool::from(bytes_ct_eq(&earlier_raw[..], &raw[..])) {
                         Error::DuplicateKey {
                             first,
                             second: index,
@@ -304,8 +303,8 @@ mod tests {
 
     const SECRET: [u8; 32] = [0x42; 32];
 
-    /// A token the way tern sealed it before its AEAD moved to ring: the
-    /// `chacha20poly1305` crate's XChaCha20-Poly1305 under the same derived key.
+    /// A token assembled by hand around the `chacha20poly1305` crate's one-shot API under
+    /// the same derived key: the `t1.` layout built independently of the keyring's code.
     fn reference_token(secret: &[u8], nonce: [u8; NONCE_LEN], payload: &[u8]) -> String {
         let (key, raw) = SealingKey::derive(secret).unwrap();
         let cipher = chacha20poly1305::XChaCha20Poly1305::new(&Key::from(*raw));
@@ -361,9 +360,9 @@ mod tests {
     const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
     #[test]
-    fn a_token_sealed_before_the_move_to_ring_still_opens() {
-        // Sealed from SECRET, with the nonce 0, 1, ..., 23, by the chacha20poly1305-based
-        // codec; pins the wire format independently of both implementations.
+    fn a_t1_token_sealed_by_an_earlier_release_still_opens() {
+        // Sealed from SECRET, with the nonce 0, 1, ..., 23, by an earlier release's
+        // chacha20poly1305-based codec; pins the wire format independently of every engine.
         const OLD_TOKEN: &str = "t1.MGHcNQABAgMEBQYHCAkKCwwNDg8QERITFBUWF88L6R_5OlCn_HjrJKZ-Jfdh1gAsrobKUeQqfdrT69rGtgeG-YwdIg";
         let keys = Keyring::new([SECRET]).unwrap();
         assert_eq!(keys.unseal(OLD_TOKEN).unwrap(), b"step=2;region=eu-west-1");

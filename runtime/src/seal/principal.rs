@@ -2,7 +2,7 @@
 
 use sha2::{Digest as _, Sha256};
 
-use super::claims::bytes_ct_eq;
+use super::ct::bytes_ct_eq;
 use crate::auth::AuthInfo;
 
 /// Length of the random salt and of the truncated tag.

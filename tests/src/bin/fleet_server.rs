@@ -1,6 +1,6 @@
 //! One instance of a fleet: an `McpServer` over Streamable HTTP whose `deploy` tool takes
 //! two input rounds, so a flow carries sealed `requestState` from one round to the next.
-//! tests/tests/http_instances.rs runs two of these as separate processes behind a
+//! tests/tests/it/http_instances.rs runs two of these as separate processes behind a
 //! round-robin client to show which settings let a flow cross instances.
 //!
 //! ```sh

@@ -19,7 +19,6 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 pub use builtin::{Elicit, ElicitUrl, ListRoots, Sample, SamplePrompt, UrlPrompt, form_content};
 
@@ -199,45 +198,15 @@ struct Recorded {
     a: Value,
 }
 
-/// The digest a recorded answer is bound to: SHA-256 of the question rendered as
-/// canonical JSON (sorted keys), truncated to 16 bytes, in hex.
+/// The digest a recorded answer is bound to: the question's canonical JSON (sorted keys)
+/// hashed as the sealer hashes arguments, in hex.
 fn question_digest(request: &InputRequest) -> Result<String, RpcError> {
     let value = serde_json::to_value(request).map_err(|e| {
         tracing::error!(error = %e, "could not encode a resolver's question");
         RpcError::internal("Internal error")
     })?;
-    let mut hasher = Sha256::new();
-    canonical(&value, &mut hasher);
-    let digest = hasher.finalize();
-    Ok(digest[..16].iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn canonical(value: &Value, hasher: &mut Sha256) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            hasher.update(b"{");
-            for k in keys {
-                hasher.update(Value::String(k.clone()).to_string().as_bytes());
-                hasher.update(b":");
-                if let Some(v) = map.get(k) {
-                    canonical(v, hasher);
-                }
-                hasher.update(b",");
-            }
-            hasher.update(b"}");
-        }
-        Value::Array(items) => {
-            hasher.update(b"[");
-            for v in items {
-                canonical(v, hasher);
-                hasher.update(b",");
-            }
-            hasher.update(b"]");
-        }
-        other => hasher.update(other.to_string().as_bytes()),
-    }
+    let digest = crate::seal::json_digest(&value);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Where a call stands: everything answered, or questions to ask.

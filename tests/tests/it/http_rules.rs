@@ -2,7 +2,7 @@
 //! over a real loopback socket, with a raw HTTP client that sends exactly the headers
 //! each test names.
 
-mod http_support;
+use crate::http_support;
 
 use std::sync::Arc;
 

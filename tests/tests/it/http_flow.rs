@@ -2,7 +2,7 @@
 //! multi round-trip flows with JSON and with SSE answers, progress routing, cancellation
 //! by closing the stream, and what the client reports when the server refuses.
 
-mod http_support;
+use crate::http_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! server's `elicitation/create` on the SSE stream answered by the callback that
 //! answers input requests, the answer POSTed back), and the server's session rules.
 
-mod http_support;
+use crate::http_support;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,0 +1,27 @@
+//! tern's integration tests, as one test binary: one compile and one link for them all,
+//! where a binary per file took one link each. Each module is one area; test names carry
+//! the module, e.g. `cargo test -p tern-tests --test it -- mrtr_loop::`.
+//!
+//! `compile_fail` stays a binary of its own: its trybuild cases build crates of their own
+//! for minutes, and apart they stay out of the way of `--test it`.
+
+mod http_support;
+
+mod dispatch;
+mod era_discovery;
+mod era_interop;
+mod examples;
+mod generated;
+mod high_level_server;
+mod http_eras;
+mod http_flow;
+mod http_instances;
+mod http_rules;
+mod http_tls;
+mod legacy_client;
+mod legacy_session;
+mod mrtr_loop;
+mod request_logging;
+mod resolver_eras;
+mod schema_fetch;
+mod stdio_flow;
