@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28::method;
+
 use super::claims::{Claims, Expected, PrincipalTag};
 use super::clock::Clock;
 use super::digest::arguments_digest;
@@ -51,17 +54,17 @@ impl<'a> RequestBinding<'a> {
 
     /// A `tools/call` of the tool `name`.
     pub fn tool(name: &'a str, arguments: Option<&'a Map<String, Value>>) -> Self {
-        Self::new("tools/call", name).with_arguments(arguments)
+        Self::new(method::CallTool::METHOD, name).with_arguments(arguments)
     }
 
     /// A `prompts/get` of the prompt `name`.
     pub fn prompt(name: &'a str, arguments: Option<&'a Map<String, Value>>) -> Self {
-        Self::new("prompts/get", name).with_arguments(arguments)
+        Self::new(method::GetPrompt::METHOD, name).with_arguments(arguments)
     }
 
     /// A `resources/read` of `uri`.
     pub fn resource(uri: &'a str) -> Self {
-        Self::new("resources/read", uri)
+        Self::new(method::ReadResource::METHOD, uri)
     }
 
     /// Sets the arguments.
