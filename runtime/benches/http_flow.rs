@@ -16,7 +16,6 @@
 //! without polling it is most of a flow's time.
 
 #[path = "../examples/support/seed.rs"]
-#[allow(dead_code)]
 mod seed;
 
 use std::sync::Arc;

@@ -8,7 +8,6 @@
 #![allow(clippy::panic)] // a benchmark that cannot set up has nothing to measure
 
 #[path = "../examples/support/seed.rs"]
-#[allow(dead_code)]
 mod seed;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

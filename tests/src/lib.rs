@@ -48,17 +48,27 @@ impl Asked {
     pub fn keys(&self) -> Vec<Option<String>> {
         self.0.lock().map(|k| k.clone()).unwrap_or_default()
     }
+
+    /// The keys so far, forgetting them: what one run of a flow asked, when a test runs
+    /// it several times over one recorder.
+    pub fn take(&self) -> Vec<Option<String>> {
+        self.0
+            .lock()
+            .map(|mut k| std::mem::take(&mut *k))
+            .unwrap_or_default()
+    }
 }
 
-/// A client that answers every elicitation with `{"region": "eu-west-1"}` and records
-/// each call's input key in `asked`.
+/// A client that answers every elicitation the way the seed's client does
+/// ([`seed::answer_region`]: `{"region": "eu-west-1"}`) and records each call's input key
+/// in `asked`.
 pub fn recording_client(asked: &Asked) -> ClientBuilder {
     let asked = asked.clone();
     Client::builder("test-client", "1.0").on_elicitation(move |ctx, _params| {
         if let Ok(mut keys) = asked.0.lock() {
             keys.push(ctx.key.clone());
         }
-        async { Ok(tern::ask::accept([("region", "eu-west-1")])) }
+        async { Ok(seed::answer_region()) }
     })
 }
 
@@ -75,4 +85,10 @@ impl Drop for Stopped {
     }
 }
 
+pub mod fixtures;
 pub mod wire;
+
+/// The seed's provision server and its answer, defined once for the examples and the
+/// tests: `runtime/examples/support/seed.rs`, included here by path.
+#[path = "../../runtime/examples/support/seed.rs"]
+pub mod seed;

@@ -1,16 +1,26 @@
-//! The seed's low-level provisioning server, shared by the examples.
+//! The seed's low-level provisioning server and the answer its question expects: the one
+//! definition the examples and the tests crate (which includes this file by path) share.
+
+// Each includer uses part of this file, and reaches it through a private module.
+#![allow(dead_code, unreachable_pub)]
 
 use serde_json::json;
 use tern::ask;
 use tern::jsonrpc::RpcError;
 use tern::server::{RequestContext, Server, ServerBuilder};
 use tern::types::v2026_07_28::{
-    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitValue, InputRequest,
-    ListToolsResult, PaginatedRequestParams, Tool, method,
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitResult, ElicitValue,
+    InputRequest, ListToolsResult, PaginatedRequestParams, Tool, method,
 };
 
+/// The region the seed's client answers with.
+pub const REGION: &str = "eu-west-1";
+
+/// The state the server hands out with its question, and gets back with the answer.
+pub const STATE: &str = "provision-v1";
+
 /// Which region should the database live in?
-pub(crate) fn ask_region() -> Result<InputRequest, RpcError> {
+pub fn ask_region() -> Result<InputRequest, RpcError> {
     ask::elicit_form(
         "Which region should the database live in?",
         json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
@@ -18,7 +28,31 @@ pub(crate) fn ask_region() -> Result<InputRequest, RpcError> {
     .map_err(|e| RpcError::internal(e.to_string()))
 }
 
-async fn list_tools(
+/// The client's answer to [`ask_region`]: accept, with [`REGION`].
+pub fn answer_region() -> ElicitResult {
+    ask::accept([("region", REGION)])
+}
+
+/// The region answered in a retry's `inputResponses`, if any.
+pub fn answered_region(params: &CallToolRequestParams) -> Option<String> {
+    let answer = params
+        .input_responses
+        .as_ref()?
+        .get::<method::Elicit>("region")?
+        .ok()?;
+    match answer.content?.get("region")? {
+        ElicitValue::String(region) => Some(region.clone()),
+        _ => None,
+    }
+}
+
+/// What the tool says once it has provisioned `name` in `region`.
+pub fn provisioned(name: &str, region: &str) -> String {
+    format!("Provisioned '{name}' in {region}.")
+}
+
+/// `tools/list`: the one `provision` tool.
+pub async fn list_tools(
     _ctx: RequestContext,
     _params: PaginatedRequestParams,
 ) -> Result<ListToolsResult, RpcError> {
@@ -30,21 +64,13 @@ async fn list_tools(
     Ok(ListToolsResult::new(vec![tool]))
 }
 
-async fn call_tool(
+/// `tools/call`: asks for the region (state [`STATE`]), then provisions.
+pub async fn call_tool(
     _ctx: RequestContext,
     params: CallToolRequestParams,
 ) -> Result<CallToolOutcome, RpcError> {
-    let answer = params
-        .input_responses
-        .as_ref()
-        .and_then(|r| r.get::<method::Elicit>("region"))
-        .and_then(Result::ok);
-    let region = answer
-        .as_ref()
-        .and_then(|a| a.content.as_ref())
-        .and_then(|c| c.get("region"));
-    let Some(ElicitValue::String(region)) = region else {
-        return Ok(ask::input_required([("region", ask_region()?)], Some("provision-v1")).into());
+    let Some(region) = answered_region(&params) else {
+        return Ok(ask::input_required([("region", ask_region()?)], Some(STATE)).into());
     };
     let name = params
         .arguments
@@ -52,14 +78,11 @@ async fn call_tool(
         .and_then(|a| a.get("name"))
         .and_then(|n| n.as_str())
         .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
-    Ok(CallToolResult::new(vec![ask::text(format!(
-        "Provisioned '{name}' in {region}."
-    ))])
-    .into())
+    Ok(CallToolResult::new(vec![ask::text(provisioned(name, &region))]).into())
 }
 
 /// The seed's server, ready for `.seal(..)` or `.build()`.
-pub(crate) fn provision_server() -> ServerBuilder {
+pub fn provision_server() -> ServerBuilder {
     Server::builder("Provisioner", "1.0.0")
         .handle::<method::ListTools, _, _>(list_tools)
         .handle::<method::CallTool, _, _>(call_tool)

@@ -7,6 +7,7 @@ use crate::http_support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tern_tests::Stopped;
+use tern_tests::seed::{self, answered_region as region_of};
 use tern_tests::text_of;
 
 use serde_json::{Value, json};
@@ -17,28 +18,17 @@ use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ElicitValue, ListToolsResult, Outcome,
-    PaginatedRequestParams, Tool, method,
+    CallToolRequestParams, CallToolResult, ListToolsResult, Outcome, PaginatedRequestParams, Tool,
+    method,
 };
 
 use http_support::{body, mcp_headers, open, post, serve, serve_default, url};
-
-fn region_of(params: &CallToolRequestParams) -> Option<String> {
-    let answer = params
-        .input_responses
-        .as_ref()?
-        .get::<method::Elicit>("region")?
-        .ok()?;
-    match answer.content?.get("region")? {
-        ElicitValue::String(s) => Some(s.clone()),
-        _ => None,
-    }
-}
 
 /// The seed's tool: asks for a region, then provisions. With `notify`, it logs a line
 /// on the request's stream each round, which turns the answer into SSE.
 fn provisioner(notify: bool) -> Server {
     Server::builder("Provisioner", "1.0.0")
+        .handle::<method::ListTools, _, _>(seed::list_tools)
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, params| async move {
             if notify {
                 // A raw notification: it switches the answer to SSE whatever log level was asked.
@@ -47,22 +37,10 @@ fn provisioner(notify: bool) -> Server {
                     json!({"level": "info", "data": "working"}),
                 );
             }
-            Ok(match region_of(&params) {
-                None => {
-                    let form = ask::elicit_form(
-                        "Which region?",
-                        json!({"type": "object", "properties": {"region": {"type": "string"}}}),
-                    )
-                    .unwrap();
-                    ask::input_required([("region", form)], Some("provision-v1")).into()
-                }
-                Some(region) => {
-                    assert_eq!(params.request_state.as_deref(), Some("provision-v1"));
-                    let name = params.arguments.as_ref().unwrap()["name"].as_str().unwrap();
-                    let text = format!("Provisioned '{name}' in {region}.");
-                    CallToolResult::new(vec![ask::text(text)]).into()
-                }
-            })
+            if region_of(&params).is_some() {
+                assert_eq!(params.request_state.as_deref(), Some(seed::STATE));
+            }
+            seed::call_tool(ctx, params).await
         })
         .build()
         .unwrap()
@@ -71,7 +49,7 @@ fn provisioner(notify: bool) -> Server {
 fn http_client(addr: std::net::SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     Client::builder("test-client", "1.0")
-        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
         .build(Arc::new(transport))
 }
 
@@ -417,7 +395,7 @@ async fn the_client_sends_its_bearer_token() {
         .build()
         .unwrap();
     let client = Client::builder("c", "1")
-        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .on_elicitation(|_ctx, _p| async { Ok(seed::answer_region()) })
         .build(Arc::new(transport));
     let result = client
         .call_tool("provision", json!({"name": "x"}))

@@ -6,11 +6,13 @@
 //! for minutes, and apart they stay out of the way of `--test it`.
 
 mod http_support;
+mod transports;
 
 mod dispatch;
 mod era_discovery;
 mod era_interop;
 mod examples;
+mod flows;
 mod generated;
 mod high_level_server;
 mod http_eras;

@@ -1,9 +1,15 @@
-//! The multi round-trip loop end to end, over the in-memory transport: the low-level
-//! server answers input-required, the client answers and retries.
+//! The multi round-trip loop end to end: the low-level server answers input-required, the
+//! client answers and retries. Over the in-memory transport, tapped to see the wire; the
+//! tests on a fixture server run over every transport.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tern_tests::Stopped;
+use tern_tests::fixtures::Fixture;
+use tern_tests::seed::{self, answered_region as region_of};
+use tern_tests::{Asked, recording_client};
+
+use crate::transports::over_each_transport;
 
 use serde_json::{Value, json};
 use tern::Error;
@@ -14,21 +20,17 @@ use tern::seal::RequestStateSecurity;
 use tern::server::{RequestContext, Server, ServerBuilder};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{
-    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitValue,
-    GetPromptOutcome, GetPromptRequestParams, GetPromptResult, Outcome, PromptMessage,
-    ReadResourceOutcome, ReadResourceRequestParams, ReadResourceResult, Role, TextResourceContents,
-    method,
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, GetPromptOutcome,
+    GetPromptRequestParams, GetPromptResult, Outcome, PromptMessage, ReadResourceOutcome,
+    ReadResourceRequestParams, ReadResourceResult, Role, TextResourceContents, method,
 };
 use tern_tests::wire::{RawPeer, Recording, Tap, meta};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
+/// The seed's question, for every server here that asks one.
 fn region_form() -> tern::types::v2026_07_28::InputRequest {
-    ask::elicit_form(
-        "Which region?",
-        json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
-    )
-    .unwrap()
+    seed::ask_region().unwrap()
 }
 
 fn done(text: &str) -> CallToolOutcome {
@@ -55,20 +57,8 @@ fn serve(builder: ServerBuilder) -> (memory::MemoryTransport, Recording) {
 
 fn answering_client(transport: memory::MemoryTransport, recording: &Recording) -> Client {
     Client::builder("test-client", "1.0")
-        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
         .connect(Tap::new(transport, recording.clone()))
-}
-
-fn region_of(params: &CallToolRequestParams) -> Option<String> {
-    let answer = params
-        .input_responses
-        .as_ref()?
-        .get::<method::Elicit>("region")?
-        .ok()?;
-    match answer.content?.get("region")? {
-        ElicitValue::String(s) => Some(s.clone()),
-        _ => None,
-    }
 }
 
 #[tokio::test]
@@ -92,38 +82,20 @@ async fn one_round() {
 
 #[tokio::test]
 async fn several_rounds_with_a_new_state_each_round() {
-    let seen: Log<Option<String>> = Arc::default();
-    let log = Arc::clone(&seen);
-    let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
-        move |_ctx, params| {
-            let log = Arc::clone(&log);
-            async move {
-                log.lock().unwrap().push(params.request_state.clone());
-                let round = params
-                    .request_state
-                    .as_deref()
-                    .map_or(0, |s| s[5..].parse::<u32>().unwrap());
-                Ok(if round < 3 {
-                    let state = format!("round{}", round + 1);
-                    ask::input_required([("region", region_form())], Some(&state)).into()
-                } else {
-                    done("finished")
-                })
-            }
+    // The fixture hands out round1, round2, round3 and refuses any state it did not give,
+    // so finishing after three answered rounds means each state came back as given.
+    let asked = Asked::default();
+    let asked = &asked;
+    over_each_transport(
+        Fixture::ThreeRounds,
+        || recording_client(asked),
+        |client| async move {
+            let result = client.call_tool("t", json!({})).await.unwrap();
+            assert_eq!(text_of(&result), "finished after round3");
+            assert_eq!(asked.take().len(), 3, "one answer per round");
         },
-    ));
-    let client = answering_client(transport, &recording);
-    let result = client.call_tool("t", json!({})).await.unwrap();
-    assert_eq!(text_of(&result), "finished");
-    assert_eq!(
-        *seen.lock().unwrap(),
-        vec![
-            None,
-            Some("round1".into()),
-            Some("round2".into()),
-            Some("round3".into())
-        ]
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -162,52 +134,48 @@ async fn requests_of_one_round_run_concurrently() {
     assert_eq!(text_of(&result), "all three answered");
 }
 
-fn always_asking() -> (ServerBuilder, Arc<Mutex<u32>>) {
-    let calls = Arc::new(Mutex::new(0u32));
-    let counter = Arc::clone(&calls);
-    let builder =
-        Server::builder("s", "1").handle::<method::CallTool, _, _>(move |_ctx, _params| {
-            let counter = Arc::clone(&counter);
-            async move {
-                *counter.lock().unwrap() += 1;
-                Ok(ask::input_required([("region", region_form())], Some("again")).into())
-            }
-        });
-    (builder, calls)
-}
-
 #[tokio::test]
 async fn the_round_cap_defaults_to_ten_and_names_itself() {
-    let (builder, calls) = always_asking();
-    let (transport, recording) = serve(builder);
-    let client = answering_client(transport, &recording);
-    let err = client.call_tool("t", json!({})).await.unwrap_err();
-    assert!(
-        matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 10 }),
-        "{err:?}"
-    );
-    assert!(err.to_string().contains("10 rounds"), "{err}");
-    assert_eq!(*calls.lock().unwrap(), 11, "the first call and ten retries");
+    let asked = Asked::default();
+    let asked = &asked;
+    over_each_transport(
+        Fixture::AlwaysAsking,
+        || recording_client(asked),
+        |client| async move {
+            let err = client.call_tool("t", json!({})).await.unwrap_err();
+            assert!(
+                matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 10 }),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("10 rounds"), "{err}");
+            // Ten rounds answered: the first call and ten retries, the last one refused.
+            assert_eq!(asked.take().len(), 10);
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn the_round_cap_can_be_configured() {
-    let (builder, calls) = always_asking();
-    let (transport, _recording) = serve(builder);
-    let client = Client::builder("c", "1")
-        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .input_required_max_rounds(3)
-        .connect(transport);
-    let err = client.call_tool("t", json!({})).await.unwrap_err();
-    assert!(
-        matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 3 }),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains("input_required_max_rounds = 3"),
-        "{err}"
-    );
-    assert_eq!(*calls.lock().unwrap(), 4);
+    let asked = Asked::default();
+    let asked = &asked;
+    over_each_transport(
+        Fixture::AlwaysAsking,
+        || recording_client(asked).input_required_max_rounds(3),
+        |client| async move {
+            let err = client.call_tool("t", json!({})).await.unwrap_err();
+            assert!(
+                matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 3 }),
+                "{err:?}"
+            );
+            assert!(
+                err.to_string().contains("input_required_max_rounds = 3"),
+                "{err}"
+            );
+            assert_eq!(asked.take().len(), 3);
+        },
+    )
+    .await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -293,8 +261,7 @@ async fn no_state_is_sent_when_the_server_gave_none() {
 
 #[tokio::test]
 async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
-    let (builder, _calls) = always_asking();
-    let (transport, recording) = serve(builder);
+    let (transport, recording) = serve(Fixture::AlwaysAsking.builder());
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
         .input_required_max_rounds(3)

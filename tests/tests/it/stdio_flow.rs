@@ -11,6 +11,7 @@ use tern::client::Client;
 use tern::server::Server;
 use tern::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
 use tern::types::v2026_07_28::{CallToolResult, method};
+use tern_tests::seed;
 use tern_tests::wire::{RawPeer, meta};
 use tern_tests::{Asked, recording_client, text_of};
 use tokio::process::Command;
@@ -30,7 +31,7 @@ async fn the_full_mrtr_flow_runs_over_stdio_with_a_spawned_server() {
     )
     .unwrap();
     let client = Client::builder("test-client", "1.0")
-        .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
+        .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
         .connect(child);
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
