@@ -95,7 +95,7 @@ impl ServerBuilder {
                             tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
                             RpcError::internal("Internal error")
                         }),
-                    Answer::InputRequired(asked) => Ok(Output::InputRequired(asked.into_result())),
+                    Answer::InputRequired(asked) => Ok(Output::InputRequired(Box::new(asked.into_result()))),
                 }
             })
         });

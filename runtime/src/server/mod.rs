@@ -3,7 +3,7 @@
 //!
 //! `tools/call`, `prompts/get` and `resources/read` handlers return
 //! [`Outcome`](crate::types::v2026_07_28::Outcome): the complete result, or an
-//! [`InputRequiredResult`](crate::types::v2026_07_28::InputRequiredResult) asking the
+//! [`InputRequiredResult`] asking the
 //! client for input and a retry. Every other method's handler returns its plain result,
 //! so answering input-required there does not compile.
 //!
@@ -59,8 +59,9 @@ use crate::types::v2026_07_28::{
 pub(crate) enum Output {
     /// A complete result, encoded.
     Complete(Value),
-    /// An input-required result, still typed: the server checks and seals it.
-    InputRequired(InputRequiredResult),
+    /// An input-required result, still typed: the server checks and seals it (boxed:
+    /// it is several times the size of a complete one).
+    InputRequired(Box<InputRequiredResult>),
 }
 
 type Handler = Arc<

@@ -371,7 +371,7 @@ impl Admitted {
                     sealing,
                     principal.as_ref(),
                     capabilities,
-                    asked,
+                    *asked,
                 ) {
                     Ok(result) => Verdict::Answered(Ok(result)),
                     Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => {

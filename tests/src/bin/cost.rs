@@ -13,7 +13,6 @@
 //! instructions, so instruction counts come from a build without it.
 
 #[path = "../../../runtime/examples/support/seed.rs"]
-#[allow(dead_code)]
 mod seed;
 
 use std::sync::Arc;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tern::client::{Client, ClientBuilder};
+use tern::server::http::HttpServer;
 use tern::transport::http::client::HttpClientTransport;
-use tern::transport::http::server::HttpServer;
 use tern::transport::memory;
 use tern::transport::stdio::ChildProcessTransport;
 use tern_tests::fixtures::Fixture;

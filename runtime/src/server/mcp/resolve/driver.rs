@@ -15,8 +15,8 @@ use crate::types::v2026_07_28::CallToolOutcome;
 
 impl<'a> ToolBuilder<'a> {
     /// Registers `handler` as the tool, in the resolver form: after the typed arguments,
-    /// each parameter is a resolver ([`Elicit<T>`], [`Sample<P>`], [`ListRoots`], or your
-    /// own [`Resolve`] type). tern asks what is missing, batching independent questions
+    /// each parameter is a resolver ([`Elicit<T>`](super::Elicit), [`Sample<P>`](super::Sample), [`ListRoots`](super::ListRoots), or your
+    /// own [`Resolve`](super::Resolve) type). tern asks what is missing, batching independent questions
     /// into one round, keeps the answers in the sealed state, and runs the body once,
     /// when everything is answered. The body returns a complete result: a tool that uses
     /// resolvers cannot return `InputRequiredResult` (that does not compile).
