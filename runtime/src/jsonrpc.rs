@@ -2,6 +2,7 @@
 //! of incoming messages.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
@@ -288,4 +289,168 @@ pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>)
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
             .to_owned()
     })
+}
+
+/// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as
+/// JSON text: the same bytes [`request`] writes, with no `Value` tree in between.
+pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(params.len() + method.len() + 48);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // Writing an id or a string into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, id);
+    out.extend_from_slice(br#","method":"#);
+    let _ = serde_json::to_writer(&mut out, method);
+    out.extend_from_slice(br#","params":"#);
+    out.extend_from_slice(params.as_bytes());
+    out.push(b'}');
+    out
+}
+
+/// A response whose result is left as JSON text, for the receiver to parse into its
+/// type.
+#[derive(Debug)]
+pub(crate) struct RawResponse {
+    pub(crate) id: RequestId,
+    pub(crate) result: Result<Box<RawValue>, RpcError>,
+}
+
+/// The members of a response, borrowed from its text; a `method` makes it a request or a
+/// notification.
+#[derive(Deserialize)]
+struct ResponseMembers<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// A member that is there, even when it is `null` (which `Option` alone reads as absent).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Reads `text` as a well-formed response in one pass, leaving its result unparsed.
+/// `None` for anything else (a request, a notification, a malformed message, an odd
+/// id): [`Incoming::parse`] classifies those, and says what is wrong.
+pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
+    // A struct also reads from an array, member by member; a message is an object.
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let members: ResponseMembers<'_> = serde_json::from_slice(text).ok()?;
+    if members.method.is_some() || members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
+        return None;
+    }
+    let id = match members.id?.get().as_bytes() {
+        [b'"', ..] => RequestId::String(serde_json::from_str(members.id?.get()).ok()?),
+        digits => RequestId::Integer(std::str::from_utf8(digits).ok()?.parse().ok()?),
+    };
+    let result = match (members.result, members.error) {
+        (Some(result), _) => Ok(result.to_owned()),
+        (None, Some(error)) => Err(serde_json::from_str(error.get()).ok()?),
+        (None, None) => return None,
+    };
+    Some(RawResponse { id, result })
+}
+
+/// A message as a client receives it: a response with its result left as text, or a
+/// request or notification of the server's.
+#[derive(Debug)]
+pub(crate) enum Received {
+    Response(RawResponse),
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+}
+
+/// Reads one message a client received: a well-formed response in one pass
+/// ([`parse_response`]), anything else through [`Incoming::parse`] (bytes that are not
+/// UTF-8 read lossily, as before).
+pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
+    if let Some(response) = parse_response(text) {
+        return Ok(Received::Response(response));
+    }
+    Ok(match Incoming::parse(&String::from_utf8_lossy(text))? {
+        Incoming::Response { id, result } => Received::Response(RawResponse {
+            id,
+            result: result.and_then(|r| {
+                serde_json::value::to_raw_value(&r)
+                    .map_err(|e| RpcError::internal(format!("unwritable result: {e}")))
+            }),
+        }),
+        Incoming::Request { id, method, params } => Received::Request { id, method, params },
+        Incoming::Notification { method, params } => Received::Notification { method, params },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the general reader makes of `text`, its result written out.
+    fn general(text: &str) -> Option<(RequestId, Result<String, RpcError>)> {
+        match Incoming::parse(text) {
+            Ok(Incoming::Response { id, result }) => Some((id, result.map(|r| r.to_string()))),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_response_read_in_one_pass_is_what_the_general_reader_reads() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"b":[1,2.5,"x"],"a":null}}"#,
+            r#" {"result":{},"id":"abc","jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":-3,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no","data":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"both"}}"#,
+        ] {
+            let fast = parse_response(text.as_bytes()).expect(text);
+            let result = fast.result.map(|r| {
+                serde_json::from_str::<Value>(r.get())
+                    .expect("JSON")
+                    .to_string()
+            });
+            assert_eq!(Some((fast.id, result)), general(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_but_a_plain_response_is_left_to_the_general_reader() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
+            r#"["2.0",1,null,{},null]"#,
+            "not json",
+        ] {
+            assert!(parse_response(text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_request_is_written_as_the_general_writer_writes_it() {
+        let params = r#"{"name":"sql","_meta":{"k":"v"}}"#;
+        for id in [RequestId::Integer(42), RequestId::String("a\"b".into())] {
+            let general = request(&id, "tools/call", serde_json::from_str(params).ok());
+            let encoded = encode_request(&id, "tools/call", params);
+            assert_eq!(String::from_utf8(encoded).ok(), Some(general));
+        }
+    }
 }

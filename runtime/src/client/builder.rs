@@ -191,6 +191,7 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 transport,
+                meta: super::wire::static_meta(&capabilities, &info),
                 info,
                 capabilities,
                 callbacks: self.callbacks,

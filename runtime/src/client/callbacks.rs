@@ -42,6 +42,22 @@ pub(crate) struct Callbacks {
 }
 
 impl Callbacks {
+    /// Fails when no callback answers `request`.
+    fn check(&self, request: &InputRequest) -> crate::Result<()> {
+        let present = match request {
+            InputRequest::Elicit(_) => self.elicitation.is_some(),
+            InputRequest::CreateMessage(_) => self.sampling.is_some(),
+            InputRequest::ListRoots(_) => self.roots.is_some(),
+        };
+        if present {
+            Ok(())
+        } else {
+            Err(Error::NoCallback {
+                method: request.method().to_owned(),
+            })
+        }
+    }
+
     /// Answers one input request.
     pub(crate) async fn answer(
         &self,
@@ -77,29 +93,27 @@ impl Callbacks {
     /// Answers every request of a round concurrently, under the same keys; the first
     /// failure drops the others.
     pub(crate) async fn fulfil(&self, requests: &InputRequests) -> crate::Result<InputResponses> {
+        self.answer_all(requests.clone()).await
+    }
+
+    /// Answers every request of a round concurrently, as [`fulfil`](Self::fulfil) does,
+    /// taking the requests rather than copying them (the input-required loop owns them).
+    pub(crate) async fn answer_all(
+        &self,
+        requests: InputRequests,
+    ) -> crate::Result<InputResponses> {
         // Fail before running anything when a request has no callback.
         for request in requests.values() {
-            let method = request.method();
-            let present = match request {
-                InputRequest::Elicit(_) => self.elicitation.is_some(),
-                InputRequest::CreateMessage(_) => self.sampling.is_some(),
-                InputRequest::ListRoots(_) => self.roots.is_some(),
-            };
-            if !present {
-                return Err(Error::NoCallback {
-                    method: method.to_owned(),
-                });
-            }
+            self.check(request)?;
         }
-        let answers = futures_util::future::try_join_all(requests.iter().map(|(key, request)| {
-            let ctx = InputContext {
-                key: Some(key.clone()),
-            };
-            let key = key.clone();
-            let request = request.clone();
-            async move { self.answer(ctx, request).await.map(|r| (key, r)) }
-        }))
-        .await?;
+        let answers =
+            futures_util::future::try_join_all(requests.0.into_iter().map(|(key, request)| {
+                let ctx = InputContext {
+                    key: Some(key.clone()),
+                };
+                async move { self.answer(ctx, request).await.map(|r| (key, r)) }
+            }))
+            .await?;
         let mut out = InputResponses::new();
         for (key, response) in answers {
             out.insert(key, response).map_err(Error::Encode)?;

@@ -6,20 +6,21 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::jsonrpc::{self, Incoming, RpcError};
+use crate::jsonrpc::{self, Received, RpcError};
 use crate::transport::{
-    BoxFuture, CallError, ClientTransport, EraTransport, MessageTransport, OutgoingRequest,
-    ServerRequestHandler, TransportError,
+    BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, MessageTransport,
+    OutgoingRequest, ServerRequestHandler, TransportError,
 };
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::RequestId;
 use crate::types::v2026_07_28::method::Cancelled;
 use crate::util::{IdKey, lock};
 
-type Reply = oneshot::Sender<Result<Value, CallError>>;
+type Reply = oneshot::Sender<Result<Box<RawValue>, CallError>>;
 
 #[derive(Default)]
 struct Routes {
@@ -100,17 +101,19 @@ impl Connection {
 
 impl Inner {
     fn dispatch(self: &Arc<Self>, text: &str) {
-        match Incoming::parse(text) {
-            Ok(Incoming::Response { id, result }) => {
-                let reply = lock(&self.routes).pending.remove(&IdKey::from(&id));
+        match jsonrpc::receive(text.as_bytes()) {
+            Ok(Received::Response(response)) => {
+                let reply = lock(&self.routes)
+                    .pending
+                    .remove(&IdKey::from(&response.id));
                 match reply {
                     Some(tx) => {
-                        let _ = tx.send(result.map_err(CallError::Rpc));
+                        let _ = tx.send(response.result.map_err(CallError::Rpc));
                     }
-                    None => tracing::debug!(?id, "a response to no pending request"),
+                    None => tracing::debug!(id = ?response.id, "a response to no pending request"),
                 }
             }
-            Ok(Incoming::Notification { method, params }) => {
+            Ok(Received::Notification { method, params }) => {
                 if method == Cancelled::METHOD && self.cancel_answer(params.as_ref()) {
                     return;
                 }
@@ -131,7 +134,7 @@ impl Inner {
                     }
                 }
             }
-            Ok(Incoming::Request { id, method, params }) => {
+            Ok(Received::Request { id, method, params }) => {
                 self.answer(id, method, params);
             }
             Err(rejected) => {
@@ -229,14 +232,20 @@ impl Drop for PendingGuard {
 
 impl ClientTransport for Connection {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
+        Box::pin(async move { request.send_as_text(self).await })
+    }
+
+    fn request_encoded<'a>(
+        &'a self,
+        request: EncodedRequest<'a>,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
-            let key = IdKey::from(&request.id);
+            let key = IdKey::from(request.id);
+            // Progress is routed by the token in `_meta`, read back only when wanted.
             let progress = request
-                .params
-                .get("_meta")
-                .and_then(|m| m.get("progressToken"))
-                .and_then(IdKey::from_value);
+                .notifications
+                .and_then(|_| progress_token(request.params));
             {
                 let mut routes = lock(&self.inner.routes);
                 if routes.closed {
@@ -245,17 +254,20 @@ impl ClientTransport for Connection {
                     )));
                 }
                 routes.pending.insert(key, tx);
-                if let (Some(p), Some(n)) = (&progress, &request.notifications) {
+                if let (Some(p), Some(n)) = (&progress, request.notifications) {
                     routes.progress.insert(p.clone(), n.clone());
                 }
             }
             let mut guard = PendingGuard {
                 inner: Arc::clone(&self.inner),
                 id: request.id.clone(),
-                progress: progress.filter(|_| request.notifications.is_some()),
+                progress,
                 done: false,
             };
-            let text = jsonrpc::request(&request.id, &request.method, Some(request.params));
+            let text = jsonrpc::encode_request(request.id, request.method, request.params);
+            let text = String::from_utf8(text).map_err(|_| {
+                CallError::Transport(TransportError::new("a request that is not UTF-8"))
+            })?;
             self.inner.outbound.send(text).map_err(|_| {
                 CallError::Transport(TransportError("the connection is closed".into()))
             })?;
@@ -285,6 +297,12 @@ impl ClientTransport for Connection {
     fn next_id(&self) -> RequestId {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
     }
+}
+
+/// The `_meta.progressToken` of params written as `text`.
+fn progress_token(text: &str) -> Option<IdKey> {
+    let params: Value = serde_json::from_str(text).ok()?;
+    IdKey::from_value(params.get("_meta")?.get("progressToken")?)
 }
 
 impl EraTransport for Connection {

@@ -6,7 +6,7 @@ use super::Client;
 use crate::Error;
 use crate::types::rpc::{ClientRequestMethod, MayRequireInput};
 use crate::types::v2026_07_28::{
-    CallToolRequestParams, GetPromptRequestParams, InputResponses, Outcome,
+    CallToolRequestParams, GetPromptRequestParams, InputRequests, InputResponses, Outcome,
     ReadResourceRequestParams, method,
 };
 
@@ -67,7 +67,7 @@ impl Client {
             let mut delay = self.inner.backoff.first;
             let mut round = 0usize;
             loop {
-                let result = self.request::<M>(params.clone()).await?;
+                let result = self.send::<M>(&params, Some(M::target(&params)), None).await?;
                 let asked = match M::outcome(result) {
                     Outcome::Complete(done) => return Ok(done),
                     Outcome::InputRequired(asked) => asked,
@@ -77,15 +77,11 @@ impl Client {
                     return Err(Error::InputRequiredRoundsExceeded { max_rounds });
                 }
                 let requests = asked.input_requests.filter(|r| !r.is_empty());
-                let keys: Vec<&str> = requests
-                    .as_ref()
-                    .map(|r| r.keys().map(String::as_str).collect())
-                    .unwrap_or_default();
-                let round_span = tracing::debug_span!("mcp.round", round, keys = ?keys);
-                let responses = match &requests {
+                let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
+                let responses = match requests {
                     Some(r) => {
                         delay = self.inner.backoff.first;
-                        Some(self.inner.callbacks.fulfil(r).instrument(round_span).await?)
+                        Some(self.inner.callbacks.answer_all(r).instrument(round_span).await?)
                     }
                     None if asked.request_state.is_some() => {
                         tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
@@ -100,5 +96,17 @@ impl Client {
         }
         .instrument(span)
         .await
+    }
+}
+
+/// The keys of a round's input requests, for its span, listed only if the span is
+/// recorded.
+struct Keys<'a>(Option<&'a InputRequests>);
+
+impl std::fmt::Debug for Keys<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().flat_map(|r| r.keys()))
+            .finish()
     }
 }

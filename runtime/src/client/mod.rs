@@ -34,6 +34,7 @@ mod discovery;
 mod input_loop;
 mod legacy;
 mod retry;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,8 +52,7 @@ pub use input_loop::InputLoopMethod;
 // the builder that drives them.
 pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
 
-use crate::protocol::RequestMeta;
-use crate::transport::{CallError, ClientTransport, OutgoingRequest};
+use crate::transport::{CallError, ClientTransport, EncodedRequest};
 use crate::types::rpc::{ClientRequestMethod, Notification as _};
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
@@ -75,6 +75,8 @@ struct Inner {
     transport: Arc<dyn ClientTransport>,
     info: Value,
     capabilities: Value,
+    /// The `_meta` members of every 2026-07-28 request (see `wire`), rendered once.
+    meta: String,
     callbacks: Callbacks,
     max_rounds: usize,
     backoff: Backoff,
@@ -164,68 +166,47 @@ impl Client {
         params: M::Params,
         notifications: Option<mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
-        let mut value = self.send_raw(M::METHOD, params, notifications).await?;
-        if self.inner.era == Era::Session {
-            value = crate::legacy::from_legacy_result(M::METHOD, value).map_err(|source| {
-                Error::Decode {
-                    method: M::METHOD,
-                    source,
-                }
-            })?;
-        }
-        decode_result::<M>(value)
+        self.send::<M>(&params, None, notifications.as_ref()).await
     }
 
-    /// Sends `method` with `params` (any serializable value, `_meta` added) and returns
-    /// the raw result.
-    pub(crate) async fn send_raw(
+    /// Sends one request of method `M`: `params` written straight from the typed value
+    /// (`_meta` added), the result read straight into its type. `target` is what the
+    /// params name ([`Request::TARGET`](crate::types::rpc::Request::TARGET)), when the
+    /// caller has it at hand; else it is read from the written params.
+    pub(crate) async fn send<M: ClientRequestMethod>(
         &self,
-        method: &str,
-        params: impl Serialize,
-        notifications: Option<mpsc::UnboundedSender<Value>>,
-    ) -> crate::Result<Value> {
+        params: &M::Params,
+        target: Option<&str>,
+        notifications: Option<&mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<M::Result> {
         let transport = &self.inner.transport;
         let id = transport.next_id();
-        let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => {
-                return Err(Error::Encode(serde::ser::Error::custom(format!(
-                    "params must be an object, not {other}"
-                ))));
+        let progress_token = notifications.map(|_| id_string(&id));
+        let params = self.encode_params(params, progress_token.as_deref())?;
+        let found;
+        let target = match (target, M::TARGET) {
+            (Some(t), _) => Some(t),
+            (None, Some(field)) => {
+                found = wire::target_in(&params.text, field);
+                found.as_deref()
             }
+            (None, None) => None,
         };
-        let progress_token = notifications.as_ref().map(|_| Value::from(id_string(&id)));
-        let mut meta = match self.inner.era {
-            Era::Stateless => RequestMeta::to_value(
-                &self.inner.capabilities,
-                &self.inner.info,
-                progress_token.as_ref(),
-            ),
-            // A session said who the client is once, in `initialize`.
-            Era::Session => progress_token
-                .map(|t| Map::from_iter([("progressToken".to_owned(), t)]))
-                .unwrap_or_default(),
-        };
-        if let Some(Value::Object(user)) = params.remove("_meta") {
-            for (k, v) in user {
-                meta.entry(k).or_insert(v);
-            }
-        }
-        if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        let request = OutgoingRequest {
-            id,
-            method: method.to_owned(),
-            params: Value::Object(params),
+        let request = EncodedRequest {
+            id: &id,
+            method: M::METHOD,
+            params: &params.text,
+            target,
+            protocol_version: params.protocol_version.as_deref(),
             notifications,
         };
-        let outcome = retry::send(transport.as_ref(), self.inner.era, request).await;
-        outcome.map_err(|e| match e {
-            CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-            CallError::Transport(e) => Error::Transport(e),
-        })
+        let result = retry::send(transport.as_ref(), self.inner.era, request)
+            .await
+            .map_err(|e| match e {
+                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+                CallError::Transport(e) => Error::Transport(e),
+            })?;
+        self.decode::<M>(&result)
     }
 
     /// Calls a tool and runs the input-required loop to its complete result.
@@ -305,15 +286,19 @@ fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::R
             Some(_) => {}
         }
     }
-    serde_json::from_value(value).map_err(|e| {
-        let text = e.to_string();
-        if let Some(rest) = text.strip_prefix("unknown resultType \"") {
-            Error::UnknownResultType(rest.split('"').next().unwrap_or_default().to_owned())
-        } else {
-            Error::Decode {
-                method: M::METHOD,
-                source: e,
-            }
+    serde_json::from_value(value).map_err(decode_error::<M>)
+}
+
+/// The error for a result of `M` that does not decode: an unknown `resultType` is named
+/// as such.
+fn decode_error<M: ClientRequestMethod>(e: serde_json::Error) -> Error {
+    let text = e.to_string();
+    if let Some(rest) = text.strip_prefix("unknown resultType \"") {
+        Error::UnknownResultType(rest.split('"').next().unwrap_or_default().to_owned())
+    } else {
+        Error::Decode {
+            method: M::METHOD,
+            source: e,
         }
-    })
+    }
 }

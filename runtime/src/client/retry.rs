@@ -23,12 +23,13 @@
 //! the refusal is. The rounds of an input-required result are no retry (the server
 //! asked; see `input_loop`), nor is discovery's fallback to a session (`discovery`).
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::Era;
 use crate::jsonrpc::{RpcError, code};
 use crate::protocol::PROTOCOL_VERSION;
-use crate::transport::{CallError, ClientTransport, OutgoingRequest};
+use crate::transport::{CallError, ClientTransport, EncodedRequest};
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::method::CallTool;
 
@@ -66,13 +67,11 @@ impl Retry {
     }
 
     /// Has the transport mend what the refusal named; whether sending again can help.
-    async fn mend(
-        self,
-        transport: &dyn ClientTransport,
-        params: &Value,
-    ) -> Result<bool, CallError> {
+    async fn mend(self, transport: &dyn ClientTransport, params: &str) -> Result<bool, CallError> {
         match self {
             Self::ToolHeaders => {
+                // Only a refused call pays for reading its params back.
+                let params: Value = serde_json::from_str(params).unwrap_or_default();
                 let tool = params
                     .get("name")
                     .and_then(Value::as_str)
@@ -90,35 +89,26 @@ impl Retry {
 pub(crate) async fn send(
     transport: &dyn ClientTransport,
     era: Era,
-    request: OutgoingRequest,
-) -> Result<Value, CallError> {
-    let OutgoingRequest {
-        id,
-        method,
-        params,
-        notifications,
-    } = request;
-    let attempt = |id| OutgoingRequest {
-        id,
-        method: method.clone(),
-        params: params.clone(),
-        notifications: notifications.clone(),
-    };
-    let mut outcome = transport.request(attempt(id)).await;
+    request: EncodedRequest<'_>,
+) -> Result<Box<RawValue>, CallError> {
+    let mut outcome = transport.request_encoded(request).await;
     let mut tried = Vec::new();
     while let Err(refusal) = &outcome {
         let Some(retry) = Retry::ORDER
             .into_iter()
-            .find(|r| !tried.contains(r) && r.answers(refusal, &method, era))
+            .find(|r| !tried.contains(r) && r.answers(refusal, request.method, era))
         else {
             break;
         };
         tried.push(retry);
-        if !retry.mend(transport, &params).await? {
+        if !retry.mend(transport, request.params).await? {
             break;
         }
-        tracing::debug!(%method, ?retry, error = %refusal, "sending a refused request again");
-        outcome = transport.request(attempt(transport.next_id())).await;
+        tracing::debug!(method = request.method, ?retry, error = %refusal, "sending a refused request again");
+        let id = transport.next_id();
+        outcome = transport
+            .request_encoded(EncodedRequest { id: &id, ..request })
+            .await;
     }
     outcome
 }
@@ -146,7 +136,7 @@ mod tests {
     use std::sync::atomic::{AtomicI64, Ordering};
 
     use super::*;
-    use crate::transport::{BoxFuture, TransportError};
+    use crate::transport::{BoxFuture, OutgoingRequest, TransportError};
     use crate::types::v2026_07_28::RequestId;
     use crate::util::lock;
 
@@ -227,13 +217,17 @@ mod tests {
     }
 
     async fn send_call(transport: &Scripted, era: Era) -> Result<Value, CallError> {
-        let request = OutgoingRequest {
-            id: RequestId::Integer(1),
-            method: CallTool::METHOD.into(),
-            params: json!({"name": "sql", "arguments": {}}),
+        let id = RequestId::Integer(1);
+        let request = EncodedRequest {
+            id: &id,
+            method: CallTool::METHOD,
+            params: r#"{"name":"sql","arguments":{}}"#,
+            target: Some("sql"),
+            protocol_version: Some(PROTOCOL_VERSION),
             notifications: None,
         };
-        send(transport, era, request).await
+        let answer = send(transport, era, request).await?;
+        Ok(serde_json::from_str(answer.get()).unwrap())
     }
 
     #[tokio::test]

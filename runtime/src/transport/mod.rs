@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::jsonrpc::RpcError;
@@ -158,6 +159,73 @@ impl OutgoingRequest {
         self.notifications = notifications;
         self
     }
+
+    /// Sends this request through `transport`'s text path
+    /// ([`ClientTransport::request_encoded`]): the params written out, what routes the
+    /// request read from them, the result read back into a `Value`.
+    pub(crate) async fn send_as_text<T: ClientTransport + ?Sized>(
+        &self,
+        transport: &T,
+    ) -> Result<Value, CallError> {
+        let params = self.params.to_string();
+        let target = crate::types::v2026_07_28::method::info(&self.method)
+            .and_then(|m| m.target)
+            .and_then(|field| self.params.get(field))
+            .and_then(Value::as_str);
+        let protocol_version = self
+            .params
+            .get("_meta")
+            .and_then(|m| m.get(crate::protocol::META_PROTOCOL_VERSION))
+            .and_then(Value::as_str);
+        let encoded = EncodedRequest {
+            id: &self.id,
+            method: &self.method,
+            params: &params,
+            target,
+            protocol_version,
+            notifications: self.notifications.as_ref(),
+        };
+        let result = transport.request_encoded(encoded).await?;
+        serde_json::from_str(result.get()).map_err(|e| {
+            CallError::Transport(TransportError::new(format!("unreadable result: {e}")))
+        })
+    }
+}
+
+/// One request as the client writes it on its hot path: the params already serialized
+/// (straight from the typed value, `_meta` included), with what a transport needs to
+/// route the request so that it never reads the params back. See
+/// [`ClientTransport::request_encoded`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct EncodedRequest<'a> {
+    /// The JSON-RPC id (new for every request, retries included).
+    pub id: &'a RequestId,
+    /// The method.
+    pub method: &'a str,
+    /// The params: a JSON object, as text.
+    pub params: &'a str,
+    /// For a method whose params name what it acts on ([`Request::TARGET`]: `name` for
+    /// `tools/call` and `prompts/get`, `uri` for `resources/read`), that member's value.
+    ///
+    /// [`Request::TARGET`]: crate::types::rpc::Request::TARGET
+    pub target: Option<&'a str>,
+    /// The protocol version `_meta` names (every 2026-07-28 request has one; a
+    /// 2025-11-25 session's requests have none).
+    pub protocol_version: Option<&'a str>,
+    /// Where this request's server notifications (progress, logs) go, if anywhere.
+    pub notifications: Option<&'a mpsc::UnboundedSender<Value>>,
+}
+
+impl EncodedRequest<'_> {
+    /// The same request as an [`OutgoingRequest`], its params parsed.
+    fn to_outgoing(self) -> Result<OutgoingRequest, CallError> {
+        let params = serde_json::from_str(self.params).map_err(|e| {
+            CallError::Transport(TransportError::new(format!("unreadable params: {e}")))
+        })?;
+        Ok(OutgoingRequest::new(self.id.clone(), self.method, params)
+            .with_notifications(self.notifications.cloned()))
+    }
 }
 
 /// Why a request got no result.
@@ -195,6 +263,21 @@ impl CallError {
 pub trait ClientTransport: Send + Sync + 'static {
     /// Sends `request` once and resolves to its result.
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>>;
+    /// Sends `request`, already serialized, once and resolves to its result as JSON
+    /// text: the client's hot path, which builds no `Value` tree for either. By default
+    /// the params are parsed and the request goes through [`request`](Self::request);
+    /// transports that carry text (HTTP, message transports) write it as it is.
+    fn request_encoded<'a>(
+        &'a self,
+        request: EncodedRequest<'a>,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
+        Box::pin(async move {
+            let result = self.request(request.to_outgoing()?).await?;
+            serde_json::value::to_raw_value(&result).map_err(|e| {
+                CallError::Transport(TransportError::new(format!("unwritable result: {e}")))
+            })
+        })
+    }
     /// Sends a notification.
     fn notify(
         &self,

@@ -138,6 +138,7 @@ impl HttpClientBuilder {
                 timeout: self.timeout,
                 bearer: Mutex::new(bearer),
                 headers,
+                post_headers: Mutex::new(None),
                 eras: self.eras,
                 tools: Default::default(),
                 session: Default::default(),
@@ -194,6 +195,8 @@ impl HttpClientTransport {
     pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
         let value = token.map(bearer_value).transpose()?;
         *lock(&self.inner.bearer) = value;
+        // The next POST renders its headers again, with the new token.
+        *lock(&self.inner.post_headers) = None;
         Ok(())
     }
 }

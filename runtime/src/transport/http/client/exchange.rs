@@ -5,24 +5,47 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{HeaderValue, Method, Request, StatusCode};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming as Body;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
-use crate::jsonrpc::{self, Incoming};
-use crate::protocol::{LEGACY_PROTOCOL_VERSION, META_PROTOCOL_VERSION, PROTOCOL_VERSION};
-use crate::transport::{CallError, OutgoingRequest, TransportError};
+use crate::jsonrpc::{self, RawResponse, Received};
+use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools};
 use crate::util::IdKey;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
+const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
+
+/// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
+fn method_value(method: &str) -> Result<HeaderValue, CallError> {
+    match crate::types::v2026_07_28::method::info(method) {
+        Some(info) => Ok(HeaderValue::from_static(info.method)),
+        None => HeaderValue::try_from(method).map_err(bad_request),
+    }
+}
+
+/// Adds what every POST says about its body and the answers it accepts.
+pub(super) fn post_headers(builder: http::request::Builder) -> http::request::Builder {
+    builder
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json, text/event-stream")
+}
+
+fn bad_request(e: impl std::fmt::Display) -> CallError {
+    CallError::Transport(TransportError::new(format!("bad request: {e}")))
+}
 
 impl HttpClientTransport {
     /// A POST to the endpoint: JSON in, JSON or SSE out, stamped with `body_version`
@@ -38,11 +61,7 @@ impl HttpClientTransport {
         } else {
             PROTOCOL_VERSION
         });
-        let builder = self
-            .inner
-            .builder(Method::POST, version)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream");
+        let builder = post_headers(self.inner.builder(Method::POST, version));
         if legacy {
             self.inner.session.stamp(builder)
         } else {
@@ -84,57 +103,72 @@ impl HttpClientTransport {
         }
     }
 
-    /// The HTTP request for `request`, and the session it names.
-    fn build_request(
+    /// The headers of `request`'s POST, and the session they name.
+    fn headers(
         &self,
-        request: &mut OutgoingRequest,
-    ) -> Result<(Request<Full<Bytes>>, Option<HeaderValue>), CallError> {
-        let body_version = request
-            .params
-            .get("_meta")
-            .and_then(|m| m.get(META_PROTOCOL_VERSION))
-            .and_then(Value::as_str);
-        let (mut builder, session) = self.post_builder(body_version);
+        request: &EncodedRequest<'_>,
+    ) -> Result<(HeaderMap, Option<HeaderValue>), CallError> {
+        let body_version = request.protocol_version;
+        let (mut headers, session) = if body_version == Some(PROTOCOL_VERSION) {
+            (self.inner.modern_post_headers(), None)
+        } else {
+            let (builder, session) = self.post_builder(body_version);
+            let headers = builder
+                .body(())
+                .map_err(bad_request)?
+                .into_parts()
+                .0
+                .headers;
+            (headers, session)
+        };
         // The routing headers are 2026-07-28's; a session's requests go without them.
-        if body_version.is_some() {
-            builder = builder.header(METHOD_HEADER, request.method.as_str());
+        if body_version.is_none() {
+            return Ok((headers, session));
         }
-        if let Some(field) = name_field(&request.method).filter(|_| body_version.is_some()) {
-            let name = request
-                .params
-                .get(field)
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            builder = builder.header(NAME_HEADER, encode_header_value(name));
+        headers.append(METHOD, method_value(request.method)?);
+        if name_field(request.method).is_some() {
+            let name = request.target.unwrap_or_default();
+            let value = HeaderValue::try_from(encode_header_value(name)).map_err(bad_request)?;
+            headers.append(NAME, value);
             if request.method == CallTool::METHOD {
-                let arguments = request.params.get("arguments").and_then(Value::as_object);
-                builder = self.inner.tools.stamp(builder, name, arguments)?;
+                self.inner.tools.stamp(&mut headers, name, request.params)?;
             }
         }
-        // The params are not needed after this: move them into the body, no deep copy.
-        let params = std::mem::take(&mut request.params);
-        let body = Bytes::from(jsonrpc::request(&request.id, &request.method, Some(params)));
-        let http_request = builder
-            .body(Full::new(body))
-            .map_err(|e| CallError::Transport(TransportError::new(format!("bad request: {e}"))))?;
-        Ok((http_request, session))
+        Ok((headers, session))
     }
 
     /// Sends `request` once: the POST, and its answer read. Whether a refused request
     /// is sent again is the client's decision, not the transport's.
-    pub(super) async fn exchange(&self, mut request: OutgoingRequest) -> Result<Value, CallError> {
-        self.inner.session.sending(&request);
-        let (http_request, session) = self.build_request(&mut request)?;
-        self.send(http_request, &request, session).await
+    pub(super) async fn exchange_encoded(
+        &self,
+        request: EncodedRequest<'_>,
+    ) -> Result<Box<RawValue>, CallError> {
+        self.inner.session.sending(request.method, request.params);
+        let (headers, session) = self.headers(&request)?;
+        let body = jsonrpc::encode_request(request.id, request.method, request.params);
+        let mut http_request = Request::new(Full::new(Bytes::from(body)));
+        *http_request.method_mut() = Method::POST;
+        *http_request.uri_mut() = self.inner.uri.clone();
+        *http_request.headers_mut() = headers;
+        let mut result = self.send(http_request, &request, session).await?;
+        if request.method == ListTools::METHOD {
+            // Rare enough to read as a tree: the tools with invalid annotations go.
+            let mut tools: Value = serde_json::from_str(result.get()).unwrap_or_default();
+            self.inner.tools.learn(&mut tools);
+            result = serde_json::value::to_raw_value(&tools).map_err(|e| {
+                CallError::Transport(TransportError::new(format!("unwritable result: {e}")))
+            })?;
+        }
+        Ok(result)
     }
 
     /// Posts a built request and reads its JSON or SSE answer.
     async fn send(
         &self,
         http_request: Request<Full<Bytes>>,
-        request: &OutgoingRequest,
+        request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
-    ) -> Result<Value, CallError> {
+    ) -> Result<Box<RawValue>, CallError> {
         let response = self.inner.pool.request(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "POST {} failed: {}",
@@ -149,7 +183,9 @@ impl HttpClientTransport {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if status.is_success() {
-            self.inner.session.answered(request, response.headers());
+            self.inner
+                .session
+                .answered(request.method, response.headers());
         }
         let body = response.into_body();
         if !status.is_success() {
@@ -162,21 +198,16 @@ impl HttpClientTransport {
             }
             return Err(refused);
         }
-        let mut result = if is_sse {
-            self.read_sse(body, request).await
-        } else {
-            let bytes = collect(body).await?;
-            match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
-                Ok(Incoming::Response { result, .. }) => result.map_err(CallError::Rpc),
-                _ => Err(CallError::Transport(TransportError::new(format!(
-                    "HTTP {status} with a body that is not a JSON-RPC response"
-                )))),
-            }
-        }?;
-        if request.method == ListTools::METHOD {
-            self.inner.tools.learn(&mut result);
+        if is_sse {
+            return self.read_sse(body, request).await;
         }
-        Ok(result)
+        let bytes = collect(body).await?;
+        match jsonrpc::receive(&bytes) {
+            Ok(Received::Response(response)) => response.result.map_err(CallError::Rpc),
+            _ => Err(CallError::Transport(TransportError::new(format!(
+                "HTTP {status} with a body that is not a JSON-RPC response"
+            )))),
+        }
     }
 
     /// Reads an SSE answer: notifications go to the request's channel, the server's own
@@ -184,8 +215,8 @@ impl HttpClientTransport {
     async fn read_sse(
         &self,
         mut body: Body,
-        request: &OutgoingRequest,
-    ) -> Result<Value, CallError> {
+        request: &EncodedRequest<'_>,
+    ) -> Result<Box<RawValue>, CallError> {
         let mut reader = SseReader::default();
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
         while let Some(frame) = body.frame().await {
@@ -199,16 +230,16 @@ impl HttpClientTransport {
                 continue;
             };
             for data in reader.feed(chunk) {
-                match Incoming::parse(&data) {
-                    Ok(Incoming::Response { id, result }) if id == request.id => {
-                        return result.map_err(CallError::Rpc);
+                match jsonrpc::receive(data.as_bytes()) {
+                    Ok(Received::Response(response)) if response.id == *request.id => {
+                        return response.result.map_err(CallError::Rpc);
                     }
-                    Ok(Incoming::Request { id, method, params }) => {
+                    Ok(Received::Request { id, method, params }) => {
                         answering.retain(|_, task| !task.is_finished());
                         let key = IdKey::from(&id);
                         answering.insert(key, self.answer_server_request(id, method, params));
                     }
-                    Ok(Incoming::Notification { method, params })
+                    Ok(Received::Notification { method, params })
                         if method == Cancelled::METHOD =>
                     {
                         let withdrawn = params
@@ -221,12 +252,12 @@ impl HttpClientTransport {
                             task.abort();
                         }
                     }
-                    Ok(Incoming::Notification { method, params }) => {
+                    Ok(Received::Notification { method, params }) => {
                         if let Some(tx) = &request.notifications {
                             let _ = tx.send(json!({ "method": method, "params": params }));
                         }
                     }
-                    Ok(Incoming::Response { .. }) => {
+                    Ok(Received::Response(_)) => {
                         tracing::debug!("ignoring a response to another request on an SSE stream");
                     }
                     Err(rejected) => {
@@ -272,8 +303,8 @@ async fn collect(body: Body) -> Result<Bytes, CallError> {
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.
 async fn refusal(status: StatusCode, body: Body) -> CallError {
     let rpc_error = match collect(body).await {
-        Ok(bytes) => match Incoming::parse(&String::from_utf8_lossy(&bytes)) {
-            Ok(Incoming::Response { result: Err(e), .. }) => Some(e),
+        Ok(bytes) => match jsonrpc::receive(&bytes) {
+            Ok(Received::Response(RawResponse { result: Err(e), .. })) => Some(e),
             _ => None,
         },
         Err(_) => None,

@@ -61,18 +61,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::AUTHORIZATION;
+use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::PROTOCOL_VERSION_HEADER;
 use crate::Era;
+use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{
-    BoxFuture, CallError, ClientTransport, EraTransport, OutgoingRequest, ServerRequestHandler,
-    TransportError, is_modern_error,
+    BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, OutgoingRequest,
+    ServerRequestHandler, TransportError, is_modern_error,
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
@@ -101,6 +103,9 @@ struct Inner {
     timeout: Option<Duration>,
     bearer: Mutex<Option<HeaderValue>>,
     headers: HeaderMap,
+    /// The headers of every 2026-07-28 POST, rendered on first use and again after the
+    /// bearer token changes.
+    post_headers: Mutex<Option<HeaderMap>>,
     /// The eras found at endpoints, shared with the transports of the same builder.
     eras: EraCache,
     /// The `Mcp-Param-*` headers of the tools learned so far.
@@ -124,6 +129,43 @@ impl Inner {
             builder = builder.header(name, value);
         }
         builder
+    }
+
+    /// The headers of a 2026-07-28 POST: those of every message, the content type and
+    /// accepted answers (see `exchange`), and the `Host` the pool would add, rendered
+    /// once. Copied with room for the routing headers each request adds.
+    fn modern_post_headers(&self) -> HeaderMap {
+        let mut cached = lock(&self.post_headers);
+        let rendered = cached.get_or_insert_with(|| {
+            let builder = exchange::post_headers(self.builder(Method::POST, PROTOCOL_VERSION));
+            let mut headers = builder
+                .body(())
+                .map(|r| r.into_parts().0.headers)
+                .unwrap_or_default();
+            if let Some(host) = host_value(&self.uri) {
+                headers.entry(HOST).or_insert(host);
+            }
+            headers
+        });
+        let mut headers = HeaderMap::with_capacity(rendered.len() + 4);
+        for (name, value) in rendered.iter() {
+            headers.append(name.clone(), value.clone());
+        }
+        headers
+    }
+}
+
+/// The `Host` header for `uri`: its host, and its port unless the scheme's default.
+fn host_value(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let default_port = if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    };
+    match uri.port_u16().filter(|p| *p != default_port) {
+        Some(port) => HeaderValue::try_from(format!("{host}:{port}")).ok(),
+        None => HeaderValue::try_from(host).ok(),
     }
 }
 
@@ -162,7 +204,14 @@ impl HttpClientTransport {
 
 impl ClientTransport for HttpClientTransport {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
-        Box::pin(self.within_timeout(self.exchange(request)))
+        Box::pin(async move { request.send_as_text(self).await })
+    }
+
+    fn request_encoded<'a>(
+        &'a self,
+        request: EncodedRequest<'a>,
+    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
+        Box::pin(self.within_timeout(self.exchange_encoded(request)))
     }
 
     fn notify(

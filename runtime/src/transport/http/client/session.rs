@@ -14,7 +14,7 @@ use super::{HttpClientTransport, Inner};
 use crate::Era;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
-use crate::transport::{CallError, ClientTransport as _, OutgoingRequest, ServerRequestHandler};
+use crate::transport::{CallError, ClientTransport as _, EncodedRequest, ServerRequestHandler};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as old;
 use crate::types::v2026_07_28::RequestId;
@@ -34,8 +34,9 @@ pub(super) struct Session {
     forgotten: Mutex<Option<HeaderValue>>,
     /// Answers the server's requests.
     server_requests: Mutex<Option<ServerRequestHandler>>,
-    /// The `initialize` params of the session, to open a new one when it ends.
-    initialize: Mutex<Option<Value>>,
+    /// The `initialize` params of the session (JSON text), to open a new one when it
+    /// ends.
+    initialize: Mutex<Option<String>>,
     /// Held while a new session is being opened.
     reopening: tokio::sync::Mutex<()>,
 }
@@ -77,15 +78,15 @@ impl Session {
 
     /// Keeps the params of an `initialize` being sent, to open a new session with them
     /// if the server ends this one.
-    pub(super) fn sending(&self, request: &OutgoingRequest) {
-        if request.method == old::Initialize::METHOD {
-            *lock(&self.initialize) = Some(request.params.clone());
+    pub(super) fn sending(&self, method: &str, params: &str) {
+        if method == old::Initialize::METHOD {
+            *lock(&self.initialize) = Some(params.to_owned());
         }
     }
 
     /// Takes the session a successful `initialize` answer names.
-    pub(super) fn answered(&self, request: &OutgoingRequest, headers: &HeaderMap) {
-        if request.method == old::Initialize::METHOD {
+    pub(super) fn answered(&self, method: &str, headers: &HeaderMap) {
+        if method == old::Initialize::METHOD {
             if let Some(session) = headers.get(SESSION_HEADER) {
                 *lock(&self.id) = Some(session.clone());
             }
@@ -110,10 +111,13 @@ impl HttpClientTransport {
         if lock(&session.id).as_ref() == Some(&gone) {
             tracing::info!("the server ended the 2025-11-25 session; opening a new one");
             *lock(&session.id) = None;
-            self.exchange(OutgoingRequest {
-                id: self.next_id(),
-                method: old::Initialize::METHOD.into(),
-                params: initialize,
+            let id = self.next_id();
+            self.exchange_encoded(EncodedRequest {
+                id: &id,
+                method: old::Initialize::METHOD,
+                params: &initialize,
+                target: None,
+                protocol_version: None,
                 notifications: None,
             })
             .await?;

@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use http::HeaderValue;
-use serde_json::{Map, Value, json};
+use http::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{Value, json};
 
 use super::super::{ParamHeader, encode_header_value, param_headers};
 use super::HttpClientTransport;
@@ -60,25 +60,33 @@ impl ToolHeaders {
         });
     }
 
-    /// Adds the `Mcp-Param-*` headers of a call to `tool` with `arguments`.
+    /// Adds the `Mcp-Param-*` headers of a call to `tool` with `params` (written as
+    /// JSON text, read back only when the tool has annotated parameters).
     pub(super) fn stamp(
         &self,
-        mut builder: http::request::Builder,
+        headers: &mut HeaderMap,
         tool: &str,
-        arguments: Option<&Map<String, Value>>,
-    ) -> Result<http::request::Builder, CallError> {
-        let annotated = self.of(tool);
-        for param in annotated.iter().flat_map(|a| a.iter()) {
+        params: &str,
+    ) -> Result<(), CallError> {
+        let Some(annotated) = self.of(tool).filter(|a| !a.is_empty()) else {
+            return Ok(());
+        };
+        let params: Value = serde_json::from_str(params).unwrap_or_default();
+        let arguments = params.get("arguments").and_then(Value::as_object);
+        for param in annotated.iter() {
             if let Some(value) = param.value_in(arguments) {
                 let value = HeaderValue::try_from(encode_header_value(&value)).map_err(|_| {
                     CallError::Transport(TransportError::new(
                         "cannot send a tool argument as a header",
                     ))
                 })?;
-                builder = builder.header(param.header_name(), value);
+                let name = HeaderName::try_from(param.header_name()).map_err(|e| {
+                    CallError::Transport(TransportError::new(format!("bad request: {e}")))
+                })?;
+                headers.append(name, value);
             }
         }
-        Ok(builder)
+        Ok(())
     }
 }
 
@@ -105,13 +113,8 @@ impl HttpClientTransport {
             if let Some(c) = cursor.take() {
                 list_params["cursor"] = c;
             }
-            let page = self
-                .exchange(OutgoingRequest {
-                    id: self.next_id(),
-                    method: method::ListTools::METHOD.into(),
-                    params: list_params,
-                    notifications: None,
-                })
+            let page = OutgoingRequest::new(self.next_id(), method::ListTools::METHOD, list_params)
+                .send_as_text(self)
                 .await?;
             match page.get("nextCursor") {
                 Some(c) if !c.is_null() => cursor = Some(c.clone()),

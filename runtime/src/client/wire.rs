@@ -1,0 +1,237 @@
+//! A request's params written straight from the typed value, and its result read
+//! straight into the type: no `serde_json::Value` tree on the hot path.
+//!
+//! The `_meta` a 2026-07-28 client puts on every request is the same each time (the
+//! version, the client's capabilities and info), so it is rendered once, when the client
+//! is built, and spliced into each request's params as text. Params that carry a `_meta`
+//! of their own take the general path instead, which merges the two (the client's keys
+//! win) exactly as before.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::Client;
+use crate::protocol::{META_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
+use crate::types::rpc::ClientRequestMethod;
+use crate::{Era, Error};
+
+/// `_meta` key: the token that asks for progress notifications on this request.
+const META_PROGRESS_TOKEN: &str = "progressToken";
+
+/// The members of the `_meta` a 2026-07-28 client sends on every request, as JSON text
+/// without the braces: rendered once per client.
+pub(super) fn static_meta(capabilities: &Value, info: &Value) -> String {
+    let meta = Value::Object(RequestMeta::to_value(capabilities, info, None)).to_string();
+    meta.strip_prefix('{')
+        .and_then(|m| m.strip_suffix('}'))
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Params written out, with the protocol version their `_meta` names.
+pub(super) struct EncodedParams {
+    pub(super) text: String,
+    pub(super) protocol_version: Option<Cow<'static, str>>,
+}
+
+impl Client {
+    /// Writes `params` (any serializable value) as the params of a request, the
+    /// client's `_meta` added, `progress_token` in it when given.
+    pub(super) fn encode_params(
+        &self,
+        params: &impl Serialize,
+        progress_token: Option<&str>,
+    ) -> crate::Result<EncodedParams> {
+        let mut text = serde_json::to_string(params).map_err(Error::Encode)?;
+        // The key `_meta` written anywhere in the params (most likely their own `_meta`)
+        // sends them the general way, which merges it.
+        let plain = text.len() >= 2
+            && text.starts_with('{')
+            && text.ends_with('}')
+            && !text.contains(r#""_meta":"#);
+        if !plain {
+            return self.encode_merging(params, progress_token);
+        }
+        let stateless = self.inner.era == Era::Stateless;
+        if !stateless && progress_token.is_none() {
+            // A session said who the client is once, in `initialize`.
+            return Ok(EncodedParams {
+                text,
+                protocol_version: None,
+            });
+        }
+        text.reserve(self.inner.meta.len() + 48);
+        text.pop();
+        if text.len() > 1 {
+            text.push(',');
+        }
+        text.push_str(r#""_meta":{"#);
+        if stateless {
+            text.push_str(&self.inner.meta);
+        }
+        if let Some(token) = progress_token {
+            if stateless {
+                text.push(',');
+            }
+            text.push('"');
+            text.push_str(META_PROGRESS_TOKEN);
+            text.push_str(r#"":"#);
+            text.push_str(&Value::from(token).to_string());
+        }
+        text.push_str("}}");
+        Ok(EncodedParams {
+            text,
+            protocol_version: stateless.then_some(Cow::Borrowed(PROTOCOL_VERSION)),
+        })
+    }
+
+    /// The general path: params (of any shape) and the client's `_meta` merged as
+    /// `Value`s, the client's keys winning over the params' own.
+    fn encode_merging(
+        &self,
+        params: &impl Serialize,
+        progress_token: Option<&str>,
+    ) -> crate::Result<EncodedParams> {
+        let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(Error::Encode(serde::ser::Error::custom(format!(
+                    "params must be an object, not {other}"
+                ))));
+            }
+        };
+        let progress_token = progress_token.map(Value::from);
+        let mut meta = match self.inner.era {
+            Era::Stateless => RequestMeta::to_value(
+                &self.inner.capabilities,
+                &self.inner.info,
+                progress_token.as_ref(),
+            ),
+            // A session said who the client is once, in `initialize`.
+            Era::Session => progress_token
+                .map(|t| Map::from_iter([(META_PROGRESS_TOKEN.to_owned(), t)]))
+                .unwrap_or_default(),
+        };
+        if let Some(Value::Object(user)) = params.remove("_meta") {
+            for (k, v) in user {
+                meta.entry(k).or_insert(v);
+            }
+        }
+        let protocol_version = meta
+            .get(META_PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .map(|v| Cow::Owned(v.to_owned()));
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        Ok(EncodedParams {
+            text: Value::Object(params).to_string(),
+            protocol_version,
+        })
+    }
+
+    /// Reads the result of a request for `M`. A 2026-07-28 result that may be
+    /// input-required is parsed straight into its type, whose own reading settles the
+    /// `resultType`; the others go through [`decode_result`](super::decode_result)
+    /// (after the 2025-11-25 conversion, in a session).
+    pub(super) fn decode<M: ClientRequestMethod>(
+        &self,
+        result: &RawValue,
+    ) -> crate::Result<M::Result> {
+        if self.inner.era == Era::Stateless && M::MAY_REQUIRE_INPUT {
+            return serde_json::from_str(result.get()).map_err(super::decode_error::<M>);
+        }
+        let mut value: Value =
+            serde_json::from_str(result.get()).map_err(|source| Error::Decode {
+                method: M::METHOD,
+                source,
+            })?;
+        if self.inner.era == Era::Session {
+            value = crate::legacy::from_legacy_result(M::METHOD, value).map_err(|source| {
+                Error::Decode {
+                    method: M::METHOD,
+                    source,
+                }
+            })?;
+        }
+        super::decode_result::<M>(value)
+    }
+}
+
+/// The `field` member of params written as `text`, when it is a string: what a
+/// request targets, for a caller that did not say.
+pub(super) fn target_in(text: &str, field: &str) -> Option<String> {
+    let params: Value = serde_json::from_str(text).ok()?;
+    params.get(field)?.as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::transport::memory;
+    use crate::types::v2026_07_28::{CallToolRequestParams, RequestMetaObject};
+
+    fn client(era: Era) -> Client {
+        let (end, _server) = memory::pair();
+        let mut client = Client::builder("wire", "1.0")
+            .on_elicitation(|_ctx, _p| async { Ok(crate::ask::accept([("a", "b")])) })
+            .connect(end);
+        std::sync::Arc::get_mut(&mut client.inner)
+            .expect("the only handle")
+            .era = era;
+        client
+    }
+
+    fn call() -> CallToolRequestParams {
+        let mut params = CallToolRequestParams::new("sql");
+        params.arguments = json!({"q": "select 1", "n": 1.5}).as_object().cloned();
+        params.request_state = Some("state \"quoted\"".into());
+        params
+    }
+
+    #[tokio::test]
+    async fn spliced_meta_writes_the_bytes_the_merging_path_writes() {
+        for era in [Era::Stateless, Era::Session] {
+            let client = client(era);
+            for token in [None, Some("7")] {
+                for params in [json!(call()), json!({})] {
+                    let fast = client.encode_params(&params, token).unwrap();
+                    let general = client.encode_merging(&params, token).unwrap();
+                    assert_eq!(fast.text, general.text, "{era:?} {token:?}");
+                    assert_eq!(fast.protocol_version, general.protocol_version);
+                }
+                let typed = client.encode_params(&call(), token).unwrap();
+                let general = client.encode_merging(&call(), token).unwrap();
+                assert_eq!(typed.text, general.text);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn params_with_their_own_meta_keep_its_other_keys_and_lose_to_the_clients() {
+        let client = client(Era::Stateless);
+        let mut params = call();
+        let mut meta = RequestMetaObject::new(Default::default(), "1999-01-01");
+        meta.extra.insert("trace".into(), json!("abc"));
+        params.meta = Some(meta);
+        let encoded = client.encode_params(&params, None).unwrap();
+        let written: Value = serde_json::from_str(&encoded.text).unwrap();
+        assert_eq!(written["_meta"][META_PROTOCOL_VERSION], PROTOCOL_VERSION);
+        assert_eq!(written["_meta"]["trace"], "abc");
+        assert_eq!(encoded.protocol_version.as_deref(), Some(PROTOCOL_VERSION));
+    }
+
+    #[tokio::test]
+    async fn params_that_are_not_an_object_are_refused() {
+        let client = client(Era::Stateless);
+        assert!(client.encode_params(&json!([1]), None).is_err());
+        let empty = client.encode_params(&Value::Null, None).unwrap();
+        assert!(empty.text.starts_with(r#"{"_meta":{"#), "{}", empty.text);
+    }
+}
