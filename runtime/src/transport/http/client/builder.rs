@@ -6,11 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
-use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
-use super::{EraCache, HttpClientTransport, Inner};
+use super::pool::Pool;
+use super::{Connector, EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
 use crate::util::lock;
 
@@ -114,22 +113,11 @@ impl HttpClientBuilder {
             headers.append(name, value);
         }
         let bearer = self.bearer.as_deref().map(bearer_value).transpose()?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(self.connect_timeout));
         #[cfg(feature = "http-client-tls")]
-        let connector = {
-            // The TLS layer hands plain http:// through to the inner connector.
-            connector.enforce_http(false);
-            hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config(tls_config(self.roots)?)
-                .https_or_http()
-                .enable_http1()
-                .wrap_connector(connector)
-        };
-        let pool = Pool::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .build(connector);
+        let connector = connector(self.connect_timeout, self.roots)?;
+        #[cfg(not(feature = "http-client-tls"))]
+        let connector = connector(self.connect_timeout)?;
+        let pool = Pool::new(connector, uri.clone(), Duration::from_secs(90));
         Ok(HttpClientTransport {
             inner: Arc::new(Inner {
                 pool,
@@ -145,6 +133,28 @@ impl HttpClientBuilder {
             }),
         })
     }
+}
+
+/// What the pool connects with: TCP without Nagle, within `timeout`; TLS for https://
+/// URLs (with the `http-client-tls` feature), trusting `roots` beside the Mozilla set.
+pub(super) fn connector(
+    timeout: Duration,
+    #[cfg(feature = "http-client-tls")] roots: Vec<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<Connector, TransportError> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(timeout));
+    #[cfg(feature = "http-client-tls")]
+    let connector = {
+        // The TLS layer hands plain http:// through to the inner connector.
+        connector.enforce_http(false);
+        hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls_config(roots)?)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector)
+    };
+    Ok(connector)
 }
 
 /// rustls with ring, the Mozilla roots and `extra` roots, TLS 1.2 and 1.3.

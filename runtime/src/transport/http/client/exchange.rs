@@ -83,15 +83,17 @@ impl HttpClientTransport {
         let request = builder
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
-        let response = self
+        let (response, lease) = self
             .inner
             .pool
-            .request(request)
+            .send(request)
             .await
             .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
         let status = response.status();
-        // Drain the body so the connection goes back to the pool.
-        let _ = collect(response.into_body()).await;
+        // Drain the body so the connection can serve the next request.
+        if collect(response.into_body()).await.is_ok() {
+            lease.release();
+        }
         if status.is_success() {
             Ok(())
         } else {
@@ -169,7 +171,7 @@ impl HttpClientTransport {
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<Box<RawValue>, CallError> {
-        let response = self.inner.pool.request(http_request).await.map_err(|e| {
+        let (response, lease) = self.inner.pool.send(http_request).await.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "POST {} failed: {}",
                 self.inner.uri,
@@ -189,7 +191,11 @@ impl HttpClientTransport {
         }
         let body = response.into_body();
         if !status.is_success() {
-            let mut refused = refusal(status, body).await;
+            let body = collect(body).await;
+            if body.is_ok() {
+                lease.release();
+            }
+            let mut refused = refusal(status, body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
@@ -199,9 +205,11 @@ impl HttpClientTransport {
             return Err(refused);
         }
         if is_sse {
+            // The stream may go on after the response: its connection is not reused.
             return self.read_sse(body, request).await;
         }
         let bytes = collect(body).await?;
+        lease.release();
         match jsonrpc::receive(&bytes) {
             Ok(Received::Response(response)) => response.result.map_err(CallError::Rpc),
             _ => Err(CallError::Transport(TransportError::new(format!(
@@ -301,8 +309,8 @@ async fn collect(body: Body) -> Result<Bytes, CallError> {
 }
 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.
-async fn refusal(status: StatusCode, body: Body) -> CallError {
-    let rpc_error = match collect(body).await {
+fn refusal(status: StatusCode, body: Result<Bytes, CallError>) -> CallError {
+    let rpc_error = match body {
         Ok(bytes) => match jsonrpc::receive(&bytes) {
             Ok(Received::Response(RawResponse { result: Err(e), .. })) => Some(e),
             _ => None,

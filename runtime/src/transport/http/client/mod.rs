@@ -53,6 +53,7 @@
 mod builder;
 mod era_cache;
 mod exchange;
+mod pool;
 mod session;
 mod tools;
 
@@ -60,11 +61,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
-use http_body_util::Full;
-use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -80,6 +78,7 @@ use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
 pub use builder::HttpClientBuilder;
 pub use era_cache::EraCache;
+use pool::Pool;
 use session::Session;
 use tools::ToolHeaders;
 
@@ -97,7 +96,7 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 type Connector = HttpConnector;
 
 struct Inner {
-    pool: Pool<Connector, Full<Bytes>>,
+    pool: Pool,
     uri: Uri,
     next_id: AtomicI64,
     timeout: Option<Duration>,
@@ -142,7 +141,7 @@ impl Inner {
                 .body(())
                 .map(|r| r.into_parts().0.headers)
                 .unwrap_or_default();
-            if let Some(host) = host_value(&self.uri) {
+            if let Some(host) = pool::host_value(&self.uri) {
                 headers.entry(HOST).or_insert(host);
             }
             headers
@@ -152,20 +151,6 @@ impl Inner {
             headers.append(name.clone(), value.clone());
         }
         headers
-    }
-}
-
-/// The `Host` header for `uri`: its host, and its port unless the scheme's default.
-fn host_value(uri: &Uri) -> Option<HeaderValue> {
-    let host = uri.host()?;
-    let default_port = if uri.scheme_str() == Some("https") {
-        443
-    } else {
-        80
-    };
-    match uri.port_u16().filter(|p| *p != default_port) {
-        Some(port) => HeaderValue::try_from(format!("{host}:{port}")).ok(),
-        None => HeaderValue::try_from(host).ok(),
     }
 }
 

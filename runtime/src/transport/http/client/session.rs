@@ -171,8 +171,8 @@ impl Drop for Inner {
         };
         let pool = self.pool.clone();
         runtime.spawn(async move {
-            match pool.request(request).await {
-                Ok(r) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
+            match pool.send(request).await {
+                Ok((r, _)) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
                 Err(e) => tracing::debug!(error = %e, "could not end the 2025-11-25 session"),
             }
         });
