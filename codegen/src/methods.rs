@@ -103,6 +103,9 @@ pub struct Method {
     pub target: Option<String>,
     /// The member of the receiver's capabilities that says it handles the method.
     pub capability: Option<String>,
+    /// The members of the params object (its schema's properties), when `params` is an
+    /// object the request must carry: the accessors of the retry view read them.
+    pub params_members: Vec<String>,
     /// The definition's description.
     pub description: Option<String>,
 }
@@ -168,6 +171,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
             } else {
                 None
             };
+            let params_members = required_params_members(p, schema);
             out.push(Method {
                 method,
                 marker,
@@ -178,6 +182,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 cacheable,
                 target,
                 capability: None,
+                params_members,
                 description: schema
                     .get("description")
                     .and_then(Value::as_str)
@@ -189,6 +194,59 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
         m.capability = capability(p, &m.method, &m.directions);
     }
     Ok(out)
+}
+
+/// The property names of a request's params, when the request requires params that
+/// are a named object definition (the Rust type is then that struct, not an `Option`).
+fn required_params_members(p: &Prepared, request: &Value) -> Vec<String> {
+    let Some(params) = schema::properties(request).and_then(|props| props.get("params")) else {
+        return Vec::new();
+    };
+    if Defs::ref_name(params).is_none() || !schema::required(request).iter().any(|r| r == "params")
+    {
+        return Vec::new();
+    }
+    schema::properties(p.original.resolve(params))
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The retry view's accessors for one request marker: `requestState` (read and
+/// replaced), the target member and `arguments`, each emitted only when the params
+/// struct has that member; the trait's defaults answer `None` for the rest.
+fn retry_view(m: &Method) -> TokenStream {
+    let has = |member: &str| m.params_members.iter().any(|x| x == member);
+    let mut out = TokenStream::new();
+    if m.may_require_input() && has("requestState") {
+        out.extend(quote! {
+            fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
+                params.request_state.as_deref()
+            }
+            fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
+                params.request_state = ::std::option::Option::Some(state);
+            }
+        });
+    }
+    if let Some(target) = m.target.as_deref().filter(|t| has(t)) {
+        let field = format_ident!("{}", heck::ToSnakeCase::to_snake_case(target));
+        out.extend(quote! {
+            fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+                ::std::option::Option::Some(params.#field.as_str())
+            }
+        });
+    }
+    if m.target.is_some() && has("arguments") {
+        out.extend(quote! {
+            fn arguments(
+                params: &Self::Params,
+            ) -> ::std::option::Option<
+                ::std::borrow::Cow<'_, ::serde_json::Map<::std::string::String, ::serde_json::Value>>,
+            > {
+                params.arguments.as_ref().map(crate::rpc::json_object)
+            }
+        });
+    }
+    out
 }
 
 /// Members a result must carry for a client to cache it.
@@ -331,6 +389,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                 None => quote!(),
             };
             visits.push(quote!(#method => ::std::option::Option::Some(visitor.visit::<#marker>())));
+            let view = retry_view(m);
             if m.complete.is_none() && !plain_results.contains(&result_name(m)) {
                 plain_results.push(result_name(m));
             }
@@ -343,6 +402,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                     const CAPABILITY: ::std::option::Option<&'static str> = #capability;
                     type Params = #params;
                     type Result = #result;
+                    #view
                 }
                 #complete
             }

@@ -3,6 +3,7 @@
 
 //! What every protocol version shares: the method traits, constant discriminators and
 //! decoding errors.
+use std::borrow::Cow;
 use std::fmt;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -42,6 +43,46 @@ pub trait Request: 'static {
         + Send
         + Sync
         + 'static;
+    /// The `requestState` the client echoed, for the methods that may ask for input.
+    fn request_state(params: &Self::Params) -> Option<&str> {
+        let _ = params;
+        None
+    }
+    /// Replaces the echoed `requestState` (a server puts the opened plaintext there
+    /// before its handler reads it); does nothing for methods without one.
+    fn set_request_state(params: &mut Self::Params, state: String) {
+        let _ = (params, state);
+    }
+    /// The value of the [`TARGET`](Self::TARGET) member: the tool or prompt name, the
+    /// resource URI.
+    fn target(params: &Self::Params) -> Option<&str> {
+        let _ = params;
+        None
+    }
+    /// The request's `arguments`, as a JSON object (borrowed when they are one
+    /// already), for requests with a target and arguments.
+    fn arguments(
+        params: &Self::Params,
+    ) -> Option<Cow<'_, serde_json::Map<String, serde_json::Value>>> {
+        let _ = params;
+        None
+    }
+}
+/// `value` as a JSON object: borrowed when it is a `serde_json::Map` already, written
+/// into one otherwise (an object of strings, say); an empty object for a value that is
+/// not an object.
+pub fn json_object<T: Serialize + 'static>(
+    value: &T,
+) -> Cow<'_, serde_json::Map<String, serde_json::Value>> {
+    if let Some(map) = (value as &dyn std::any::Any)
+        .downcast_ref::<serde_json::Map<String, serde_json::Value>>()
+    {
+        return Cow::Borrowed(map);
+    }
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => Cow::Owned(map),
+        _ => Cow::Owned(serde_json::Map::new()),
+    }
 }
 /// A notification method: a marker type naming the method and its parameters.
 pub trait Notification: 'static {

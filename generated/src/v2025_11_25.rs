@@ -6532,6 +6532,9 @@ pub mod method {
         );
         type Params = super::ReadResourceRequestParams;
         type Result = super::ReadResourceResult;
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.uri.as_str())
+        }
     }
     impl crate::rpc::ClientRequestMethod for ReadResource {}
     /// `resources/subscribe`: Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
@@ -6549,6 +6552,9 @@ pub mod method {
         );
         type Params = super::SubscribeRequestParams;
         type Result = super::EmptyResult;
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.uri.as_str())
+        }
     }
     impl crate::rpc::ClientRequestMethod for Subscribe {}
     /// `resources/unsubscribe`: Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
@@ -6566,6 +6572,9 @@ pub mod method {
         );
         type Params = super::UnsubscribeRequestParams;
         type Result = super::EmptyResult;
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.uri.as_str())
+        }
     }
     impl crate::rpc::ClientRequestMethod for Unsubscribe {}
     /// `prompts/list`: Sent from the client to request a list of prompts and prompt templates the server has.
@@ -6598,6 +6607,19 @@ pub mod method {
         );
         type Params = super::GetPromptRequestParams;
         type Result = super::GetPromptResult;
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.name.as_str())
+        }
+        fn arguments(
+            params: &Self::Params,
+        ) -> ::std::option::Option<
+            ::std::borrow::Cow<
+                '_,
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > {
+            params.arguments.as_ref().map(crate::rpc::json_object)
+        }
     }
     impl crate::rpc::ClientRequestMethod for GetPrompt {}
     /// `tools/list`: Sent from the client to request a list of tools the server has.
@@ -6630,6 +6652,19 @@ pub mod method {
         );
         type Params = super::CallToolRequestParams;
         type Result = super::CallToolResult;
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.name.as_str())
+        }
+        fn arguments(
+            params: &Self::Params,
+        ) -> ::std::option::Option<
+            ::std::borrow::Cow<
+                '_,
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > {
+            params.arguments.as_ref().map(crate::rpc::json_object)
+        }
     }
     impl crate::rpc::ClientRequestMethod for CallTool {}
     /// `tasks/get`: A request to retrieve the state of a task.

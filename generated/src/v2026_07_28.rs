@@ -6523,6 +6523,15 @@ pub mod method {
         );
         type Params = super::ReadResourceRequestParams;
         type Result = super::ReadResourceOutcome;
+        fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
+            params.request_state.as_deref()
+        }
+        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
+            params.request_state = ::std::option::Option::Some(state);
+        }
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.uri.as_str())
+        }
     }
     impl crate::rpc::MayRequireInput for ReadResource {
         type Complete = super::ReadResourceResult;
@@ -6573,6 +6582,25 @@ pub mod method {
         );
         type Params = super::GetPromptRequestParams;
         type Result = super::GetPromptOutcome;
+        fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
+            params.request_state.as_deref()
+        }
+        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
+            params.request_state = ::std::option::Option::Some(state);
+        }
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.name.as_str())
+        }
+        fn arguments(
+            params: &Self::Params,
+        ) -> ::std::option::Option<
+            ::std::borrow::Cow<
+                '_,
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > {
+            params.arguments.as_ref().map(crate::rpc::json_object)
+        }
     }
     impl crate::rpc::MayRequireInput for GetPrompt {
         type Complete = super::GetPromptResult;
@@ -6608,6 +6636,25 @@ pub mod method {
         );
         type Params = super::CallToolRequestParams;
         type Result = super::CallToolOutcome;
+        fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
+            params.request_state.as_deref()
+        }
+        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
+            params.request_state = ::std::option::Option::Some(state);
+        }
+        fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+            ::std::option::Option::Some(params.name.as_str())
+        }
+        fn arguments(
+            params: &Self::Params,
+        ) -> ::std::option::Option<
+            ::std::borrow::Cow<
+                '_,
+                ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+            >,
+        > {
+            params.arguments.as_ref().map(crate::rpc::json_object)
+        }
     }
     impl crate::rpc::MayRequireInput for CallTool {
         type Complete = super::CallToolResult;

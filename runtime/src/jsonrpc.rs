@@ -118,10 +118,11 @@ impl RpcError {
 /// A message as it arrives, classified by its members.
 #[derive(Debug)]
 pub(crate) enum Incoming {
+    /// A request: its params left as text, for the handler to read into its type.
     Request {
         id: RequestId,
         method: String,
-        params: Option<Value>,
+        params: Option<Box<RawValue>>,
     },
     Notification {
         method: String,
@@ -151,7 +152,17 @@ fn request_id(value: &Value) -> Option<RequestId> {
 impl Incoming {
     /// Parses and classifies one message. Batches are not part of 2026-07-28.
     pub(crate) fn parse(text: &str) -> Result<Self, Box<Rejected>> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
+        Self::read(text.as_bytes())
+    }
+
+    /// Parses and classifies one message from its bytes: a well-formed request in one
+    /// pass ([`parse_request`]), anything else through a JSON tree, which says exactly
+    /// what is wrong with it.
+    pub(crate) fn read(bytes: &[u8]) -> Result<Self, Box<Rejected>> {
+        if let Some(request) = parse_request(bytes) {
+            return Ok(request);
+        }
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| {
             Box::new(Rejected {
                 id: None,
                 error: RpcError::parse_error(format!("Parse error: {e}")),
@@ -196,7 +207,11 @@ impl Incoming {
             }
             return Ok(match (obj.contains_key("id"), id) {
                 (false, _) => Self::Notification { method, params },
-                (true, Some(id)) => Self::Request { id, method, params },
+                (true, Some(id)) => Self::Request {
+                    id,
+                    method,
+                    params: params.as_ref().map(crate::util::raw_json),
+                },
                 (true, None) => {
                     return Err(Box::new(Rejected {
                         id: None,
@@ -347,16 +362,68 @@ pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
     if members.method.is_some() || members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
         return None;
     }
-    let id = match members.id?.get().as_bytes() {
-        [b'"', ..] => RequestId::String(serde_json::from_str(members.id?.get()).ok()?),
-        digits => RequestId::Integer(std::str::from_utf8(digits).ok()?.parse().ok()?),
-    };
+    let id = raw_id(members.id?)?;
     let result = match (members.result, members.error) {
         (Some(result), _) => Ok(result.to_owned()),
         (None, Some(error)) => Err(serde_json::from_str(error.get()).ok()?),
         (None, None) => return None,
     };
     Some(RawResponse { id, result })
+}
+
+/// The members of a request, borrowed from its text.
+#[derive(Deserialize)]
+struct RequestMembers<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Reads `bytes` as a well-formed request in one pass, its params left as text: no
+/// JSON tree is built. `None` for anything else (a notification, a response, a
+/// malformed message, an odd id, a repeated member): [`Incoming::classify`] reads those
+/// and says what is wrong.
+fn parse_request(bytes: &[u8]) -> Option<Incoming> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    let members: RequestMembers<'_> = serde_json::from_slice(bytes).ok()?;
+    if members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#)
+        || members.result.is_some()
+        || members.error.is_some()
+    {
+        return None;
+    }
+    let id = raw_id(members.id?)?;
+    let params = match members.params {
+        None => None,
+        Some(p) if p.get().starts_with('{') => Some(p.to_owned()),
+        Some(_) => return None,
+    };
+    Some(Incoming::Request {
+        id,
+        method: members.method?.into_owned(),
+        params,
+    })
+}
+
+/// A string or integer id read from its text; `None` for anything else.
+fn raw_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        serde_json::from_str(text).ok().map(RequestId::String)
+    } else {
+        text.parse().ok().map(RequestId::Integer)
+    }
 }
 
 /// A message as a client receives it: a response with its result left as text, or a
@@ -390,7 +457,11 @@ pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
                     .map_err(|e| RpcError::internal(format!("unwritable result: {e}")))
             }),
         }),
-        Incoming::Request { id, method, params } => Received::Request { id, method, params },
+        Incoming::Request { id, method, params } => Received::Request {
+            id,
+            method,
+            params: params.and_then(|p| serde_json::from_str(p.get()).ok()),
+        },
         Incoming::Notification { method, params } => Received::Notification { method, params },
     })
 }
@@ -441,6 +512,89 @@ mod tests {
             "not json",
         ] {
             assert!(parse_response(text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    /// What the tree reader makes of a request, its params written out.
+    fn through_a_tree(text: &str) -> Option<(RequestId, String, Option<String>)> {
+        let value = serde_json::from_str(text).ok()?;
+        match Incoming::classify(value) {
+            Ok(Incoming::Request { id, method, params }) => {
+                Some((id, method, params.map(|p| p.get().to_owned())))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_request_read_in_one_pass_is_what_the_tree_reader_reads() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"b":[1,2.5]}}}"#,
+            r#" {"params":{},"method":"ping","id":"x\"y","jsonrpc":"2.0","extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":{"k":null}}"#,
+        ] {
+            let Some(Incoming::Request { id, method, params }) = parse_request(text.as_bytes())
+            else {
+                panic!("not read in one pass: {text}");
+            };
+            let one_pass = (id, method, params.map(|p| p.get().to_owned()));
+            assert_eq!(Some(one_pass), through_a_tree(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn odd_requests_are_left_to_the_tree_reader_which_says_what_is_wrong() {
+        for (text, message) in [
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+                "\"id\" must be",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                "\"id\" must be",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+                "\"method\" must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+                "\"params\" must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                "\"jsonrpc\" must be",
+            ),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+                "must be a JSON object",
+            ),
+            (
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"",
+                "Parse error",
+            ),
+        ] {
+            assert!(parse_request(text.as_bytes()).is_none(), "{text}");
+            match Incoming::read(text.as_bytes()) {
+                Err(rejected) => assert!(
+                    rejected.error.message.contains(message),
+                    "{text}: {:?}",
+                    rejected.error
+                ),
+                Ok(other) => panic!("{text} read as {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_member_is_read_as_a_tree_reads_it_the_last_one_winning() {
+        let text =
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{}}"#;
+        assert!(parse_request(text.as_bytes()).is_none());
+        match Incoming::read(text.as_bytes()) {
+            Ok(Incoming::Request { method, .. }) => assert_eq!(method, "tools/call"),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
 use crate::types::v2026_07_28::RequestId;
@@ -91,5 +92,80 @@ pub(crate) struct Tracked {
 impl Drop for Tracked {
     fn drop(&mut self) {
         lock(&self.in_flight.0).remove(&self.key);
+    }
+}
+
+/// The members `keys` of the JSON object written in `object`, as text, found in one pass
+/// without building a tree (the last of a repeated member wins, as in a parsed object).
+/// `None` for each member that is absent, and for all of them when `object` is not an
+/// object.
+pub(crate) fn json_members<'a, const N: usize>(
+    object: &'a RawValue,
+    keys: [&str; N],
+) -> [Option<&'a RawValue>; N] {
+    struct Members<'k, const N: usize>([&'k str; N]);
+
+    impl<'de, const N: usize> serde::de::Visitor<'de> for Members<'_, N> {
+        type Value = [Option<&'de RawValue>; N];
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut found = [None; N];
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match self.0.iter().position(|k| *k == key) {
+                    Some(i) => found[i] = Some(map.next_value::<&'de RawValue>()?),
+                    None => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    let mut reader = serde_json::Deserializer::from_str(object.get());
+    serde::Deserializer::deserialize_map(&mut reader, Members(keys)).unwrap_or([None; N])
+}
+
+/// `value` written as JSON text (a parsed value always writes back out).
+pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "could not write a JSON value");
+        RawValue::NULL.to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("JSON")
+    }
+
+    #[test]
+    fn members_are_found_as_text_in_one_pass() {
+        let object = raw(r#"{"a":1,"_meta":{"x":[1,{"y":2}]},"name":"t\"q","z":null}"#);
+        let [meta, name, missing] = json_members(&object, ["_meta", "name", "nope"]);
+        assert_eq!(meta.map(RawValue::get), Some(r#"{"x":[1,{"y":2}]}"#));
+        assert_eq!(name.map(RawValue::get), Some(r#""t\"q""#));
+        assert!(missing.is_none());
+    }
+
+    #[test]
+    fn the_last_of_a_repeated_member_wins_and_a_non_object_has_none() {
+        let object = raw(r#"{"name":"first","name":"last"}"#);
+        assert_eq!(
+            json_members(&object, ["name"])[0].map(RawValue::get),
+            Some(r#""last""#)
+        );
+        assert!(json_members(&raw("[1,2]"), ["name"])[0].is_none());
+        assert!(json_members(&raw(r#""text""#), ["name"])[0].is_none());
     }
 }

@@ -21,12 +21,10 @@ pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {
         responses: Option<InputResponses>,
         state: Option<String>,
     );
-    /// The tool or prompt name, or the resource URI, for logs.
-    fn target(params: &Self::Params) -> &str;
 }
 
 macro_rules! input_loop_method {
-    ($marker:ty, $params:ty, $target:ident) => {
+    ($marker:ty, $params:ty) => {
         impl InputLoopMethod for $marker {
             fn outcome(result: Self::Result) -> Outcome<Self::Complete> {
                 result
@@ -39,16 +37,13 @@ macro_rules! input_loop_method {
                 params.input_responses = responses;
                 params.request_state = state;
             }
-            fn target(params: &$params) -> &str {
-                &params.$target
-            }
         }
     };
 }
 
-input_loop_method!(method::CallTool, CallToolRequestParams, name);
-input_loop_method!(method::GetPrompt, GetPromptRequestParams, name);
-input_loop_method!(method::ReadResource, ReadResourceRequestParams, uri);
+input_loop_method!(method::CallTool, CallToolRequestParams);
+input_loop_method!(method::GetPrompt, GetPromptRequestParams);
+input_loop_method!(method::ReadResource, ReadResourceRequestParams);
 
 impl Client {
     /// Runs the input-required loop for method `M` from `params` to its complete result.
@@ -61,13 +56,17 @@ impl Client {
         &self,
         mut params: M::Params,
     ) -> crate::Result<M::Complete> {
-        let span = tracing::info_span!("mcp.call", method = M::METHOD, target = M::target(&params));
+        let span = tracing::info_span!(
+            "mcp.call",
+            method = M::METHOD,
+            target = M::target(&params).unwrap_or_default()
+        );
         async move {
             let max_rounds = self.inner.max_rounds;
             let mut delay = self.inner.backoff.first;
             let mut round = 0usize;
             loop {
-                let result = self.send::<M>(&params, Some(M::target(&params)), None).await?;
+                let result = self.send::<M>(&params, M::target(&params), None).await?;
                 let asked = match M::outcome(result) {
                     Outcome::Complete(done) => return Ok(done),
                     Outcome::InputRequired(asked) => asked,

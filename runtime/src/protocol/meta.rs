@@ -3,6 +3,7 @@
 //! malformed) are worked out only when that typed read fails.
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{
@@ -16,6 +17,9 @@ use crate::types::v2026_07_28::{
 
 /// `_meta` key: the token that asks for progress notifications on this request.
 const META_PROGRESS_TOKEN: &str = "progressToken";
+
+/// The params member that carries a request's metadata.
+pub(crate) const META: &str = "_meta";
 
 /// What a client request says about its client, read from `params._meta`.
 #[derive(Debug, Clone)]
@@ -57,14 +61,15 @@ thread_local! {
 }
 
 impl MetaRead {
-    /// Reads `params._meta` once, accepting only the `supported` versions.
-    pub(crate) fn of(params: Option<&Value>, supported: &[&str]) -> Self {
+    /// Reads a request's `_meta`, written as `meta` (found in its params as text), once,
+    /// accepting only the `supported` versions.
+    pub(crate) fn of(meta: Option<&RawValue>, supported: &[&str]) -> Self {
         #[cfg(test)]
         READS.with(|n| n.set(n.get() + 1));
-        let Some(meta) = params.and_then(|p| p.get("_meta")) else {
+        let Some(meta) = meta else {
             return Self::refused(None, None, missing_meta());
         };
-        match RequestMetaObject::deserialize(meta) {
+        match serde_json::from_str::<RequestMetaObject>(meta.get()) {
             Ok(typed) => {
                 let version = typed.protocol_version.clone();
                 let progress_token = typed.progress_token.clone();
@@ -80,8 +85,18 @@ impl MetaRead {
                     meta,
                 }
             }
-            Err(_) => Self::diagnose(meta, supported),
+            // The typed read failed: only now is `_meta` read as a tree, to say why.
+            Err(_) => match serde_json::from_str::<Value>(meta.get()) {
+                Ok(tree) => Self::diagnose(&tree, supported),
+                Err(_) => Self::refused(None, None, missing_meta()),
+            },
         }
+    }
+
+    /// Reads `params._meta` from params already parsed.
+    pub(crate) fn of_params(params: Option<&Value>, supported: &[&str]) -> Self {
+        let meta = params.and_then(|p| p.get(META)).map(crate::util::raw_json);
+        Self::of(meta.as_deref(), supported)
     }
 
     fn refused(
@@ -204,7 +219,7 @@ impl RequestMeta {
     /// Reads and validates `_meta` from a request's params: -32602 when a required key is
     /// missing or malformed, -32022 when the version is not one of `supported`.
     pub fn from_params(params: Option<&Value>, supported: &[&str]) -> Result<Self, RpcError> {
-        MetaRead::of(params, supported).meta
+        MetaRead::of_params(params, supported).meta
     }
 
     /// What a handler sees of a request on a 2025-11-25 session: the session's version,
@@ -249,7 +264,7 @@ mod tests {
     use super::*;
 
     fn read(meta: Value) -> MetaRead {
-        MetaRead::of(Some(&json!({ "_meta": meta })), &[PROTOCOL_VERSION])
+        MetaRead::of_params(Some(&json!({ "_meta": meta })), &[PROTOCOL_VERSION])
     }
 
     #[test]
@@ -322,7 +337,7 @@ mod tests {
 
     #[test]
     fn no_meta_at_all_has_no_version() {
-        let r = MetaRead::of(Some(&json!({"name": "x"})), &[PROTOCOL_VERSION]);
+        let r = MetaRead::of_params(Some(&json!({"name": "x"})), &[PROTOCOL_VERSION]);
         assert!(r.version.is_none());
         assert!(
             r.meta

@@ -5,8 +5,8 @@ pub(crate) mod meta;
 
 use serde_json::Map;
 
-pub(crate) use meta::MetaRead;
 pub use meta::RequestMeta;
+pub(crate) use meta::{META, MetaRead};
 
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling, InputRequest,

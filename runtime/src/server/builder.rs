@@ -7,10 +7,12 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{
-    CachePolicy, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Server,
+    CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
+    Server, state,
 };
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
+use crate::transport::BoxFuture;
 use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
 use crate::types::v2026_07_28::{Implementation, ServerCapabilities, method};
 
@@ -82,12 +84,18 @@ impl ServerBuilder {
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
-        let call: Handler = Arc::new(move |ctx, params| {
+        let call: Handler = Arc::new(move |call: Call<'_>| {
+            let text = call.params.map_or("{}", |p| p.get());
+            let mut params: M::Params = serde_json::from_str(text).map_err(|e| {
+                RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
+            })?;
+            let binding = match call.sealing {
+                Some(sealing) => Some(state::open::<M>(sealing, &mut params)?),
+                None => None,
+            };
             let handler = Arc::clone(&handler);
-            Box::pin(async move {
-                let params: M::Params = serde_json::from_value(params).map_err(|e| {
-                    RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
-                })?;
+            let ctx = call.ctx;
+            let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
                 match handler(ctx, params).await?.into_answer() {
                     Answer::Complete(result) => serde_json::to_value(&result)
                         .map(Output::Complete)
@@ -97,7 +105,8 @@ impl ServerBuilder {
                         }),
                     Answer::InputRequired(asked) => Ok(Output::InputRequired(Box::new(asked.into_result()))),
                 }
-            })
+            });
+            Ok(Running { future, binding })
         });
         self.handlers.insert(M::METHOD, Route::of::<M>(call));
         self

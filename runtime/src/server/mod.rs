@@ -64,9 +64,25 @@ pub(crate) enum Output {
     InputRequired(Box<InputRequiredResult>),
 }
 
-type Handler = Arc<
-    dyn Fn(RequestContext, Value) -> BoxFuture<'static, Result<Output, RpcError>> + Send + Sync,
->;
+/// What the server hands a route: the handler's context, the params as text, and the
+/// sealer with the caller when the route's `requestState` is sealed.
+pub(crate) struct Call<'a> {
+    ctx: RequestContext,
+    params: Option<&'a serde_json::value::RawValue>,
+    sealing: Option<state::Sealing<'a>>,
+}
+
+/// A route started: the handler's future, and what sealed state it answers with is bound
+/// to (when the route seals).
+pub(crate) struct Running {
+    future: BoxFuture<'static, Result<Output, RpcError>>,
+    binding: Option<state::Binding>,
+}
+
+/// A route's entry point, generic over its method where it was registered: reads the
+/// params into the method's type once, opens a sealed `requestState`, and starts the
+/// handler.
+type Handler = Arc<dyn Fn(Call<'_>) -> Result<Running, RpcError> + Send + Sync>;
 
 /// A registered method: its handler, and what the method table says the server must do
 /// around it, read from the method's marker at registration.
@@ -78,8 +94,6 @@ pub(crate) struct Route {
     may_require_input: bool,
     /// The result carries `ttlMs` and `cacheScope`.
     cacheable: bool,
-    /// The params member naming the request's target (bound into sealed state).
-    target: Option<&'static str>,
 }
 
 impl Route {
@@ -88,7 +102,6 @@ impl Route {
             call,
             may_require_input: M::MAY_REQUIRE_INPUT,
             cacheable: M::CACHEABLE,
-            target: M::TARGET,
         }
     }
 }

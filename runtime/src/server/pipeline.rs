@@ -1,18 +1,20 @@
 //! One request through the server, the same for every transport: accepted (its
 //! `_meta` read once), then served to a [`Verdict`] the transport maps onto its wire.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Output, Route, Server, Session, state};
+use super::{Call, Output, Route, Running, Server, Session, state};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RpcError, code};
 use crate::legacy::Era;
-use crate::protocol::{self, MetaRead, RequestMeta};
+use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::seal::Principal;
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::{RequestId, ResultType, method};
+use crate::util::{json_members, raw_json};
 
 /// One request as a transport hands it to the server.
 #[derive(Debug)]
@@ -22,8 +24,8 @@ pub struct IncomingRequest {
     pub id: RequestId,
     /// The method.
     pub method: String,
-    /// The params, as sent.
-    pub params: Option<Value>,
+    /// The params, as sent (JSON text: the handler reads them into its method's type).
+    pub params: Option<Box<RawValue>>,
     /// The identity of a validated access token, if the transport authenticated one.
     pub auth: Option<AuthInfo>,
     /// Cancelled when the client cancels or goes away.
@@ -36,6 +38,15 @@ impl IncomingRequest {
     /// A request with no authenticated caller, a cancellation token of its own and
     /// nowhere to send notifications; the `with_*` methods add those.
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
+        Self::from_raw(id, method, params.as_ref().map(raw_json))
+    }
+
+    /// A request whose params are still JSON text, as a transport read them.
+    pub fn from_raw(
+        id: RequestId,
+        method: impl Into<String>,
+        params: Option<Box<RawValue>>,
+    ) -> Self {
         Self {
             id,
             method: method.into(),
@@ -119,17 +130,31 @@ pub struct Accepted {
     server: Server,
     request: IncomingRequest,
     meta: MetaRead,
+    /// The value of the method's target member (a tool or prompt name, a resource URI),
+    /// when it is a string.
+    target: Option<String>,
     session: Option<Session>,
 }
 
 impl Server {
-    /// Reads `request` (its `_meta` once) as a stateless request.
+    /// Reads `request` (its `_meta` once, and its target) as a stateless request.
     pub fn accept(&self, request: IncomingRequest) -> Accepted {
-        let meta = MetaRead::of(request.params.as_ref(), protocol::SUPPORTED_VERSIONS);
+        let target_member = method::info(&request.method).and_then(|m| m.target);
+        let (meta, target) = match (request.params.as_deref(), target_member) {
+            (Some(params), Some(member)) => {
+                let [meta, target] = json_members(params, [META, member]);
+                (meta, target)
+            }
+            (Some(params), None) => (json_members(params, [META])[0], None),
+            (None, _) => (None, None),
+        };
+        let target = target.and_then(|t| serde_json::from_str::<String>(t.get()).ok());
+        let meta = MetaRead::of(meta, protocol::SUPPORTED_VERSIONS);
         Accepted {
             server: self.clone(),
             request,
             meta,
+            target,
             session: None,
         }
     }
@@ -165,8 +190,14 @@ impl Accepted {
     }
 
     /// The params, as sent.
-    pub fn params(&self) -> Option<&Value> {
-        self.request.params.as_ref()
+    pub fn params(&self) -> Option<&RawValue> {
+        self.request.params.as_deref()
+    }
+
+    /// The request's target, when its method has one (a tool or prompt name, a resource
+    /// URI) and the params name it with a string.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
     }
 
     /// The identity of the access token the transport validated, if any.
@@ -222,6 +253,7 @@ impl Accepted {
             request,
             meta,
             session,
+            ..
         } = self;
         let meta = match &session {
             Some(s) => s.legacy().request_meta(meta.progress_token),
@@ -314,24 +346,15 @@ impl Admitted {
         } = request;
         let inner = &server.inner;
         // The built-in `server/discover` has no route: its facts come from its marker.
-        let (may_require_input, cacheable, target) = match &handler {
-            Some(route) => (route.may_require_input, route.cacheable, route.target),
+        let (may_require_input, cacheable) = match &handler {
+            Some(route) => (route.may_require_input, route.cacheable),
             None => (
                 method::Discover::MAY_REQUIRE_INPUT,
                 method::Discover::CACHEABLE,
-                method::Discover::TARGET,
             ),
         };
-        let mut params = params.unwrap_or_else(|| Value::Object(Map::new()));
         let principal = auth.as_ref().map(Principal::from_auth);
         let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
-        if let Some(sealer) = sealer {
-            if let Err(e) =
-                state::unseal_incoming(sealer, &method, target, &mut params, principal.as_ref())
-            {
-                return Verdict::Answered(Err(e));
-            }
-        }
         // Input requests are checked against the capabilities after the handler has the
         // context: keep a copy only for the methods that can answer input-required.
         let capabilities = may_require_input.then(|| meta.client_capabilities.clone());
@@ -346,12 +369,26 @@ impl Admitted {
             outbound,
             legacy,
         );
-        // Only a sealing server needs the request again after the handler: to bind the
-        // state it seals to the request's target and arguments. Everything else moves.
-        let binding = sealer.map(|_| state::Binding::of(target, &params));
-        let output = match handler {
-            Some(route) => (route.call)(ctx, params).await,
-            None => server.discover_value().map(Output::Complete),
+        let (output, binding) = match handler {
+            Some(route) => {
+                let call = Call {
+                    ctx,
+                    params: params.as_deref(),
+                    sealing: sealer.map(|sealer| state::Sealing {
+                        sealer,
+                        principal: principal.as_ref(),
+                    }),
+                };
+                match (route.call)(call) {
+                    Ok(Running { future, binding }) => {
+                        // The params were read into the handler's type: free the text now.
+                        drop(params);
+                        (future.await, binding)
+                    }
+                    Err(e) => return Verdict::Answered(Err(e)),
+                }
+            }
+            None => (server.discover_value().map(Output::Complete), None),
         };
         let mut result = match output {
             Err(e) => return Verdict::Answered(Err(e)),

@@ -2,12 +2,22 @@
 //! and an `InputRequiredResult` is checked (requests or state, only declared
 //! capabilities) and its state sealed after.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::{Principal, RequestBinding, Sealer};
+use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
+
+/// The sealer and the caller, for a route whose `requestState` is sealed.
+#[derive(Clone, Copy)]
+pub(super) struct Sealing<'a> {
+    pub(super) sealer: &'a Sealer,
+    pub(super) principal: Option<&'a Principal>,
+}
 
 /// What a sealed token is bound to besides the method and the principal: the request's
 /// target (tool or prompt name, resource URI) and its arguments.
@@ -18,17 +28,7 @@ pub(super) struct Binding {
 }
 
 impl Binding {
-    /// The target named by the params member `target` (from the method table) and the
-    /// arguments, copied before the handler takes the params.
-    pub(super) fn of(target: Option<&str>, params: &Value) -> Self {
-        let (target, arguments) = parts(target, params);
-        Self {
-            target: target.to_owned(),
-            arguments: arguments.cloned(),
-        }
-    }
-
-    fn request<'a>(
+    pub(super) fn request<'a>(
         &'a self,
         method: &'a str,
         principal: Option<&'a Principal>,
@@ -39,41 +39,27 @@ impl Binding {
     }
 }
 
-/// The request's target and arguments, borrowed from its params.
-fn parts<'a>(target: Option<&str>, params: &'a Value) -> (&'a str, Option<&'a Map<String, Value>>) {
-    let target = target
-        .and_then(|member| params.get(member))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let arguments = params.get("arguments").and_then(Value::as_object);
-    (target, arguments)
-}
-
-/// Replaces an incoming sealed `requestState` with the plaintext the handler wrote, or
-/// rejects the request with the fixed error.
-pub(super) fn unseal_incoming(
-    sealer: &Sealer,
-    method: &str,
-    target: Option<&str>,
-    params: &mut Value,
-    principal: Option<&Principal>,
-) -> Result<(), RpcError> {
-    let Some(token) = params.get("requestState") else {
-        return Ok(());
+/// Opens the `requestState` the client echoed, if any, and puts the plaintext the
+/// handler wrote in its place; or rejects the request with the fixed error. Returns what
+/// the state this request answers with will be bound to: the target and arguments, read
+/// through `M`'s entry in the method table (copied: the handler takes the params).
+pub(super) fn open<M: Request>(
+    sealing: Sealing<'_>,
+    params: &mut M::Params,
+) -> Result<Binding, RpcError> {
+    let binding = Binding {
+        target: M::target(params).unwrap_or_default().to_owned(),
+        arguments: M::arguments(params).map(Cow::into_owned),
     };
-    let Some(token) = token.as_str() else {
-        return Err(RpcError::invalid_request_state());
-    };
-    let (target, arguments) = parts(target, params);
-    let binding = RequestBinding::new(method, target)
-        .with_arguments(arguments)
-        .with_principal(principal);
-    let plain = sealer
-        .verify(token, &binding)
-        .map_err(|_| RpcError::invalid_request_state())?;
-    let plain = String::from_utf8(plain).map_err(|_| RpcError::invalid_request_state())?;
-    params["requestState"] = Value::String(plain);
-    Ok(())
+    if let Some(token) = M::request_state(params) {
+        let plain = sealing
+            .sealer
+            .verify(token, &binding.request(M::METHOD, sealing.principal))
+            .map_err(|_| RpcError::invalid_request_state())?;
+        let plain = String::from_utf8(plain).map_err(|_| RpcError::invalid_request_state())?;
+        M::set_request_state(params, plain);
+    }
+    Ok(binding)
 }
 
 /// Every `InputRequiredResult` has requests or state, asks only for what the client

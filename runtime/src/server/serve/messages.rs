@@ -51,13 +51,16 @@ impl Server {
                     ));
                 }
                 Ok(Incoming::Request { id, method, params }) => {
-                    let request = IncomingRequest::new(id, method, params);
+                    let request = IncomingRequest::from_raw(id, method, params);
                     let mut accepted = self.accept(request);
                     // A request carrying the 2026-07-28 `_meta` is served statelessly
                     // whatever else the connection did.
                     let modern = accepted.names_protocol_version();
                     if accepted.method() == session_method::Initialize::METHOD && !modern {
-                        let result = self.open_connection_session(accepted.params(), &mut session);
+                        let params = accepted
+                            .params()
+                            .and_then(|p| serde_json::from_str(p.get()).ok());
+                        let result = self.open_connection_session(params.as_ref(), &mut session);
                         let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));
                         continue;
                     }

@@ -5,11 +5,13 @@ use serde_json::Value;
 
 use super::Shared;
 use crate::jsonrpc::RpcError;
+use crate::server::Accepted;
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
 };
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28 as v2026;
+use crate::util::json_members;
 
 /// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
 /// the `Mcp-Param-*` headers of an annotated tool.
@@ -17,9 +19,9 @@ pub(crate) fn check_headers(
     shared: &Shared,
     headers: &HeaderMap,
     body_version: &str,
-    method: &str,
-    params: Option<&Value>,
+    request: &Accepted,
 ) -> Result<(), RpcError> {
+    let method = request.method();
     let version = plain_header(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
     if version != body_version {
         return Err(RpcError::header_mismatch(format!(
@@ -34,13 +36,10 @@ pub(crate) fn check_headers(
              value '{method}'"
         )));
     }
-    let Some(field) = v2026::method::info(method).and_then(|m| m.target) else {
+    if v2026::method::info(method).and_then(|m| m.target).is_none() {
         return Ok(());
-    };
-    let body_name = params
-        .and_then(|p| p.get(field))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    }
+    let body_name = request.target().unwrap_or_default();
     let raw = headers
         .get(NAME_HEADER)
         .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
@@ -55,7 +54,16 @@ pub(crate) fn check_headers(
     }
     if method == v2026::method::CallTool::METHOD {
         if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
-            check_param_headers(headers, &annotated, params)?;
+            let [arguments] = match request.params() {
+                Some(params) => json_members(params, ["arguments"]),
+                None => [None],
+            };
+            let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
+            check_param_headers(
+                headers,
+                &annotated,
+                arguments.as_ref().and_then(Value::as_object),
+            )?;
         }
     }
     Ok(())
@@ -78,11 +86,8 @@ fn plain_header<'a>(headers: &'a HeaderMap, key: &str, name: &str) -> Result<&'a
 fn check_param_headers(
     headers: &HeaderMap,
     annotated: &[ParamHeader],
-    params: Option<&Value>,
+    arguments: Option<&serde_json::Map<String, Value>>,
 ) -> Result<(), RpcError> {
-    let arguments = params
-        .and_then(|p| p.get("arguments"))
-        .and_then(Value::as_object);
     for param in annotated {
         let header_name = param.header_name();
         let body = param.value_in(arguments).and_then(|_| {

@@ -59,14 +59,7 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         Ok(b) => b,
         Err(response) => return *response,
     };
-    let message = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            let error = RpcError::parse_error(format!("Parse error: {e}"));
-            return rpc_error(StatusCode::BAD_REQUEST, None, error);
-        }
-    };
-    let (id, method, params) = match Incoming::classify(message) {
+    let (id, method, params) = match Incoming::read(&bytes) {
         Err(rejected) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -84,7 +77,7 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
     };
     let accepted = shared
         .server
-        .accept(IncomingRequest::new(id, method, params).with_auth(auth));
+        .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
         if !accepted.names_protocol_version() && legacy_header(&parts.headers) {
             return legacy_request(shared, sessions, &parts.headers, accepted).await;
@@ -93,13 +86,8 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
     // A stateless request's headers must repeat its body; a body without a string
     // version has nothing to compare, and the server's own checks say what is wrong.
     if let Some(body_version) = accepted.protocol_version() {
-        if let Err(error) = headers::check_headers(
-            shared,
-            &parts.headers,
-            body_version,
-            accepted.method(),
-            accepted.params(),
-        ) {
+        if let Err(error) = headers::check_headers(shared, &parts.headers, body_version, &accepted)
+        {
             return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
         }
     }
@@ -130,7 +118,10 @@ async fn legacy_request(
 ) -> Response {
     let id = accepted.id();
     if accepted.method() == session_method::Initialize::METHOD {
-        let (session, result) = match shared.server.open_session(accepted.params()) {
+        let params = accepted
+            .params()
+            .and_then(|p| serde_json::from_str(p.get()).ok());
+        let (session, result) = match shared.server.open_session(params.as_ref()) {
             Ok(opened) => opened,
             Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error),
         };
