@@ -1,0 +1,205 @@
+//! JSON-RPC 2.0 framing: wire errors with the protocol's codes, writing messages, and
+//! (in `read`) reading and classifying incoming ones.
+
+mod read;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
+pub(crate) use read::{Incoming, RawResponse, Received, receive};
+
+/// The JSON-RPC and MCP error codes tern produces or recognises.
+pub mod code {
+    /// The message is not valid JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a valid JSON-RPC message.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No handler for the method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The params are missing, malformed, or name something that does not exist.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The receiver failed.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// HTTP headers disagree with the body (2026-07-28).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// The request needs a client capability the client did not declare (2026-07-28).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// The requested protocol version is not supported (2026-07-28).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// Resource not found, as servers before 2026-07-28 reported it.
+    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// An error response's `error` object: what a peer answers when a request fails.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message} (JSON-RPC error {code})")]
+pub struct RpcError {
+    /// The error code (see [`code`]).
+    pub code: i64,
+    /// A short description.
+    pub message: String,
+    /// Details defined by the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error with `code` and `message`.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32602: the params are wrong.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_PARAMS, message)
+    }
+
+    /// -32601: no such method.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// -32603: the receiver failed. Say nothing the peer should not see.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(code::INTERNAL_ERROR, message)
+    }
+
+    /// -32600: not a valid JSON-RPC message.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(code::INVALID_REQUEST, message)
+    }
+
+    /// -32700: not JSON.
+    pub fn parse_error(message: impl Into<String>) -> Self {
+        Self::new(code::PARSE_ERROR, message)
+    }
+
+    /// -32021: the request needs client capabilities the client did not declare.
+    pub fn missing_capability(required: &ClientCapabilities) -> Self {
+        Self::new(
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "Missing required client capability",
+        )
+        .with_data(json!({ "requiredCapabilities": required }))
+    }
+
+    /// -32022: the requested protocol version is not one the server speaks.
+    pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
+        Self::new(
+            code::UNSUPPORTED_PROTOCOL_VERSION,
+            format!("Unsupported protocol version: {requested}"),
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
+
+    /// -32020: HTTP headers disagree with the body.
+    pub fn header_mismatch(message: impl Into<String>) -> Self {
+        Self::new(code::HEADER_MISMATCH, message)
+    }
+
+    /// The fixed rejection of a `requestState` that failed verification.
+    pub fn invalid_request_state() -> Self {
+        Self::invalid_params(crate::seal::InvalidRequestState::MESSAGE)
+    }
+}
+
+fn id_value(id: &RequestId) -> Value {
+    match id {
+        RequestId::String(s) => Value::String(s.clone()),
+        RequestId::Integer(i) => Value::from(*i),
+    }
+}
+
+/// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}`
+pub(crate) fn request(id: &RequestId, method: &str, params: Option<Value>) -> String {
+    let mut obj = Map::with_capacity(4);
+    obj.insert("jsonrpc".into(), "2.0".into());
+    obj.insert("id".into(), id_value(id));
+    obj.insert("method".into(), method.into());
+    if let Some(p) = params {
+        obj.insert("params".into(), p);
+    }
+    Value::Object(obj).to_string()
+}
+
+/// `{"jsonrpc":"2.0","method":..,"params":..}`
+pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
+    let mut obj = Map::with_capacity(3);
+    obj.insert("jsonrpc".into(), "2.0".into());
+    obj.insert("method".into(), method.into());
+    if let Some(p) = params {
+        obj.insert("params".into(), p);
+    }
+    Value::Object(obj).to_string()
+}
+
+/// A result or error response for `id` (`null` when the request's id was unreadable).
+pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>) -> String {
+    /// The response envelope, borrowing the result: written straight to text, never
+    /// copied into a second tree first.
+    #[derive(Serialize)]
+    struct Envelope<'a> {
+        jsonrpc: &'static str,
+        id: Option<&'a RequestId>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a RpcError>,
+    }
+    let envelope = Envelope {
+        jsonrpc: "2.0",
+        id,
+        result: result.as_ref().ok(),
+        error: result.as_ref().err(),
+    };
+    serde_json::to_string(&envelope).unwrap_or_else(|e| {
+        // A JSON value always serializes; say so on the wire rather than panic.
+        tracing::error!(error = %e, "could not encode a response");
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
+            .to_owned()
+    })
+}
+
+/// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as
+/// JSON text: the same bytes [`request`] writes, with no `Value` tree in between.
+pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(params.len() + method.len() + 48);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // Writing an id or a string into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, id);
+    out.extend_from_slice(br#","method":"#);
+    let _ = serde_json::to_writer(&mut out, method);
+    out.extend_from_slice(br#","params":"#);
+    out.extend_from_slice(params.as_bytes());
+    out.push(b'}');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_written_as_the_general_writer_writes_it() {
+        let params = r#"{"name":"sql","_meta":{"k":"v"}}"#;
+        for id in [RequestId::Integer(42), RequestId::String("a\"b".into())] {
+            let general = request(&id, "tools/call", serde_json::from_str(params).ok());
+            let encoded = encode_request(&id, "tools/call", params);
+            assert_eq!(String::from_utf8(encoded).ok(), Some(general));
+        }
+    }
+}
