@@ -149,22 +149,29 @@ pub(crate) fn notification(method: &str, params: Option<Value>) -> String {
 
 /// A result or error response for `id` (`null` when the request's id was unreadable).
 pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>) -> String {
-    /// The response envelope, borrowing the result: written straight to text, never
-    /// copied into a second tree first.
+    envelope(id, result.as_ref().ok(), result.as_ref().err())
+}
+
+/// The response envelope around a borrowed result or error, written straight to text.
+fn envelope<T: Serialize>(
+    id: Option<&RequestId>,
+    result: Option<&T>,
+    error: Option<&RpcError>,
+) -> String {
     #[derive(Serialize)]
-    struct Envelope<'a> {
+    struct Envelope<'a, T> {
         jsonrpc: &'static str,
         id: Option<&'a RequestId>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        result: Option<&'a Value>,
+        result: Option<&'a T>,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'a RpcError>,
     }
     let envelope = Envelope {
         jsonrpc: "2.0",
         id,
-        result: result.as_ref().ok(),
-        error: result.as_ref().err(),
+        result,
+        error,
     };
     serde_json::to_string(&envelope).unwrap_or_else(|e| {
         // A JSON value always serializes; say so on the wire rather than panic.
@@ -172,6 +179,29 @@ pub(crate) fn response(id: Option<&RequestId>, result: &Result<Value, RpcError>)
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#
             .to_owned()
     })
+}
+
+/// A response for `id` whose result is already written as JSON text: the result's
+/// bytes go out as they are, with no tree or second serialization in between.
+pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> String {
+    let text = match result {
+        Ok(text) => text,
+        Err(error) => return envelope::<Value>(Some(id), None, Some(error)),
+    };
+    let mut out = String::with_capacity(text.len() + 48);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    match id {
+        RequestId::Integer(i) => out.push_str(itoa::Buffer::new().format(*i)),
+        // Writing a string into a String cannot fail.
+        RequestId::String(s) => match serde_json::to_string(s) {
+            Ok(quoted) => out.push_str(&quoted),
+            Err(_) => out.push_str("null"),
+        },
+    }
+    out.push_str(r#","result":"#);
+    out.push_str(text);
+    out.push('}');
+    out
 }
 
 /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as

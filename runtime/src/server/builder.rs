@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::answer::CacheMembers;
 use super::{
     CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
-    Server, state,
+    Server, discover_result, state,
 };
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
@@ -97,7 +98,7 @@ impl ServerBuilder {
             let ctx = call.ctx;
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
                 match handler(ctx, params).await?.into_answer() {
-                    Answer::Complete(result) => serde_json::to_value(&result)
+                    Answer::Complete(result) => serde_json::to_string(&result)
                         .map(Output::Complete)
                         .map_err(|e| {
                             tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
@@ -135,6 +136,7 @@ impl ServerBuilder {
         let capabilities = self
             .capabilities
             .unwrap_or_else(|| derive_capabilities(self.handlers.keys().copied()));
+        let discover = discover_result(&self.info, self.instructions.as_deref(), &capabilities)?;
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -142,7 +144,8 @@ impl ServerBuilder {
                 capabilities,
                 handlers: self.handlers,
                 sealer,
-                cache: self.cache,
+                cache: CacheMembers::new(self.cache.ttl_ms, self.cache.scope),
+                discover,
             }),
         })
     }

@@ -23,6 +23,7 @@
 //! # let _ = server;
 //! ```
 
+mod answer;
 mod builder;
 mod context;
 mod mcp;
@@ -36,7 +37,7 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 pub use builder::ServerBuilder;
 pub use context::RequestContext;
@@ -57,8 +58,8 @@ use crate::types::v2026_07_28::{
 
 /// What a handler answered, told apart by its result's type when it was registered.
 pub(crate) enum Output {
-    /// A complete result, encoded.
-    Complete(Value),
+    /// A complete result, written as JSON text from its typed value.
+    Complete(String),
     /// An input-required result, still typed: the server checks and seals it (boxed:
     /// it is several times the size of a complete one).
     InputRequired(Box<InputRequiredResult>),
@@ -145,7 +146,10 @@ struct Inner {
     capabilities: ServerCapabilities,
     handlers: HashMap<&'static str, Route>,
     sealer: Option<Sealer>,
-    cache: CachePolicy,
+    /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
+    cache: answer::CacheMembers,
+    /// The `server/discover` result, written once: nothing in it changes after `build`.
+    discover: String,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
@@ -183,18 +187,27 @@ impl Server {
         method == method::Discover::METHOD || self.inner.handlers.contains_key(method)
     }
 
-    fn discover_value(&self) -> Result<Value, RpcError> {
-        let mut result = DiscoverResult::new(
-            self.inner.capabilities.clone(),
-            protocol::SUPPORTED_VERSIONS
-                .iter()
-                .map(|v| (*v).to_owned())
-                .collect(),
-        );
-        result.instructions = self.inner.instructions.clone();
-        let mut value = serde_json::to_value(result)
-            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
-        value["_meta"] = json!({ protocol::META_SERVER_INFO: self.inner.info });
-        Ok(value)
+    /// The `server/discover` result this server answers, as JSON text.
+    fn discover(&self) -> String {
+        self.inner.discover.clone()
     }
+}
+
+/// Writes the `server/discover` result of a server with these parts.
+fn discover_result(
+    info: &Implementation,
+    instructions: Option<&str>,
+    capabilities: &ServerCapabilities,
+) -> crate::Result<String> {
+    let mut result = DiscoverResult::new(
+        capabilities.clone(),
+        protocol::SUPPORTED_VERSIONS
+            .iter()
+            .map(|v| (*v).to_owned())
+            .collect(),
+    );
+    result.instructions = instructions.map(str::to_owned);
+    let mut value = serde_json::to_value(result).map_err(crate::Error::Encode)?;
+    value[protocol::META] = json!({ protocol::META_SERVER_INFO: info });
+    Ok(value.to_string())
 }

@@ -6,14 +6,14 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Output, Route, Running, Server, Session, state};
+use super::{Call, Output, Route, Running, Server, Session, answer, state};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RpcError, code};
 use crate::legacy::Era;
 use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::seal::Principal;
 use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::{RequestId, ResultType, method};
+use crate::types::v2026_07_28::{RequestId, method};
 use crate::util::{json_members, raw_json};
 
 /// One request as a transport hands it to the server.
@@ -97,9 +97,10 @@ pub enum Refusal {
 #[derive(Debug)]
 #[must_use]
 pub enum Verdict {
-    /// The request was served: the result, or the error its handler (or the sealing
-    /// layer) decided.
-    Answered(Result<Value, RpcError>),
+    /// The request was served: the result, written as JSON text (from the handler's
+    /// typed result, with the members the protocol adds), or the error its handler (or
+    /// the sealing layer) decided.
+    Answered(Result<String, RpcError>),
     /// The request was refused for a protocol reason.
     Refused {
         /// Which rule the request broke.
@@ -114,8 +115,9 @@ impl Verdict {
         Self::Refused { reason, error }
     }
 
-    /// The JSON-RPC outcome, for transports that draw no distinction.
-    pub fn into_result(self) -> Result<Value, RpcError> {
+    /// The JSON-RPC outcome, the result as JSON text, for transports that draw no
+    /// distinction.
+    pub fn into_result(self) -> Result<String, RpcError> {
         match self {
             Self::Answered(result) => result,
             Self::Refused { error, .. } => Err(error),
@@ -142,10 +144,10 @@ impl Server {
         let target_member = method::info(&request.method).and_then(|m| m.target);
         let (meta, target) = match (request.params.as_deref(), target_member) {
             (Some(params), Some(member)) => {
-                let [meta, target] = json_members(params, [META, member]);
+                let [meta, target] = json_members(params.get(), [META, member]);
                 (meta, target)
             }
-            (Some(params), None) => (json_members(params, [META])[0], None),
+            (Some(params), None) => (json_members(params.get(), [META])[0], None),
             (None, _) => (None, None),
         };
         let target = target.and_then(|t| serde_json::from_str::<String>(t.get()).ok());
@@ -162,7 +164,11 @@ impl Server {
     /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
     /// then [`Accepted::serve`], for callers that need no [`Verdict`].
     pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
-        self.accept(request).serve().await.into_result()
+        let result = self.accept(request).serve().await.into_result()?;
+        serde_json::from_str(&result).map_err(|e| {
+            tracing::error!(error = %e, "a result was not JSON");
+            RpcError::internal("Internal error")
+        })
     }
 }
 
@@ -388,9 +394,9 @@ impl Admitted {
                     Err(e) => return Verdict::Answered(Err(e)),
                 }
             }
-            None => (server.discover_value().map(Output::Complete), None),
+            None => (Ok(Output::Complete(server.discover())), None),
         };
-        let mut result = match output {
+        let result = match output {
             Err(e) => return Verdict::Answered(Err(e)),
             Ok(Output::Complete(result)) => result,
             Ok(Output::InputRequired(_)) if on_session => {
@@ -419,18 +425,9 @@ impl Admitted {
             }
         };
         if on_session {
-            return Verdict::Answered(Ok(crate::legacy::to_legacy_result(result)));
+            return Verdict::Answered(answer::on_session(&result));
         }
-        if let Value::Object(obj) = &mut result {
-            obj.entry("resultType")
-                .or_insert_with(|| ResultType::Complete.as_str().into());
-            if cacheable {
-                let cache = inner.cache;
-                obj.entry("ttlMs").or_insert_with(|| cache.ttl_ms.into());
-                obj.entry("cacheScope")
-                    .or_insert_with(|| cache.scope.into());
-            }
-        }
-        Verdict::Answered(Ok(result))
+        let cache = cacheable.then_some(&inner.cache);
+        Verdict::Answered(Ok(answer::complete(result, cache)))
     }
 }

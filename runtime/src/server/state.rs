@@ -63,14 +63,14 @@ pub(super) fn open<M: Request>(
 }
 
 /// Every `InputRequiredResult` has requests or state, asks only for what the client
-/// declared, and carries sealed state when sealing is on. Returns it encoded.
+/// declared, and carries sealed state when sealing is on. Returns it written as JSON.
 pub(super) fn finish_input_required(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
     principal: Option<&Principal>,
     capabilities: &ClientCapabilities,
     mut asked: InputRequiredResult,
-) -> Result<Value, RpcError> {
+) -> Result<String, RpcError> {
     let requests = asked.input_requests.as_ref().filter(|r| !r.is_empty());
     if requests.is_none() && asked.request_state.is_none() {
         tracing::error!(
@@ -89,7 +89,7 @@ pub(super) fn finish_input_required(
     }
     // The type says what this is, whatever the handler wrote in the field.
     asked.result_type = ResultType::InputRequired;
-    serde_json::to_value(&asked).map_err(|e| {
+    serde_json::to_string(&asked).map_err(|e| {
         tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
         RpcError::internal("Internal error")
     })

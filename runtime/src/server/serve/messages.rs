@@ -139,6 +139,6 @@ fn spawn_request(
                 return;
             }
         };
-        let _ = out.send(jsonrpc::response(Some(&id), &result));
+        let _ = out.send(jsonrpc::answer(&id, &result));
     });
 }

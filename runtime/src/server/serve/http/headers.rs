@@ -55,7 +55,7 @@ pub(crate) fn check_headers(
     if method == v2026::method::CallTool::METHOD {
         if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
             let [arguments] = match request.params() {
-                Some(params) => json_members(params, ["arguments"]),
+                Some(params) => json_members(params.get(), ["arguments"]),
                 None => [None],
             };
             let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a.get()).ok());

@@ -375,7 +375,7 @@ struct SseState {
     rx: mpsc::UnboundedReceiver<String>,
     guard: Option<DropGuard>,
     pending: VecDeque<String>,
-    finished: Option<Result<Value, RpcError>>,
+    finished: Option<Result<String, RpcError>>,
 }
 
 impl SseState {
@@ -420,7 +420,7 @@ impl SseState {
         let result = self.finished.take()?;
         self.outcome = None;
         let _ = self.guard.take().map(DropGuard::disarm);
-        Some(event(&jsonrpc::response(Some(&self.id), &result)))
+        Some(event(&jsonrpc::answer(&self.id, &result)))
     }
 }
 
@@ -474,7 +474,7 @@ fn status_for(verdict: &Verdict, on_session: bool) -> StatusCode {
 /// A JSON answer.
 fn json(id: &RequestId, verdict: Verdict, on_session: bool) -> Response {
     let status = status_for(&verdict, on_session);
-    json_body(status, jsonrpc::response(Some(id), &verdict.into_result()))
+    json_body(status, jsonrpc::answer(id, &verdict.into_result()))
 }
 
 fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: RpcError) -> Response {
