@@ -19,6 +19,7 @@ mod emit;
 mod error;
 mod leaves;
 mod methods;
+mod open_structs;
 mod passes;
 mod prepare;
 mod schema;

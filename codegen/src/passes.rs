@@ -6,8 +6,9 @@ use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
 
 /// Runs every pass: docs cleaned (`names` maps schema names to Rust types for links),
-/// optional collections made `Option`s, protocol field names shortened, and
-/// constructors added (`defaulted` types take their default in `new`).
+/// optional collections made `Option`s, protocol field names shortened,
+/// constructors added (`defaulted` types take their default in `new`), and open structs
+/// read without `flatten`.
 pub(crate) fn run(
     file: &mut syn::File,
     names: &BTreeMap<String, String>,
@@ -17,6 +18,7 @@ pub(crate) fn run(
     OptionalCollections.visit_file_mut(file);
     ProtocolFieldNames.visit_file_mut(file);
     add_constructors(file, defaulted);
+    crate::open_structs::run(file);
 }
 
 /// typify gives an optional map or list a default and skips it when empty, which loses

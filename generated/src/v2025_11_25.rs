@@ -49,7 +49,7 @@ pub mod error {
     }
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Annotations {
     /// Describes who the intended audience of this object or data is.
     ///
@@ -80,7 +80,7 @@ pub struct Annotations {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Audio provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct AudioContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -107,7 +107,7 @@ pub struct AudioContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Base interface for metadata with name (identifier) and title (display name) properties.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseMetadata {
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -124,7 +124,7 @@ pub struct BaseMetadata {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BaseNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseNotification {
     /// The `method` member.
     pub method: ::std::string::String,
@@ -138,7 +138,7 @@ pub struct BaseNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BaseRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseRequest {
     /// The `method` member.
     pub method: ::std::string::String,
@@ -152,7 +152,7 @@ pub struct BaseRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BaseResult`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -168,7 +168,7 @@ pub struct BaseResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BlobResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
@@ -195,7 +195,7 @@ pub struct BlobResourceContents {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BooleanSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BooleanSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -214,7 +214,7 @@ pub struct BooleanSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Used by the client to invoke a tool provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -229,7 +229,7 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `tools/call` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
     /// Arguments to use for the tool call.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -258,7 +258,7 @@ pub struct CallToolRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -272,7 +272,7 @@ pub struct CallToolRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a tool call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -315,7 +315,7 @@ pub struct CallToolResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request to cancel a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -330,7 +330,7 @@ pub struct CancelTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `CancelTaskRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskRequestParams {
     /// The task identifier to cancel.
     #[serde(rename = "taskId")]
@@ -340,7 +340,7 @@ pub struct CancelTaskRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The response to a tasks/cancel request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskResult {
     /// ISO 8601 timestamp when the task was created.
     #[serde(rename = "createdAt")]
@@ -395,7 +395,7 @@ pub struct CancelTaskResult {
 /// A client MUST NOT attempt to cancel its `initialize` request.
 ///
 /// For task cancellation, use the `tasks/cancel` request instead of this notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -408,7 +408,7 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/cancelled` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotificationParams {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -438,7 +438,7 @@ pub struct CancelledNotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilities {
     /// The `elicitation` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -465,7 +465,7 @@ pub struct ClientCapabilities {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports elicitation from the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesElicitation {
     /// The `form` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -482,7 +482,7 @@ pub struct ClientCapabilitiesElicitation {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports listing roots.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesRoots {
     /// Whether the client supports notifications for changes to the roots list.
     #[serde(
@@ -496,7 +496,7 @@ pub struct ClientCapabilitiesRoots {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports sampling from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesSampling {
     /// Whether the client supports context inclusion via includeContext parameter.
     /// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
@@ -514,7 +514,7 @@ pub struct ClientCapabilitiesSampling {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports task-augmented requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesTasks {
     /// Whether this client supports tasks/cancel.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -534,7 +534,7 @@ pub struct ClientCapabilitiesTasks {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Specifies which request types can be augmented with tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesTasksRequests {
     /// The `elicitation` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -547,7 +547,7 @@ pub struct ClientCapabilitiesTasksRequests {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Task support for elicitation-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesTasksRequestsElicitation {
     /// Whether the client supports task-augmented elicitation/create requests.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -559,7 +559,7 @@ pub struct ClientCapabilitiesTasksRequestsElicitation {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Task support for sampling-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesTasksRequestsSampling {
     /// Whether the client supports task-augmented sampling/createMessage requests.
     #[serde(
@@ -575,7 +575,7 @@ pub struct ClientCapabilitiesTasksRequestsSampling {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the client to the server, to ask for completion options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -590,7 +590,7 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `completion/complete` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
     /// The `argument` member.
     pub argument: CompleteRequestParamsArgument,
@@ -612,7 +612,7 @@ pub struct CompleteRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The argument's information
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
     pub name: ::std::string::String,
@@ -623,7 +623,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Additional, optional context for completions
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsContext {
     /// Previously-resolved variables in a URI template or prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -635,7 +635,7 @@ pub struct CompleteRequestParamsContext {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -649,7 +649,7 @@ pub struct CompleteRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a completion/complete request
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResult {
     /// The `completion` member.
     pub completion: CompleteResultCompletion,
@@ -667,7 +667,7 @@ pub struct CompleteResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `CompleteResultCompletion`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     #[serde(
@@ -686,7 +686,7 @@ pub struct CompleteResultCompletion {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -701,7 +701,7 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `sampling/createMessage` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
     /// The client MAY ignore this request.
@@ -859,7 +859,7 @@ for CreateMessageRequestParamsIncludeContext {
     }
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -875,7 +875,7 @@ pub struct CreateMessageRequestParamsMeta {
 /// The client's response to a sampling/createMessage request from the server.
 /// The client should inform the user before returning the sampled message, to allow them
 /// to inspect the response (human in the loop) and decide whether to allow the server to see it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     /// The `content` member.
     pub content: SamplingMessageContent,
@@ -912,7 +912,7 @@ pub struct CreateMessageResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A response to a task-augmented request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateTaskResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -974,7 +974,7 @@ impl ::std::fmt::Display for Cursor {
     }
 }
 /// A request from the server to elicit additional information from the user via the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -989,7 +989,7 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
     /// The message to present to the user describing what information is being requested.
     pub message: ::std::string::String,
@@ -1019,7 +1019,7 @@ pub struct ElicitRequestFormParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -1034,7 +1034,7 @@ pub struct ElicitRequestFormParamsMeta {
 }
 /// A restricted subset of JSON Schema.
 /// Only top-level properties are allowed, without nesting.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsRequestedSchema {
     /// The `properties` member.
     pub properties: ::std::collections::BTreeMap<
@@ -1059,7 +1059,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The parameters for a request to elicit information from the user via a URL in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
     /// The ID of the elicitation, which must be unique within the context of the server.
     /// The client MUST treat this ID as an opaque value.
@@ -1091,7 +1091,7 @@ pub struct ElicitRequestUrlParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -1105,7 +1105,7 @@ pub struct ElicitRequestUrlParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The client's response to an elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitResult {
     /// The user action in response to the elicitation.
     /// - "accept": User submitted the form/confirmed the action
@@ -1206,7 +1206,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
     }
 }
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitationCompleteNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -1219,7 +1219,7 @@ pub struct ElicitationCompleteNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `ElicitationCompleteNotificationParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitationCompleteNotificationParams {
     /// The ID of the elicitation that completed.
     #[serde(rename = "elicitationId")]
@@ -1232,7 +1232,7 @@ pub struct ElicitationCompleteNotificationParams {
 ///
 /// It is up to the client how best to render embedded resources for the benefit
 /// of the LLM and/or the user.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1279,7 +1279,7 @@ impl ::std::convert::From<BaseResult> for EmptyResult {
     }
 }
 /// `ErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ErrorObject {
     /// The error type that occurred.
     pub code: i64,
@@ -1293,7 +1293,7 @@ pub struct ErrorObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Used by the client to get a prompt provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1308,7 +1308,7 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `prompts/get` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
     /// Arguments to use for templating the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1329,7 +1329,7 @@ pub struct GetPromptRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -1343,7 +1343,7 @@ pub struct GetPromptRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a prompts/get request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     /// An optional description for the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1364,7 +1364,7 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request to retrieve the result of a completed task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1379,7 +1379,7 @@ pub struct GetTaskPayloadRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `GetTaskPayloadRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequestParams {
     /// The task identifier to retrieve results for.
     #[serde(rename = "taskId")]
@@ -1391,7 +1391,7 @@ pub struct GetTaskPayloadRequestParams {
 /// The response to a tasks/result request.
 /// The structure matches the result type of the original request.
 /// For example, a tools/call task would return the CallToolResult structure.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -1407,7 +1407,7 @@ pub struct GetTaskPayloadResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request to retrieve the state of a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1422,7 +1422,7 @@ pub struct GetTaskRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `GetTaskRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskRequestParams {
     /// The task identifier to query.
     #[serde(rename = "taskId")]
@@ -1432,7 +1432,7 @@ pub struct GetTaskRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The response to a tasks/get request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResult {
     /// ISO 8601 timestamp when the task was created.
     #[serde(rename = "createdAt")]
@@ -1479,7 +1479,7 @@ pub struct GetTaskResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optionally-sized icon that can be displayed in a user interface.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Icon {
     /// Optional MIME type override if the source MIME type is missing or generic.
     /// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
@@ -1585,7 +1585,7 @@ impl ::std::convert::TryFrom<::std::string::String> for IconTheme {
     }
 }
 /// Base interface to add `icons` property.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Icons {
     /// Optional set of sized icons that the client can display in a user interface.
     ///
@@ -1603,7 +1603,7 @@ pub struct Icons {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An image provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ImageContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1630,7 +1630,7 @@ pub struct ImageContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes the MCP implementation.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Implementation {
     /// An optional human-readable description of what this implementation does.
     ///
@@ -1674,7 +1674,7 @@ pub struct Implementation {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1689,7 +1689,7 @@ pub struct InitializeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for an `initialize` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequestParams {
     /// The `capabilities` member.
     pub capabilities: ClientCapabilities,
@@ -1711,7 +1711,7 @@ pub struct InitializeRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -1725,7 +1725,7 @@ pub struct InitializeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// After receiving an initialize request from the client, the server sends this response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeResult {
     /// The `capabilities` member.
     pub capabilities: ServerCapabilities,
@@ -1754,7 +1754,7 @@ pub struct InitializeResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// This notification is sent from the client to the server after initialization has finished.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -1768,7 +1768,7 @@ pub struct InitializedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A response to a request that indicates an error occurred.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcErrorResponse {
     /// The `error` member.
     pub error: ErrorObject,
@@ -1782,7 +1782,7 @@ pub struct JsonRpcErrorResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A notification which does not expect a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -1798,7 +1798,7 @@ pub struct JsonRpcNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request that expects a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1816,7 +1816,7 @@ pub struct JsonRpcRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful (non-error) response to a request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -1830,7 +1830,7 @@ pub struct JsonRpcResultResponse {
 }
 /// Use TitledSingleSelectEnumSchema instead.
 /// This interface will be removed in a future version.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LegacyTitledEnumSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1860,7 +1860,7 @@ pub struct LegacyTitledEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1876,7 +1876,7 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a prompts/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -1902,7 +1902,7 @@ pub struct ListPromptsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of resource templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1918,7 +1918,7 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a resources/templates/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -1945,7 +1945,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of resources the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1961,7 +1961,7 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a resources/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -1993,7 +1993,7 @@ pub struct ListResourcesResult {
 ///
 /// This request is typically used when the server needs to understand the file system
 /// structure or access specific locations that the client has permission to read from.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2011,7 +2011,7 @@ pub struct ListRootsRequest {
 /// The client's response to a roots/list request from the server.
 /// This result contains an array of Root objects, each representing a root directory
 /// or file that the server can operate on.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2029,7 +2029,7 @@ pub struct ListRootsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request to retrieve a list of tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListTasksRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2045,7 +2045,7 @@ pub struct ListTasksRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The response to a tasks/list request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListTasksResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2071,7 +2071,7 @@ pub struct ListTasksResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of tools the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2087,7 +2087,7 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a tools/list request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2211,7 +2211,7 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     }
 }
 /// JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2224,7 +2224,7 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/message` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotificationParams {
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
@@ -2250,7 +2250,7 @@ pub struct LoggingMessageNotificationParams {
 ///
 /// Keys not declared here are currently left unspecified by the spec and are up
 /// to the client to interpret.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ModelHint {
     /// A hint for a model name.
     ///
@@ -2278,7 +2278,7 @@ pub struct ModelHint {
 /// These preferences are always advisory. The client MAY ignore them. It is also
 /// up to the client to decide how to interpret these preferences and how to
 /// balance them against other considerations.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ModelPreferences {
     /// How much to prioritize cost when selecting a model. A value of 0 means cost
     /// is not important, while a value of 1 means cost is the most important
@@ -2321,7 +2321,7 @@ pub struct ModelPreferences {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `NotificationParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NotificationParams {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2337,7 +2337,7 @@ pub struct NotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `NumberSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NumberSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2427,7 +2427,7 @@ impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     }
 }
 /// `PaginatedRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2443,7 +2443,7 @@ pub struct PaginatedRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common parameters for paginated requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParams {
     /// An opaque token representing the current pagination position.
     /// If provided, the server should return results starting after this cursor.
@@ -2461,7 +2461,7 @@ pub struct PaginatedRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -2475,7 +2475,7 @@ pub struct PaginatedRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `PaginatedResult`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedResult {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2499,7 +2499,7 @@ pub struct PaginatedResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PingRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2515,7 +2515,7 @@ pub struct PingRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2528,7 +2528,7 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/progress` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
     /// An optional message describing the current progress.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2577,7 +2577,7 @@ impl ::std::convert::From<i64> for ProgressToken {
     }
 }
 /// A prompt or prompt template that the server offers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Prompt {
     /// A list of arguments to use for templating the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2620,7 +2620,7 @@ pub struct Prompt {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes an argument that a prompt can accept.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptArgument {
     /// A human-readable description of the argument.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2643,7 +2643,7 @@ pub struct PromptArgument {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2660,7 +2660,7 @@ pub struct PromptListChangedNotification {
 ///
 /// This is similar to `SamplingMessage`, but also supports the embedding of
 /// resources from the MCP server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     /// The `content` member.
     pub content: ContentBlock,
@@ -2671,7 +2671,7 @@ pub struct PromptMessage {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Identifies a prompt.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptReference {
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -2691,7 +2691,7 @@ pub struct PromptReference {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to the server, to read a specific resource URI.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2706,7 +2706,7 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `resources/read` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -2722,7 +2722,7 @@ pub struct ReadResourceRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -2736,7 +2736,7 @@ pub struct ReadResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The server's response to a resources/read request from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceResult {
     /// The `contents` member.
     pub contents: ::std::vec::Vec<AnyResourceContents>,
@@ -2755,7 +2755,7 @@ pub struct ReadResourceResult {
 }
 /// Metadata for associating messages with a task.
 /// Include this in the `_meta` field under the key `io.modelcontextprotocol/related-task`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RelatedTaskMetadata {
     /// The task identifier this message is associated with.
     #[serde(rename = "taskId")]
@@ -2787,7 +2787,7 @@ impl ::std::convert::From<i64> for RequestId {
     }
 }
 /// Common params for any request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestParams {
     /// The `_meta` member.
     #[serde(
@@ -2801,7 +2801,7 @@ pub struct RequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -2815,7 +2815,7 @@ pub struct RequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Resource {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2874,7 +2874,7 @@ pub struct Resource {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The contents of a specific resource or sub-resource.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceContents {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -2901,7 +2901,7 @@ pub struct ResourceContents {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 ///
 /// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2963,7 +2963,7 @@ pub struct ResourceLink {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2977,7 +2977,7 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common parameters when working with resources.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -2993,7 +2993,7 @@ pub struct ResourceRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -3007,7 +3007,7 @@ pub struct ResourceRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3062,7 +3062,7 @@ pub struct ResourceTemplate {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A reference to a resource or resource template definition.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceTemplateReference {
     /// The `type` member.
     #[serde(rename = "type")]
@@ -3074,7 +3074,7 @@ pub struct ResourceTemplateReference {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3087,7 +3087,7 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/resources/updated` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -3170,7 +3170,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     }
 }
 /// Represents a root directory or file that the server can operate on.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Root {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -3197,7 +3197,7 @@ pub struct Root {
 /// A notification from the client to the server, informing it that the list of roots has changed.
 /// This notification should be sent whenever the client adds, removes, or modifies any root.
 /// The server should then request an updated list of roots using the ListRootsRequest.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RootsListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3211,7 +3211,7 @@ pub struct RootsListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     /// The `content` member.
     pub content: SamplingMessageContent,
@@ -3231,7 +3231,7 @@ pub struct SamplingMessage {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3268,7 +3268,7 @@ pub struct ServerCapabilities {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any prompt templates.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesPrompts {
     /// Whether this server supports notifications for changes to the prompt list.
     #[serde(
@@ -3282,7 +3282,7 @@ pub struct ServerCapabilitiesPrompts {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any resources to read.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesResources {
     /// Whether this server supports notifications for changes to the resource list.
     #[serde(
@@ -3299,7 +3299,7 @@ pub struct ServerCapabilitiesResources {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server supports task-augmented requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesTasks {
     /// Whether this server supports tasks/cancel.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3319,7 +3319,7 @@ pub struct ServerCapabilitiesTasks {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Specifies which request types can be augmented with tasks.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesTasksRequests {
     /// The `tools` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3329,7 +3329,7 @@ pub struct ServerCapabilitiesTasksRequests {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Task support for tool-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesTasksRequestsTools {
     /// Whether the server supports task-augmented tools/call requests.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3341,7 +3341,7 @@ pub struct ServerCapabilitiesTasksRequestsTools {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any tools to call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesTools {
     /// Whether this server supports notifications for changes to the tool list.
     #[serde(
@@ -3355,7 +3355,7 @@ pub struct ServerCapabilitiesTools {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the client to the server, to enable or adjust logging.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -3370,7 +3370,7 @@ pub struct SetLevelRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `logging/setLevel` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParams {
     /// The level of logging that the client wants to receive from the server. The server should send all logs at this level and higher (i.e., more severe) to the client as notifications/message.
     pub level: LoggingLevel,
@@ -3386,7 +3386,7 @@ pub struct SetLevelRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -3400,7 +3400,7 @@ pub struct SetLevelRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `StringSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct StringSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3511,7 +3511,7 @@ impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
     }
 }
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -3526,7 +3526,7 @@ pub struct SubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `resources/subscribe` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -3542,7 +3542,7 @@ pub struct SubscribeRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -3556,7 +3556,7 @@ pub struct SubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Data associated with a task.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Task {
     /// ISO 8601 timestamp when the task was created.
     #[serde(rename = "createdAt")]
@@ -3594,7 +3594,7 @@ pub struct Task {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common params for any task-augmented request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskAugmentedRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -3616,7 +3616,7 @@ pub struct TaskAugmentedRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskAugmentedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -3631,7 +3631,7 @@ pub struct TaskAugmentedRequestParamsMeta {
 }
 /// Metadata for augmenting a request with task execution.
 /// Include this in the `task` field of the request parameters.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskMetadata {
     /// Requested duration in milliseconds to retain task from creation.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3721,7 +3721,7 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
     }
 }
 /// An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3734,7 +3734,7 @@ pub struct TaskStatusNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/tasks/status` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParams {
     /// ISO 8601 timestamp when the task was created.
     #[serde(rename = "createdAt")]
@@ -3781,7 +3781,7 @@ pub struct TaskStatusNotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Text provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3805,7 +3805,7 @@ pub struct TextContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TextResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextResourceContents {
     /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
     #[serde(
@@ -3832,7 +3832,7 @@ pub struct TextResourceContents {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for multiple-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3867,7 +3867,7 @@ pub struct TitledMultiSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for array items with enum options and display labels.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchemaItems {
     /// Array of enum options with values and display labels.
     #[serde(rename = "anyOf")]
@@ -3877,7 +3877,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TitledMultiSelectEnumSchemaItemsAnyOfItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
     #[serde(rename = "const")]
@@ -3889,7 +3889,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for single-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3911,7 +3911,7 @@ pub struct TitledSingleSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TitledSingleSelectEnumSchemaOneOfItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
     #[serde(rename = "const")]
@@ -3923,7 +3923,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Tool {
     /// Optional additional tool information.
     ///
@@ -3996,7 +3996,7 @@ pub struct Tool {
 ///
 /// Clients should never make tool use decisions based on ToolAnnotations
 /// received from untrusted servers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolAnnotations {
     /// If true, the tool may perform destructive updates to its environment.
     /// If false, the tool performs only additive updates.
@@ -4051,7 +4051,7 @@ pub struct ToolAnnotations {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Controls tool selection behavior for sampling requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolChoice {
     /// Controls the tool use ability of the model:
     /// - "auto": Model decides whether to use tools (default)
@@ -4137,7 +4137,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
     }
 }
 /// Execution-related properties for a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolExecution {
     /// Indicates whether this tool supports task-augmented execution.
     /// This allows clients to handle long-running operations through polling
@@ -4237,7 +4237,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolExecutionTaskSupport
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -4251,7 +4251,7 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result of a tool use, provided by the user back to the assistant.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
     /// The unstructured result content of the tool use.
     ///
@@ -4302,7 +4302,7 @@ pub struct ToolResultContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the assistant to call a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
     /// A unique identifier for this tool use.
     ///
@@ -4332,7 +4332,7 @@ pub struct ToolUseContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -4347,7 +4347,7 @@ pub struct UnsubscribeRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `resources/unsubscribe` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -4363,7 +4363,7 @@ pub struct UnsubscribeRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// See [General fields: `_meta`](https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
     #[serde(
@@ -4377,7 +4377,7 @@ pub struct UnsubscribeRequestParamsMeta {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for multiple-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -4412,7 +4412,7 @@ pub struct UntitledMultiSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for the array items.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchemaItems {
     /// Array of enum values to choose from.
     #[serde(rename = "enum")]
@@ -4425,7 +4425,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for single-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledSingleSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -4447,7 +4447,7 @@ pub struct UntitledSingleSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An error response that indicates that the server requires the client to provide additional information via an elicitation request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredError {
     /// The `error` member.
     pub error: UrlElicitationRequiredErrorObject,
@@ -4461,7 +4461,7 @@ pub struct UrlElicitationRequiredError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredErrorData {
     /// The `elicitations` member.
     pub elicitations: ::std::vec::Vec<ElicitRequestUrlParams>,
@@ -4470,7 +4470,7 @@ pub struct UrlElicitationRequiredErrorData {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `UrlElicitationRequiredErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UrlElicitationRequiredErrorObject {
     /// The `code` member.
     pub code: URLElicitationRequiredCode,
@@ -10133,3 +10133,938 @@ impl UrlElicitationRequiredErrorObject {
         }
     }
 }
+crate::rpc::open_struct!(
+    Annotations { audience : ::std::option::Option < ::std::vec::Vec < Role > > =
+    "audience" default, last_modified : ::std::option::Option < ::std::string::String > =
+    "lastModified" default, priority : ::std::option::Option < f64 > = "priority" default
+    }
+);
+crate::rpc::open_struct!(
+    AudioContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
+    < ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta"
+    default, mime_type : ::std::string::String = "mimeType" required, type_ : AudioType =
+    "type" required }
+);
+crate::rpc::open_struct!(
+    BaseMetadata { name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    BaseNotification { method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    BaseRequest { method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    BaseResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    BlobResourceContents { blob : ::std::string::String = "blob" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, mime_type : ::std::option::Option <
+    ::std::string::String > = "mimeType" default, uri : ::std::string::String = "uri"
+    required }
+);
+crate::rpc::open_struct!(
+    BooleanSchema { default : ::std::option::Option < bool > = "default" default,
+    description : ::std::option::Option < ::std::string::String > = "description"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default,
+    type_ : BooleanType = "type" required }
+);
+crate::rpc::open_struct!(
+    CallToolRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ToolsCallMethod = "method" required, params :
+    CallToolRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CallToolRequestParams { arguments : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "arguments" default, meta :
+    ::std::option::Option < CallToolRequestParamsMeta > = "_meta" default, name :
+    ::std::string::String = "name" required, task : ::std::option::Option < TaskMetadata
+    > = "task" default }
+);
+crate::rpc::open_struct!(
+    CallToolRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    CallToolResult { content : ::std::vec::Vec < ContentBlock > = "content" required,
+    is_error : ::std::option::Option < bool > = "isError" default, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, structured_content : ::std::option::Option
+    < ::serde_json::Value > = "structuredContent" default }
+);
+crate::rpc::open_struct!(
+    CancelTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : TasksCancelMethod = "method" required, params :
+    CancelTaskRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CancelTaskRequestParams { task_id : ::std::string::String = "taskId" required }
+);
+crate::rpc::open_struct!(
+    CancelTaskResult { created_at : ::std::string::String = "createdAt" required,
+    last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, poll_interval : ::std::option::Option <
+    i64 > = "pollInterval" default, status : TaskStatus = "status" required,
+    status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
+    default, task_id : ::std::string::String = "taskId" required, ttl :
+    ::std::option::Option < i64 > = "ttl" default }
+);
+crate::rpc::open_struct!(
+    CancelledNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsCancelledMethod = "method" required, params :
+    CancelledNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CancelledNotificationParams { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, reason :
+    ::std::option::Option < ::std::string::String > = "reason" default, request_id :
+    ::std::option::Option < RequestId > = "requestId" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilities { elicitation : ::std::option::Option <
+    ClientCapabilitiesElicitation > = "elicitation" default, experimental :
+    ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > > = "experimental"
+    default, roots : ::std::option::Option < ClientCapabilitiesRoots > = "roots" default,
+    sampling : ::std::option::Option < ClientCapabilitiesSampling > = "sampling" default,
+    tasks : ::std::option::Option < ClientCapabilitiesTasks > = "tasks" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesElicitation { form : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "form" default, url :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "url" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesRoots { list_changed : ::std::option::Option < bool > =
+    "listChanged" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesSampling { context : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "context" default, tools :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "tools" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesTasks { cancel : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "cancel" default, list :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "list" default, requests : ::std::option::Option <
+    ClientCapabilitiesTasksRequests > = "requests" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesTasksRequests { elicitation : ::std::option::Option <
+    ClientCapabilitiesTasksRequestsElicitation > = "elicitation" default, sampling :
+    ::std::option::Option < ClientCapabilitiesTasksRequestsSampling > = "sampling"
+    default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesTasksRequestsElicitation { create : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "create" default
+    }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesTasksRequestsSampling { create_message : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "createMessage"
+    default }
+);
+crate::rpc::open_struct!(
+    CompleteRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : CompletionCompleteMethod = "method" required, params :
+    CompleteRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParams { argument : CompleteRequestParamsArgument = "argument"
+    required, context : ::std::option::Option < CompleteRequestParamsContext > =
+    "context" default, meta : ::std::option::Option < CompleteRequestParamsMeta > =
+    "_meta" default, ref_ : CompleteReference = "ref" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParamsArgument { name : ::std::string::String = "name" required, value
+    : ::std::string::String = "value" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParamsContext { arguments : ::std::option::Option <
+    ::std::collections::BTreeMap < ::std::string::String, ::std::string::String > > =
+    "arguments" default }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    CompleteResult { completion : CompleteResultCompletion = "completion" required, meta
+    : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    CompleteResultCompletion { has_more : ::std::option::Option < bool > = "hasMore"
+    default, total : ::std::option::Option < i64 > = "total" default, values :
+    ::std::vec::Vec < ::std::string::String > = "values" required }
+);
+crate::rpc::open_struct!(
+    CreateMessageRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : SamplingCreateMessageMethod = "method" required, params
+    : CreateMessageRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CreateMessageRequestParams { include_context : ::std::option::Option <
+    CreateMessageRequestParamsIncludeContext > = "includeContext" default, max_tokens :
+    i64 = "maxTokens" required, messages : ::std::vec::Vec < SamplingMessage > =
+    "messages" required, meta : ::std::option::Option < CreateMessageRequestParamsMeta >
+    = "_meta" default, metadata : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "metadata" default,
+    model_preferences : ::std::option::Option < ModelPreferences > = "modelPreferences"
+    default, stop_sequences : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "stopSequences" default, system_prompt :
+    ::std::option::Option < ::std::string::String > = "systemPrompt" default, task :
+    ::std::option::Option < TaskMetadata > = "task" default, temperature :
+    ::std::option::Option < ::serde_json::Number > = "temperature" default, tool_choice :
+    ::std::option::Option < ToolChoice > = "toolChoice" default, tools :
+    ::std::option::Option < ::std::vec::Vec < Tool > > = "tools" default }
+);
+crate::rpc::open_struct!(
+    CreateMessageRequestParamsMeta { progress_token : ::std::option::Option <
+    ProgressToken > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    CreateMessageResult { content : SamplingMessageContent = "content" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, model : ::std::string::String = "model"
+    required, role : Role = "role" required, stop_reason : ::std::option::Option <
+    ::std::string::String > = "stopReason" default }
+);
+crate::rpc::open_struct!(
+    CreateTaskResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, task : Task =
+    "task" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : ElicitationCreateMethod = "method" required, params :
+    ElicitRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestFormParams { message : ::std::string::String = "message" required, meta
+    : ::std::option::Option < ElicitRequestFormParamsMeta > = "_meta" default, mode :
+    ::std::option::Option < FormMode > = "mode" default, requested_schema :
+    ElicitRequestFormParamsRequestedSchema = "requestedSchema" required, task :
+    ::std::option::Option < TaskMetadata > = "task" default }
+);
+crate::rpc::open_struct!(
+    ElicitRequestFormParamsMeta { progress_token : ::std::option::Option < ProgressToken
+    > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    ElicitRequestFormParamsRequestedSchema { properties : ::std::collections::BTreeMap <
+    ::std::string::String, PrimitiveSchemaDefinition > = "properties" required, required
+    : ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "required"
+    default, schema : ::std::option::Option < ::std::string::String > = "$schema"
+    default, type_ : ObjectType = "type" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestUrlParams { elicitation_id : ::std::string::String = "elicitationId"
+    required, message : ::std::string::String = "message" required, meta :
+    ::std::option::Option < ElicitRequestUrlParamsMeta > = "_meta" default, mode :
+    UrlMode = "mode" required, task : ::std::option::Option < TaskMetadata > = "task"
+    default, url : ::std::string::String = "url" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestUrlParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    ElicitResult { action : ElicitResultAction = "action" required, content :
+    ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ElicitValue > > = "content" default, meta : ::std::option::Option < ::serde_json::Map
+    < ::std::string::String, ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    ElicitationCompleteNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
+    method : NotificationsElicitationCompleteMethod = "method" required, params :
+    ElicitationCompleteNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ElicitationCompleteNotificationParams { elicitation_id : ::std::string::String =
+    "elicitationId" required }
+);
+crate::rpc::open_struct!(
+    EmbeddedResource { annotations : ::std::option::Option < Annotations > =
+    "annotations" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, resource :
+    AnyResourceContents = "resource" required, type_ : ResourceType = "type" required }
+);
+crate::rpc::open_struct!(
+    ErrorObject { code : i64 = "code" required, data : ::std::option::Option <
+    ::serde_json::Value > = "data" default, message : ::std::string::String = "message"
+    required }
+);
+crate::rpc::open_struct!(
+    GetPromptRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : PromptsGetMethod = "method" required, params :
+    GetPromptRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    GetPromptRequestParams { arguments : ::std::option::Option <
+    ::std::collections::BTreeMap < ::std::string::String, ::std::string::String > > =
+    "arguments" default, meta : ::std::option::Option < GetPromptRequestParamsMeta > =
+    "_meta" default, name : ::std::string::String = "name" required }
+);
+crate::rpc::open_struct!(
+    GetPromptRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    GetPromptResult { description : ::std::option::Option < ::std::string::String > =
+    "description" default, messages : ::std::vec::Vec < PromptMessage > = "messages"
+    required, meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    GetTaskPayloadRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : TasksResultMethod = "method" required, params :
+    GetTaskPayloadRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    GetTaskPayloadRequestParams { task_id : ::std::string::String = "taskId" required }
+);
+crate::rpc::open_struct!(
+    GetTaskPayloadResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    GetTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : TasksGetMethod = "method" required, params : GetTaskRequestParams
+    = "params" required }
+);
+crate::rpc::open_struct!(
+    GetTaskRequestParams { task_id : ::std::string::String = "taskId" required }
+);
+crate::rpc::open_struct!(
+    GetTaskResult { created_at : ::std::string::String = "createdAt" required,
+    last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, poll_interval : ::std::option::Option <
+    i64 > = "pollInterval" default, status : TaskStatus = "status" required,
+    status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
+    default, task_id : ::std::string::String = "taskId" required, ttl :
+    ::std::option::Option < i64 > = "ttl" default }
+);
+crate::rpc::open_struct!(
+    Icon { mime_type : ::std::option::Option < ::std::string::String > = "mimeType"
+    default, sizes : ::std::option::Option < ::std::vec::Vec < ::std::string::String > >
+    = "sizes" default, src : ::std::string::String = "src" required, theme :
+    ::std::option::Option < IconTheme > = "theme" default }
+);
+crate::rpc::open_struct!(
+    Icons { icons : ::std::option::Option < ::std::vec::Vec < Icon > > = "icons" default
+    }
+);
+crate::rpc::open_struct!(
+    ImageContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
+    < ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta"
+    default, mime_type : ::std::string::String = "mimeType" required, type_ : ImageType =
+    "type" required }
+);
+crate::rpc::open_struct!(
+    Implementation { description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, version :
+    ::std::string::String = "version" required, website_url : ::std::option::Option <
+    ::std::string::String > = "websiteUrl" default }
+);
+crate::rpc::open_struct!(
+    InitializeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : InitializeMethod = "method" required, params :
+    InitializeRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    InitializeRequestParams { capabilities : ClientCapabilities = "capabilities"
+    required, client_info : Implementation = "clientInfo" required, meta :
+    ::std::option::Option < InitializeRequestParamsMeta > = "_meta" default,
+    protocol_version : ::std::string::String = "protocolVersion" required }
+);
+crate::rpc::open_struct!(
+    InitializeRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken
+    > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    InitializeResult { capabilities : ServerCapabilities = "capabilities" required,
+    instructions : ::std::option::Option < ::std::string::String > = "instructions"
+    default, meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, protocol_version : ::std::string::String =
+    "protocolVersion" required, server_info : Implementation = "serverInfo" required }
+);
+crate::rpc::open_struct!(
+    InitializedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsInitializedMethod = "method" required, params : ::std::option::Option <
+    NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    JsonRpcErrorResponse { error : ErrorObject = "error" required, id :
+    ::std::option::Option < RequestId > = "id" default, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    JsonRpcNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    ::std::string::String = "method" required, params : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "params" default
+    }
+);
+crate::rpc::open_struct!(
+    JsonRpcRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    JsonRpcResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : BaseResult = "result" required }
+);
+crate::rpc::open_struct!(
+    LegacyTitledEnumSchema { default : ::std::option::Option < ::std::string::String > =
+    "default" default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, enum_ : ::std::vec::Vec < ::std::string::String > = "enum"
+    required, enum_names : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "enumNames" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+);
+crate::rpc::open_struct!(
+    ListPromptsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : PromptsListMethod = "method" required, params :
+    ::std::option::Option < PaginatedRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListPromptsResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default, prompts :
+    ::std::vec::Vec < Prompt > = "prompts" required }
+);
+crate::rpc::open_struct!(
+    ListResourceTemplatesRequest { id : RequestId = "id" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, method : ResourcesTemplatesListMethod = "method"
+    required, params : ::std::option::Option < PaginatedRequestParams > = "params"
+    default }
+);
+crate::rpc::open_struct!(
+    ListResourceTemplatesResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default,
+    resource_templates : ::std::vec::Vec < ResourceTemplate > = "resourceTemplates"
+    required }
+);
+crate::rpc::open_struct!(
+    ListResourcesRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesListMethod = "method" required, params :
+    ::std::option::Option < PaginatedRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListResourcesResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default, resources :
+    ::std::vec::Vec < Resource > = "resources" required }
+);
+crate::rpc::open_struct!(
+    ListRootsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : RootsListMethod = "method" required, params :
+    ::std::option::Option < RequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListRootsResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, roots :
+    ::std::vec::Vec < Root > = "roots" required }
+);
+crate::rpc::open_struct!(
+    ListTasksRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : TasksListMethod = "method" required, params :
+    ::std::option::Option < PaginatedRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListTasksResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default, tasks :
+    ::std::vec::Vec < Task > = "tasks" required }
+);
+crate::rpc::open_struct!(
+    ListToolsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ToolsListMethod = "method" required, params :
+    ::std::option::Option < PaginatedRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListToolsResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default, tools :
+    ::std::vec::Vec < Tool > = "tools" required }
+);
+crate::rpc::open_struct!(
+    LoggingMessageNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsMessageMethod = "method" required, params :
+    LoggingMessageNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    LoggingMessageNotificationParams { data : ::serde_json::Value = "data" required,
+    level : LoggingLevel = "level" required, logger : ::std::option::Option <
+    ::std::string::String > = "logger" default, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default
+    }
+);
+crate::rpc::open_struct!(
+    ModelHint { name : ::std::option::Option < ::std::string::String > = "name" default }
+);
+crate::rpc::open_struct!(
+    ModelPreferences { cost_priority : ::std::option::Option < f64 > = "costPriority"
+    default, hints : ::std::option::Option < ::std::vec::Vec < ModelHint > > = "hints"
+    default, intelligence_priority : ::std::option::Option < f64 > =
+    "intelligencePriority" default, speed_priority : ::std::option::Option < f64 > =
+    "speedPriority" default }
+);
+crate::rpc::open_struct!(
+    NotificationParams { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    NumberSchema { default : ::std::option::Option < ::serde_json::Number > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, maximum : ::std::option::Option < ::serde_json::Number > =
+    "maximum" default, minimum : ::std::option::Option < ::serde_json::Number > =
+    "minimum" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, type_ : NumberSchemaType = "type" required }
+);
+crate::rpc::open_struct!(
+    PaginatedRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ::std::string::String = "method" required, params :
+    ::std::option::Option < PaginatedRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    PaginatedRequestParams { cursor : ::std::option::Option < ::std::string::String > =
+    "cursor" default, meta : ::std::option::Option < PaginatedRequestParamsMeta > =
+    "_meta" default }
+);
+crate::rpc::open_struct!(
+    PaginatedRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    PaginatedResult { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, next_cursor :
+    ::std::option::Option < ::std::string::String > = "nextCursor" default }
+);
+crate::rpc::open_struct!(
+    PingRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : PingMethod = "method" required, params : ::std::option::Option <
+    RequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ProgressNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsProgressMethod = "method" required, params : ProgressNotificationParams
+    = "params" required }
+);
+crate::rpc::open_struct!(
+    ProgressNotificationParams { message : ::std::option::Option < ::std::string::String
+    > = "message" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, progress :
+    ::serde_json::Number = "progress" required, progress_token : ProgressToken =
+    "progressToken" required, total : ::std::option::Option < ::serde_json::Number > =
+    "total" default }
+);
+crate::rpc::open_struct!(
+    Prompt { arguments : ::std::option::Option < ::std::vec::Vec < PromptArgument > > =
+    "arguments" default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, name :
+    ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    PromptArgument { description : ::std::option::Option < ::std::string::String > =
+    "description" default, name : ::std::string::String = "name" required, required :
+    ::std::option::Option < bool > = "required" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    PromptListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
+    : NotificationsPromptsListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    PromptMessage { content : ContentBlock = "content" required, role : Role = "role"
+    required }
+);
+crate::rpc::open_struct!(
+    PromptReference { name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ :
+    RefPromptType = "type" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesReadMethod = "method" required, params :
+    ReadResourceRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceRequestParams { meta : ::std::option::Option <
+    ReadResourceRequestParamsMeta > = "_meta" default, uri : ::std::string::String =
+    "uri" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceRequestParamsMeta { progress_token : ::std::option::Option <
+    ProgressToken > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    ReadResourceResult { contents : ::std::vec::Vec < AnyResourceContents > = "contents"
+    required, meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    RelatedTaskMetadata { task_id : ::std::string::String = "taskId" required }
+);
+crate::rpc::open_struct!(
+    RequestParams { meta : ::std::option::Option < RequestParamsMeta > = "_meta" default
+    }
+);
+crate::rpc::open_struct!(
+    RequestParamsMeta { progress_token : ::std::option::Option < ProgressToken > =
+    "progressToken" default }
+);
+crate::rpc::open_struct!(
+    Resource { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, name :
+    ::std::string::String = "name" required, size : ::std::option::Option < i64 > =
+    "size" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceContents { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceLink { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, name :
+    ::std::string::String = "name" required, size : ::std::option::Option < i64 > =
+    "size" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, type_ : ResourceLinkType = "type" required, uri : ::std::string::String =
+    "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
+    method : NotificationsResourcesListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ResourceRequestParams { meta : ::std::option::Option < ResourceRequestParamsMeta > =
+    "_meta" default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    ResourceTemplate { annotations : ::std::option::Option < Annotations > =
+    "annotations" default, description : ::std::option::Option < ::std::string::String >
+    = "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, name :
+    ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default, uri_template : ::std::string::String =
+    "uriTemplate" required }
+);
+crate::rpc::open_struct!(
+    ResourceTemplateReference { type_ : RefResourceType = "type" required, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceUpdatedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsResourcesUpdatedMethod = "method" required, params :
+    ResourceUpdatedNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ResourceUpdatedNotificationParams { meta : ::std::option::Option < ::serde_json::Map
+    < ::std::string::String, ::serde_json::Value > > = "_meta" default, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    Root { meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, name : ::std::option::Option <
+    ::std::string::String > = "name" default, uri : ::std::string::String = "uri"
+    required }
+);
+crate::rpc::open_struct!(
+    RootsListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
+    : NotificationsRootsListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    SamplingMessage { content : SamplingMessageContent = "content" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, role : Role = "role" required }
+);
+crate::rpc::open_struct!(
+    ServerCapabilities { completions : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "completions" default, experimental
+    : ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > > = "experimental"
+    default, logging : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "logging" default, prompts : ::std::option::Option <
+    ServerCapabilitiesPrompts > = "prompts" default, resources : ::std::option::Option <
+    ServerCapabilitiesResources > = "resources" default, tasks : ::std::option::Option <
+    ServerCapabilitiesTasks > = "tasks" default, tools : ::std::option::Option <
+    ServerCapabilitiesTools > = "tools" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesPrompts { list_changed : ::std::option::Option < bool > =
+    "listChanged" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesResources { list_changed : ::std::option::Option < bool > =
+    "listChanged" default, subscribe : ::std::option::Option < bool > = "subscribe"
+    default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesTasks { cancel : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "cancel" default, list :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "list" default, requests : ::std::option::Option <
+    ServerCapabilitiesTasksRequests > = "requests" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesTasksRequests { tools : ::std::option::Option <
+    ServerCapabilitiesTasksRequestsTools > = "tools" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesTasksRequestsTools { call : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "call" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesTools { list_changed : ::std::option::Option < bool > =
+    "listChanged" default }
+);
+crate::rpc::open_struct!(
+    SetLevelRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : LoggingSetLevelMethod = "method" required, params :
+    SetLevelRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    SetLevelRequestParams { level : LoggingLevel = "level" required, meta :
+    ::std::option::Option < SetLevelRequestParamsMeta > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    SetLevelRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    StringSchema { default : ::std::option::Option < ::std::string::String > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, format : ::std::option::Option < StringSchemaFormat > =
+    "format" default, max_length : ::std::option::Option < i64 > = "maxLength" default,
+    min_length : ::std::option::Option < i64 > = "minLength" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
+    = "type" required }
+);
+crate::rpc::open_struct!(
+    SubscribeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesSubscribeMethod = "method" required, params :
+    SubscribeRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    SubscribeRequestParams { meta : ::std::option::Option < SubscribeRequestParamsMeta >
+    = "_meta" default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    SubscribeRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken >
+    = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    Task { created_at : ::std::string::String = "createdAt" required, last_updated_at :
+    ::std::string::String = "lastUpdatedAt" required, poll_interval :
+    ::std::option::Option < i64 > = "pollInterval" default, status : TaskStatus =
+    "status" required, status_message : ::std::option::Option < ::std::string::String > =
+    "statusMessage" default, task_id : ::std::string::String = "taskId" required, ttl :
+    ::std::option::Option < i64 > = "ttl" default }
+);
+crate::rpc::open_struct!(
+    TaskAugmentedRequestParams { meta : ::std::option::Option <
+    TaskAugmentedRequestParamsMeta > = "_meta" default, task : ::std::option::Option <
+    TaskMetadata > = "task" default }
+);
+crate::rpc::open_struct!(
+    TaskAugmentedRequestParamsMeta { progress_token : ::std::option::Option <
+    ProgressToken > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    TaskMetadata { ttl : ::std::option::Option < i64 > = "ttl" default }
+);
+crate::rpc::open_struct!(
+    TaskStatusNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsTasksStatusMethod = "method" required, params :
+    TaskStatusNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    TaskStatusNotificationParams { created_at : ::std::string::String = "createdAt"
+    required, last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, poll_interval : ::std::option::Option <
+    i64 > = "pollInterval" default, status : TaskStatus = "status" required,
+    status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
+    default, task_id : ::std::string::String = "taskId" required, ttl :
+    ::std::option::Option < i64 > = "ttl" default }
+);
+crate::rpc::open_struct!(
+    TextContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, text : ::std::string::String = "text"
+    required, type_ : TextType = "type" required }
+);
+crate::rpc::open_struct!(
+    TextResourceContents { meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, text :
+    ::std::string::String = "text" required, uri : ::std::string::String = "uri" required
+    }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, items :
+    TitledMultiSelectEnumSchemaItems = "items" required, max_items :
+    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
+    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
+    = "title" default, type_ : ArrayType = "type" required }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchemaItems { any_of : ::std::vec::Vec <
+    TitledMultiSelectEnumSchemaItemsAnyOfItem > = "anyOf" required }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchemaItemsAnyOfItem { const_ : ::std::string::String = "const"
+    required, title : ::std::string::String = "title" required }
+);
+crate::rpc::open_struct!(
+    TitledSingleSelectEnumSchema { default : ::std::option::Option <
+    ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, one_of : ::std::vec::Vec <
+    TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
+    = "type" required }
+);
+crate::rpc::open_struct!(
+    TitledSingleSelectEnumSchemaOneOfItem { const_ : ::std::string::String = "const"
+    required, title : ::std::string::String = "title" required }
+);
+crate::rpc::open_struct!(
+    Tool { annotations : ::std::option::Option < ToolAnnotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, execution : ::std::option::Option < ToolExecution > =
+    "execution" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, input_schema : ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > = "inputSchema" required, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default,
+    name : ::std::string::String = "name" required, output_schema : ::std::option::Option
+    < ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "outputSchema"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    ToolAnnotations { destructive_hint : ::std::option::Option < bool > =
+    "destructiveHint" default, idempotent_hint : ::std::option::Option < bool > =
+    "idempotentHint" default, open_world_hint : ::std::option::Option < bool > =
+    "openWorldHint" default, read_only_hint : ::std::option::Option < bool > =
+    "readOnlyHint" default, title : ::std::option::Option < ::std::string::String > =
+    "title" default }
+);
+crate::rpc::open_struct!(
+    ToolChoice { mode : ::std::option::Option < ToolChoiceMode > = "mode" default }
+);
+crate::rpc::open_struct!(
+    ToolExecution { task_support : ::std::option::Option < ToolExecutionTaskSupport > =
+    "taskSupport" default }
+);
+crate::rpc::open_struct!(
+    ToolListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsToolsListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ToolResultContent { content : ::std::vec::Vec < ContentBlock > = "content" required,
+    is_error : ::std::option::Option < bool > = "isError" default, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, structured_content : ::std::option::Option
+    < ::serde_json::Value > = "structuredContent" default, tool_use_id :
+    ::std::string::String = "toolUseId" required, type_ : ToolResultType = "type"
+    required }
+);
+crate::rpc::open_struct!(
+    ToolUseContent { id : ::std::string::String = "id" required, input :
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "input" required,
+    meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, name : ::std::string::String = "name"
+    required, type_ : ToolUseType = "type" required }
+);
+crate::rpc::open_struct!(
+    UnsubscribeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesUnsubscribeMethod = "method" required, params :
+    UnsubscribeRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    UnsubscribeRequestParams { meta : ::std::option::Option <
+    UnsubscribeRequestParamsMeta > = "_meta" default, uri : ::std::string::String = "uri"
+    required }
+);
+crate::rpc::open_struct!(
+    UnsubscribeRequestParamsMeta { progress_token : ::std::option::Option < ProgressToken
+    > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    UntitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, items :
+    UntitledMultiSelectEnumSchemaItems = "items" required, max_items :
+    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
+    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
+    = "title" default, type_ : ArrayType = "type" required }
+);
+crate::rpc::open_struct!(
+    UntitledMultiSelectEnumSchemaItems { enum_ : ::std::vec::Vec < ::std::string::String
+    > = "enum" required, type_ : StringType = "type" required }
+);
+crate::rpc::open_struct!(
+    UntitledSingleSelectEnumSchema { default : ::std::option::Option <
+    ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, enum_ : ::std::vec::Vec <
+    ::std::string::String > = "enum" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+);
+crate::rpc::open_struct!(
+    UrlElicitationRequiredError { error : UrlElicitationRequiredErrorObject = "error"
+    required, id : ::std::option::Option < RequestId > = "id" default, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    UrlElicitationRequiredErrorData { elicitations : ::std::vec::Vec <
+    ElicitRequestUrlParams > = "elicitations" required }
+);
+crate::rpc::open_struct!(
+    UrlElicitationRequiredErrorObject { code : URLElicitationRequiredCode = "code"
+    required, data : UrlElicitationRequiredErrorData = "data" required, message :
+    ::std::string::String = "message" required }
+);

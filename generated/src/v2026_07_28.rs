@@ -49,7 +49,7 @@ pub mod error {
     }
 }
 /// Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Annotations {
     /// Describes who the intended audience of this object or data is.
     ///
@@ -80,7 +80,7 @@ pub struct Annotations {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Audio provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct AudioContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -105,7 +105,7 @@ pub struct AudioContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Base interface for metadata with name (identifier) and title (display name) properties.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseMetadata {
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -122,7 +122,7 @@ pub struct BaseMetadata {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BaseNotification`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseNotification {
     /// The `method` member.
     pub method: ::std::string::String,
@@ -136,7 +136,7 @@ pub struct BaseNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BaseRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseRequest {
     /// The `method` member.
     pub method: ::std::string::String,
@@ -150,7 +150,7 @@ pub struct BaseRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common result fields.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BaseResult {
     /// The `_meta` member.
     #[serde(
@@ -173,7 +173,7 @@ pub struct BaseResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BlobResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BlobResourceContents {
     /// A base64-encoded string representing the binary data of the item.
     pub blob: ::std::string::String,
@@ -198,7 +198,7 @@ pub struct BlobResourceContents {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `BooleanSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BooleanSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -291,7 +291,7 @@ impl ::std::convert::TryFrom<::std::string::String> for CacheScope {
     }
 }
 /// A result that supports a time-to-live (TTL) hint for client-side caching.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CacheableResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -344,7 +344,7 @@ pub struct CacheableResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Used by the client to invoke a tool provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -359,7 +359,7 @@ pub struct CallToolRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `tools/call` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequestParams {
     /// Arguments to use for the tool call.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -394,7 +394,7 @@ pub struct CallToolRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`tools/call`](CallToolRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolResult {
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
@@ -447,7 +447,7 @@ pub struct CallToolResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`tools/call`](CallToolRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -466,7 +466,7 @@ pub struct CallToolResultResponse {
 /// The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 ///
 /// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -479,7 +479,7 @@ pub struct CancelledNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/cancelled` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotificationParams {
     /// The `_meta` member.
     #[serde(
@@ -501,7 +501,7 @@ pub struct CancelledNotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilities {
     /// The `elicitation` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -540,7 +540,7 @@ pub struct ClientCapabilities {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports elicitation from the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesElicitation {
     /// The `form` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -557,7 +557,7 @@ pub struct ClientCapabilitiesElicitation {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the client supports sampling from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientCapabilitiesSampling {
     /// Whether the client supports context inclusion via `includeContext` parameter.
     /// If not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
@@ -581,7 +581,7 @@ pub struct ClientCapabilitiesSampling {
 /// The request SHOULD still be in-flight, but due to communication latency, it is always possible that this notification MAY arrive after the request has already finished.
 ///
 /// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ClientNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -617,7 +617,7 @@ impl ::std::convert::From<BaseResult> for ClientResult {
     }
 }
 /// A request from the client to the server, to ask for completion options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -632,7 +632,7 @@ pub struct CompleteRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `completion/complete` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParams {
     /// The `argument` member.
     pub argument: CompleteRequestParamsArgument,
@@ -654,7 +654,7 @@ pub struct CompleteRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The argument's information
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsArgument {
     /// The name of the argument
     pub name: ::std::string::String,
@@ -665,7 +665,7 @@ pub struct CompleteRequestParamsArgument {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Additional, optional context for completions
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequestParamsContext {
     /// Previously-resolved variables in a URI template or prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -677,7 +677,7 @@ pub struct CompleteRequestParamsContext {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`completion/complete`](CompleteRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResult {
     /// The `completion` member.
     pub completion: CompleteResultCompletion,
@@ -702,7 +702,7 @@ pub struct CompleteResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `CompleteResultCompletion`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResultCompletion {
     /// Indicates whether there are additional completion options beyond those provided in the current response, even if the exact total is unknown.
     #[serde(
@@ -721,7 +721,7 @@ pub struct CompleteResultCompletion {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`completion/complete`](CompleteRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -734,7 +734,7 @@ pub struct CompleteResultResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
     /// The `method` member.
     pub method: SamplingCreateMessageMethod,
@@ -745,7 +745,7 @@ pub struct CreateMessageRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `sampling/createMessage` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequestParams {
     /// A request to include context from one or more MCP servers (including the caller), to be attached to the prompt.
     /// The client MAY ignore this request.
@@ -892,7 +892,7 @@ for CreateMessageRequestParamsIncludeContext {
 /// The result returned by the client for a [`sampling/createMessage`](CreateMessageRequest) request.
 /// The client should inform the user before returning the sampled message, to allow them
 /// to inspect the response (human in the loop) and decide whether to allow the server to see it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageResult {
     /// The `content` member.
     pub content: SamplingMessageContent,
@@ -974,7 +974,7 @@ impl ::std::fmt::Display for Cursor {
 /// protocol versions, capabilities, and other metadata. Servers **MUST**
 /// implement `server/discover`. Clients **MAY** call it but are not required
 /// to — version negotiation can also happen inline via per-request `_meta`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct DiscoverRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -989,7 +989,7 @@ pub struct DiscoverRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`server/discover`](DiscoverRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct DiscoverResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -1056,7 +1056,7 @@ pub struct DiscoverResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`server/discover`](DiscoverRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct DiscoverResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -1069,7 +1069,7 @@ pub struct DiscoverResultResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the server to elicit additional information from the user via the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
     /// The `method` member.
     pub method: ElicitationCreateMethod,
@@ -1080,7 +1080,7 @@ pub struct ElicitRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
     /// The message to present to the user describing what information is being requested.
     pub message: ::std::string::String,
@@ -1096,7 +1096,7 @@ pub struct ElicitRequestFormParams {
 }
 /// A restricted subset of JSON Schema.
 /// Only top-level properties are allowed, without nesting.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParamsRequestedSchema {
     /// The `properties` member.
     pub properties: ::std::collections::BTreeMap<
@@ -1121,7 +1121,7 @@ pub struct ElicitRequestFormParamsRequestedSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The parameters for a request to elicit information from the user via a URL in the client.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
     /// The message to present to the user explaining why the interaction is needed.
     pub message: ::std::string::String,
@@ -1134,7 +1134,7 @@ pub struct ElicitRequestUrlParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the client for an [`elicitation/create`](ElicitRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitResult {
     /// The user action in response to the elicitation.
     /// - `"accept"`: User submitted the form/confirmed the action
@@ -1229,7 +1229,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
 ///
 /// It is up to the client how best to render embedded resources for the benefit
 /// of the LLM and/or the user.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1274,7 +1274,7 @@ impl ::std::convert::From<BaseResult> for EmptyResult {
     }
 }
 /// `ErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ErrorObject {
     /// The error type that occurred.
     pub code: i64,
@@ -1288,7 +1288,7 @@ pub struct ErrorObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Used by the client to get a prompt provided by the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1303,7 +1303,7 @@ pub struct GetPromptRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `prompts/get` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequestParams {
     /// Arguments to use for templating the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1338,7 +1338,7 @@ pub struct GetPromptRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`prompts/get`](GetPromptRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
     /// An optional description for the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1366,7 +1366,7 @@ pub struct GetPromptResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`prompts/get`](GetPromptRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -1382,7 +1382,7 @@ pub struct GetPromptResultResponse {
 /// headers do not match the corresponding values in the request body, or
 /// because required headers are missing or malformed. For HTTP, the response
 /// status code MUST be `400 Bad Request`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct HeaderMismatchError {
     /// The `error` member.
     pub error: HeaderMismatchErrorObject,
@@ -1396,7 +1396,7 @@ pub struct HeaderMismatchError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `HeaderMismatchErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct HeaderMismatchErrorObject {
     /// The `code` member.
     pub code: HeaderMismatchCode,
@@ -1410,7 +1410,7 @@ pub struct HeaderMismatchErrorObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optionally-sized icon that can be displayed in a user interface.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Icon {
     /// Optional MIME type override if the source MIME type is missing or generic.
     /// For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
@@ -1516,7 +1516,7 @@ impl ::std::convert::TryFrom<::std::string::String> for IconTheme {
     }
 }
 /// Base interface to add `icons` property.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Icons {
     /// Optional set of sized icons that the client can display in a user interface.
     ///
@@ -1534,7 +1534,7 @@ pub struct Icons {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An image provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ImageContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1559,7 +1559,7 @@ pub struct ImageContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes the MCP implementation.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Implementation {
     /// An optional human-readable description of what this implementation does.
     ///
@@ -1637,7 +1637,7 @@ impl ::std::convert::From<
 /// before the request can be completed.
 ///
 /// At least one of `inputRequests` or `requestState` MUST be present.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InputRequiredResult {
     /// The `inputRequests` member.
     #[serde(
@@ -1674,7 +1674,7 @@ pub struct InputRequiredResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `InputResponseRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InputResponseRequestParams {
     /// The `inputResponses` member.
     #[serde(
@@ -1702,7 +1702,7 @@ pub struct InputResponseRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A JSON-RPC error indicating that an internal error occurred on the receiver. This error is returned when the receiver encounters an unexpected condition that prevents it from fulfilling the request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InternalError {
     /// The `code` member.
     pub code: InternalCode,
@@ -1725,7 +1725,7 @@ pub struct InternalError {
 /// - **Logging**: Invalid log level
 /// - **Elicitation**: Server requests an elicitation mode not declared in client capabilities
 /// - **Sampling**: Missing tool result or tool results mixed with other content
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InvalidParamsError {
     /// The `code` member.
     pub code: InvalidParamsCode,
@@ -1739,7 +1739,7 @@ pub struct InvalidParamsError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A JSON-RPC error indicating that the request is not a valid request object. This error is returned when the message structure does not conform to the JSON-RPC 2.0 specification requirements for a request (e.g., missing required fields like `jsonrpc` or `method`, or using invalid types for these fields).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InvalidRequestError {
     /// The `code` member.
     pub code: InvalidRequestCode,
@@ -1753,7 +1753,7 @@ pub struct InvalidRequestError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A response to a request that indicates an error occurred.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcErrorResponse {
     /// The `error` member.
     pub error: ErrorObject,
@@ -1767,7 +1767,7 @@ pub struct JsonRpcErrorResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A notification which does not expect a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -1783,7 +1783,7 @@ pub struct JsonRpcNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request that expects a response.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1801,7 +1801,7 @@ pub struct JsonRpcRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful (non-error) response to a request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct JsonRpcResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -1815,7 +1815,7 @@ pub struct JsonRpcResultResponse {
 }
 /// Use [`TitledSingleSelectEnumSchema`] instead.
 /// This interface will be removed in a future version.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LegacyTitledEnumSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -1845,7 +1845,7 @@ pub struct LegacyTitledEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of prompts and prompt templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1860,7 +1860,7 @@ pub struct ListPromptsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`prompts/list`](ListPromptsRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -1923,7 +1923,7 @@ pub struct ListPromptsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`prompts/list`](ListPromptsRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -1936,7 +1936,7 @@ pub struct ListPromptsResultResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of resource templates the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -1951,7 +1951,7 @@ pub struct ListResourceTemplatesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -2015,7 +2015,7 @@ pub struct ListResourceTemplatesResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`resources/templates/list`](ListResourceTemplatesRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -2028,7 +2028,7 @@ pub struct ListResourceTemplatesResultResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of resources the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2043,7 +2043,7 @@ pub struct ListResourcesRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`resources/list`](ListResourcesRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -2106,7 +2106,7 @@ pub struct ListResourcesResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`resources/list`](ListResourcesRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -2125,7 +2125,7 @@ pub struct ListResourcesResultResponse {
 ///
 /// This request is typically used when the server needs to understand the file system
 /// structure or access specific locations that the client has permission to read from.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
     /// The `method` member.
     pub method: RootsListMethod,
@@ -2137,7 +2137,7 @@ pub struct ListRootsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `ListRootsRequestParams`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -2153,7 +2153,7 @@ pub struct ListRootsRequestParams {
 /// The result returned by the client for a [`roots/list`](ListRootsRequest) request.
 /// This result contains an array of [`Root`] objects, each representing a root directory
 /// or file that the server can operate on.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsResult {
     /// The `roots` member.
     pub roots: ::std::vec::Vec<Root>,
@@ -2162,7 +2162,7 @@ pub struct ListRootsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to request a list of tools the server has.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2177,7 +2177,7 @@ pub struct ListToolsRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`tools/list`](ListToolsRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -2240,7 +2240,7 @@ pub struct ListToolsResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`tools/list`](ListToolsRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -2351,7 +2351,7 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
     }
 }
 /// JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2364,7 +2364,7 @@ pub struct LoggingMessageNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/message` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotificationParams {
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: ::serde_json::Value,
@@ -2430,7 +2430,7 @@ for MetaObject {
 /// In MCP, a server returns this error when a client invokes a method the server does not implement — either a genuinely unknown method, or one gated behind a server capability the server did not advertise (e.g., calling `prompts/list` when the `prompts` capability was not advertised).
 ///
 /// A request that requires a client capability the client did not declare is signalled instead by [`MissingRequiredClientCapabilityError`] (`-32021`).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct MethodNotFoundError {
     /// The `code` member.
     pub code: MethodNotFoundCode,
@@ -2446,7 +2446,7 @@ pub struct MethodNotFoundError {
 /// Returned when processing a request requires a capability the client did not
 /// declare in `clientCapabilities`. For HTTP, the response status code MUST be
 /// `400 Bad Request`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityError {
     /// The `error` member.
     pub error: MissingRequiredClientCapabilityErrorObject,
@@ -2460,7 +2460,7 @@ pub struct MissingRequiredClientCapabilityError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityErrorData {
     /// The capabilities the server requires from the client to process this request.
     #[serde(rename = "requiredCapabilities")]
@@ -2470,7 +2470,7 @@ pub struct MissingRequiredClientCapabilityErrorData {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `MissingRequiredClientCapabilityErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct MissingRequiredClientCapabilityErrorObject {
     /// The `code` member.
     pub code: MissingRequiredClientCapabilityCode,
@@ -2486,7 +2486,7 @@ pub struct MissingRequiredClientCapabilityErrorObject {
 ///
 /// Keys not declared here are currently left unspecified by the spec and are up
 /// to the client to interpret.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ModelHint {
     /// A hint for a model name.
     ///
@@ -2514,7 +2514,7 @@ pub struct ModelHint {
 /// These preferences are always advisory. The client MAY ignore them. It is also
 /// up to the client to decide how to interpret these preferences and how to
 /// balance them against other considerations.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ModelPreferences {
     /// How much to prioritize cost when selecting a model. A value of 0 means cost
     /// is not important, while a value of 1 means cost is the most important
@@ -2557,7 +2557,7 @@ pub struct ModelPreferences {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Extends [`MetaObject`] with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NotificationMetaObject {
     /// Identifies the subscription stream a notification was delivered on. The
     /// server MUST include this key on every notification delivered via a
@@ -2580,7 +2580,7 @@ pub struct NotificationMetaObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common params for any notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NotificationParams {
     /// The `_meta` member.
     #[serde(
@@ -2594,7 +2594,7 @@ pub struct NotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `NumberSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NumberSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2684,7 +2684,7 @@ impl ::std::convert::TryFrom<::std::string::String> for NumberSchemaType {
     }
 }
 /// `PaginatedRequest`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2699,7 +2699,7 @@ pub struct PaginatedRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common params for paginated requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedRequestParams {
     /// An opaque token representing the current pagination position.
     /// If provided, the server should return results starting after this cursor.
@@ -2717,7 +2717,7 @@ pub struct PaginatedRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `PaginatedResult`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PaginatedResult {
     /// The `_meta` member.
     #[serde(
@@ -2748,7 +2748,7 @@ pub struct PaginatedResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A JSON-RPC error indicating that invalid JSON was received by the server. This error is returned when the server cannot parse the JSON text of a message.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ParseError {
     /// The `code` member.
     pub code: ParseCode,
@@ -2762,7 +2762,7 @@ pub struct ParseError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2775,7 +2775,7 @@ pub struct ProgressNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a [`notifications/progress`](ProgressNotification) notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotificationParams {
     /// An optional message describing the current progress.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2822,7 +2822,7 @@ impl ::std::convert::From<i64> for ProgressToken {
     }
 }
 /// A prompt or prompt template that the server offers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Prompt {
     /// A list of arguments to use for templating the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2863,7 +2863,7 @@ pub struct Prompt {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes an argument that a prompt can accept.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptArgument {
     /// A human-readable description of the argument.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -2886,7 +2886,7 @@ pub struct PromptArgument {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -2903,7 +2903,7 @@ pub struct PromptListChangedNotification {
 ///
 /// This is similar to [`SamplingMessage`], but also supports the embedding of
 /// resources from the MCP server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptMessage {
     /// The `content` member.
     pub content: ContentBlock,
@@ -2914,7 +2914,7 @@ pub struct PromptMessage {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Identifies a prompt.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptReference {
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
@@ -2934,7 +2934,7 @@ pub struct PromptReference {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Sent from the client to the server, to read a specific resource URI.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -2949,7 +2949,7 @@ pub struct ReadResourceRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `resources/read` request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequestParams {
     /// The `inputResponses` member.
     #[serde(
@@ -2979,7 +2979,7 @@ pub struct ReadResourceRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result returned by the server for a [`resources/read`](ReadResourceRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceResult {
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
@@ -3034,7 +3034,7 @@ pub struct ReadResourceResult {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A successful response from the server for a [`resources/read`](ReadResourceRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -3069,7 +3069,7 @@ impl ::std::convert::From<i64> for RequestId {
     }
 }
 /// Extends [`MetaObject`] with additional request-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestMetaObject {
     /// The client's capabilities for this specific request. Required.
     ///
@@ -3126,7 +3126,7 @@ pub struct RequestMetaObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common params for any request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RequestParams {
     /// The `_meta` member.
     #[serde(
@@ -3140,7 +3140,7 @@ pub struct RequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A known resource that the server is capable of reading.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Resource {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3197,7 +3197,7 @@ pub struct Resource {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The contents of a specific resource or sub-resource.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceContents {
     /// The `_meta` member.
     #[serde(
@@ -3222,7 +3222,7 @@ pub struct ResourceContents {
 /// A resource that the server is capable of reading, included in a prompt or tool call result.
 ///
 /// Note: resource links returned by tools are not guaranteed to appear in the results of [`resources/list`](ListResourcesRequest) requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceLink {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3282,7 +3282,7 @@ pub struct ResourceLink {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3296,7 +3296,7 @@ pub struct ResourceListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Common params for resource-related requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -3312,7 +3312,7 @@ pub struct ResourceRequestParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A template description for resources available on the server.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceTemplate {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3365,7 +3365,7 @@ pub struct ResourceTemplate {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A reference to a resource or resource template definition.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceTemplateReference {
     /// The `type` member.
     #[serde(rename = "type")]
@@ -3377,7 +3377,7 @@ pub struct ResourceTemplateReference {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a [`subscriptions/listen`](SubscriptionsListenRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3390,7 +3390,7 @@ pub struct ResourceUpdatedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a `notifications/resources/updated` notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotificationParams {
     /// The `_meta` member.
     #[serde(
@@ -3406,7 +3406,7 @@ pub struct ResourceUpdatedNotificationParams {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Extends [`MetaObject`] with additional result-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResultMetaObject {
     /// Identifies the server software producing the response. Servers SHOULD
     /// include this field on every response unless specifically configured not
@@ -3495,7 +3495,7 @@ impl ::std::convert::TryFrom<::std::string::String> for Role {
     }
 }
 /// Represents a root directory or file that the server can operate on.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Root {
     /// The `_meta` member.
     #[serde(
@@ -3518,7 +3518,7 @@ pub struct Root {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Describes a message issued to or received from an LLM API.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SamplingMessage {
     /// The `content` member.
     pub content: SamplingMessageContent,
@@ -3536,7 +3536,7 @@ pub struct SamplingMessage {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3583,7 +3583,7 @@ pub struct ServerCapabilities {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any prompt templates.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesPrompts {
     /// Whether this server supports notifications for changes to the prompt list.
     #[serde(
@@ -3597,7 +3597,7 @@ pub struct ServerCapabilitiesPrompts {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any resources to read.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesResources {
     /// Whether this server supports notifications for changes to the resource list.
     #[serde(
@@ -3614,7 +3614,7 @@ pub struct ServerCapabilitiesResources {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Present if the server offers any tools to call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ServerCapabilitiesTools {
     /// Whether this server supports notifications for changes to the tool list.
     #[serde(
@@ -3628,7 +3628,7 @@ pub struct ServerCapabilitiesTools {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `StringSchema`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct StringSchema {
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3743,7 +3743,7 @@ impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
 ///
 /// Each notification type is **opt-in**; the server **MUST NOT** send
 /// notification types the client has not explicitly requested here.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionFilter {
     /// If true, receive [`notifications/prompts/list_changed`](PromptListChangedNotification).
     #[serde(
@@ -3790,7 +3790,7 @@ pub struct SubscriptionFilter {
 /// stdio, where every subscription shares one channel, this ordering is defined
 /// per subscription ID and not per channel: messages belonging to other
 /// subscriptions MAY be interleaved before it.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsAcknowledgedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -3803,7 +3803,7 @@ pub struct SubscriptionsAcknowledgedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a [`notifications/subscriptions/acknowledged`](SubscriptionsAcknowledgedNotification) notification.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsAcknowledgedNotificationParams {
     /// The `_meta` member.
     #[serde(
@@ -3824,7 +3824,7 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
 /// Sent from the client to open a long-lived channel for receiving notifications
 /// outside the context of a specific request. Replaces the previous HTTP GET
 /// endpoint and ensures consistent behavior between HTTP and STDIO.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequest {
     /// The `id` member.
     pub id: RequestId,
@@ -3839,7 +3839,7 @@ pub struct SubscriptionsListenRequest {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Parameters for a [`subscriptions/listen`](SubscriptionsListenRequest) request.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequestParams {
     /// The `_meta` member.
     #[serde(
@@ -3861,7 +3861,7 @@ pub struct SubscriptionsListenRequestParams {
 /// during server shutdown). Because the listen stream is long-lived, this result
 /// is sent only when the server tears the subscription down; an abrupt transport
 /// close carries no response. The result body is otherwise empty.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResult {
     /// The `_meta` member.
     #[serde(
@@ -3885,7 +3885,7 @@ pub struct SubscriptionsListenResult {
 }
 /// Extends [`ResultMetaObject`] with the subscription-stream identifier carried by a
 /// [`SubscriptionsListenResult`]. All key naming rules from `MetaObject` apply.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResultMetaObject {
     /// Identifies the server software producing the response. Servers SHOULD
     /// include this field on every response unless specifically configured not
@@ -3917,7 +3917,7 @@ pub struct SubscriptionsListenResultMetaObject {
 }
 /// A successful response from the server for a [`subscriptions/listen`](SubscriptionsListenRequest)
 /// request, sent when the server tears the subscription down gracefully.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenResultResponse {
     /// The `id` member.
     pub id: RequestId,
@@ -3930,7 +3930,7 @@ pub struct SubscriptionsListenResultResponse {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Text provided to or from an LLM.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextContent {
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -3952,7 +3952,7 @@ pub struct TextContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TextResourceContents`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextResourceContents {
     /// The `_meta` member.
     #[serde(
@@ -3977,7 +3977,7 @@ pub struct TextResourceContents {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for multiple-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -4012,7 +4012,7 @@ pub struct TitledMultiSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for array items with enum options and display labels.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchemaItems {
     /// Array of enum options with values and display labels.
     #[serde(rename = "anyOf")]
@@ -4022,7 +4022,7 @@ pub struct TitledMultiSelectEnumSchemaItems {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TitledMultiSelectEnumSchemaItemsAnyOfItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     /// The constant enum value.
     #[serde(rename = "const")]
@@ -4034,7 +4034,7 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for single-selection enumeration with display titles for each option.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -4056,7 +4056,7 @@ pub struct TitledSingleSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TitledSingleSelectEnumSchemaOneOfItem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchemaOneOfItem {
     /// The enum value.
     #[serde(rename = "const")]
@@ -4068,7 +4068,7 @@ pub struct TitledSingleSelectEnumSchemaOneOfItem {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Definition for a tool the client can call.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Tool {
     /// Optional additional tool information.
     ///
@@ -4148,7 +4148,7 @@ pub struct Tool {
 ///
 /// Clients should never make tool use decisions based on `ToolAnnotations`
 /// received from untrusted servers.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolAnnotations {
     /// If true, the tool may perform destructive updates to its environment.
     /// If false, the tool performs only additive updates.
@@ -4203,7 +4203,7 @@ pub struct ToolAnnotations {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Controls tool selection behavior for sampling requests.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolChoice {
     /// Controls the tool use ability of the model:
     /// - `"auto"`: Model decides whether to use tools (default)
@@ -4289,7 +4289,7 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
     }
 }
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `toolsListChanged` filter field.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
@@ -4303,7 +4303,7 @@ pub struct ToolListChangedNotification {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// The result of a tool use, provided by the user back to the assistant.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
     /// The unstructured result content of the tool use.
     ///
@@ -4351,7 +4351,7 @@ pub struct ToolResultContent {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A request from the assistant to call a tool.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
     /// A unique identifier for this tool use.
     ///
@@ -4380,7 +4380,7 @@ pub struct ToolUseContent {
 /// unsupported (e.g., a known experimental or draft version the server has
 /// chosen not to implement). For HTTP, the response status code MUST be
 /// `400 Bad Request`.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionError {
     /// The `error` member.
     pub error: UnsupportedProtocolVersionErrorObject,
@@ -4394,7 +4394,7 @@ pub struct UnsupportedProtocolVersionError {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Additional information about the error. The value of this member is defined by the sender (e.g. detailed error information, nested errors etc.).
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorData {
     /// The protocol version that was requested by the client.
     pub requested: ::std::string::String,
@@ -4406,7 +4406,7 @@ pub struct UnsupportedProtocolVersionErrorData {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `UnsupportedProtocolVersionErrorObject`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsupportedProtocolVersionErrorObject {
     /// The `code` member.
     pub code: UnsupportedProtocolVersionCode,
@@ -4419,7 +4419,7 @@ pub struct UnsupportedProtocolVersionErrorObject {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for multiple-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -4454,7 +4454,7 @@ pub struct UntitledMultiSelectEnumSchema {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for the array items.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchemaItems {
     /// Array of enum values to choose from.
     #[serde(rename = "enum")]
@@ -4467,7 +4467,7 @@ pub struct UntitledMultiSelectEnumSchemaItems {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// Schema for single-selection enumeration without display titles for options.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledSingleSelectEnumSchema {
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -9606,3 +9606,836 @@ impl UntitledSingleSelectEnumSchema {
         }
     }
 }
+crate::rpc::open_struct!(
+    Annotations { audience : ::std::option::Option < ::std::vec::Vec < Role > > =
+    "audience" default, last_modified : ::std::option::Option < ::std::string::String > =
+    "lastModified" default, priority : ::std::option::Option < f64 > = "priority" default
+    }
+);
+crate::rpc::open_struct!(
+    AudioContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
+    < MetaObject > = "_meta" default, mime_type : ::std::string::String = "mimeType"
+    required, type_ : AudioType = "type" required }
+);
+crate::rpc::open_struct!(
+    BaseMetadata { name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    BaseNotification { method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    BaseRequest { method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    BaseResult { meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    result_type : ResultType = "resultType" required }
+);
+crate::rpc::open_struct!(
+    BlobResourceContents { blob : ::std::string::String = "blob" required, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    BooleanSchema { default : ::std::option::Option < bool > = "default" default,
+    description : ::std::option::Option < ::std::string::String > = "description"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default,
+    type_ : BooleanType = "type" required }
+);
+crate::rpc::open_struct!(
+    CacheableResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
+    default, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    result_type : ResultType = "resultType" required, ttl_ms : ::std::option::Option <
+    u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    CallToolRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ToolsCallMethod = "method" required, params :
+    CallToolRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CallToolRequestParams { arguments : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "arguments" default, input_responses
+    : ::std::option::Option < InputResponses > = "inputResponses" default, meta :
+    ::std::option::Option < RequestMetaObject > = "_meta" default, name :
+    ::std::string::String = "name" required, request_state : ::std::option::Option <
+    ::std::string::String > = "requestState" default }
+);
+crate::rpc::open_struct!(
+    CallToolResult { content : ::std::vec::Vec < ContentBlock > = "content" required,
+    is_error : ::std::option::Option < bool > = "isError" default, meta :
+    ::std::option::Option < ResultMetaObject > = "_meta" default, result_type :
+    ResultType = "resultType" required, structured_content : ::std::option::Option <
+    ::serde_json::Value > = "structuredContent" default }
+);
+crate::rpc::open_struct!(
+    CallToolResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : CallToolOutcome = "result" required }
+);
+crate::rpc::open_struct!(
+    CancelledNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsCancelledMethod = "method" required, params :
+    CancelledNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CancelledNotificationParams { meta : ::std::option::Option < NotificationMetaObject >
+    = "_meta" default, reason : ::std::option::Option < ::std::string::String > =
+    "reason" default, request_id : RequestId = "requestId" required }
+);
+crate::rpc::open_struct!(
+    ClientCapabilities { elicitation : ::std::option::Option <
+    ClientCapabilitiesElicitation > = "elicitation" default, experimental :
+    ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > > = "experimental"
+    default, extensions : ::std::option::Option < ::std::collections::BTreeMap <
+    ::std::string::String, ::serde_json::Map < ::std::string::String, ::serde_json::Value
+    > > > = "extensions" default, roots : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "roots" default, sampling :
+    ::std::option::Option < ClientCapabilitiesSampling > = "sampling" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesElicitation { form : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "form" default, url :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "url" default }
+);
+crate::rpc::open_struct!(
+    ClientCapabilitiesSampling { context : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "context" default, tools :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "tools" default }
+);
+crate::rpc::open_struct!(
+    ClientNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsCancelledMethod = "method" required, params :
+    CancelledNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : CompletionCompleteMethod = "method" required, params :
+    CompleteRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParams { argument : CompleteRequestParamsArgument = "argument"
+    required, context : ::std::option::Option < CompleteRequestParamsContext > =
+    "context" default, meta : ::std::option::Option < RequestMetaObject > = "_meta"
+    default, ref_ : CompleteReference = "ref" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParamsArgument { name : ::std::string::String = "name" required, value
+    : ::std::string::String = "value" required }
+);
+crate::rpc::open_struct!(
+    CompleteRequestParamsContext { arguments : ::std::option::Option <
+    ::std::collections::BTreeMap < ::std::string::String, ::std::string::String > > =
+    "arguments" default }
+);
+crate::rpc::open_struct!(
+    CompleteResult { completion : CompleteResultCompletion = "completion" required, meta
+    : ::std::option::Option < ResultMetaObject > = "_meta" default, result_type :
+    ResultType = "resultType" required }
+);
+crate::rpc::open_struct!(
+    CompleteResultCompletion { has_more : ::std::option::Option < bool > = "hasMore"
+    default, total : ::std::option::Option < i64 > = "total" default, values :
+    ::std::vec::Vec < ::std::string::String > = "values" required }
+);
+crate::rpc::open_struct!(
+    CompleteResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : CompleteResult = "result" required }
+);
+crate::rpc::open_struct!(
+    CreateMessageRequest { method : SamplingCreateMessageMethod = "method" required,
+    params : CreateMessageRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    CreateMessageRequestParams { include_context : ::std::option::Option <
+    CreateMessageRequestParamsIncludeContext > = "includeContext" default, max_tokens :
+    i64 = "maxTokens" required, messages : ::std::vec::Vec < SamplingMessage > =
+    "messages" required, metadata : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "metadata" default,
+    model_preferences : ::std::option::Option < ModelPreferences > = "modelPreferences"
+    default, stop_sequences : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "stopSequences" default, system_prompt :
+    ::std::option::Option < ::std::string::String > = "systemPrompt" default, temperature
+    : ::std::option::Option < ::serde_json::Number > = "temperature" default, tool_choice
+    : ::std::option::Option < ToolChoice > = "toolChoice" default, tools :
+    ::std::option::Option < ::std::vec::Vec < Tool > > = "tools" default }
+);
+crate::rpc::open_struct!(
+    CreateMessageResult { content : SamplingMessageContent = "content" required, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, model : ::std::string::String
+    = "model" required, role : Role = "role" required, stop_reason :
+    ::std::option::Option < ::std::string::String > = "stopReason" default }
+);
+crate::rpc::open_struct!(
+    DiscoverRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ServerDiscoverMethod = "method" required, params :
+    RequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    DiscoverResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
+    default, capabilities : ServerCapabilities = "capabilities" required, instructions :
+    ::std::option::Option < ::std::string::String > = "instructions" default, meta :
+    ::std::option::Option < ResultMetaObject > = "_meta" default, result_type :
+    ResultType = "resultType" required, supported_versions : ::std::vec::Vec <
+    ::std::string::String > = "supportedVersions" required, ttl_ms :
+    ::std::option::Option < u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    DiscoverResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : DiscoverResult = "result" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequest { method : ElicitationCreateMethod = "method" required, params :
+    ElicitRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestFormParams { message : ::std::string::String = "message" required, mode
+    : ::std::option::Option < FormMode > = "mode" default, requested_schema :
+    ElicitRequestFormParamsRequestedSchema = "requestedSchema" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestFormParamsRequestedSchema { properties : ::std::collections::BTreeMap <
+    ::std::string::String, PrimitiveSchemaDefinition > = "properties" required, required
+    : ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "required"
+    default, schema : ::std::option::Option < ::std::string::String > = "$schema"
+    default, type_ : ObjectType = "type" required }
+);
+crate::rpc::open_struct!(
+    ElicitRequestUrlParams { message : ::std::string::String = "message" required, mode :
+    UrlMode = "mode" required, url : ::std::string::String = "url" required }
+);
+crate::rpc::open_struct!(
+    ElicitResult { action : ElicitResultAction = "action" required, content :
+    ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ElicitValue > > = "content" default }
+);
+crate::rpc::open_struct!(
+    EmbeddedResource { annotations : ::std::option::Option < Annotations > =
+    "annotations" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
+    resource : AnyResourceContents = "resource" required, type_ : ResourceType = "type"
+    required }
+);
+crate::rpc::open_struct!(
+    ErrorObject { code : i64 = "code" required, data : ::std::option::Option <
+    ::serde_json::Value > = "data" default, message : ::std::string::String = "message"
+    required }
+);
+crate::rpc::open_struct!(
+    GetPromptRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : PromptsGetMethod = "method" required, params :
+    GetPromptRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    GetPromptRequestParams { arguments : ::std::option::Option <
+    ::std::collections::BTreeMap < ::std::string::String, ::std::string::String > > =
+    "arguments" default, input_responses : ::std::option::Option < InputResponses > =
+    "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
+    "_meta" default, name : ::std::string::String = "name" required, request_state :
+    ::std::option::Option < ::std::string::String > = "requestState" default }
+);
+crate::rpc::open_struct!(
+    GetPromptResult { description : ::std::option::Option < ::std::string::String > =
+    "description" default, messages : ::std::vec::Vec < PromptMessage > = "messages"
+    required, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    result_type : ResultType = "resultType" required }
+);
+crate::rpc::open_struct!(
+    GetPromptResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : GetPromptOutcome = "result" required }
+);
+crate::rpc::open_struct!(
+    HeaderMismatchError { error : HeaderMismatchErrorObject = "error" required, id :
+    ::std::option::Option < RequestId > = "id" default, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    HeaderMismatchErrorObject { code : HeaderMismatchCode = "code" required, data :
+    ::std::option::Option < ::serde_json::Value > = "data" default, message :
+    ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    Icon { mime_type : ::std::option::Option < ::std::string::String > = "mimeType"
+    default, sizes : ::std::option::Option < ::std::vec::Vec < ::std::string::String > >
+    = "sizes" default, src : ::std::string::String = "src" required, theme :
+    ::std::option::Option < IconTheme > = "theme" default }
+);
+crate::rpc::open_struct!(
+    Icons { icons : ::std::option::Option < ::std::vec::Vec < Icon > > = "icons" default
+    }
+);
+crate::rpc::open_struct!(
+    ImageContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
+    < MetaObject > = "_meta" default, mime_type : ::std::string::String = "mimeType"
+    required, type_ : ImageType = "type" required }
+);
+crate::rpc::open_struct!(
+    Implementation { description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, version :
+    ::std::string::String = "version" required, website_url : ::std::option::Option <
+    ::std::string::String > = "websiteUrl" default }
+);
+crate::rpc::open_struct!(
+    InputRequiredResult { input_requests : ::std::option::Option < InputRequests > =
+    "inputRequests" default, meta : ::std::option::Option < ResultMetaObject > = "_meta"
+    default, request_state : ::std::option::Option < ::std::string::String > =
+    "requestState" default, result_type : ResultType = "resultType" required }
+);
+crate::rpc::open_struct!(
+    InputResponseRequestParams { input_responses : ::std::option::Option < InputResponses
+    > = "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
+    "_meta" default, request_state : ::std::option::Option < ::std::string::String > =
+    "requestState" default }
+);
+crate::rpc::open_struct!(
+    InternalError { code : InternalCode = "code" required, data : ::std::option::Option <
+    ::serde_json::Value > = "data" default, message : ::std::string::String = "message"
+    required }
+);
+crate::rpc::open_struct!(
+    InvalidParamsError { code : InvalidParamsCode = "code" required, data :
+    ::std::option::Option < ::serde_json::Value > = "data" default, message :
+    ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    InvalidRequestError { code : InvalidRequestCode = "code" required, data :
+    ::std::option::Option < ::serde_json::Value > = "data" default, message :
+    ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    JsonRpcErrorResponse { error : ErrorObject = "error" required, id :
+    ::std::option::Option < RequestId > = "id" default, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    JsonRpcNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    ::std::string::String = "method" required, params : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "params" default
+    }
+);
+crate::rpc::open_struct!(
+    JsonRpcRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : ::std::string::String = "method" required, params :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "params" default }
+);
+crate::rpc::open_struct!(
+    JsonRpcResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : BaseResult = "result" required }
+);
+crate::rpc::open_struct!(
+    LegacyTitledEnumSchema { default : ::std::option::Option < ::std::string::String > =
+    "default" default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, enum_ : ::std::vec::Vec < ::std::string::String > = "enum"
+    required, enum_names : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "enumNames" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+);
+crate::rpc::open_struct!(
+    ListPromptsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : PromptsListMethod = "method" required, params :
+    PaginatedRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ListPromptsResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
+    default, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    next_cursor : ::std::option::Option < ::std::string::String > = "nextCursor" default,
+    prompts : ::std::vec::Vec < Prompt > = "prompts" required, result_type : ResultType =
+    "resultType" required, ttl_ms : ::std::option::Option < u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    ListPromptsResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion
+    = "jsonrpc" required, result : ListPromptsResult = "result" required }
+);
+crate::rpc::open_struct!(
+    ListResourceTemplatesRequest { id : RequestId = "id" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, method : ResourcesTemplatesListMethod = "method"
+    required, params : PaginatedRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ListResourceTemplatesResult { cache_scope : ::std::option::Option < CacheScope > =
+    "cacheScope" default, meta : ::std::option::Option < ResultMetaObject > = "_meta"
+    default, next_cursor : ::std::option::Option < ::std::string::String > = "nextCursor"
+    default, resource_templates : ::std::vec::Vec < ResourceTemplate > =
+    "resourceTemplates" required, result_type : ResultType = "resultType" required,
+    ttl_ms : ::std::option::Option < u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    ListResourceTemplatesResultResponse { id : RequestId = "id" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, result : ListResourceTemplatesResult = "result"
+    required }
+);
+crate::rpc::open_struct!(
+    ListResourcesRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesListMethod = "method" required, params :
+    PaginatedRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ListResourcesResult { cache_scope : ::std::option::Option < CacheScope > =
+    "cacheScope" default, meta : ::std::option::Option < ResultMetaObject > = "_meta"
+    default, next_cursor : ::std::option::Option < ::std::string::String > = "nextCursor"
+    default, resources : ::std::vec::Vec < Resource > = "resources" required, result_type
+    : ResultType = "resultType" required, ttl_ms : ::std::option::Option < u64 > =
+    "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    ListResourcesResultResponse { id : RequestId = "id" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, result : ListResourcesResult = "result" required
+    }
+);
+crate::rpc::open_struct!(
+    ListRootsRequest { method : RootsListMethod = "method" required, params :
+    ::std::option::Option < ListRootsRequestParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ListRootsRequestParams { meta : ::std::option::Option < MetaObject > = "_meta"
+    default }
+);
+crate::rpc::open_struct!(
+    ListRootsResult { roots : ::std::vec::Vec < Root > = "roots" required }
+);
+crate::rpc::open_struct!(
+    ListToolsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ToolsListMethod = "method" required, params :
+    PaginatedRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ListToolsResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
+    default, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    next_cursor : ::std::option::Option < ::std::string::String > = "nextCursor" default,
+    result_type : ResultType = "resultType" required, tools : ::std::vec::Vec < Tool > =
+    "tools" required, ttl_ms : ::std::option::Option < u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    ListToolsResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, result : ListToolsResult = "result" required }
+);
+crate::rpc::open_struct!(
+    LoggingMessageNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsMessageMethod = "method" required, params :
+    LoggingMessageNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    LoggingMessageNotificationParams { data : ::serde_json::Value = "data" required,
+    level : LoggingLevel = "level" required, logger : ::std::option::Option <
+    ::std::string::String > = "logger" default, meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default }
+);
+crate::rpc::open_struct!(
+    MethodNotFoundError { code : MethodNotFoundCode = "code" required, data :
+    ::std::option::Option < ::serde_json::Value > = "data" default, message :
+    ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    MissingRequiredClientCapabilityError { error :
+    MissingRequiredClientCapabilityErrorObject = "error" required, id :
+    ::std::option::Option < RequestId > = "id" default, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    MissingRequiredClientCapabilityErrorData { required_capabilities : ClientCapabilities
+    = "requiredCapabilities" required }
+);
+crate::rpc::open_struct!(
+    MissingRequiredClientCapabilityErrorObject { code :
+    MissingRequiredClientCapabilityCode = "code" required, data :
+    MissingRequiredClientCapabilityErrorData = "data" required, message :
+    ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    ModelHint { name : ::std::option::Option < ::std::string::String > = "name" default }
+);
+crate::rpc::open_struct!(
+    ModelPreferences { cost_priority : ::std::option::Option < f64 > = "costPriority"
+    default, hints : ::std::option::Option < ::std::vec::Vec < ModelHint > > = "hints"
+    default, intelligence_priority : ::std::option::Option < f64 > =
+    "intelligencePriority" default, speed_priority : ::std::option::Option < f64 > =
+    "speedPriority" default }
+);
+crate::rpc::open_struct!(
+    NotificationMetaObject { subscription_id : ::std::option::Option < RequestId > =
+    "io.modelcontextprotocol/subscriptionId" default }
+);
+crate::rpc::open_struct!(
+    NotificationParams { meta : ::std::option::Option < NotificationMetaObject > =
+    "_meta" default }
+);
+crate::rpc::open_struct!(
+    NumberSchema { default : ::std::option::Option < ::serde_json::Number > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, maximum : ::std::option::Option < ::serde_json::Number > =
+    "maximum" default, minimum : ::std::option::Option < ::serde_json::Number > =
+    "minimum" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, type_ : NumberSchemaType = "type" required }
+);
+crate::rpc::open_struct!(
+    PaginatedRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ::std::string::String = "method" required, params :
+    PaginatedRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    PaginatedRequestParams { cursor : ::std::option::Option < ::std::string::String > =
+    "cursor" default, meta : ::std::option::Option < RequestMetaObject > = "_meta"
+    default }
+);
+crate::rpc::open_struct!(
+    PaginatedResult { meta : ::std::option::Option < ResultMetaObject > = "_meta"
+    default, next_cursor : ::std::option::Option < ::std::string::String > = "nextCursor"
+    default, result_type : ResultType = "resultType" required }
+);
+crate::rpc::open_struct!(
+    ParseError { code : ParseCode = "code" required, data : ::std::option::Option <
+    ::serde_json::Value > = "data" default, message : ::std::string::String = "message"
+    required }
+);
+crate::rpc::open_struct!(
+    ProgressNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsProgressMethod = "method" required, params : ProgressNotificationParams
+    = "params" required }
+);
+crate::rpc::open_struct!(
+    ProgressNotificationParams { message : ::std::option::Option < ::std::string::String
+    > = "message" default, meta : ::std::option::Option < NotificationMetaObject > =
+    "_meta" default, progress : ::serde_json::Number = "progress" required,
+    progress_token : ProgressToken = "progressToken" required, total :
+    ::std::option::Option < ::serde_json::Number > = "total" default }
+);
+crate::rpc::open_struct!(
+    Prompt { arguments : ::std::option::Option < ::std::vec::Vec < PromptArgument > > =
+    "arguments" default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < MetaObject > = "_meta" default, name
+    : ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    PromptArgument { description : ::std::option::Option < ::std::string::String > =
+    "description" default, name : ::std::string::String = "name" required, required :
+    ::std::option::Option < bool > = "required" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    PromptListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
+    : NotificationsPromptsListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    PromptMessage { content : ContentBlock = "content" required, role : Role = "role"
+    required }
+);
+crate::rpc::open_struct!(
+    PromptReference { name : ::std::string::String = "name" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ :
+    RefPromptType = "type" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
+    "jsonrpc" required, method : ResourcesReadMethod = "method" required, params :
+    ReadResourceRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceRequestParams { input_responses : ::std::option::Option < InputResponses
+    > = "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
+    "_meta" default, request_state : ::std::option::Option < ::std::string::String > =
+    "requestState" default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ReadResourceResult { cache_scope : ::std::option::Option < CacheScope > =
+    "cacheScope" default, contents : ::std::vec::Vec < AnyResourceContents > = "contents"
+    required, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
+    result_type : ResultType = "resultType" required, ttl_ms : ::std::option::Option <
+    u64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    ReadResourceResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion
+    = "jsonrpc" required, result : ReadResourceOutcome = "result" required }
+);
+crate::rpc::open_struct!(
+    RequestMetaObject { client_capabilities : ClientCapabilities =
+    "io.modelcontextprotocol/clientCapabilities" required, client_info :
+    ::std::option::Option < Implementation > = "io.modelcontextprotocol/clientInfo"
+    default, log_level : ::std::option::Option < LoggingLevel > =
+    "io.modelcontextprotocol/logLevel" default, protocol_version : ::std::string::String
+    = "io.modelcontextprotocol/protocolVersion" required, progress_token :
+    ::std::option::Option < ProgressToken > = "progressToken" default }
+);
+crate::rpc::open_struct!(
+    RequestParams { meta : ::std::option::Option < RequestMetaObject > = "_meta" default
+    }
+);
+crate::rpc::open_struct!(
+    Resource { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
+    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default,
+    name : ::std::string::String = "name" required, size : ::std::option::Option < i64 >
+    = "size" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceContents { meta : ::std::option::Option < MetaObject > = "_meta" default,
+    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default, uri
+    : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceLink { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
+    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default,
+    name : ::std::string::String = "name" required, size : ::std::option::Option < i64 >
+    = "size" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, type_ : ResourceLinkType = "type" required, uri : ::std::string::String =
+    "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
+    method : NotificationsResourcesListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ResourceRequestParams { meta : ::std::option::Option < RequestMetaObject > = "_meta"
+    default, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceTemplate { annotations : ::std::option::Option < Annotations > =
+    "annotations" default, description : ::std::option::Option < ::std::string::String >
+    = "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
+    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default,
+    name : ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default, uri_template : ::std::string::String =
+    "uriTemplate" required }
+);
+crate::rpc::open_struct!(
+    ResourceTemplateReference { type_ : RefResourceType = "type" required, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    ResourceUpdatedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsResourcesUpdatedMethod = "method" required, params :
+    ResourceUpdatedNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    ResourceUpdatedNotificationParams { meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, uri : ::std::string::String = "uri"
+    required }
+);
+crate::rpc::open_struct!(
+    ResultMetaObject { server_info : ::std::option::Option < Implementation > =
+    "io.modelcontextprotocol/serverInfo" default }
+);
+crate::rpc::open_struct!(
+    Root { meta : ::std::option::Option < MetaObject > = "_meta" default, name :
+    ::std::option::Option < ::std::string::String > = "name" default, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    SamplingMessage { content : SamplingMessageContent = "content" required, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, role : Role = "role" required
+    }
+);
+crate::rpc::open_struct!(
+    ServerCapabilities { completions : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "completions" default, experimental
+    : ::std::option::Option < ::std::collections::BTreeMap < ::std::string::String,
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > > = "experimental"
+    default, extensions : ::std::option::Option < ::std::collections::BTreeMap <
+    ::std::string::String, ::serde_json::Map < ::std::string::String, ::serde_json::Value
+    > > > = "extensions" default, logging : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "logging" default, prompts :
+    ::std::option::Option < ServerCapabilitiesPrompts > = "prompts" default, resources :
+    ::std::option::Option < ServerCapabilitiesResources > = "resources" default, tools :
+    ::std::option::Option < ServerCapabilitiesTools > = "tools" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesPrompts { list_changed : ::std::option::Option < bool > =
+    "listChanged" default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesResources { list_changed : ::std::option::Option < bool > =
+    "listChanged" default, subscribe : ::std::option::Option < bool > = "subscribe"
+    default }
+);
+crate::rpc::open_struct!(
+    ServerCapabilitiesTools { list_changed : ::std::option::Option < bool > =
+    "listChanged" default }
+);
+crate::rpc::open_struct!(
+    StringSchema { default : ::std::option::Option < ::std::string::String > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, format : ::std::option::Option < StringSchemaFormat > =
+    "format" default, max_length : ::std::option::Option < i64 > = "maxLength" default,
+    min_length : ::std::option::Option < i64 > = "minLength" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
+    = "type" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionFilter { prompts_list_changed : ::std::option::Option < bool > =
+    "promptsListChanged" default, resource_subscriptions : ::std::option::Option <
+    ::std::vec::Vec < ::std::string::String > > = "resourceSubscriptions" default,
+    resources_list_changed : ::std::option::Option < bool > = "resourcesListChanged"
+    default, tools_list_changed : ::std::option::Option < bool > = "toolsListChanged"
+    default }
+);
+crate::rpc::open_struct!(
+    SubscriptionsAcknowledgedNotification { jsonrpc : JsonRpcVersion = "jsonrpc"
+    required, method : NotificationsSubscriptionsAcknowledgedMethod = "method" required,
+    params : SubscriptionsAcknowledgedNotificationParams = "params" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsAcknowledgedNotificationParams { meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, notifications : SubscriptionFilter =
+    "notifications" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsListenRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion
+    = "jsonrpc" required, method : SubscriptionsListenMethod = "method" required, params
+    : SubscriptionsListenRequestParams = "params" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsListenRequestParams { meta : ::std::option::Option < RequestMetaObject >
+    = "_meta" default, notifications : SubscriptionFilter = "notifications" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsListenResult { meta : ::std::option::Option <
+    SubscriptionsListenResultMetaObject > = "_meta" default, result_type : ResultType =
+    "resultType" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsListenResultMetaObject { server_info : ::std::option::Option <
+    Implementation > = "io.modelcontextprotocol/serverInfo" default, subscription_id :
+    RequestId = "io.modelcontextprotocol/subscriptionId" required }
+);
+crate::rpc::open_struct!(
+    SubscriptionsListenResultResponse { id : RequestId = "id" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, result : SubscriptionsListenResult = "result"
+    required }
+);
+crate::rpc::open_struct!(
+    TextContent { annotations : ::std::option::Option < Annotations > = "annotations"
+    default, meta : ::std::option::Option < MetaObject > = "_meta" default, text :
+    ::std::string::String = "text" required, type_ : TextType = "type" required }
+);
+crate::rpc::open_struct!(
+    TextResourceContents { meta : ::std::option::Option < MetaObject > = "_meta" default,
+    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default,
+    text : ::std::string::String = "text" required, uri : ::std::string::String = "uri"
+    required }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, items :
+    TitledMultiSelectEnumSchemaItems = "items" required, max_items :
+    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
+    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
+    = "title" default, type_ : ArrayType = "type" required }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchemaItems { any_of : ::std::vec::Vec <
+    TitledMultiSelectEnumSchemaItemsAnyOfItem > = "anyOf" required }
+);
+crate::rpc::open_struct!(
+    TitledMultiSelectEnumSchemaItemsAnyOfItem { const_ : ::std::string::String = "const"
+    required, title : ::std::string::String = "title" required }
+);
+crate::rpc::open_struct!(
+    TitledSingleSelectEnumSchema { default : ::std::option::Option <
+    ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, one_of : ::std::vec::Vec <
+    TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
+    = "type" required }
+);
+crate::rpc::open_struct!(
+    TitledSingleSelectEnumSchemaOneOfItem { const_ : ::std::string::String = "const"
+    required, title : ::std::string::String = "title" required }
+);
+crate::rpc::open_struct!(
+    Tool { annotations : ::std::option::Option < ToolAnnotations > = "annotations"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
+    "icons" default, input_schema : ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > = "inputSchema" required, meta : ::std::option::Option <
+    MetaObject > = "_meta" default, name : ::std::string::String = "name" required,
+    output_schema : ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "outputSchema" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
+);
+crate::rpc::open_struct!(
+    ToolAnnotations { destructive_hint : ::std::option::Option < bool > =
+    "destructiveHint" default, idempotent_hint : ::std::option::Option < bool > =
+    "idempotentHint" default, open_world_hint : ::std::option::Option < bool > =
+    "openWorldHint" default, read_only_hint : ::std::option::Option < bool > =
+    "readOnlyHint" default, title : ::std::option::Option < ::std::string::String > =
+    "title" default }
+);
+crate::rpc::open_struct!(
+    ToolChoice { mode : ::std::option::Option < ToolChoiceMode > = "mode" default }
+);
+crate::rpc::open_struct!(
+    ToolListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
+    NotificationsToolsListChangedMethod = "method" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
+);
+crate::rpc::open_struct!(
+    ToolResultContent { content : ::std::vec::Vec < ContentBlock > = "content" required,
+    is_error : ::std::option::Option < bool > = "isError" default, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, structured_content :
+    ::std::option::Option < ::serde_json::Value > = "structuredContent" default,
+    tool_use_id : ::std::string::String = "toolUseId" required, type_ : ToolResultType =
+    "type" required }
+);
+crate::rpc::open_struct!(
+    ToolUseContent { id : ::std::string::String = "id" required, input :
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "input" required,
+    meta : ::std::option::Option < MetaObject > = "_meta" default, name :
+    ::std::string::String = "name" required, type_ : ToolUseType = "type" required }
+);
+crate::rpc::open_struct!(
+    UnsupportedProtocolVersionError { error : UnsupportedProtocolVersionErrorObject =
+    "error" required, id : ::std::option::Option < RequestId > = "id" default, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required }
+);
+crate::rpc::open_struct!(
+    UnsupportedProtocolVersionErrorData { requested : ::std::string::String = "requested"
+    required, supported : ::std::vec::Vec < ::std::string::String > = "supported"
+    required }
+);
+crate::rpc::open_struct!(
+    UnsupportedProtocolVersionErrorObject { code : UnsupportedProtocolVersionCode =
+    "code" required, data : UnsupportedProtocolVersionErrorData = "data" required,
+    message : ::std::string::String = "message" required }
+);
+crate::rpc::open_struct!(
+    UntitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, items :
+    UntitledMultiSelectEnumSchemaItems = "items" required, max_items :
+    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
+    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
+    = "title" default, type_ : ArrayType = "type" required }
+);
+crate::rpc::open_struct!(
+    UntitledMultiSelectEnumSchemaItems { enum_ : ::std::vec::Vec < ::std::string::String
+    > = "enum" required, type_ : StringType = "type" required }
+);
+crate::rpc::open_struct!(
+    UntitledSingleSelectEnumSchema { default : ::std::option::Option <
+    ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, enum_ : ::std::vec::Vec <
+    ::std::string::String > = "enum" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+);

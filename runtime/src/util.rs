@@ -117,8 +117,9 @@ pub(crate) fn json_members<'a, const N: usize>(
             mut map: A,
         ) -> Result<Self::Value, A::Error> {
             let mut found = [None; N];
-            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                match self.0.iter().position(|k| *k == key) {
+            // Names borrowed from the text: no allocation per member.
+            while let Some(key) = map.next_key::<crate::types::rpc::MemberName<'de>>()? {
+                match self.0.iter().position(|k| *k == key.as_str()) {
                     Some(i) => found[i] = Some(map.next_value::<&'de RawValue>()?),
                     None => {
                         map.next_value::<serde::de::IgnoredAny>()?;

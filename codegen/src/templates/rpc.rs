@@ -59,6 +59,105 @@ pub trait Request: 'static {
     }
 }
 
+/// Implements `Deserialize` for an open struct (one keeping unknown members in its
+/// `extra` map) without serde's `flatten`, which would buffer every member into an owned
+/// tree first: each member is read once, straight from the input, the unknown ones into
+/// `extra`. A `default` member that is absent takes its default; a `required` one is an
+/// error; a repeated one is an error, as with a derived `Deserialize`.
+macro_rules! open_struct {
+    ($name:ident { $($field:ident: $ty:ty = $wire:literal $mode:ident),* $(,)? }) => {
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::std::result::Result<Self, D::Error> {
+                struct Members;
+                impl<'de> ::serde::de::Visitor<'de> for Members {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("struct ", stringify!($name)))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> ::std::result::Result<$name, A::Error> {
+                        $(let mut $field: ::std::option::Option<$ty> = ::std::option::Option::None;)*
+                        let mut extra = ::serde_json::Map::new();
+                        while let ::std::option::Option::Some(key) =
+                            map.next_key::<$crate::rpc::MemberName<'de>>()?
+                        {
+                            match key.as_str() {
+                                $($wire => {
+                                    if $field.is_some() {
+                                        return ::std::result::Result::Err(
+                                            <A::Error as ::serde::de::Error>::duplicate_field($wire),
+                                        );
+                                    }
+                                    $field = ::std::option::Option::Some(map.next_value()?);
+                                })*
+                                _ => {
+                                    extra.insert(key.into_string(), map.next_value()?);
+                                }
+                            }
+                        }
+                        ::std::result::Result::Ok($name {
+                            $($field: $crate::rpc::open_struct!(@finish $mode, $field, $wire, A),)*
+                            extra,
+                        })
+                    }
+                }
+                deserializer.deserialize_map(Members)
+            }
+        }
+    };
+    (@finish default, $slot:ident, $wire:literal, $A:ident) => {
+        $slot.unwrap_or_default()
+    };
+    (@finish required, $slot:ident, $wire:literal, $A:ident) => {
+        $slot.ok_or_else(|| <$A::Error as ::serde::de::Error>::missing_field($wire))?
+    };
+}
+pub(crate) use open_struct;
+
+/// A member name as an open struct's generated `Deserialize` reads it: borrowed from
+/// the input when the input allows (no escapes), owned otherwise.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct MemberName<'de>(Cow<'de, str>);
+
+impl MemberName<'_> {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name, owned.
+    pub fn into_string(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl<'de> Deserialize<'de> for MemberName<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl<'de> serde::de::Visitor<'de> for Name {
+            type Value = MemberName<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(MemberName(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MemberName(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(MemberName(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Name)
+    }
+}
+
 /// `value` as a JSON object: borrowed when it is a `serde_json::Map` already, written
 /// into one otherwise (an object of strings, say); an empty object for a value that is
 /// not an object.

@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// A problem whose code is pinned.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NotFound {
     /// The `code` member.
     pub code: NotFoundCode,
@@ -59,7 +59,7 @@ pub struct NotFound {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `Problem`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Problem {
     /// The `code` member.
     pub code: i64,
@@ -149,3 +149,11 @@ impl Problem {
         }
     }
 }
+crate::rpc::open_struct!(
+    NotFound { code : NotFoundCode = "code" required, message : ::std::string::String =
+    "message" required, uri : ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    Problem { code : i64 = "code" required, message : ::std::string::String = "message"
+    required }
+);

@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// `BlobBody`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BlobBody {
     /// The `blob` member.
     pub blob: ::std::string::String,
@@ -57,7 +57,7 @@ pub struct BlobBody {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// `TextBody`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextBody {
     /// The `text` member.
     pub text: ::std::string::String,
@@ -194,3 +194,11 @@ impl TextBody {
         }
     }
 }
+crate::rpc::open_struct!(
+    BlobBody { blob : ::std::string::String = "blob" required, uri :
+    ::std::string::String = "uri" required }
+);
+crate::rpc::open_struct!(
+    TextBody { text : ::std::string::String = "text" required, uri :
+    ::std::string::String = "uri" required }
+);

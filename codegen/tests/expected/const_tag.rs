@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// A circle.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Circle {
     /// The radius.
     pub radius: ::serde_json::Number,
@@ -58,7 +58,7 @@ pub struct Circle {
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
 }
 /// A square.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Square {
     /// The `side` member.
     pub side: i64,
@@ -203,3 +203,10 @@ impl Square {
         }
     }
 }
+crate::rpc::open_struct!(
+    Circle { radius : ::serde_json::Number = "radius" required, type_ : CircleType =
+    "type" required }
+);
+crate::rpc::open_struct!(
+    Square { side : i64 = "side" required, type_ : SquareType = "type" required }
+);

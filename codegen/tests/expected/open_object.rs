@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// Named members are typed; the rest are kept.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Item {
     /// The `labels` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -158,3 +158,10 @@ impl Item {
         }
     }
 }
+crate::rpc::open_struct!(
+    Item { labels : ::std::option::Option < ::std::collections::BTreeMap <
+    ::std::string::String, ::std::string::String > > = "labels" default, meta :
+    ::std::option::Option < Meta > = "_meta" default, name : ::std::string::String =
+    "name" required, tags : ::std::option::Option < ::std::vec::Vec <
+    ::std::string::String > > = "tags" default }
+);

@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// A tree node.
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Node {
     /// The `children` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -120,3 +120,8 @@ impl Node {
         }
     }
 }
+crate::rpc::open_struct!(
+    Node { children : ::std::option::Option < ::std::vec::Vec < Node > > = "children"
+    default, label : ::std::string::String = "label" required, parent :
+    ::std::option::Option < ::std::boxed::Box < Node > > = "parent" default }
+);

@@ -46,7 +46,7 @@ pub mod error {
     }
 }
 /// `Holder`
-#[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+#[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Holder {
     /// The `token` member.
     pub token: Token,
@@ -135,3 +135,4 @@ impl Holder {
         }
     }
 }
+crate::rpc::open_struct!(Holder { token : Token = "token" required });

@@ -323,3 +323,36 @@ fn json_values_accept_null_and_floats() {
     let typed: v::LoggingMessageNotification = decode(logged.clone()).unwrap();
     assert_eq!(serde_json::to_value(&typed).unwrap(), logged);
 }
+
+/// Open structs read their members one by one (no `flatten` buffering): from text and
+/// from a tree alike, unknown members kept in order, absent optional members empty,
+/// a missing required member and a repeated one refused, as a derived reader would.
+#[test]
+fn open_structs_read_like_derived_ones_from_text_and_from_a_tree() {
+    let text = r#"{"z-unknown":1,"name":"provision","arguments":{"b":2,"a":1},"requestState":null,"x\u002descaped":[true]}"#;
+    let from_text: v::CallToolRequestParams = serde_json::from_str(text).unwrap();
+    let from_tree: v::CallToolRequestParams =
+        decode(serde_json::from_str::<Value>(text).unwrap()).unwrap();
+    assert_eq!(from_text, from_tree);
+    assert_eq!(from_text.name, "provision");
+    assert_eq!(from_text.request_state, None);
+    assert!(from_text.meta.is_none());
+    let unknown: Vec<&str> = from_text.extra.keys().map(String::as_str).collect();
+    assert_eq!(unknown, ["z-unknown", "x-escaped"]);
+
+    let missing = serde_json::from_str::<v::CallToolRequestParams>(r#"{"arguments":{}}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("missing field `name`"), "{missing}");
+    let repeated = serde_json::from_str::<v::CallToolRequestParams>(r#"{"name":"a","name":"b"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(repeated.contains("duplicate field `name`"), "{repeated}");
+    let not_an_object = serde_json::from_str::<v::CallToolRequestParams>("[1]")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        not_an_object.contains("struct CallToolRequestParams"),
+        "{not_an_object}"
+    );
+}
