@@ -23,6 +23,7 @@ mod open_structs;
 mod passes;
 mod prepare;
 mod schema;
+mod views;
 
 use std::path::{Path, PathBuf};
 

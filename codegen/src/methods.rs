@@ -106,6 +106,9 @@ pub struct Method {
     /// The members of the params object (its schema's properties), when `params` is an
     /// object the request must carry: the accessors of the retry view read them.
     pub params_members: Vec<String>,
+    /// The params struct and the definition its `_meta` member refers to, when the
+    /// params are a named struct with such a member.
+    pub params_meta: Option<(String, String)>,
     /// The definition's description.
     pub description: Option<String>,
 }
@@ -171,7 +174,8 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
             } else {
                 None
             };
-            let params_members = required_params_members(p, schema);
+            let params_members = crate::views::required_params_members(p, schema);
+            let params_meta = crate::views::params_meta(p, schema);
             out.push(Method {
                 method,
                 marker,
@@ -183,6 +187,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 target,
                 capability: None,
                 params_members,
+                params_meta,
                 description: schema
                     .get("description")
                     .and_then(Value::as_str)
@@ -194,59 +199,6 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
         m.capability = capability(p, &m.method, &m.directions);
     }
     Ok(out)
-}
-
-/// The property names of a request's params, when the request requires params that
-/// are a named object definition (the Rust type is then that struct, not an `Option`).
-fn required_params_members(p: &Prepared, request: &Value) -> Vec<String> {
-    let Some(params) = schema::properties(request).and_then(|props| props.get("params")) else {
-        return Vec::new();
-    };
-    if Defs::ref_name(params).is_none() || !schema::required(request).iter().any(|r| r == "params")
-    {
-        return Vec::new();
-    }
-    schema::properties(p.original.resolve(params))
-        .map(|props| props.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
-/// The retry view's accessors for one request marker: `requestState` (read and
-/// replaced), the target member and `arguments`, each emitted only when the params
-/// struct has that member; the trait's defaults answer `None` for the rest.
-fn retry_view(m: &Method) -> TokenStream {
-    let has = |member: &str| m.params_members.iter().any(|x| x == member);
-    let mut out = TokenStream::new();
-    if m.may_require_input() && has("requestState") {
-        out.extend(quote! {
-            fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
-                params.request_state.as_deref()
-            }
-            fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
-                params.request_state = ::std::option::Option::Some(state);
-            }
-        });
-    }
-    if let Some(target) = m.target.as_deref().filter(|t| has(t)) {
-        let field = format_ident!("{}", heck::ToSnakeCase::to_snake_case(target));
-        out.extend(quote! {
-            fn target(params: &Self::Params) -> ::std::option::Option<&str> {
-                ::std::option::Option::Some(params.#field.as_str())
-            }
-        });
-    }
-    if m.target.is_some() && has("arguments") {
-        out.extend(quote! {
-            fn arguments(
-                params: &Self::Params,
-            ) -> ::std::option::Option<
-                ::std::borrow::Cow<'_, ::serde_json::Map<::std::string::String, ::serde_json::Value>>,
-            > {
-                params.arguments.as_ref().map(crate::rpc::json_object)
-            }
-        });
-    }
-    out
 }
 
 /// Members a result must carry for a client to cache it.
@@ -389,7 +341,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                 None => quote!(),
             };
             visits.push(quote!(#method => ::std::option::Option::Some(visitor.visit::<#marker>())));
-            let view = retry_view(m);
+            let view = crate::views::retry_view(m);
             if m.complete.is_none() && !plain_results.contains(&result_name(m)) {
                 plain_results.push(result_name(m));
             }
@@ -456,11 +408,14 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    let client_params = crate::views::client_request_params(methods);
     Ok(quote! {
         /// One uninhabited marker type per protocol method, naming its parameters and
         /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].
         pub mod method {
             #(#answers)*
+
+            #client_params
 
             #(#markers)*
 

@@ -6462,6 +6462,51 @@ pub mod method {
             crate::rpc::Answer::Complete(self)
         }
     }
+    /// A client request's params, as a server reads them: where their `_meta` is.
+    pub trait ClientRequestParams {
+        /// The request's `_meta`, when it carries one.
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject>;
+    }
+    impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.as_ref()?.request_meta()
+        }
+    }
+    impl ClientRequestParams for super::CallToolRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::CompleteRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::GetPromptRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::PaginatedRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::ReadResourceRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::RequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
+    impl ClientRequestParams for super::SubscriptionsListenRequestParams {
+        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
+            self.meta.as_ref()
+        }
+    }
     /// `server/discover`: A request from the client asking the server to advertise its supported
     /// protocol versions, capabilities, and other metadata. Servers **MUST**
     /// implement `server/discover`. Clients **MAY** call it but are not required

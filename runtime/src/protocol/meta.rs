@@ -70,26 +70,38 @@ impl MetaRead {
             return Self::refused(None, None, missing_meta());
         };
         match serde_json::from_str::<RequestMetaObject>(meta.get()) {
-            Ok(typed) => {
-                let version = typed.protocol_version.clone();
-                let progress_token = typed.progress_token.clone();
-                let meta = if supported.contains(&version.as_str()) {
-                    Ok(RequestMeta::from(typed))
-                } else {
-                    Err(RpcError::unsupported_version(&version, supported))
-                };
-                Self {
-                    version: Some(version),
-                    stateless: true,
-                    progress_token,
-                    meta,
-                }
-            }
+            Ok(typed) => Self::from_typed(typed, supported),
             // The typed read failed: only now is `_meta` read as a tree, to say why.
             Err(_) => match serde_json::from_str::<Value>(meta.get()) {
                 Ok(tree) => Self::diagnose(&tree, supported),
                 Err(_) => Self::refused(None, None, missing_meta()),
             },
+        }
+    }
+
+    /// Takes a request's `_meta` from its params, already read into their type.
+    pub(crate) fn typed(meta: Option<&RequestMetaObject>, supported: &[&str]) -> Self {
+        #[cfg(test)]
+        READS.with(|n| n.set(n.get() + 1));
+        match meta {
+            Some(typed) => Self::from_typed(typed.clone(), supported),
+            None => Self::refused(None, None, missing_meta()),
+        }
+    }
+
+    fn from_typed(typed: RequestMetaObject, supported: &[&str]) -> Self {
+        let version = typed.protocol_version.clone();
+        let progress_token = typed.progress_token.clone();
+        let meta = if supported.contains(&version.as_str()) {
+            Ok(RequestMeta::from(typed))
+        } else {
+            Err(RpcError::unsupported_version(&version, supported))
+        };
+        Self {
+            version: Some(version),
+            stateless: true,
+            progress_token,
+            meta,
         }
     }
 

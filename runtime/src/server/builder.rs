@@ -9,12 +9,13 @@ use serde::Serialize;
 use super::answer::CacheMembers;
 use super::{
     CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
-    Server, discover_result, state,
+    Server, Typed, discover_result, state,
 };
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::transport::BoxFuture;
 use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
+use crate::types::v2026_07_28::method::ClientRequestParams;
 use crate::types::v2026_07_28::{Implementation, ServerCapabilities, method};
 
 /// Builds a [`Server`].
@@ -78,6 +79,7 @@ impl ServerBuilder {
     pub fn handle<M, F, Fut>(mut self, handler: F) -> Self
     where
         M: ClientRequestMethod,
+        M::Params: ClientRequestParams,
         M::Result: IntoAnswer,
         <M::Result as IntoAnswer>::Complete: Serialize,
         <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
@@ -86,10 +88,14 @@ impl ServerBuilder {
     {
         let handler = Arc::new(handler);
         let call: Handler = Arc::new(move |call: Call<'_>| {
-            let text = call.params.map_or("{}", |p| p.get());
-            let mut params: M::Params = serde_json::from_str(text).map_err(|e| {
+            let decoded = call.params.map_err(|e| {
                 RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
             })?;
+            let Ok(typed) = decoded.into_any().downcast::<Typed<M>>() else {
+                tracing::error!(method = M::METHOD, "params decoded for another method");
+                return Err(RpcError::internal("Internal error"));
+            };
+            let Typed(mut params) = *typed;
             let binding = match call.sealing {
                 Some(sealing) => Some(state::open::<M>(sealing, &mut params)?),
                 None => None,

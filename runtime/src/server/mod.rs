@@ -52,8 +52,10 @@ use crate::protocol;
 use crate::seal::Sealer;
 use crate::transport::BoxFuture;
 use crate::types::rpc::Request;
+use crate::types::v2026_07_28::method::ClientRequestParams;
 use crate::types::v2026_07_28::{
-    DiscoverResult, Implementation, InputRequiredResult, ServerCapabilities, method,
+    DiscoverResult, Implementation, InputRequiredResult, RequestMetaObject, ServerCapabilities,
+    method,
 };
 
 /// What a handler answered, told apart by its result's type when it was registered.
@@ -69,8 +71,56 @@ pub(crate) enum Output {
 /// sealer with the caller when the route's `requestState` is sealed.
 pub(crate) struct Call<'a> {
     ctx: RequestContext,
-    params: Option<&'a serde_json::value::RawValue>,
+    params: Result<Box<dyn Decoded>, serde_json::Error>,
     sealing: Option<state::Sealing<'a>>,
+}
+
+/// A request's params read into its method's type (once, at `accept`): what the server
+/// reads from them before the handler runs, then the value the handler gets.
+pub(crate) trait Decoded: std::any::Any + Send + std::fmt::Debug {
+    /// The request's `_meta`.
+    fn meta(&self) -> Option<&RequestMetaObject>;
+    /// The request's target (a tool or prompt name, a resource URI).
+    fn target(&self) -> Option<&str>;
+    /// The value, for the route to take back as its method's type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
+}
+
+/// The params of a request for method `M`, typed.
+pub(crate) struct Typed<M: Request>(M::Params);
+
+impl<M: Request> std::fmt::Debug for Typed<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<M> Decoded for Typed<M>
+where
+    M: Request,
+    M::Params: ClientRequestParams,
+{
+    fn meta(&self) -> Option<&RequestMetaObject> {
+        self.0.request_meta()
+    }
+
+    fn target(&self) -> Option<&str> {
+        M::target(&self.0)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
+
+/// Reads a request's params text into `M`'s params type.
+fn decode<M>(text: &str) -> Result<Box<dyn Decoded>, serde_json::Error>
+where
+    M: Request,
+    M::Params: ClientRequestParams,
+{
+    let params: M::Params = serde_json::from_str(text)?;
+    Ok(Box::new(Typed::<M>(params)))
 }
 
 /// A route started: the handler's future, and what sealed state it answers with is bound
@@ -90,6 +140,8 @@ type Handler = Arc<dyn Fn(Call<'_>) -> Result<Running, RpcError> + Send + Sync>;
 #[derive(Clone)]
 pub(crate) struct Route {
     call: Handler,
+    /// Reads the params into the method's type.
+    decode: fn(&str) -> Result<Box<dyn Decoded>, serde_json::Error>,
     /// The handler may answer input-required: incoming state is verified, outgoing
     /// state sealed.
     may_require_input: bool,
@@ -98,9 +150,14 @@ pub(crate) struct Route {
 }
 
 impl Route {
-    fn of<M: Request>(call: Handler) -> Self {
+    fn of<M>(call: Handler) -> Self
+    where
+        M: Request,
+        M::Params: ClientRequestParams,
+    {
         Self {
             call,
+            decode: decode::<M>,
             may_require_input: M::MAY_REQUIRE_INPUT,
             cacheable: M::CACHEABLE,
         }

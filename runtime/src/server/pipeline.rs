@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Output, Route, Running, Server, Session, answer, state};
+use super::{Call, Decoded, Output, Route, Running, Server, Session, answer, state};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RpcError, code};
 use crate::legacy::Era;
@@ -132,15 +132,34 @@ pub struct Accepted {
     server: Server,
     request: IncomingRequest,
     meta: MetaRead,
+    /// The params read into the method's type, when a route serves the method.
+    decoded: Option<Result<Box<dyn Decoded>, serde_json::Error>>,
     /// The value of the method's target member (a tool or prompt name, a resource URI),
-    /// when it is a string.
+    /// when it is a string and the params could not be read into their type.
     target: Option<String>,
     session: Option<Session>,
 }
 
 impl Server {
-    /// Reads `request` (its `_meta` once, and its target) as a stateless request.
+    /// Reads `request` as a stateless request: its params into their method's type, once,
+    /// and from them its `_meta` and its target.
     pub fn accept(&self, request: IncomingRequest) -> Accepted {
+        let route = self.inner.handlers.get(request.method.as_str());
+        let text = request.params.as_deref().map_or("{}", RawValue::get);
+        let decoded = route.map(|route| (route.decode)(text));
+        if let Some(Ok(typed)) = &decoded {
+            let meta = MetaRead::typed(typed.meta(), protocol::SUPPORTED_VERSIONS);
+            return Accepted {
+                server: self.clone(),
+                request,
+                meta,
+                decoded,
+                target: None,
+                session: None,
+            };
+        }
+        // Unrouted, or params that are not their type: `_meta` and the target are read
+        // on their own, so the refusal names exactly what is wrong.
         let target_member = method::info(&request.method).and_then(|m| m.target);
         let (meta, target) = match (request.params.as_deref(), target_member) {
             (Some(params), Some(member)) => {
@@ -156,6 +175,7 @@ impl Server {
             server: self.clone(),
             request,
             meta,
+            decoded,
             target,
             session: None,
         }
@@ -203,7 +223,10 @@ impl Accepted {
     /// The request's target, when its method has one (a tool or prompt name, a resource
     /// URI) and the params name it with a string.
     pub fn target(&self) -> Option<&str> {
-        self.target.as_deref()
+        match &self.decoded {
+            Some(Ok(typed)) => typed.target(),
+            _ => self.target.as_deref(),
+        }
     }
 
     /// The identity of the access token the transport validated, if any.
@@ -259,6 +282,7 @@ impl Accepted {
             request,
             meta,
             session,
+            decoded,
             ..
         } = self;
         let meta = match &session {
@@ -287,6 +311,7 @@ impl Accepted {
             meta,
             session,
             handler,
+            decoded,
         })
     }
 }
@@ -299,6 +324,7 @@ pub struct Admitted {
     session: Option<Session>,
     /// `None` for the built-in `server/discover`.
     handler: Option<Route>,
+    decoded: Option<Result<Box<dyn Decoded>, serde_json::Error>>,
 }
 
 impl std::fmt::Debug for Admitted {
@@ -341,6 +367,7 @@ impl Admitted {
             meta,
             session,
             handler,
+            decoded,
         } = self;
         let IncomingRequest {
             id,
@@ -377,9 +404,13 @@ impl Admitted {
         );
         let (output, binding) = match handler {
             Some(route) => {
+                // Read at `accept`; a route always has its params read there.
+                let decoded = decoded.unwrap_or_else(|| {
+                    (route.decode)(params.as_deref().map_or("{}", RawValue::get))
+                });
                 let call = Call {
                     ctx,
-                    params: params.as_deref(),
+                    params: decoded,
                     sealing: sealer.map(|sealer| state::Sealing {
                         sealer,
                         principal: principal.as_ref(),

@@ -73,3 +73,53 @@ async fn an_http_request_reads_meta_once() {
     assert!(answer.contains("\"done\""), "{answer}");
     assert_eq!(reads() - before, 1, "one _meta read per request");
 }
+
+/// Params read once into their type still refuse in the same order: `_meta` first (with
+/// its precise reason, even when the rest of the params is wrong too), then the params.
+#[tokio::test]
+async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
+    use super::{IncomingRequest, Refusal, Verdict};
+    use crate::types::v2026_07_28::RequestId;
+
+    let server = server();
+    let serve = |params: Value| {
+        let request = IncomingRequest::new(
+            RequestId::Integer(1),
+            method::CallTool::METHOD,
+            Some(params),
+        );
+        let accepted = server.accept(request);
+        async move { accepted.serve().await }
+    };
+    use crate::types::rpc::Request as _;
+
+    let broken_both =
+        json!({"name": 5, "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
+    match serve(broken_both).await {
+        Verdict::Refused {
+            reason: Refusal::InvalidMeta,
+            error,
+        } => {
+            assert!(error.message.contains("protocolVersion"), "{error:?}");
+        }
+        other => panic!("expected an InvalidMeta refusal, got {other:?}"),
+    }
+
+    let mut broken_params = call(1)["params"].clone();
+    broken_params["name"] = json!(5);
+    match serve(broken_params).await {
+        Verdict::Answered(Err(error)) => {
+            assert_eq!(error.code, crate::jsonrpc::code::INVALID_PARAMS);
+            assert!(
+                error.message.starts_with("Invalid params for tools/call"),
+                "{error:?}"
+            );
+        }
+        other => panic!("expected invalid params, got {other:?}"),
+    }
+
+    match serve(call(1)["params"].clone()).await {
+        Verdict::Answered(Ok(text)) => assert!(text.contains("\"done\""), "{text}"),
+        other => panic!("expected the result, got {other:?}"),
+    }
+}

@@ -1,0 +1,121 @@
+//! What the method table lets a server read from a request's typed params without
+//! knowing the method: the retry view (`requestState`, the target, the arguments) on
+//! each marker, and where client requests keep their `_meta`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use serde_json::Value;
+
+use crate::methods::{Direction, Method};
+use crate::prepare::{Prepared, rust_name};
+use crate::schema::{self, Defs};
+
+/// The property names of a request's params, when the request requires params that
+/// are a named object definition (the Rust type is then that struct, not an `Option`).
+pub(crate) fn required_params_members(p: &Prepared, request: &Value) -> Vec<String> {
+    let Some(params) = schema::properties(request).and_then(|props| props.get("params")) else {
+        return Vec::new();
+    };
+    if Defs::ref_name(params).is_none() || !schema::required(request).iter().any(|r| r == "params")
+    {
+        return Vec::new();
+    }
+    schema::properties(p.original.resolve(params))
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The params struct of a request and the definition its `_meta` member refers to.
+pub(crate) fn params_meta(p: &Prepared, request: &Value) -> Option<(String, String)> {
+    let params = schema::properties(request)?.get("params")?;
+    let name = Defs::ref_name(params)?;
+    let meta = schema::properties(p.original.resolve(params))?.get("_meta")?;
+    Some((rust_name(name), rust_name(Defs::ref_name(meta)?)))
+}
+
+/// When every client request's params keep their `_meta` in one definition (2026-07-28:
+/// `RequestMetaObject`), `ClientRequestParams` says where, for a server that reads the
+/// params once and takes the metadata from them. Nothing for other versions.
+pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
+    let client: Vec<&Method> = methods
+        .iter()
+        .filter(|m| m.directions.contains(&Direction::ClientRequest))
+        .collect();
+    let Some(Some((_, meta))) = client.first().map(|m| m.params_meta.as_ref()) else {
+        return TokenStream::new();
+    };
+    if client
+        .iter()
+        .any(|m| m.params_meta.as_ref().is_none_or(|(_, d)| d != meta))
+    {
+        return TokenStream::new();
+    }
+    let meta = format_ident!("{meta}");
+    let mut structs: Vec<&str> = client
+        .iter()
+        .filter_map(|m| m.params_meta.as_ref().map(|(s, _)| s.as_str()))
+        .collect();
+    structs.sort_unstable();
+    structs.dedup();
+    let impls = structs.iter().map(|s| {
+        let s = format_ident!("{s}");
+        quote! {
+            impl ClientRequestParams for super::#s {
+                fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
+                    self.meta.as_ref()
+                }
+            }
+        }
+    });
+    quote! {
+        /// A client request's params, as a server reads them: where their `_meta` is.
+        pub trait ClientRequestParams {
+            /// The request's `_meta`, when it carries one.
+            fn request_meta(&self) -> ::std::option::Option<&super::#meta>;
+        }
+        impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
+            fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
+                self.as_ref()?.request_meta()
+            }
+        }
+        #(#impls)*
+    }
+}
+
+/// The retry view's accessors for one request marker: `requestState` (read and
+/// replaced), the target member and `arguments`, each emitted only when the params
+/// struct has that member; the trait's defaults answer `None` for the rest.
+pub(crate) fn retry_view(m: &Method) -> TokenStream {
+    let has = |member: &str| m.params_members.iter().any(|x| x == member);
+    let mut out = TokenStream::new();
+    if m.may_require_input() && has("requestState") {
+        out.extend(quote! {
+            fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
+                params.request_state.as_deref()
+            }
+            fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
+                params.request_state = ::std::option::Option::Some(state);
+            }
+        });
+    }
+    if let Some(target) = m.target.as_deref().filter(|t| has(t)) {
+        let field = format_ident!("{}", heck::ToSnakeCase::to_snake_case(target));
+        out.extend(quote! {
+            fn target(params: &Self::Params) -> ::std::option::Option<&str> {
+                ::std::option::Option::Some(params.#field.as_str())
+            }
+        });
+    }
+    if m.target.is_some() && has("arguments") {
+        out.extend(quote! {
+            fn arguments(
+                params: &Self::Params,
+            ) -> ::std::option::Option<
+                ::std::borrow::Cow<'_, ::serde_json::Map<::std::string::String, ::serde_json::Value>>,
+            > {
+                params.arguments.as_ref().map(crate::rpc::json_object)
+            }
+        });
+    }
+    out
+}
