@@ -10,6 +10,9 @@
 //! server runs on its own multi-threaded runtime (two workers), the client on another,
 //! so both compete for the machine's cores as they would in two processes.
 //!
+//! It also runs the flow in memory, on one current-thread runtime (the flow's own cost)
+//! and across the two multi-threaded runtimes (what thread hops add).
+//!
 //! First it measures the machine's floor: a one-byte TCP echo between the same two
 //! runtimes. A flow is two HTTP round trips, so twice that median is what no HTTP
 //! client and server could beat here; on a virtual machine whose idle cores halt
@@ -130,6 +133,23 @@ fn main() -> BenchResult<()> {
         BenchResult::Ok((addr, echo_addr))
     })?;
 
+    // The in-memory flow with client and server on one current-thread runtime: no task
+    // crosses a thread, so this is the flow's own cost, without the machine's wake-ups.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(async {
+            let (client_end, server_end) = tern::transport::memory::pair();
+            let server = seed::provision_server().build()?;
+            tokio::spawn(async move { server.serve(server_end).await });
+            let in_memory = Client::builder("bench", "1.0.0")
+                .on_elicitation(|_ctx, _p| async {
+                    Ok(tern::ask::accept([("region", "eu-west-1")]))
+                })
+                .connect(client_end);
+            sequential("in_memory_current_thread", &in_memory).await
+        })?;
+
     let client_rt = runtime(2)?;
     client_rt.block_on(async {
         loopback_round_trip(echo_addr).await?;
@@ -138,7 +158,8 @@ fn main() -> BenchResult<()> {
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
             .build(Arc::new(transport));
 
-        // The same flow in memory first: what the HTTP figures add to it is the transport.
+        // The same flow in memory, server and client on two multi-threaded runtimes: what
+        // the HTTP figures add to it is the transport.
         let (client_end, server_end) = tern::transport::memory::pair();
         let server = seed::provision_server().build()?;
         tokio::spawn(async move { server.serve(server_end).await });

@@ -206,7 +206,13 @@ fn question_digest(request: &InputRequest) -> Result<String, RpcError> {
         RpcError::internal("Internal error")
     })?;
     let digest = crate::seal::json_digest(&value);
-    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(digest.len() * 2);
+    for b in digest {
+        hex.push(char::from(HEX[usize::from(b >> 4)]));
+        hex.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    Ok(hex)
 }
 
 /// Where a call stands: everything answered, or questions to ask.
