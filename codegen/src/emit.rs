@@ -159,7 +159,7 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
             #header
             impl<'de> ::serde::Deserialize<'de> for #name {
                 fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                    let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                    let value = crate::rpc::buffer(deserializer)?;
                     #dispatch
                 }
             }
@@ -198,10 +198,11 @@ fn tag_match(p: &Prepared, u: &Union, kind: &str) -> Result<Option<TokenStream>>
         let vn = format_ident!("{}", v.name);
         let ty = parse_type(&p.version, &v.ty)?;
         arms.push(
-            quote!(Some(#(#values_of_v)|*) => crate::rpc::variant::<D, #ty>(value).map(Self::#vn)),
+            quote!(Some(#(#values_of_v)|*) => crate::rpc::raw_variant::<D, #ty>(&value).map(Self::#vn)),
         );
         if optional {
-            missing = Some(quote!(None => crate::rpc::variant::<D, #ty>(value).map(Self::#vn)));
+            missing =
+                Some(quote!(None => crate::rpc::raw_variant::<D, #ty>(&value).map(Self::#vn)));
         }
     }
     let missing = missing.unwrap_or_else(|| {
@@ -209,7 +210,8 @@ fn tag_match(p: &Prepared, u: &Union, kind: &str) -> Result<Option<TokenStream>>
     });
     Ok(Some(quote! {
         const EXPECTED: &[&str] = &[#(#values),*];
-        match crate::rpc::str_at(&value, &[#field]) {
+        let tag = crate::rpc::tag(&value, #field);
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             #(#arms,)*
             #missing,
             Some(other) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {

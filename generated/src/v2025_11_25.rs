@@ -4575,9 +4575,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/initialized",
@@ -4585,24 +4583,26 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
             "notifications/tasks/status",
             "notifications/roots/list_changed",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                crate::rpc::variant::<D, CancelledNotification>(value)
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/initialized") => {
-                crate::rpc::variant::<D, InitializedNotification>(value)
+                crate::rpc::raw_variant::<D, InitializedNotification>(&value)
                     .map(Self::Initialized)
             }
             Some("notifications/progress") => {
-                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                    .map(Self::Progress)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::variant::<D, TaskStatusNotification>(value)
+                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
                     .map(Self::TaskStatus)
             }
             Some("notifications/roots/list_changed") => {
-                crate::rpc::variant::<D, RootsListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, RootsListChangedNotification>(&value)
                     .map(Self::RootsListChanged)
             }
             None => {
@@ -4795,9 +4795,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "initialize",
             "ping",
@@ -4817,61 +4815,70 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "logging/setLevel",
             "completion/complete",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("initialize") => {
-                crate::rpc::variant::<D, InitializeRequest>(value).map(Self::Initialize)
+                crate::rpc::raw_variant::<D, InitializeRequest>(&value)
+                    .map(Self::Initialize)
             }
-            Some("ping") => crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping),
+            Some("ping") => {
+                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+            }
             Some("resources/list") => {
-                crate::rpc::variant::<D, ListResourcesRequest>(value)
+                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
+                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::variant::<D, ReadResourceRequest>(value)
+                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
                     .map(Self::ReadResource)
             }
             Some("resources/subscribe") => {
-                crate::rpc::variant::<D, SubscribeRequest>(value).map(Self::Subscribe)
+                crate::rpc::raw_variant::<D, SubscribeRequest>(&value)
+                    .map(Self::Subscribe)
             }
             Some("resources/unsubscribe") => {
-                crate::rpc::variant::<D, UnsubscribeRequest>(value)
+                crate::rpc::raw_variant::<D, UnsubscribeRequest>(&value)
                     .map(Self::Unsubscribe)
             }
             Some("prompts/list") => {
-                crate::rpc::variant::<D, ListPromptsRequest>(value)
+                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::variant::<D, GetPromptRequest>(value).map(Self::GetPrompt)
+                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                    .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::variant::<D, ListToolsRequest>(value).map(Self::ListTools)
+                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                    .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool)
+                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
             }
             Some("tasks/get") => {
-                crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask)
+                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
+                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::variant::<D, CancelTaskRequest>(value).map(Self::CancelTask)
+                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                    .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::variant::<D, ListTasksRequest>(value).map(Self::ListTasks)
+                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                    .map(Self::ListTasks)
             }
             Some("logging/setLevel") => {
-                crate::rpc::variant::<D, SetLevelRequest>(value).map(Self::SetLevel)
+                crate::rpc::raw_variant::<D, SetLevelRequest>(&value).map(Self::SetLevel)
             }
             Some("completion/complete") => {
-                crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete)
+                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -4976,9 +4983,7 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4986,19 +4991,23 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("text") => {
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+            }
             Some("image") => {
-                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink)
+                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                    .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::variant::<D, EmbeddedResource>(value)
+                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -5056,19 +5065,21 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["url", "form"];
-        match crate::rpc::str_at(&value, &["mode"]) {
+        let tag = crate::rpc::tag(&value, "mode");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("url") => {
-                crate::rpc::variant::<D, ElicitRequestUrlParams>(value).map(Self::Url)
+                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                    .map(Self::Url)
             }
             Some("form") => {
-                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                    .map(Self::Form)
             }
             None => {
-                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                    .map(Self::Form)
             }
             Some(other) => {
                 Err(
@@ -5640,23 +5651,25 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("text") => {
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+            }
             Some("image") => {
-                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse)
+                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::variant::<D, ToolResultContent>(value).map(Self::ToolResult)
+                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                    .map(Self::ToolResult)
             }
             None => {
                 Err(
@@ -5770,9 +5783,7 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5784,40 +5795,42 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/message",
             "notifications/elicitation/complete",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                crate::rpc::variant::<D, CancelledNotification>(value)
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                    .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::variant::<D, ResourceListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
+                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::variant::<D, PromptListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::variant::<D, ToolListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
                     .map(Self::ToolListChanged)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::variant::<D, TaskStatusNotification>(value)
+                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
                     .map(Self::TaskStatus)
             }
             Some("notifications/message") => {
-                crate::rpc::variant::<D, LoggingMessageNotification>(value)
+                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
                     .map(Self::LoggingMessage)
             }
             Some("notifications/elicitation/complete") => {
-                crate::rpc::variant::<D, ElicitationCompleteNotification>(value)
+                crate::rpc::raw_variant::<D, ElicitationCompleteNotification>(&value)
                     .map(Self::ElicitationComplete)
             }
             None => {
@@ -5940,9 +5953,7 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "ping",
             "tasks/get",
@@ -5953,30 +5964,36 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
             "roots/list",
             "elicitation/create",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
-            Some("ping") => crate::rpc::variant::<D, PingRequest>(value).map(Self::Ping),
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("ping") => {
+                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+            }
             Some("tasks/get") => {
-                crate::rpc::variant::<D, GetTaskRequest>(value).map(Self::GetTask)
+                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::variant::<D, GetTaskPayloadRequest>(value)
+                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::variant::<D, CancelTaskRequest>(value).map(Self::CancelTask)
+                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                    .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::variant::<D, ListTasksRequest>(value).map(Self::ListTasks)
+                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                    .map(Self::ListTasks)
             }
             Some("sampling/createMessage") => {
-                crate::rpc::variant::<D, CreateMessageRequest>(value)
+                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::variant::<D, ListRootsRequest>(value).map(Self::ListRoots)
+                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                    .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit)
+                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -6099,16 +6116,15 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        match crate::rpc::str_at(&value, &["type"]) {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("ref/prompt") => {
-                crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt)
+                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::variant::<D, ResourceTemplateReference>(value)
+                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
                     .map(Self::ResourceTemplate)
             }
             None => {

@@ -4632,9 +4632,7 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "server/discover",
             "resources/list",
@@ -4647,41 +4645,44 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "tools/call",
             "completion/complete",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("server/discover") => {
-                crate::rpc::variant::<D, DiscoverRequest>(value).map(Self::Discover)
+                crate::rpc::raw_variant::<D, DiscoverRequest>(&value).map(Self::Discover)
             }
             Some("resources/list") => {
-                crate::rpc::variant::<D, ListResourcesRequest>(value)
+                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::variant::<D, ListResourceTemplatesRequest>(value)
+                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::variant::<D, ReadResourceRequest>(value)
+                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
                     .map(Self::ReadResource)
             }
             Some("subscriptions/listen") => {
-                crate::rpc::variant::<D, SubscriptionsListenRequest>(value)
+                crate::rpc::raw_variant::<D, SubscriptionsListenRequest>(&value)
                     .map(Self::SubscriptionsListen)
             }
             Some("prompts/list") => {
-                crate::rpc::variant::<D, ListPromptsRequest>(value)
+                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::variant::<D, GetPromptRequest>(value).map(Self::GetPrompt)
+                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                    .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::variant::<D, ListToolsRequest>(value).map(Self::ListTools)
+                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                    .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::variant::<D, CallToolRequest>(value).map(Self::CallTool)
+                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
             }
             Some("completion/complete") => {
-                crate::rpc::variant::<D, CompleteRequest>(value).map(Self::Complete)
+                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -4779,9 +4780,7 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4789,19 +4788,23 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("text") => {
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+            }
             Some("image") => {
-                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::variant::<D, ResourceLink>(value).map(Self::ResourceLink)
+                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                    .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::variant::<D, EmbeddedResource>(value)
+                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -4859,19 +4862,21 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["form", "url"];
-        match crate::rpc::str_at(&value, &["mode"]) {
+        let tag = crate::rpc::tag(&value, "mode");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("form") => {
-                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                    .map(Self::Form)
             }
             Some("url") => {
-                crate::rpc::variant::<D, ElicitRequestUrlParams>(value).map(Self::Url)
+                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                    .map(Self::Url)
             }
             None => {
-                crate::rpc::variant::<D, ElicitRequestFormParams>(value).map(Self::Form)
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                    .map(Self::Form)
             }
             Some(other) => {
                 Err(
@@ -5061,24 +5066,24 @@ impl<'de> ::serde::Deserialize<'de> for InputRequest {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "sampling/createMessage",
             "roots/list",
             "elicitation/create",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("sampling/createMessage") => {
-                crate::rpc::variant::<D, CreateMessageRequest>(value)
+                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::variant::<D, ListRootsRequest>(value).map(Self::ListRoots)
+                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                    .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::variant::<D, ElicitRequest>(value).map(Self::Elicit)
+                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -5603,23 +5608,25 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some("text") => crate::rpc::variant::<D, TextContent>(value).map(Self::Text),
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("text") => {
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+            }
             Some("image") => {
-                crate::rpc::variant::<D, ImageContent>(value).map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::variant::<D, AudioContent>(value).map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::variant::<D, ToolUseContent>(value).map(Self::ToolUse)
+                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::variant::<D, ToolResultContent>(value).map(Self::ToolResult)
+                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                    .map(Self::ToolResult)
             }
             None => {
                 Err(
@@ -5727,9 +5734,7 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5740,36 +5745,41 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/tools/list_changed",
             "notifications/message",
         ];
-        match crate::rpc::str_at(&value, &["method"]) {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                crate::rpc::variant::<D, CancelledNotification>(value)
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::variant::<D, ProgressNotification>(value).map(Self::Progress)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                    .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::variant::<D, ResourceListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/subscriptions/acknowledged") => {
-                crate::rpc::variant::<D, SubscriptionsAcknowledgedNotification>(value)
+                crate::rpc::raw_variant::<
+                    D,
+                    SubscriptionsAcknowledgedNotification,
+                >(&value)
                     .map(Self::SubscriptionsAcknowledged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::variant::<D, ResourceUpdatedNotification>(value)
+                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::variant::<D, PromptListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::variant::<D, ToolListChangedNotification>(value)
+                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
                     .map(Self::ToolListChanged)
             }
             Some("notifications/message") => {
-                crate::rpc::variant::<D, LoggingMessageNotification>(value)
+                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
                     .map(Self::LoggingMessage)
             }
             None => {
@@ -5896,16 +5906,15 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        match crate::rpc::str_at(&value, &["type"]) {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("ref/prompt") => {
-                crate::rpc::variant::<D, PromptReference>(value).map(Self::Prompt)
+                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::variant::<D, ResourceTemplateReference>(value)
+                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -6093,25 +6102,26 @@ impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcom
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let mut value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        let kind = match value.get("resultType") {
-            None => ResultType::Complete,
-            Some(t) => ResultType::deserialize(t).map_err(::serde::de::Error::custom)?,
+        let value = crate::rpc::buffer(deserializer)?;
+        let kind = match crate::rpc::member(&value, "resultType") {
+            None => None,
+            Some(t) => {
+                Some(
+                    ::serde_json::from_str::<ResultType>(t.get())
+                        .map_err(::serde::de::Error::custom)?,
+                )
+            }
         };
         match kind {
-            ResultType::Complete => {
-                if let ::serde_json::Value::Object(map) = &mut value {
-                    map.entry("resultType").or_insert_with(|| "complete".into());
-                }
-                crate::rpc::variant::<D, T>(value).map(Self::Complete)
+            None => crate::rpc::complete_variant::<D, T>(&value).map(Self::Complete),
+            Some(ResultType::Complete) => {
+                crate::rpc::raw_variant::<D, T>(&value).map(Self::Complete)
             }
-            ResultType::InputRequired => {
-                crate::rpc::variant::<D, InputRequiredResult>(value)
+            Some(ResultType::InputRequired) => {
+                crate::rpc::raw_variant::<D, InputRequiredResult>(&value)
                     .map(Self::InputRequired)
             }
-            ResultType::Other(t) => {
+            Some(ResultType::Other(t)) => {
                 Err(
                     ::serde::de::Error::custom(
                         crate::rpc::DecodeError::UnknownResultType(t),

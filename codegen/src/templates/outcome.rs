@@ -58,20 +58,18 @@ impl<T: ::serde::Serialize> ::serde::Serialize for Outcome<T> {
 
 impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcome<T> {
     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-        let mut value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-        let kind = match value.get("resultType") {
-            None => ResultType::Complete,
-            Some(t) => ResultType::deserialize(t).map_err(::serde::de::Error::custom)?,
+        let value = crate::rpc::buffer(deserializer)?;
+        let kind = match crate::rpc::member(&value, "resultType") {
+            None => None,
+            Some(t) => Some(::serde_json::from_str::<ResultType>(t.get()).map_err(::serde::de::Error::custom)?),
         };
         match kind {
-            ResultType::Complete => {
-                if let ::serde_json::Value::Object(map) = &mut value {
-                    map.entry("resultType").or_insert_with(|| "complete".into());
-                }
-                crate::rpc::variant::<D, T>(value).map(Self::Complete)
-            }
-            ResultType::InputRequired => crate::rpc::variant::<D, InputRequiredResult>(value).map(Self::InputRequired),
-            ResultType::Other(t) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownResultType(t))),
+            // A complete result may leave `resultType` out: it is given before the
+            // result's own members are read.
+            None => crate::rpc::complete_variant::<D, T>(&value).map(Self::Complete),
+            Some(ResultType::Complete) => crate::rpc::raw_variant::<D, T>(&value).map(Self::Complete),
+            Some(ResultType::InputRequired) => crate::rpc::raw_variant::<D, InputRequiredResult>(&value).map(Self::InputRequired),
+            Some(ResultType::Other(t)) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownResultType(t))),
         }
     }
 }

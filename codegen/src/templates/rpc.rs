@@ -437,6 +437,76 @@ pub fn value_at<'a>(value: &'a serde_json::Value, path: &[&str]) -> Option<&'a s
     path.iter().try_fold(value, |v, key| v.get(key))
 }
 
+/// Buffers a union's value as JSON text, to read its discriminator and then the variant
+/// it names: no tree is built. Reads from serde_json's deserializers (text or
+/// `serde_json::Value`).
+#[doc(hidden)]
+pub fn buffer<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Box<serde_json::value::RawValue>, D::Error> {
+    <Box<serde_json::value::RawValue>>::deserialize(deserializer)
+}
+
+/// The top-level member `name` of the object written in `object`, as text (the last one
+/// when it repeats); `None` when absent or when `object` is not an object.
+#[doc(hidden)]
+pub fn member<'a>(
+    object: &'a serde_json::value::RawValue,
+    name: &str,
+) -> Option<&'a serde_json::value::RawValue> {
+    struct Find<'n>(&'n str);
+    impl<'de> serde::de::Visitor<'de> for Find<'_> {
+        type Value = Option<&'de serde_json::value::RawValue>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<MemberName<'de>>()? {
+                if key.as_str() == self.0 {
+                    found = Some(map.next_value::<&'de serde_json::value::RawValue>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(object.get());
+    serde::Deserializer::deserialize_map(&mut reader, Find(name)).ok().flatten()
+}
+
+/// The top-level member `name` of a buffered union value when it is a string (borrowed
+/// when it has no escapes): the discriminator.
+#[doc(hidden)]
+pub fn tag<'a>(object: &'a serde_json::value::RawValue, name: &str) -> Option<MemberName<'a>> {
+    serde_json::from_str(member(object, name)?.get()).ok()
+}
+
+/// Decodes a variant from a buffered value, turning its error into `D::Error`.
+#[doc(hidden)]
+pub fn raw_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    value: &serde_json::value::RawValue,
+) -> Result<T, D::Error> {
+    serde_json::from_str(value.get()).map_err(serde::de::Error::custom)
+}
+
+/// Decodes a complete result that left `resultType` out, as if it had said `complete`.
+#[doc(hidden)]
+pub fn complete_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+    value: &serde_json::value::RawValue,
+) -> Result<T, D::Error> {
+    let text = value.get();
+    let given = match text.strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => {
+            format!("{{\"resultType\":\"complete\"{rest}")
+        }
+        Some(rest) => format!("{{\"resultType\":\"complete\",{rest}"),
+        None => text.to_owned(),
+    };
+    serde_json::from_str(&given).map_err(serde::de::Error::custom)
+}
+
 /// Decodes a variant from an already-buffered value, turning its error into `D::Error`.
 #[doc(hidden)]
 pub fn variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(

@@ -105,13 +105,16 @@ impl<'de> ::serde::Deserialize<'de> for Shape {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["circle", "square"];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some("circle") => crate::rpc::variant::<D, Circle>(value).map(Self::Circle),
-            Some("square") => crate::rpc::variant::<D, Square>(value).map(Self::Square),
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+            Some("circle") => {
+                crate::rpc::raw_variant::<D, Circle>(&value).map(Self::Circle)
+            }
+            Some("square") => {
+                crate::rpc::raw_variant::<D, Square>(&value).map(Self::Square)
+            }
             None => {
                 Err(
                     ::serde::de::Error::custom(

@@ -356,3 +356,29 @@ fn open_structs_read_like_derived_ones_from_text_and_from_a_tree() {
         "{not_an_object}"
     );
 }
+
+/// Unions are buffered as text to read their discriminator: from text and from a tree
+/// they decode alike, a missing `resultType` still means complete, and an unknown tag
+/// still says what it is.
+#[test]
+fn unions_decode_alike_from_text_and_from_a_tree() {
+    let texts = [
+        r#"{"content":[{"type":"text","text":"done"}]}"#,
+        r#"{"resultType":"complete","content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#,
+        r#"{"resultType":"input_required","inputRequests":{"r":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s"}"#,
+    ];
+    for text in texts {
+        let from_text: v::CallToolOutcome = serde_json::from_str(text).unwrap();
+        let from_tree: v::CallToolOutcome =
+            decode(serde_json::from_str::<Value>(text).unwrap()).unwrap();
+        assert_eq!(from_text, from_tree, "{text}");
+    }
+    let unknown = serde_json::from_str::<v::ContentBlock>(r#"{"type":"hologram"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("hologram"), "{unknown}");
+    let missing = serde_json::from_str::<v::ContentBlock>(r#"{"text":"t"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(missing.contains("missing its `type` member"), "{missing}");
+}
