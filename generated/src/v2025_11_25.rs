@@ -4571,11 +4571,12 @@ impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
         Self::RootsListChanged(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/initialized",
@@ -4583,26 +4584,33 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
             "notifications/tasks/status",
             "notifications/roots/list_changed",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/initialized") => {
-                crate::rpc::raw_variant::<D, InitializedNotification>(&value)
+                <InitializedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Initialized)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
+                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::TaskStatus)
             }
             Some("notifications/roots/list_changed") => {
-                crate::rpc::raw_variant::<D, RootsListChangedNotification>(&value)
+                <RootsListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::RootsListChanged)
             }
             None => {
@@ -4626,6 +4634,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientNotification {
@@ -4791,11 +4806,12 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "initialize",
             "ping",
@@ -4815,70 +4831,78 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "logging/setLevel",
             "completion/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("initialize") => {
-                crate::rpc::raw_variant::<D, InitializeRequest>(&value)
+                <InitializeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Initialize)
             }
             Some("ping") => {
-                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Ping)
             }
             Some("resources/list") => {
-                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
+                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
+                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
+                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ReadResource)
             }
             Some("resources/subscribe") => {
-                crate::rpc::raw_variant::<D, SubscribeRequest>(&value)
+                <SubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Subscribe)
             }
             Some("resources/unsubscribe") => {
-                crate::rpc::raw_variant::<D, UnsubscribeRequest>(&value)
+                <UnsubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Unsubscribe)
             }
             Some("prompts/list") => {
-                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
+                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
+                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::CallTool)
             }
             Some("tasks/get") => {
-                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
+                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
+                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTasks)
             }
             Some("logging/setLevel") => {
-                crate::rpc::raw_variant::<D, SetLevelRequest>(&value).map(Self::SetLevel)
+                <SetLevelRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::SetLevel)
             }
             Some("completion/complete") => {
-                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
+                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Complete)
             }
             None => {
                 Err(
@@ -4900,6 +4924,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -4979,11 +5010,12 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4991,23 +5023,25 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
+                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -5030,6 +5064,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -5061,24 +5102,30 @@ impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
         Self::Form(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ElicitRequestParams {
+    const TAG: &'static str = "mode";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["url", "form"];
-        let tag = crate::rpc::tag(&value, "mode");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("url") => {
-                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Url)
             }
             Some("form") => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             None => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some(other) => {
@@ -5092,6 +5139,13 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5647,28 +5701,32 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
+                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5692,6 +5750,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5779,11 +5844,12 @@ impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotificatio
         Self::ElicitationComplete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5795,42 +5861,57 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/message",
             "notifications/elicitation/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
+                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
+                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
+                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
+                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ToolListChanged)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
+                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::TaskStatus)
             }
             Some("notifications/message") => {
-                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
+                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::LoggingMessage)
             }
             Some("notifications/elicitation/complete") => {
-                crate::rpc::raw_variant::<D, ElicitationCompleteNotification>(&value)
+                <ElicitationCompleteNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ElicitationComplete)
             }
             None => {
@@ -5854,6 +5935,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -5949,11 +6037,12 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
         Self::Elicit(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "ping",
             "tasks/get",
@@ -5964,36 +6053,40 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
             "roots/list",
             "elicitation/create",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ping") => {
-                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Ping)
             }
             Some("tasks/get") => {
-                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
+                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
+                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTasks)
             }
             Some("sampling/createMessage") => {
-                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
+                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
+                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Elicit)
             }
             None => {
                 Err(
@@ -6015,6 +6108,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerRequest {
@@ -6112,19 +6212,22 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for CompleteReference {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ref/prompt") => {
-                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
+                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
+                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -6147,6 +6250,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.

@@ -4628,11 +4628,12 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "server/discover",
             "resources/list",
@@ -4645,44 +4646,50 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "tools/call",
             "completion/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("server/discover") => {
-                crate::rpc::raw_variant::<D, DiscoverRequest>(&value).map(Self::Discover)
+                <DiscoverRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Discover)
             }
             Some("resources/list") => {
-                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
+                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
+                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
+                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ReadResource)
             }
             Some("subscriptions/listen") => {
-                crate::rpc::raw_variant::<D, SubscriptionsListenRequest>(&value)
+                <SubscriptionsListenRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::SubscriptionsListen)
             }
             Some("prompts/list") => {
-                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
+                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
+                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::CallTool)
             }
             Some("completion/complete") => {
-                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
+                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Complete)
             }
             None => {
                 Err(
@@ -4704,6 +4711,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -4776,11 +4790,12 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4788,23 +4803,25 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
+                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -4827,6 +4844,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -4858,24 +4882,30 @@ impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
         Self::Url(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ElicitRequestParams {
+    const TAG: &'static str = "mode";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["form", "url"];
-        let tag = crate::rpc::tag(&value, "mode");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("form") => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some("url") => {
-                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Url)
             }
             None => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some(other) => {
@@ -4889,6 +4919,13 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5062,28 +5099,29 @@ impl ::std::convert::From<ElicitRequest> for InputRequest {
         Self::Elicit(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for InputRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for InputRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "sampling/createMessage",
             "roots/list",
             "elicitation/create",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("sampling/createMessage") => {
-                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
+                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
+                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Elicit)
             }
             None => {
                 Err(
@@ -5105,6 +5143,13 @@ impl<'de> ::serde::Deserialize<'de> for InputRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl InputRequest {
@@ -5604,28 +5649,32 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
+                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5649,6 +5698,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5730,11 +5786,12 @@ impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
         Self::LoggingMessage(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5745,41 +5802,51 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/tools/list_changed",
             "notifications/message",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
+                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/subscriptions/acknowledged") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    SubscriptionsAcknowledgedNotification,
-                >(&value)
+                <SubscriptionsAcknowledgedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::SubscriptionsAcknowledged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
+                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
+                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
+                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ToolListChanged)
             }
             Some("notifications/message") => {
-                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
+                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::LoggingMessage)
             }
             None => {
@@ -5803,6 +5870,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -5902,19 +5976,22 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for CompleteReference {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ref/prompt") => {
-                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
+                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
+                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -5937,6 +6014,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.
@@ -6102,7 +6186,9 @@ impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcom
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+        let value = <::std::boxed::Box<
+            ::serde_json::value::RawValue,
+        > as ::serde::Deserialize>::deserialize(deserializer)?;
         let kind = match crate::rpc::member(&value, "resultType") {
             None => None,
             Some(t) => {

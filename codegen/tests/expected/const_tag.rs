@@ -101,19 +101,21 @@ impl ::std::convert::From<Square> for Shape {
         Self::Square(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for Shape {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for Shape {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["circle", "square"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("circle") => {
-                crate::rpc::raw_variant::<D, Circle>(&value).map(Self::Circle)
+                <Circle as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Circle)
             }
             Some("square") => {
-                crate::rpc::raw_variant::<D, Square>(&value).map(Self::Square)
+                <Square as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Square)
             }
             None => {
                 Err(
@@ -133,6 +135,13 @@ impl<'de> ::serde::Deserialize<'de> for Shape {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Shape {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One uninhabited marker type per protocol method, naming its parameters and

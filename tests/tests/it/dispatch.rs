@@ -373,6 +373,15 @@ fn unions_decode_alike_from_text_and_from_a_tree() {
             decode(serde_json::from_str::<Value>(text).unwrap()).unwrap();
         assert_eq!(from_text, from_tree, "{text}");
     }
+    // The tag first (read straight through) or later (buffered): the same block.
+    let first: v::ContentBlock =
+        serde_json::from_str(r#"{"type":"text","text":"t","_meta":{"k":[1]}}"#).unwrap();
+    let later: v::ContentBlock =
+        serde_json::from_str(r#"{"text":"t","_meta":{"k":[1]},"type":"text"}"#).unwrap();
+    assert_eq!(first, later);
+    assert!(matches!(first, v::ContentBlock::Text(_)));
+    let not_a_string = serde_json::from_str::<v::ContentBlock>(r#"{"type":7,"text":"t"}"#);
+    assert!(not_a_string.is_err());
     let unknown = serde_json::from_str::<v::ContentBlock>(r#"{"type":"hologram"}"#)
         .unwrap_err()
         .to_string();
