@@ -408,6 +408,15 @@ pub fn value_at<'a>(
 ) -> Option<&'a serde_json::Value> {
     path.iter().try_fold(value, |v, key| v.get(key))
 }
+/// Buffers a union's value as JSON text, to read its discriminator and then the variant
+/// it names: no tree is built. Reads from serde_json's deserializers (text or
+/// `serde_json::Value`).
+#[doc(hidden)]
+pub fn buffer<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Box<serde_json::value::RawValue>, D::Error> {
+    <Box<serde_json::value::RawValue>>::deserialize(deserializer)
+}
 /// The top-level member `name` of the object written in `object`, as text (the last one
 /// when it repeats); `None` when absent or when `object` is not an object.
 #[doc(hidden)]
@@ -454,105 +463,6 @@ pub fn raw_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     value: &serde_json::value::RawValue,
 ) -> Result<T, D::Error> {
     serde_json::from_str(value.get()).map_err(serde::de::Error::custom)
-}
-/// A union whose variants differ by the string value of one member, [`TAG`](Self::TAG):
-/// what its generated `Deserialize` reads through [`tagged`].
-#[doc(hidden)]
-pub trait TaggedUnion: Sized {
-    /// The member that names the variant.
-    const TAG: &'static str;
-    /// Reads the variant `tag` names (`None`: the member is absent) from `deserializer`,
-    /// which holds the whole object, the tag included.
-    fn variant<'de, X: Deserializer<'de>>(
-        tag: Option<&str>,
-        deserializer: X,
-    ) -> Result<Self, X::Error>;
-}
-/// Reads a [`TaggedUnion`]. When the tag is the object's first member (as tern writes
-/// its messages) the variant reads the rest straight from the input, the tag replayed
-/// to it first: nothing is buffered. Otherwise the object is buffered as JSON text, the
-/// tag found in it, and the variant read from the text.
-#[doc(hidden)]
-pub fn tagged<'de, D: Deserializer<'de>, U: TaggedUnion>(
-    deserializer: D,
-) -> Result<U, D::Error> {
-    deserializer.deserialize_map(Tagged::<U>(std::marker::PhantomData))
-}
-struct Tagged<U>(std::marker::PhantomData<U>);
-impl<'de, U: TaggedUnion> serde::de::Visitor<'de> for Tagged<U> {
-    type Value = U;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a JSON object with its `{}` member", U::TAG)
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<U, A::Error> {
-        let Some(first) = map.next_key::<MemberName<'de>>()? else {
-            let empty = Replay { first: None, rest: map };
-            return U::variant(None, serde::de::value::MapAccessDeserializer::new(empty));
-        };
-        if first.as_str() == U::TAG {
-            let tag = map.next_value::<serde_json::Value>()?;
-            let name = tag.as_str().map(str::to_owned);
-            let replay = Replay {
-                first: Some((first.0, Some(tag))),
-                rest: map,
-            };
-            let deserializer = serde::de::value::MapAccessDeserializer::new(replay);
-            return U::variant(name.as_deref(), deserializer);
-        }
-        let mut text = String::from("{");
-        let mut key = Some(first);
-        while let Some(name) = key {
-            let value = map.next_value::<Box<serde_json::value::RawValue>>()?;
-            if text.len() > 1 {
-                text.push(',');
-            }
-            text.push_str(
-                &serde_json::to_string(name.as_str()).map_err(serde::de::Error::custom)?,
-            );
-            text.push(':');
-            text.push_str(value.get());
-            key = map.next_key::<MemberName<'de>>()?;
-        }
-        text.push('}');
-        let object = serde_json::value::RawValue::from_string(text)
-            .map_err(serde::de::Error::custom)?;
-        let name = tag(&object, U::TAG);
-        let mut reader = serde_json::Deserializer::from_str(object.get());
-        U::variant(name.as_ref().map(MemberName::as_str), &mut reader)
-            .map_err(serde::de::Error::custom)
-    }
-}
-/// A map whose first entry was already read: replays it, then reads on.
-struct Replay<'de, A> {
-    first: Option<(Cow<'de, str>, Option<serde_json::Value>)>,
-    rest: A,
-}
-impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for Replay<'de, A> {
-    type Error = A::Error;
-    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, A::Error> {
-        match &mut self.first {
-            Some((key, _)) => {
-                let key = std::mem::take(key);
-                seed.deserialize(serde::de::value::CowStrDeserializer::new(key))
-                    .map(Some)
-            }
-            None => self.rest.next_key_seed(seed),
-        }
-    }
-    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: V,
-    ) -> Result<V::Value, A::Error> {
-        match self.first.take() {
-            Some((_, Some(value))) => {
-                seed.deserialize(value).map_err(serde::de::Error::custom)
-            }
-            _ => self.rest.next_value_seed(seed),
-        }
-    }
 }
 /// Decodes a complete result that left `resultType` out, as if it had said `complete`.
 #[doc(hidden)]

@@ -4571,12 +4571,11 @@ impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
         Self::RootsListChanged(v)
     }
 }
-impl crate::rpc::TaggedUnion for ClientNotification {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ClientNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/initialized",
@@ -4584,33 +4583,26 @@ impl crate::rpc::TaggedUnion for ClientNotification {
             "notifications/tasks/status",
             "notifications/roots/list_changed",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                <CancelledNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/initialized") => {
-                <InitializedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, InitializedNotification>(&value)
                     .map(Self::Initialized)
             }
             Some("notifications/progress") => {
-                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
                     .map(Self::Progress)
             }
             Some("notifications/tasks/status") => {
-                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
                     .map(Self::TaskStatus)
             }
             Some("notifications/roots/list_changed") => {
-                <RootsListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, RootsListChangedNotification>(&value)
                     .map(Self::RootsListChanged)
             }
             None => {
@@ -4634,13 +4626,6 @@ impl crate::rpc::TaggedUnion for ClientNotification {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ClientNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientNotification {
@@ -4806,12 +4791,11 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl crate::rpc::TaggedUnion for ClientRequest {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "initialize",
             "ping",
@@ -4831,78 +4815,70 @@ impl crate::rpc::TaggedUnion for ClientRequest {
             "logging/setLevel",
             "completion/complete",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("initialize") => {
-                <InitializeRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, InitializeRequest>(&value)
                     .map(Self::Initialize)
             }
             Some("ping") => {
-                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Ping)
+                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
             }
             Some("resources/list") => {
-                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
                     .map(Self::ReadResource)
             }
             Some("resources/subscribe") => {
-                <SubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, SubscribeRequest>(&value)
                     .map(Self::Subscribe)
             }
             Some("resources/unsubscribe") => {
-                <UnsubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, UnsubscribeRequest>(&value)
                     .map(Self::Unsubscribe)
             }
             Some("prompts/list") => {
-                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::CallTool)
+                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
             }
             Some("tasks/get") => {
-                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::GetTask)
+                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
             }
             Some("tasks/result") => {
-                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
                     .map(Self::ListTasks)
             }
             Some("logging/setLevel") => {
-                <SetLevelRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::SetLevel)
+                crate::rpc::raw_variant::<D, SetLevelRequest>(&value).map(Self::SetLevel)
             }
             Some("completion/complete") => {
-                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Complete)
+                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -4924,13 +4900,6 @@ impl crate::rpc::TaggedUnion for ClientRequest {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -5010,12 +4979,11 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl crate::rpc::TaggedUnion for ContentBlock {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -5023,25 +4991,23 @@ impl crate::rpc::TaggedUnion for ContentBlock {
             "resource_link",
             "resource",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("text") => {
-                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Text)
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
             }
             Some("image") => {
-                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("resource_link") => {
-                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ResourceLink>(&value)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -5064,13 +5030,6 @@ impl crate::rpc::TaggedUnion for ContentBlock {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -5102,30 +5061,24 @@ impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
         Self::Form(v)
     }
 }
-impl crate::rpc::TaggedUnion for ElicitRequestParams {
-    const TAG: &'static str = "mode";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["url", "form"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "mode");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("url") => {
-                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
                     .map(Self::Url)
             }
             Some("form") => {
-                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
                     .map(Self::Form)
             }
             None => {
-                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
                     .map(Self::Form)
             }
             Some(other) => {
@@ -5139,13 +5092,6 @@ impl crate::rpc::TaggedUnion for ElicitRequestParams {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5701,32 +5647,28 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("text") => {
-                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Text)
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
             }
             Some("image") => {
-                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("tool_use") => {
-                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::ToolUse)
+                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
             }
             Some("tool_result") => {
-                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5750,13 +5692,6 @@ impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5844,12 +5779,11 @@ impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotificatio
         Self::ElicitationComplete(v)
     }
 }
-impl crate::rpc::TaggedUnion for ServerNotification {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5861,57 +5795,42 @@ impl crate::rpc::TaggedUnion for ServerNotification {
             "notifications/message",
             "notifications/elicitation/complete",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                <CancelledNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/resources/updated") => {
-                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
                     .map(Self::ToolListChanged)
             }
             Some("notifications/tasks/status") => {
-                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
                     .map(Self::TaskStatus)
             }
             Some("notifications/message") => {
-                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
                     .map(Self::LoggingMessage)
             }
             Some("notifications/elicitation/complete") => {
-                <ElicitationCompleteNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitationCompleteNotification>(&value)
                     .map(Self::ElicitationComplete)
             }
             None => {
@@ -5935,13 +5854,6 @@ impl crate::rpc::TaggedUnion for ServerNotification {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -6037,12 +5949,11 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
         Self::Elicit(v)
     }
 }
-impl crate::rpc::TaggedUnion for ServerRequest {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ServerRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "ping",
             "tasks/get",
@@ -6053,40 +5964,36 @@ impl crate::rpc::TaggedUnion for ServerRequest {
             "roots/list",
             "elicitation/create",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("ping") => {
-                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Ping)
+                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
             }
             Some("tasks/get") => {
-                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::GetTask)
+                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
             }
             Some("tasks/result") => {
-                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
                     .map(Self::ListTasks)
             }
             Some("sampling/createMessage") => {
-                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Elicit)
+                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -6108,13 +6015,6 @@ impl crate::rpc::TaggedUnion for ServerRequest {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ServerRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerRequest {
@@ -6212,22 +6112,19 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl crate::rpc::TaggedUnion for CompleteReference {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("ref/prompt") => {
-                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Prompt)
+                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
             }
             Some("ref/resource") => {
-                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -6250,13 +6147,6 @@ impl crate::rpc::TaggedUnion for CompleteReference {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.

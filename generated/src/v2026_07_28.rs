@@ -4628,12 +4628,11 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl crate::rpc::TaggedUnion for ClientRequest {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "server/discover",
             "resources/list",
@@ -4646,50 +4645,44 @@ impl crate::rpc::TaggedUnion for ClientRequest {
             "tools/call",
             "completion/complete",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("server/discover") => {
-                <DiscoverRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Discover)
+                crate::rpc::raw_variant::<D, DiscoverRequest>(&value).map(Self::Discover)
             }
             Some("resources/list") => {
-                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
                     .map(Self::ReadResource)
             }
             Some("subscriptions/listen") => {
-                <SubscriptionsListenRequest as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, SubscriptionsListenRequest>(&value)
                     .map(Self::SubscriptionsListen)
             }
             Some("prompts/list") => {
-                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::CallTool)
+                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
             }
             Some("completion/complete") => {
-                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Complete)
+                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
             }
             None => {
                 Err(
@@ -4711,13 +4704,6 @@ impl crate::rpc::TaggedUnion for ClientRequest {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -4790,12 +4776,11 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl crate::rpc::TaggedUnion for ContentBlock {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4803,25 +4788,23 @@ impl crate::rpc::TaggedUnion for ContentBlock {
             "resource_link",
             "resource",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("text") => {
-                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Text)
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
             }
             Some("image") => {
-                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("resource_link") => {
-                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ResourceLink>(&value)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -4844,13 +4827,6 @@ impl crate::rpc::TaggedUnion for ContentBlock {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -4882,30 +4858,24 @@ impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
         Self::Url(v)
     }
 }
-impl crate::rpc::TaggedUnion for ElicitRequestParams {
-    const TAG: &'static str = "mode";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["form", "url"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "mode");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("form") => {
-                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
                     .map(Self::Form)
             }
             Some("url") => {
-                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
                     .map(Self::Url)
             }
             None => {
-                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
                     .map(Self::Form)
             }
             Some(other) => {
@@ -4919,13 +4889,6 @@ impl crate::rpc::TaggedUnion for ElicitRequestParams {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5099,29 +5062,28 @@ impl ::std::convert::From<ElicitRequest> for InputRequest {
         Self::Elicit(v)
     }
 }
-impl crate::rpc::TaggedUnion for InputRequest {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for InputRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "sampling/createMessage",
             "roots/list",
             "elicitation/create",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("sampling/createMessage") => {
-                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Elicit)
+                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
             }
             None => {
                 Err(
@@ -5143,13 +5105,6 @@ impl crate::rpc::TaggedUnion for InputRequest {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for InputRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl InputRequest {
@@ -5649,32 +5604,28 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("text") => {
-                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Text)
+                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
             }
             Some("image") => {
-                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Image)
+                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
             }
             Some("audio") => {
-                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Audio)
+                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
             }
             Some("tool_use") => {
-                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::ToolUse)
+                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
             }
             Some("tool_result") => {
-                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5698,13 +5649,6 @@ impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5786,12 +5730,11 @@ impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
         Self::LoggingMessage(v)
     }
 }
-impl crate::rpc::TaggedUnion for ServerNotification {
-    const TAG: &'static str = "method";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5802,51 +5745,41 @@ impl crate::rpc::TaggedUnion for ServerNotification {
             "notifications/tools/list_changed",
             "notifications/message",
         ];
-        match tag {
+        let tag = crate::rpc::tag(&value, "method");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("notifications/cancelled") => {
-                <CancelledNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
+                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/subscriptions/acknowledged") => {
-                <SubscriptionsAcknowledgedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<
+                    D,
+                    SubscriptionsAcknowledgedNotification,
+                >(&value)
                     .map(Self::SubscriptionsAcknowledged)
             }
             Some("notifications/resources/updated") => {
-                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
                     .map(Self::ToolListChanged)
             }
             Some("notifications/message") => {
-                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
                     .map(Self::LoggingMessage)
             }
             None => {
@@ -5870,13 +5803,6 @@ impl crate::rpc::TaggedUnion for ServerNotification {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -5976,22 +5902,19 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl crate::rpc::TaggedUnion for CompleteReference {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("ref/prompt") => {
-                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Prompt)
+                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
             }
             Some("ref/resource") => {
-                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
-                        deserializer,
-                    )
+                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -6014,13 +5937,6 @@ impl crate::rpc::TaggedUnion for CompleteReference {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.
@@ -6186,9 +6102,7 @@ impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcom
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::std::boxed::Box<
-            ::serde_json::value::RawValue,
-        > as ::serde::Deserialize>::deserialize(deserializer)?;
+        let value = crate::rpc::buffer(deserializer)?;
         let kind = match crate::rpc::member(&value, "resultType") {
             None => None,
             Some(t) => {

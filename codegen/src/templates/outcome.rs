@@ -58,8 +58,7 @@ impl<T: ::serde::Serialize> ::serde::Serialize for Outcome<T> {
 
 impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcome<T> {
     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-        // Buffered as text (serde_json's deserializers, text or tree), never as a tree.
-        let value = <::std::boxed::Box<::serde_json::value::RawValue> as ::serde::Deserialize>::deserialize(deserializer)?;
+        let value = crate::rpc::buffer(deserializer)?;
         let kind = match crate::rpc::member(&value, "resultType") {
             None => None,
             Some(t) => Some(::serde_json::from_str::<ResultType>(t.get()).map_err(::serde::de::Error::custom)?),

@@ -101,21 +101,19 @@ impl ::std::convert::From<Square> for Shape {
         Self::Square(v)
     }
 }
-impl crate::rpc::TaggedUnion for Shape {
-    const TAG: &'static str = "type";
-    fn variant<'de, X: ::serde::Deserializer<'de>>(
-        tag: ::std::option::Option<&str>,
-        deserializer: X,
-    ) -> ::std::result::Result<Self, X::Error> {
+impl<'de> ::serde::Deserialize<'de> for Shape {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        let value = crate::rpc::buffer(deserializer)?;
         const EXPECTED: &[&str] = &["circle", "square"];
-        match tag {
+        let tag = crate::rpc::tag(&value, "type");
+        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
             Some("circle") => {
-                <Circle as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Circle)
+                crate::rpc::raw_variant::<D, Circle>(&value).map(Self::Circle)
             }
             Some("square") => {
-                <Square as ::serde::Deserialize>::deserialize(deserializer)
-                    .map(Self::Square)
+                crate::rpc::raw_variant::<D, Square>(&value).map(Self::Square)
             }
             None => {
                 Err(
@@ -135,13 +133,6 @@ impl crate::rpc::TaggedUnion for Shape {
                 )
             }
         }
-    }
-}
-impl<'de> ::serde::Deserialize<'de> for Shape {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        crate::rpc::tagged(deserializer)
     }
 }
 /// One uninhabited marker type per protocol method, naming its parameters and

@@ -373,7 +373,7 @@ fn unions_decode_alike_from_text_and_from_a_tree() {
             decode(serde_json::from_str::<Value>(text).unwrap()).unwrap();
         assert_eq!(from_text, from_tree, "{text}");
     }
-    // The tag first (read straight through) or later (buffered): the same block.
+    // The tag first or later: the same block.
     let first: v::ContentBlock =
         serde_json::from_str(r#"{"type":"text","text":"t","_meta":{"k":[1]}}"#).unwrap();
     let later: v::ContentBlock =
