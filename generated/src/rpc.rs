@@ -417,16 +417,18 @@ pub fn buffer<'de, D: Deserializer<'de>>(
 ) -> Result<Box<serde_json::value::RawValue>, D::Error> {
     <Box<serde_json::value::RawValue>>::deserialize(deserializer)
 }
-/// The top-level member `name` of the object written in `object`, as text (the last one
-/// when it repeats); `None` when absent or when `object` is not an object.
+/// The top-level members `keys` of the JSON object written in `object`, as text, found
+/// in one pass without building a tree (the last of a repeated member wins, as in a
+/// parsed object); `None` for each one absent, and for all when `object` is not an
+/// object.
 #[doc(hidden)]
-pub fn member<'a>(
-    object: &'a serde_json::value::RawValue,
-    name: &str,
-) -> Option<&'a serde_json::value::RawValue> {
-    struct Find<'n>(&'n str);
-    impl<'de> serde::de::Visitor<'de> for Find<'_> {
-        type Value = Option<&'de serde_json::value::RawValue>;
+pub fn members<'a, const N: usize>(
+    object: &'a str,
+    keys: [&str; N],
+) -> [Option<&'a serde_json::value::RawValue>; N] {
+    struct Find<'k, const N: usize>([&'k str; N]);
+    impl<'de, const N: usize> serde::de::Visitor<'de> for Find<'_, N> {
+        type Value = [Option<&'de serde_json::value::RawValue>; N];
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a JSON object")
         }
@@ -434,19 +436,29 @@ pub fn member<'a>(
             self,
             mut map: A,
         ) -> Result<Self::Value, A::Error> {
-            let mut found = None;
+            let mut found = [None; N];
             while let Some(key) = map.next_key::<MemberName<'de>>()? {
-                if key.as_str() == self.0 {
-                    found = Some(map.next_value::<&'de serde_json::value::RawValue>()?);
-                } else {
-                    map.next_value::<serde::de::IgnoredAny>()?;
+                match self.0.iter().position(|k| *k == key.as_str()) {
+                    Some(i) => found[i] = Some(map.next_value()?),
+                    None => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
                 }
             }
             Ok(found)
         }
     }
-    let mut reader = serde_json::Deserializer::from_str(object.get());
-    serde::Deserializer::deserialize_map(&mut reader, Find(name)).ok().flatten()
+    let mut reader = serde_json::Deserializer::from_str(object);
+    serde::Deserializer::deserialize_map(&mut reader, Find(keys)).unwrap_or([None; N])
+}
+/// The top-level member `name` of the object written in `object` ([`members`] for one).
+#[doc(hidden)]
+pub fn member<'a>(
+    object: &'a serde_json::value::RawValue,
+    name: &str,
+) -> Option<&'a serde_json::value::RawValue> {
+    let [found] = members(object.get(), [name]);
+    found
 }
 /// The top-level member `name` of a buffered union value when it is a string (borrowed
 /// when it has no escapes): the discriminator.
@@ -470,14 +482,31 @@ pub fn complete_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
     value: &serde_json::value::RawValue,
 ) -> Result<T, D::Error> {
     let text = value.get();
-    let given = match text.strip_prefix('{') {
-        Some(rest) if rest.trim_start().starts_with('}') => {
-            format!("{{\"resultType\":\"complete\"{rest}")
+    let given = prepend_members(text, [r#""resultType":"complete""#]);
+    serde_json::from_str(given.as_deref().unwrap_or(text))
+        .map_err(serde::de::Error::custom)
+}
+/// `object` (a JSON object's text) with `members` (each written `"name":value`) put in
+/// front of its own; `None` when `object` is not an object.
+#[doc(hidden)]
+pub fn prepend_members<'m>(
+    object: &str,
+    members: impl IntoIterator<Item = &'m str>,
+) -> Option<String> {
+    let rest = object.strip_prefix('{')?;
+    let mut out = String::with_capacity(object.len() + 64);
+    out.push('{');
+    for member in members {
+        if out.len() > 1 {
+            out.push(',');
         }
-        Some(rest) => format!("{{\"resultType\":\"complete\",{rest}"),
-        None => text.to_owned(),
-    };
-    serde_json::from_str(&given).map_err(serde::de::Error::custom)
+        out.push_str(member);
+    }
+    if out.len() > 1 && !rest.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+    Some(out)
 }
 /// Decodes a variant from an already-buffered value, turning its error into `D::Error`.
 #[doc(hidden)]

@@ -95,45 +95,6 @@ impl Drop for Tracked {
     }
 }
 
-/// The members `keys` of the JSON object written in `object`, as text, found in one pass
-/// without building a tree (the last of a repeated member wins, as in a parsed object).
-/// `None` for each member that is absent, and for all of them when `object` is not an
-/// object.
-pub(crate) fn json_members<'a, const N: usize>(
-    object: &'a str,
-    keys: [&str; N],
-) -> [Option<&'a RawValue>; N] {
-    struct Members<'k, const N: usize>([&'k str; N]);
-
-    impl<'de, const N: usize> serde::de::Visitor<'de> for Members<'_, N> {
-        type Value = [Option<&'de RawValue>; N];
-
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a JSON object")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut found = [None; N];
-            // Names borrowed from the text: no allocation per member.
-            while let Some(key) = map.next_key::<crate::types::rpc::MemberName<'de>>()? {
-                match self.0.iter().position(|k| *k == key.as_str()) {
-                    Some(i) => found[i] = Some(map.next_value::<&'de RawValue>()?),
-                    None => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(found)
-        }
-    }
-
-    let mut reader = serde_json::Deserializer::from_str(object);
-    serde::Deserializer::deserialize_map(&mut reader, Members(keys)).unwrap_or([None; N])
-}
-
 /// `value` written as JSON text (a parsed value always writes back out).
 pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_else(|e| {
@@ -153,7 +114,8 @@ mod tests {
     #[test]
     fn members_are_found_as_text_in_one_pass() {
         let object = raw(r#"{"a":1,"_meta":{"x":[1,{"y":2}]},"name":"t\"q","z":null}"#);
-        let [meta, name, missing] = json_members(object.get(), ["_meta", "name", "nope"]);
+        let [meta, name, missing] =
+            crate::types::rpc::members(object.get(), ["_meta", "name", "nope"]);
         assert_eq!(meta.map(RawValue::get), Some(r#"{"x":[1,{"y":2}]}"#));
         assert_eq!(name.map(RawValue::get), Some(r#""t\"q""#));
         assert!(missing.is_none());
@@ -163,10 +125,10 @@ mod tests {
     fn the_last_of_a_repeated_member_wins_and_a_non_object_has_none() {
         let object = raw(r#"{"name":"first","name":"last"}"#);
         assert_eq!(
-            json_members(object.get(), ["name"])[0].map(RawValue::get),
+            crate::types::rpc::members(object.get(), ["name"])[0].map(RawValue::get),
             Some(r#""last""#)
         );
-        assert!(json_members(raw("[1,2]").get(), ["name"])[0].is_none());
-        assert!(json_members(raw(r#""text""#).get(), ["name"])[0].is_none());
+        assert!(crate::types::rpc::members(raw("[1,2]").get(), ["name"])[0].is_none());
+        assert!(crate::types::rpc::members(raw(r#""text""#).get(), ["name"])[0].is_none());
     }
 }

@@ -282,10 +282,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_mend_that_fails_is_the_calls_error() {
-        let broken = Err(TransportError::new("tools/list failed").into());
+        let broken = Err(TransportError::new("re-reading the tool list failed").into());
         let transport = Scripted::new([header_refusal()], [broken]);
         let err = send_call(&transport, Era::Stateless).await.unwrap_err();
-        assert!(err.to_string().contains("tools/list failed"), "{err}");
+        assert!(
+            err.to_string().contains("re-reading the tool list failed"),
+            "{err}"
+        );
         assert_eq!(lock(&transport.sent).len(), 1);
     }
 

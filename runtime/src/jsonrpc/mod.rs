@@ -227,8 +227,8 @@ mod tests {
     fn a_request_is_written_as_the_general_writer_writes_it() {
         let params = r#"{"name":"sql","_meta":{"k":"v"}}"#;
         for id in [RequestId::Integer(42), RequestId::String("a\"b".into())] {
-            let general = request(&id, "tools/call", serde_json::from_str(params).ok());
-            let encoded = encode_request(&id, "tools/call", params);
+            let general = request(&id, "example/call", serde_json::from_str(params).ok());
+            let encoded = encode_request(&id, "example/call", params);
             assert_eq!(String::from_utf8(encoded).ok(), Some(general));
         }
     }

@@ -323,7 +323,7 @@ mod tests {
     fn anything_but_a_plain_response_is_left_to_the_general_reader() {
         for text in [
             r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"example/notice","params":{}}"#,
             r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
             r#"{"jsonrpc":"2.0","result":{}}"#,
@@ -351,9 +351,9 @@ mod tests {
     #[test]
     fn a_request_read_in_one_pass_is_what_the_tree_reader_reads() {
         for text in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"b":[1,2.5]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"example/call","params":{"name":"a","arguments":{"b":[1,2.5]}}}"#,
             r#" {"params":{},"method":"ping","id":"x\"y","jsonrpc":"2.0","extra":true}"#,
-            r#"{"jsonrpc":"2.0","id":-7,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"method":"example/list"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":{"k":null}}"#,
         ] {
             let Some(Incoming::Request { id, method, params }) = parse_request(text.as_bytes())
@@ -411,11 +411,10 @@ mod tests {
 
     #[test]
     fn a_repeated_member_is_read_as_a_tree_reads_it_the_last_one_winning() {
-        let text =
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{}}"#;
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"example/first","method":"example/second","params":{}}"#;
         assert!(parse_request(text.as_bytes()).is_none());
         match Incoming::read(text.as_bytes()) {
-            Ok(Incoming::Request { method, .. }) => assert_eq!(method, "tools/call"),
+            Ok(Incoming::Request { method, .. }) => assert_eq!(method, "example/second"),
             other => panic!("{other:?}"),
         }
     }

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::jsonrpc::RpcError;
-use crate::util::json_members;
+use crate::types::rpc::{members, prepend_members};
 
 /// The `resultType` member of a complete result, as written.
 const RESULT_TYPE_COMPLETE: &str = r#""resultType":"complete""#;
@@ -31,7 +31,7 @@ impl CacheMembers {
 /// caching members, each added in front when the result lacks it. Text that is not an
 /// object is left as it is.
 pub(super) fn complete(result: String, cache: Option<&CacheMembers>) -> String {
-    let [result_type, ttl, scope] = json_members(&result, ["resultType", "ttlMs", "cacheScope"]);
+    let [result_type, ttl, scope] = members(&result, ["resultType", "ttlMs", "cacheScope"]);
     let mut added: [Option<&str>; 3] = [None; 3];
     if result_type.is_none() {
         added[0] = Some(RESULT_TYPE_COMPLETE);
@@ -43,22 +43,8 @@ pub(super) fn complete(result: String, cache: Option<&CacheMembers>) -> String {
     if added.iter().all(Option::is_none) {
         return result;
     }
-    let Some(rest) = result.strip_prefix('{') else {
-        return result;
-    };
-    let mut out = String::with_capacity(result.len() + 64);
-    out.push('{');
-    for member in added.into_iter().flatten() {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(member);
-    }
-    if !rest.trim_start().starts_with('}') {
-        out.push(',');
-    }
-    out.push_str(rest);
-    out
+    let spliced = prepend_members(&result, added.into_iter().flatten());
+    spliced.unwrap_or(result)
 }
 
 /// `result` for a 2025-11-25 session: without the members only 2026-07-28 has.

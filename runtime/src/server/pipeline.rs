@@ -13,8 +13,9 @@ use crate::legacy::Era;
 use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::seal::Principal;
 use crate::types::rpc::Request as _;
+use crate::types::rpc::members;
 use crate::types::v2026_07_28::{RequestId, method};
-use crate::util::{json_members, raw_json};
+use crate::util::raw_json;
 
 /// One request as a transport hands it to the server.
 #[derive(Debug)]
@@ -132,50 +133,54 @@ pub struct Accepted {
     server: Server,
     request: IncomingRequest,
     meta: MetaRead,
-    /// The params read into the method's type, when a route serves the method.
-    decoded: Option<Result<Box<dyn Decoded>, serde_json::Error>>,
+    /// The route serving the method, found once, with the params read into its type.
+    routed: Option<Routed>,
     /// The value of the method's target member (a tool or prompt name, a resource URI),
     /// when it is a string and the params could not be read into their type.
     target: Option<String>,
     session: Option<Session>,
 }
 
+/// A request's route and its params as the route read them.
+struct Routed {
+    route: Route,
+    params: Result<Box<dyn Decoded>, serde_json::Error>,
+}
+
+impl std::fmt::Debug for Routed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routed")
+            .field("params", &self.params)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Server {
     /// Reads `request` as a stateless request: its params into their method's type, once,
     /// and from them its `_meta` and its target.
     pub fn accept(&self, request: IncomingRequest) -> Accepted {
-        let route = self.inner.handlers.get(request.method.as_str());
-        let text = request.params.as_deref().map_or("{}", RawValue::get);
-        let decoded = route.map(|route| (route.decode)(text));
-        if let Some(Ok(typed)) = &decoded {
-            let meta = MetaRead::typed(typed.meta(), protocol::SUPPORTED_VERSIONS);
-            return Accepted {
-                server: self.clone(),
-                request,
-                meta,
-                decoded,
-                target: None,
-                session: None,
-            };
-        }
-        // Unrouted, or params that are not their type: `_meta` and the target are read
-        // on their own, so the refusal names exactly what is wrong.
-        let target_member = method::info(&request.method).and_then(|m| m.target);
-        let (meta, target) = match (request.params.as_deref(), target_member) {
-            (Some(params), Some(member)) => {
-                let [meta, target] = json_members(params.get(), [META, member]);
-                (meta, target)
-            }
-            (Some(params), None) => (json_members(params.get(), [META])[0], None),
-            (None, _) => (None, None),
+        let routed = self
+            .inner
+            .handlers
+            .get(request.method.as_str())
+            .map(|route| Routed {
+                params: (route.decode)(request.params.as_deref().map_or("{}", RawValue::get)),
+                route: route.clone(),
+            });
+        let (meta, target) = match routed.as_ref().map(|r| &r.params) {
+            Some(Ok(typed)) => (
+                MetaRead::typed(typed.meta(), protocol::SUPPORTED_VERSIONS),
+                None,
+            ),
+            // Unrouted, or params that are not their type: `_meta` and the target are
+            // read on their own, so the refusal names exactly what is wrong.
+            _ => read_apart(&request),
         };
-        let target = target.and_then(|t| serde_json::from_str::<String>(t.get()).ok());
-        let meta = MetaRead::of(meta, protocol::SUPPORTED_VERSIONS);
         Accepted {
             server: self.clone(),
             request,
             meta,
-            decoded,
+            routed,
             target,
             session: None,
         }
@@ -190,6 +195,22 @@ impl Server {
             RpcError::internal("Internal error")
         })
     }
+}
+
+/// `_meta` and the target found in the params text on their own, for a request whose
+/// params were not read into a type.
+fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
+    let target_member = method::info(&request.method).and_then(|m| m.target);
+    let (meta, target) = match (request.params.as_deref(), target_member) {
+        (Some(params), Some(member)) => {
+            let [meta, target] = members(params.get(), [META, member]);
+            (meta, target)
+        }
+        (Some(params), None) => (members(params.get(), [META])[0], None),
+        (None, _) => (None, None),
+    };
+    let target = target.and_then(|t| serde_json::from_str::<String>(t.get()).ok());
+    (MetaRead::of(meta, protocol::SUPPORTED_VERSIONS), target)
 }
 
 impl Accepted {
@@ -223,7 +244,7 @@ impl Accepted {
     /// The request's target, when its method has one (a tool or prompt name, a resource
     /// URI) and the params name it with a string.
     pub fn target(&self) -> Option<&str> {
-        match &self.decoded {
+        match self.routed.as_ref().map(|r| &r.params) {
             Some(Ok(typed)) => typed.target(),
             _ => self.target.as_deref(),
         }
@@ -282,7 +303,7 @@ impl Accepted {
             request,
             meta,
             session,
-            decoded,
+            routed,
             ..
         } = self;
         let meta = match &session {
@@ -299,9 +320,8 @@ impl Accepted {
                 }
             },
         };
-        let handler = server.inner.handlers.get(request.method.as_str()).cloned();
         let discover = session.is_none() && request.method == method::Discover::METHOD;
-        if handler.is_none() && !discover {
+        if routed.is_none() && !discover {
             let error = RpcError::method_not_found(&request.method);
             return Err(Verdict::refused(Refusal::UnknownMethod, error));
         }
@@ -310,8 +330,7 @@ impl Accepted {
             request,
             meta,
             session,
-            handler,
-            decoded,
+            routed,
         })
     }
 }
@@ -323,8 +342,7 @@ pub struct Admitted {
     meta: RequestMeta,
     session: Option<Session>,
     /// `None` for the built-in `server/discover`.
-    handler: Option<Route>,
-    decoded: Option<Result<Box<dyn Decoded>, serde_json::Error>>,
+    routed: Option<Routed>,
 }
 
 impl std::fmt::Debug for Admitted {
@@ -366,8 +384,7 @@ impl Admitted {
             request,
             meta,
             session,
-            handler,
-            decoded,
+            routed,
         } = self;
         let IncomingRequest {
             id,
@@ -379,8 +396,8 @@ impl Admitted {
         } = request;
         let inner = &server.inner;
         // The built-in `server/discover` has no route: its facts come from its marker.
-        let (may_require_input, cacheable) = match &handler {
-            Some(route) => (route.may_require_input, route.cacheable),
+        let (may_require_input, cacheable) = match &routed {
+            Some(Routed { route, .. }) => (route.may_require_input, route.cacheable),
             None => (
                 method::Discover::MAY_REQUIRE_INPUT,
                 method::Discover::CACHEABLE,
@@ -402,15 +419,14 @@ impl Admitted {
             outbound,
             legacy,
         );
-        let (output, binding) = match handler {
-            Some(route) => {
-                // Read at `accept`; a route always has its params read there.
-                let decoded = decoded.unwrap_or_else(|| {
-                    (route.decode)(params.as_deref().map_or("{}", RawValue::get))
-                });
+        let (output, binding) = match routed {
+            Some(Routed {
+                route,
+                params: typed,
+            }) => {
                 let call = Call {
                     ctx,
-                    params: decoded,
+                    params: typed,
                     sealing: sealer.map(|sealer| state::Sealing {
                         sealer,
                         principal: principal.as_ref(),

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use super::Server;
 use crate::protocol::meta::READS;
 use crate::transport::{MessageTransport, memory};
+use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::{CallToolResult, ContentBlock, TextContent, method};
 
 fn server() -> Server {
@@ -18,7 +19,7 @@ fn server() -> Server {
 
 fn call(id: i64) -> Value {
     json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "jsonrpc": "2.0", "id": id, "method": method::CallTool::METHOD,
         "params": {
             "name": "t", "arguments": {},
             "_meta": {
@@ -62,7 +63,8 @@ async fn an_http_request_reads_meta_once() {
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Mcp-Method: {}\r\nMcp-Name: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        method::CallTool::METHOD,
         body.len()
     );
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -91,8 +93,6 @@ async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
         let accepted = server.accept(request);
         async move { accepted.serve().await }
     };
-    use crate::types::rpc::Request as _;
-
     let broken_both =
         json!({"name": 5, "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
     match serve(broken_both).await {
@@ -111,7 +111,9 @@ async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
         Verdict::Answered(Err(error)) => {
             assert_eq!(error.code, crate::jsonrpc::code::INVALID_PARAMS);
             assert!(
-                error.message.starts_with("Invalid params for tools/call"),
+                error
+                    .message
+                    .starts_with(&format!("Invalid params for {}", method::CallTool::METHOD)),
                 "{error:?}"
             );
         }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::auth::AuthInfo;
+use crate::types::rpc::Request as _;
 
 fn args(value: Value) -> Map<String, Value> {
     value.as_object().unwrap().clone()
@@ -122,7 +123,11 @@ fn replay_against_another_method_tool_prompt_uri_or_arguments_is_rejected() {
                 RequestBinding::prompt("provision", Some(&arguments)),
                 RequestBinding::tool("provision", Some(&other_arguments)),
                 RequestBinding::tool("provision", None),
-                RequestBinding::new("tools/list", "provision").with_arguments(Some(&arguments)),
+                RequestBinding::new(
+                    crate::types::v2026_07_28::method::ListTools::METHOD,
+                    "provision",
+                )
+                .with_arguments(Some(&arguments)),
             ],
         ),
         (

@@ -84,6 +84,8 @@ mod tests {
 
     #[test]
     fn mcp_name_mirrors_the_name_of_tools_and_prompts_and_the_uri_of_resources() {
+        use crate::types::rpc::Request as _;
+        use crate::types::v2026_07_28::method;
         let named: Vec<_> = crate::types::v2026_07_28::method::ALL
             .iter()
             .filter_map(|m| name_field(m.method).map(|field| (m.method, field)))
@@ -91,9 +93,9 @@ mod tests {
         assert_eq!(
             named,
             [
-                ("resources/read", "uri"),
-                ("prompts/get", "name"),
-                ("tools/call", "name")
+                (method::ReadResource::METHOD, "uri"),
+                (method::GetPrompt::METHOD, "name"),
+                (method::CallTool::METHOD, "name")
             ]
         );
     }

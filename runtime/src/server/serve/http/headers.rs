@@ -10,8 +10,8 @@ use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
 };
 use crate::types::rpc::Request as _;
+use crate::types::rpc::members;
 use crate::types::v2026_07_28 as v2026;
-use crate::util::json_members;
 
 /// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
 /// the `Mcp-Param-*` headers of an annotated tool.
@@ -55,7 +55,7 @@ pub(crate) fn check_headers(
     if method == v2026::method::CallTool::METHOD {
         if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
             let [arguments] = match request.params() {
-                Some(params) => json_members(params.get(), ["arguments"]),
+                Some(params) => members(params.get(), ["arguments"]),
                 None => [None],
             };
             let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
