@@ -18,8 +18,7 @@ use tern::server::http::HttpServer;
 use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ListToolsResult, Outcome, PaginatedRequestParams, Tool,
-    method,
+    CallToolResult, ListToolsResult, PaginatedRequestParams, Tool, method,
 };
 
 use http_support::{body, mcp_headers, open, post, serve, serve_default, url};
@@ -114,43 +113,8 @@ async fn a_client_that_accepts_only_json_gets_json_without_the_notifications() {
 
 #[tokio::test]
 async fn progress_notifications_reach_the_call_that_asked_over_sse() {
-    let server = Server::builder("s", "1")
-        .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
-            let n = params.arguments.as_ref().unwrap()["n"].as_f64().unwrap();
-            for i in 1..=3 {
-                ctx.progress(n * 10.0 + f64::from(i), Some(n * 10.0 + 3.0), None);
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            Ok(CallToolResult::new(vec![ask::text("ok")]).into())
-        })
-        .build()
-        .unwrap();
-    let addr = serve_default(server).await;
-    let client = http_client(addr);
-    let mut tasks = Vec::new();
-    for n in [1, 2] {
-        let client = client.clone();
-        tasks.push(tokio::spawn(async move {
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let mut params = CallToolRequestParams::new("t");
-            params.arguments = Some(json!({"n": n}).as_object().unwrap().clone());
-            let outcome = client
-                .request_with_progress::<method::CallTool>(params, tx)
-                .await
-                .unwrap();
-            assert!(matches!(outcome, Outcome::Complete(_)));
-            let mut seen = Vec::new();
-            while let Ok(p) = rx.try_recv() {
-                seen.push(p.progress.as_f64().unwrap());
-            }
-            (n, seen)
-        }));
-    }
-    for t in tasks {
-        let (n, seen) = t.await.unwrap();
-        let base = f64::from(n) * 10.0;
-        assert_eq!(seen, vec![base + 1.0, base + 2.0, base + 3.0], "caller {n}");
-    }
+    let addr = serve_default(crate::mrtr_loop::progress_server()).await;
+    crate::mrtr_loop::each_caller_sees_its_own_progress(&http_client(addr)).await;
 }
 
 type Signal = Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>;

@@ -731,22 +731,24 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     );
 }
 
-#[tokio::test]
-async fn progress_notifications_reach_the_request_that_asked() {
-    let server = Server::builder("s", "1")
+/// A server whose tool reports three progress steps, numbered by its `n` argument.
+pub(crate) fn progress_server() -> Server {
+    Server::builder("s", "1")
         .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
             let n: f64 = params.arguments.as_ref().unwrap()["n"].as_f64().unwrap();
             for i in 1..=3 {
                 ctx.progress(n * 10.0 + f64::from(i), Some(n * 10.0 + 3.0), None);
-                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
             Ok(done("ok"))
         })
         .build()
-        .unwrap();
-    let (client_end, server_end) = memory::pair();
-    tokio::spawn(async move { server.serve(server_end).await });
-    let client = Client::builder("c", "1").connect(client_end);
+        .unwrap()
+}
+
+/// Two concurrent callers of [`progress_server`] each see their own three steps, and
+/// only theirs.
+pub(crate) async fn each_caller_sees_its_own_progress(client: &Client) {
     let mut tasks = Vec::new();
     for n in [1, 2] {
         let client = client.clone();
@@ -771,4 +773,12 @@ async fn progress_notifications_reach_the_request_that_asked() {
         let base = f64::from(n) * 10.0;
         assert_eq!(seen, vec![base + 1.0, base + 2.0, base + 3.0], "caller {n}");
     }
+}
+
+#[tokio::test]
+async fn progress_notifications_reach_the_request_that_asked() {
+    let server = progress_server();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    each_caller_sees_its_own_progress(&Client::builder("c", "1").connect(client_end)).await;
 }
