@@ -1,4 +1,5 @@
-//! The Streamable HTTP server: an axum [`Router`] serving a [`Server`] on one endpoint.
+//! The Streamable HTTP server: a [`Server`] on one endpoint, served by its own accept
+//! loop ([`HttpServer::serve`]) or embedded in an axum app ([`HttpServer::router`]).
 //!
 //! ```no_run
 //! # async fn demo(server: tern::server::Server) -> std::io::Result<()> {
@@ -40,8 +41,10 @@
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
 //! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
 
+mod conn;
 mod guard;
 mod headers;
+mod listen;
 mod post;
 mod sessions;
 
@@ -51,7 +54,6 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::post;
-use axum::serve::ListenerExt as _;
 
 pub use guard::HostPolicy;
 pub use sessions::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
@@ -62,6 +64,24 @@ use crate::transport::http::ParamHeader;
 
 /// The default request body limit: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long a connection may take to send a request's head (default 10 s). It starts
+/// when the connection opens, or when the first byte of a later request arrives.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request's body may take to arrive once its head is in (default 30 s).
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a keep-alive connection may wait between requests (default 60 s).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a request may take from its body's last byte to its response's last byte
+/// (default 5 minutes): the handler, its SSE stream, and the client reading it.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How many connections [`HttpServer::serve`] holds open at once (default 1,000; keep
+/// it under the process's file-descriptor limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1_000;
 
 /// Looks up the `x-mcp-header` annotations of a tool by name.
 pub type ToolHeaders = Arc<dyn Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync>;
@@ -80,6 +100,8 @@ pub struct HttpServer {
     tool_headers: Option<ToolHeaders>,
     /// `None` serves 2026-07-28 only; else the idle timeout and cap of 2025-11-25 sessions.
     sessions: Option<(Duration, usize)>,
+    budgets: conn::Budgets,
+    max_connections: usize,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -91,6 +113,8 @@ impl std::fmt::Debug for HttpServer {
             .field("hosts", &self.hosts)
             .field("authenticated", &self.verifier.is_some())
             .field("sessions", &self.sessions)
+            .field("budgets", &self.budgets)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -121,7 +145,56 @@ impl HttpServer {
             resource_metadata: None,
             tool_headers: None,
             sessions: Some((DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS)),
+            budgets: conn::Budgets {
+                header: DEFAULT_HEADER_TIMEOUT,
+                body: DEFAULT_BODY_TIMEOUT,
+                idle: DEFAULT_IDLE_TIMEOUT,
+                request: Some(DEFAULT_REQUEST_TIMEOUT),
+            },
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
+    }
+
+    /// Closes a connection that takes longer than `timeout` to send a request's head,
+    /// counted from the connection's opening or from the first byte of a later request
+    /// (default [`DEFAULT_HEADER_TIMEOUT`]). This is what ends a slowloris connection.
+    /// Enforced by [`serve`](Self::serve); an app embedding [`router`](Self::router)
+    /// sets its own.
+    pub fn with_header_timeout(mut self, timeout: Duration) -> Self {
+        self.budgets.header = timeout;
+        self
+    }
+
+    /// Closes a connection whose request body takes longer than `timeout` to arrive
+    /// once its head is in (default [`DEFAULT_BODY_TIMEOUT`]).
+    pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
+        self.budgets.body = timeout;
+        self
+    }
+
+    /// Closes a keep-alive connection after `timeout` without a request (default
+    /// [`DEFAULT_IDLE_TIMEOUT`]).
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.budgets.idle = timeout;
+        self
+    }
+
+    /// Closes a connection whose request is not answered, to its last byte, within
+    /// `timeout` of its body arriving (default [`DEFAULT_REQUEST_TIMEOUT`]; `None` for
+    /// no limit): the handler is dropped and its cancellation token fires. Long work
+    /// belongs in a task, which answers at once.
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.budgets.request = timeout;
+        self
+    }
+
+    /// Holds at most `max` connections open (default [`DEFAULT_MAX_CONNECTIONS`]). At
+    /// the cap a new connection closes the one that has waited longest without a
+    /// request in flight (idle, or still sending its head); when every connection is
+    /// busy, new ones wait in the listen queue until one finishes.
+    pub fn with_max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
+        self
     }
 
     /// Serves 2026-07-28 only: no 2025-11-25 sessions, and DELETE gets 405 like GET.
@@ -202,19 +275,23 @@ impl HttpServer {
         let on_delete = shared.sessions.is_some().then(|| Arc::clone(&shared));
         let mut route = post(move |request: axum::extract::Request| {
             let shared = Arc::clone(&shared);
-            async move { post::handle_post(&shared, request).await }
+            async move {
+                let (parts, body) = request.into_parts();
+                post::handle_post(&shared, &parts.headers, body, None).await
+            }
         });
         if let Some(shared) = on_delete {
             route = route.delete(move |request: axum::extract::Request| {
                 let shared = Arc::clone(&shared);
-                async move { post::handle_delete(&shared, request).await }
+                async move { post::handle_delete(&shared, request.headers()).await }
             });
         }
         Router::new().route(&path, route)
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting and waits for
-    /// in-flight requests to finish.
+    /// in-flight requests to finish (each within its budgets). Serves HTTP/1.1, with the
+    /// header, body, idle and request timeouts and the connection cap set here.
     pub async fn serve(
         mut self,
         listener: tokio::net::TcpListener,
@@ -223,16 +300,10 @@ impl HttpServer {
         if !self.hosts_explicit && !listener.local_addr()?.ip().is_loopback() {
             self.hosts = HostPolicy::Any;
         }
-        // Without TCP_NODELAY, an SSE stream's second small write can wait for the
-        // client's delayed ACK (tens of milliseconds).
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        let path = self.path.clone();
+        let registry = conn::Registry::new(self.budgets, self.max_connections);
+        let shared = Arc::new(self.into_shared());
+        listen::serve(shared, path, listener, registry, shutdown).await
     }
 
     fn into_shared(self) -> Shared {

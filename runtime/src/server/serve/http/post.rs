@@ -5,7 +5,6 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::Request;
 use axum::response::Response;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -13,6 +12,9 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use http_body_util::BodyExt as _;
+
+use super::conn::Conn;
 use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
 use super::{Shared, guard, headers};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
@@ -49,16 +51,29 @@ async fn admit(
         .map_err(|denied| Box::new(unauthorized(denied)))
 }
 
-pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let auth = match admit(shared, &parts.headers).await {
+/// One POST. `conn`, when the endpoint's own accept loop serves it, learns when the
+/// body is in (the body budget ends, the whole-request budget starts).
+pub(crate) async fn handle_post<B>(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: B,
+    conn: Option<&Conn>,
+) -> Response
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
     };
-    let bytes = match read_body(shared, &parts.headers, body).await {
+    let bytes = match read_body(shared, headers, body).await {
         Ok(b) => b,
         Err(response) => return *response,
     };
+    if let Some(conn) = conn {
+        conn.serving();
+    }
     let (id, method, params) = match Incoming::read(&bytes) {
         Err(rejected) => {
             return rpc_error(
@@ -68,10 +83,10 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
             );
         }
         Ok(Incoming::Notification { method, params }) => {
-            return notification(shared, &parts.headers, auth.as_ref(), &method, params);
+            return notification(shared, &headers, auth.as_ref(), &method, params);
         }
         Ok(Incoming::Response { id, result }) => {
-            return answer(shared, &parts.headers, auth.as_ref(), id, result);
+            return answer(shared, &headers, auth.as_ref(), id, result);
         }
         Ok(Incoming::Request { id, method, params }) => (id, method, params),
     };
@@ -79,19 +94,18 @@ pub(crate) async fn handle_post(shared: &Shared, request: Request) -> Response {
         .server
         .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
-        if !accepted.names_protocol_version() && legacy_header(&parts.headers) {
-            return legacy_request(shared, sessions, &parts.headers, accepted).await;
+        if !accepted.names_protocol_version() && legacy_header(&headers) {
+            return legacy_request(shared, sessions, &headers, accepted).await;
         }
     }
     // A stateless request's headers must repeat its body; a body without a string
     // version has nothing to compare, and the server's own checks say what is wrong.
     if let Some(body_version) = accepted.protocol_version() {
-        if let Err(error) = headers::check_headers(shared, &parts.headers, body_version, &accepted)
-        {
+        if let Err(error) = headers::check_headers(shared, &headers, body_version, &accepted) {
             return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
         }
     }
-    run(&parts.headers, accepted, None).await
+    run(&headers, accepted, None).await
 }
 
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
@@ -235,9 +249,8 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
 }
 
 /// DELETE on a dual-era endpoint: ends the session it names.
-pub(crate) async fn handle_delete(shared: &Shared, request: Request) -> Response {
-    let (parts, _body) = request.into_parts();
-    let auth = match admit(shared, &parts.headers).await {
+pub(crate) async fn handle_delete(shared: &Shared, headers: &HeaderMap) -> Response {
+    let auth = match admit(shared, &headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
     };
@@ -245,17 +258,17 @@ pub(crate) async fn handle_delete(shared: &Shared, request: Request) -> Response
         // Not routed when sessions are off; kept total all the same.
         return status_only(StatusCode::METHOD_NOT_ALLOWED);
     };
-    match sessions.end(&parts.headers, auth.as_ref()) {
+    match sessions.end(&headers, auth.as_ref()) {
         Ok(()) => status_only(StatusCode::OK),
         Err(missing) => no_session(None, &missing),
     }
 }
 
-async fn read_body(
-    shared: &Shared,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<Bytes, Box<Response>> {
+async fn read_body<B>(shared: &Shared, headers: &HeaderMap, body: B) -> Result<Bytes, Box<Response>>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
     let too_large = || {
         Box::new(rpc_error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -273,21 +286,38 @@ async fn read_body(
     if declared.is_some_and(|n| n > shared.max_body_bytes as u64) {
         return Err(too_large());
     }
-    axum::body::to_bytes(body, shared.max_body_bytes)
-        .await
-        .map_err(|e| {
-            let inner = e.into_inner();
-            if inner.is::<http_body_util::LengthLimitError>() {
-                too_large()
-            } else {
-                tracing::debug!(error = %inner, "could not read a request body");
-                Box::new(rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    RpcError::invalid_request("Could not read the request body"),
-                ))
+    // One frame (the usual case) is kept as it came; more are joined.
+    let mut body = std::pin::pin!(body);
+    let mut first: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    let mut len = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            tracing::debug!(error = %e, "could not read a request body");
+            Box::new(rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                RpcError::invalid_request("Could not read the request body"),
+            ))
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        len += data.len();
+        if len > shared.max_body_bytes {
+            return Err(too_large());
+        }
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(earlier) => {
+                joined.reserve(declared.map_or(len, |n| n as usize));
+                joined.extend_from_slice(&earlier);
+                joined.extend_from_slice(&data);
             }
-        })
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 /// Runs the handler: JSON when it returns without notifying, SSE from its first
@@ -502,7 +532,7 @@ fn unauthorized(denied: guard::Unauthorized) -> Response {
     response
 }
 
-fn status_only(status: StatusCode) -> Response {
+pub(crate) fn status_only(status: StatusCode) -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = status;
     response

@@ -1,0 +1,331 @@
+//! The connections of one endpoint and what each is doing: waiting, sending a request's
+//! head or body, or being served. The accept loop (`listen.rs`) registers each one; a
+//! reaper closes those over a budget, and at the connection cap the one that has waited
+//! longest without a request in flight makes room for a new one.
+//!
+//! The hot path touches two atomics per phase change and no clock: time is a coarse
+//! millisecond counter the reaper advances on each tick.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
+
+use crate::util::lock;
+
+/// What a connection is doing, in the top two bits of its state word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Between requests (keep-alive), with nothing received yet.
+    Idle = 0,
+    /// Receiving a request's head (a fresh connection starts here).
+    Head = 1,
+    /// Receiving a request's body.
+    Body = 2,
+    /// The request is being served (the handler, then the response going out).
+    Serving = 3,
+}
+
+const PHASE_SHIFT: u32 = 62;
+const SINCE_MASK: u64 = (1 << PHASE_SHIFT) - 1;
+
+impl Phase {
+    fn from_bits(bits: u64) -> Self {
+        match bits >> PHASE_SHIFT {
+            0 => Self::Idle,
+            1 => Self::Head,
+            2 => Self::Body,
+            _ => Self::Serving,
+        }
+    }
+}
+
+/// The budgets the reaper enforces, per connection.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Budgets {
+    pub(crate) header: Duration,
+    pub(crate) body: Duration,
+    pub(crate) idle: Duration,
+    pub(crate) request: Option<Duration>,
+}
+
+impl Budgets {
+    fn allows(&self, phase: Phase, age: Duration) -> bool {
+        match phase {
+            Phase::Idle => age <= self.idle,
+            Phase::Head => age <= self.header,
+            Phase::Body => age <= self.body,
+            Phase::Serving => self.request.is_none_or(|limit| age <= limit),
+        }
+    }
+
+    /// How often the reaper looks: an eighth of the smallest budget, within 5–250 ms.
+    pub(crate) fn tick(&self) -> Duration {
+        let smallest = [
+            Some(self.header),
+            Some(self.body),
+            Some(self.idle),
+            self.request,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(Duration::from_secs(1));
+        (smallest / 8).clamp(Duration::from_millis(5), Duration::from_millis(250))
+    }
+}
+
+/// The coarse clock: milliseconds since the endpoint started, advanced by the reaper.
+pub(crate) struct Clock {
+    start: Instant,
+    now_ms: AtomicU64,
+}
+
+impl Clock {
+    fn new() -> Self {
+        Self {
+            start: Instant::now(),
+            now_ms: AtomicU64::new(0),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.now_ms.load(Ordering::Relaxed)
+    }
+
+    fn advance(&self) -> u64 {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(SINCE_MASK);
+        self.now_ms.store(ms.min(SINCE_MASK), Ordering::Relaxed);
+        ms
+    }
+}
+
+/// One connection's state, shared by its task, its I/O and the reaper.
+pub(crate) struct Conn {
+    state: AtomicU64,
+    /// Requests whose response has not finished (HTTP/1: at most one).
+    in_flight: AtomicU32,
+    kill: Notify,
+    registry: Arc<Registry>,
+}
+
+impl Conn {
+    fn set(&self, phase: Phase) {
+        let since = self.registry.clock.now();
+        self.state
+            .store(((phase as u64) << PHASE_SHIFT) | since, Ordering::Relaxed);
+    }
+
+    fn phase(&self) -> (Phase, u64) {
+        let bits = self.state.load(Ordering::Relaxed);
+        (Phase::from_bits(bits), bits & SINCE_MASK)
+    }
+
+    /// A request's head arrived: its body comes next.
+    pub(crate) fn request_started(self: &Arc<Self>) -> RequestGuard {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.set(Phase::Body);
+        RequestGuard(Arc::clone(self))
+    }
+
+    /// The body is in: from here the whole-request budget counts.
+    pub(crate) fn serving(&self) {
+        self.set(Phase::Serving);
+    }
+
+    /// Resolves when the reaper or the cap closes this connection.
+    pub(crate) async fn killed(&self) {
+        self.kill.notified().await;
+    }
+}
+
+/// Held by a response until its last byte is written (or it is dropped): then the
+/// connection is idle again.
+pub(crate) struct RequestGuard(Arc<Conn>);
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.0.set(Phase::Idle);
+        }
+    }
+}
+
+/// Every live connection of one endpoint.
+pub(crate) struct Registry {
+    clock: Clock,
+    live: Mutex<Live>,
+    /// Signalled when a connection leaves (room under the cap; the drain's end).
+    left: Notify,
+    budgets: Budgets,
+    max: usize,
+}
+
+#[derive(Default)]
+struct Live {
+    next: u64,
+    conns: HashMap<u64, Arc<Conn>>,
+}
+
+impl Registry {
+    pub(crate) fn new(budgets: Budgets, max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            clock: Clock::new(),
+            live: Mutex::default(),
+            left: Notify::new(),
+            budgets,
+            max: max.max(1),
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.live).conns.len()
+    }
+
+    /// Waits until a new connection fits: under the cap, or by closing the connection
+    /// that has waited longest without a request in flight. When every connection is
+    /// busy, waits for one to leave.
+    pub(crate) async fn room(&self) {
+        loop {
+            let left = self.left.notified();
+            {
+                let live = lock(&self.live);
+                if live.conns.len() < self.max {
+                    return;
+                }
+                let victim = live
+                    .conns
+                    .values()
+                    .filter_map(|c| {
+                        let (phase, since) = c.phase();
+                        matches!(phase, Phase::Idle | Phase::Head).then_some((since, c))
+                    })
+                    .min_by_key(|(since, _)| *since);
+                if let Some((_, conn)) = victim {
+                    tracing::debug!("at the connection cap: closing the longest-waiting one");
+                    conn.kill.notify_one();
+                }
+            }
+            // The victim (or any busy connection) leaving makes room.
+            left.await;
+        }
+    }
+
+    /// Registers a fresh connection, waiting for its request head.
+    pub(crate) fn join(self: &Arc<Self>) -> (u64, Arc<Conn>) {
+        let conn = Arc::new(Conn {
+            state: AtomicU64::new(0),
+            in_flight: AtomicU32::new(0),
+            kill: Notify::new(),
+            registry: Arc::clone(self),
+        });
+        conn.set(Phase::Head);
+        let mut live = lock(&self.live);
+        live.next += 1;
+        let id = live.next;
+        live.conns.insert(id, Arc::clone(&conn));
+        (id, conn)
+    }
+
+    pub(crate) fn leave(&self, id: u64) {
+        lock(&self.live).conns.remove(&id);
+        self.left.notify_waiters();
+    }
+
+    /// Resolves when no connection is left.
+    pub(crate) async fn drained(&self) {
+        loop {
+            let left = self.left.notified();
+            if self.len() == 0 {
+                return;
+            }
+            left.await;
+        }
+    }
+
+    /// Advances the clock and closes the connections over a budget; runs until the
+    /// registry is dropped by everyone else.
+    pub(crate) async fn reap(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(self.budgets.tick());
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if Arc::strong_count(&self) == 1 {
+                return;
+            }
+            let now = self.clock.advance();
+            let live = lock(&self.live);
+            for conn in live.conns.values() {
+                let (phase, since) = conn.phase();
+                let age = Duration::from_millis(now.saturating_sub(since));
+                if !self.budgets.allows(phase, age) {
+                    tracing::debug!(?phase, ?age, "closing a connection over its budget");
+                    conn.kill.notify_one();
+                }
+            }
+        }
+    }
+}
+
+/// A connection's socket, noting when bytes of a new request start to arrive.
+pub(crate) struct Watched<T> {
+    io: T,
+    conn: Arc<Conn>,
+}
+
+impl<T> Watched<T> {
+    pub(crate) fn new(io: T, conn: Arc<Conn>) -> Self {
+        Self { io, conn }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if buf.filled().len() > before && self.conn.phase().0 == Phase::Idle {
+            self.conn.set(Phase::Head);
+        }
+        polled
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
