@@ -16,6 +16,7 @@ mod flows;
 mod generated;
 mod high_level_server;
 mod http_eras;
+mod http_budgets;
 mod http_flow;
 mod http_instances;
 mod http_rules;

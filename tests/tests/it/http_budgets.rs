@@ -1,0 +1,215 @@
+//! The HTTP endpoint under slow and greedy clients: every connection phase has a time
+//! budget, and at the connection cap the longest-waiting idle connection makes room, so
+//! well-behaved clients keep completing flows while an attacker holds sockets open.
+
+use crate::http_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tern::client::Client;
+use tern::server::http::HttpServer;
+use tern::server::{RequestContext, Server};
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::{CallToolOutcome, method};
+use tern_tests::seed;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use http_support::{body, mcp_headers, serve, url};
+
+fn provision() -> Server {
+    seed::provision_server().build().unwrap()
+}
+
+fn client(addr: std::net::SocketAddr) -> Client {
+    let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
+    Client::builder("budget-test", "1.0")
+        .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
+        .build(Arc::new(transport))
+}
+
+async fn one_flow(client: &Client) {
+    let result = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .expect("the flow completes");
+    assert!(!tern_tests::text_of(&result).is_empty());
+}
+
+/// Reads until the server closes the connection; how long that took.
+async fn until_closed(stream: &mut TcpStream, within: Duration) -> Duration {
+    let start = Instant::now();
+    let mut buf = [0u8; 4096];
+    let read = tokio::time::timeout(within, async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server kept the connection open past {within:?}");
+    start.elapsed()
+}
+
+/// An open connection that has sent part of a request head.
+async fn half_a_head(addr: std::net::SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
+        .await
+        .unwrap();
+    stream
+}
+
+#[tokio::test]
+async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
+    let budget = Duration::from_millis(300);
+    let addr = serve(HttpServer::new(provision()).with_header_timeout(budget)).await;
+    let mut stream = half_a_head(addr).await;
+    // A byte every 50 ms: steady progress, never a whole head.
+    let dripping = {
+        let mut writer = TcpStream::connect(addr).await.unwrap();
+        tokio::spawn(async move {
+            let _ = writer.write_all(b"POST /mcp HTTP/1.1\r\n").await;
+            let start = Instant::now();
+            loop {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                if writer.write_all(b"x").await.is_err() {
+                    return start.elapsed();
+                }
+            }
+        })
+    };
+    let took = until_closed(&mut stream, budget * 4).await;
+    assert!(took >= budget / 2, "closed too early: {took:?}");
+    let dripped = tokio::time::timeout(budget * 8, dripping)
+        .await
+        .expect("the dripping connection is closed too")
+        .unwrap();
+    assert!(dripped < budget * 8, "{dripped:?}");
+}
+
+#[tokio::test]
+async fn a_silent_connection_is_closed_within_the_header_timeout() {
+    let budget = Duration::from_millis(300);
+    let addr = serve(HttpServer::new(provision()).with_header_timeout(budget)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    until_closed(&mut stream, budget * 4).await;
+}
+
+#[tokio::test]
+async fn a_body_that_stops_half_way_is_closed_within_the_body_timeout() {
+    let budget = Duration::from_millis(300);
+    let addr = serve(
+        HttpServer::new(provision())
+            .with_header_timeout(Duration::from_secs(30))
+            .with_body_timeout(budget),
+    )
+    .await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n");
+    for (n, v) in mcp_headers("tools/list", None) {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n{\"jsonrpc\":");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    until_closed(&mut stream, budget * 4).await;
+}
+
+#[tokio::test]
+async fn a_keep_alive_connection_is_closed_after_the_idle_timeout_and_not_before() {
+    let idle = Duration::from_millis(400);
+    let addr = serve(HttpServer::new(provision()).with_idle_timeout(idle)).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = body(1, "tools/list", json!({}));
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\n",
+        request.len()
+    );
+    for (n, v) in mcp_headers("tools/list", None) {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.push_str(&request);
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = stream.read(&mut buf).await.unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let took = until_closed(&mut stream, idle * 5).await;
+    assert!(took >= idle / 2, "closed before the idle timeout: {took:?}");
+}
+
+#[tokio::test]
+async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed() {
+    let (cancelled_tx, cancelled) = tokio::sync::oneshot::channel();
+    let cancelled_tx = Arc::new(std::sync::Mutex::new(Some(cancelled_tx)));
+    let server = Server::builder("slow", "1.0")
+        .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _params| {
+            let cancelled_tx = Arc::clone(&cancelled_tx);
+            let token = ctx.cancellation().clone();
+            tokio::spawn(async move {
+                token.cancelled().await;
+                if let Some(tx) = cancelled_tx.lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+            });
+            // Never answers: only the request timeout ends it.
+            std::future::pending::<Result<CallToolOutcome, tern::jsonrpc::RpcError>>()
+        })
+        .build()
+        .unwrap();
+    let budget = Duration::from_millis(300);
+    let addr = serve(HttpServer::new(server).with_request_timeout(Some(budget))).await;
+    let started = Instant::now();
+    let raw = http_support::post(
+        addr,
+        &mcp_headers("tools/call", Some("anything")),
+        &body(1, "tools/call", json!({"name": "anything", "arguments": {}})),
+    )
+    .await;
+    assert_eq!(raw.status, 0, "no answer: the connection was closed");
+    assert!(started.elapsed() < budget * 5, "{:?}", started.elapsed());
+    tokio::time::timeout(Duration::from_secs(5), cancelled)
+        .await
+        .expect("the handler saw its cancellation")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
+    // Long timeouts: here it is the cap's eviction, not a timeout, that makes room.
+    let addr = serve(
+        HttpServer::new(provision())
+            .with_header_timeout(Duration::from_secs(60))
+            .with_max_connections(500),
+    )
+    .await;
+    let mut slow = Vec::with_capacity(2_000);
+    for _ in 0..2_000 {
+        slow.push(half_a_head(addr).await);
+    }
+    let client = client(addr);
+    let started = Instant::now();
+    for _ in 0..20 {
+        tokio::time::timeout(Duration::from_secs(10), one_flow(&client))
+            .await
+            .expect("a good flow is not starved by slow connections");
+    }
+    // 20 flows in well under the header timeout: nobody waited for one to expire.
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    // The attacker's connections beyond the cap were closed to make room.
+    let mut closed = 0;
+    for stream in &mut slow {
+        let mut buf = [0u8; 1];
+        if let Ok(Ok(0) | Err(_)) =
+            tokio::time::timeout(Duration::from_millis(1), stream.read(&mut buf)).await
+        {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 1_500, "only {closed} of 2,000 slow connections were closed");
+}
