@@ -418,3 +418,41 @@ async fn asking_for_an_undeclared_capability_is_400_missing_capability() {
     .await;
     assert_eq!((r.status, r.error_code()), (400, Some(-32021)), "{r:?}");
 }
+
+#[tokio::test]
+async fn a_repeated_routing_header_is_400_header_mismatch() {
+    // A gateway that reads the last value would route another request than the one
+    // the first value names: one value per routing header, or nothing is served.
+    let addr = rules_server().await;
+    let args = json!({"region": "us-west1", "limit": 42, "query": "SELECT 1"});
+    let sql = body(1, "tools/call", json!({"name": "sql", "arguments": args}));
+    let params = [("Mcp-Param-Region", "us-west1"), ("Mcp-Param-Limit", "42")];
+    let repeats = [
+        ("Mcp-Method", "tools/list"),
+        ("Mcp-Name", "other"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Param-Region", "eu-west1"),
+        ("Mcp-Session-Id", "one"),
+    ];
+    for (name, second) in repeats {
+        let mut headers = mcp_headers("tools/call", Some("sql"));
+        for (n, v) in params {
+            headers.push((n.into(), v.into()));
+        }
+        if name == "Mcp-Session-Id" {
+            headers.push((name.into(), "zero".into()));
+        }
+        headers.push((name.into(), second.into()));
+        let r = post(addr, &headers, &sql).await;
+        assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{name}: {r:?}");
+        assert_eq!(r.json()["id"], 1, "{name}");
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(&name.to_ascii_lowercase()), "{message}");
+    }
+    // The same headers, each once, are served.
+    let mut headers = mcp_headers("tools/call", Some("sql"));
+    for (n, v) in params {
+        headers.push((n.into(), v.into()));
+    }
+    assert_eq!(post(addr, &headers, &sql).await.status, 200);
+}

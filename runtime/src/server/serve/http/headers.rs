@@ -6,12 +6,33 @@ use serde_json::Value;
 use super::Shared;
 use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
+use super::sessions::SESSION_HEADER;
 use crate::transport::http::{
-    METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER, ParamHeader, decode_header_value,
+    METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
+    decode_header_value,
 };
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28 as v2026;
+
+/// Refuses a request that repeats a header tern routes on (`MCP-Protocol-Version`,
+/// `Mcp-Method`, `Mcp-Name`, `Mcp-Session-Id`, `Mcp-Param-*`): a gateway reading the last
+/// value and tern reading the first would act on different requests.
+pub(crate) fn single_valued(headers: &HeaderMap) -> Result<(), RpcError> {
+    for name in headers.keys() {
+        let key = name.as_str();
+        let routing = matches!(
+            key,
+            PROTOCOL_VERSION_HEADER | METHOD_HEADER | NAME_HEADER | SESSION_HEADER
+        ) || key.starts_with(PARAM_HEADER_PREFIX);
+        if routing && headers.get_all(name).iter().nth(1).is_some() {
+            return Err(RpcError::header_mismatch(format!(
+                "Header mismatch: the {key} header is sent more than once"
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
 /// the `Mcp-Param-*` headers of an annotated tool.

@@ -74,7 +74,8 @@ where
     if let Some(conn) = conn {
         conn.serving();
     }
-    let (id, method, params) = match Incoming::read(&bytes) {
+    let incoming = match Incoming::read(&bytes) {
+        Ok(incoming) => incoming,
         Err(rejected) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -82,13 +83,22 @@ where
                 rejected.error,
             );
         }
-        Ok(Incoming::Notification { method, params }) => {
+    };
+    if let Err(error) = headers::single_valued(headers) {
+        let id = match &incoming {
+            Incoming::Request { id, .. } => Some(id),
+            _ => None,
+        };
+        return rpc_error(StatusCode::BAD_REQUEST, id, error);
+    }
+    let (id, method, params) = match incoming {
+        Incoming::Notification { method, params } => {
             return notification(shared, &headers, auth.as_ref(), &method, params);
         }
-        Ok(Incoming::Response { id, result }) => {
+        Incoming::Response { id, result } => {
             return answer(shared, &headers, auth.as_ref(), id, result);
         }
-        Ok(Incoming::Request { id, method, params }) => (id, method, params),
+        Incoming::Request { id, method, params } => (id, method, params),
     };
     let accepted = shared
         .server
