@@ -1,13 +1,16 @@
 //! JSON-RPC 2.0 framing: wire errors with the protocol's codes, writing messages, and
 //! (in `read`) reading and classifying incoming ones.
 
+mod limits;
 mod read;
+
+pub use limits::JsonLimits;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
-pub(crate) use read::{Incoming, RawResponse, Received, receive};
+pub(crate) use read::{Incoming, RawResponse, Received, Rejected, receive};
 
 /// The JSON-RPC and MCP error codes tern produces or recognises.
 pub mod code {

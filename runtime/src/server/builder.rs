@@ -11,7 +11,7 @@ use super::{
     CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
     Server, Typed, discover_result, state,
 };
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::seal::RequestStateSecurity;
 use crate::transport::BoxFuture;
 use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
@@ -26,6 +26,7 @@ pub struct ServerBuilder {
     handlers: HashMap<&'static str, Route>,
     security: Option<RequestStateSecurity>,
     cache: CachePolicy,
+    limits: JsonLimits,
 }
 
 impl Server {
@@ -41,11 +42,20 @@ impl Server {
                 ttl_ms: 0,
                 scope: "private",
             },
+            limits: JsonLimits::default(),
         }
     }
 }
 
 impl ServerBuilder {
+    /// How complex an incoming message may be (values, depth, `inputResponses`
+    /// members), checked on its bytes before it is parsed, on every transport. The
+    /// default ([`JsonLimits::default`]) suits tools with ordinary arguments.
+    pub fn json_limits(mut self, limits: JsonLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Instructions for the model, advertised by `server/discover`.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
@@ -152,6 +162,7 @@ impl ServerBuilder {
                 sealer,
                 cache: CacheMembers::new(self.cache.ttl_ms, self.cache.scope),
                 discover,
+                limits: self.limits,
             }),
         })
     }

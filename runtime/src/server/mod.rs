@@ -47,7 +47,7 @@ pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 pub use serve::http;
 pub use session::Session;
 
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::protocol;
 use crate::seal::Sealer;
 use crate::transport::BoxFuture;
@@ -207,6 +207,8 @@ struct Inner {
     cache: answer::CacheMembers,
     /// The `server/discover` result, written once: nothing in it changes after `build`.
     discover: String,
+    /// How complex an incoming message may be.
+    limits: JsonLimits,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
@@ -229,6 +231,11 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// How complex an incoming message may be: transports check it before parsing.
+    pub(crate) fn json_limits(&self) -> &JsonLimits {
+        &self.inner.limits
+    }
+
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.inner.info

@@ -51,7 +51,10 @@ async fn until_closed(stream: &mut TcpStream, within: Duration) -> Duration {
         }
     })
     .await;
-    assert!(read.is_ok(), "the server kept the connection open past {within:?}");
+    assert!(
+        read.is_ok(),
+        "the server kept the connection open past {within:?}"
+    );
     start.elapsed()
 }
 
@@ -168,7 +171,11 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
     let raw = http_support::post(
         addr,
         &mcp_headers("tools/call", Some("anything")),
-        &body(1, "tools/call", json!({"name": "anything", "arguments": {}})),
+        &body(
+            1,
+            "tools/call",
+            json!({"name": "anything", "arguments": {}}),
+        ),
     )
     .await;
     assert_eq!(raw.status, 0, "no answer: the connection was closed");
@@ -200,7 +207,11 @@ async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
             .expect("a good flow is not starved by slow connections");
     }
     // 20 flows in well under the header timeout: nobody waited for one to expire.
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     // The attacker's connections beyond the cap were closed to make room.
     let mut closed = 0;
     for stream in &mut slow {
@@ -211,5 +222,8 @@ async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
             closed += 1;
         }
     }
-    assert!(closed >= 1_500, "only {closed} of 2,000 slow connections were closed");
+    assert!(
+        closed >= 1_500,
+        "only {closed} of 2,000 slow connections were closed"
+    );
 }

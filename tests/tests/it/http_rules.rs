@@ -444,7 +444,11 @@ async fn a_repeated_routing_header_is_400_header_mismatch() {
         }
         headers.push((name.into(), second.into()));
         let r = post(addr, &headers, &sql).await;
-        assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{name}: {r:?}");
+        assert_eq!(
+            (r.status, r.error_code()),
+            (400, Some(-32020)),
+            "{name}: {r:?}"
+        );
         assert_eq!(r.json()["id"], 1, "{name}");
         let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
         assert!(message.contains(&name.to_ascii_lowercase()), "{message}");

@@ -43,7 +43,12 @@ impl Server {
                     break;
                 }
             };
-            match Incoming::parse(&text) {
+            let read = self
+                .json_limits()
+                .check(text.as_bytes())
+                .map_err(|error| Box::new(jsonrpc::Rejected { id: None, error }))
+                .and_then(|()| Incoming::parse(&text));
+            match read {
                 Err(rejected) => {
                     let _ = out_tx.send(jsonrpc::response(
                         rejected.id.as_ref(),

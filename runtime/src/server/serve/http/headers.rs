@@ -4,9 +4,9 @@ use http::HeaderMap;
 use serde_json::Value;
 
 use super::Shared;
+use super::sessions::SESSION_HEADER;
 use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
-use super::sessions::SESSION_HEADER;
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
     decode_header_value,

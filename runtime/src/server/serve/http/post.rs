@@ -74,6 +74,9 @@ where
     if let Some(conn) = conn {
         conn.serving();
     }
+    if let Err(error) = shared.server.json_limits().check(&bytes) {
+        return rpc_error(StatusCode::BAD_REQUEST, None, error);
+    }
     let incoming = match Incoming::read(&bytes) {
         Ok(incoming) => incoming,
         Err(rejected) => {

@@ -1,0 +1,201 @@
+//! How complex an incoming message may be, checked on its bytes before anything is
+//! built from them: a message within its byte limit can still hold a million tiny
+//! values, and each would become a node of a tree (tool arguments, `inputResponses`).
+//!
+//! The check is one pass over the bytes with no allocation, and it is skipped for
+//! messages too short to break any limit (each value, level or member takes at least a
+//! byte or six), which is nearly every message: a flow's ordinary bodies cost nothing.
+
+use super::RpcError;
+
+/// The complexity an incoming message may have. Beyond any limit the message is refused
+/// with -32600 (Invalid Request) before it is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonLimits {
+    /// Values (objects, arrays, members and elements) in one message. Default 100,000.
+    pub max_values: usize,
+    /// Nesting depth of objects and arrays. Default 64.
+    pub max_depth: usize,
+    /// Members of `params.inputResponses`: a server asks few questions a round, and
+    /// each answer is a tree of its own. Default 1,000.
+    pub max_input_responses: usize,
+}
+
+impl Default for JsonLimits {
+    fn default() -> Self {
+        Self {
+            max_values: 100_000,
+            max_depth: 64,
+            max_input_responses: 1_000,
+        }
+    }
+}
+
+/// The shortest text of one `inputResponses` member: `"":0,`.
+const SHORTEST_MEMBER: usize = 4;
+
+impl JsonLimits {
+    /// Refuses `bytes` when the message breaks a limit, or is a batch (an array:
+    /// 2026-07-28 has no batches, and 2025-11-25 dropped them too).
+    pub fn check(&self, bytes: &[u8]) -> Result<(), RpcError> {
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return Err(RpcError::invalid_request(
+                "Invalid Request: batches (JSON arrays of messages) are not supported",
+            ));
+        }
+        let shortest_breach = self
+            .max_values
+            .min(self.max_depth)
+            .min(self.max_input_responses.saturating_mul(SHORTEST_MEMBER));
+        if bytes.len() <= shortest_breach {
+            return Ok(());
+        }
+        self.scan(bytes)
+    }
+
+    fn scan(&self, bytes: &[u8]) -> Result<(), RpcError> {
+        let mut values = 1usize;
+        let mut depth = 0usize;
+        // The depth of the `inputResponses` object inside `params`, while inside it.
+        let mut answers_at: Option<usize> = None;
+        let mut answers = 0usize;
+        // The last string closed at depth 2 (a member name of `params`, or of the top).
+        let mut last_key: (usize, usize) = (0, 0);
+        let mut in_params_at: Option<usize> = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'"' => {
+                    let start = i + 1;
+                    i = start;
+                    while i < bytes.len() && bytes[i] != b'"' {
+                        i += if bytes[i] == b'\\' { 2 } else { 1 };
+                    }
+                    last_key = (start, i.min(bytes.len()));
+                }
+                open @ (b'{' | b'[') => {
+                    depth += 1;
+                    values += 1;
+                    if depth > self.max_depth {
+                        return Err(too_complex(format!(
+                            "nested deeper than {} levels",
+                            self.max_depth
+                        )));
+                    }
+                    if open == b'{' {
+                        let key = &bytes[last_key.0..last_key.1];
+                        if depth == 2 && key == b"params" {
+                            in_params_at = Some(depth);
+                        } else if depth == 3 && in_params_at == Some(2) && key == b"inputResponses"
+                        {
+                            answers_at = Some(depth);
+                        }
+                    }
+                    last_key = (0, 0);
+                }
+                b'}' | b']' => {
+                    if answers_at == Some(depth) {
+                        answers_at = None;
+                    }
+                    if in_params_at == Some(depth) {
+                        in_params_at = None;
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b',' => {
+                    values += 1;
+                    if values > self.max_values {
+                        return Err(too_complex(format!("more than {} values", self.max_values)));
+                    }
+                }
+                b':' if answers_at == Some(depth) => {
+                    answers += 1;
+                    if answers > self.max_input_responses {
+                        return Err(too_complex(format!(
+                            "more than {} inputResponses",
+                            self.max_input_responses
+                        )));
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if values > self.max_values {
+            return Err(too_complex(format!("more than {} values", self.max_values)));
+        }
+        Ok(())
+    }
+}
+
+fn too_complex(what: String) -> RpcError {
+    RpcError::invalid_request(format!(
+        "Invalid Request: the message is too complex ({what})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(values: usize, depth: usize, answers: usize) -> JsonLimits {
+        JsonLimits {
+            max_values: values,
+            max_depth: depth,
+            max_input_responses: answers,
+        }
+    }
+
+    fn refused(limits: JsonLimits, text: &str) -> String {
+        limits.check(text.as_bytes()).unwrap_err().message
+    }
+
+    #[test]
+    fn ordinary_messages_pass() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,2,3],"b":"x,{[:"},"inputResponses":{"q":{"action":"accept"}}}}"#;
+        assert_eq!(limits(20, 5, 1).check(text.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn a_batch_is_refused_before_anything_else() {
+        let message = refused(JsonLimits::default(), "  [{\"jsonrpc\":\"2.0\"}]");
+        assert!(message.contains("batches"), "{message}");
+    }
+
+    #[test]
+    fn too_many_values_are_refused() {
+        let many = format!("{{\"a\":[{}]}}", vec!["0"; 50].join(","));
+        assert!(refused(limits(40, 64, 10), &many).contains("more than 40 values"));
+        assert_eq!(limits(60, 64, 10).check(many.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn too_deep_is_refused() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(70), "]".repeat(70));
+        assert!(refused(limits(1000, 64, 10), &deep).contains("deeper than 64"));
+    }
+
+    #[test]
+    fn input_responses_are_counted_where_they_are_and_nowhere_else() {
+        let answers: Vec<String> = (0..30).map(|i| format!("\"q{i}\":{{\"a\":1}}")).collect();
+        let text = format!(
+            "{{\"id\":1,\"params\":{{\"inputResponses\":{{{}}}}}}}",
+            answers.join(",")
+        );
+        assert!(refused(limits(1000, 64, 20), &text).contains("more than 20 inputResponses"));
+        // The same members under another name, or deeper, are ordinary values.
+        let elsewhere = text.replace("inputResponses", "arguments");
+        assert_eq!(limits(1000, 64, 20).check(elsewhere.as_bytes()), Ok(()));
+        let quoted = format!(
+            "{{\"params\":{{\"x\":\"inputResponses\",\"y\":{{{}}}}}}}",
+            answers.join(",")
+        );
+        assert_eq!(limits(1000, 64, 20).check(quoted.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn escaped_quotes_do_not_end_a_string() {
+        let text = format!("{{\"a\":\"\\\",{}\"}}", ",".repeat(100));
+        assert_eq!(limits(10, 64, 10).check(text.as_bytes()), Ok(()));
+    }
+}
