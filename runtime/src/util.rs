@@ -35,6 +35,19 @@ impl IdKey {
     }
 }
 
+/// `text` cut to at most `max` bytes (on a character boundary), saying how long it
+/// was: what an error message may echo of a peer's value.
+pub(crate) fn clip(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len()))
+}
+
 /// Locks a mutex, recovering the data if a panicking holder poisoned it.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

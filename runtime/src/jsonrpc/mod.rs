@@ -48,14 +48,23 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    /// An error with `code` and `message`.
+    /// An error with `code` and `message`. A message longer than
+    /// [`MAX_MESSAGE_BYTES`](Self::MAX_MESSAGE_BYTES) is cut there: messages echo what
+    /// a peer sent (a method name, a header), and a peer must not size the answer.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
+        let mut message = message.into();
+        if message.len() > Self::MAX_MESSAGE_BYTES {
+            message = crate::util::clip(&message, Self::MAX_MESSAGE_BYTES).into_owned();
+        }
         Self {
             code,
-            message: message.into(),
+            message,
             data: None,
         }
     }
+
+    /// The longest message [`new`](Self::new) keeps, in bytes.
+    pub const MAX_MESSAGE_BYTES: usize = 1024;
 
     /// Adds `data`.
     pub fn with_data(mut self, data: Value) -> Self {
@@ -106,7 +115,10 @@ impl RpcError {
             code::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
         )
-        .with_data(json!({ "supported": supported, "requested": requested }))
+        .with_data(json!({
+            "supported": supported,
+            "requested": crate::util::clip(requested, 256),
+        }))
     }
 
     /// -32020: HTTP headers disagree with the body.
@@ -225,6 +237,25 @@ pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_message_never_echoes_more_than_its_cap() {
+        let huge = "é".repeat(1_000_000);
+        let error = RpcError::method_not_found(&huge);
+        assert!(
+            error.message.len() <= RpcError::MAX_MESSAGE_BYTES + 32,
+            "{}",
+            error.message.len()
+        );
+        assert!(error.message.starts_with("Method not found: éé"));
+        assert!(
+            error.message.ends_with("(2000018 bytes)"),
+            "{}",
+            &error.message[1000..]
+        );
+        let short = RpcError::method_not_found("tools/cal");
+        assert_eq!(short.message, "Method not found: tools/cal");
+    }
 
     #[test]
     fn a_request_is_written_as_the_general_writer_writes_it() {

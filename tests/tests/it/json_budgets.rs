@@ -134,3 +134,40 @@ async fn refusing_a_fat_body_costs_about_its_own_size_in_memory() {
         "peak RSS grew {grew} KiB for a {body_kib} KiB body"
     );
 }
+
+#[tokio::test]
+async fn errors_echo_at_most_a_clipped_prefix_of_what_the_peer_sent() {
+    let addr = serve_default(tern_tests::seed::provision_server().build().unwrap()).await;
+    let huge = "m".repeat(3_000_000);
+    // A 3 MB method name in the body that the Mcp-Method header contradicts.
+    let raw = post(
+        addr,
+        &mcp_headers("tools/list", None),
+        &body(1, &huge, json!({})),
+    )
+    .await;
+    assert_eq!(
+        raw.error_code(),
+        Some(-32020),
+        "{}",
+        &raw.body[..200.min(raw.body.len())]
+    );
+    assert!(raw.body.len() < 2_000, "a {} byte answer", raw.body.len());
+    assert!(
+        raw.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(" bytes)")
+    );
+    // A 3 MB tool name that the Mcp-Name header contradicts.
+    let mut headers = mcp_headers("tools/call", Some("provision"));
+    http_support::set(&mut headers, "Mcp-Name", Some("other"));
+    let raw = post(
+        addr,
+        &headers,
+        &body(2, "tools/call", json!({"name": huge, "arguments": {}})),
+    )
+    .await;
+    assert_eq!(raw.error_code(), Some(-32020));
+    assert!(raw.body.len() < 2_000, "a {} byte answer", raw.body.len());
+}
