@@ -2,8 +2,8 @@
 //! and the requests the server sends it (answered through the serve loop).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -27,8 +27,8 @@ struct Pending {
 
 /// One client's 2025-11-25 session on one connection.
 pub(crate) struct LegacySession {
-    client_capabilities: ClientCapabilities,
-    client_info: Option<Implementation>,
+    client_capabilities: Arc<ClientCapabilities>,
+    client_info: Option<Arc<Implementation>>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
 }
@@ -41,9 +41,42 @@ impl std::fmt::Debug for LegacySession {
     }
 }
 
+/// The length of `value` as compact JSON, counted without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 impl LegacySession {
-    /// Opens a session from an `initialize` request's params.
-    pub(crate) fn open(params: Option<&Value>) -> Result<Self, RpcError> {
+    /// Opens a session from an `initialize` request's params, refusing capabilities and
+    /// client info that would take more than `budget` bytes of JSON to keep: the session
+    /// holds them for its whole life.
+    pub(crate) fn open(params: Option<&Value>, budget: usize) -> Result<Self, RpcError> {
+        if let Some(params) = params {
+            let kept = ["capabilities", "clientInfo"]
+                .iter()
+                .filter_map(|key| params.get(key))
+                .map(json_len)
+                .sum::<usize>();
+            if kept > budget {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid initialize params: capabilities and clientInfo take {kept} bytes; \
+                     a session keeps at most {budget}"
+                )));
+            }
+        }
         let params: old::InitializeRequestParams =
             serde_json::from_value(params.cloned().unwrap_or(Value::Null))
                 .map_err(|e| RpcError::invalid_params(format!("Invalid initialize params: {e}")))?;
@@ -59,8 +92,8 @@ impl LegacySession {
             "a 2025-11-25 session opened"
         );
         Ok(Self {
-            client_capabilities,
-            client_info,
+            client_capabilities: Arc::new(client_capabilities),
+            client_info: client_info.map(Arc::new),
             pending: Mutex::default(),
             next_id: AtomicI64::new(1),
         })
@@ -71,7 +104,7 @@ impl LegacySession {
     pub(crate) fn request_meta(&self, progress_token: Option<ProgressToken>) -> RequestMeta {
         RequestMeta::on_session(
             LEGACY_PROTOCOL_VERSION,
-            self.client_capabilities.clone(),
+            Arc::clone(&self.client_capabilities),
             self.client_info.clone(),
             progress_token,
         )

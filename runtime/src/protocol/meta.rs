@@ -2,6 +2,8 @@
 //! [`RequestMetaObject`]. The precise diagnostics (which key is missing, which one is
 //! malformed) are worked out only when that typed read fails.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -28,9 +30,10 @@ pub struct RequestMeta {
     /// The protocol version of this request.
     pub protocol_version: String,
     /// The client's capabilities for this request (never inferred from earlier ones).
-    pub client_capabilities: ClientCapabilities,
+    /// Shared: a 2025-11-25 session's requests all see the one copy `initialize` sent.
+    pub client_capabilities: Arc<ClientCapabilities>,
     /// The client software, if it said.
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Arc<Implementation>>,
     /// Where progress notifications for this request go, if the client asked for them.
     pub progress_token: Option<ProgressToken>,
     /// The least severe log level the client wants on this request's stream; `None`
@@ -219,8 +222,8 @@ impl From<RequestMetaObject> for RequestMeta {
     fn from(meta: RequestMetaObject) -> Self {
         Self {
             protocol_version: meta.protocol_version,
-            client_capabilities: meta.client_capabilities,
-            client_info: meta.client_info,
+            client_capabilities: Arc::new(meta.client_capabilities),
+            client_info: meta.client_info.map(Arc::new),
             progress_token: meta.progress_token,
             log_level: meta.log_level,
         }
@@ -238,8 +241,8 @@ impl RequestMeta {
     /// capabilities and client, and the request's own progress token.
     pub(crate) fn on_session(
         protocol_version: &str,
-        client_capabilities: ClientCapabilities,
-        client_info: Option<Implementation>,
+        client_capabilities: Arc<ClientCapabilities>,
+        client_info: Option<Arc<Implementation>>,
         progress_token: Option<ProgressToken>,
     ) -> Self {
         Self {

@@ -27,7 +27,11 @@ pub struct ServerBuilder {
     security: Option<RequestStateSecurity>,
     cache: CachePolicy,
     limits: JsonLimits,
+    session_state_limit: usize,
 }
+
+/// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
+pub const DEFAULT_SESSION_STATE_LIMIT: usize = 64 * 1024;
 
 impl Server {
     /// A builder for a server called `name` at `version`.
@@ -43,6 +47,7 @@ impl Server {
                 scope: "private",
             },
             limits: JsonLimits::default(),
+            session_state_limit: DEFAULT_SESSION_STATE_LIMIT,
         }
     }
 }
@@ -53,6 +58,14 @@ impl ServerBuilder {
     /// default ([`JsonLimits::default`]) suits tools with ordinary arguments.
     pub fn json_limits(mut self, limits: JsonLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The most bytes (as JSON) of capabilities and client info a 2025-11-25 session may
+    /// keep for its life; a larger `initialize` is refused with -32602. Default
+    /// [`DEFAULT_SESSION_STATE_LIMIT`] (64 KiB).
+    pub fn session_state_limit(mut self, bytes: usize) -> Self {
+        self.session_state_limit = bytes;
         self
     }
 
@@ -163,6 +176,7 @@ impl ServerBuilder {
                 cache: CacheMembers::new(self.cache.ttl_ms, self.cache.scope),
                 discover,
                 limits: self.limits,
+                session_state_limit: self.session_state_limit,
             }),
         })
     }

@@ -172,7 +172,7 @@ impl RequestContext {
 
     /// The client software, if it said.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.meta.client_info.as_deref()
     }
 
     /// The identity of a validated access token, when the transport authenticated one.

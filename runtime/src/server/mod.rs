@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-pub use builder::ServerBuilder;
+pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
 pub use mcp::*;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
@@ -209,6 +209,8 @@ struct Inner {
     discover: String,
     /// How complex an incoming message may be.
     limits: JsonLimits,
+    /// The bytes of capabilities and client info a 2025-11-25 session may keep.
+    session_state_limit: usize,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.

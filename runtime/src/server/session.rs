@@ -37,7 +37,7 @@ impl Session {
 impl Server {
     /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
     pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
-        let legacy = LegacySession::open(params)?;
+        let legacy = LegacySession::open(params, self.inner.session_state_limit)?;
         let result = legacy::session_result(
             &self.inner.info,
             &self.inner.capabilities,

@@ -655,11 +655,39 @@ async fn a_modern_only_endpoint_has_no_sessions() {
 }
 
 #[tokio::test]
-async fn a_full_endpoint_refuses_new_sessions_with_503() {
-    let addr = serve(HttpServer::new(provisioner()).with_max_sessions(1)).await;
-    open_session(addr).await;
+async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503() {
+    let server = Server::builder("slow", "1")
+        .handle::<method::CallTool, _, _>(|ctx: RequestContext, _params| async move {
+            ctx.notify_value(
+                "notifications/message",
+                json!({"level": "info", "data": "started"}),
+            );
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            Ok(CallToolResult::new(vec![ask::text("never sent")]).into())
+        })
+        .build()
+        .unwrap();
+    let addr = serve(HttpServer::new(server).with_max_sessions(1)).await;
+    let session = open_session(addr).await;
+    let call = legacy_body(9, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let mut busy = http_support::open(addr, "POST", &legacy_headers(Some(&session)), &call).await;
+    {
+        use tokio::io::AsyncReadExt;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !String::from_utf8_lossy(&seen).contains("started") {
+            let n = busy.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream closed early");
+            seen.extend_from_slice(&buf[..n]);
+        }
+    }
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;
     assert_eq!(r.status, 503, "{r:?}");
+    // Once the call is gone, the idle session makes room (the cap evicts it).
+    drop(busy);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let r = post(addr, &legacy_headers(None), &initialize_body()).await;
+    assert_eq!(r.status, 200, "{r:?}");
 }
 
 #[tokio::test]

@@ -28,4 +28,5 @@ mod mrtr_loop;
 mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
+mod session_budgets;
 mod stdio_flow;

@@ -56,7 +56,9 @@ use axum::Router;
 use axum::routing::post;
 
 pub use guard::HostPolicy;
-pub use sessions::{DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT};
+pub use sessions::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_IDLE_TIMEOUT,
+};
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;
@@ -98,8 +100,8 @@ pub struct HttpServer {
     verifier: Option<Arc<dyn TokenVerifier>>,
     resource_metadata: Option<String>,
     tool_headers: Option<ToolHeaders>,
-    /// `None` serves 2026-07-28 only; else the idle timeout and cap of 2025-11-25 sessions.
-    sessions: Option<(Duration, usize)>,
+    /// `None` serves 2026-07-28 only; else the limits of 2025-11-25 sessions.
+    sessions: Option<sessions::Limits>,
     budgets: conn::Budgets,
     max_connections: usize,
 }
@@ -144,7 +146,11 @@ impl HttpServer {
             verifier: None,
             resource_metadata: None,
             tool_headers: None,
-            sessions: Some((DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS)),
+            sessions: Some(sessions::Limits {
+                idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+                max: DEFAULT_MAX_SESSIONS,
+                per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            }),
             budgets: conn::Budgets {
                 header: DEFAULT_HEADER_TIMEOUT,
                 body: DEFAULT_BODY_TIMEOUT,
@@ -205,17 +211,28 @@ impl HttpServer {
 
     /// Ends a 2025-11-25 session after `timeout` without a request (default one hour).
     pub fn with_session_idle_timeout(mut self, timeout: Duration) -> Self {
-        if let Some((idle, _)) = &mut self.sessions {
-            *idle = timeout;
+        if let Some(limits) = &mut self.sessions {
+            limits.idle_timeout = timeout;
         }
         self
     }
 
-    /// Refuses (503) to open more than `max` 2025-11-25 sessions at once, after
-    /// expiring the idle ones (default 10,000).
+    /// Holds at most `max` 2025-11-25 sessions at once (default 10,000). At the cap,
+    /// `initialize` ends the least recently used session that is serving nothing; only
+    /// when every session is busy is it refused (503).
     pub fn with_max_sessions(mut self, max: usize) -> Self {
-        if let Some((_, cap)) = &mut self.sessions {
-            *cap = max;
+        if let Some(limits) = &mut self.sessions {
+            limits.max = max;
+        }
+        self
+    }
+
+    /// With a token verifier, holds at most `max` sessions per caller (default
+    /// [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`]): a caller at its cap gives up its own
+    /// least recently used session, so one caller cannot push the others out.
+    pub fn with_max_sessions_per_principal(mut self, max: usize) -> Self {
+        if let Some(limits) = &mut self.sessions {
+            limits.per_principal = max;
         }
         self
     }
@@ -314,9 +331,7 @@ impl HttpServer {
             verifier: self.verifier,
             resource_metadata: self.resource_metadata,
             tool_headers: self.tool_headers,
-            sessions: self
-                .sessions
-                .map(|(idle, max)| sessions::Sessions::new(idle, max)),
+            sessions: self.sessions.map(sessions::Sessions::new),
         }
     }
 }

@@ -27,6 +27,9 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 /// How many sessions may be open at once (default).
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
 
+/// How many sessions one authenticated caller may hold at once (default).
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
+
 /// One open session.
 pub(crate) struct HttpSession {
     pub(crate) session: Session,
@@ -59,32 +62,56 @@ pub(crate) struct Sessions {
     live: Mutex<HashMap<String, Arc<HttpSession>>>,
     idle_timeout: Duration,
     max: usize,
+    per_principal: usize,
+}
+
+/// The limits of an endpoint's sessions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max: usize,
+    pub(crate) per_principal: usize,
 }
 
 impl Sessions {
-    pub(crate) fn new(idle_timeout: Duration, max: usize) -> Self {
+    pub(crate) fn new(limits: Limits) -> Self {
         Self {
             live: Mutex::default(),
-            idle_timeout,
-            max,
+            idle_timeout: limits.idle_timeout,
+            max: limits.max.max(1),
+            per_principal: limits.per_principal.max(1),
         }
     }
 
-    /// Registers a new session and returns its id, or `None` when the endpoint already
-    /// holds as many live sessions as it may.
+    /// Registers a new session and returns its id. At the cap, expired sessions go first,
+    /// then the least recently used one serving nothing; an authenticated caller at its
+    /// own cap gives up its own least recently used one instead, so one caller cannot
+    /// push out the others. `None` when every session is busy.
     pub(crate) fn open(&self, session: Session, auth: Option<&AuthInfo>) -> Option<String> {
         let now = Instant::now();
+        let owner = auth.map(Principal::from_auth);
         let mut live = lock(&self.live);
         if live.len() >= self.max {
             self.sweep(&mut live, now);
-            if live.len() >= self.max {
+        }
+        if let Some(owner) = &owner {
+            let theirs = live
+                .values()
+                .filter(|s| s.owner.as_ref() == Some(owner))
+                .count();
+            if theirs >= self.per_principal
+                && !evict_lru(&mut live, |s| s.owner.as_ref() == Some(owner))
+            {
                 return None;
             }
+        }
+        if live.len() >= self.max && !evict_lru(&mut live, |_| true) {
+            return None;
         }
         let id = new_session_id();
         let session = Arc::new(HttpSession {
             session,
-            owner: auth.map(Principal::from_auth),
+            owner,
             last_seen: Mutex::new(now),
             in_flight: InFlight::default(),
         });
@@ -152,6 +179,25 @@ impl Sessions {
     }
 }
 
+/// Ends the least recently used session that `which` picks and that serves nothing;
+/// whether there was one.
+fn evict_lru(
+    live: &mut HashMap<String, Arc<HttpSession>>,
+    which: impl Fn(&HttpSession) -> bool,
+) -> bool {
+    let victim = live
+        .iter()
+        .filter(|(_, s)| s.in_flight.is_empty() && which(s))
+        .min_by_key(|(_, s)| *lock(&s.last_seen))
+        .map(|(name, _)| name.clone());
+    let Some(session) = victim.and_then(|name| live.remove(&name)) else {
+        return false;
+    };
+    tracing::debug!("at the session cap: ended the least recently used session");
+    session.end();
+    true
+}
+
 fn session_name(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
@@ -196,7 +242,7 @@ mod tests {
 
     #[test]
     fn a_session_is_found_by_its_header_and_ended_once() {
-        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
         let id = sessions.open(session(), None).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -215,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_session_belongs_to_the_caller_that_opened_it() {
-        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
         let id = sessions.open(session(), Some(&alice())).unwrap();
         assert!(sessions.find(&naming(&id), Some(&alice())).is_ok());
         let bob = AuthInfo {
@@ -234,7 +280,7 @@ mod tests {
 
     #[test]
     fn idle_sessions_expire_and_make_room() {
-        let sessions = Sessions::new(Duration::ZERO, 1);
+        let sessions = Sessions::new(limits(Duration::ZERO, 1));
         let first = sessions.open(session(), None).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         // Full, but the first one is idle past the timeout: swept to make room.
@@ -254,7 +300,7 @@ mod tests {
     #[test]
     fn a_session_serving_a_request_does_not_expire() {
         let idle = Duration::from_millis(250);
-        let sessions = Sessions::new(idle, 10);
+        let sessions = Sessions::new(limits(idle, 10));
         let id = sessions.open(session(), None).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
         let tracked = live
@@ -274,15 +320,67 @@ mod tests {
     }
 
     #[test]
-    fn a_full_endpoint_refuses_new_sessions() {
-        let sessions = Sessions::new(Duration::from_secs(60), 1);
-        assert!(sessions.open(session(), None).is_some());
+    fn at_the_cap_the_least_recently_used_idle_session_makes_room() {
+        let sessions = Sessions::new(limits(Duration::from_secs(60), 2));
+        let first = sessions.open(session(), None).unwrap();
+        let second = sessions.open(session(), None).unwrap();
+        // Using the first makes the second the least recently used.
+        std::thread::sleep(Duration::from_millis(2));
+        sessions.find(&naming(&first), None).unwrap();
+        let third = sessions.open(session(), None).unwrap();
+        assert_eq!(sessions.len(), 2);
+        assert_eq!(
+            sessions.find(&naming(&second), None).err(),
+            Some(Lookup::Unknown)
+        );
+        assert!(sessions.find(&naming(&first), None).is_ok());
+        // Sessions serving a request are never evicted: when all are busy, refuse.
+        let busy: Vec<_> = [&first, &third]
+            .iter()
+            .map(|name| {
+                let s = sessions.find(&naming(name), None).unwrap();
+                s.in_flight
+                    .track(&RequestId::Integer(1), CancellationToken::new())
+            })
+            .collect();
         assert!(sessions.open(session(), None).is_none());
+        drop(busy);
+        assert!(sessions.open(session(), None).is_some());
+    }
+
+    #[test]
+    fn one_caller_at_its_own_cap_gives_up_its_own_sessions_not_others() {
+        let sessions = Sessions::new(Limits {
+            idle_timeout: Duration::from_secs(60),
+            max: 100,
+            per_principal: 2,
+        });
+        let bob = AuthInfo {
+            subject: Some("bob".into()),
+            ..alice()
+        };
+        let bobs = sessions.open(session(), Some(&bob)).unwrap();
+        let mut alices = Vec::new();
+        for _ in 0..50 {
+            alices.push(sessions.open(session(), Some(&alice())).unwrap());
+        }
+        assert_eq!(sessions.len(), 3, "alice holds two, bob one");
+        assert!(sessions.find(&naming(&bobs), Some(&bob)).is_ok());
+        assert!(sessions.find(&naming(&alices[49]), Some(&alice())).is_ok());
+        assert!(sessions.find(&naming(&alices[0]), Some(&alice())).is_err());
+    }
+
+    fn limits(idle_timeout: Duration, max: usize) -> Limits {
+        Limits {
+            idle_timeout,
+            max,
+            per_principal: max,
+        }
     }
 
     #[test]
     fn ending_a_session_cancels_its_requests() {
-        let sessions = Sessions::new(Duration::from_secs(60), 10);
+        let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
         let id = sessions.open(session(), None).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
         let token = CancellationToken::new();
