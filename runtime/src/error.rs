@@ -120,6 +120,18 @@ pub enum Error {
         error: Box<crate::jsonrpc::RpcError>,
     },
 
+    /// The server asked for more input in one round than this client answers.
+    #[error(
+        "the server sent {asked} input requests in one round; this client answers at most \
+         {max} (ClientBuilder::max_input_requests)"
+    )]
+    TooManyInputRequests {
+        /// How many the server sent.
+        asked: usize,
+        /// The cap in force.
+        max: usize,
+    },
+
     /// The server answered input-required with neither requests nor state.
     #[error("the server answered input_required with neither inputRequests nor requestState")]
     EmptyInputRequired,

@@ -104,6 +104,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Fails a call whose server asks more than `max` input requests in one round
+    /// ([`Error::TooManyInputRequests`](crate::Error::TooManyInputRequests)) before any
+    /// callback runs (default 64).
+    pub fn max_input_requests(mut self, max: usize) -> Self {
+        self.callbacks.limits.max_requests = max;
+        self
+    }
+
+    /// Runs at most `n` of a round's callbacks at once (default 8).
+    pub fn input_concurrency(mut self, n: usize) -> Self {
+        self.callbacks.limits.concurrency = n.max(1);
+        self
+    }
+
     /// Declares exactly these capabilities on every request, instead of deriving them
     /// from the registered callbacks. A client that drives the loop itself (see
     /// [`Client::request`]) declares what it will answer this way.

@@ -39,6 +39,30 @@ pub(crate) struct Callbacks {
     pub(crate) elicitation: Option<Callback<ElicitRequestParams, ElicitResult>>,
     pub(crate) sampling: Option<Callback<CreateMessageRequestParams, CreateMessageResult>>,
     pub(crate) roots: Option<Callback<Option<ListRootsRequestParams>, ListRootsResult>>,
+    pub(crate) limits: RoundLimits,
+}
+
+/// How much of the client one round of input requests may take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RoundLimits {
+    /// The most input requests one round may carry.
+    pub(crate) max_requests: usize,
+    /// How many callbacks run at once.
+    pub(crate) concurrency: usize,
+}
+
+/// The default of `ClientBuilder::max_input_requests`.
+pub(crate) const DEFAULT_MAX_INPUT_REQUESTS: usize = 64;
+/// The default of `ClientBuilder::input_concurrency`.
+pub(crate) const DEFAULT_INPUT_CONCURRENCY: usize = 8;
+
+impl Default for RoundLimits {
+    fn default() -> Self {
+        Self {
+            max_requests: DEFAULT_MAX_INPUT_REQUESTS,
+            concurrency: DEFAULT_INPUT_CONCURRENCY,
+        }
+    }
 }
 
 impl Callbacks {
@@ -90,8 +114,9 @@ impl Callbacks {
         })
     }
 
-    /// Answers every request of a round concurrently, under the same keys; the first
-    /// failure drops the others.
+    /// Answers every request of a round, a few at a time (see [`RoundLimits`]), under
+    /// the same keys; the first failure drops the others. A round with more requests
+    /// than the limit fails before any callback runs.
     pub(crate) async fn fulfil(&self, requests: &InputRequests) -> crate::Result<InputResponses> {
         self.answer_all(requests.clone()).await
     }
@@ -102,17 +127,28 @@ impl Callbacks {
         &self,
         requests: InputRequests,
     ) -> crate::Result<InputResponses> {
-        // Fail before running anything when a request has no callback.
+        use futures_util::{StreamExt as _, TryStreamExt as _};
+        // Fail before running anything when a round is too big or a request has no
+        // callback.
+        let limits = self.limits;
+        if requests.len() > limits.max_requests {
+            return Err(Error::TooManyInputRequests {
+                asked: requests.len(),
+                max: limits.max_requests,
+            });
+        }
         for request in requests.values() {
             self.check(request)?;
         }
-        let answers =
-            futures_util::future::try_join_all(requests.0.into_iter().map(|(key, request)| {
+        let answers: Vec<_> =
+            futures_util::stream::iter(requests.0.into_iter().map(|(key, request)| {
                 let ctx = InputContext {
                     key: Some(key.clone()),
                 };
                 async move { self.answer(ctx, request).await.map(|r| (key, r)) }
             }))
+            .buffer_unordered(limits.concurrency.max(1))
+            .try_collect()
             .await?;
         let mut out = InputResponses::new();
         for (key, response) in answers {

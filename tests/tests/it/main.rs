@@ -15,6 +15,7 @@ mod examples;
 mod flows;
 mod generated;
 mod high_level_server;
+mod hostile_server;
 mod http_budgets;
 mod http_eras;
 mod http_flow;

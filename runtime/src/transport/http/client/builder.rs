@@ -13,6 +13,9 @@ use super::{Connector, EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
 use crate::util::lock;
 
+/// The default of [`HttpClientBuilder::with_idle_timeout`]: 2 minutes.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Builds an [`HttpClientTransport`]. Clones build transports that share one
 /// [`EraCache`].
 #[derive(Debug, Clone)]
@@ -20,6 +23,7 @@ pub struct HttpClientBuilder {
     url: String,
     eras: EraCache,
     timeout: Option<Duration>,
+    idle_timeout: Duration,
     connect_timeout: Duration,
     bearer: Option<String>,
     headers: Vec<(String, String)>,
@@ -52,6 +56,15 @@ impl HttpClientBuilder {
     /// per-call limits).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Fails a request when the server sends nothing (no response head, no body bytes,
+    /// no SSE event or comment) for `timeout` (default [`DEFAULT_IDLE_TIMEOUT`], 2
+    /// minutes). Unlike [`with_timeout`](Self::with_timeout), a long SSE stream that
+    /// keeps sending progress lives on.
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
         self
     }
 
@@ -124,6 +137,7 @@ impl HttpClientBuilder {
                 uri,
                 next_id: AtomicI64::new(1),
                 timeout: self.timeout,
+                idle_timeout: self.idle_timeout,
                 bearer: Mutex::new(bearer),
                 headers,
                 post_headers: Mutex::new(None),
@@ -192,6 +206,7 @@ impl HttpClientTransport {
             url: url.into(),
             eras: EraCache::new(),
             timeout: None,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             connect_timeout: Duration::from_secs(10),
             bearer: None,
             headers: Vec::new(),

@@ -3,11 +3,13 @@
 //! whose server requests go to the session).
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -83,15 +85,17 @@ impl HttpClientTransport {
         let request = builder
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
-        let (response, lease) = self
-            .inner
-            .pool
-            .send(request)
+        let idle = self.inner.idle_timeout;
+        let (response, lease) = quiet_within(idle, self.inner.pool.send(request))
             .await
+            .map_err(|e| match e {
+                CallError::Transport(t) => t,
+                CallError::Rpc(e) => TransportError::new(e.message),
+            })?
             .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
         let status = response.status();
         // Drain the body so the connection can serve the next request.
-        if collect(response.into_body()).await.is_ok() {
+        if collect(response.into_body(), idle).await.is_ok() {
             lease.release();
         }
         if status.is_success() {
@@ -171,13 +175,16 @@ impl HttpClientTransport {
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<Box<RawValue>, CallError> {
-        let (response, lease) = self.inner.pool.send(http_request).await.map_err(|e| {
-            CallError::Transport(TransportError::new(format!(
-                "POST {} failed: {}",
-                self.inner.uri,
-                chain(&e)
-            )))
-        })?;
+        let idle = self.inner.idle_timeout;
+        let (response, lease) = quiet_within(idle, self.inner.pool.send(http_request))
+            .await?
+            .map_err(|e| {
+                CallError::Transport(TransportError::new(format!(
+                    "POST {} failed: {}",
+                    self.inner.uri,
+                    chain(&e)
+                )))
+            })?;
         let status = response.status();
         let is_sse = response
             .headers()
@@ -191,7 +198,7 @@ impl HttpClientTransport {
         }
         let body = response.into_body();
         if !status.is_success() {
-            let body = collect(body).await;
+            let body = collect(body, idle).await;
             if body.is_ok() {
                 lease.release();
             }
@@ -208,10 +215,15 @@ impl HttpClientTransport {
             // The stream may go on after the response: its connection is not reused.
             return self.read_sse(body, request).await;
         }
-        let bytes = collect(body).await?;
+        let bytes = collect(body, idle).await?;
         lease.release();
         match jsonrpc::receive(&bytes) {
-            Ok(Received::Response(response)) => response.result.map_err(CallError::Rpc),
+            Ok(Received::Response(response)) if response.id == *request.id => {
+                response.result.map_err(CallError::Rpc)
+            }
+            Ok(Received::Response(_)) => Err(CallError::Transport(TransportError::new(
+                "the server answered with another request's id",
+            ))),
             _ => Err(CallError::Transport(TransportError::new(format!(
                 "HTTP {status} with a body that is not a JSON-RPC response"
             )))),
@@ -225,9 +237,10 @@ impl HttpClientTransport {
         mut body: Body,
         request: &EncodedRequest<'_>,
     ) -> Result<Box<RawValue>, CallError> {
-        let mut reader = SseReader::default();
+        let mut reader = SseReader::new(MAX_RESPONSE_BYTES);
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
-        while let Some(frame) = body.frame().await {
+        let idle = self.inner.idle_timeout;
+        while let Some(frame) = quiet_within(idle, body.frame()).await? {
             let frame = frame.map_err(|e| {
                 CallError::Transport(TransportError::new(format!(
                     "the SSE stream failed: {}",
@@ -237,7 +250,13 @@ impl HttpClientTransport {
             let Some(chunk) = frame.data_ref() else {
                 continue;
             };
-            for data in reader.feed(chunk) {
+            let events = reader.feed(chunk).map_err(|too_large| {
+                CallError::Transport(TransportError::new(format!(
+                    "an SSE event larger than {} bytes",
+                    too_large.0
+                )))
+            })?;
+            for data in events {
                 match jsonrpc::receive(data.as_bytes()) {
                     Ok(Received::Response(response)) if response.id == *request.id => {
                         return response.result.map_err(CallError::Rpc);
@@ -296,16 +315,46 @@ fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-async fn collect(body: Body) -> Result<Bytes, CallError> {
-    Limited::new(body, MAX_RESPONSE_BYTES)
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .map_err(|e| {
+/// Waits for `work`, failing once `idle` passes without it: the server went silent.
+async fn quiet_within<T>(idle: Duration, work: impl Future<Output = T>) -> Result<T, CallError> {
+    tokio::time::timeout(idle, work).await.map_err(|_| {
+        CallError::Transport(TransportError::new(format!(
+            "the server sent nothing for {idle:?} (the idle timeout)"
+        )))
+    })
+}
+
+/// A whole body, at most [`MAX_RESPONSE_BYTES`], each frame within `idle` of the last.
+async fn collect(mut body: Body, idle: Duration) -> Result<Bytes, CallError> {
+    let mut first: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    let mut len = 0usize;
+    while let Some(frame) = quiet_within(idle, body.frame()).await? {
+        let frame = frame.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "could not read the response: {e}"
             )))
-        })
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        len += data.len();
+        if len > MAX_RESPONSE_BYTES {
+            return Err(CallError::Transport(TransportError::new(format!(
+                "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"
+            ))));
+        }
+        // One frame (the usual case) is kept as it came; more are joined.
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(earlier) => {
+                joined.extend_from_slice(&earlier);
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.

@@ -76,7 +76,7 @@ use crate::transport::{
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
-pub use builder::HttpClientBuilder;
+pub use builder::{DEFAULT_IDLE_TIMEOUT, HttpClientBuilder};
 pub use era_cache::EraCache;
 use pool::Pool;
 use session::Session;
@@ -100,6 +100,8 @@ struct Inner {
     uri: Uri,
     next_id: AtomicI64,
     timeout: Option<Duration>,
+    /// The longest silence allowed while waiting for an answer's head, bytes or events.
+    idle_timeout: Duration,
     bearer: Mutex<Option<HeaderValue>>,
     headers: HeaderMap,
     /// The headers of every 2026-07-28 POST, rendered on first use and again after the

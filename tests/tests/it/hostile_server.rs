@@ -1,0 +1,270 @@
+//! The tern client against servers that misbehave on purpose: one that goes silent
+//! mid-stream, one whose SSE event is 16 MiB, one that asks 100,000 questions in a round,
+//! one that answers with another request's id, and one whose `server/discover` result
+//! has a `resultType` nobody defined. Each is a raw socket server here, so it can do what
+//! no real SDK would.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tern::Error;
+use tern::client::{Client, EraMode};
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::{ElicitResult, ElicitResultAction};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the raw server does with a request: the id of the request and the bytes after
+/// the head.
+type Script = Arc<dyn Fn(Value) -> Reply + Send + Sync>;
+
+enum Reply {
+    /// `200 application/json` with this body.
+    Json(String),
+    /// `200 text/event-stream`: these chunks, then the connection stays open and silent.
+    SseThenSilence(Vec<Vec<u8>>),
+}
+
+/// Serves `script` on a loopback port, one request per connection.
+async fn hostile(script: Script) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let script = Arc::clone(&script);
+            tokio::spawn(async move {
+                let _ = answer(stream, script).await;
+            });
+        }
+    });
+    addr
+}
+
+async fn answer(mut stream: TcpStream, script: Script) -> std::io::Result<()> {
+    loop {
+        let Some(request) = read_request(&mut stream).await? else {
+            return Ok(());
+        };
+        match script(request) {
+            Reply::Json(body) => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
+                stream.write_all(head.as_bytes()).await?;
+                stream.write_all(body.as_bytes()).await?;
+            }
+            Reply::SseThenSilence(chunks) => {
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .await?;
+                for chunk in chunks {
+                    stream
+                        .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                        .await?;
+                    stream.write_all(&chunk).await?;
+                    stream.write_all(b"\r\n").await?;
+                }
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+        }
+    }
+}
+
+/// Reads one request (head and Content-Length body); its JSON body.
+async fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<Value>> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    let head_end = loop {
+        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while raw.len() < head_end + length {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    Ok(serde_json::from_slice(&raw[head_end..head_end + length]).ok())
+}
+
+fn response(request: &Value, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
+}
+
+fn client_of(addr: SocketAddr, idle: Duration) -> Client {
+    let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
+        .with_idle_timeout(idle)
+        .build()
+        .unwrap();
+    Client::builder("victim", "1.0")
+        .on_elicitation(|_ctx, _params| async { Ok(ElicitResult::new(ElicitResultAction::Accept)) })
+        .build(Arc::new(transport))
+}
+
+fn transport_message(error: &Error) -> String {
+    match error {
+        Error::Transport(t) => t.to_string(),
+        other => panic!("expected a transport error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_silent_sse_stream_fails_the_client_within_its_idle_timeout() {
+    let addr = hostile(Arc::new(|_request| {
+        // A comment, then nothing: never the response.
+        Reply::SseThenSilence(vec![b": working\n\n".to_vec()])
+    }))
+    .await;
+    let idle = Duration::from_millis(300);
+    let started = Instant::now();
+    let error = client_of(addr, idle)
+        .call_tool("anything", json!({}))
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < idle * 6, "{:?}", started.elapsed());
+    assert!(
+        transport_message(&error).contains("idle timeout"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_the_client_within_its_idle_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Accepts, reads, and never writes a byte.
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let error = client_of(addr, Duration::from_millis(300))
+        .call_tool("anything", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        transport_message(&error).contains("idle timeout"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_sixteen_mebibyte_sse_event_is_read_whole() {
+    let addr = hostile(Arc::new(|request| {
+        let text = "x".repeat(16 << 20);
+        let result = json!({"resultType": "complete", "content": [{"type": "text", "text": text}]});
+        let event = format!("event: message\ndata: {}\n\n", response(&request, result));
+        // Cut in 16 KiB chunks, the way a network delivers a big event.
+        Reply::SseThenSilence(
+            event
+                .into_bytes()
+                .chunks(16 << 10)
+                .map(<[u8]>::to_vec)
+                .collect(),
+        )
+    }))
+    .await;
+    let started = Instant::now();
+    let result = client_of(addr, Duration::from_secs(30))
+        .call_tool("big", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(tern_tests::text_of(&result).len(), 16 << 20);
+    // Linear: well under what the old rescanning reader took (14.5 s).
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_round_of_a_hundred_thousand_input_requests_fails_with_the_typed_error() {
+    let addr = hostile(Arc::new(|request| {
+        let asks: serde_json::Map<String, Value> = (0..100_000)
+            .map(|i| {
+                let ask = json!({"method": "elicitation/create", "params": {
+                    "mode": "form", "message": "?", "requestedSchema": {"type": "object", "properties": {}}}});
+                (format!("q{i}"), ask)
+            })
+            .collect();
+        let result = json!({"resultType": "input_required", "inputRequests": asks, "requestState": "s"});
+        Reply::Json(response(&request, result))
+    }))
+    .await;
+    let error = client_of(addr, Duration::from_secs(30))
+        .call_tool("greedy", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::TooManyInputRequests {
+                asked: 100_000,
+                max: 64
+            }
+        ),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_json_answer_carrying_another_requests_id_is_refused() {
+    let addr = hostile(Arc::new(|_request| {
+        Reply::Json(
+            json!({"jsonrpc": "2.0", "id": 999_999, "result": {"resultType": "complete", "content": []}})
+                .to_string(),
+        )
+    }))
+    .await;
+    let error = client_of(addr, Duration::from_secs(5))
+        .call_tool("anything", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        transport_message(&error).contains("another request's id"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_result_type_in_server_discover_is_refused() {
+    let addr = hostile(Arc::new(|request| {
+        let result = json!({"resultType": "teleport", "supportedVersions": ["2026-07-28"],
+            "capabilities": {}, "serverInfo": {"name": "odd", "version": "1"}});
+        Reply::Json(response(&request, result))
+    }))
+    .await;
+    let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
+        .build()
+        .unwrap();
+    let error = Client::builder("victim", "1.0")
+        .era(EraMode::Auto)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, Error::UnknownResultType(t) if t == "teleport"),
+        "{error:?}"
+    );
+}
