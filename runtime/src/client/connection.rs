@@ -79,6 +79,9 @@ impl Connection {
                 let Some(inner) = reader.upgrade() else { break };
                 match message {
                     Ok(text) => inner.dispatch(&text),
+                    Err(e) if e.is_skipped() => {
+                        tracing::warn!(error = %e, "skipped a message from the server");
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, "transport failed");
                         break;

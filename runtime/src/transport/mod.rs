@@ -46,6 +46,8 @@ pub struct TransportFailure {
     /// The JSON-RPC error the refusal's body carried, if it was one (boxed to keep
     /// errors small on the happy path).
     pub rpc_error: Option<Box<RpcError>>,
+    /// One message was dropped (too large to read) and the transport goes on.
+    pub skipped: bool,
 }
 
 impl std::fmt::Display for TransportFailure {
@@ -89,7 +91,23 @@ impl TransportError {
             message: message.into(),
             http_status: Some(status),
             rpc_error: rpc_error.map(Box::new),
+            skipped: false,
         })
+    }
+
+    /// One incoming message was dropped (`message` says why) and the transport reads
+    /// on: the receiver answers it with an error, rather than closing.
+    pub fn skipped(message: impl Into<String>) -> Self {
+        Self(TransportFailure {
+            message: message.into(),
+            skipped: true,
+            ..TransportFailure::default()
+        })
+    }
+
+    /// Whether only one message was dropped ([`skipped`](Self::skipped)).
+    pub fn is_skipped(&self) -> bool {
+        self.0.skipped
     }
 
     /// What went wrong.

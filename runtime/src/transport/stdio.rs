@@ -87,6 +87,26 @@ struct LineSource<R> {
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> LineSource<R> {
+    /// Discards input up to and including the next newline (or the end).
+    async fn skip_line(&mut self) -> std::io::Result<()> {
+        loop {
+            let buffered = self.reader.fill_buf().await?;
+            if buffered.is_empty() {
+                return Ok(());
+            }
+            match buffered.iter().position(|b| *b == b'\n') {
+                Some(i) => {
+                    self.reader.consume(i + 1);
+                    return Ok(());
+                }
+                None => {
+                    let n = buffered.len();
+                    self.reader.consume(n);
+                }
+            }
+        }
+    }
+
     async fn next_line(&mut self) -> Option<Result<String, TransportError>> {
         loop {
             self.line.clear();
@@ -100,8 +120,13 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineSource<R> {
                 Ok(_) => {}
             }
             if self.line.len() > MAX_MESSAGE_BYTES && self.line.last() != Some(&b'\n') {
-                return Some(Err(TransportError::new(format!(
-                    "a stdio message exceeded {MAX_MESSAGE_BYTES} bytes"
+                // Drop the rest of the line without keeping it, and read on.
+                self.line = Vec::new();
+                if let Err(e) = self.skip_line().await {
+                    return Some(Err(TransportError::new(format!("stdio read failed: {e}"))));
+                }
+                return Some(Err(TransportError::skipped(format!(
+                    "a message larger than {MAX_MESSAGE_BYTES} bytes was skipped"
                 ))));
             }
             let text = String::from_utf8_lossy(&self.line);

@@ -186,3 +186,92 @@ async fn dropping_the_client_ends_the_child_process() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+fn tools_list_line(id: i64) -> String {
+    let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list",
+        "params": {"_meta": meta(json!({}))}});
+    format!("{request}\n")
+}
+
+#[tokio::test]
+async fn a_200_mb_line_is_skipped_with_one_error_and_the_next_request_is_answered() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut child = provision_server_command()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let writing = tokio::spawn(async move {
+        // 200 MB of one line, written in 1 MiB pieces, then an ordinary request.
+        let piece = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            stdin.write_all(&piece).await.unwrap();
+        }
+        stdin.write_all(b"\n").await.unwrap();
+        stdin
+            .write_all(tools_list_line(2).as_bytes())
+            .await
+            .unwrap();
+        stdin
+    });
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let first: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(first["error"]["code"], -32600, "{first}");
+    assert!(first["id"].is_null());
+    assert!(
+        first["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skipped"),
+        "{first}"
+    );
+    let second: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(second["id"], 2, "{second}");
+    assert!(second["result"]["tools"].is_array(), "{second}");
+    drop(writing.await.unwrap());
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test]
+async fn every_request_before_the_end_of_input_is_answered() {
+    // `printf 'req1\nreq2\n...' | server`: the input ends at once, the answers still come.
+    let mut input = String::new();
+    for id in 1..=20 {
+        input.push_str(&tools_list_line(id));
+    }
+    for _ in 0..5 {
+        let mut child = provision_server_command()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        use tokio::io::AsyncWriteExt;
+        stdin.write_all(input.as_bytes()).await.unwrap();
+        drop(stdin);
+        let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut ids: Vec<i64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_i64()
+                    .unwrap()
+            })
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, (1..=20).collect::<Vec<_>>());
+    }
+}

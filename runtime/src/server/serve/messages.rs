@@ -19,6 +19,10 @@ use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::method;
 use crate::util::InFlight;
 
+/// How long requests already read may run on after a message transport's input ends
+/// (stdin closed) before they are cancelled: 10 s.
+pub const END_OF_INPUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Server {
     /// Serves requests arriving on `transport` until the peer goes away. In-flight
     /// handlers are cancelled when it does.
@@ -38,6 +42,13 @@ impl Server {
         while let Some(message) = source.recv().await {
             let text = match message {
                 Ok(t) => t,
+                Err(e) if e.is_skipped() => {
+                    // One message was too large to read; the transport goes on.
+                    tracing::warn!(error = %e, "skipped a message");
+                    let error = RpcError::invalid_request(format!("Invalid Request: {e}"));
+                    let _ = out_tx.send(jsonrpc::response(None, &Err(error)));
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "transport failed");
                     break;
@@ -95,12 +106,22 @@ impl Server {
                 },
             }
         }
+        // The input ended: no answer to a session's own requests can come any more,
+        // but the requests already read are served (each task holds a sender, so the
+        // writer ends when the last one is done), for at most END_OF_INPUT_DRAIN.
         if let Some(s) = &session {
             s.close();
         }
-        in_flight.cancel_all();
         drop(out_tx);
-        let _ = writer.await;
+        let mut writer = writer;
+        if tokio::time::timeout(END_OF_INPUT_DRAIN, &mut writer)
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still running after the input ended: cancelling them");
+            in_flight.cancel_all();
+            let _ = writer.await;
+        }
         Ok(())
     }
 

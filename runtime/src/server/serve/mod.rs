@@ -9,3 +9,5 @@
 #[cfg(feature = "http-server")]
 pub mod http;
 mod messages;
+
+pub use messages::END_OF_INPUT_DRAIN;
