@@ -678,7 +678,7 @@ async fn main() -> Result<(), BoxError> {
     // One line on stdout names the endpoint, so `--port 0` works for scripts.
     println!("listening on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(mcp.server()?)
-        .serve(listener, std::future::pending())
+        .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())
 }

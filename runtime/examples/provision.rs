@@ -193,7 +193,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             println!("serving on http://{}/mcp", listener.local_addr()?);
             HttpServer::new(provision_server()?)
-                .serve(listener, std::future::pending())
+                .serve(listener, tern::server::shutdown_signal())
                 .await?;
             Ok(())
         }

@@ -43,9 +43,9 @@ pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
 pub use mcp::*;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
-pub use serve::END_OF_INPUT_DRAIN;
 #[cfg(feature = "http-server")]
 pub use serve::http;
+pub use serve::{END_OF_INPUT_DRAIN, shutdown_signal};
 pub use session::Session;
 
 use crate::jsonrpc::{JsonLimits, RpcError};

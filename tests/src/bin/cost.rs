@@ -57,28 +57,9 @@ async fn flows(client: &Client, n: usize) -> Result<()> {
 async fn serve_http() -> Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    let stop = async {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            match signal(SignalKind::terminate()) {
-                Ok(mut term) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = tokio::signal::ctrl_c() => {}
-                    }
-                }
-                Err(_) => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    };
-    HttpServer::new(server()?).serve(listener, stop).await?;
+    HttpServer::new(server()?)
+        .serve(listener, tern::server::shutdown_signal())
+        .await?;
     Ok(())
 }
 

@@ -155,7 +155,7 @@ async fn main() -> Result<(), Failure> {
     // The parent reads this line to learn the port: do not leave it in a buffer.
     stdout.flush()?;
     HttpServer::new(mcp.server()?)
-        .serve(listener, std::future::pending())
+        .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())
 }

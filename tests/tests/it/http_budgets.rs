@@ -227,3 +227,89 @@ async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
         "only {closed} of 2,000 slow connections were closed"
     );
 }
+
+/// The outcome of a caller's flows while its server shuts down.
+#[derive(Debug, Default)]
+struct Tally {
+    completed: usize,
+    refused: usize,
+    lost: Vec<String>,
+}
+
+#[tokio::test]
+async fn a_sigterm_during_load_loses_no_request() {
+    use tokio::io::AsyncBufReadExt;
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = server.id().unwrap();
+    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
+    let line = lines.next_line().await.unwrap().unwrap();
+    let addr: std::net::SocketAddr = line
+        .strip_prefix("serving on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    // The example narrates each call on its stdout: keep reading it, or it blocks.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let callers: Vec<_> = (0..8)
+        .map(|_| {
+            let client = client(addr);
+            tokio::spawn(async move {
+                let mut tally = Tally::default();
+                loop {
+                    match client
+                        .call_tool("provision", json!({"name": "orders"}))
+                        .await
+                    {
+                        Ok(_) => tally.completed += 1,
+                        // The listener is closed: this caller would go to another instance.
+                        Err(tern::Error::Transport(e)) if e.message().contains("onnect") => {
+                            tally.refused += 1;
+                            return tally;
+                        }
+                        Err(other) => {
+                            tally.lost.push(other.to_string());
+                            return tally;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), server.wait())
+        .await
+        .expect("the server drains and exits")
+        .unwrap();
+    let mut total = Tally::default();
+    for caller in callers {
+        let tally = tokio::time::timeout(Duration::from_secs(30), caller)
+            .await
+            .expect("every caller ends once the server is gone")
+            .unwrap();
+        total.completed += tally.completed;
+        total.refused += tally.refused;
+        total.lost.extend(tally.lost);
+    }
+    println!("SIGTERM under load: {total:?}");
+    assert!(
+        status.success(),
+        "the server drained and exited cleanly: {status:?}"
+    );
+    assert!(total.completed > 0);
+    assert_eq!(
+        total.refused, 8,
+        "each caller ended on a refused connection"
+    );
+    assert!(total.lost.is_empty(), "lost: {:?}", total.lost);
+}

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 
 use crate::util::lock;
 
-/// What a connection is doing, in the top two bits of its state word.
+/// What a connection is doing, in the top three bits of its state word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// Between requests (keep-alive), with nothing received yet.
@@ -28,11 +28,13 @@ pub(crate) enum Phase {
     Head = 1,
     /// Receiving a request's body.
     Body = 2,
-    /// The request is being served (the handler, then the response going out).
+    /// The request's handler is running; its response has not started.
     Serving = 3,
+    /// The response is going out (a JSON body, or an SSE stream until it ends).
+    Writing = 4,
 }
 
-const PHASE_SHIFT: u32 = 62;
+const PHASE_SHIFT: u32 = 61;
 const SINCE_MASK: u64 = (1 << PHASE_SHIFT) - 1;
 
 impl Phase {
@@ -41,7 +43,8 @@ impl Phase {
             0 => Self::Idle,
             1 => Self::Head,
             2 => Self::Body,
-            _ => Self::Serving,
+            3 => Self::Serving,
+            _ => Self::Writing,
         }
     }
 }
@@ -61,7 +64,10 @@ impl Budgets {
             Phase::Idle => age <= self.idle,
             Phase::Head => age <= self.header,
             Phase::Body => age <= self.body,
-            Phase::Serving => self.request.is_none_or(|limit| age <= limit),
+            // The request budget runs from the body's end to the response's: the phase
+            // change in between restarts the clock, so Writing counts from Serving's
+            // start (see Conn::writing).
+            Phase::Serving | Phase::Writing => self.request.is_none_or(|limit| age <= limit),
         }
     }
 
@@ -137,6 +143,25 @@ impl Conn {
     /// The body is in: from here the whole-request budget counts.
     pub(crate) fn serving(&self) {
         self.set(Phase::Serving);
+    }
+
+    /// The handler answered: its response starts going out. The request budget keeps
+    /// counting from when the handler started.
+    pub(crate) fn writing(&self) {
+        let bits = self.state.load(Ordering::Relaxed);
+        if Phase::from_bits(bits) == Phase::Serving {
+            let since = bits & SINCE_MASK;
+            self.state.store(
+                ((Phase::Writing as u64) << PHASE_SHIFT) | since,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Whether a request's head is in and its response has not started: closing the
+    /// connection after that response (`Connection: close`) loses nothing.
+    pub(crate) fn answer_pending(&self) -> bool {
+        matches!(self.phase().0, Phase::Body | Phase::Serving)
     }
 
     /// Resolves when the reaper or the cap closes this connection.

@@ -7,10 +7,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use http::{Method, Request, StatusCode};
+use http::header::CONNECTION;
+use http::{HeaderValue, Method, Request, StatusCode};
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -68,6 +70,7 @@ pub(crate) async fn serve(
             shared: Arc::clone(&shared),
             path: Arc::clone(&path),
             conn: Arc::clone(&conn),
+            drain: drain.clone(),
         };
         let http = Arc::clone(&http);
         let drain = drain.clone();
@@ -82,6 +85,26 @@ pub(crate) async fn serve(
                 result = served.as_mut() => result,
                 () = conn.killed() => return,
                 () = drain.cancelled() => {
+                    // A client may be sending its next request on this connection right
+                    // now, or about to after the response going out: give it DRAIN_GRACE
+                    // to arrive and be answered with `Connection: close` instead of
+                    // closing under it. A response already started goes out whole.
+                    let grace = tokio::time::sleep(DRAIN_GRACE);
+                    tokio::pin!(grace);
+                    while !conn.answer_pending() {
+                        tokio::select! {
+                            biased;
+                            result = served.as_mut() => {
+                                if let Err(e) = result {
+                                    tracing::debug!(error = %e, "connection ended with an error");
+                                }
+                                return;
+                            }
+                            () = conn.killed() => return,
+                            () = &mut grace => break,
+                            () = tokio::time::sleep(Duration::from_millis(5)) => {}
+                        }
+                    }
                     served.as_mut().graceful_shutdown();
                     tokio::select! {
                         result = served.as_mut() => result,
@@ -100,6 +123,10 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// How long a draining endpoint keeps an idle connection open for a request that may
+/// already be on its way.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
 /// Takes a connection out of the registry however its task ends.
 struct Leave<'a>(&'a Registry, u64);
 
@@ -114,6 +141,7 @@ struct Endpoint {
     shared: Arc<Shared>,
     path: Arc<str>,
     conn: Arc<Conn>,
+    drain: CancellationToken,
 }
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Tracked>, Infallible>> + Send>>;
@@ -127,6 +155,7 @@ impl hyper::service::Service<Request<Incoming>> for Endpoint {
         let guard = self.conn.request_started();
         let shared = Arc::clone(&self.shared);
         let conn = Arc::clone(&self.conn);
+        let drain = self.drain.clone();
         let routed = request.uri().path() == &*self.path;
         Box::pin(async move {
             let response = if !routed {
@@ -140,6 +169,15 @@ impl hyper::service::Service<Request<Incoming>> for Endpoint {
             } else {
                 post::status_only(StatusCode::METHOD_NOT_ALLOWED)
             };
+            conn.writing();
+            let mut response = response;
+            if drain.is_cancelled() {
+                // Said, not only done: hyper would close after this response without
+                // telling, and the client would send its next request into the close.
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
             Ok(response.map(|body| Tracked {
                 body,
                 _guard: guard,
