@@ -4,10 +4,13 @@
 //! round-robin client to show which settings let a flow cross instances.
 //!
 //! ```sh
-//! fleet_server --addr 127.0.0.1:0 [--name NAME] [--state-key HEX] [--instance LABEL]
+//! fleet_server --addr 127.0.0.1:0 [--name NAME] [--state-key HEX]... [--instance LABEL]
 //! ```
 //!
 //! Without `--state-key` the instance seals under its own ephemeral key (the default).
+//! Given several, the first seals and every one verifies: the phases of a key rotation
+//! (tests/tests/it/fleet.rs) are `--state-key OLD --state-key NEW`, then NEW OLD, then
+//! NEW alone.
 //! Prints `listening on http://ADDR/mcp` once the socket is bound, then serves until
 //! killed.
 
@@ -28,7 +31,7 @@ type Failure = Box<dyn std::error::Error>;
 struct Settings {
     addr: String,
     name: String,
-    key: Option<String>,
+    keys: Vec<String>,
     instance: String,
 }
 
@@ -36,7 +39,7 @@ fn settings() -> Result<Settings, Failure> {
     let mut out = Settings {
         addr: "127.0.0.1:0".into(),
         name: "fleet".into(),
-        key: None,
+        keys: Vec::new(),
         instance: "?".into(),
     };
     let mut args = std::env::args().skip(1);
@@ -45,7 +48,7 @@ fn settings() -> Result<Settings, Failure> {
         match flag.as_str() {
             "--addr" => out.addr = value,
             "--name" => out.name = value,
-            "--state-key" => out.key = Some(value),
+            "--state-key" => out.keys.push(value),
             "--instance" => out.instance = value,
             other => {
                 return Err(format!(
@@ -143,10 +146,15 @@ fn register_deploy(mcp: &McpServer, instance: String) {
 async fn main() -> Result<(), Failure> {
     let settings = settings()?;
     let mut mcp = McpServer::new(settings.name, "1.0.0");
-    if let Some(hex) = &settings.key {
-        // Shared keys: every sibling given the same secret and name verifies what any
+    if !settings.keys.is_empty() {
+        // Shared keys: every sibling given the same secrets and name verifies what any
         // other sealed.
-        mcp = mcp.request_state_security(RequestStateSecurity::keys([parse_secret_hex(hex)?])?);
+        let secrets = settings
+            .keys
+            .iter()
+            .map(|hex| parse_secret_hex(hex))
+            .collect::<Result<Vec<_>, _>>()?;
+        mcp = mcp.request_state_security(RequestStateSecurity::keys(secrets)?);
     }
     register_deploy(&mcp, settings.instance);
     let listener = tokio::net::TcpListener::bind(&settings.addr).await?;

@@ -12,6 +12,7 @@ mod dispatch;
 mod era_discovery;
 mod era_interop;
 mod examples;
+mod fleet;
 mod flows;
 mod generated;
 mod high_level_server;
