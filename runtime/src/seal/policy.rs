@@ -76,6 +76,11 @@ impl RequestStateSecurity {
     }
 
     /// How long one round's token stays valid (default 600 s). Each round reseals with a
+    /// How long a sealed state lives (what single-use redemptions are kept for).
+    pub(crate) fn state_ttl(&self) -> Duration {
+        self.ttl
+    }
+
     /// fresh expiry, so this bounds thinking time per round, not the whole flow.
     pub fn ttl(mut self, ttl: Duration) -> Result<Self> {
         if ttl < Duration::from_millis(1) || ttl > MAX_TTL {

@@ -119,12 +119,15 @@ impl ServerBuilder {
                 return Err(RpcError::internal("Internal error"));
             };
             let Typed(mut params) = *typed;
-            let binding = match call.sealing {
+            let mut binding = match call.sealing {
                 Some(sealing) => Some(state::open::<M>(sealing, &mut params)?),
                 None => None,
             };
             let handler = Arc::clone(&handler);
             let ctx = call.ctx;
+            if let Some(token) = binding.as_mut().and_then(|b| b.redeemed.take()) {
+                ctx.set_sealed_state(token);
+            }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
                 match handler(ctx, params).await?.into_answer() {
                     Answer::Complete(result) => serde_json::to_string(&result)

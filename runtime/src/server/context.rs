@@ -34,6 +34,9 @@ struct Inner {
     outbound: Option<mpsc::UnboundedSender<String>>,
     /// The 2025-11-25 session the request arrived on, if it did.
     session: Option<Arc<LegacySession>>,
+    /// The sealed `requestState` this round redeemed, as the client sent it (for
+    /// single-use tools: its digest names the redemption).
+    sealed_state: std::sync::OnceLock<String>,
 }
 
 impl RequestContext {
@@ -57,8 +60,19 @@ impl RequestContext {
                 cancel,
                 outbound,
                 session,
+                sealed_state: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Records the sealed token this round redeemed (once, before the handler runs).
+    pub(crate) fn set_sealed_state(&self, token: String) {
+        let _ = self.inner.sealed_state.set(token);
+    }
+
+    /// The sealed token this round redeemed, if it carried one.
+    pub(crate) fn sealed_state(&self) -> Option<&str> {
+        self.inner.sealed_state.get().map(String::as_str)
     }
 
     /// The era of the request: [`Era::Session`] on a 2025-11-25 session, where the

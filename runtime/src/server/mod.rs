@@ -28,6 +28,7 @@ mod builder;
 mod context;
 mod mcp;
 mod pipeline;
+pub mod replay;
 mod serve;
 mod session;
 mod state;

@@ -25,6 +25,8 @@ pub(super) struct Sealing<'a> {
 pub(super) struct Binding {
     target: String,
     arguments: Option<Map<String, Value>>,
+    /// The sealed token the request carried, once verified.
+    pub(super) redeemed: Option<String>,
 }
 
 impl Binding {
@@ -47,9 +49,10 @@ pub(super) fn open<M: Request>(
     sealing: Sealing<'_>,
     params: &mut M::Params,
 ) -> Result<Binding, RpcError> {
-    let binding = Binding {
+    let mut binding = Binding {
         target: M::target(params).unwrap_or_default().to_owned(),
         arguments: M::arguments(params).map(Cow::into_owned),
+        redeemed: None,
     };
     if let Some(token) = M::request_state(params) {
         let plain = sealing
@@ -57,6 +60,7 @@ pub(super) fn open<M: Request>(
             .verify(token, &binding.request(M::METHOD, sealing.principal))
             .map_err(|_| RpcError::invalid_request_state())?;
         let plain = String::from_utf8(plain).map_err(|_| RpcError::invalid_request_state())?;
+        binding.redeemed = Some(token.to_owned());
         M::set_request_state(params, plain);
     }
     Ok(binding)

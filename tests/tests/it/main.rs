@@ -31,4 +31,5 @@ mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
 mod session_budgets;
+mod single_use;
 mod stdio_flow;

@@ -41,6 +41,7 @@ mod resolve;
 mod resource;
 mod routes;
 mod schema;
+mod single_use;
 mod tool;
 
 use std::future::Future;
@@ -59,6 +60,7 @@ pub use tool::{IntoCallToolResult, IntoToolOutcome, Json, NoArgs, ToolBuilder, T
 
 use super::Server;
 use crate::seal::RequestStateSecurity;
+use crate::server::replay::ReplayStore;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
 use registry::{ListChange, Registry, read};
@@ -77,6 +79,7 @@ where
 struct Config {
     instructions: Option<String>,
     security: Option<RequestStateSecurity>,
+    replay: Option<Arc<dyn ReplayStore>>,
     page_size: usize,
     ttl_ms: u64,
     public: bool,
@@ -89,6 +92,9 @@ struct Inner {
     registry: RwLock<Registry>,
     changes: broadcast::Sender<ListChange>,
     built: OnceLock<Server>,
+    /// Where single-use tools record redemptions, and for how long: set when the
+    /// server is built.
+    single_use: OnceLock<single_use::SingleUse>,
 }
 
 /// A high-level MCP server. Cheap to clone; tools, prompts and resources may be added
@@ -134,6 +140,7 @@ impl McpServer {
                 config: Mutex::new(Some(Config {
                     instructions: None,
                     security: None,
+                    replay: None,
                     page_size: 100,
                     ttl_ms: 0,
                     public: false,
@@ -141,6 +148,7 @@ impl McpServer {
                 registry: RwLock::default(),
                 changes,
                 built: OnceLock::new(),
+                single_use: OnceLock::new(),
             }),
         }
     }
@@ -169,6 +177,15 @@ impl McpServer {
         self.configure(|c| c.security = Some(security))
     }
 
+    /// Where [`single_use`](ToolBuilder::single_use) tools record redemptions (default:
+    /// a [`MemoryReplayStore`](crate::server::replay::MemoryReplayStore) of this
+    /// process). Instances that share `requestState` keys share one store, such as
+    /// [`RedisReplayStore`](crate::server::replay) (feature `redis`), or a token
+    /// redeemed on one could be redeemed again on another.
+    pub fn replay_store(self, store: Arc<dyn ReplayStore>) -> Self {
+        self.configure(|c| c.replay = Some(store))
+    }
+
     /// How many items a list result holds before it pages (default 100).
     pub fn page_size(self, page_size: usize) -> Self {
         self.configure(|c| c.page_size = page_size.max(1))
@@ -189,6 +206,7 @@ impl McpServer {
         ToolBuilder {
             server: self,
             tool: Tool::new(Default::default(), name),
+            single_use: false,
         }
     }
 

@@ -10,10 +10,12 @@ use super::paging::Paging;
 use super::prompt::PromptCall;
 use super::registry::read;
 use super::resource::{self, ResourceEntry, TemplateCall, TemplateEntry};
+use super::single_use::SingleUse;
 use super::tool::{ToolCall, ToolFn};
 use super::{Config, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
+use crate::server::replay::MemoryReplayStore;
 use crate::server::{RequestContext, Server};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
@@ -41,14 +43,19 @@ impl McpServer {
         let paging = Paging {
             page_size: config.page_size,
         };
+        let security = config
+            .security
+            .unwrap_or_else(RequestStateSecurity::ephemeral);
+        let _ = self.inner.single_use.set(SingleUse {
+            store: config
+                .replay
+                .unwrap_or_else(|| Arc::new(MemoryReplayStore::default())),
+            ttl: security.state_ttl(),
+        });
         let mut builder = Server::builder(self.inner.name.clone(), self.inner.version.clone())
             .capabilities(caps)
             .cache(config.ttl_ms, config.public)
-            .seal(
-                config
-                    .security
-                    .unwrap_or_else(RequestStateSecurity::ephemeral),
-            );
+            .seal(security);
         if let Some(i) = config.instructions {
             builder = builder.instructions(i);
         }
@@ -127,18 +134,29 @@ impl McpServer {
             .iter()
             .find(|t| t.tool.name == params.name)
             .cloned();
+        let guard = self.inner.single_use.get().cloned();
         Box::pin(async move {
             let entry = entry.ok_or_else(|| {
                 RpcError::invalid_params(format!("Unknown tool: {}", params.name))
             })?;
+            let guard = guard.filter(|_| entry.single_use);
+            if let Some(guard) = &guard {
+                if let Some(answered) = guard.begin(&ctx).await? {
+                    return Ok(answered);
+                }
+            }
             let call: &ToolFn = &entry.call;
-            call(ToolCall {
-                ctx,
+            let outcome = call(ToolCall {
+                ctx: ctx.clone(),
                 arguments: params.arguments.unwrap_or_default(),
                 input_responses: params.input_responses,
                 request_state: params.request_state,
             })
-            .await
+            .await?;
+            if let Some(guard) = &guard {
+                guard.finish(&ctx, &outcome).await?;
+            }
+            Ok(outcome)
         })
     }
 

@@ -191,6 +191,8 @@ pub(crate) type ToolFn =
 pub(crate) struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) call: ToolFn,
+    /// Each sealed state accepted once (see [`ToolBuilder::single_use`]).
+    pub(crate) single_use: bool,
 }
 
 /// Decodes a call's arguments as `A`, naming the field at fault.
@@ -218,9 +220,23 @@ pub(crate) fn decode_args<A: DeserializeOwned>(
 pub struct ToolBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) tool: Tool,
+    pub(crate) single_use: bool,
 }
 
 impl ToolBuilder<'_> {
+    /// Accepts each sealed `requestState` of this tool once: a second redemption of a
+    /// token is refused with the fixed -32602, and once a flow completes its result is
+    /// kept (for the state's TTL) and answered again to a retry of the last round, so
+    /// a client whose response was lost gets it without the tool running twice. For
+    /// tools with side effects that must happen at most once; redemptions are recorded
+    /// in the server's [`ReplayStore`](crate::server::replay::ReplayStore) (see
+    /// [`McpServer::replay_store`]). The first round, which carries no state, is not
+    /// guarded: put the side effect behind an answer.
+    pub fn single_use(mut self) -> Self {
+        self.single_use = true;
+        self
+    }
+
     /// What the tool does, for the model.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.tool.description = Some(description.into());
@@ -269,6 +285,7 @@ impl ToolBuilder<'_> {
         self.server.add_tool(ToolEntry {
             tool: self.tool,
             call,
+            single_use: self.single_use,
         });
     }
 }

@@ -87,6 +87,7 @@ impl<'a> ToolBuilder<'a> {
         self.server.add_tool(ToolEntry {
             tool: self.tool,
             call,
+            single_use: self.single_use,
         });
     }
 }

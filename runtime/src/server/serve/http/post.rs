@@ -96,10 +96,10 @@ where
     }
     let (id, method, params) = match incoming {
         Incoming::Notification { method, params } => {
-            return notification(shared, &headers, auth.as_ref(), &method, params);
+            return notification(shared, headers, auth.as_ref(), &method, params);
         }
         Incoming::Response { id, result } => {
-            return answer(shared, &headers, auth.as_ref(), id, result);
+            return answer(shared, headers, auth.as_ref(), id, result);
         }
         Incoming::Request { id, method, params } => (id, method, params),
     };
@@ -107,18 +107,18 @@ where
         .server
         .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
-        if !accepted.names_protocol_version() && legacy_header(&headers) {
-            return legacy_request(shared, sessions, &headers, accepted).await;
+        if !accepted.names_protocol_version() && legacy_header(headers) {
+            return legacy_request(shared, sessions, headers, accepted).await;
         }
     }
     // A stateless request's headers must repeat its body; a body without a string
     // version has nothing to compare, and the server's own checks say what is wrong.
     if let Some(body_version) = accepted.protocol_version() {
-        if let Err(error) = headers::check_headers(shared, &headers, body_version, &accepted) {
+        if let Err(error) = headers::check_headers(shared, headers, body_version, &accepted) {
             return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
         }
     }
-    run(&headers, accepted, None).await
+    run(headers, accepted, None).await
 }
 
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
@@ -263,7 +263,7 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
 
 /// DELETE on a dual-era endpoint: ends the session it names.
 pub(crate) async fn handle_delete(shared: &Shared, headers: &HeaderMap) -> Response {
-    let auth = match admit(shared, &headers).await {
+    let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
     };
@@ -271,7 +271,7 @@ pub(crate) async fn handle_delete(shared: &Shared, headers: &HeaderMap) -> Respo
         // Not routed when sessions are off; kept total all the same.
         return status_only(StatusCode::METHOD_NOT_ALLOWED);
     };
-    match sessions.end(&headers, auth.as_ref()) {
+    match sessions.end(headers, auth.as_ref()) {
         Ok(()) => status_only(StatusCode::OK),
         Err(missing) => no_session(None, &missing),
     }

@@ -1,0 +1,238 @@
+//! Single-use state: a `transfer` tool whose side effect (a counter) must happen at most
+//! once. It asks for an amount, then for a confirmation, then transfers. A replayed
+//! round is refused with the fixed error; a retry of the last round after its response
+//! was lost gets the same result, and the transfer is not made twice: in one process
+//! with the default store, and across two instances sharing keys and one Redis.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use tern::ask;
+use tern::client::Client;
+use tern::seal::{RequestStateSecurity, parse_secret_hex};
+use tern::server::http::HttpServer;
+use tern::server::replay::{RedisReplayStore, ReplayStore};
+use tern::server::{McpServer, ToolContext, ToolError};
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::{
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitValue, InputResponse,
+    InputResponses, Outcome, method,
+};
+
+const KEY: &str = "6b1f3c2a9d8e7f60112233445566778899aabbccddeeff00112233445566778a";
+const FIXED: &str = "Invalid or expired requestState";
+
+fn answered(ctx: &ToolContext, key: &str) -> Option<ElicitValue> {
+    let result = ctx.input_responses()?.get::<method::Elicit>(key)?.ok()?;
+    result.content?.remove(key)
+}
+
+/// The `transfer` tool on a server that seals with the shared key, recording
+/// redemptions in `store` (the default store when `None`).
+fn transfer_server(transfers: Arc<AtomicUsize>, store: Option<Arc<dyn ReplayStore>>) -> McpServer {
+    let mut mcp = McpServer::new("bank", "1.0").request_state_security(
+        RequestStateSecurity::keys([parse_secret_hex(KEY).unwrap()]).unwrap(),
+    );
+    if let Some(store) = store {
+        mcp = mcp.replay_store(store);
+    }
+    mcp.tool("transfer").single_use().run(
+        move |_args: serde_json::Map<String, serde_json::Value>, ctx: ToolContext| {
+            let transfers = Arc::clone(&transfers);
+            async move {
+                let form = |message: &str, field: &str, kind: &str| {
+                    ask::elicit_form(
+                        message,
+                        json!({"type": "object", "properties": {field: {"type": kind}}}),
+                    )
+                };
+                let outcome: CallToolOutcome = match ctx.request_state() {
+                    None => ask::input_required(
+                        [("amount", form("How much?", "amount", "number")?)],
+                        Some("asked=amount"),
+                    )
+                    .into(),
+                    Some("asked=amount") => {
+                        let Some(ElicitValue::Number(amount)) = answered(&ctx, "amount") else {
+                            return Err(ToolError::new("no amount"));
+                        };
+                        let state = format!("amount={amount}");
+                        ask::input_required(
+                            [("confirm", form("Sure?", "confirm", "boolean")?)],
+                            Some(&state),
+                        )
+                        .into()
+                    }
+                    Some(other) => {
+                        let amount = other
+                            .strip_prefix("amount=")
+                            .ok_or_else(|| ToolError::new("bad state"))?;
+                        // The side effect: at most once per flow.
+                        let n = transfers.fetch_add(1, Ordering::SeqCst) + 1;
+                        CallToolResult::new(vec![ask::text(format!("transfer #{n}: {amount}"))])
+                            .into()
+                    }
+                };
+                Ok(outcome)
+            }
+        },
+    );
+    mcp
+}
+
+async fn serve(mcp: &McpServer) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(HttpServer::new(mcp.server().unwrap()).serve(listener, std::future::pending()));
+    addr
+}
+
+fn client(addr: SocketAddr) -> Client {
+    let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
+        .build()
+        .unwrap();
+    let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
+    Client::builder("payer", "1")
+        .capabilities(capabilities)
+        .build(Arc::new(transport))
+}
+
+/// The params of the round after `asked`, answering its one question with `value`.
+fn next_round(
+    mut params: CallToolRequestParams,
+    outcome: Outcome<CallToolResult>,
+    value: impl Into<ElicitValue>,
+) -> CallToolRequestParams {
+    let Outcome::InputRequired(asked) = outcome else {
+        panic!("expected input_required");
+    };
+    let key = asked
+        .input_requests
+        .as_ref()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let mut responses = InputResponses::new();
+    let answer = ask::accept([(key.clone(), value.into())]);
+    responses
+        .insert(key, InputResponse::Elicit(answer))
+        .unwrap();
+    params.input_responses = Some(responses);
+    params.request_state = asked.request_state;
+    params
+}
+
+fn text(outcome: Outcome<CallToolResult>) -> String {
+    let Outcome::Complete(result) = outcome else {
+        panic!("expected a complete result");
+    };
+    tern_tests::text_of(&result)
+}
+
+/// The flow, its rounds sent to `first`, `second`, then `first` and `second` again.
+async fn flow_across(first: &Client, second: &Client, transfers: &AtomicUsize) {
+    let start = CallToolRequestParams::new("transfer");
+    let r1 = first
+        .request::<method::CallTool>(start.clone())
+        .await
+        .unwrap();
+    let round2 = next_round(start, r1, 25.0);
+    let r2 = second
+        .request::<method::CallTool>(round2.clone())
+        .await
+        .unwrap();
+    // The second round's token, replayed: refused with the fixed error.
+    let replayed = first.request::<method::CallTool>(round2).await.unwrap_err();
+    assert!(replayed.to_string().contains(FIXED), "{replayed}");
+    let round3 = next_round(CallToolRequestParams::new("transfer"), r2, true);
+    let done = text(
+        first
+            .request::<method::CallTool>(round3.clone())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done, "transfer #1: 25");
+    // The response was lost; the client sends the last round again, elsewhere.
+    let again = text(second.request::<method::CallTool>(round3).await.unwrap());
+    assert_eq!(again, done, "the stored result, not a second transfer");
+    assert_eq!(transfers.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_single_use_tool_completes_once_refuses_a_replay_and_answers_a_lost_response_again() {
+    let transfers = Arc::new(AtomicUsize::new(0));
+    let server = transfer_server(Arc::clone(&transfers), None);
+    let addr = serve(&server).await;
+    let c = client(addr);
+    flow_across(&c, &c, &transfers).await;
+}
+
+/// redis-server on a Unix socket of its own (no port to race for), stopped on drop.
+struct Redis {
+    child: tokio::process::Child,
+    dir: PathBuf,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn redis() -> (Redis, String) {
+    let dir = std::env::temp_dir().join(format!("tern-redis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("redis.sock");
+    let child = tokio::process::Command::new("redis-server")
+        .args([
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--unixsocket",
+        ])
+        .arg(&socket)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server is installed (.ci/run installs it)");
+    let url = format!("redis+unix://{}", socket.display());
+    (Redis { child, dir }, url)
+}
+
+async fn connect(url: &str) -> RedisReplayStore {
+    // Ready when it answers a command, not when its socket file appears.
+    for _ in 0..200 {
+        if let Ok(store) = RedisReplayStore::connect(url).await {
+            return store;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("redis-server did not answer on {url}");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn across_two_instances_on_one_redis_a_single_use_flow_completes_once() {
+    let (_redis, url) = redis().await;
+    let transfers = Arc::new(AtomicUsize::new(0));
+    let store_a: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
+    let store_b: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
+    let a = transfer_server(Arc::clone(&transfers), Some(store_a));
+    let b = transfer_server(Arc::clone(&transfers), Some(store_b));
+    let (a, b) = (client(serve(&a).await), client(serve(&b).await));
+    flow_across(&a, &b, &transfers).await;
+    // And again: a fresh flow is not confused with the first.
+    transfers.store(0, Ordering::SeqCst);
+    flow_across(&b, &a, &transfers).await;
+}
