@@ -74,6 +74,9 @@ pub mod ask;
 pub mod auth;
 pub mod client;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod jsonrpc;
 mod legacy;
 pub mod protocol;

@@ -11,7 +11,7 @@
 pub mod client;
 mod param_headers;
 #[cfg(feature = "http-client")]
-mod sse;
+pub(crate) mod sse;
 
 pub use param_headers::{ParamHeader, param_headers};
 

@@ -323,7 +323,7 @@ impl HttpServer {
         listen::serve(shared, path, listener, registry, shutdown).await
     }
 
-    fn into_shared(self) -> Shared {
+    pub(crate) fn into_shared(self) -> Shared {
         Shared {
             server: self.server,
             max_body_bytes: self.max_body_bytes,
@@ -333,5 +333,42 @@ impl HttpServer {
             tool_headers: self.tool_headers,
             sessions: self.sessions.map(sessions::Sessions::new),
         }
+    }
+}
+
+/// The endpoint the `serve_post` fuzz target drives (feature `fuzzing`): a `tools/call`
+/// handler behind every check, `Mcp-Param-Region` annotated on the `sql` tool.
+#[cfg(feature = "fuzzing")]
+pub(crate) struct Fuzzed(Shared);
+
+#[cfg(feature = "fuzzing")]
+impl Fuzzed {
+    pub(crate) fn new() -> Option<Self> {
+        use crate::types::v2026_07_28::{CallToolResult, method};
+        let server = Server::builder("fuzz", "1")
+            .handle::<method::CallTool, _, _>(|_ctx, _params| async {
+                Ok(CallToolResult::new(Vec::new()).into())
+            })
+            .build()
+            .ok()?;
+        let shared = HttpServer::new(server)
+            .with_tool_headers(|tool| {
+                (tool == "sql").then(|| {
+                    vec![ParamHeader {
+                        name: "Region".into(),
+                        path: vec!["region".into()],
+                    }]
+                })
+            })
+            .into_shared();
+        Some(Self(shared))
+    }
+
+    pub(crate) async fn post(&self, headers: &http::HeaderMap, body: Vec<u8>) -> u16 {
+        let body = http_body_util::Full::new(bytes::Bytes::from(body));
+        post::handle_post(&self.0, headers, body, None)
+            .await
+            .status()
+            .as_u16()
     }
 }
