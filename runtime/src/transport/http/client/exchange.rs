@@ -3,8 +3,6 @@
 //! whose server requests go to the session).
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
@@ -17,6 +15,7 @@ use serde_json::{Value, json};
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
+use super::quiet::Quiet;
 use crate::jsonrpc::{self, RawResponse, Received};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
@@ -85,8 +84,9 @@ impl HttpClientTransport {
         let request = builder
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
-        let idle = self.inner.idle_timeout;
-        let (response, lease) = quiet_within(idle, self.inner.pool.send(request))
+        let mut quiet = Quiet::new(self.inner.idle_timeout);
+        let (response, lease) = quiet
+            .within(self.inner.pool.send(request))
             .await
             .map_err(|e| match e {
                 CallError::Transport(t) => t,
@@ -95,7 +95,7 @@ impl HttpClientTransport {
             .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
         let status = response.status();
         // Drain the body so the connection can serve the next request.
-        if collect(response.into_body(), idle).await.is_ok() {
+        if collect(response.into_body(), &mut quiet).await.is_ok() {
             lease.release();
         }
         if status.is_success() {
@@ -175,8 +175,9 @@ impl HttpClientTransport {
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<Box<RawValue>, CallError> {
-        let idle = self.inner.idle_timeout;
-        let (response, lease) = quiet_within(idle, self.inner.pool.send(http_request))
+        let mut quiet = Quiet::new(self.inner.idle_timeout);
+        let (response, lease) = quiet
+            .within(self.inner.pool.send(http_request))
             .await?
             .map_err(|e| {
                 CallError::Transport(TransportError::new(format!(
@@ -198,7 +199,7 @@ impl HttpClientTransport {
         }
         let body = response.into_body();
         if !status.is_success() {
-            let body = collect(body, idle).await;
+            let body = collect(body, &mut quiet).await;
             if body.is_ok() {
                 lease.release();
             }
@@ -213,9 +214,9 @@ impl HttpClientTransport {
         }
         if is_sse {
             // The stream may go on after the response: its connection is not reused.
-            return self.read_sse(body, request).await;
+            return self.read_sse(body, request, quiet).await;
         }
-        let bytes = collect(body, idle).await?;
+        let bytes = collect(body, &mut quiet).await?;
         lease.release();
         match jsonrpc::receive(&bytes) {
             Ok(Received::Response(response)) if response.id == *request.id => {
@@ -236,11 +237,11 @@ impl HttpClientTransport {
         &self,
         mut body: Body,
         request: &EncodedRequest<'_>,
+        mut quiet: Quiet,
     ) -> Result<Box<RawValue>, CallError> {
         let mut reader = SseReader::new(MAX_RESPONSE_BYTES);
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
-        let idle = self.inner.idle_timeout;
-        while let Some(frame) = quiet_within(idle, body.frame()).await? {
+        while let Some(frame) = quiet.within(body.frame()).await? {
             let frame = frame.map_err(|e| {
                 CallError::Transport(TransportError::new(format!(
                     "the SSE stream failed: {}",
@@ -315,21 +316,12 @@ fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// Waits for `work`, failing once `idle` passes without it: the server went silent.
-async fn quiet_within<T>(idle: Duration, work: impl Future<Output = T>) -> Result<T, CallError> {
-    tokio::time::timeout(idle, work).await.map_err(|_| {
-        CallError::Transport(TransportError::new(format!(
-            "the server sent nothing for {idle:?} (the idle timeout)"
-        )))
-    })
-}
-
-/// A whole body, at most [`MAX_RESPONSE_BYTES`], each frame within `idle` of the last.
-async fn collect(mut body: Body, idle: Duration) -> Result<Bytes, CallError> {
+/// A whole body, at most [`MAX_RESPONSE_BYTES`], under the exchange's idle timeout.
+async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> {
     let mut first: Option<Bytes> = None;
     let mut joined: Vec<u8> = Vec::new();
     let mut len = 0usize;
-    while let Some(frame) = quiet_within(idle, body.frame()).await? {
+    while let Some(frame) = quiet.within(body.frame()).await? {
         let frame = frame.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "could not read the response: {e}"

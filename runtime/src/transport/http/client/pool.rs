@@ -159,7 +159,9 @@ impl Pool {
         loop {
             let (mut sender, reused) = match self.idle().await {
                 Some(sender) => (sender, true),
-                None => (self.connect().await?, false),
+                // Boxed: connecting is rare, and its future would otherwise make every
+                // send (and each exchange around it) that much larger to move.
+                None => (Box::pin(self.connect()).await?, false),
             };
             match sender.try_send_request(request).await {
                 Ok(response) => {
