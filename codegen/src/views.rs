@@ -93,8 +93,11 @@ pub(crate) fn retry_view(m: &Method) -> TokenStream {
             fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
                 params.request_state.as_deref()
             }
-            fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
-                params.request_state = ::std::option::Option::Some(state);
+            fn set_request_state(
+                params: &mut Self::Params,
+                state: ::std::string::String,
+            ) -> ::std::option::Option<::std::string::String> {
+                params.request_state.replace(state)
             }
         });
     }

@@ -49,9 +49,11 @@ pub trait Request: 'static {
         None
     }
     /// Replaces the echoed `requestState` (a server puts the opened plaintext there
-    /// before its handler reads it); does nothing for methods without one.
-    fn set_request_state(params: &mut Self::Params, state: String) {
+    /// before its handler reads it) and returns the one it replaced; does nothing for
+    /// methods without one.
+    fn set_request_state(params: &mut Self::Params, state: String) -> Option<String> {
         let _ = (params, state);
+        None
     }
     /// The value of the [`TARGET`](Self::TARGET) member: the tool or prompt name, the
     /// resource URI.

@@ -6581,8 +6581,11 @@ pub mod method {
         fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
             params.request_state.as_deref()
         }
-        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
-            params.request_state = ::std::option::Option::Some(state);
+        fn set_request_state(
+            params: &mut Self::Params,
+            state: ::std::string::String,
+        ) -> ::std::option::Option<::std::string::String> {
+            params.request_state.replace(state)
         }
         fn target(params: &Self::Params) -> ::std::option::Option<&str> {
             ::std::option::Option::Some(params.uri.as_str())
@@ -6640,8 +6643,11 @@ pub mod method {
         fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
             params.request_state.as_deref()
         }
-        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
-            params.request_state = ::std::option::Option::Some(state);
+        fn set_request_state(
+            params: &mut Self::Params,
+            state: ::std::string::String,
+        ) -> ::std::option::Option<::std::string::String> {
+            params.request_state.replace(state)
         }
         fn target(params: &Self::Params) -> ::std::option::Option<&str> {
             ::std::option::Option::Some(params.name.as_str())
@@ -6694,8 +6700,11 @@ pub mod method {
         fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
             params.request_state.as_deref()
         }
-        fn set_request_state(params: &mut Self::Params, state: ::std::string::String) {
-            params.request_state = ::std::option::Option::Some(state);
+        fn set_request_state(
+            params: &mut Self::Params,
+            state: ::std::string::String,
+        ) -> ::std::option::Option<::std::string::String> {
+            params.request_state.replace(state)
         }
         fn target(params: &Self::Params) -> ::std::option::Option<&str> {
             ::std::option::Option::Some(params.name.as_str())

@@ -92,3 +92,12 @@ pub mod wire;
 /// tests: `runtime/examples/support/seed.rs`, included here by path.
 #[path = "../../runtime/examples/support/seed.rs"]
 pub mod seed;
+
+/// Sends `signal` (`-TERM`, `-KILL`) to process `pid` with kill(1).
+pub fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .expect("kill(1) runs");
+    assert!(sent.success(), "kill {signal} {pid}");
+}

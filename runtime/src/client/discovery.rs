@@ -93,17 +93,14 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
         }
     };
     match answer {
-        Ok(result) if result.get("resultType").is_some_and(|t| t != "complete") => {
-            let given = result.get("resultType").map(|t| match t.as_str() {
-                Some(name) => name.to_owned(),
-                None => t.to_string(),
-            });
-            Err(Error::UnknownResultType(given.unwrap_or_default()))
+        Ok(result) => {
+            // The same resultType rule as every typed result.
+            super::check_result_type::<method::Discover>(&result)?;
+            match result.get("supportedVersions").and_then(Value::as_array) {
+                Some(versions) => pick(versions, method::Discover::METHOD),
+                None => Ok(Era::Stateless),
+            }
         }
-        Ok(result) => match result.get("supportedVersions").and_then(Value::as_array) {
-            Some(versions) => pick(versions, method::Discover::METHOD),
-            None => Ok(Era::Stateless),
-        },
         Err(e) if modern_error(&e).is_some() => match modern_error(&e)
             .and_then(|e| e.data.as_ref())
             .and_then(|d| d.get("supported"))

@@ -273,20 +273,25 @@ fn id_string(id: &crate::types::v2026_07_28::RequestId) -> String {
 /// earlier version and counts as complete; for a method that cannot answer
 /// input-required, any other `resultType` is an error.
 fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::Result> {
+    check_result_type::<M>(&value)?;
     if let Value::Object(obj) = &mut value {
-        match obj.get("resultType").and_then(Value::as_str) {
-            None => {
-                obj.insert("resultType".into(), "complete".into());
-            }
-            Some("complete") => {}
-            Some("input_required") if M::MAY_REQUIRE_INPUT => {}
-            Some(other) if !M::MAY_REQUIRE_INPUT => {
-                return Err(Error::UnknownResultType(other.to_owned()));
-            }
-            Some(_) => {}
+        if obj.get("resultType").and_then(Value::as_str).is_none() {
+            obj.insert("resultType".into(), "complete".into());
         }
     }
     serde_json::from_value(value).map_err(decode_error::<M>)
+}
+
+/// Refuses a result whose `resultType` `M` cannot have: anything but `complete` for a
+/// method that cannot answer input-required (the others are decoded by their union,
+/// which names an unknown one). A result without it counts as complete.
+pub(crate) fn check_result_type<M: ClientRequestMethod>(value: &Value) -> crate::Result<()> {
+    match value.get("resultType").and_then(Value::as_str) {
+        None | Some("complete") => Ok(()),
+        Some("input_required") if M::MAY_REQUIRE_INPUT => Ok(()),
+        Some(other) if !M::MAY_REQUIRE_INPUT => Err(Error::UnknownResultType(other.to_owned())),
+        Some(_) => Ok(()),
+    }
 }
 
 /// The error for a result of `M` that does not decode: an unknown `resultType` is named

@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn ordinary_messages_pass() {
-        let text = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,2,3],"b":"x,{[:"},"inputResponses":{"q":{"action":"accept"}}}}"#;
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"t","arguments":{"a":[1,2,3],"b":"x,{[:"},"inputResponses":{"q":{"action":"accept"}}}}"#;
         assert_eq!(limits(20, 5, 1).check(text.as_bytes()), Ok(()));
     }
 

@@ -253,8 +253,8 @@ mod tests {
             "{}",
             &error.message[1000..]
         );
-        let short = RpcError::method_not_found("tools/cal");
-        assert_eq!(short.message, "Method not found: tools/cal");
+        let short = RpcError::method_not_found("no/such/method");
+        assert_eq!(short.message, "Method not found: no/such/method");
     }
 
     #[test]

@@ -60,8 +60,8 @@ pub(super) fn open<M: Request>(
             .verify(token, &binding.request(M::METHOD, sealing.principal))
             .map_err(|_| RpcError::invalid_request_state())?;
         let plain = String::from_utf8(plain).map_err(|_| RpcError::invalid_request_state())?;
-        binding.redeemed = Some(token.to_owned());
-        M::set_request_state(params, plain);
+        // The sealed token is kept (moved, not copied) for single-use tools.
+        binding.redeemed = M::set_request_state(params, plain);
     }
     Ok(binding)
 }

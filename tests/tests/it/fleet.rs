@@ -76,12 +76,7 @@ impl Instance {
     /// SIGTERM (the graceful drain) or SIGKILL, then the same port with `keys`.
     async fn restart(&mut self, keys: &[&str], signal: &str) {
         if let Some(mut child) = self.child.take() {
-            let pid = child.id().unwrap().to_string();
-            let sent = std::process::Command::new("kill")
-                .args([signal, &pid])
-                .status()
-                .unwrap();
-            assert!(sent.success());
+            tern_tests::signal(child.id().unwrap(), signal);
             let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
                 .await
                 .expect("the instance stops")

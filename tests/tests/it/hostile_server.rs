@@ -120,6 +120,14 @@ fn client_of(addr: SocketAddr, idle: Duration) -> Client {
         .build(Arc::new(transport))
 }
 
+/// Calls a tool on the hostile server; the error the client reports.
+async fn failed_call(addr: SocketAddr, idle: Duration) -> Error {
+    client_of(addr, idle)
+        .call_tool("anything", json!({}))
+        .await
+        .unwrap_err()
+}
+
 fn transport_message(error: &Error) -> String {
     match error {
         Error::Transport(t) => t.to_string(),
@@ -136,10 +144,7 @@ async fn a_silent_sse_stream_fails_the_client_within_its_idle_timeout() {
     .await;
     let idle = Duration::from_millis(300);
     let started = Instant::now();
-    let error = client_of(addr, idle)
-        .call_tool("anything", json!({}))
-        .await
-        .unwrap_err();
+    let error = failed_call(addr, idle).await;
     assert!(started.elapsed() < idle * 6, "{:?}", started.elapsed());
     assert!(
         transport_message(&error).contains("idle timeout"),
@@ -158,10 +163,7 @@ async fn a_server_that_never_answers_fails_the_client_within_its_idle_timeout() 
             held.push(stream);
         }
     });
-    let error = client_of(addr, Duration::from_millis(300))
-        .call_tool("anything", json!({}))
-        .await
-        .unwrap_err();
+    let error = failed_call(addr, Duration::from_millis(300)).await;
     assert!(
         transport_message(&error).contains("idle timeout"),
         "{error}"
@@ -237,10 +239,7 @@ async fn a_json_answer_carrying_another_requests_id_is_refused() {
         )
     }))
     .await;
-    let error = client_of(addr, Duration::from_secs(5))
-        .call_tool("anything", json!({}))
-        .await
-        .unwrap_err();
+    let error = failed_call(addr, Duration::from_secs(5)).await;
     assert!(
         transport_message(&error).contains("another request's id"),
         "{error}"

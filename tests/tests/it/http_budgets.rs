@@ -93,7 +93,8 @@ async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
         .await
         .expect("the dripping connection is closed too")
         .unwrap();
-    assert!(dripped < budget * 8, "{dripped:?}");
+    // Closed within the header budget (plus a reaper tick and a drip or two).
+    assert!(dripped < budget * 4, "{dripped:?}");
 }
 
 #[tokio::test]
@@ -238,24 +239,8 @@ struct Tally {
 
 #[tokio::test]
 async fn a_sigterm_during_load_loses_no_request() {
-    use tokio::io::AsyncBufReadExt;
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (mut server, addr) = http_support::provision_child().await;
     let pid = server.id().unwrap();
-    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
-    let line = lines.next_line().await.unwrap().unwrap();
-    let addr: std::net::SocketAddr = line
-        .strip_prefix("serving on http://")
-        .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap()
-        .parse()
-        .unwrap();
-    // The example narrates each call on its stdout: keep reading it, or it blocks.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let callers: Vec<_> = (0..8)
         .map(|_| {
             let client = client(addr);
@@ -282,11 +267,7 @@ async fn a_sigterm_during_load_loses_no_request() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    tern_tests::signal(pid, "-TERM");
     let status = tokio::time::timeout(Duration::from_secs(10), server.wait())
         .await
         .expect("the server drains and exits")

@@ -27,7 +27,9 @@ use tern::types::v2026_07_28::{
 use tern::{Era, Error};
 use tokio::sync::oneshot;
 
-use http_support::{post, send, serve, set, url};
+use http_support::{
+    initialize_body, legacy_body, legacy_headers, open_session, post, send, serve, set, url,
+};
 use tern_tests::{Asked, Stopped, recording_client, text_of};
 
 fn region_form() -> InputRequest {
@@ -507,45 +509,6 @@ async fn a_legacy_only_server_without_sessions_fails_discovery_clearly() {
 // ---------------------------------------------------------------------------------------
 // The server's session rules, with a raw HTTP client.
 
-fn legacy_headers(session: Option<&str>) -> Vec<(String, String)> {
-    let mut h = vec![
-        ("Content-Type".into(), "application/json".into()),
-        (
-            "Accept".into(),
-            "application/json, text/event-stream".into(),
-        ),
-        ("MCP-Protocol-Version".into(), "2025-11-25".into()),
-    ];
-    if let Some(s) = session {
-        h.push(("Mcp-Session-Id".into(), s.into()));
-    }
-    h
-}
-
-fn legacy_body(id: i64, method: &str, params: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
-}
-
-fn initialize_body() -> String {
-    legacy_body(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "raw", "version": "1"}}),
-    )
-}
-
-async fn open_session(addr: SocketAddr) -> String {
-    let mut h = legacy_headers(None);
-    set(&mut h, "MCP-Protocol-Version", None);
-    let r = post(addr, &h, &initialize_body()).await;
-    assert_eq!(r.status, 200, "{r:?}");
-    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
-    r.header("mcp-session-id")
-        .expect("initialize names the session")
-        .to_owned()
-}
-
 #[tokio::test]
 async fn initialize_opens_a_session_that_later_requests_name() {
     let addr = serve(HttpServer::new(provisioner())).await;
@@ -654,49 +617,12 @@ async fn a_modern_only_endpoint_has_no_sessions() {
     }
 }
 
-#[tokio::test]
-async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503() {
-    let server = Server::builder("slow", "1")
-        .handle::<method::CallTool, _, _>(|ctx: RequestContext, _params| async move {
-            ctx.notify_value(
-                "notifications/message",
-                json!({"level": "info", "data": "started"}),
-            );
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok(CallToolResult::new(vec![ask::text("never sent")]).into())
-        })
-        .build()
-        .unwrap();
-    let addr = serve(HttpServer::new(server).with_max_sessions(1)).await;
-    let session = open_session(addr).await;
-    let call = legacy_body(9, "tools/call", json!({"name": "slow", "arguments": {}}));
-    let mut busy = http_support::open(addr, "POST", &legacy_headers(Some(&session)), &call).await;
-    {
-        use tokio::io::AsyncReadExt;
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !String::from_utf8_lossy(&seen).contains("started") {
-            let n = busy.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the stream closed early");
-            seen.extend_from_slice(&buf[..n]);
-        }
-    }
-    let r = post(addr, &legacy_headers(None), &initialize_body()).await;
-    assert_eq!(r.status, 503, "{r:?}");
-    // Once the call is gone, the idle session makes room (the cap evicts it).
-    drop(busy);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let r = post(addr, &legacy_headers(None), &initialize_body()).await;
-    assert_eq!(r.status, 200, "{r:?}");
-}
-
-#[tokio::test]
-async fn a_sessions_cancelled_notification_stops_the_named_request() {
-    let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
-    let stopped = Arc::new(Mutex::new(Some(stopped_tx)));
-    let server = Server::builder("slow", "1")
+/// A tool that streams "started" and then works for a minute; `stopped` fires when its
+/// handler ends or is dropped, whichever comes first.
+fn slow_streamer(stopped: Option<oneshot::Sender<()>>) -> Server {
+    let stopped = Arc::new(Mutex::new(stopped));
+    Server::builder("slow", "1")
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, _params| {
-            // Fires when the handler's future ends or is dropped, whichever comes first.
             let guard = Stopped(stopped.lock().unwrap().take());
             async move {
                 let _guard = guard;
@@ -710,21 +636,45 @@ async fn a_sessions_cancelled_notification_stops_the_named_request() {
             }
         })
         .build()
-        .unwrap();
-    let addr = serve(HttpServer::new(server)).await;
-    let session = open_session(addr).await;
+        .unwrap()
+}
+
+/// Calls the slow tool (request id 9) on `session`; returns its open stream once the
+/// handler runs.
+async fn start_slow_call(addr: SocketAddr, session: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncReadExt;
     let call = legacy_body(9, "tools/call", json!({"name": "slow", "arguments": {}}));
-    let mut stream = http_support::open(addr, "POST", &legacy_headers(Some(&session)), &call).await;
-    {
-        use tokio::io::AsyncReadExt;
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 1024];
-        while !String::from_utf8_lossy(&seen).contains("started") {
-            let n = stream.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the stream closed early");
-            seen.extend_from_slice(&buf[..n]);
-        }
+    let mut stream = http_support::open(addr, "POST", &legacy_headers(Some(session)), &call).await;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains("started") {
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "the stream closed early");
+        seen.extend_from_slice(&buf[..n]);
     }
+    stream
+}
+
+#[tokio::test]
+async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503() {
+    let addr = serve(HttpServer::new(slow_streamer(None)).with_max_sessions(1)).await;
+    let session = open_session(addr).await;
+    let busy = start_slow_call(addr, &session).await;
+    let r = post(addr, &legacy_headers(None), &initialize_body()).await;
+    assert_eq!(r.status, 503, "{r:?}");
+    // Once the call is gone, the idle session makes room (the cap evicts it).
+    drop(busy);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let r = post(addr, &legacy_headers(None), &initialize_body()).await;
+    assert_eq!(r.status, 200, "{r:?}");
+}
+
+#[tokio::test]
+async fn a_sessions_cancelled_notification_stops_the_named_request() {
+    let (stopped_tx, stopped_rx) = oneshot::channel::<()>();
+    let addr = serve(HttpServer::new(slow_streamer(Some(stopped_tx)))).await;
+    let session = open_session(addr).await;
+    let stream = start_slow_call(addr, &session).await;
     // The stream stays open; the client withdraws the call by its JSON-RPC id.
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 9, "reason": "changed my mind"}});

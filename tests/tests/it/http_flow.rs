@@ -370,17 +370,8 @@ async fn the_client_sends_its_bearer_token() {
 
 #[tokio::test]
 async fn the_provision_example_serves_http_and_its_call_command_provisions() {
-    use tokio::io::AsyncBufReadExt;
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdout = server.stdout.take().unwrap();
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let line = lines.next_line().await.unwrap().unwrap();
-    let url = line.strip_prefix("serving on ").unwrap().to_owned();
+    let (_server, addr) = http_support::provision_child().await;
+    let url = url(addr);
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
         .args(["call", &url])
         .output()

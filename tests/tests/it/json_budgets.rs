@@ -8,7 +8,6 @@ use crate::http_support;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
 use http_support::{body, mcp_headers, post, serve_default};
 
@@ -96,21 +95,8 @@ fn peak_kib(pid: u32) -> u64 {
 
 #[tokio::test]
 async fn refusing_a_fat_body_costs_about_its_own_size_in_memory() {
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let (server, addr) = http_support::provision_child().await;
     let pid = server.id().unwrap();
-    let mut lines = tokio::io::BufReader::new(server.stdout.take().unwrap()).lines();
-    let line = lines.next_line().await.unwrap().unwrap();
-    let url = line.strip_prefix("serving on ").unwrap().to_owned();
-    let addr: std::net::SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap();
     // A request first, so the baseline includes a served flow's buffers.
     let warm = post(
         addr,

@@ -8,44 +8,27 @@ use crate::http_support;
 use serde_json::{Value, json};
 use tern::server::http::HttpServer;
 
-use http_support::{Raw, post, serve};
-
-fn legacy_headers(session: Option<&str>) -> Vec<(String, String)> {
-    let mut h = vec![
-        ("Content-Type".into(), "application/json".into()),
-        (
-            "Accept".into(),
-            "application/json, text/event-stream".into(),
-        ),
-    ];
-    if let Some(s) = session {
-        h.push(("Mcp-Session-Id".into(), s.into()));
-        h.push(("MCP-Protocol-Version".into(), "2025-11-25".into()));
-    }
-    h
-}
+use http_support::{Raw, legacy_body, legacy_headers, open_session, post, serve};
 
 fn initialize(capabilities: Value) -> String {
-    json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": capabilities,
-            "clientInfo": {"name": "c", "version": "1"}
-        }
-    })
-    .to_string()
-}
-
-async fn open(addr: std::net::SocketAddr) -> String {
-    let raw = post(addr, &legacy_headers(None), &initialize(json!({}))).await;
-    assert_eq!(raw.status, 200, "{raw:?}");
-    raw.header("mcp-session-id").unwrap().to_owned()
+    let params = json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": capabilities,
+        "clientInfo": {"name": "c", "version": "1"}
+    });
+    legacy_body(1, "initialize", params)
 }
 
 async fn list_tools(addr: std::net::SocketAddr, session: &str) -> Raw {
-    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
-    post(addr, &legacy_headers(Some(session)), &body.to_string()).await
+    let body = legacy_body(2, "tools/list", json!({}));
+    post(addr, &legacy_headers(Some(session)), &body).await
+}
+
+/// An `initialize` whose experimental capability carries `bytes` of data.
+async fn initialize_with(addr: std::net::SocketAddr, bytes: usize) -> Raw {
+    let blob = "x".repeat(bytes);
+    let body = initialize(json!({"experimental": {"blob": {"data": blob}}}));
+    post(addr, &legacy_headers(None), &body).await
 }
 
 fn server() -> tern::server::Server {
@@ -56,13 +39,7 @@ fn server() -> tern::server::Server {
 async fn an_initialize_with_fat_capabilities_is_refused() {
     let addr = serve(HttpServer::new(server())).await;
     // 3.5 MiB of experimental capabilities, under the 4 MiB body limit.
-    let blob = "x".repeat(3_500_000);
-    let raw = post(
-        addr,
-        &legacy_headers(None),
-        &initialize(json!({"experimental": {"blob": {"data": blob}}})),
-    )
-    .await;
+    let raw = initialize_with(addr, 3_500_000).await;
     assert_eq!(
         raw.error_code(),
         Some(-32602),
@@ -76,13 +53,7 @@ async fn an_initialize_with_fat_capabilities_is_refused() {
         "{message}"
     );
     // Within the budget, a session opens and serves.
-    let fits = "x".repeat(60_000);
-    let raw = post(
-        addr,
-        &legacy_headers(None),
-        &initialize(json!({"experimental": {"blob": {"data": fits}}})),
-    )
-    .await;
+    let raw = initialize_with(addr, 60_000).await;
     let session = raw.header("mcp-session-id").unwrap().to_owned();
     assert_eq!(list_tools(addr, &session).await.status, 200);
 }
@@ -90,12 +61,12 @@ async fn an_initialize_with_fat_capabilities_is_refused() {
 #[tokio::test]
 async fn at_the_session_cap_a_new_client_evicts_the_least_recently_used_session() {
     let addr = serve(HttpServer::new(server()).with_max_sessions(3)).await;
-    let kept = open(addr).await;
+    let kept = open_session(addr).await;
     let mut flood = Vec::new();
     for _ in 0..10 {
         // The kept session stays in use, so it is never the least recently used.
         assert_eq!(list_tools(addr, &kept).await.status, 200);
-        flood.push(open(addr).await);
+        flood.push(open_session(addr).await);
     }
     assert_eq!(
         list_tools(addr, &kept).await.status,

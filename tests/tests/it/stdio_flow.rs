@@ -187,6 +187,16 @@ async fn dropping_the_client_ends_the_child_process() {
     }
 }
 
+/// The provision server over stdio with its stdin and stdout piped to the test.
+fn piped_provision_server() -> tokio::process::Child {
+    provision_server_command()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 fn tools_list_line(id: i64) -> String {
     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list",
         "params": {"_meta": meta(json!({}))}});
@@ -196,12 +206,7 @@ fn tools_list_line(id: i64) -> String {
 #[tokio::test]
 async fn a_200_mb_line_is_skipped_with_one_error_and_the_next_request_is_answered() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let mut child = provision_server_command()
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child = piped_provision_server();
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let writing = tokio::spawn(async move {
@@ -249,12 +254,7 @@ async fn every_request_before_the_end_of_input_is_answered() {
         input.push_str(&tools_list_line(id));
     }
     for _ in 0..5 {
-        let mut child = provision_server_command()
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+        let mut child = piped_provision_server();
         let mut stdin = child.stdin.take().unwrap();
         use tokio::io::AsyncWriteExt;
         stdin.write_all(input.as_bytes()).await.unwrap();

@@ -8,9 +8,10 @@
 //! route without parsing JSON, and the server rejects any disagreement.
 
 #[cfg(feature = "http-client")]
+pub(crate) mod body;
+#[cfg(feature = "http-client")]
 pub mod client;
 mod param_headers;
-#[cfg(feature = "http-client")]
 pub(crate) mod sse;
 
 pub use param_headers::{ParamHeader, param_headers};

@@ -175,3 +175,69 @@ fn dechunk(mut rest: &str) -> String {
     }
     out
 }
+
+/// The headers of a 2025-11-25 client on `session` (none before `initialize`).
+pub fn legacy_headers(session: Option<&str>) -> Vec<(String, String)> {
+    let mut h = vec![
+        ("Content-Type".into(), "application/json".into()),
+        (
+            "Accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+        ("MCP-Protocol-Version".into(), "2025-11-25".into()),
+    ];
+    if let Some(s) = session {
+        h.push(("Mcp-Session-Id".into(), s.into()));
+    }
+    h
+}
+
+/// A JSON-RPC request without 2026-07-28 `_meta`.
+pub fn legacy_body(id: i64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+/// A 2025-11-25 `initialize` that declares elicitation.
+pub fn initialize_body() -> String {
+    legacy_body(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "raw", "version": "1"}}),
+    )
+}
+
+/// Opens a 2025-11-25 session; its id.
+pub async fn open_session(addr: SocketAddr) -> String {
+    let mut h = legacy_headers(None);
+    set(&mut h, "MCP-Protocol-Version", None);
+    let r = post(addr, &h, &initialize_body()).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
+    r.header("mcp-session-id")
+        .expect("initialize names the session")
+        .to_owned()
+}
+
+/// The `provision` example serving HTTP on a port it picks, as a child process (killed
+/// on drop). Its stdout is read on after the listening line: the example narrates each
+/// call there, and a full pipe would block it.
+pub async fn provision_child() -> (tokio::process::Child, SocketAddr) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = lines.next_line().await.unwrap().unwrap();
+    let addr = line
+        .strip_prefix("serving on http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("provision said {line:?}"))
+        .parse()
+        .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, addr)
+}

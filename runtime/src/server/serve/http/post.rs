@@ -23,6 +23,7 @@ use crate::protocol::LEGACY_PROTOCOL_VERSION;
 use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
 use crate::transport::BoxFuture;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
+use crate::transport::http::body::Joined;
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{self as v2026, RequestId};
@@ -299,11 +300,8 @@ where
     if declared.is_some_and(|n| n > shared.max_body_bytes as u64) {
         return Err(too_large());
     }
-    // One frame (the usual case) is kept as it came; more are joined.
     let mut body = std::pin::pin!(body);
-    let mut first: Option<Bytes> = None;
-    let mut joined: Vec<u8> = Vec::new();
-    let mut len = 0usize;
+    let mut joined = Joined::new(shared.max_body_bytes);
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
             tracing::debug!(error = %e, "could not read a request body");
@@ -313,24 +311,11 @@ where
                 RpcError::invalid_request("Could not read the request body"),
             ))
         })?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        len += data.len();
-        if len > shared.max_body_bytes {
-            return Err(too_large());
-        }
-        match first.take() {
-            None if joined.is_empty() => first = Some(data),
-            None => joined.extend_from_slice(&data),
-            Some(earlier) => {
-                joined.reserve(declared.map_or(len, |n| n as usize));
-                joined.extend_from_slice(&earlier);
-                joined.extend_from_slice(&data);
-            }
+        if let Ok(data) = frame.into_data() {
+            joined.push(data).map_err(|_| too_large())?;
         }
     }
-    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
+    Ok(joined.finish())
 }
 
 /// Runs the handler: JSON when it returns without notifying, SSE from its first

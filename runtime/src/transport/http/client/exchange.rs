@@ -12,6 +12,7 @@ use hyper::body::Incoming as Body;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::super::body::Joined;
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
@@ -318,35 +319,22 @@ fn chain(error: &dyn std::error::Error) -> String {
 
 /// A whole body, at most [`MAX_RESPONSE_BYTES`], under the exchange's idle timeout.
 async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> {
-    let mut first: Option<Bytes> = None;
-    let mut joined: Vec<u8> = Vec::new();
-    let mut len = 0usize;
+    let mut joined = Joined::new(MAX_RESPONSE_BYTES);
     while let Some(frame) = quiet.within(body.frame()).await? {
         let frame = frame.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
                 "could not read the response: {e}"
             )))
         })?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        len += data.len();
-        if len > MAX_RESPONSE_BYTES {
-            return Err(CallError::Transport(TransportError::new(format!(
-                "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"
-            ))));
-        }
-        // One frame (the usual case) is kept as it came; more are joined.
-        match first.take() {
-            None if joined.is_empty() => first = Some(data),
-            None => joined.extend_from_slice(&data),
-            Some(earlier) => {
-                joined.extend_from_slice(&earlier);
-                joined.extend_from_slice(&data);
-            }
+        if let Ok(data) = frame.into_data() {
+            joined.push(data).map_err(|_| {
+                CallError::Transport(TransportError::new(format!(
+                    "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"
+                )))
+            })?;
         }
     }
-    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
+    Ok(joined.finish())
 }
 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.

@@ -277,7 +277,8 @@ mod future_sizes {
         let id = crate::types::v2026_07_28::RequestId::Integer(1);
         let exchange = transport.exchange_encoded(crate::transport::EncodedRequest {
             id: &id,
-            method: "tools/call",
+            method:
+                <crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD,
             params: "{}",
             target: Some("x"),
             protocol_version: Some("2026-07-28"),
