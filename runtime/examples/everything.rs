@@ -1,5 +1,6 @@
 //! The conformance "everything" server: every fixture the official MCP conformance
-//! suite's 2026-07-28 server scenarios call, built with the high-level [`McpServer`].
+//! suite's server scenarios call, at 2026-07-28 and at 2025-11-25, built with the
+//! high-level [`McpServer`].
 //!
 //! ```sh
 //! cargo run -p tern --example everything -- --port 3000          # http://127.0.0.1:3000/mcp
@@ -23,7 +24,9 @@ use serde_json::json;
 use tern::ask;
 use tern::seal::RequestStateSecurity;
 use tern::server::http::HttpServer;
-use tern::server::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
+use tern::server::{
+    ListRoots, McpServer, NoArgs, Sample, SamplePrompt, SessionInput, ToolContext, ToolError,
+};
 use tern::transport::stdio::stdio;
 use tern::types::v2026_07_28::{
     AudioContent, BlobResourceContents, CallToolOutcome, CallToolResult, ContentBlock,
@@ -274,6 +277,108 @@ fn register_asking_tools(mcp: &McpServer) {
             // client without `sampling` gets -32021 naming it.
             Ok(ask::input_required([("model", ask::sample("Say hello", 20))], None).into())
         });
+}
+
+/// "Elicitation completed: action=..., content={...}", as the SEP-1034 and SEP-1330
+/// scenarios ask.
+fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<String> {
+    let answer = ctx.input_responses()?.get::<method::Elicit>(key)?.ok()?;
+    Some(format!(
+        "Elicitation completed: action={}, content={}",
+        json!(answer.action).as_str().unwrap_or_default(),
+        json!(answer.content.unwrap_or_default())
+    ))
+}
+
+/// One form question under `key`, asked until answered: the direct form, which
+/// 2025-11-25 sessions get as `elicitation/create` (fulfil_input_on_sessions).
+async fn ask_once(
+    ctx: ToolContext,
+    key: &'static str,
+    message: &str,
+    schema: serde_json::Value,
+) -> Result<CallToolOutcome, ToolError> {
+    if let Some(text) = elicitation_completed(&ctx, key) {
+        return Ok(ask::text(text).into_outcome());
+    }
+    Ok(ask::input_required([(key, ask::elicit_form(message, schema)?)], None).into())
+}
+
+/// The SEP-1034 (defaults) and SEP-1330 (enums) elicitation fixtures.
+fn register_schema_tools(mcp: &McpServer) {
+    mcp.tool("test_elicitation_sep1034_defaults")
+        .description("Asks with a default for every primitive type (SEP-1034)")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "default": true}
+                }
+            });
+            ask_once(ctx, "defaults", "Please review your details", schema).await
+        });
+    mcp.tool("test_elicitation_sep1330_enums")
+        .description("Asks with every enum form (SEP-1330)")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            let titled = |pairs: [(&str, &str); 3]| {
+                pairs
+                    .iter()
+                    .map(|(value, title)| json!({"const": value, "title": title}))
+                    .collect::<Vec<_>>()
+            };
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "oneOf": titled([("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option")])},
+                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "items": {"anyOf": titled([("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice")])}}
+                }
+            });
+            ask_once(ctx, "enums", "Choose your options", schema).await
+        });
+    mcp.tool("json_schema_2020_12_tool")
+        .description("Tool with JSON Schema 2020-12 features")
+        .input_schema(json_schema_2020_12())
+        .run(|_: serde_json::Map<String, serde_json::Value>, _ctx: ToolContext| async {
+            Ok("ok")
+        });
+}
+
+/// The `inputSchema` the json-schema-2020-12 scenario looks for, keyword for keyword.
+fn json_schema_2020_12() -> serde_json::Map<String, serde_json::Value> {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    });
+    match schema {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
 }
 
 /// The diagnostic tools `server-stateless` calls.
@@ -638,8 +743,10 @@ fn register_resources(mcp: &McpServer) {
 }
 
 fn build(options: &Options) -> Result<McpServer, BoxError> {
-    let mut mcp =
-        McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION")).cache(60_000, false);
+    // Direct-form tools serve 2025-11-25 sessions too, each round over the session.
+    let mut mcp = McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION"))
+        .cache(60_000, false)
+        .fulfil_input_on_sessions(SessionInput::default());
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
         let mut security = if options.state_keys.is_empty() {
             RequestStateSecurity::ephemeral()
@@ -653,6 +760,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     }
     register_content_tools(&mcp);
     register_asking_tools(&mcp);
+    register_schema_tools(&mcp);
     register_mrtr_tools(&mcp);
     register_diagnostic_tools(&mcp);
     register_list_changers(&mcp);

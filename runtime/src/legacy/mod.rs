@@ -10,7 +10,7 @@ mod convert;
 mod session;
 
 pub(crate) use convert::{from_legacy_result, to_legacy_result};
-pub(crate) use session::{LegacySession, session_result};
+pub(crate) use session::{LegacySession, Offers, session_result};
 
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
 

@@ -1,7 +1,7 @@
 //! The server's side of a 2025-11-25 session: what `initialize` said about the client,
 //! and the requests the server sends it (answered through the serve loop).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -13,7 +13,8 @@ use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
 use crate::types::rpc::Notification;
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::{
-    ClientCapabilities, Implementation, ProgressToken, RequestId, ServerCapabilities, method,
+    ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId,
+    ServerCapabilities, method,
 };
 use crate::util::{IdKey, lock};
 
@@ -25,12 +26,52 @@ struct Pending {
     closed: bool,
 }
 
+/// How many resource URIs one session may subscribe to.
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 1_000;
+
+/// What the server offers a session beyond its methods, from its capabilities.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Offers {
+    /// `logging`: the session may choose a level with `logging/setLevel`.
+    pub(crate) logging: bool,
+    /// `resources.subscribe`: `resources/subscribe` and `resources/unsubscribe`.
+    pub(crate) subscribe: bool,
+    /// `listChanged` of tools, prompts and resources.
+    pub(crate) tools_changed: bool,
+    pub(crate) prompts_changed: bool,
+    pub(crate) resources_changed: bool,
+}
+
+impl Offers {
+    pub(crate) fn of(capabilities: &ServerCapabilities) -> Self {
+        let on = |flag: Option<bool>| flag == Some(true);
+        Self {
+            logging: capabilities.logging.is_some(),
+            subscribe: on(capabilities.resources.as_ref().and_then(|r| r.subscribe)),
+            tools_changed: on(capabilities.tools.as_ref().and_then(|t| t.list_changed)),
+            prompts_changed: on(capabilities.prompts.as_ref().and_then(|p| p.list_changed)),
+            resources_changed: on(capabilities.resources.as_ref().and_then(|r| r.list_changed)),
+        }
+    }
+}
+
+/// What the client chose for its session after `initialize`.
+#[derive(Default)]
+struct Choices {
+    /// `logging/setLevel`: the least severe level the client wants; none chosen, all.
+    log_level: Option<LoggingLevel>,
+    /// `resources/subscribe`: the URIs whose updates the client hears.
+    subscriptions: HashSet<String>,
+}
+
 /// One client's 2025-11-25 session on one connection.
 pub(crate) struct LegacySession {
     client_capabilities: Arc<ClientCapabilities>,
     client_info: Option<Arc<Implementation>>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
+    pub(crate) offers: Offers,
+    choices: Mutex<Choices>,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -63,7 +104,11 @@ impl LegacySession {
     /// Opens a session from an `initialize` request's params, refusing capabilities and
     /// client info that would take more than `budget` bytes of JSON to keep: the session
     /// holds them for its whole life.
-    pub(crate) fn open(params: Option<&Value>, budget: usize) -> Result<Self, RpcError> {
+    pub(crate) fn open(
+        params: Option<&Value>,
+        budget: usize,
+        offers: Offers,
+    ) -> Result<Self, RpcError> {
         if let Some(params) = params {
             let kept = ["capabilities", "clientInfo"]
                 .iter()
@@ -96,7 +141,41 @@ impl LegacySession {
             client_info: client_info.map(Arc::new),
             pending: Mutex::default(),
             next_id: AtomicI64::new(1),
+            offers,
+            choices: Mutex::default(),
         })
+    }
+
+    /// Whether a message at `level` reaches the client: at or above the level it set
+    /// with `logging/setLevel`, or any when it set none.
+    pub(crate) fn logs(&self, level: LoggingLevel) -> bool {
+        lock(&self.choices)
+            .log_level
+            .is_none_or(|wanted| level >= wanted)
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        lock(&self.choices).log_level = Some(level);
+    }
+
+    /// Subscribes to `uri`; refused past [`MAX_SUBSCRIPTIONS`].
+    pub(crate) fn subscribe(&self, uri: String) -> Result<(), RpcError> {
+        let mut choices = lock(&self.choices);
+        if choices.subscriptions.len() >= MAX_SUBSCRIPTIONS && !choices.subscriptions.contains(&uri) {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: a session may subscribe to at most {MAX_SUBSCRIPTIONS} resources"
+            )));
+        }
+        choices.subscriptions.insert(uri);
+        Ok(())
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        lock(&self.choices).subscriptions.remove(uri);
+    }
+
+    pub(crate) fn subscribed(&self, uri: &str) -> bool {
+        lock(&self.choices).subscriptions.contains(uri)
     }
 
     /// What a handler sees of a request on this session: the session's version,

@@ -28,6 +28,8 @@ pub struct ServerBuilder {
     cache: CachePolicy,
     limits: JsonLimits,
     session_state_limit: usize,
+    events: super::events::Events,
+    session_input: Option<super::SessionInput>,
 }
 
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
@@ -48,6 +50,8 @@ impl Server {
             },
             limits: JsonLimits::default(),
             session_state_limit: DEFAULT_SESSION_STATE_LIMIT,
+            events: super::events::Events::default(),
+            session_input: None,
         }
     }
 }
@@ -153,6 +157,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the direct form on 2025-11-25 sessions too: an `InputRequiredResult` a
+    /// handler returns on a session is fulfilled over the session (each input request
+    /// sent to the client as its own request) and the handler called again with the
+    /// answers and the (sealed, then verified) state, as a 2026-07-28 retry would call
+    /// it; rounds and time are bounded by `policy`. Off by default: on a session, an
+    /// `InputRequiredResult` is then -32603, and handlers ask with
+    /// [`RequestContext::request_input`].
+    pub fn fulfil_input_on_sessions(mut self, policy: super::SessionInput) -> Self {
+        self.session_input = Some(policy);
+        self
+    }
+
+    /// Shares `events` with the server built (an `McpServer`'s, so its list changes reach
+    /// the sessions of the server it builds).
+    pub(crate) fn events(mut self, events: super::events::Events) -> Self {
+        self.events = events;
+        self
+    }
+
     /// Builds the server. Fails when the sealing policy is invalid for this server.
     pub fn build(self) -> crate::Result<Server> {
         let sealer = match self.security {
@@ -180,6 +203,8 @@ impl ServerBuilder {
                 discover,
                 limits: self.limits,
                 session_state_limit: self.session_state_limit,
+                events: self.events,
+                session_input: self.session_input,
             }),
         })
     }

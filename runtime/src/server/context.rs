@@ -224,13 +224,16 @@ impl RequestContext {
     ///
     /// On a 2026-07-28 request the client opts in per request: the entry is sent only
     /// when `_meta["io.modelcontextprotocol/logLevel"]` is set and `level` is at least
-    /// that severe.
+    /// that severe. On a 2025-11-25 session the level the client set with
+    /// `logging/setLevel` filters the same way (none set: every entry is sent).
     pub fn log(&self, level: LoggingLevel, data: Value) {
-        if self.era() == Era::Stateless {
-            match &self.inner.meta.log_level {
-                Some(wanted) if level >= *wanted => {}
-                _ => return,
-            }
+        let wanted = match &self.inner.session {
+            // A session's client chooses once, with `logging/setLevel`.
+            Some(session) => session.logs(level),
+            None => self.inner.meta.log_level.is_some_and(|wanted| level >= wanted),
+        };
+        if !wanted {
+            return;
         }
         self.notify::<types::method::LoggingMessage>(LoggingMessageNotificationParams::new(
             data, level,

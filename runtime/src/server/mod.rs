@@ -26,6 +26,8 @@
 mod answer;
 mod builder;
 mod context;
+mod events;
+mod fulfil;
 mod mcp;
 mod pipeline;
 pub mod replay;
@@ -42,6 +44,8 @@ use serde_json::json;
 
 pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
+pub use events::ServerEvent;
+pub use fulfil::SessionInput;
 pub use mcp::*;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 #[cfg(feature = "http-server")]
@@ -213,6 +217,10 @@ struct Inner {
     limits: JsonLimits,
     /// The bytes of capabilities and client info a 2025-11-25 session may keep.
     session_state_limit: usize,
+    /// What the server tells clients outside any request.
+    events: events::Events,
+    /// Whether (and how) `InputRequiredResult`s on sessions are fulfilled.
+    session_input: Option<SessionInput>,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.

@@ -213,6 +213,13 @@ fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
     (MetaRead::of(meta, protocol::SUPPORTED_VERSIONS), target)
 }
 
+/// The params text without its `_meta` member, when it has one.
+fn without_meta(params: &RawValue) -> Option<String> {
+    let mut object: serde_json::Map<String, Value> = serde_json::from_str(params.get()).ok()?;
+    object.remove(META)?;
+    serde_json::to_string(&object).ok()
+}
+
 impl Accepted {
     /// The request's JSON-RPC id.
     pub fn id(&self) -> &RequestId {
@@ -280,8 +287,19 @@ impl Accepted {
     /// Serves the request on `session`, a 2025-11-25 session the transport holds: the
     /// handler sees the session's capabilities instead of `_meta`, and an
     /// `InputRequiredResult` (which that era lacks) becomes -32603.
+    ///
+    /// A session's era belongs to the session: `_meta` only lends the progress token,
+    /// and params whose `_meta` is not a 2026-07-28 one (a bare `progressToken`, as
+    /// sessions send) are read again without it.
     pub fn on_session(mut self, session: &Session) -> Self {
         self.session = Some(session.clone());
+        if let Some(routed) = &mut self.routed {
+            if routed.params.is_err() {
+                if let Some(text) = self.request.params.as_deref().and_then(without_meta) {
+                    routed.params = (routed.route.decode)(&text);
+                }
+            }
+        }
         self
     }
 
@@ -419,11 +437,16 @@ impl Admitted {
             outbound,
             legacy,
         );
+        // A session request whose handler may ask keeps what another round needs.
+        let fulfil = inner.session_input.filter(|_| on_session && may_require_input);
+        let mut rounds = None;
         let (output, binding) = match routed {
             Some(Routed {
                 route,
                 params: typed,
             }) => {
+                // Another round calls the handler again with the same context.
+                let kept = fulfil.map(|_| ctx.clone());
                 let call = Call {
                     ctx,
                     params: typed,
@@ -434,8 +457,11 @@ impl Admitted {
                 };
                 match (route.call)(call) {
                     Ok(Running { future, binding }) => {
-                        // The params were read into the handler's type: free the text now.
-                        drop(params);
+                        match fulfil.zip(kept) {
+                            Some((policy, ctx)) => rounds = Some((policy, route, params, ctx)),
+                            // The params were read into the handler's type: free the text.
+                            None => drop(params),
+                        }
                         (future.await, binding)
                     }
                     Err(e) => return Verdict::Answered(Err(e)),
@@ -446,9 +472,24 @@ impl Admitted {
         let result = match output {
             Err(e) => return Verdict::Answered(Err(e)),
             Ok(Output::Complete(result)) => result,
-            Ok(Output::InputRequired(_)) if on_session => {
-                tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there");
-                return Verdict::Answered(Err(RpcError::internal("Internal error")));
+            Ok(Output::InputRequired(asked)) if on_session => {
+                let (Some((policy, route, Some(params), ctx)), Some(capabilities)) =
+                    (rounds, capabilities.as_ref())
+                else {
+                    tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there, or turn on ServerBuilder::fulfil_input_on_sessions");
+                    return Verdict::Answered(Err(RpcError::internal("Internal error")));
+                };
+                let rounds = super::fulfil::Rounds {
+                    policy,
+                    route,
+                    method: &method,
+                    params: &params,
+                    ctx,
+                    sealer,
+                    principal: principal.as_ref(),
+                    capabilities,
+                };
+                return Verdict::Answered(rounds.run(asked, binding).await);
             }
             Ok(Output::InputRequired(asked)) => {
                 let Some(capabilities) = &capabilities else {

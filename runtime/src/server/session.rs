@@ -1,15 +1,24 @@
 //! The server's seam for transports that hold 2025-11-25 sessions: `initialize` opens
-//! a [`Session`], the session's requests are served on it, and the client's answers to
+//! a [`Session`], the session's requests are served on it (the few the session answers
+//! itself first: `ping`, `logging/setLevel`, `resources/subscribe` and `unsubscribe`),
+//! the server's events become the session's notifications, and the client's answers to
 //! the server's own requests are handed back to it.
 
 use std::sync::Arc;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{broadcast, mpsc};
 
-use super::Server;
-use crate::jsonrpc::RpcError;
-use crate::legacy::{self, LegacySession};
-use crate::types::v2026_07_28::RequestId;
+use super::{Server, ServerEvent};
+use crate::jsonrpc::{self, RpcError};
+use crate::legacy::{self, LegacySession, Offers};
+use crate::types::rpc::{Notification, Request};
+use crate::types::v2025_11_25::method as session_method;
+use crate::types::v2026_07_28::{
+    LoggingLevel, LoggingMessageNotificationParams, RequestId, method,
+};
 
 /// One client's 2025-11-25 session, as a transport holds it: cheap to clone.
 #[derive(Clone, Debug)]
@@ -32,12 +41,141 @@ impl Session {
     pub fn close(&self) {
         self.legacy.close();
     }
+
+    /// Answers a request the session answers itself — `ping`, and, when the server
+    /// offers them, `logging/setLevel`, `resources/subscribe` and
+    /// `resources/unsubscribe` — or `None` for a request the server's handlers serve.
+    pub fn answer_own(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<Result<Value, RpcError>> {
+        let offers = self.legacy.offers;
+        let empty = || Ok(Value::Object(serde_json::Map::new()));
+        Some(match method {
+            m if m == session_method::Ping::METHOD => empty(),
+            m if m == session_method::SetLevel::METHOD && offers.logging => {
+                read::<session_method::SetLevel>(params).map(|p| {
+                    self.legacy.set_log_level(modern_level(p.level));
+                    Value::Object(serde_json::Map::new())
+                })
+            }
+            m if m == session_method::Subscribe::METHOD && offers.subscribe => {
+                read::<session_method::Subscribe>(params)
+                    .and_then(|p| self.legacy.subscribe(p.uri))
+                    .and_then(|()| empty())
+            }
+            m if m == session_method::Unsubscribe::METHOD && offers.subscribe => {
+                read::<session_method::Unsubscribe>(params).map(|p| {
+                    self.legacy.unsubscribe(&p.uri);
+                    Value::Object(serde_json::Map::new())
+                })
+            }
+            _ => return None,
+        })
+    }
+
+    /// The notification `event` makes for this session's client, as a JSON-RPC message,
+    /// if the client is to hear it: list changes the server offers, updates of the
+    /// resources it subscribed to, log messages at or above its level.
+    pub fn message_for(&self, event: &ServerEvent) -> Option<String> {
+        let offers = self.legacy.offers;
+        let bare = |name: &str| Some(jsonrpc::notification(name, None));
+        match event {
+            ServerEvent::ToolsChanged if offers.tools_changed => {
+                bare(session_method::ToolListChanged::METHOD)
+            }
+            ServerEvent::PromptsChanged if offers.prompts_changed => {
+                bare(session_method::PromptListChanged::METHOD)
+            }
+            ServerEvent::ResourcesChanged if offers.resources_changed => {
+                bare(session_method::ResourceListChanged::METHOD)
+            }
+            ServerEvent::ResourceUpdated(uri) if self.legacy.subscribed(uri) => {
+                Some(jsonrpc::notification(
+                    session_method::ResourceUpdated::METHOD,
+                    Some(serde_json::json!({ "uri": &**uri })),
+                ))
+            }
+            ServerEvent::Log {
+                level,
+                logger,
+                data,
+            } if self.legacy.logs(*level) => {
+                let mut params = LoggingMessageNotificationParams::new((**data).clone(), *level);
+                params.logger = logger.as_deref().map(str::to_owned);
+                let params = serde_json::to_value(params).ok()?;
+                Some(jsonrpc::notification(
+                    <method::LoggingMessage as Notification>::METHOD,
+                    Some(params),
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Session {
+    /// Carries the server's `events` to this session's client, each as the
+    /// notification [`message_for`](Self::message_for) makes of it, on `out`, until
+    /// `out` closes or the server is gone. A transport spawns it when the session opens
+    /// and aborts it when the session ends.
+    pub async fn forward_events(
+        self,
+        mut events: broadcast::Receiver<ServerEvent>,
+        out: mpsc::UnboundedSender<String>,
+    ) {
+        loop {
+            tokio::select! {
+                () = out.closed() => break,
+                event = events.recv() => match event {
+                    Ok(event) => {
+                        if let Some(message) = self.message_for(&event) {
+                            if out.send(message).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a session fell behind the server's events and missed some");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+            }
+        }
+    }
+}
+
+/// A 2025-11-25 log level as the 2026-07-28 one: the eras name the same eight levels.
+fn modern_level(level: crate::types::v2025_11_25::LoggingLevel) -> LoggingLevel {
+    use crate::types::v2025_11_25::LoggingLevel as Old;
+    match level {
+        Old::Debug => LoggingLevel::Debug,
+        Old::Info => LoggingLevel::Info,
+        Old::Notice => LoggingLevel::Notice,
+        Old::Warning => LoggingLevel::Warning,
+        Old::Error => LoggingLevel::Error,
+        Old::Critical => LoggingLevel::Critical,
+        Old::Alert => LoggingLevel::Alert,
+        Old::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+/// Reads a session method's params, or says why they are not its type.
+fn read<M: Request>(params: Option<&RawValue>) -> Result<M::Params, RpcError>
+where
+    M::Params: DeserializeOwned,
+{
+    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(|e| {
+        RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
+    })
 }
 
 impl Server {
     /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
     pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
-        let legacy = LegacySession::open(params, self.inner.session_state_limit)?;
+        let offers = Offers::of(&self.inner.capabilities);
+        let legacy = LegacySession::open(params, self.inner.session_state_limit, offers)?;
         let result = legacy::session_result(
             &self.inner.info,
             &self.inner.capabilities,

@@ -75,6 +75,21 @@ pub(super) fn finish_input_required(
     capabilities: &ClientCapabilities,
     mut asked: InputRequiredResult,
 ) -> Result<String, RpcError> {
+    check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
+    serde_json::to_string(&asked).map_err(|e| {
+        tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
+        RpcError::internal("Internal error")
+    })
+}
+
+/// The checks and the sealing of [`finish_input_required`], on the typed value.
+pub(super) fn check_and_seal(
+    method: &str,
+    sealing: Option<(&Sealer, &Binding)>,
+    principal: Option<&Principal>,
+    capabilities: &ClientCapabilities,
+    asked: &mut InputRequiredResult,
+) -> Result<(), RpcError> {
     let requests = asked.input_requests.as_ref().filter(|r| !r.is_empty());
     if requests.is_none() && asked.request_state.is_none() {
         tracing::error!(
@@ -93,8 +108,5 @@ pub(super) fn finish_input_required(
     }
     // The type says what this is, whatever the handler wrote in the field.
     asked.result_type = ResultType::InputRequired;
-    serde_json::to_string(&asked).map_err(|e| {
-        tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
-        RpcError::internal("Internal error")
-    })
+    Ok(())
 }

@@ -1,18 +1,22 @@
 //! `subscriptions/listen` on an [`McpServer`]: the acknowledgement, then the list
-//! changes the client asked for, until it cancels.
+//! changes and resource updates the client asked for, until it cancels.
+
+use std::collections::HashSet;
 
 use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::McpServer;
-use super::registry::ListChange;
 use crate::jsonrpc::RpcError;
-use crate::server::RequestContext;
+use crate::server::{RequestContext, ServerEvent};
 use crate::transport::BoxFuture;
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::{
     SubscriptionsListenRequestParams, SubscriptionsListenResult, method,
 };
+
+/// How many resource URIs one listen stream may subscribe to.
+pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
 impl McpServer {
     pub(super) fn listen(
@@ -20,7 +24,7 @@ impl McpServer {
         ctx: RequestContext,
         params: SubscriptionsListenRequestParams,
     ) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
-        let mut rx = self.inner.changes.subscribe();
+        let mut rx = self.inner.events.subscribe();
         Box::pin(async move {
             let id = match ctx.id() {
                 crate::types::v2026_07_28::RequestId::String(s) => s.clone(),
@@ -28,16 +32,40 @@ impl McpServer {
             };
             let meta = json!({ "io.modelcontextprotocol/subscriptionId": id });
             let filter = params.notifications;
-            let wants = |change: ListChange| match change {
-                ListChange::Tools => filter.tools_list_changed == Some(true),
-                ListChange::Prompts => filter.prompts_list_changed == Some(true),
-                ListChange::Resources => filter.resources_list_changed == Some(true),
+            let uris: Vec<String> = filter.resource_subscriptions.clone().unwrap_or_default();
+            if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid params: at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
+                )));
+            }
+            let watched: HashSet<&str> = uris.iter().map(String::as_str).collect();
+            let notification = |event: &ServerEvent| -> Option<(&'static str, serde_json::Value)> {
+                let on = |flag: Option<bool>| flag == Some(true);
+                match event {
+                    ServerEvent::ToolsChanged if on(filter.tools_list_changed) => {
+                        Some((method::ToolListChanged::METHOD, json!({ "_meta": meta })))
+                    }
+                    ServerEvent::PromptsChanged if on(filter.prompts_list_changed) => {
+                        Some((method::PromptListChanged::METHOD, json!({ "_meta": meta })))
+                    }
+                    ServerEvent::ResourcesChanged if on(filter.resources_list_changed) => {
+                        Some((method::ResourceListChanged::METHOD, json!({ "_meta": meta })))
+                    }
+                    ServerEvent::ResourceUpdated(uri) if watched.contains(&**uri) => Some((
+                        method::ResourceUpdated::METHOD,
+                        json!({ "_meta": meta, "uri": &**uri }),
+                    )),
+                    _ => None,
+                }
             };
-            let accepted = json!({
+            let mut accepted = json!({
                 "toolsListChanged": filter.tools_list_changed == Some(true),
                 "promptsListChanged": filter.prompts_list_changed == Some(true),
                 "resourcesListChanged": filter.resources_list_changed == Some(true),
             });
+            if !uris.is_empty() {
+                accepted["resourceSubscriptions"] = json!(uris);
+            }
             ctx.notify_value(
                 method::SubscriptionsAcknowledged::METHOD,
                 json!({ "_meta": meta, "notifications": accepted }),
@@ -45,16 +73,15 @@ impl McpServer {
             loop {
                 tokio::select! {
                     () = ctx.cancellation().cancelled() => break,
-                    change = rx.recv() => match change {
-                        Ok(c) if wants(c) => {
-                            let changed = match c {
-                                ListChange::Tools => method::ToolListChanged::METHOD,
-                                ListChange::Prompts => method::PromptListChanged::METHOD,
-                                ListChange::Resources => method::ResourceListChanged::METHOD,
-                            };
-                            ctx.notify_value(changed, json!({ "_meta": meta }));
+                    event = rx.recv() => match event {
+                        Ok(event) => {
+                            if let Some((name, params)) = notification(&event) {
+                                ctx.notify_value(name, params);
+                            }
                         }
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(missed, "a listen stream fell behind and missed events");
+                        }
                         Err(broadcast::error::RecvError::Closed) => break,
                     },
                 }

@@ -47,8 +47,6 @@ mod tool;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use tokio::sync::broadcast;
-
 pub use context::{PromptContext, ResourceContext, ToolContext};
 pub use prompt::{IntoPromptOutcome, PromptBuilder};
 pub use resolve::{
@@ -63,7 +61,7 @@ use crate::seal::RequestStateSecurity;
 use crate::server::replay::ReplayStore;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
-use registry::{ListChange, Registry, read};
+use registry::{Registry, read};
 
 /// Completes an argument value: what the user typed so far -> candidates.
 pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
@@ -83,6 +81,7 @@ struct Config {
     page_size: usize,
     ttl_ms: u64,
     public: bool,
+    session_input: Option<crate::server::SessionInput>,
 }
 
 struct Inner {
@@ -90,7 +89,8 @@ struct Inner {
     version: String,
     config: Mutex<Option<Config>>,
     registry: RwLock<Registry>,
-    changes: broadcast::Sender<ListChange>,
+    /// List changes and resource updates, shared with the server it builds.
+    events: crate::server::events::Events,
     built: OnceLock<Server>,
     /// Where single-use tools record redemptions, and for how long: set when the
     /// server is built.
@@ -132,7 +132,6 @@ impl McpServer {
     /// generated for this process unless [`request_state_security`](Self::request_state_security)
     /// says otherwise.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        let (changes, _) = broadcast::channel(64);
         Self {
             inner: Arc::new(Inner {
                 name: name.into(),
@@ -144,9 +143,10 @@ impl McpServer {
                     page_size: 100,
                     ttl_ms: 0,
                     public: false,
+                    session_input: None,
                 })),
                 registry: RwLock::default(),
-                changes,
+                events: Default::default(),
                 built: OnceLock::new(),
                 single_use: OnceLock::new(),
             }),
@@ -186,6 +186,14 @@ impl McpServer {
         self.configure(|c| c.replay = Some(store))
     }
 
+    /// Serves tools, prompts and templates that return `InputRequiredResult` (the
+    /// direct form) to 2025-11-25 sessions too, fulfilling each round over the session
+    /// (see [`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
+    /// Off by default; resolver tools serve both eras without it.
+    pub fn fulfil_input_on_sessions(self, policy: crate::server::SessionInput) -> Self {
+        self.configure(|c| c.session_input = Some(policy))
+    }
+
     /// How many items a list result holds before it pages (default 100).
     pub fn page_size(self, page_size: usize) -> Self {
         self.configure(|c| c.page_size = page_size.max(1))
@@ -207,6 +215,7 @@ impl McpServer {
             server: self,
             tool: Tool::new(Default::default(), name),
             single_use: false,
+            input_schema: None,
         }
     }
 

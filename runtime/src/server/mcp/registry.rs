@@ -1,20 +1,13 @@
 //! What an [`McpServer`] serves: its tools, prompts, resources and templates, changed
-//! while it serves, and the list changes subscribers hear about.
+//! while it serves, and the list changes published to listeners.
 
 use std::sync::{Arc, RwLock};
 
 use super::McpServer;
+use crate::server::ServerEvent;
 use super::prompt::PromptEntry;
 use super::resource::{ResourceEntry, TemplateEntry};
 use super::tool::ToolEntry;
-
-/// What changed, for `subscriptions/listen`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ListChange {
-    Tools,
-    Prompts,
-    Resources,
-}
 
 #[derive(Default)]
 pub(super) struct Registry {
@@ -35,6 +28,20 @@ pub(super) fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl McpServer {
+    /// Tells the subscribers of `uri` that the resource changed: 2025-11-25 sessions
+    /// that sent `resources/subscribe` for it, and `subscriptions/listen` streams that
+    /// named it in `resourceSubscriptions`. Nobody else hears it.
+    pub fn resource_updated(&self, uri: &str) {
+        self.inner
+            .events
+            .publish(ServerEvent::ResourceUpdated(uri.into()));
+    }
+
+    /// Tells listening clients about `event` (see [`Server::publish`](crate::server::Server::publish)).
+    pub fn publish(&self, event: ServerEvent) {
+        self.inner.events.publish(event);
+    }
+
     /// Removes the tool `name`; subscribers are told the list changed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = {
@@ -44,7 +51,7 @@ impl McpServer {
             before != r.tools.len()
         };
         if removed {
-            let _ = self.inner.changes.send(ListChange::Tools);
+            self.inner.events.publish(ServerEvent::ToolsChanged);
         }
         removed
     }
@@ -56,7 +63,7 @@ impl McpServer {
         entry: E,
         pick: fn(&mut Registry) -> &mut Vec<Arc<E>>,
         key: fn(&E) -> &K,
-        change: ListChange,
+        change: ServerEvent,
     ) {
         {
             let mut registry = write(&self.inner.registry);
@@ -67,11 +74,11 @@ impl McpServer {
                 None => list.push(entry),
             }
         }
-        let _ = self.inner.changes.send(change);
+        self.inner.events.publish(change);
     }
 
     pub(crate) fn add_tool(&self, entry: ToolEntry) {
-        self.upsert(entry, |r| &mut r.tools, |e| &e.tool.name, ListChange::Tools);
+        self.upsert(entry, |r| &mut r.tools, |e| &e.tool.name, ServerEvent::ToolsChanged);
     }
 
     pub(crate) fn add_prompt(&self, entry: PromptEntry) {
@@ -79,7 +86,7 @@ impl McpServer {
             entry,
             |r| &mut r.prompts,
             |e| &e.prompt.name,
-            ListChange::Prompts,
+            ServerEvent::PromptsChanged,
         );
     }
 
@@ -88,7 +95,7 @@ impl McpServer {
             entry,
             |r| &mut r.resources,
             |e| &e.resource.uri,
-            ListChange::Resources,
+            ServerEvent::ResourcesChanged,
         );
     }
 
@@ -97,7 +104,7 @@ impl McpServer {
             entry,
             |r| &mut r.templates,
             |e| &e.template.uri_template,
-            ListChange::Resources,
+            ServerEvent::ResourcesChanged,
         );
     }
 }

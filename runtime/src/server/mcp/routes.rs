@@ -37,8 +37,12 @@ impl McpServer {
         caps.prompts = Some(prompts);
         let mut resources = ServerCapabilitiesResources::new();
         resources.list_changed = Some(true);
+        // Sessions subscribe with `resources/subscribe`; `resource_updated` reaches them.
+        resources.subscribe = Some(true);
         caps.resources = Some(resources);
         caps.completions = Some(Default::default());
+        // Tools log through their context; sessions choose a level with `logging/setLevel`.
+        caps.logging = Some(Default::default());
 
         let paging = Paging {
             page_size: config.page_size,
@@ -54,10 +58,14 @@ impl McpServer {
         });
         let mut builder = Server::builder(self.inner.name.clone(), self.inner.version.clone())
             .capabilities(caps)
+            .events(self.inner.events.clone())
             .cache(config.ttl_ms, config.public)
             .seal(security);
         if let Some(i) = config.instructions {
             builder = builder.instructions(i);
+        }
+        if let Some(policy) = config.session_input {
+            builder = builder.fulfil_input_on_sessions(policy);
         }
         let me = self.clone();
         let builder = builder

@@ -221,6 +221,8 @@ pub struct ToolBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) tool: Tool,
     pub(crate) single_use: bool,
+    /// An `inputSchema` given as is, in place of the one derived from the arguments.
+    pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl ToolBuilder<'_> {
@@ -249,6 +251,15 @@ impl ToolBuilder<'_> {
         self
     }
 
+    /// Advertises `schema` as the tool's `inputSchema`, exactly as given (every JSON
+    /// Schema 2020-12 keyword kept), in place of the schema derived from the argument
+    /// type; the arguments are still decoded into that type. For a schema the type's
+    /// derivation cannot say (`$defs` with anchors, `if`/`then`/`else`, `x-mcp-header`).
+    pub fn input_schema(mut self, schema: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
     /// Hints about the tool's behaviour.
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
@@ -266,7 +277,10 @@ impl ToolBuilder<'_> {
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
         R: IntoToolOutcome + 'static,
     {
-        self.tool.input_schema = schema::object_schema::<A>();
+        self.tool.input_schema = self
+            .input_schema
+            .take()
+            .unwrap_or_else(schema::object_schema::<A>);
         self.tool.output_schema = R::output_schema();
         let name = self.tool.name.clone();
         let f = Arc::new(f);

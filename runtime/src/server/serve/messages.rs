@@ -7,7 +7,7 @@
 //! requests (without that `_meta`) are served with the session's capabilities, and whose
 //! responses answer the server's own requests to the client.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +39,7 @@ impl Server {
         });
         let in_flight = InFlight::default();
         let mut session: Option<Session> = None;
+        let mut forwarder: Option<tokio::task::JoinHandle<()>> = None;
         while let Some(message) = source.recv().await {
             let text = match message {
                 Ok(t) => t,
@@ -69,21 +70,26 @@ impl Server {
                 Ok(Incoming::Request { id, method, params }) => {
                     let request = IncomingRequest::from_raw(id, method, params);
                     let mut accepted = self.accept(request);
-                    // A request carrying the 2026-07-28 `_meta` is served statelessly
-                    // whatever else the connection did.
-                    let modern = accepted.names_protocol_version();
+                    // Before `initialize` a request carrying the 2026-07-28 `_meta` is
+                    // stateless; once a session is open, every request belongs to it.
+                    let modern = accepted.names_protocol_version() && session.is_none();
                     if accepted.method() == session_method::Initialize::METHOD && !modern {
                         let params = accepted
                             .params()
                             .and_then(|p| serde_json::from_str(p.get()).ok());
                         let result = self.open_connection_session(params.as_ref(), &mut session);
+                        if let (Ok(_), Some(s)) = (&result, &session) {
+                            // The session's notifications outside any request share
+                            // the connection's writer.
+                            let forward = s.clone().forward_events(self.events(), out_tx.clone());
+                            forwarder = Some(tokio::spawn(forward));
+                        }
                         let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));
                         continue;
                     }
-                    if let Some(s) = session.as_ref().filter(|_| !modern) {
-                        if accepted.method() == session_method::Ping::METHOD {
-                            let _ =
-                                out_tx.send(jsonrpc::response(Some(accepted.id()), &Ok(json!({}))));
+                    if let Some(s) = &session {
+                        if let Some(own) = s.answer_own(accepted.method(), accepted.params()) {
+                            let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &own));
                             continue;
                         }
                         accepted = accepted.on_session(s);
@@ -111,6 +117,9 @@ impl Server {
         // writer ends when the last one is done), for at most END_OF_INPUT_DRAIN.
         if let Some(s) = &session {
             s.close();
+        }
+        if let Some(forwarder) = forwarder {
+            forwarder.abort();
         }
         drop(out_tx);
         let mut writer = writer;

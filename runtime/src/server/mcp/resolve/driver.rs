@@ -26,7 +26,10 @@ impl<'a> ToolBuilder<'a> {
         P: ResolveSet<A>,
         H: ResolverHandler<A, P>,
     {
-        self.tool.input_schema = schema::object_schema::<A>();
+        self.tool.input_schema = self
+            .input_schema
+            .take()
+            .unwrap_or_else(schema::object_schema::<A>);
         let name = self.tool.name.clone();
         let mut nodes: Vec<Node<A>> = Vec::new();
         P::nodes(&mut nodes);

@@ -1,6 +1,6 @@
 //! The accept loop of [`HttpServer::serve`](super::HttpServer::serve): hyper's HTTP/1
 //! connections, each registered with its budgets, served by the endpoint's own routing
-//! (one path; POST, DELETE, and 405 for the rest), drained on shutdown.
+//! (one path; POST, GET and DELETE, and 405 for the rest), drained on shutdown.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -163,6 +163,9 @@ impl hyper::service::Service<Request<Incoming>> for Endpoint {
             } else if request.method() == Method::POST {
                 let (parts, body) = request.into_parts();
                 post::handle_post(&shared, &parts.headers, body, Some(&conn)).await
+            } else if request.method() == Method::GET && shared.sessions.is_some() {
+                let (parts, _) = request.into_parts();
+                post::handle_get(&shared, &parts.headers).await
             } else if request.method() == Method::DELETE && shared.sessions.is_some() {
                 let (parts, _) = request.into_parts();
                 post::handle_delete(&shared, &parts.headers).await

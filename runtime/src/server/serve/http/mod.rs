@@ -25,8 +25,10 @@
 //! `Accept` lists only `text/event-stream` always gets a stream; one that does not list
 //! it gets JSON, and its notifications are dropped.
 //!
-//! **Cancellation.** Closing the connection (or the SSE stream) drops the handler's
-//! future and cancels its [`CancellationToken`](tokio_util::sync::CancellationToken).
+//! **Cancellation.** Closing the connection (or the SSE stream) of a 2026-07-28
+//! request drops the handler's future and cancels its
+//! [`CancellationToken`](tokio_util::sync::CancellationToken). On a 2025-11-25 session
+//! a dropped stream is not a cancellation: the handler goes on, and the client resumes.
 //!
 //! **Both eras.** By default the endpoint also serves 2025-11-25 clients: a request
 //! without the 2026-07-28 `_meta` (and without a 2026-07-28 `MCP-Protocol-Version`) is
@@ -35,18 +37,25 @@
 //! client then initializes again) and are served with the session's capabilities. A
 //! handler's request to the client (`elicitation/create`, `sampling/createMessage`,
 //! `roots/list`) goes out on the SSE stream of the request it serves, and the client
-//! POSTs its answer (202). DELETE ends a session; idle ones expire
+//! POSTs its answer (202). GET opens the session's standalone stream, where its
+//! notifications outside any request go (list changes, updates of the resources it
+//! subscribed to, [`Server::publish`]ed logs). Every session stream opens with a
+//! priming event carrying `retry` and gives each event an id; a client that lost one
+//! GETs with `Last-Event-ID` and gets what it missed from the [`EventStore`], then the
+//! rest live. DELETE ends a session; idle ones expire
 //! ([`with_session_idle_timeout`](HttpServer::with_session_idle_timeout)). Sessions
 //! live in the process, so instances behind a load balancer need sticky routing on
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
 //! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
 
 mod conn;
+mod events;
 mod guard;
 mod headers;
 mod listen;
 mod post;
 mod sessions;
+mod stream;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -55,7 +64,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::routing::post;
 
+pub use events::{
+    DEFAULT_EVENT_AGE, DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
+};
 pub use guard::HostPolicy;
+pub use stream::DEFAULT_SSE_RETRY;
 pub use sessions::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
@@ -150,6 +163,8 @@ impl HttpServer {
                 idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
                 max: DEFAULT_MAX_SESSIONS,
                 per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+                store: Arc::new(events::MemoryEventStore::default()),
+                retry: stream::DEFAULT_SSE_RETRY,
             }),
             budgets: conn::Budgets {
                 header: DEFAULT_HEADER_TIMEOUT,
@@ -203,9 +218,28 @@ impl HttpServer {
         self
     }
 
-    /// Serves 2026-07-28 only: no 2025-11-25 sessions, and DELETE gets 405 like GET.
+    /// Serves 2026-07-28 only: no 2025-11-25 sessions, and GET and DELETE get 405.
     pub fn modern_only(mut self) -> Self {
         self.sessions = None;
+        self
+    }
+
+    /// Where 2025-11-25 sessions' SSE events are kept for clients that reconnect with
+    /// `Last-Event-ID` (default [`MemoryEventStore::default`]: 1,000 events per session,
+    /// five minutes each).
+    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        if let Some(limits) = &mut self.sessions {
+            limits.store = store;
+        }
+        self
+    }
+
+    /// The `retry` every session stream's priming event tells the client to wait
+    /// before reconnecting (default [`DEFAULT_SSE_RETRY`]).
+    pub fn with_sse_retry(mut self, retry: Duration) -> Self {
+        if let Some(limits) = &mut self.sessions {
+            limits.retry = retry;
+        }
         self
     }
 
@@ -282,10 +316,9 @@ impl HttpServer {
         self
     }
 
-    /// The endpoint as an axum router, to serve alone or merge into an app. DELETE ends
-    /// a 2025-11-25 session (405 when [`modern_only`](Self::modern_only)); GET and every
-    /// other method get 405: the server's messages travel on the stream of the request
-    /// they belong to, so there is no standalone stream.
+    /// The endpoint as an axum router, to serve alone or merge into an app. GET opens a
+    /// 2025-11-25 session's standalone stream and DELETE ends the session (both 405 when
+    /// [`modern_only`](Self::modern_only)); every other method gets 405.
     pub fn router(self) -> Router {
         let path = self.path.clone();
         let shared = Arc::new(self.into_shared());
@@ -298,10 +331,16 @@ impl HttpServer {
             }
         });
         if let Some(shared) = on_delete {
-            route = route.delete(move |request: axum::extract::Request| {
-                let shared = Arc::clone(&shared);
-                async move { post::handle_delete(&shared, request.headers()).await }
-            });
+            let on_get = Arc::clone(&shared);
+            route = route
+                .delete(move |request: axum::extract::Request| {
+                    let shared = Arc::clone(&shared);
+                    async move { post::handle_delete(&shared, request.headers()).await }
+                })
+                .get(move |request: axum::extract::Request| {
+                    let shared = Arc::clone(&on_get);
+                    async move { post::handle_get(&shared, request.headers()).await }
+                });
         }
         Router::new().route(&path, route)
     }

@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -16,6 +16,7 @@ use http_body_util::BodyExt as _;
 
 use super::conn::Conn;
 use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
+use super::stream::SessionStreams;
 use super::{Shared, guard, headers};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
@@ -108,7 +109,10 @@ where
         .server
         .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
     if let Some(sessions) = &shared.sessions {
-        if !accepted.names_protocol_version() && legacy_header(headers) {
+        // A session's requests belong to it whatever their `_meta` says; only a
+        // request outside one is stateless by its 2026-07-28 `_meta`.
+        let in_session = headers.contains_key(SESSION_HEADER) || !accepted.names_protocol_version();
+        if in_session && legacy_header(headers) {
             return legacy_request(shared, sessions, headers, accepted).await;
         }
     }
@@ -154,7 +158,7 @@ async fn legacy_request(
             Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error),
         };
         let auth = accepted.auth();
-        let Some(name) = sessions.open(session, auth) else {
+        let Some(name) = sessions.open(session, auth, shared.server.events()) else {
             tracing::warn!("refused a 2025-11-25 session: too many are open");
             return rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -182,8 +186,11 @@ async fn legacy_request(
         ));
         return rpc_error(StatusCode::BAD_REQUEST, Some(id), error);
     }
-    if accepted.method() == session_method::Ping::METHOD {
-        return json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(json!({}))));
+    if let Some(own) = session
+        .session
+        .answer_own(accepted.method(), accepted.params())
+    {
+        return json_body(StatusCode::OK, jsonrpc::response(Some(id), &own));
     }
     let accepted = accepted.on_session(&session.session);
     run(headers, accepted, Some(session)).await
@@ -259,6 +266,33 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
             id,
             RpcError::invalid_request("Session not found; initialize a new one"),
         ),
+    }
+}
+
+/// GET on a dual-era endpoint: the standalone stream of the session it names, from
+/// where its `Last-Event-ID` left off (406 unless it accepts `text/event-stream`).
+pub(crate) async fn handle_get(shared: &Shared, headers: &HeaderMap) -> Response {
+    let auth = match admit(shared, headers).await {
+        Ok(auth) => auth,
+        Err(refused) => return *refused,
+    };
+    let Some(sessions) = &shared.sessions else {
+        return status_only(StatusCode::METHOD_NOT_ALLOWED);
+    };
+    let takes_sse = headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"));
+    if !takes_sse {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            RpcError::invalid_request("Not Acceptable: the GET stream is text/event-stream"),
+        );
+    }
+    match sessions.find(headers, auth.as_ref()) {
+        Ok(session) => session.streams.resume(headers),
+        Err(missing) => no_session(None, &missing),
     }
 }
 
@@ -343,6 +377,8 @@ async fn run(
     let outbound = sse_ok.then_some(tx);
     let withdrawn = cancel.clone();
     let admitted = admitted.with_cancel(cancel).with_outbound(outbound);
+    // A session's stream is kept for `Last-Event-ID` and outlives its connection.
+    let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
     let mut outcome: Outcome = match session {
         None => Box::pin(admitted.serve()),
         // A session's client may withdraw the request (`notifications/cancelled`)
@@ -357,6 +393,10 @@ async fn run(
                 }
             })
         }
+    };
+    let sse = |state: SseState| match &streams {
+        Some(streams) => session_sse(state, streams),
+        None => sse(state),
     };
     if !json_ok && sse_ok {
         return sse(SseState::new(id, outcome, rx, guard));
@@ -431,6 +471,11 @@ impl SseState {
 
     /// The next chunk of the stream, or `None` after the response.
     async fn next(&mut self) -> Option<Bytes> {
+        Some(event(&self.next_message().await?))
+    }
+
+    /// The next message of the stream, or `None` after the response.
+    async fn next_message(&mut self) -> Option<String> {
         if self.finished.is_none() && self.pending.is_empty() {
             let outcome = self.outcome.as_mut()?;
             tokio::select! {
@@ -443,12 +488,12 @@ impl SseState {
             }
         }
         if let Some(n) = self.pending.pop_front() {
-            return Some(event(&n));
+            return Some(n);
         }
         let result = self.finished.take()?;
         self.outcome = None;
         let _ = self.guard.take().map(DropGuard::disarm);
-        Some(event(&jsonrpc::answer(&self.id, &result)))
+        Some(jsonrpc::answer(&self.id, &result))
     }
 }
 
@@ -459,6 +504,21 @@ fn event(message: &str) -> Bytes {
     out.push_str(message);
     out.push_str("\n\n");
     Bytes::from(out)
+}
+
+/// A session's SSE response: a task writes the handler's messages into the session's
+/// stream store, and the response reads them from there, so a dropped connection
+/// loses nothing and the handler goes on (the client resumes with `Last-Event-ID`).
+fn session_sse(mut state: SseState, streams: &Arc<SessionStreams>) -> Response {
+    let (stream, from) = streams.open_request_stream();
+    let writer = Arc::clone(streams);
+    tokio::spawn(async move {
+        while let Some(message) = state.next_message().await {
+            writer.append(&stream, &message);
+        }
+        writer.end_stream(&stream);
+    });
+    streams.respond(from)
 }
 
 fn sse(state: SseState) -> Response {

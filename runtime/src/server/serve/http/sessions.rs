@@ -12,10 +12,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::HeaderMap;
+use tokio::sync::broadcast;
 
+use super::events::EventStore;
+use super::stream::SessionStreams;
 use crate::auth::AuthInfo;
 use crate::seal::Principal;
-use crate::server::Session;
+use crate::server::{ServerEvent, Session};
 use crate::util::{InFlight, lock};
 
 /// `Mcp-Session-Id`.
@@ -39,12 +42,15 @@ pub(crate) struct HttpSession {
     last_seen: Mutex<Instant>,
     /// The session's requests being served, for `notifications/cancelled`.
     pub(crate) in_flight: InFlight,
+    /// Its SSE streams: the GET stream and its POSTs', kept for `Last-Event-ID`.
+    pub(crate) streams: Arc<SessionStreams>,
 }
 
 impl HttpSession {
     fn end(&self) {
         self.session.close();
         self.in_flight.cancel_all();
+        self.streams.end();
     }
 }
 
@@ -63,14 +69,29 @@ pub(crate) struct Sessions {
     idle_timeout: Duration,
     max: usize,
     per_principal: usize,
+    store: Arc<dyn EventStore>,
+    retry: Duration,
 }
 
-/// The limits of an endpoint's sessions.
-#[derive(Debug, Clone, Copy)]
+/// The limits of an endpoint's sessions, and where their events are kept.
+#[derive(Clone)]
 pub(crate) struct Limits {
     pub(crate) idle_timeout: Duration,
     pub(crate) max: usize,
     pub(crate) per_principal: usize,
+    pub(crate) store: Arc<dyn EventStore>,
+    pub(crate) retry: Duration,
+}
+
+impl std::fmt::Debug for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits")
+            .field("idle_timeout", &self.idle_timeout)
+            .field("max", &self.max)
+            .field("per_principal", &self.per_principal)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sessions {
@@ -80,6 +101,8 @@ impl Sessions {
             idle_timeout: limits.idle_timeout,
             max: limits.max.max(1),
             per_principal: limits.per_principal.max(1),
+            store: limits.store,
+            retry: limits.retry,
         }
     }
 
@@ -87,7 +110,13 @@ impl Sessions {
     /// then the least recently used one serving nothing; an authenticated caller at its
     /// own cap gives up its own least recently used one instead, so one caller cannot
     /// push out the others. `None` when every session is busy.
-    pub(crate) fn open(&self, session: Session, auth: Option<&AuthInfo>) -> Option<String> {
+    /// The session hears the server's `events` on its GET stream from now on.
+    pub(crate) fn open(
+        &self,
+        session: Session,
+        auth: Option<&AuthInfo>,
+        events: broadcast::Receiver<ServerEvent>,
+    ) -> Option<String> {
         let now = Instant::now();
         let owner = auth.map(Principal::from_auth);
         let mut live = lock(&self.live);
@@ -109,11 +138,22 @@ impl Sessions {
             return None;
         }
         let id = new_session_id();
+        let streams = Arc::new(SessionStreams::new(
+            id.clone(),
+            Arc::clone(&self.store),
+            self.retry,
+        ));
+        streams.set_forwarder(tokio::spawn(forward(
+            session.clone(),
+            events,
+            Arc::clone(&streams),
+        )));
         let session = Arc::new(HttpSession {
             session,
             owner,
             last_seen: Mutex::new(now),
             in_flight: InFlight::default(),
+            streams,
         });
         live.insert(id.clone(), session);
         Some(id)
@@ -179,6 +219,28 @@ impl Sessions {
     }
 }
 
+/// Carries the server's events to the session's GET stream, as the notifications its
+/// client is to hear, until the session ends (the task is aborted) or the server goes.
+async fn forward(
+    session: Session,
+    mut events: broadcast::Receiver<ServerEvent>,
+    streams: Arc<SessionStreams>,
+) {
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if let Some(message) = session.message_for(&event) {
+                    streams.notify(&message);
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::warn!(missed, "a session fell behind the server's events and missed some");
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
+        }
+    }
+}
+
 /// Ends the least recently used session that `which` picks and that serves nothing;
 /// whether there was one.
 fn evict_lru(
@@ -240,10 +302,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_session_is_found_by_its_header_and_ended_once() {
+    #[tokio::test]
+    async fn a_session_is_found_by_its_header_and_ended_once() {
         let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
-        let id = sessions.open(session(), None).unwrap();
+        let id = sessions.open(session(), None, quiet()).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
         assert!(sessions.find(&naming(&id), None).is_ok());
@@ -259,10 +321,10 @@ mod tests {
         assert_eq!(sessions.end(&naming(&id), None), Err(Lookup::Unknown));
     }
 
-    #[test]
-    fn a_session_belongs_to_the_caller_that_opened_it() {
+    #[tokio::test]
+    async fn a_session_belongs_to_the_caller_that_opened_it() {
         let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
-        let id = sessions.open(session(), Some(&alice())).unwrap();
+        let id = sessions.open(session(), Some(&alice()), quiet()).unwrap();
         assert!(sessions.find(&naming(&id), Some(&alice())).is_ok());
         let bob = AuthInfo {
             subject: Some("bob".into()),
@@ -278,13 +340,13 @@ mod tests {
         );
     }
 
-    #[test]
-    fn idle_sessions_expire_and_make_room() {
+    #[tokio::test]
+    async fn idle_sessions_expire_and_make_room() {
         let sessions = Sessions::new(limits(Duration::ZERO, 1));
-        let first = sessions.open(session(), None).unwrap();
+        let first = sessions.open(session(), None, quiet()).unwrap();
         std::thread::sleep(Duration::from_millis(2));
         // Full, but the first one is idle past the timeout: swept to make room.
-        let second = sessions.open(session(), None).unwrap();
+        let second = sessions.open(session(), None, quiet()).unwrap();
         assert_eq!(sessions.len(), 1);
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(
@@ -297,11 +359,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_session_serving_a_request_does_not_expire() {
+    #[tokio::test]
+    async fn a_session_serving_a_request_does_not_expire() {
         let idle = Duration::from_millis(250);
         let sessions = Sessions::new(limits(idle, 10));
-        let id = sessions.open(session(), None).unwrap();
+        let id = sessions.open(session(), None, quiet()).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
         let tracked = live
             .in_flight
@@ -319,15 +381,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn at_the_cap_the_least_recently_used_idle_session_makes_room() {
+    #[tokio::test]
+    async fn at_the_cap_the_least_recently_used_idle_session_makes_room() {
         let sessions = Sessions::new(limits(Duration::from_secs(60), 2));
-        let first = sessions.open(session(), None).unwrap();
-        let second = sessions.open(session(), None).unwrap();
+        let first = sessions.open(session(), None, quiet()).unwrap();
+        let second = sessions.open(session(), None, quiet()).unwrap();
         // Using the first makes the second the least recently used.
         std::thread::sleep(Duration::from_millis(2));
         sessions.find(&naming(&first), None).unwrap();
-        let third = sessions.open(session(), None).unwrap();
+        let third = sessions.open(session(), None, quiet()).unwrap();
         assert_eq!(sessions.len(), 2);
         assert_eq!(
             sessions.find(&naming(&second), None).err(),
@@ -343,13 +405,13 @@ mod tests {
                     .track(&RequestId::Integer(1), CancellationToken::new())
             })
             .collect();
-        assert!(sessions.open(session(), None).is_none());
+        assert!(sessions.open(session(), None, quiet()).is_none());
         drop(busy);
-        assert!(sessions.open(session(), None).is_some());
+        assert!(sessions.open(session(), None, quiet()).is_some());
     }
 
-    #[test]
-    fn one_caller_at_its_own_cap_gives_up_its_own_sessions_not_others() {
+    #[tokio::test]
+    async fn one_caller_at_its_own_cap_gives_up_its_own_sessions_not_others() {
         let sessions = Sessions::new(Limits {
             idle_timeout: Duration::from_secs(60),
             max: 100,
@@ -359,10 +421,10 @@ mod tests {
             subject: Some("bob".into()),
             ..alice()
         };
-        let bobs = sessions.open(session(), Some(&bob)).unwrap();
+        let bobs = sessions.open(session(), Some(&bob, quiet())).unwrap();
         let mut alices = Vec::new();
         for _ in 0..50 {
-            alices.push(sessions.open(session(), Some(&alice())).unwrap());
+            alices.push(sessions.open(session(), Some(&alice()), quiet()).unwrap());
         }
         assert_eq!(sessions.len(), 3, "alice holds two, bob one");
         assert!(sessions.find(&naming(&bobs), Some(&bob)).is_ok());
@@ -375,13 +437,20 @@ mod tests {
             idle_timeout,
             max,
             per_principal: max,
+            store: Arc::new(super::super::events::MemoryEventStore::default()),
+            retry: Duration::from_secs(1),
         }
     }
 
-    #[test]
-    fn ending_a_session_cancels_its_requests() {
+    /// Events from a server that publishes none.
+    fn quiet() -> broadcast::Receiver<ServerEvent> {
+        broadcast::channel(1).1
+    }
+
+    #[tokio::test]
+    async fn ending_a_session_cancels_its_requests() {
         let sessions = Sessions::new(limits(Duration::from_secs(60), 10));
-        let id = sessions.open(session(), None).unwrap();
+        let id = sessions.open(session(), None, quiet()).unwrap();
         let live = sessions.find(&naming(&id), None).unwrap();
         let token = CancellationToken::new();
         let _tracked = live.in_flight.track(&RequestId::Integer(7), token.clone());

@@ -1,0 +1,82 @@
+//! What a server tells its clients outside any request: list changes, resource
+//! updates and log messages. One broadcast per server; `subscriptions/listen` streams
+//! (2026-07-28) and 2025-11-25 sessions each hear it and keep what their client asked
+//! for.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::Server;
+use crate::types::v2026_07_28::LoggingLevel;
+
+/// How many events a slow listener may fall behind before it misses some (it is told
+/// it lagged, and goes on).
+pub(crate) const EVENT_BACKLOG: usize = 1024;
+
+/// Something the server tells clients outside any request.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerEvent {
+    /// The tool list changed (`notifications/tools/list_changed`).
+    ToolsChanged,
+    /// The prompt list changed (`notifications/prompts/list_changed`).
+    PromptsChanged,
+    /// The resource list changed (`notifications/resources/list_changed`).
+    ResourcesChanged,
+    /// The resource at this URI changed (`notifications/resources/updated`): heard only
+    /// by clients that subscribed to the URI.
+    ResourceUpdated(Arc<str>),
+    /// A log message outside any request (`notifications/message`): heard by sessions
+    /// whose `logging/setLevel` lets it through.
+    Log {
+        /// Its severity.
+        level: LoggingLevel,
+        /// The logger's name, if any.
+        logger: Option<Arc<str>>,
+        /// What is logged.
+        data: Arc<Value>,
+    },
+}
+
+/// The sending side of a server's events, shared by the servers built over one
+/// registry (an `McpServer` and the `Server` it builds).
+#[derive(Debug, Clone)]
+pub(crate) struct Events(broadcast::Sender<ServerEvent>);
+
+impl Default for Events {
+    fn default() -> Self {
+        Self(broadcast::channel(EVENT_BACKLOG).0)
+    }
+}
+
+impl Events {
+    pub(crate) fn publish(&self, event: ServerEvent) {
+        // Nobody listening is not an error: the event is simply heard by no one.
+        let _ = self.0.send(event);
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
+        self.0.subscribe()
+    }
+}
+
+impl Server {
+    /// Tells every client listening (a `subscriptions/listen` stream, a 2025-11-25
+    /// session's stream) about `event`; each hears it only if it asked for it.
+    pub fn publish(&self, event: ServerEvent) {
+        self.inner.events.publish(event);
+    }
+
+    /// Tells the subscribers of `uri`, in either era, that the resource changed.
+    pub fn resource_updated(&self, uri: &str) {
+        self.publish(ServerEvent::ResourceUpdated(uri.into()));
+    }
+
+    /// The server's events from now on, for a transport that carries them to clients
+    /// (see [`Session::message_for`](super::Session::message_for)).
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+}
