@@ -345,9 +345,7 @@ fn register_schema_tools(mcp: &McpServer) {
     mcp.tool("json_schema_2020_12_tool")
         .description("Tool with JSON Schema 2020-12 features")
         .input_schema(json_schema_2020_12())
-        .run(|_: serde_json::Map<String, serde_json::Value>, _ctx: ToolContext| async {
-            Ok("ok")
-        });
+        .run(|_: serde_json::Map<String, serde_json::Value>, _ctx: ToolContext| async { Ok("ok") });
 }
 
 /// The `inputSchema` the json-schema-2020-12 scenario looks for, keyword for keyword.

@@ -6,10 +6,12 @@ use std::sync::Arc;
 use crate::Error;
 use crate::jsonrpc::RpcError;
 use crate::transport::BoxFuture;
+use serde::Deserialize as _;
+
 use crate::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    InputRequest, InputRequests, InputResponse, InputResponses, ListRootsRequestParams,
-    ListRootsResult,
+    ElicitResultAction, ElicitValue, InputRequest, InputRequests, InputResponse, InputResponses,
+    ListRootsRequestParams, ListRootsResult,
 };
 
 /// What a callback knows about the request it answers.
@@ -101,7 +103,10 @@ impl Callbacks {
         Ok(match request {
             InputRequest::Elicit(r) => {
                 let cb = self.elicitation.as_ref().ok_or_else(|| missing(method))?;
-                InputResponse::Elicit(cb(ctx, r.params).await.map_err(failed)?)
+                let defaults = form_defaults(&r.params);
+                let mut answer = cb(ctx, r.params).await.map_err(failed)?;
+                apply_defaults(&mut answer, defaults);
+                InputResponse::Elicit(answer)
             }
             InputRequest::CreateMessage(r) => {
                 let cb = self.sampling.as_ref().ok_or_else(|| missing(method))?;
@@ -155,5 +160,61 @@ impl Callbacks {
             out.insert(key, response).map_err(Error::Encode)?;
         }
         Ok(out)
+    }
+}
+
+/// The `default` of each field of a form the schema gives one (SEP-1034), that an
+/// accepting answer gets for the fields it leaves out.
+fn form_defaults(params: &ElicitRequestParams) -> Vec<(String, ElicitValue)> {
+    let ElicitRequestParams::Form(form) = params else {
+        return Vec::new();
+    };
+    form.requested_schema
+        .properties
+        .iter()
+        .filter_map(|(name, field)| {
+            let field = serde_json::to_value(field).ok()?;
+            let default = ElicitValue::deserialize(field.get("default")?).ok()?;
+            Some((name.clone(), default))
+        })
+        .collect()
+}
+
+/// Fills the fields an accepting answer left out with their schema defaults.
+fn apply_defaults(answer: &mut ElicitResult, defaults: Vec<(String, ElicitValue)>) {
+    if answer.action != ElicitResultAction::Accept || defaults.is_empty() {
+        return;
+    }
+    let content = answer.content.get_or_insert_with(Default::default);
+    for (name, default) in defaults {
+        content.entry(name).or_insert(default);
+    }
+}
+
+#[cfg(test)]
+mod defaults {
+    use super::*;
+
+    #[test]
+    fn an_accepting_answer_gets_the_defaults_it_left_out_and_keeps_its_own() {
+        let params: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+            "message": "m",
+            "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "plain": {"type": "string"}
+            }}
+        }))
+        .unwrap();
+        let mut answer: ElicitResult =
+            serde_json::from_value(serde_json::json!({"action": "accept", "content": {"age": 41}}))
+                .unwrap();
+        apply_defaults(&mut answer, form_defaults(&params));
+        let content = serde_json::to_value(&answer.content).unwrap();
+        assert_eq!(content, serde_json::json!({"name": "John Doe", "age": 41}));
+        let mut declined: ElicitResult =
+            serde_json::from_value(serde_json::json!({"action": "decline"})).unwrap();
+        apply_defaults(&mut declined, form_defaults(&params));
+        assert_eq!(declined.content, None);
     }
 }

@@ -98,7 +98,12 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
             super::check_result_type::<method::Discover>(&result)?;
             match result.get("supportedVersions").and_then(Value::as_array) {
                 Some(versions) => pick(versions, method::Discover::METHOD),
-                None => Ok(Era::Stateless),
+                // A 2026-07-28 server names its versions; a result without them is an
+                // older server answering a method it does not know with an empty one.
+                None => {
+                    tracing::debug!("server/discover answered without supportedVersions: a 2025-11-25 server");
+                    Ok(Era::Session)
+                }
             }
         }
         Err(e) if modern_error(&e).is_some() => match modern_error(&e)

@@ -13,8 +13,8 @@ use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
 use crate::types::rpc::Notification;
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::{
-    ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId,
-    ServerCapabilities, method,
+    ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId, ServerCapabilities,
+    method,
 };
 use crate::util::{IdKey, lock};
 
@@ -161,7 +161,8 @@ impl LegacySession {
     /// Subscribes to `uri`; refused past [`MAX_SUBSCRIPTIONS`].
     pub(crate) fn subscribe(&self, uri: String) -> Result<(), RpcError> {
         let mut choices = lock(&self.choices);
-        if choices.subscriptions.len() >= MAX_SUBSCRIPTIONS && !choices.subscriptions.contains(&uri) {
+        if choices.subscriptions.len() >= MAX_SUBSCRIPTIONS && !choices.subscriptions.contains(&uri)
+        {
             return Err(RpcError::invalid_params(format!(
                 "Invalid params: a session may subscribe to at most {MAX_SUBSCRIPTIONS} resources"
             )));

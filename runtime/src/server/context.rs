@@ -230,7 +230,11 @@ impl RequestContext {
         let wanted = match &self.inner.session {
             // A session's client chooses once, with `logging/setLevel`.
             Some(session) => session.logs(level),
-            None => self.inner.meta.log_level.is_some_and(|wanted| level >= wanted),
+            None => self
+                .inner
+                .meta
+                .log_level
+                .is_some_and(|wanted| level >= wanted),
         };
         if !wanted {
             return;

@@ -71,7 +71,10 @@ impl Rounds<'_> {
             let answers = tokio::time::timeout_at(deadline, self.answers(&asked))
                 .await
                 .map_err(|_| {
-                    tracing::warn!(method = self.method, "a session's client did not answer in time");
+                    tracing::warn!(
+                        method = self.method,
+                        "a session's client did not answer in time"
+                    );
                     RpcError::internal("Timed out waiting for the client's input")
                 })??;
             let retry = with_answers(self.params, answers, asked.request_state.take())?;

@@ -438,7 +438,9 @@ impl Admitted {
             legacy,
         );
         // A session request whose handler may ask keeps what another round needs.
-        let fulfil = inner.session_input.filter(|_| on_session && may_require_input);
+        let fulfil = inner
+            .session_input
+            .filter(|_| on_session && may_require_input);
         let mut rounds = None;
         let (output, binding) = match routed {
             Some(Routed {

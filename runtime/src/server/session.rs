@@ -166,9 +166,8 @@ fn read<M: Request>(params: Option<&RawValue>) -> Result<M::Params, RpcError>
 where
     M::Params: DeserializeOwned,
 {
-    serde_json::from_str(params.map_or("{}", RawValue::get)).map_err(|e| {
-        RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD))
-    })
+    serde_json::from_str(params.map_or("{}", RawValue::get))
+        .map_err(|e| RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD)))
 }
 
 impl Server {

@@ -48,9 +48,10 @@ impl McpServer {
                     ServerEvent::PromptsChanged if on(filter.prompts_list_changed) => {
                         Some((method::PromptListChanged::METHOD, json!({ "_meta": meta })))
                     }
-                    ServerEvent::ResourcesChanged if on(filter.resources_list_changed) => {
-                        Some((method::ResourceListChanged::METHOD, json!({ "_meta": meta })))
-                    }
+                    ServerEvent::ResourcesChanged if on(filter.resources_list_changed) => Some((
+                        method::ResourceListChanged::METHOD,
+                        json!({ "_meta": meta }),
+                    )),
                     ServerEvent::ResourceUpdated(uri) if watched.contains(&**uri) => Some((
                         method::ResourceUpdated::METHOD,
                         json!({ "_meta": meta, "uri": &**uri }),

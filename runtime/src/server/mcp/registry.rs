@@ -4,10 +4,10 @@
 use std::sync::{Arc, RwLock};
 
 use super::McpServer;
-use crate::server::ServerEvent;
 use super::prompt::PromptEntry;
 use super::resource::{ResourceEntry, TemplateEntry};
 use super::tool::ToolEntry;
+use crate::server::ServerEvent;
 
 #[derive(Default)]
 pub(super) struct Registry {
@@ -78,7 +78,12 @@ impl McpServer {
     }
 
     pub(crate) fn add_tool(&self, entry: ToolEntry) {
-        self.upsert(entry, |r| &mut r.tools, |e| &e.tool.name, ServerEvent::ToolsChanged);
+        self.upsert(
+            entry,
+            |r| &mut r.tools,
+            |e| &e.tool.name,
+            ServerEvent::ToolsChanged,
+        );
     }
 
     pub(crate) fn add_prompt(&self, entry: PromptEntry) {

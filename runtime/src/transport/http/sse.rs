@@ -11,6 +11,10 @@ pub(crate) struct SseReader {
     data: String,
     has_data: bool,
     max_event_bytes: usize,
+    /// The last `id:` the stream gave: where a reconnection resumes.
+    last_id: Option<String>,
+    /// The last `retry:` the stream gave: how long to wait before reconnecting.
+    retry: Option<std::time::Duration>,
 }
 
 /// An event larger than the reader's cap.
@@ -25,7 +29,19 @@ impl SseReader {
             data: String::new(),
             has_data: false,
             max_event_bytes,
+            last_id: None,
+            retry: None,
         }
+    }
+
+    /// The last event id the stream gave, if any.
+    pub(crate) fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The reconnection delay the stream asked for, if any.
+    pub(crate) fn retry(&self) -> Option<std::time::Duration> {
+        self.retry
     }
 
     /// Feeds a chunk; returns the data of every event it completed.
@@ -79,12 +95,24 @@ impl SseReader {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line, ""),
         };
-        if field == "data" {
-            if self.has_data {
-                self.data.push('\n');
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
             }
-            self.data.push_str(value);
-            self.has_data = true;
+            // An id with a NUL is ignored, as the SSE rules say; ids are short.
+            "id" if !value.contains('\0') && value.len() <= 1024 => {
+                self.last_id = Some(value.to_owned());
+            }
+            "retry" => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.retry = Some(std::time::Duration::from_millis(ms));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -92,6 +120,17 @@ impl SseReader {
 #[cfg(test)]
 mod tests {
     use super::{EventTooLarge, SseReader};
+
+    #[test]
+    fn the_last_id_and_retry_are_kept_for_a_reconnection() {
+        let mut reader = SseReader::new(1024);
+        let events = reader
+            .feed(b"id: r1.4\nretry: 500\ndata: \n\nevent: message\nid: r1.5\ndata: {}\n\n")
+            .unwrap();
+        assert_eq!(events, vec![String::new(), "{}".to_owned()]);
+        assert_eq!(reader.last_id(), Some("r1.5"));
+        assert_eq!(reader.retry(), Some(std::time::Duration::from_millis(500)));
+    }
 
     #[test]
     fn events_survive_any_chunking_and_line_endings() {

@@ -68,10 +68,10 @@ pub use events::{
     DEFAULT_EVENT_AGE, DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
 };
 pub use guard::HostPolicy;
-pub use stream::DEFAULT_SSE_RETRY;
 pub use sessions::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
+pub use stream::DEFAULT_SSE_RETRY;
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;

@@ -234,7 +234,10 @@ async fn forward(
                 }
             }
             Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "a session fell behind the server's events and missed some");
+                tracing::warn!(
+                    missed,
+                    "a session fell behind the server's events and missed some"
+                );
             }
             Err(broadcast::error::RecvError::Closed) => break,
         }
@@ -413,15 +416,14 @@ mod tests {
     #[tokio::test]
     async fn one_caller_at_its_own_cap_gives_up_its_own_sessions_not_others() {
         let sessions = Sessions::new(Limits {
-            idle_timeout: Duration::from_secs(60),
-            max: 100,
             per_principal: 2,
+            ..limits(Duration::from_secs(60), 100)
         });
         let bob = AuthInfo {
             subject: Some("bob".into()),
             ..alice()
         };
-        let bobs = sessions.open(session(), Some(&bob, quiet())).unwrap();
+        let bobs = sessions.open(session(), Some(&bob), quiet()).unwrap();
         let mut alices = Vec::new();
         for _ in 0..50 {
             alices.push(sessions.open(session(), Some(&alice()), quiet()).unwrap());

@@ -25,7 +25,7 @@ use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools};
 use crate::util::IdKey;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
-const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+pub(super) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
 const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
@@ -242,64 +242,136 @@ impl HttpClientTransport {
     ) -> Result<Box<RawValue>, CallError> {
         let mut reader = SseReader::new(MAX_RESPONSE_BYTES);
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
-        while let Some(frame) = quiet.within(body.frame()).await? {
-            let frame = frame.map_err(|e| {
-                CallError::Transport(TransportError::new(format!(
-                    "the SSE stream failed: {}",
-                    chain(&e)
-                )))
-            })?;
-            let Some(chunk) = frame.data_ref() else {
-                continue;
-            };
-            let events = reader.feed(chunk).map_err(|too_large| {
-                CallError::Transport(TransportError::new(format!(
-                    "an SSE event larger than {} bytes",
-                    too_large.0
-                )))
-            })?;
-            for data in events {
-                match jsonrpc::receive(data.as_bytes()) {
-                    Ok(Received::Response(response)) if response.id == *request.id => {
-                        return response.result.map_err(CallError::Rpc);
-                    }
-                    Ok(Received::Request { id, method, params }) => {
-                        answering.retain(|_, task| !task.is_finished());
-                        let key = IdKey::from(&id);
-                        answering.insert(key, self.answer_server_request(id, method, params));
-                    }
-                    Ok(Received::Notification { method, params })
-                        if method == Cancelled::METHOD =>
-                    {
-                        let withdrawn = params
-                            .as_ref()
-                            .and_then(|p| p.get("requestId"))
-                            .and_then(IdKey::from_value)
-                            .and_then(|key| answering.remove(&key));
-                        if let Some(task) = withdrawn {
-                            tracing::debug!("the server withdrew a request it had sent");
-                            task.abort();
+        let mut resumed = 0;
+        loop {
+            while let Some(frame) = quiet.within(body.frame()).await? {
+                let frame = frame.map_err(|e| {
+                    CallError::Transport(TransportError::new(format!(
+                        "the SSE stream failed: {}",
+                        chain(&e)
+                    )))
+                })?;
+                let Some(chunk) = frame.data_ref() else {
+                    continue;
+                };
+                let events = reader.feed(chunk).map_err(|too_large| {
+                    CallError::Transport(TransportError::new(format!(
+                        "an SSE event larger than {} bytes",
+                        too_large.0
+                    )))
+                })?;
+                // An event with no data primes a stream (its id and retry), and says nothing.
+                for data in events.into_iter().filter(|d| !d.is_empty()) {
+                    match jsonrpc::receive(data.as_bytes()) {
+                        Ok(Received::Response(response)) if response.id == *request.id => {
+                            return response.result.map_err(CallError::Rpc);
                         }
-                    }
-                    Ok(Received::Notification { method, params }) => {
-                        if let Some(tx) = &request.notifications {
-                            let _ = tx.send(json!({ "method": method, "params": params }));
+                        Ok(Received::Request { id, method, params }) => {
+                            answering.retain(|_, task| !task.is_finished());
+                            let key = IdKey::from(&id);
+                            answering.insert(key, self.answer_server_request(id, method, params));
                         }
-                    }
-                    Ok(Received::Response(_)) => {
-                        tracing::debug!("ignoring a response to another request on an SSE stream");
-                    }
-                    Err(rejected) => {
-                        tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+                        Ok(Received::Notification { method, params })
+                            if method == Cancelled::METHOD =>
+                        {
+                            let withdrawn = params
+                                .as_ref()
+                                .and_then(|p| p.get("requestId"))
+                                .and_then(IdKey::from_value)
+                                .and_then(|key| answering.remove(&key));
+                            if let Some(task) = withdrawn {
+                                tracing::debug!("the server withdrew a request it had sent");
+                                task.abort();
+                            }
+                        }
+                        Ok(Received::Notification { method, params }) => {
+                            if let Some(tx) = &request.notifications {
+                                let _ = tx.send(json!({ "method": method, "params": params }));
+                            }
+                        }
+                        Ok(Received::Response(_)) => {
+                            tracing::debug!(
+                                "ignoring a response to another request on an SSE stream"
+                            );
+                        }
+                        Err(rejected) => {
+                            tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+                        }
                     }
                 }
             }
+            // A session's stream that closes before the response is resumed where it left
+            // off (2025-11-25: a closed stream is not a cancellation), a few times.
+            let last_id = reader.last_id().map(str::to_owned);
+            match last_id.filter(|_| self.inner.session.is_legacy() && resumed < MAX_RESUMES) {
+                Some(last_id) => {
+                    resumed += 1;
+                    let wait = reader
+                        .retry()
+                        .unwrap_or(DEFAULT_RESUME_WAIT)
+                        .min(MAX_RESUME_WAIT);
+                    tracing::debug!(?wait, %last_id, "the SSE stream closed before the response: resuming");
+                    // Boxed: the rare path stays out of every exchange's future.
+                    body = Box::pin(async {
+                        tokio::time::sleep(wait).await;
+                        self.resume_stream(&last_id, &mut quiet).await
+                    })
+                    .await?;
+                }
+                None => {
+                    return Err(CallError::Transport(TransportError::new(
+                        "the SSE stream ended before the response",
+                    )));
+                }
+            }
         }
-        Err(CallError::Transport(TransportError::new(
-            "the SSE stream ended before the response",
-        )))
+    }
+
+    /// GETs the session's stream from `last_id` on (`Last-Event-ID`): the rest of a
+    /// stream that closed, or the session's standalone stream.
+    pub(super) async fn resume_stream(
+        &self,
+        last_id: &str,
+        quiet: &mut Quiet,
+    ) -> Result<Body, CallError> {
+        let (builder, _) = self.inner.session.stamp(
+            self.inner
+                .builder(Method::GET, crate::protocol::LEGACY_PROTOCOL_VERSION)
+                .header(ACCEPT, "text/event-stream"),
+        );
+        let builder = match last_id {
+            "" => builder,
+            id => builder.header(LAST_EVENT_ID, id),
+        };
+        let request = builder.body(Full::new(Bytes::new())).map_err(bad_request)?;
+        let (response, _lease) =
+            quiet
+                .within(self.inner.pool.send(request))
+                .await?
+                .map_err(|e| {
+                    CallError::Transport(TransportError::new(format!(
+                        "GET {} failed: {}",
+                        self.inner.uri,
+                        chain(&e)
+                    )))
+                })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = collect(response.into_body(), quiet).await;
+            return Err(refusal(status, body));
+        }
+        Ok(response.into_body())
     }
 }
+
+/// How many times one request's session stream is resumed after it closes.
+const MAX_RESUMES: usize = 5;
+/// The wait before resuming when the stream gave no `retry`.
+const DEFAULT_RESUME_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+/// The longest wait a server's `retry` can ask for.
+const MAX_RESUME_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+/// `Last-Event-ID`.
+const LAST_EVENT_ID: &str = "last-event-id";
 
 /// An error with its causes (hyper's own message is only "client error (Connect)"; the
 /// reason, such as an untrusted certificate, is in the sources).

@@ -213,7 +213,16 @@ impl ClientTransport for HttpClientTransport {
     ) -> BoxFuture<'_, Result<(), TransportError>> {
         let body = crate::jsonrpc::notification(method, params);
         let method = method.to_owned();
-        Box::pin(async move { self.post_message(Some(&method), body).await })
+        Box::pin(async move {
+            self.post_message(Some(&method), body).await?;
+            // A session is ready once initialized: its standalone stream opens then.
+            if method == <crate::types::v2025_11_25::method::Initialized as crate::types::rpc::Notification>::METHOD
+                && self.inner.session.is_legacy()
+            {
+                self.open_standalone_stream();
+            }
+            Ok(())
+        })
     }
 
     fn next_id(&self) -> RequestId {

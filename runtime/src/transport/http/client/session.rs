@@ -1,24 +1,31 @@
 //! The 2025-11-25 session: the `Mcp-Session-Id` the server gave at `initialize`, the
-//! server's own requests arriving on response streams, a new session when the server
+//! server's own requests arriving on response streams and on the session's standalone
+//! stream (GET, resumed with `Last-Event-ID`), a new session when the server
 //! forgets the old one (404), and the DELETE that ends it when the transport goes.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};
 use http_body_util::Full;
 use serde_json::Value;
 
+use super::exchange::MAX_RESPONSE_BYTES;
+use super::quiet::Quiet;
 use super::{HttpClientTransport, Inner};
 use crate::Era;
+use crate::jsonrpc::Received;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
+use crate::transport::http::sse::SseReader;
 use crate::transport::{CallError, ClientTransport as _, EncodedRequest, ServerRequestHandler};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as old;
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
+use http_body_util::BodyExt as _;
 
 /// `Mcp-Session-Id`: the 2025-11-25 session a request belongs to.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -39,6 +46,8 @@ pub(super) struct Session {
     initialize: Mutex<Option<String>>,
     /// Held while a new session is being opened.
     reopening: tokio::sync::Mutex<()>,
+    /// Cancelled when the transport goes: its standalone stream stops.
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl Session {
@@ -124,6 +133,7 @@ impl HttpClientTransport {
             let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
             self.post_message(Some(old::Initialized::METHOD), initialized)
                 .await?;
+            self.open_standalone_stream();
         }
         Ok(true)
     }
@@ -153,10 +163,90 @@ impl HttpClientTransport {
     }
 }
 
+impl HttpClientTransport {
+    /// Opens the session's standalone stream (GET) in a task of its own: the server's
+    /// requests and notifications outside any of ours arrive there. A stream that
+    /// closes is resumed with `Last-Event-ID` after the server's `retry`; the task ends
+    /// with the transport, when the server has no such stream (405), or after a few
+    /// failures in a row.
+    pub(super) fn open_standalone_stream(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let closing = self.inner.session.closing.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = closing.cancelled() => {}
+                () = standalone(weak) => {}
+            }
+        });
+    }
+}
+
+/// How many failed attempts in a row end the standalone stream.
+const STANDALONE_FAILURES: usize = 5;
+
+async fn standalone(weak: Weak<Inner>) {
+    let mut last_id = String::new();
+    let mut failures = 0;
+    let mut wait = Duration::from_secs(1);
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        let transport = HttpClientTransport { inner };
+        let mut quiet = Quiet::new(transport.inner.idle_timeout);
+        let opened = transport.resume_stream(&last_id, &mut quiet).await;
+        // The stream is read without holding the transport, so dropping it still ends
+        // the session (and this task).
+        drop(transport);
+        match opened {
+            Err(e) => {
+                let no_stream =
+                    matches!(&e, CallError::Transport(t) if t.http_status() == Some(405));
+                failures += 1;
+                if no_stream || failures >= STANDALONE_FAILURES {
+                    tracing::debug!(error = %e, "no standalone stream for this session");
+                    return;
+                }
+            }
+            Ok(mut body) => {
+                failures = 0;
+                let mut reader = SseReader::new(MAX_RESPONSE_BYTES);
+                while let Ok(Some(Ok(frame))) = quiet.within(body.frame()).await {
+                    let Some(chunk) = frame.data_ref() else {
+                        continue;
+                    };
+                    let Ok(events) = reader.feed(chunk) else {
+                        break;
+                    };
+                    for data in events.into_iter().filter(|d| !d.is_empty()) {
+                        let Some(inner) = weak.upgrade() else { return };
+                        let transport = HttpClientTransport { inner };
+                        match jsonrpc::receive(data.as_bytes()) {
+                            Ok(Received::Request { id, method, params }) => {
+                                transport.answer_server_request(id, method, params);
+                            }
+                            Ok(Received::Notification { method, .. }) => {
+                                tracing::debug!(%method, "a session notification on the standalone stream");
+                            }
+                            _ => tracing::debug!("ignoring a message on the standalone stream"),
+                        }
+                    }
+                }
+                if let Some(id) = reader.last_id() {
+                    id.clone_into(&mut last_id);
+                }
+                if let Some(retry) = reader.retry() {
+                    wait = retry.min(Duration::from_secs(30));
+                }
+            }
+        }
+        tokio::time::sleep(wait).await;
+    }
+}
+
 impl Drop for Inner {
     /// Ends the 2025-11-25 session, if one is open, as the spec asks of a client that no
     /// longer needs it (best effort: only inside a Tokio runtime).
     fn drop(&mut self) {
+        self.session.closing.cancel();
         let Some(session) = lock(&self.session.id).take() else {
             return;
         };
