@@ -348,6 +348,31 @@ fn register_schema_tools(mcp: &McpServer) {
         .run(|_: serde_json::Map<String, serde_json::Value>, _ctx: ToolContext| async { Ok("ok") });
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct RegionArgs {
+    /// Where to run: mirrored into the `Mcp-Param-Region` header.
+    region: String,
+}
+
+/// The tool the http-custom-header-server-validation scenario calls: its `region`
+/// argument travels in `Mcp-Param-Region` too, and the endpoint checks the two agree.
+fn register_header_tool(mcp: &McpServer) {
+    let schema = json!({
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region", "description": "Where to run"}},
+        "required": ["region"]
+    });
+    let serde_json::Value::Object(schema) = schema else {
+        return;
+    };
+    mcp.tool("test_custom_header")
+        .description("Echoes its region, which also travels in the Mcp-Param-Region header")
+        .input_schema(schema)
+        .run(|args: RegionArgs, _ctx: ToolContext| async move {
+            Ok(format!("region: {}", args.region))
+        });
+}
+
 /// The `inputSchema` the json-schema-2020-12 scenario looks for, keyword for keyword.
 fn json_schema_2020_12() -> serde_json::Map<String, serde_json::Value> {
     let schema = json!({
@@ -759,6 +784,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     register_content_tools(&mcp);
     register_asking_tools(&mcp);
     register_schema_tools(&mcp);
+    register_header_tool(&mcp);
     register_mrtr_tools(&mcp);
     register_diagnostic_tools(&mcp);
     register_list_changers(&mcp);
@@ -783,7 +809,10 @@ async fn main() -> Result<(), BoxError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
     // One line on stdout names the endpoint, so `--port 0` works for scripts.
     println!("listening on http://{}/mcp", listener.local_addr()?);
+    // `tools/call` requests have their Mcp-Param-* headers checked against the arguments.
+    let lookup = mcp.clone();
     HttpServer::new(mcp.server()?)
+        .with_tool_headers(move |tool| lookup.param_headers(tool))
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())

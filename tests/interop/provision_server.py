@@ -10,6 +10,7 @@ import sys
 import anyio
 
 import mcp.server.stdio
+from http_serving import serve_http
 from mcp.server import Server, ServerRequestContext
 from mcp.types import (
     CallToolRequestParams,
@@ -59,25 +60,8 @@ async def main() -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve_http(port: int) -> None:
-    """Binds (port 0: any free one) and listens before printing `listening on URL`, so
-    a caller's connect can never be refused: it waits in the queue until uvicorn runs."""
-    import socket
-
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(1024)
-    print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    app = server.streamable_http_app()
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
-    anyio.run(uvicorn.Server(config).serve, [sock])
-
-
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--http"]:
-        serve_http(int(sys.argv[2]))
+        serve_http(server, int(sys.argv[2]))
     else:
         anyio.run(main)

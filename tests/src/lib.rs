@@ -86,6 +86,7 @@ impl Drop for Stopped {
 }
 
 pub mod fixtures;
+pub mod notifier;
 pub mod wire;
 
 /// The seed's provision server and its answer, defined once for the examples and the

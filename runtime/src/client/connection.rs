@@ -41,6 +41,8 @@ struct Inner {
     routes: Mutex<Routes>,
     next_id: AtomicI64,
     notifications: Mutex<Option<mpsc::UnboundedSender<Value>>>,
+    /// The same notifications, for every [`ClientTransport::notices`] listener.
+    notices: tokio::sync::broadcast::Sender<Value>,
     /// Answers server-to-client requests; none outside a 2025-11-25 session.
     server_requests: Mutex<Option<ServerRequestHandler>>,
     /// The server's requests being answered, so the server can cancel them.
@@ -63,6 +65,7 @@ impl Connection {
             routes: Mutex::default(),
             next_id: AtomicI64::new(1),
             notifications: Mutex::new(None),
+            notices: tokio::sync::broadcast::channel(crate::transport::NOTICE_BACKLOG).0,
             server_requests: Mutex::new(None),
             answering: Mutex::default(),
         });
@@ -131,6 +134,8 @@ impl Inner {
                         let _ = tx.send(message);
                     }
                     None => {
+                        // Heard by nobody is not an error: there may be no listener.
+                        let _ = self.notices.send(message.clone());
                         if let Some(tx) = lock(&self.notifications).as_ref() {
                             let _ = tx.send(message);
                         }
@@ -236,6 +241,10 @@ impl Drop for PendingGuard {
 impl ClientTransport for Connection {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
         Box::pin(async move { request.send_as_text(self).await })
+    }
+
+    fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
+        Some(self.inner.notices.subscribe())
     }
 
     fn request_encoded<'a>(

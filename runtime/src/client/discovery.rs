@@ -101,7 +101,9 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
                 // A 2026-07-28 server names its versions; a result without them is an
                 // older server answering a method it does not know with an empty one.
                 None => {
-                    tracing::debug!("server/discover answered without supportedVersions: a 2025-11-25 server");
+                    tracing::debug!(
+                        "server/discover answered without supportedVersions: a 2025-11-25 server"
+                    );
                     Ok(Era::Session)
                 }
             }

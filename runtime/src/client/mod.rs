@@ -33,6 +33,7 @@ mod connection;
 mod discovery;
 mod input_loop;
 mod legacy;
+mod listen;
 mod retry;
 mod wire;
 
@@ -48,12 +49,13 @@ pub use callbacks::InputContext;
 pub use connection::Connection;
 pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
+pub use listen::{Listener, Notice};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.
 pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
 
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
-use crate::types::rpc::{ClientRequestMethod, Notification as _};
+use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
     GetPromptResult, InputRequests, InputResponses, ProgressNotificationParams,
@@ -137,27 +139,23 @@ impl Client {
     }
 
     /// Like [`request`](Self::request), delivering the request's progress notifications
-    /// to `progress` as they arrive.
+    /// to `progress` as they arrive (see [`request_with_notices`](Self::request_with_notices)
+    /// for every notification of the request).
     pub async fn request_with_progress<M: ClientRequestMethod>(
         &self,
         params: M::Params,
         progress: mpsc::UnboundedSender<ProgressNotificationParams>,
     ) -> crate::Result<M::Result> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Notice>();
         let forward = tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                if message.get("method").and_then(Value::as_str) == Some(method::Progress::METHOD) {
-                    if let Some(p) = message
-                        .get("params")
-                        .and_then(|p| serde_json::from_value(p.clone()).ok())
-                    {
-                        let _ = progress.send(p);
-                    }
+            while let Some(notice) = rx.recv().await {
+                if let Notice::Progress(p) = notice {
+                    let _ = progress.send(p);
                 }
             }
         });
-        let result = self.request_with::<M>(params, Some(tx)).await;
-        forward.abort();
+        let result = self.request_with_notices::<M>(params, tx).await;
+        let _ = forward.await;
         result
     }
 

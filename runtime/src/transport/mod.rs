@@ -268,6 +268,10 @@ impl CallError {
     }
 }
 
+/// How many notifications a slow [`ClientTransport::notices`] listener may fall behind
+/// before it misses some (it is told it lagged).
+pub(crate) const NOTICE_BACKLOG: usize = 256;
+
 /// What a client needs from a transport: send a request and await its result; send a
 /// notification. Dropping the returned future abandons the request, and the transport
 /// tells the server (`notifications/cancelled`, or closing the HTTP stream).
@@ -312,6 +316,15 @@ pub trait ClientTransport: Send + Sync + 'static {
     /// no such session. By default: `false`.
     fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
         Box::pin(async { Ok(false) })
+    }
+
+    /// The server's notifications that belong to no request of the client's, from now
+    /// on, each as `{"method": ..., "params": ...}`: a 2025-11-25 session's standalone
+    /// stream over HTTP, the connection of a message transport. What
+    /// [`Client::listen`](crate::client::Client::listen) hears in a session. By
+    /// default: `None` (the transport carries none).
+    fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
+        None
     }
 
     /// The server refused a `tools/call` of `tool` with -32020 (its headers disagree

@@ -8,16 +8,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tern::client::Notice;
 use tern::client::{Client, ClientBuilder, EraMode};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::stdio::ChildProcessTransport;
-use tern::types::v2026_07_28::CallToolResult;
+use tern::types::v2026_07_28::{CallToolRequestParams, CallToolResult, SubscriptionFilter, method};
 use tern_tests::{Asked, recording_client, text_of};
 use tokio::io::AsyncBufReadExt;
 
-fn python_server() -> Option<ChildProcessTransport> {
+fn python_server(script: &str) -> Option<ChildProcessTransport> {
     let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
-    let script = tern_tests::workspace_root().join("tests/interop/provision_server.py");
+    let script = tern_tests::workspace_root()
+        .join("tests/interop")
+        .join(script);
     let mut command = tokio::process::Command::new(python);
     command.arg(script);
     Some(ChildProcessTransport::spawn(command).unwrap())
@@ -29,9 +32,11 @@ struct PythonHttp {
     url: String,
 }
 
-async fn python_http_server() -> Option<PythonHttp> {
+async fn python_http_server(script: &str) -> Option<PythonHttp> {
     let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
-    let script = tern_tests::workspace_root().join("tests/interop/provision_server.py");
+    let script = tern_tests::workspace_root()
+        .join("tests/interop")
+        .join(script);
     // Port 0: the server binds, listens, then reports the port it got.
     let mut child = tokio::process::Command::new(python)
         .arg(script)
@@ -71,13 +76,13 @@ async fn provision_with(client: &Client) -> (String, String) {
 }
 
 async fn provision(mode: EraMode) -> Option<(String, String)> {
-    let transport = python_server()?;
+    let transport = python_server("provision_server.py")?;
     let client = tern_client(mode).discover(transport).await.unwrap();
     Some(provision_with(&client).await)
 }
 
 async fn provision_over_http(mode: EraMode) -> Option<(String, String)> {
-    let server = python_http_server().await?;
+    let server = python_http_server("provision_server.py").await?;
     let transport = HttpClientTransport::builder(&server.url).build().unwrap();
     let client = tern_client(mode)
         .negotiate(Arc::new(transport))
@@ -124,4 +129,76 @@ async fn tern_holds_a_2025_11_25_session_with_the_python_server() {
     };
     assert_eq!(version, "2025-11-25");
     assert_eq!(text, "Provisioned 'orders' in eu-west-1 over 2025-11-25.");
+}
+
+/// What tern's client hears from the Python notifier in a session: the call's progress
+/// (1..3) and its log entry (on the call's stream over HTTP, on the connection over
+/// stdio: either way it arrives), and the update of the one resource it listens to.
+async fn hears_the_python_notifier(client: &Client) {
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(vec!["note://a".into()]);
+    let mut listener = client.listen(filter).await.unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    client
+        .request_with_notices::<method::CallTool>(CallToolRequestParams::new("report"), tx)
+        .await
+        .unwrap();
+    let mut progress = Vec::new();
+    let mut logs = Vec::new();
+    while let Some(notice) = rx.recv().await {
+        match notice {
+            Notice::Progress(p) => progress.push(p.progress.as_f64().unwrap()),
+            Notice::Log(l) => logs.push(l.data),
+            _ => {}
+        }
+    }
+    assert_eq!(progress, [1.0, 2.0, 3.0]);
+    for uri in ["note://b", "note://a"] {
+        client
+            .call_tool("touch", json!({"uri": uri}))
+            .await
+            .unwrap();
+    }
+    let mut updates = Vec::new();
+    while updates.is_empty() {
+        let notice = tokio::time::timeout(Duration::from_secs(10), listener.next())
+            .await
+            .expect("the update within 10 s")
+            .expect("the listener is open");
+        match notice {
+            Notice::ResourceUpdated(uri) => updates.push(uri),
+            Notice::Log(l) => logs.push(l.data),
+            _ => {}
+        }
+    }
+    assert_eq!(updates, ["note://a"]);
+    assert_eq!(logs, [json!("python info line")]);
+}
+
+#[tokio::test]
+#[ignore = "needs TERN_INTEROP_PYTHON: run scripts/interop"]
+async fn tern_hears_progress_logs_and_updates_from_the_python_http_server_in_a_session() {
+    let Some(server) = python_http_server("session_server.py").await else {
+        return;
+    };
+    let transport = HttpClientTransport::builder(&server.url).build().unwrap();
+    let client = tern_client(EraMode::Session)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap();
+    hears_the_python_notifier(&client).await;
+}
+
+#[tokio::test]
+#[ignore = "needs TERN_INTEROP_PYTHON: run scripts/interop"]
+async fn tern_hears_progress_logs_and_updates_from_the_python_stdio_server_in_a_session() {
+    let Some(transport) = python_server("session_server.py") else {
+        return;
+    };
+    let client = tern_client(EraMode::Session)
+        .discover(transport)
+        .await
+        .unwrap();
+    hears_the_python_notifier(&client).await;
 }

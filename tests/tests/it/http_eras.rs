@@ -662,8 +662,13 @@ async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503()
     let busy = start_slow_call(addr, &session).await;
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;
     assert_eq!(r.status, 503, "{r:?}");
-    // Once the call is gone, the idle session makes room (the cap evicts it).
+    // A dropped stream is not a cancellation on a session (the client may resume it):
+    // once the client withdraws the call, the idle session makes room (the cap evicts it).
     drop(busy);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9, "reason": "gone"}});
+    let r = post(addr, &legacy_headers(Some(&session)), &cancel.to_string()).await;
+    assert_eq!(r.status, 202, "{r:?}");
     tokio::time::sleep(Duration::from_millis(100)).await;
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;
     assert_eq!(r.status, 200, "{r:?}");

@@ -245,12 +245,17 @@ async fn mcp_param_headers_must_mirror_annotated_arguments() {
 
 #[tokio::test]
 async fn get_is_405_and_delete_is_405_in_modern_only_mode() {
+    // A dual-era endpoint serves a session's GET stream: a GET that does not take
+    // text/event-stream is 406, one that names no session 400.
     let addr = rules_server().await;
     let r = send(addr, "GET", &[], "").await;
-    assert_eq!(r.status, 405, "GET: {r:?}");
+    assert_eq!(r.status, 406, "GET: {r:?}");
+    let sse = [("Accept".to_owned(), "text/event-stream".to_owned())];
+    let r = send(addr, "GET", &sse, "").await;
+    assert_eq!(r.status, 400, "GET: {r:?}");
     let modern_only = serve(HttpServer::new(server()).modern_only()).await;
     for verb in ["GET", "DELETE"] {
-        let r = send(modern_only, verb, &[], "").await;
+        let r = send(modern_only, verb, &sse, "").await;
         assert_eq!(r.status, 405, "{verb}: {r:?}");
     }
 }

@@ -239,15 +239,33 @@ async fn a_second_initialize_is_refused() {
 }
 
 #[tokio::test]
-async fn a_legacy_session_and_stateless_requests_share_a_connection() {
+async fn a_stateless_request_before_initialize_is_served_statelessly() {
     let mut peer = RawPeer::new(serve(provisioner()));
-    initialize(&mut peer, json!({})).await;
-    // A request with the 2026-07-28 _meta is served statelessly even on a session.
     let answer = peer
         .call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
             "params": {"_meta": tern_tests::wire::meta(json!({}))}}))
         .await;
     assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+}
+
+#[tokio::test]
+async fn once_a_session_is_open_no_meta_makes_a_request_stateless() {
+    let mut peer = RawPeer::new(serve(provisioner()));
+    initialize(&mut peer, json!({})).await;
+    // The 2026-07-28 `_meta` on a session's connection: still the session's request,
+    // answered in the session's form (no resultType).
+    let answer = peer
+        .call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+            "params": {"_meta": tern_tests::wire::meta(json!({}))}}))
+        .await;
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
+    assert_eq!(answer["result"].get("resultType"), None, "{answer}");
+    // And `_meta` with only a progress token is read as the session's, not refused.
+    let answer = peer
+        .call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": {"progressToken": "t"}}}))
+        .await;
+    assert!(answer["result"]["tools"].is_array(), "{answer}");
 }
 
 #[tokio::test]

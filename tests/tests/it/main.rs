@@ -31,5 +31,6 @@ mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
 mod session_budgets;
+mod session_features;
 mod single_use;
 mod stdio_flow;

@@ -42,6 +42,29 @@ impl McpServer {
         self.inner.events.publish(event);
     }
 
+    /// The `x-mcp-header` annotations of the tool `name` (read once, when it was
+    /// registered), for [`HttpServer::with_tool_headers`](crate::server::http::HttpServer::with_tool_headers):
+    /// `tools/call` requests then have their `Mcp-Param-*` headers checked.
+    ///
+    /// ```no_run
+    /// # fn demo(mcp: tern::server::McpServer) -> tern::Result<()> {
+    /// let lookup = mcp.clone();
+    /// let http = tern::server::http::HttpServer::new(mcp.server()?)
+    ///     .with_tool_headers(move |tool| lookup.param_headers(tool));
+    /// # let _ = http;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "http-server")]
+    pub fn param_headers(&self, name: &str) -> Option<Vec<crate::transport::http::ParamHeader>> {
+        read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| t.headers.clone())
+            .filter(|h| !h.is_empty())
+    }
+
     /// Removes the tool `name`; subscribers are told the list changed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = {

@@ -193,6 +193,29 @@ pub(crate) struct ToolEntry {
     pub(crate) call: ToolFn,
     /// Each sealed state accepted once (see [`ToolBuilder::single_use`]).
     pub(crate) single_use: bool,
+    /// The `x-mcp-header` annotations of the tool's `inputSchema`, read once.
+    #[cfg(feature = "http-server")]
+    pub(crate) headers: Vec<crate::transport::http::ParamHeader>,
+}
+
+impl ToolEntry {
+    pub(crate) fn new(tool: Tool, call: ToolFn, single_use: bool) -> Self {
+        #[cfg(feature = "http-server")]
+        let headers = {
+            let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
+            crate::transport::http::param_headers(&schema).unwrap_or_else(|e| {
+                tracing::error!(tool = %tool.name, error = %e, "a tool's x-mcp-header annotations are invalid: clients will not call it");
+                Vec::new()
+            })
+        };
+        Self {
+            tool,
+            call,
+            single_use,
+            #[cfg(feature = "http-server")]
+            headers,
+        }
+    }
 }
 
 /// Decodes a call's arguments as `A`, naming the field at fault.
@@ -296,10 +319,7 @@ impl ToolBuilder<'_> {
                 }
             })
         });
-        self.server.add_tool(ToolEntry {
-            tool: self.tool,
-            call,
-            single_use: self.single_use,
-        });
+        self.server
+            .add_tool(ToolEntry::new(self.tool, call, self.single_use));
     }
 }

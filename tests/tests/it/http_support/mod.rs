@@ -55,6 +55,8 @@ impl Raw {
         self.body
             .lines()
             .filter_map(|l| l.strip_prefix("data: "))
+            // A priming event (an id and a retry) carries no message.
+            .filter(|d| !d.is_empty())
             .map(|d| serde_json::from_str(d).unwrap())
             .collect()
     }
@@ -223,9 +225,20 @@ pub async fn open_session(addr: SocketAddr) -> String {
 /// on drop). Its stdout is read on after the listening line: the example narrates each
 /// call there, and a full pipe would block it.
 pub async fn provision_child() -> (tokio::process::Child, SocketAddr) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"));
+    command.args(["serve", "--http", "127.0.0.1:0"]);
+    listening_child(command, "serving on http://").await
+}
+
+/// Spawns `command` (killed on drop) and waits for its first stdout line,
+/// `<prefix>ADDR/mcp`; its later stdout is read and dropped, so a full pipe cannot block
+/// it.
+pub async fn listening_child(
+    mut command: tokio::process::Command,
+    prefix: &str,
+) -> (tokio::process::Child, SocketAddr) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_provision"))
-        .args(["serve", "--http", "127.0.0.1:0"])
+    let mut child = command
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -233,11 +246,109 @@ pub async fn provision_child() -> (tokio::process::Child, SocketAddr) {
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let line = lines.next_line().await.unwrap().unwrap();
     let addr = line
-        .strip_prefix("serving on http://")
+        .strip_prefix(prefix)
         .and_then(|rest| rest.strip_suffix("/mcp"))
-        .unwrap_or_else(|| panic!("provision said {line:?}"))
+        .unwrap_or_else(|| panic!("the child said {line:?}"))
         .parse()
         .unwrap();
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, addr)
+}
+
+/// One SSE event as it came off a socket.
+#[derive(Debug, Default, Clone)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub retry: Option<u64>,
+    /// The message, or `None` for a priming event.
+    pub data: Option<Value>,
+}
+
+/// An SSE response read event by event as it arrives, on a raw socket.
+pub struct SseSocket {
+    lines: tokio::io::Lines<tokio::io::BufReader<TcpStream>>,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+}
+
+impl SseSocket {
+    /// Sends the request and reads the answer's head.
+    pub async fn open(
+        addr: SocketAddr,
+        verb: &str,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let stream = open(addr, verb, headers, body).await;
+        let mut lines = tokio::io::BufReader::new(stream).lines();
+        let status_line = lines.next_line().await.unwrap().unwrap_or_default();
+        let status = status_line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let mut head = Vec::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.is_empty() {
+                break;
+            }
+            if let Some((n, v)) = line.split_once(':') {
+                head.push((n.trim().to_owned(), v.trim().to_owned()));
+            }
+        }
+        Self {
+            lines,
+            status,
+            headers: head,
+        }
+    }
+
+    /// The next event, within 10 s; `None` when the stream ended.
+    pub async fn next(&mut self) -> Option<SseEvent> {
+        tokio::time::timeout(std::time::Duration::from_secs(10), self.read_event())
+            .await
+            .expect("an SSE event within 10 s")
+    }
+
+    /// Whether no event comes within `wait`.
+    pub async fn quiet_for(&mut self, wait: std::time::Duration) -> bool {
+        tokio::time::timeout(wait, self.read_event()).await.is_err()
+    }
+
+    async fn read_event(&mut self) -> Option<SseEvent> {
+        let mut event = SseEvent::default();
+        let mut any = false;
+        loop {
+            let line = self.lines.next_line().await.ok()??;
+            let line = line.trim_end_matches('\r');
+            // Chunk-size lines and the chunks' own line endings carry no field.
+            let Some((field, value)) = line.split_once(':') else {
+                if line.is_empty() && any {
+                    return Some(event);
+                }
+                continue;
+            };
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            any = true;
+            match field {
+                "id" => event.id = Some(value.to_owned()),
+                "retry" => event.retry = value.parse().ok(),
+                "data" if !value.is_empty() => {
+                    event.data = Some(serde_json::from_str(value).unwrap())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The next event that carries a message.
+    pub async fn next_message(&mut self) -> Option<(Option<String>, Value)> {
+        loop {
+            let event = self.next().await?;
+            if let Some(data) = event.data {
+                return Some((event.id, data));
+            }
+        }
+    }
 }

@@ -87,10 +87,7 @@ impl<'a> ToolBuilder<'a> {
                 }
             })
         });
-        self.server.add_tool(ToolEntry {
-            tool: self.tool,
-            call,
-            single_use: self.single_use,
-        });
+        self.server
+            .add_tool(ToolEntry::new(self.tool, call, self.single_use));
     }
 }

@@ -55,6 +55,7 @@ mod headers;
 mod listen;
 mod post;
 mod sessions;
+mod sse;
 mod stream;
 
 use std::future::Future;

@@ -1,12 +1,10 @@
 //! One POST, from the checks to a JSON or SSE answer.
 
-use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -16,20 +14,17 @@ use http_body_util::BodyExt as _;
 
 use super::conn::Conn;
 use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
-use super::stream::SessionStreams;
+use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::{Shared, guard, headers};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
 use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
-use crate::transport::BoxFuture;
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 use crate::transport::http::body::Joined;
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{self as v2026, RequestId};
-
-type Outcome = BoxFuture<'static, Verdict>;
 
 /// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
 /// (401). The identity of a verified token, if any.
@@ -422,116 +417,6 @@ async fn run(
             sse(state)
         }
     }
-}
-
-/// Whether the client accepts JSON and SSE (a missing `Accept` accepts both).
-fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok()) else {
-        return (true, true);
-    };
-    let any = accept.contains("*/*");
-    let json = any || accept.contains("application/json") || accept.contains("application/*");
-    let sse = any || accept.contains("text/event-stream") || accept.contains("text/*");
-    (json, sse)
-}
-
-/// An SSE response in progress: the handler, its notifications, and the response once
-/// it is known.
-struct SseState {
-    id: RequestId,
-    outcome: Option<Outcome>,
-    rx: mpsc::UnboundedReceiver<String>,
-    guard: Option<DropGuard>,
-    pending: VecDeque<String>,
-    finished: Option<Result<String, RpcError>>,
-}
-
-impl SseState {
-    fn new(
-        id: RequestId,
-        outcome: Outcome,
-        rx: mpsc::UnboundedReceiver<String>,
-        guard: DropGuard,
-    ) -> Self {
-        Self {
-            id,
-            outcome: Some(outcome),
-            rx,
-            guard: Some(guard),
-            pending: VecDeque::new(),
-            finished: None,
-        }
-    }
-
-    fn drain(&mut self) {
-        while let Ok(n) = self.rx.try_recv() {
-            self.pending.push_back(n);
-        }
-    }
-
-    /// The next chunk of the stream, or `None` after the response.
-    async fn next(&mut self) -> Option<Bytes> {
-        Some(event(&self.next_message().await?))
-    }
-
-    /// The next message of the stream, or `None` after the response.
-    async fn next_message(&mut self) -> Option<String> {
-        if self.finished.is_none() && self.pending.is_empty() {
-            let outcome = self.outcome.as_mut()?;
-            tokio::select! {
-                biased;
-                Some(n) = self.rx.recv() => self.pending.push_back(n),
-                verdict = outcome => {
-                    self.finished = Some(verdict.into_result());
-                    self.drain();
-                }
-            }
-        }
-        if let Some(n) = self.pending.pop_front() {
-            return Some(n);
-        }
-        let result = self.finished.take()?;
-        self.outcome = None;
-        let _ = self.guard.take().map(DropGuard::disarm);
-        Some(jsonrpc::answer(&self.id, &result))
-    }
-}
-
-fn event(message: &str) -> Bytes {
-    // serde_json writes no raw newlines, so one `data:` line holds the whole message.
-    let mut out = String::with_capacity(message.len() + 24);
-    out.push_str("event: message\ndata: ");
-    out.push_str(message);
-    out.push_str("\n\n");
-    Bytes::from(out)
-}
-
-/// A session's SSE response: a task writes the handler's messages into the session's
-/// stream store, and the response reads them from there, so a dropped connection
-/// loses nothing and the handler goes on (the client resumes with `Last-Event-ID`).
-fn session_sse(mut state: SseState, streams: &Arc<SessionStreams>) -> Response {
-    let (stream, from) = streams.open_request_stream();
-    let writer = Arc::clone(streams);
-    tokio::spawn(async move {
-        while let Some(message) = state.next_message().await {
-            writer.append(&stream, &message);
-        }
-        writer.end_stream(&stream);
-    });
-    streams.respond(from)
-}
-
-fn sse(state: SseState) -> Response {
-    let stream = futures_util::stream::unfold(state, |mut state| async move {
-        let chunk = state.next().await?;
-        Some((Ok::<_, Infallible>(chunk), state))
-    });
-    let mut response = Response::new(Body::from_stream(stream));
-    let h = response.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
 }
 
 /// The HTTP status of an answer, decided here alone: a protocol refusal is 400 (an

@@ -233,6 +233,10 @@ impl ClientTransport for HttpClientTransport {
         Box::pin(self.within_timeout(self.open_new_session()))
     }
 
+    fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
+        Some(self.inner.session.notices())
+    }
+
     fn refresh_tool_headers<'a>(
         &'a self,
         tool: &'a str,

@@ -48,6 +48,23 @@ pub(super) struct Session {
     reopening: tokio::sync::Mutex<()>,
     /// Cancelled when the transport goes: its standalone stream stops.
     closing: tokio_util::sync::CancellationToken,
+    /// The notifications of the standalone stream, for [`ClientTransport::notices`].
+    notices: Notices,
+}
+
+/// The sending side of the standalone stream's notifications.
+pub(super) struct Notices(pub(super) tokio::sync::broadcast::Sender<Value>);
+
+impl Default for Notices {
+    fn default() -> Self {
+        Self(tokio::sync::broadcast::channel(crate::transport::NOTICE_BACKLOG).0)
+    }
+}
+
+impl Session {
+    pub(super) fn notices(&self) -> tokio::sync::broadcast::Receiver<Value> {
+        self.notices.0.subscribe()
+    }
 }
 
 impl Session {
@@ -223,8 +240,11 @@ async fn standalone(weak: Weak<Inner>) {
                             Ok(Received::Request { id, method, params }) => {
                                 transport.answer_server_request(id, method, params);
                             }
-                            Ok(Received::Notification { method, .. }) => {
+                            Ok(Received::Notification { method, params }) => {
                                 tracing::debug!(%method, "a session notification on the standalone stream");
+                                let notice =
+                                    serde_json::json!({ "method": method, "params": params });
+                                let _ = transport.inner.session.notices.0.send(notice);
                             }
                             _ => tracing::debug!("ignoring a message on the standalone stream"),
                         }

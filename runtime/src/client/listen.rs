@@ -1,0 +1,254 @@
+//! What the server tells the client besides results, typed: [`Notice`]s, on a call's
+//! stream ([`Client::request_with_notices`]) or outside any call
+//! ([`Client::listen`]: `subscriptions/listen` in 2026-07-28; in a 2025-11-25 session,
+//! `resources/subscribe` and the session's own stream).
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::Client;
+use crate::transport::{CallError, OutgoingRequest};
+use crate::types::rpc::{ClientRequestMethod, Notification as _, Request as _};
+use crate::types::v2025_11_25::method as session_method;
+use crate::types::v2026_07_28::{
+    LoggingMessageNotificationParams, ProgressNotificationParams, SubscriptionFilter,
+    SubscriptionsListenRequestParams, method,
+};
+use crate::{Era, Error};
+
+/// How long [`Client::listen`] waits for the server to acknowledge a listen stream.
+const ACKNOWLEDGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A notification from the server, typed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// `notifications/progress`.
+    Progress(ProgressNotificationParams),
+    /// `notifications/message`: a log entry.
+    Log(LoggingMessageNotificationParams),
+    /// `notifications/resources/updated`: the resource at this URI changed.
+    ResourceUpdated(String),
+    /// `notifications/tools/list_changed`.
+    ToolsChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsChanged,
+    /// `notifications/resources/list_changed`.
+    ResourcesChanged,
+    /// Any other notification, as sent.
+    Other {
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Option<Value>,
+    },
+}
+
+impl Notice {
+    /// Reads a notification given as `{"method": ..., "params": ...}`.
+    pub fn from_message(message: &Value) -> Option<Self> {
+        let name = message.get("method")?.as_str()?;
+        let params = message.get("params").filter(|p| !p.is_null());
+        fn typed<T: serde::de::DeserializeOwned>(p: Option<&Value>) -> Option<T> {
+            T::deserialize(p?).ok()
+        }
+        Some(match name {
+            n if n == method::Progress::METHOD => Self::Progress(typed(params)?),
+            n if n == method::LoggingMessage::METHOD => Self::Log(typed(params)?),
+            n if n == method::ResourceUpdated::METHOD => {
+                Self::ResourceUpdated(params?.get("uri")?.as_str()?.to_owned())
+            }
+            n if n == method::ToolListChanged::METHOD => Self::ToolsChanged,
+            n if n == method::PromptListChanged::METHOD => Self::PromptsChanged,
+            n if n == method::ResourceListChanged::METHOD => Self::ResourcesChanged,
+            other => Self::Other {
+                method: other.to_owned(),
+                params: params.cloned(),
+            },
+        })
+    }
+
+    /// Whether `filter` asked for this notice.
+    fn wanted(&self, filter: &SubscriptionFilter, uris: &HashSet<String>) -> bool {
+        let on = |flag: Option<bool>| flag == Some(true);
+        match self {
+            Self::ToolsChanged => on(filter.tools_list_changed),
+            Self::PromptsChanged => on(filter.prompts_list_changed),
+            Self::ResourcesChanged => on(filter.resources_list_changed),
+            Self::ResourceUpdated(uri) => uris.contains(uri),
+            // Log entries outside any request are the session's to hear.
+            Self::Log(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The notices a [`Client::listen`] stream hears, until it is dropped.
+#[derive(Debug)]
+pub struct Listener {
+    notices: mpsc::UnboundedReceiver<Notice>,
+    task: tokio::task::AbortHandle,
+}
+
+impl Listener {
+    /// The next notice; `None` once the stream ended (the server closed it, or the
+    /// transport went away).
+    pub async fn next(&mut self) -> Option<Notice> {
+        self.notices.recv().await
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // Ends the listen request (2026-07-28) or stops forwarding (a session).
+        self.task.abort();
+    }
+}
+
+impl Client {
+    /// Like [`request`](Self::request), handing the request's notifications (progress,
+    /// log entries, anything else the server sends on the request's stream) to
+    /// `notices` as they arrive.
+    pub async fn request_with_notices<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+        notices: mpsc::UnboundedSender<Notice>,
+    ) -> crate::Result<M::Result> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let forward = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                if let Some(notice) = Notice::from_message(&message) {
+                    let _ = notices.send(notice);
+                }
+            }
+        });
+        let result = self.send::<M>(&params, None, Some(&tx)).await;
+        drop(tx);
+        // Whatever arrived before the response is delivered before this returns.
+        let _ = forward.await;
+        result
+    }
+
+    /// Listens for the list changes and resource updates `filter` names, until the
+    /// [`Listener`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
+    /// returned once the server acknowledged it; in a 2025-11-25 session each of
+    /// `filter.resource_subscriptions` is subscribed with `resources/subscribe`, and the
+    /// session's own stream is heard (the transport must carry one: HTTP's standalone
+    /// GET stream, or a message transport's connection).
+    pub async fn listen(&self, filter: SubscriptionFilter) -> crate::Result<Listener> {
+        let uris: HashSet<String> = filter
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let task = match self.inner.era {
+            Era::Stateless => self.listen_stateless(filter, uris, tx).await?,
+            Era::Session => self.listen_on_session(filter, uris, tx).await?,
+        };
+        Ok(Listener { notices: rx, task })
+    }
+
+    async fn listen_stateless(
+        &self,
+        filter: SubscriptionFilter,
+        uris: HashSet<String>,
+        tx: mpsc::UnboundedSender<Notice>,
+    ) -> crate::Result<tokio::task::AbortHandle> {
+        let (raw_tx, mut raw_rx) = mpsc::unbounded_channel::<Value>();
+        let (acknowledged, ack) = oneshot::channel::<crate::Result<()>>();
+        let client = self.clone();
+        let params = SubscriptionsListenRequestParams::new(filter.clone());
+        let task = tokio::spawn(async move {
+            let mut acknowledged = Some(acknowledged);
+            let request = client.send::<method::SubscriptionsListen>(&params, None, Some(&raw_tx));
+            tokio::pin!(request);
+            loop {
+                tokio::select! {
+                    ended = &mut request => {
+                        if let Some(waiting) = acknowledged.take() {
+                            let _ = waiting.send(ended.map(|_| ()));
+                        }
+                        break;
+                    }
+                    Some(message) = raw_rx.recv() => {
+                        let name = message.get("method").and_then(Value::as_str);
+                        if name == Some(method::SubscriptionsAcknowledged::METHOD) {
+                            if let Some(waiting) = acknowledged.take() {
+                                let _ = waiting.send(Ok(()));
+                            }
+                            continue;
+                        }
+                        match Notice::from_message(&message) {
+                            Some(notice) if notice.wanted(&filter, &uris) => {
+                                let _ = tx.send(notice);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        });
+        let abort = task.abort_handle();
+        match tokio::time::timeout(ACKNOWLEDGE_TIMEOUT, ack).await {
+            Ok(Ok(Ok(()))) => Ok(abort),
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(_)) => Err(Error::Config("the listen stream ended at once".into())),
+            Err(_) => {
+                abort.abort();
+                Err(Error::Config(
+                    "the server did not acknowledge subscriptions/listen".into(),
+                ))
+            }
+        }
+    }
+
+    async fn listen_on_session(
+        &self,
+        filter: SubscriptionFilter,
+        uris: HashSet<String>,
+        tx: mpsc::UnboundedSender<Notice>,
+    ) -> crate::Result<tokio::task::AbortHandle> {
+        let transport = &self.inner.transport;
+        // Heard from before the first subscription, so no update falls in between.
+        let mut notices = transport.notices().ok_or_else(|| {
+            Error::Config("this transport carries no session notifications to listen to".into())
+        })?;
+        for uri in &uris {
+            let request = OutgoingRequest {
+                id: transport.next_id(),
+                method: session_method::Subscribe::METHOD.into(),
+                params: json!({ "uri": uri }),
+                notifications: None,
+            };
+            transport.request(request).await.map_err(|e| match e {
+                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+                CallError::Transport(e) => Error::Transport(e),
+            })?;
+        }
+        let task = tokio::spawn(async move {
+            loop {
+                match notices.recv().await {
+                    Ok(message) => {
+                        let wanted = Notice::from_message(&message)
+                            .filter(|notice| notice.wanted(&filter, &uris));
+                        if let Some(notice) = wanted {
+                            if tx.send(notice).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a listener fell behind and missed notifications");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+        Ok(task.abort_handle())
+    }
+}

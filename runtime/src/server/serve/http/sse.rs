@@ -1,0 +1,136 @@
+//! A POST's answer as a stream: the handler's notifications as SSE events as they come,
+//! then its response. Outside a session the stream is the response body (closing it
+//! cancels the handler); on a session the handler's messages go to the session's event
+//! store and the body reads them from there, so a client that lost the stream resumes.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue};
+use tokio::sync::mpsc;
+use tokio_util::sync::DropGuard;
+
+use super::stream::SessionStreams;
+use crate::jsonrpc::{self, RpcError};
+use crate::server::Verdict;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::RequestId;
+
+/// The handler's answer, still running.
+pub(super) type Outcome = BoxFuture<'static, Verdict>;
+
+/// Whether the client accepts JSON and SSE (a missing `Accept` accepts both).
+pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
+    let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return (true, true);
+    };
+    let any = accept.contains("*/*");
+    let json = any || accept.contains("application/json") || accept.contains("application/*");
+    let sse = any || accept.contains("text/event-stream") || accept.contains("text/*");
+    (json, sse)
+}
+
+/// An SSE response in progress: the handler, its notifications, and the response once
+/// it is known.
+pub(super) struct SseState {
+    pub(super) id: RequestId,
+    outcome: Option<Outcome>,
+    rx: mpsc::UnboundedReceiver<String>,
+    pub(super) guard: Option<DropGuard>,
+    /// Notifications read and not yet written.
+    pub(super) pending: VecDeque<String>,
+    /// The response, once the handler answered.
+    pub(super) finished: Option<Result<String, RpcError>>,
+}
+
+impl SseState {
+    pub(super) fn new(
+        id: RequestId,
+        outcome: Outcome,
+        rx: mpsc::UnboundedReceiver<String>,
+        guard: DropGuard,
+    ) -> Self {
+        Self {
+            id,
+            outcome: Some(outcome),
+            rx,
+            guard: Some(guard),
+            pending: VecDeque::new(),
+            finished: None,
+        }
+    }
+
+    pub(super) fn drain(&mut self) {
+        while let Ok(n) = self.rx.try_recv() {
+            self.pending.push_back(n);
+        }
+    }
+
+    /// The next chunk of the stream, or `None` after the response.
+    async fn next(&mut self) -> Option<Bytes> {
+        Some(event(&self.next_message().await?))
+    }
+
+    /// The next message of the stream, or `None` after the response.
+    async fn next_message(&mut self) -> Option<String> {
+        if self.finished.is_none() && self.pending.is_empty() {
+            let outcome = self.outcome.as_mut()?;
+            tokio::select! {
+                biased;
+                Some(n) = self.rx.recv() => self.pending.push_back(n),
+                verdict = outcome => {
+                    self.finished = Some(verdict.into_result());
+                    self.drain();
+                }
+            }
+        }
+        if let Some(n) = self.pending.pop_front() {
+            return Some(n);
+        }
+        let result = self.finished.take()?;
+        self.outcome = None;
+        let _ = self.guard.take().map(DropGuard::disarm);
+        Some(jsonrpc::answer(&self.id, &result))
+    }
+}
+
+fn event(message: &str) -> Bytes {
+    // serde_json writes no raw newlines, so one `data:` line holds the whole message.
+    let mut out = String::with_capacity(message.len() + 24);
+    out.push_str("event: message\ndata: ");
+    out.push_str(message);
+    out.push_str("\n\n");
+    Bytes::from(out)
+}
+
+/// A session's SSE response: a task writes the handler's messages into the session's
+/// stream store, and the response reads them from there, so a dropped connection
+/// loses nothing and the handler goes on (the client resumes with `Last-Event-ID`).
+pub(super) fn session_sse(mut state: SseState, streams: &Arc<SessionStreams>) -> Response {
+    let (stream, from) = streams.open_request_stream();
+    let writer = Arc::clone(streams);
+    tokio::spawn(async move {
+        while let Some(message) = state.next_message().await {
+            writer.append(&stream, &message);
+        }
+        writer.end_stream(&stream);
+    });
+    streams.respond(from)
+}
+
+pub(super) fn sse(state: SseState) -> Response {
+    let stream = futures_util::stream::unfold(state, |mut state| async move {
+        let chunk = state.next().await?;
+        Some((Ok::<_, Infallible>(chunk), state))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    let h = response.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
