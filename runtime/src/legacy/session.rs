@@ -302,3 +302,43 @@ pub(crate) fn session_result(
     };
     serde_json::to_value(result).map_err(encode)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opened() -> LegacySession {
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}});
+        LegacySession::open(Some(&params), 1 << 16, Offers::default()).unwrap()
+    }
+
+    #[test]
+    fn a_session_subscribes_to_at_most_its_cap_and_resubscribing_is_free() {
+        let session = opened();
+        for i in 0..MAX_SUBSCRIPTIONS {
+            session.subscribe(format!("note://{i}")).unwrap();
+        }
+        let refused = session.subscribe("note://one-more".into()).unwrap_err();
+        assert_eq!(refused.code, crate::jsonrpc::code::INVALID_PARAMS);
+        // One already held is no new subscription; one dropped makes room.
+        session.subscribe("note://0".into()).unwrap();
+        session.unsubscribe("note://0");
+        session.subscribe("note://one-more".into()).unwrap();
+        assert!(session.subscribed("note://one-more"));
+        assert!(!session.subscribed("note://0"));
+    }
+
+    #[test]
+    fn the_log_level_filters_from_its_severity_up() {
+        let session = opened();
+        assert!(
+            session.logs(LoggingLevel::Debug),
+            "no level set: every entry"
+        );
+        session.set_log_level(LoggingLevel::Warning);
+        assert!(!session.logs(LoggingLevel::Info));
+        assert!(session.logs(LoggingLevel::Warning));
+        assert!(session.logs(LoggingLevel::Emergency));
+    }
+}

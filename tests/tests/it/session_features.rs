@@ -471,3 +471,91 @@ async fn the_client_listens_to_one_uri_statelessly() {
 async fn the_client_listens_to_one_uri_in_a_session() {
     listens_to_one_uri(EraMode::Session, "2025-11-25").await;
 }
+
+/// A low-level server whose `tools/call` asks for a region on every round (the direct
+/// form), fulfilled on sessions under `policy`; the client's answers take `answer_delay`.
+async fn always_asking_on_a_session(
+    policy: tern::server::SessionInput,
+    answer_delay: Duration,
+) -> (tern::Error, usize) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let server = tern::server::Server::builder("asker", "1")
+        .handle::<tern::types::v2026_07_28::method::CallTool, _, _>(|_ctx, _params| async {
+            let form = tern::ask::elicit_form(
+                "Region?",
+                json!({"type": "object", "properties": {"region": {"type": "string"}}}),
+            )
+            .unwrap();
+            Ok(tern::ask::input_required([("region", form)], Some("again")).into())
+        })
+        .fulfil_input_on_sessions(policy)
+        .build()
+        .unwrap();
+    let (client_end, server_end) = tern::transport::memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let asked = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&asked);
+    let client = Client::builder("c", "1")
+        .on_elicitation(move |_ctx, _params| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            async move {
+                tokio::time::sleep(answer_delay).await;
+                Ok(tern::ask::accept([("region", "eu")]))
+            }
+        })
+        .era(EraMode::Session)
+        .discover(client_end)
+        .await
+        .unwrap();
+    let err = client.call_tool("any", json!({})).await.unwrap_err();
+    (err, asked.load(Ordering::Relaxed))
+}
+
+fn rpc_code(err: &tern::Error) -> i64 {
+    match err {
+        tern::Error::Rpc(rpc) => rpc.code,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_never_stops_asking_on_a_session_is_stopped_at_the_round_cap() {
+    let policy = tern::server::SessionInput {
+        max_rounds: 3,
+        ..Default::default()
+    };
+    let (err, asked) = always_asking_on_a_session(policy, Duration::ZERO).await;
+    assert_eq!(rpc_code(&err), -32603, "{err}");
+    assert_eq!(asked, 3, "one question per round, three rounds");
+}
+
+#[tokio::test]
+async fn a_session_client_that_never_answers_is_given_up_on_at_the_deadline() {
+    let policy = tern::server::SessionInput {
+        max_rounds: 10,
+        timeout: Duration::from_millis(200),
+    };
+    let started = std::time::Instant::now();
+    let (err, asked) = always_asking_on_a_session(policy, Duration::from_secs(30)).await;
+    assert_eq!(rpc_code(&err), -32603, "{err}");
+    assert_eq!(asked, 1);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_listen_stream_naming_too_many_uris_is_refused() {
+    let (_child, addr) = http_child(&[]).await;
+    let uris: Vec<String> = (0..1001).map(|i| format!("note://{i}")).collect();
+    let params = json!({"notifications": {"resourceSubscriptions": uris}});
+    let r = post(
+        addr,
+        &mcp_headers("subscriptions/listen", None),
+        &body(1, "subscriptions/listen", params),
+    )
+    .await;
+    assert_eq!(r.error_code(), Some(-32602), "{r:?}");
+}
