@@ -25,6 +25,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tern::client::{Client, InputContext};
 use tern::jsonrpc::RpcError;
+use tern::oauth::{FetchRedirect, OAuthClient, Registration};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -148,6 +149,31 @@ fn context_calls() -> Result<Option<Vec<(String, Value)>>, BoxError> {
     Ok(Some(calls))
 }
 
+/// The Client ID Metadata Document URL the suite's authorization servers accept.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client a user would configure, as the harness describes it: its
+/// pre-registered credentials when the context has them (`client_id`,
+/// `client_secret`), the suite's Client ID Metadata Document URL, and a user agent that
+/// takes the authorization server's redirect itself (the suite's servers approve at once).
+fn authorizer() -> Result<OAuthClient, BoxError> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|raw| serde_json::from_str(&raw).ok())
+        .unwrap_or_default();
+    let mut oauth = OAuthClient::builder("tern-conformance-client")
+        .user_agent(FetchRedirect::new("http://localhost:3000/callback"))
+        .client_metadata_url(CLIENT_METADATA_URL);
+    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
+        let mut registration = Registration::new(id);
+        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
+            registration = registration.with_secret(secret);
+        }
+        oauth = oauth.pre_registered(registration);
+    }
+    Ok(oauth.build()?)
+}
+
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     tracing_subscriber::fmt()
@@ -161,7 +187,9 @@ async fn main() -> Result<(), BoxError> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     tracing::info!(%scenario, %url, "starting");
 
-    let transport = HttpClientTransport::builder(url.as_str()).build()?;
+    let transport = HttpClientTransport::builder(url.as_str())
+        .with_authorizer(Arc::new(authorizer()?))
+        .build()?;
     let client = Client::builder("tern-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicitation(elicit)
         .on_sampling(sample)

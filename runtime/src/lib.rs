@@ -79,6 +79,9 @@ mod error;
 pub mod fuzzing;
 pub mod jsonrpc;
 mod legacy;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub mod oauth;
 pub mod protocol;
 pub mod seal;
 pub mod server;

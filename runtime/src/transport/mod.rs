@@ -48,6 +48,8 @@ pub struct TransportFailure {
     pub rpc_error: Option<Box<RpcError>>,
     /// One message was dropped (too large to read) and the transport goes on.
     pub skipped: bool,
+    /// The `WWW-Authenticate` challenge of a 401 or 403, when the server sent one.
+    pub www_authenticate: Option<String>,
 }
 
 impl std::fmt::Display for TransportFailure {
@@ -92,6 +94,7 @@ impl TransportError {
             http_status: Some(status),
             rpc_error: rpc_error.map(Box::new),
             skipped: false,
+            www_authenticate: None,
         })
     }
 
@@ -123,6 +126,11 @@ impl TransportError {
     /// The JSON-RPC error carried by a refused HTTP request's body.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         self.0.rpc_error.as_deref()
+    }
+
+    /// The `WWW-Authenticate` challenge a 401 or 403 carried.
+    pub fn www_authenticate(&self) -> Option<&str> {
+        self.0.www_authenticate.as_deref()
     }
 }
 

@@ -9,7 +9,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use super::pool::Pool;
-use super::{Connector, EraCache, HttpClientTransport, Inner};
+use super::{Authorizer, Connector, EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
 use crate::util::lock;
 
@@ -26,6 +26,7 @@ pub struct HttpClientBuilder {
     idle_timeout: Duration,
     connect_timeout: Duration,
     bearer: Option<String>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     headers: Vec<(String, String)>,
     #[cfg(feature = "http-client-tls")]
     roots: Vec<rustls::pki_types::CertificateDer<'static>>,
@@ -77,6 +78,14 @@ impl HttpClientBuilder {
     /// Sends `Authorization: Bearer {token}` on every request.
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Consults `authorizer` when the server refuses a request with 401 or 403 (such as
+    /// `tern::oauth::OAuthClient`, the OAuth 2.1 flow the MCP spec describes): the
+    /// request goes again with the token it gives, which every later request carries.
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
         self
     }
 
@@ -139,6 +148,7 @@ impl HttpClientBuilder {
                 timeout: self.timeout,
                 idle_timeout: self.idle_timeout,
                 bearer: Mutex::new(bearer),
+                authorizer: self.authorizer,
                 headers,
                 post_headers: Mutex::new(None),
                 eras: self.eras,
@@ -151,7 +161,7 @@ impl HttpClientBuilder {
 
 /// What the pool connects with: TCP without Nagle, within `timeout`; TLS for https://
 /// URLs (with the `http-client-tls` feature), trusting `roots` beside the Mozilla set.
-pub(super) fn connector(
+pub(crate) fn connector(
     timeout: Duration,
     #[cfg(feature = "http-client-tls")] roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 ) -> Result<Connector, TransportError> {
@@ -209,10 +219,20 @@ impl HttpClientTransport {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             connect_timeout: Duration::from_secs(10),
             bearer: None,
+            authorizer: None,
             headers: Vec::new(),
             #[cfg(feature = "http-client-tls")]
             roots: Vec::new(),
         }
+    }
+
+    /// The bearer token sent now, if any.
+    pub fn bearer_token(&self) -> Option<String> {
+        lock(&self.inner.bearer)
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned)
     }
 
     /// Replaces (or with `None` removes) the bearer token sent from now on, for example

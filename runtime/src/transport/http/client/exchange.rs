@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
@@ -16,6 +16,7 @@ use super::super::body::Joined;
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
+use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::quiet::Quiet;
 use crate::jsonrpc::{self, RawResponse, Received};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
@@ -151,13 +152,13 @@ impl HttpClientTransport {
         request: EncodedRequest<'_>,
     ) -> Result<Box<RawValue>, CallError> {
         self.inner.session.sending(request.method, request.params);
-        let (headers, session) = self.headers(&request)?;
-        let body = jsonrpc::encode_request(request.id, request.method, request.params);
-        let mut http_request = Request::new(Full::new(Bytes::from(body)));
-        *http_request.method_mut() = Method::POST;
-        *http_request.uri_mut() = self.inner.uri.clone();
-        *http_request.headers_mut() = headers;
-        let mut result = self.send(http_request, &request, session).await?;
+        let mut result = match self.post(&request).await {
+            Err(CallError::Transport(refused)) if self.authorizable(&refused) => {
+                // Boxed: the rare path stays out of every exchange's future.
+                Box::pin(self.post_authorized(&request, refused)).await?
+            }
+            other => other?,
+        };
         if request.method == ListTools::METHOD {
             // Rare enough to read as a tree: the tools with invalid annotations go.
             let mut tools: Value = serde_json::from_str(result.get()).unwrap_or_default();
@@ -167,6 +168,52 @@ impl HttpClientTransport {
             })?;
         }
         Ok(result)
+    }
+
+    /// Builds `request`'s POST (with the bearer token as it stands) and sends it.
+    async fn post(&self, request: &EncodedRequest<'_>) -> Result<Box<RawValue>, CallError> {
+        let (headers, session) = self.headers(request)?;
+        let body = jsonrpc::encode_request(request.id, request.method, request.params);
+        let mut http_request = Request::new(Full::new(Bytes::from(body)));
+        *http_request.method_mut() = Method::POST;
+        *http_request.uri_mut() = self.inner.uri.clone();
+        *http_request.headers_mut() = headers;
+        self.send(http_request, request, session).await
+    }
+
+    /// Whether `refused` is a 401 or 403 the transport's authorizer may answer.
+    fn authorizable(&self, refused: &TransportError) -> bool {
+        self.inner.authorizer.is_some() && matches!(refused.http_status(), Some(401 | 403))
+    }
+
+    /// The authorizer answers the refusal with a token and the request goes again,
+    /// at most [`MAX_AUTHORIZATION_RETRIES`] times; then the last refusal stands.
+    async fn post_authorized(
+        &self,
+        request: &EncodedRequest<'_>,
+        mut refused: TransportError,
+    ) -> Result<Box<RawValue>, CallError> {
+        let Some(authorizer) = self.inner.authorizer.clone() else {
+            return Err(CallError::Transport(refused));
+        };
+        for _ in 0..MAX_AUTHORIZATION_RETRIES {
+            let sent = self.bearer_token();
+            let challenge = Challenge {
+                resource: &self.inner.uri,
+                status: refused.http_status().unwrap_or_default(),
+                www_authenticate: refused.www_authenticate(),
+                token: sent.as_deref(),
+            };
+            let Some(token) = authorizer.authorize(challenge).await? else {
+                break;
+            };
+            self.set_bearer_token(Some(&token))?;
+            match self.post(request).await {
+                Err(CallError::Transport(again)) if self.authorizable(&again) => refused = again,
+                other => return other,
+            }
+        }
+        Err(CallError::Transport(refused))
     }
 
     /// Posts a built request and reads its JSON or SSE answer.
@@ -198,13 +245,14 @@ impl HttpClientTransport {
                 .session
                 .answered(request.method, response.headers());
         }
+        let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
         let body = response.into_body();
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;
             if body.is_ok() {
                 lease.release();
             }
-            let mut refused = refusal(status, body);
+            let mut refused = refusal(status, challenge.as_ref(), body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
@@ -357,8 +405,9 @@ impl HttpClientTransport {
                 })?;
         let status = response.status();
         if !status.is_success() {
+            let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
             let body = collect(response.into_body(), quiet).await;
-            return Err(refusal(status, body));
+            return Err(refusal(status, challenge.as_ref(), body));
         }
         Ok(response.into_body())
     }
@@ -410,7 +459,11 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
 }
 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.
-fn refusal(status: StatusCode, body: Result<Bytes, CallError>) -> CallError {
+fn refusal(
+    status: StatusCode,
+    challenge: Option<&HeaderValue>,
+    body: Result<Bytes, CallError>,
+) -> CallError {
     let rpc_error = match body {
         Ok(bytes) => match jsonrpc::receive(&bytes) {
             Ok(Received::Response(RawResponse { result: Err(e), .. })) => Some(e),
@@ -419,9 +472,12 @@ fn refusal(status: StatusCode, body: Result<Bytes, CallError>) -> CallError {
         Err(_) => None,
     };
     let reason = status.canonical_reason().unwrap_or("refused");
-    CallError::Transport(TransportError::http(
+    let mut error = TransportError::http(
         status.as_u16(),
         format!("the server refused the request: {reason}"),
         rpc_error,
-    ))
+    );
+    // A challenge is kept only as long as a header may be (hyper bounds those).
+    error.0.www_authenticate = challenge.and_then(|v| v.to_str().ok()).map(str::to_owned);
+    CallError::Transport(error)
 }

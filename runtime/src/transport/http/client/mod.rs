@@ -50,6 +50,7 @@
 //! The parts: `builder` makes the transport, `exchange` is one POST and the reading
 //! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
 
+mod authorize;
 mod builder;
 mod era_cache;
 mod exchange;
@@ -77,6 +78,9 @@ use crate::transport::{
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
+pub use authorize::{Authorizer, Challenge, MAX_AUTHORIZATION_RETRIES};
+#[cfg(feature = "oauth")]
+pub(crate) use builder::connector;
 pub use builder::{DEFAULT_IDLE_TIMEOUT, HttpClientBuilder};
 pub use era_cache::EraCache;
 use pool::Pool;
@@ -92,9 +96,9 @@ pub struct HttpClientTransport {
 
 /// What the pool connects with: TLS-capable when the `http-client-tls` feature is on.
 #[cfg(feature = "http-client-tls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+pub(crate) type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 #[cfg(not(feature = "http-client-tls"))]
-type Connector = HttpConnector;
+pub(crate) type Connector = HttpConnector;
 
 struct Inner {
     pool: Pool,
@@ -104,6 +108,8 @@ struct Inner {
     /// The longest silence allowed while waiting for an answer's head, bytes or events.
     idle_timeout: Duration,
     bearer: Mutex<Option<HeaderValue>>,
+    /// Answers 401s and 403s with new tokens.
+    authorizer: Option<Arc<dyn Authorizer>>,
     headers: HeaderMap,
     /// The headers of every 2026-07-28 POST, rendered on first use and again after the
     /// bearer token changes.
