@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use url::Url;
 
-use super::http::OAuthHttp;
+use crate::transport::http::fetch::Fetch as OAuthHttp;
 use crate::transport::{BoxFuture, TransportError};
 
 /// Takes the user to an authorization URL and brings back the URL the authorization

@@ -6,8 +6,8 @@
 use serde::Deserialize;
 use url::Url;
 
-use super::http::OAuthHttp;
 use crate::transport::TransportError;
+use crate::transport::http::fetch::Fetch as OAuthHttp;
 
 /// What an MCP server says of itself as a protected resource (RFC 9728).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -163,7 +163,7 @@ async fn first_document(
     http: &OAuthHttp,
     urls: Vec<Url>,
     none: &str,
-) -> Result<(Url, super::http::Answer), TransportError> {
+) -> Result<(Url, crate::transport::http::fetch::Answer), TransportError> {
     let mut last = none.to_owned();
     for url in urls {
         match http.get(&url).await {

@@ -18,9 +18,12 @@ use url::Url;
 
 use super::agent::UserAgent;
 use super::discovery::ServerMetadata;
-use super::http::OAuthHttp;
+use bytes::Bytes;
+use http_body_util::Full;
+
 use super::store::{Registration, Tokens};
 use crate::transport::TransportError;
+use crate::transport::http::fetch::Fetch as OAuthHttp;
 
 type Client = BasicClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
 
@@ -179,7 +182,7 @@ impl Authorization<'_> {
             .set_pkce_verifier(verifier)
             .add_extra_param("resource", self.resource);
         let response = exchange
-            .request_async(&self.http.for_oauth2())
+            .request_async(&for_oauth2(self.http))
             .await
             .map_err(token_error)?;
         Ok(tokens(
@@ -245,7 +248,7 @@ pub(crate) async fn refresh(
     let response = client
         .exchange_refresh_token(&RefreshToken::new(refresh_token.clone()))
         .add_extra_param("resource", held.resource.as_str())
-        .request_async(&http.for_oauth2())
+        .request_async(&for_oauth2(http))
         .await
         .map_err(token_error)?;
     Ok(tokens(
@@ -285,5 +288,30 @@ fn token_error(
         RequestTokenError::Request(t) => t,
         RequestTokenError::Parse(e, _) => fail(format!("an unreadable token response: {e}")),
         RequestTokenError::Other(e) => fail(e),
+    }
+}
+
+/// The client the `oauth2` crate's requests go through.
+pub(crate) fn for_oauth2(
+    http: &OAuthHttp,
+) -> impl Fn(
+    oauth2::HttpRequest,
+) -> futures_util::future::BoxFuture<'static, Result<oauth2::HttpResponse, TransportError>>
++ '_ {
+    move |request: oauth2::HttpRequest| {
+        let http = http.clone();
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let request = http::Request::from_parts(parts, Full::new(Bytes::from(body)));
+            let answer = http.send(request).await?;
+            let mut response = http::Response::new(answer.body.to_vec());
+            *response.status_mut() = answer.status;
+            // The crate reads the content type to accept the JSON it parses.
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            Ok(response)
+        })
     }
 }

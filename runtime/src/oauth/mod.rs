@@ -36,7 +36,6 @@ mod agent;
 mod challenge;
 mod discovery;
 mod flow;
-mod http;
 mod store;
 
 use std::collections::HashMap;
@@ -50,9 +49,9 @@ pub use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{CredentialStore, FileStore, MemoryStore, Registration, Tokens};
 
 use crate::transport::http::client::{Authorizer, Challenge};
+use crate::transport::http::fetch::Fetch as OAuthHttp;
 use crate::transport::{BoxFuture, TransportError};
 use flow::{Authorization, Identity};
-use http::OAuthHttp;
 
 /// An OAuth 2.1 client for MCP servers behind authorization. Cheap to clone; give it
 /// to [`HttpClientBuilder::with_authorizer`](crate::transport::http::client::HttpClientBuilder::with_authorizer).

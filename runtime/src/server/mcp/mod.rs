@@ -216,6 +216,7 @@ impl McpServer {
             tool: Tool::new(Default::default(), name),
             single_use: false,
             input_schema: None,
+            scopes: Vec::new(),
         }
     }
 

@@ -65,6 +65,24 @@ impl McpServer {
             .filter(|h| !h.is_empty())
     }
 
+    /// The OAuth scopes a request needs, by its method and target: a `tools/call` of a
+    /// tool registered with [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)
+    /// needs those; anything else, none. For
+    /// [`HttpServer::with_required_scopes`](crate::server::http::HttpServer::with_required_scopes).
+    pub fn required_scopes(&self, method: &str, target: Option<&str>) -> Option<Vec<String>> {
+        use crate::types::rpc::Request as _;
+        if method != crate::types::v2026_07_28::method::CallTool::METHOD {
+            return None;
+        }
+        let name = target?;
+        read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| t.scopes.clone())
+            .filter(|s| !s.is_empty())
+    }
+
     /// Removes the tool `name`; subscribers are told the list changed.
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = {

@@ -196,10 +196,12 @@ pub(crate) struct ToolEntry {
     /// The `x-mcp-header` annotations of the tool's `inputSchema`, read once.
     #[cfg(feature = "http-server")]
     pub(crate) headers: Vec<crate::transport::http::ParamHeader>,
+    /// The OAuth scopes a call needs (see [`ToolBuilder::required_scopes`]).
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ToolEntry {
-    pub(crate) fn new(tool: Tool, call: ToolFn, single_use: bool) -> Self {
+    pub(crate) fn new(tool: Tool, call: ToolFn, single_use: bool, scopes: Vec<String>) -> Self {
         #[cfg(feature = "http-server")]
         let headers = {
             let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
@@ -214,6 +216,7 @@ impl ToolEntry {
             single_use,
             #[cfg(feature = "http-server")]
             headers,
+            scopes,
         }
     }
 }
@@ -246,6 +249,7 @@ pub struct ToolBuilder<'a> {
     pub(crate) single_use: bool,
     /// An `inputSchema` given as is, in place of the one derived from the arguments.
     pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ToolBuilder<'_> {
@@ -280,6 +284,15 @@ impl ToolBuilder<'_> {
     /// derivation cannot say (`$defs` with anchors, `if`/`then`/`else`, `x-mcp-header`).
     pub fn input_schema(mut self, schema: serde_json::Map<String, serde_json::Value>) -> Self {
         self.input_schema = Some(schema);
+        self
+    }
+
+    /// The OAuth scopes a call of this tool needs. With
+    /// [`HttpServer::with_required_scopes`](crate::server::http::HttpServer::with_required_scopes)
+    /// given [`McpServer::required_scopes`], a call whose token lacks one is answered
+    /// 403 `insufficient_scope` naming them, before the tool runs.
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -319,7 +332,11 @@ impl ToolBuilder<'_> {
                 }
             })
         });
-        self.server
-            .add_tool(ToolEntry::new(self.tool, call, self.single_use));
+        self.server.add_tool(ToolEntry::new(
+            self.tool,
+            call,
+            self.single_use,
+            self.scopes,
+        ));
     }
 }

@@ -11,6 +11,8 @@
 pub(crate) mod body;
 #[cfg(feature = "http-client")]
 pub mod client;
+#[cfg(any(feature = "oauth", feature = "jwt"))]
+pub(crate) mod fetch;
 mod param_headers;
 pub(crate) mod sse;
 

@@ -135,6 +135,11 @@ pub async fn open(
     stream
 }
 
+/// An HTTP answer read off a socket whole.
+pub fn parse_raw(raw: &[u8]) -> Raw {
+    parse(raw)
+}
+
 fn parse(raw: &[u8]) -> Raw {
     let text = String::from_utf8_lossy(raw).into_owned();
     let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));

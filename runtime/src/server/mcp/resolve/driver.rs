@@ -87,7 +87,11 @@ impl<'a> ToolBuilder<'a> {
                 }
             })
         });
-        self.server
-            .add_tool(ToolEntry::new(self.tool, call, self.single_use));
+        self.server.add_tool(ToolEntry::new(
+            self.tool,
+            call,
+            self.single_use,
+            self.scopes,
+        ));
     }
 }

@@ -5,6 +5,7 @@ use http::HeaderMap;
 use http::header::{AUTHORIZATION, HOST, ORIGIN};
 
 use super::Shared;
+use super::protected::challenge;
 use crate::auth::{AuthError, AuthInfo};
 
 /// Which `Host` and `Origin` headers the endpoint accepts. A web page on another site
@@ -73,11 +74,12 @@ fn strip_port(authority: &str) -> &str {
 
 /// Why a request was not authenticated: what to put in `WWW-Authenticate`.
 pub(crate) struct Unauthorized {
+    /// 401, or 403 for a valid token without the scope the server requires.
+    pub(crate) status: http::StatusCode,
     pub(crate) challenge: String,
     pub(crate) message: String,
 }
 
-/// Checks the bearer token when a verifier is configured.
 pub(crate) async fn authenticate(
     shared: &Shared,
     headers: &HeaderMap,
@@ -85,21 +87,7 @@ pub(crate) async fn authenticate(
     let Some(verifier) = &shared.verifier else {
         return Ok(None);
     };
-    let challenge = |error: Option<&str>| {
-        let mut c = String::from("Bearer");
-        let mut params = Vec::new();
-        if let Some(url) = &shared.resource_metadata {
-            params.push(format!("resource_metadata=\"{url}\""));
-        }
-        if let Some(e) = error {
-            params.push(format!("error=\"{e}\""));
-        }
-        if !params.is_empty() {
-            c.push(' ');
-            c.push_str(&params.join(", "));
-        }
-        c
-    };
+    let metadata = shared.resource_metadata.as_deref();
     let token = headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -110,19 +98,23 @@ pub(crate) async fn authenticate(
         .filter(|t| !t.is_empty());
     let Some(token) = token else {
         return Err(Unauthorized {
-            challenge: challenge(None),
+            status: http::StatusCode::UNAUTHORIZED,
+            challenge: challenge(metadata, None, None),
             message: "Unauthorized: a bearer token is required".into(),
         });
     };
-    verifier.verify(token).await.map(Some).map_err(|e| {
-        let code = match e {
-            AuthError::InsufficientScope(_) => "insufficient_scope",
-            _ => "invalid_token",
-        };
-        Unauthorized {
-            challenge: challenge(Some(code)),
+    verifier.verify(token).await.map(Some).map_err(|e| match e {
+        // The token is good but not for everything: 403 naming what it lacks.
+        AuthError::InsufficientScope(scope) => Unauthorized {
+            status: http::StatusCode::FORBIDDEN,
+            challenge: challenge(metadata, Some("insufficient_scope"), Some(&scope)),
+            message: format!("Forbidden: the token lacks the scope {scope}"),
+        },
+        e => Unauthorized {
+            status: http::StatusCode::UNAUTHORIZED,
+            challenge: challenge(metadata, Some("invalid_token"), None),
             message: format!("Unauthorized: {e}"),
-        }
+        },
     })
 }
 

@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::conn::{Conn, Registry, RequestGuard, Watched};
-use super::{Shared, post};
+use super::{Shared, post, protected};
 
 /// Serves `shared` on `listener` until `shutdown`, then drains: connections finish what
 /// they are serving (within their budgets) and idle ones close.
@@ -157,8 +157,15 @@ impl hyper::service::Service<Request<Incoming>> for Endpoint {
         let conn = Arc::clone(&self.conn);
         let drain = self.drain.clone();
         let routed = request.uri().path() == &*self.path;
+        let metadata = shared
+            .protected
+            .as_ref()
+            .filter(|m| request.method() == Method::GET && m.serves(request.uri().path()))
+            .cloned();
         Box::pin(async move {
-            let response = if !routed {
+            let response = if let Some(metadata) = metadata {
+                protected::metadata_response(&metadata)
+            } else if !routed {
                 post::status_only(StatusCode::NOT_FOUND)
             } else if request.method() == Method::POST {
                 let (parts, body) = request.into_parts();

@@ -54,6 +54,7 @@ mod guard;
 mod headers;
 mod listen;
 mod post;
+mod protected;
 mod sessions;
 mod sse;
 mod stream;
@@ -69,6 +70,7 @@ pub use events::{
     DEFAULT_EVENT_AGE, DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
 };
 pub use guard::HostPolicy;
+pub use protected::{ProtectedResource, RequiredScopes};
 pub use sessions::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
@@ -113,6 +115,8 @@ pub struct HttpServer {
     hosts_explicit: bool,
     verifier: Option<Arc<dyn TokenVerifier>>,
     resource_metadata: Option<String>,
+    protected: Option<Arc<ProtectedResource>>,
+    required_scopes: Option<RequiredScopes>,
     tool_headers: Option<ToolHeaders>,
     /// `None` serves 2026-07-28 only; else the limits of 2025-11-25 sessions.
     sessions: Option<sessions::Limits>,
@@ -142,6 +146,8 @@ pub(crate) struct Shared {
     pub(crate) hosts: HostPolicy,
     pub(crate) verifier: Option<Arc<dyn TokenVerifier>>,
     pub(crate) resource_metadata: Option<String>,
+    pub(crate) protected: Option<Arc<ProtectedResource>>,
+    pub(crate) required_scopes: Option<RequiredScopes>,
     pub(crate) tool_headers: Option<ToolHeaders>,
     pub(crate) sessions: Option<sessions::Sessions>,
 }
@@ -159,6 +165,8 @@ impl HttpServer {
             hosts_explicit: false,
             verifier: None,
             resource_metadata: None,
+            protected: None,
+            required_scopes: None,
             tool_headers: None,
             sessions: Some(sessions::Limits {
                 idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -306,6 +314,30 @@ impl HttpServer {
         self
     }
 
+    /// Serves `metadata` as the endpoint's Protected Resource Metadata (RFC 9728) at
+    /// `/.well-known/oauth-protected-resource{path}` and at the root well-known URI,
+    /// and points every 401 and 403 challenge to it (unless
+    /// [`with_resource_metadata`](Self::with_resource_metadata) names another URL).
+    pub fn with_protected_resource(mut self, metadata: ProtectedResource) -> Self {
+        if self.resource_metadata.is_none() {
+            self.resource_metadata = Some(metadata.well_known().1);
+        }
+        self.protected = Some(Arc::new(metadata));
+        self
+    }
+
+    /// The scopes each request needs, by method and target (a tool or prompt name, a
+    /// resource URI), such as [`McpServer::required_scopes`](crate::server::McpServer::required_scopes):
+    /// with a token verifier, a request whose token lacks one gets 403
+    /// `insufficient_scope` naming all it needs, before it is served.
+    pub fn with_required_scopes(
+        mut self,
+        lookup: impl Fn(&str, Option<&str>) -> Option<Vec<String>> + Send + Sync + 'static,
+    ) -> Self {
+        self.required_scopes = Some(Arc::new(lookup));
+        self
+    }
+
     /// How to find a tool's `x-mcp-header` annotations, so `tools/call` requests have
     /// their `Mcp-Param-*` headers checked against the arguments. Without it only the
     /// standard headers are checked.
@@ -323,6 +355,7 @@ impl HttpServer {
     pub fn router(self) -> Router {
         let path = self.path.clone();
         let shared = Arc::new(self.into_shared());
+        let protected_metadata = shared.protected.clone();
         let on_delete = shared.sessions.is_some().then(|| Arc::clone(&shared));
         let mut route = post(move |request: axum::extract::Request| {
             let shared = Arc::clone(&shared);
@@ -343,7 +376,19 @@ impl HttpServer {
                     async move { post::handle_get(&shared, request.headers()).await }
                 });
         }
-        Router::new().route(&path, route)
+        let mut router = Router::new().route(&path, route);
+        if let Some(metadata) = protected_metadata {
+            let (aware, _) = metadata.well_known();
+            let serve = move || {
+                let metadata = Arc::clone(&metadata);
+                async move { protected::metadata_response(&metadata) }
+            };
+            router = router.route(protected::WELL_KNOWN, axum::routing::get(serve.clone()));
+            if aware != protected::WELL_KNOWN {
+                router = router.route(&aware, axum::routing::get(serve));
+            }
+        }
+        router
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting and waits for
@@ -370,6 +415,8 @@ impl HttpServer {
             hosts: self.hosts,
             verifier: self.verifier,
             resource_metadata: self.resource_metadata,
+            protected: self.protected,
+            required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
             sessions: self.sessions.map(sessions::Sessions::new),
         }

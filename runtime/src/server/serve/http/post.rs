@@ -15,7 +15,7 @@ use http_body_util::BodyExt as _;
 use super::conn::Conn;
 use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
-use super::{Shared, guard, headers};
+use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
@@ -103,6 +103,9 @@ where
     let accepted = shared
         .server
         .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
+    if let Some(refused) = scopes_refused(shared, &accepted) {
+        return refused;
+    }
     if let Some(sessions) = &shared.sessions {
         // A session's requests belong to it whatever their `_meta` says; only a
         // request outside one is stateless by its 2026-07-28 `_meta`.
@@ -119,6 +122,20 @@ where
         }
     }
     run(headers, accepted, None).await
+}
+
+/// 403 for a request whose token lacks a scope its tool, prompt or resource requires.
+fn scopes_refused(shared: &Shared, accepted: &Accepted) -> Option<Response> {
+    shared.verifier.as_ref()?;
+    let required = (shared.required_scopes.as_ref()?)(accepted.method(), accepted.target())?;
+    if protected::missing_scopes(&required, accepted.auth()).is_empty() {
+        return None;
+    }
+    tracing::debug!(method = accepted.method(), "a token lacks a required scope");
+    Some(protected::insufficient_scope(
+        shared.resource_metadata.as_deref(),
+        &required,
+    ))
 }
 
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
@@ -465,7 +482,7 @@ fn json_body(status: StatusCode, text: String) -> Response {
 
 fn unauthorized(denied: guard::Unauthorized) -> Response {
     let mut response = rpc_error(
-        StatusCode::UNAUTHORIZED,
+        denied.status,
         None,
         RpcError::invalid_request(denied.message),
     );

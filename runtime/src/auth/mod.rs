@@ -1,4 +1,5 @@
-//! What the transport learned about the caller from a validated access token.
+//! What the transport learned about the caller from a validated access token, and the
+//! verifiers that validate them (`JwtVerifier`, feature `jwt`).
 
 /// The identity carried by an access token that tern's token verifier accepted.
 ///
@@ -68,3 +69,9 @@ pub trait TokenVerifier: Send + Sync + 'static {
     /// Validates `token` (the text after `Bearer `).
     fn verify(&self, token: &str) -> crate::transport::BoxFuture<'_, Result<AuthInfo, AuthError>>;
 }
+
+#[cfg(feature = "jwt")]
+mod jwt;
+#[cfg(feature = "jwt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jwt")))]
+pub use jwt::JwtVerifier;

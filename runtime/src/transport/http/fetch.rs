@@ -1,6 +1,6 @@
-//! The few HTTP requests OAuth needs (metadata documents, registration, the token
-//! endpoint), on a client of their own: bounded bodies, a deadline each, no redirects
-//! followed (a redirect is an answer, not a hop).
+//! The odd HTTP request beside the MCP traffic (OAuth metadata, registration and token
+//! requests; a verifier's JWKS), on a client of its own: bounded bodies, a deadline
+//! each, no redirects followed (a redirect is an answer, not a hop).
 
 use std::time::Duration;
 
@@ -10,14 +10,13 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde::de::DeserializeOwned;
-use url::Url;
 
 use crate::transport::TransportError;
 use crate::transport::http::client::{Connector, connector};
 
-/// The largest metadata, registration or token response read.
+/// The largest answer read.
 const MAX_BODY: usize = 1 << 20;
-/// How long one OAuth request may take, answer included.
+/// How long one request may take, answer included.
 const DEADLINE: Duration = Duration::from_secs(30);
 
 /// An answer: its status, the headers that matter, the body.
@@ -42,13 +41,13 @@ impl Answer {
     }
 }
 
-/// The OAuth side's HTTP client.
+/// The client for requests beside the MCP traffic.
 #[derive(Clone, Debug)]
-pub(crate) struct OAuthHttp {
+pub(crate) struct Fetch {
     client: Client<Connector, Full<Bytes>>,
 }
 
-impl OAuthHttp {
+impl Fetch {
     pub(crate) fn new() -> Result<Self, TransportError> {
         #[cfg(feature = "http-client-tls")]
         let connector = connector(Duration::from_secs(10), Vec::new())?;
@@ -59,10 +58,10 @@ impl OAuthHttp {
     }
 
     /// GETs `url`, asking for JSON.
-    pub(crate) async fn get(&self, url: &Url) -> Result<Answer, TransportError> {
+    pub(crate) async fn get(&self, url: &impl std::fmt::Display) -> Result<Answer, TransportError> {
         let request = Request::builder()
             .method(Method::GET)
-            .uri(url.as_str())
+            .uri(url.to_string())
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
             .map_err(|e| TransportError::new(format!("GET {url}: {e}")))?;
@@ -102,32 +101,5 @@ impl OAuthHttp {
         tokio::time::timeout(DEADLINE, exchange)
             .await
             .map_err(|_| TransportError::new(format!("{target}: no answer in {DEADLINE:?}")))?
-    }
-
-    /// The client the `oauth2` crate's requests go through.
-    pub(crate) fn for_oauth2(
-        &self,
-    ) -> impl Fn(
-        oauth2::HttpRequest,
-    ) -> futures_util::future::BoxFuture<
-        'static,
-        Result<oauth2::HttpResponse, TransportError>,
-    > + '_ {
-        move |request: oauth2::HttpRequest| {
-            let http = self.clone();
-            Box::pin(async move {
-                let (parts, body) = request.into_parts();
-                let request = Request::from_parts(parts, Full::new(Bytes::from(body)));
-                let answer = http.send(request).await?;
-                let mut response = http::Response::new(answer.body.to_vec());
-                *response.status_mut() = answer.status;
-                // The crate reads the content type to accept the JSON it parses.
-                response.headers_mut().insert(
-                    http::header::CONTENT_TYPE,
-                    http::HeaderValue::from_static("application/json"),
-                );
-                Ok(response)
-            })
-        }
     }
 }

@@ -1,0 +1,217 @@
+//! JWT access tokens (RFC 9068) checked against the authorization server's JSON Web
+//! Key Set: the signature with the key the token names (the set fetched once, cached,
+//! and fetched again when a token names a key it lacks, at most once a second),
+//! then `iss`, `aud` (this resource, RFC 8707), `exp` and `nbf` with a clock skew.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{DecodingKey, Validation, decode, decode_header};
+use serde::Deserialize;
+
+use super::{AuthError, AuthInfo, TokenVerifier};
+use crate::transport::http::fetch::Fetch;
+use crate::transport::{BoxFuture, TransportError};
+
+/// The least time between two fetches of the key set (a token naming an unknown key
+/// fetches it again, so tokens with made-up key ids cost at most one fetch a second).
+const REFETCH_AFTER: Duration = Duration::from_secs(1);
+/// The most keys kept from one key set.
+const MAX_KEYS: usize = 100;
+
+/// Validates JWT access tokens issued by `issuer` for `audience` (this MCP server's
+/// resource identifier), signed with a key of the set at `jwks_uri`.
+///
+/// ```no_run
+/// # fn demo() -> Result<(), tern::transport::TransportError> {
+/// use std::sync::Arc;
+/// use tern::auth::JwtVerifier;
+///
+/// let verifier = JwtVerifier::new(
+///     "https://auth.example.com/jwks",
+///     "https://auth.example.com",
+///     "https://mcp.example.com/mcp",
+/// )?;
+/// // HttpServer::new(server).with_token_verifier(Arc::new(verifier))
+/// # let _ = Arc::new(verifier);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct JwtVerifier {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    jwks_uri: String,
+    issuer: String,
+    audience: String,
+    leeway: Duration,
+    http: Fetch,
+    keys: tokio::sync::Mutex<Keys>,
+}
+
+#[derive(Default)]
+struct Keys {
+    by_id: HashMap<String, Arc<DecodingKey>>,
+    /// The one key of a set whose keys name no id.
+    unnamed: Option<Arc<DecodingKey>>,
+    fetched: Option<Instant>,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("jwks_uri", &self.inner.jwks_uri)
+            .field("issuer", &self.inner.issuer)
+            .field("audience", &self.inner.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The claims read from an access token.
+#[derive(Deserialize)]
+struct Claims {
+    iss: String,
+    #[serde(default)]
+    sub: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    azp: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    scp: Option<Vec<String>>,
+}
+
+impl JwtVerifier {
+    /// A verifier of tokens from `issuer` for `audience`, signed with the keys at
+    /// `jwks_uri`. Clocks may disagree by 60 s ([`with_leeway`](Self::with_leeway)).
+    pub fn new(
+        jwks_uri: impl Into<String>,
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+    ) -> Result<Self, TransportError> {
+        Ok(Self {
+            inner: Arc::new(Inner {
+                jwks_uri: jwks_uri.into(),
+                issuer: issuer.into(),
+                audience: audience.into(),
+                leeway: Duration::from_secs(60),
+                http: Fetch::new()?,
+                keys: tokio::sync::Mutex::default(),
+            }),
+        })
+    }
+
+    /// How far `exp` and `nbf` may be off.
+    pub fn with_leeway(self, leeway: Duration) -> Self {
+        let inner = Inner {
+            jwks_uri: self.inner.jwks_uri.clone(),
+            issuer: self.inner.issuer.clone(),
+            audience: self.inner.audience.clone(),
+            leeway,
+            http: self.inner.http.clone(),
+            keys: tokio::sync::Mutex::default(),
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+}
+
+fn invalid(why: impl std::fmt::Display) -> AuthError {
+    AuthError::InvalidToken(why.to_string())
+}
+
+impl Inner {
+    /// The key named `kid` (or the set's one unnamed key), fetching the set when it is
+    /// not known yet or does not have it.
+    async fn key(&self, kid: Option<&str>) -> Result<Arc<DecodingKey>, AuthError> {
+        let mut keys = self.keys.lock().await;
+        let find = |keys: &Keys| match kid {
+            Some(id) => keys.by_id.get(id).cloned(),
+            None => keys.unnamed.clone(),
+        };
+        if let Some(key) = find(&keys) {
+            return Ok(key);
+        }
+        let recent = keys.fetched.is_some_and(|at| at.elapsed() < REFETCH_AFTER);
+        if !recent {
+            *keys = self.fetch().await.map_err(|e| {
+                tracing::warn!(error = %e, "could not fetch the JWKS");
+                invalid("the signing keys could not be fetched")
+            })?;
+        }
+        find(&keys).ok_or_else(|| invalid("signed with a key the issuer does not publish"))
+    }
+
+    async fn fetch(&self) -> Result<Keys, TransportError> {
+        let set: JwkSet = self.http.get(&self.jwks_uri).await?.json("the JWKS")?;
+        let mut keys = Keys {
+            fetched: Some(Instant::now()),
+            ..Keys::default()
+        };
+        for jwk in set.keys.iter().take(MAX_KEYS) {
+            let Ok(key) = DecodingKey::from_jwk(jwk) else {
+                continue;
+            };
+            let key = Arc::new(key);
+            match &jwk.common.key_id {
+                Some(id) => {
+                    keys.by_id.insert(id.clone(), key);
+                }
+                None if set.keys.len() == 1 => keys.unnamed = Some(key),
+                None => {}
+            }
+        }
+        Ok(keys)
+    }
+
+    async fn verify(&self, token: &str) -> Result<AuthInfo, AuthError> {
+        let header = decode_header(token).map_err(invalid)?;
+        // Access tokens are signed by the issuer's private key: a shared-secret
+        // algorithm here would be a forgery with the public key as the secret.
+        if matches!(
+            header.alg,
+            jsonwebtoken::Algorithm::HS256
+                | jsonwebtoken::Algorithm::HS384
+                | jsonwebtoken::Algorithm::HS512
+        ) {
+            return Err(invalid("signed with a shared-secret algorithm"));
+        }
+        let key = self.key(header.kid.as_deref()).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        validation.validate_nbf = true;
+        validation.leeway = self.leeway.as_secs();
+        let data = decode::<Claims>(token, &key, &validation).map_err(invalid)?;
+        let claims = data.claims;
+        let scopes: Vec<String> = match (claims.scope, claims.scp) {
+            (Some(scope), _) => scope.split_ascii_whitespace().map(str::to_owned).collect(),
+            (None, Some(list)) => list,
+            (None, None) => Vec::new(),
+        };
+        let client_id = claims
+            .client_id
+            .or(claims.azp)
+            .ok_or_else(|| invalid("the token names no client (client_id or azp)"))?;
+        let mut info = AuthInfo::new(client_id)
+            .with_issuer(claims.iss)
+            .with_scopes(scopes);
+        info.subject = claims.sub;
+        Ok(info)
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify(&self, token: &str) -> BoxFuture<'_, Result<AuthInfo, AuthError>> {
+        let token = token.to_owned();
+        Box::pin(async move { self.inner.verify(&token).await })
+    }
+}
