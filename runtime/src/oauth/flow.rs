@@ -174,6 +174,10 @@ impl Authorization<'_> {
         for scope in self.scopes {
             request = request.add_scope(Scope::new(scope.clone()));
         }
+        // OpenID Connect grants offline_access only with consent asked for (Core §11).
+        if self.scopes.iter().any(|s| s == "offline_access") {
+            request = request.add_extra_param("prompt", "consent");
+        }
         let (url, state) = request.url();
         let redirect = self.agent.authorize(url).await?;
         let code = self.check_redirect(&redirect, state.secret())?;

@@ -27,6 +27,7 @@ mod json_budgets;
 mod legacy_client;
 mod legacy_session;
 mod mrtr_loop;
+mod oauth_e2e;
 mod oauth_server;
 mod request_logging;
 mod resolver_eras;
