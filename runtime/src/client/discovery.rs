@@ -85,7 +85,14 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
         params: json!({ "_meta": meta }),
         notifications: None,
     };
-    let answer = match tokio::time::timeout(hello.timeout, transport.request(request)).await {
+    // A probe that may wait on the user signing in is given the time that takes.
+    let sent = transport.request(request);
+    let answered = if transport.may_wait_on_user() {
+        Ok(sent.await)
+    } else {
+        tokio::time::timeout(hello.timeout, sent).await
+    };
+    let answer = match answered {
         Ok(answer) => answer,
         Err(_) => {
             tracing::debug!("no answer to server/discover in time: a 2025-11-25 server");

@@ -45,6 +45,13 @@ pub trait EraTransport: ClientTransport {
         let _ = era;
     }
 
+    /// Whether a request may wait on the user (an authorizer that sends them to sign
+    /// in): then the era probe waits for its answer however long that takes, rather
+    /// than reading silence as a 2025-11-25 server's.
+    fn may_wait_on_user(&self) -> bool {
+        false
+    }
+
     /// The client is about to speak `era` on this transport (before `initialize`, for
     /// a 2025-11-25 session), so version headers can follow.
     fn negotiated(&self, era: Era) {

@@ -281,6 +281,10 @@ impl EraTransport for HttpClientTransport {
     fn negotiated(&self, era: Era) {
         self.inner.session.negotiated(era);
     }
+
+    fn may_wait_on_user(&self) -> bool {
+        self.inner.authorizer.is_some()
+    }
 }
 
 #[cfg(test)]
