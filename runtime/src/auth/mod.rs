@@ -1,5 +1,6 @@
 //! What the transport learned about the caller from a validated access token, and the
-//! verifiers that validate them (`JwtVerifier`, feature `jwt`).
+//! verifiers that validate them (`JwtVerifier`, feature `jwt`; `IntrospectionVerifier`,
+//! feature `introspection`).
 
 /// The identity carried by an access token that tern's token verifier accepted.
 ///
@@ -70,6 +71,11 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify(&self, token: &str) -> crate::transport::BoxFuture<'_, Result<AuthInfo, AuthError>>;
 }
 
+#[cfg(feature = "introspection")]
+mod introspection;
+#[cfg(feature = "introspection")]
+#[cfg_attr(docsrs, doc(cfg(feature = "introspection")))]
+pub use introspection::IntrospectionVerifier;
 #[cfg(feature = "jwt")]
 mod jwt;
 #[cfg(feature = "jwt")]

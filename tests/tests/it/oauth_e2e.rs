@@ -35,12 +35,12 @@ struct Provider {
     issuer: String,
 }
 
-async fn provider(resource: &str) -> Option<Provider> {
+async fn provider(resources: &[&str]) -> Option<Provider> {
     let node = std::env::var("TERN_OIDC_NODE").ok()?;
     let script = std::env::var("TERN_OIDC_PROVIDER").ok()?;
     let mut child = tokio::process::Command::new(node)
         .arg(script)
-        .arg(resource)
+        .args(resources)
         .env("ACCESS_TTL", ACCESS_TTL.to_string())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -204,12 +204,44 @@ fn notes() -> McpServer {
     mcp
 }
 
+/// `verifier` guarding the notes server on `listener` (metadata naming `issuer`), and a
+/// tern client signing in through `user`.
+async fn notes_behind(
+    listener: tokio::net::TcpListener,
+    resource: &str,
+    issuer: &str,
+    verifier: Arc<dyn tern::auth::TokenVerifier>,
+    user: &User,
+) -> Client {
+    let mcp = notes();
+    let scopes = mcp.clone();
+    let http = HttpServer::new(mcp.server().unwrap())
+        .with_token_verifier(verifier)
+        .with_protected_resource(
+            ProtectedResource::new(resource, issuer).with_scopes(["files:read"]),
+        )
+        .with_required_scopes(move |method, target| scopes.required_scopes(method, target));
+    tokio::spawn(http.serve(listener, std::future::pending()));
+    let oauth = OAuthClient::builder("tern end to end")
+        .user_agent(user.clone())
+        .build()
+        .unwrap();
+    let transport = HttpClientTransport::builder(resource)
+        .with_authorizer(Arc::new(oauth))
+        .build()
+        .unwrap();
+    Client::builder("e2e", "1")
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 #[ignore = "needs TERN_OIDC_NODE: run scripts/oidc"]
 async fn tern_authorizes_refreshes_and_steps_up_against_oidc_provider() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let Some(provider) = provider(&resource).await else {
+    let Some(provider) = provider(&[&resource]).await else {
         return;
     };
     let verifier = JwtVerifier::new(
@@ -219,30 +251,15 @@ async fn tern_authorizes_refreshes_and_steps_up_against_oidc_provider() {
     )
     .unwrap()
     .with_leeway(Duration::ZERO);
-    let mcp = notes();
-    let scopes = mcp.clone();
-    let http = HttpServer::new(mcp.server().unwrap())
-        .with_token_verifier(Arc::new(verifier))
-        .with_protected_resource(
-            ProtectedResource::new(resource.clone(), provider.issuer.clone())
-                .with_scopes(["files:read"]),
-        )
-        .with_required_scopes(move |method, target| scopes.required_scopes(method, target));
-    tokio::spawn(http.serve(listener, std::future::pending()));
-
     let user = User(Arc::default());
-    let oauth = OAuthClient::builder("tern end to end")
-        .user_agent(user.clone())
-        .build()
-        .unwrap();
-    let transport = HttpClientTransport::builder(resource.as_str())
-        .with_authorizer(Arc::new(oauth))
-        .build()
-        .unwrap();
-    let client = Client::builder("e2e", "1")
-        .negotiate(Arc::new(transport))
-        .await
-        .unwrap();
+    let client = notes_behind(
+        listener,
+        &resource,
+        &provider.issuer,
+        Arc::new(verifier),
+        &user,
+    )
+    .await;
     assert_eq!(client.protocol_version(), "2026-07-28");
 
     // Discovered, registered and authorized on the first request: one visit, a login
@@ -269,4 +286,37 @@ async fn tern_authorizes_refreshes_and_steps_up_against_oidc_provider() {
     // And the stepped-up token still reads: the union of the scopes was asked.
     let read = client.call_tool("read", json!({})).await.unwrap();
     assert_eq!(text_of(&read), "read by alice");
+}
+
+#[tokio::test]
+#[ignore = "needs TERN_OIDC_NODE: run scripts/oidc"]
+async fn a_server_that_introspects_opaque_tokens_serves_tern_signed_in_through_oidc_provider() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let resource = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // The JWT resource is another (unused here); this one gets opaque tokens.
+    let Some(provider) = provider(&["http://127.0.0.1:9/unused", &resource]).await else {
+        return;
+    };
+    let verifier = tern::auth::IntrospectionVerifier::new(
+        format!("{}/token/introspection", provider.issuer),
+        "notes-server",
+        "notes-server-secret",
+        resource.clone(),
+    )
+    .unwrap();
+    let user = User(Arc::default());
+    let client = notes_behind(
+        listener,
+        &resource,
+        &provider.issuer,
+        Arc::new(verifier),
+        &user,
+    )
+    .await;
+    let read = client.call_tool("read", json!({})).await.unwrap();
+    assert_eq!(text_of(&read), "read by alice");
+    // An opaque token without files:write: the introspected scopes say so (403, step-up).
+    let wrote = client.call_tool("write", json!({})).await.unwrap();
+    assert_eq!(text_of(&wrote), "written");
+    assert_eq!(user.0.visits.load(Ordering::Relaxed), 2);
 }

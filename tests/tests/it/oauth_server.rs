@@ -104,6 +104,9 @@ fn notes() -> McpServer {
     mcp.tool("write")
         .required_scopes(["files:write"])
         .run(|_: NoArgs, _ctx: ToolContext| async { Ok("written") });
+    mcp.prompt("draft")
+        .required_scopes(["files:write"])
+        .run(|_: NoArgs, _ctx| async { Ok("Draft a note.".to_owned()) });
     mcp.tool("confirm")
         .run(|_: NoArgs, ctx: ToolContext| async move {
             if ctx.request_state() == Some("asked") {
@@ -325,4 +328,36 @@ async fn the_metadata_is_not_served_where_no_resource_is_protected() {
     assert_eq!(r.status, 404, "{r:?}");
     let r = send(addr, "GET", &[], "").await;
     assert_ne!(r.status, 200);
+}
+
+#[tokio::test]
+async fn the_lists_leave_out_what_the_token_may_not_use_and_a_prompt_checks_its_scope_too() {
+    let s = protected_server().await;
+    let reader = token(&s.key, &s.audience, json!({"scope": "files:read"}));
+    let list = |method: &str| (mcp_headers(method, None), body(1, method, json!({})));
+    let (headers, request) = list("tools/list");
+    let r = post(s.addr, &with_token(&headers, &reader), &request).await;
+    let names: Vec<String> = r.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["read", "confirm"], "{r:?}");
+    let (headers, request) = list("prompts/list");
+    let r = post(s.addr, &with_token(&headers, &reader), &request).await;
+    assert_eq!(r.json()["result"]["prompts"], json!([]), "{r:?}");
+    let get = body(2, "prompts/get", json!({"name": "draft"}));
+    let r = post(
+        s.addr,
+        &with_token(&mcp_headers("prompts/get", Some("draft")), &reader),
+        &get,
+    )
+    .await;
+    assert_eq!(r.status, 403, "{r:?}");
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("scope=\"files:write\"")
+    );
 }

@@ -226,6 +226,7 @@ impl McpServer {
             server: self,
             prompt: Prompt::new(name),
             completers: Vec::new(),
+            scopes: Vec::new(),
         }
     }
 
@@ -234,6 +235,7 @@ impl McpServer {
         ResourceBuilder {
             server: self,
             resource: Resource::new(name, uri),
+            scopes: Vec::new(),
         }
     }
 

@@ -43,10 +43,11 @@ impl Paging {
 
 impl McpServer {
     /// A list handler: one page of the registry's `pick`ed entries, as `make` builds the
-    /// result.
+    /// result. A caller with a token sees only the entries whose `scopes` it holds.
     pub(super) fn lister<E, T, R>(
         &self,
         pick: fn(&Registry) -> &Vec<Arc<E>>,
+        scopes: fn(&E) -> &[String],
         item: fn(&E) -> T,
         make: fn(Vec<T>, Option<String>) -> R,
         paging: Paging,
@@ -60,12 +61,19 @@ impl McpServer {
         R: serde::Serialize + DeserializeOwned + Send + 'static,
     {
         let me = self.clone();
-        move |_ctx, params| {
-            let page = paging.page(
-                pick(&read(&me.inner.registry)),
-                params.cursor.as_deref(),
-                item,
-            );
+        move |ctx, params| {
+            let registry = read(&me.inner.registry);
+            let all = pick(&registry);
+            let cursor = params.cursor.as_deref();
+            let page = match ctx.auth() {
+                None => paging.page(all, cursor, item),
+                Some(auth) => {
+                    let held = |e: &Arc<E>| scopes(e).iter().all(|s| auth.scopes.contains(s));
+                    let visible: Vec<Arc<E>> = all.iter().filter(|e| held(e)).cloned().collect();
+                    paging.page(&visible, cursor, item)
+                }
+            };
+            drop(registry);
             Box::pin(async move {
                 let (items, next) = page?;
                 Ok(make(items, next))

@@ -77,6 +77,8 @@ pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     pub(crate) get: PromptFn,
     pub(crate) completers: Vec<(String, Completer)>,
+    /// The OAuth scopes a `prompts/get` needs.
+    pub(crate) scopes: Vec<String>,
 }
 
 /// A failure of a prompt, resource or completion function, answered as a JSON-RPC error.
@@ -132,9 +134,17 @@ pub struct PromptBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) prompt: Prompt,
     pub(crate) completers: Vec<(String, Completer)>,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl PromptBuilder<'_> {
+    /// The OAuth scopes a `prompts/get` of this prompt needs (see
+    /// [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)).
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// What the prompt is for.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.prompt.description = Some(description.into());
@@ -189,6 +199,7 @@ impl PromptBuilder<'_> {
             prompt: self.prompt,
             get,
             completers: self.completers,
+            scopes: self.scopes,
         });
     }
 }

@@ -65,22 +65,38 @@ impl McpServer {
             .filter(|h| !h.is_empty())
     }
 
-    /// The OAuth scopes a request needs, by its method and target: a `tools/call` of a
-    /// tool registered with [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)
+    /// The OAuth scopes a request needs, by its method and target: a `tools/call`,
+    /// `prompts/get` or `resources/read` of an entry registered with `required_scopes`
     /// needs those; anything else, none. For
     /// [`HttpServer::with_required_scopes`](crate::server::http::HttpServer::with_required_scopes).
+    /// The lists leave out what the caller's token may not use.
     pub fn required_scopes(&self, method: &str, target: Option<&str>) -> Option<Vec<String>> {
         use crate::types::rpc::Request as _;
-        if method != crate::types::v2026_07_28::method::CallTool::METHOD {
-            return None;
-        }
+        use crate::types::v2026_07_28::method::{CallTool, GetPrompt, ReadResource};
         let name = target?;
-        read(&self.inner.registry)
-            .tools
-            .iter()
-            .find(|t| t.tool.name == name)
-            .map(|t| t.scopes.clone())
-            .filter(|s| !s.is_empty())
+        let registry = read(&self.inner.registry);
+        let scopes = match method {
+            m if m == CallTool::METHOD => registry
+                .tools
+                .iter()
+                .find(|t| t.tool.name == name)?
+                .scopes
+                .clone(),
+            m if m == GetPrompt::METHOD => registry
+                .prompts
+                .iter()
+                .find(|p| p.prompt.name == name)?
+                .scopes
+                .clone(),
+            m if m == ReadResource::METHOD => registry
+                .resources
+                .iter()
+                .find(|r| r.resource.uri == name)?
+                .scopes
+                .clone(),
+            _ => return None,
+        };
+        (!scopes.is_empty()).then_some(scopes)
     }
 
     /// Removes the tool `name`; subscribers are told the list changed.

@@ -117,6 +117,8 @@ pub(crate) type StaticFn =
 pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
     pub(crate) read: StaticFn,
+    /// The OAuth scopes a `resources/read` needs.
+    pub(crate) scopes: Vec<String>,
 }
 
 pub(crate) struct TemplateCall {
@@ -175,9 +177,17 @@ pub(crate) fn match_template(template: &str, uri: &str) -> Option<BTreeMap<Strin
 pub struct ResourceBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) resource: Resource,
+    pub(crate) scopes: Vec<String>,
 }
 
 impl ResourceBuilder<'_> {
+    /// The OAuth scopes a `resources/read` of this resource needs (see
+    /// [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)).
+    pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// What the resource holds.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.resource.description = Some(description.into());
@@ -214,6 +224,7 @@ impl ResourceBuilder<'_> {
         self.server.add_resource(ResourceEntry {
             resource: self.resource,
             read,
+            scopes: self.scopes,
         });
     }
 }

@@ -71,6 +71,7 @@ impl McpServer {
         let builder = builder
             .handle::<method::ListTools, _, _>(me.lister(
                 |r| &r.tools,
+                |t| &t.scopes,
                 |t| t.tool.clone(),
                 |items, next| {
                     let mut result = ListToolsResult::new(items);
@@ -85,6 +86,7 @@ impl McpServer {
             })
             .handle::<method::ListPrompts, _, _>(me.lister(
                 |r| &r.prompts,
+                |p| &p.scopes,
                 |p| p.prompt.clone(),
                 |items, next| {
                     let mut result = ListPromptsResult::new(items);
@@ -99,6 +101,7 @@ impl McpServer {
             })
             .handle::<method::ListResources, _, _>(me.lister(
                 |r| &r.resources,
+                |x| &x.scopes,
                 |x| x.resource.clone(),
                 |items, next| {
                     let mut result = ListResourcesResult::new(items);
@@ -109,6 +112,7 @@ impl McpServer {
             ))
             .handle::<method::ListResourceTemplates, _, _>(me.lister(
                 |r| &r.templates,
+                |_| &[],
                 |x| x.template.clone(),
                 |items, next| {
                     let mut result = ListResourceTemplatesResult::new(items);

@@ -11,7 +11,7 @@
 pub(crate) mod body;
 #[cfg(feature = "http-client")]
 pub mod client;
-#[cfg(any(feature = "oauth", feature = "jwt"))]
+#[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) mod fetch;
 mod param_headers;
 pub(crate) mod sse;

@@ -79,7 +79,7 @@ use crate::transport::{
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
 pub use authorize::{Authorizer, Challenge, MAX_AUTHORIZATION_RETRIES};
-#[cfg(any(feature = "oauth", feature = "jwt"))]
+#[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) use builder::connector;
 pub use builder::{DEFAULT_IDLE_TIMEOUT, HttpClientBuilder};
 pub use era_cache::EraCache;
