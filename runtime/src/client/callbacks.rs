@@ -6,12 +6,10 @@ use std::sync::Arc;
 use crate::Error;
 use crate::jsonrpc::RpcError;
 use crate::transport::BoxFuture;
-use serde::Deserialize as _;
-
 use crate::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitResultAction, ElicitValue, InputRequest, InputRequests, InputResponse, InputResponses,
-    ListRootsRequestParams, ListRootsResult,
+    ListRootsRequestParams, ListRootsResult, PrimitiveSchemaDefinition,
 };
 
 /// What a callback knows about the request it answers.
@@ -172,12 +170,30 @@ fn form_defaults(params: &ElicitRequestParams) -> Vec<(String, ElicitValue)> {
     form.requested_schema
         .properties
         .iter()
-        .filter_map(|(name, field)| {
-            let field = serde_json::to_value(field).ok()?;
-            let default = ElicitValue::deserialize(field.get("default")?).ok()?;
-            Some((name.clone(), default))
-        })
+        .filter_map(|(name, field)| Some((name.clone(), field_default(field)?)))
         .collect()
+}
+
+/// A form field's `default`, read from its typed schema (no tree is built: most forms
+/// have none, and this runs for every answer).
+fn field_default(field: &PrimitiveSchemaDefinition) -> Option<ElicitValue> {
+    use PrimitiveSchemaDefinition as Field;
+    Some(match field {
+        Field::String(f) => ElicitValue::String(f.default.clone()?),
+        Field::Boolean(f) => ElicitValue::Boolean(f.default?),
+        Field::Number(f) => {
+            let n = f.default.as_ref()?;
+            match n.as_i64() {
+                Some(i) => ElicitValue::Integer(i),
+                None => ElicitValue::Number(n.as_f64()?),
+            }
+        }
+        Field::UntitledSingleSelectEnum(f) => ElicitValue::String(f.default.clone()?),
+        Field::TitledSingleSelectEnum(f) => ElicitValue::String(f.default.clone()?),
+        Field::LegacyTitledEnum(f) => ElicitValue::String(f.default.clone()?),
+        Field::UntitledMultiSelectEnum(f) => ElicitValue::List(f.default.clone()?),
+        Field::TitledMultiSelectEnum(f) => ElicitValue::List(f.default.clone()?),
+    })
 }
 
 /// Fills the fields an accepting answer left out with their schema defaults.
