@@ -42,13 +42,13 @@ const MAX_KEYS: usize = 100;
 #[derive(Clone)]
 pub struct JwtVerifier {
     inner: Arc<Inner>,
+    leeway: Duration,
 }
 
 struct Inner {
     jwks_uri: String,
     issuer: String,
     audience: String,
-    leeway: Duration,
     http: Fetch,
     keys: tokio::sync::Mutex<Keys>,
 }
@@ -100,26 +100,17 @@ impl JwtVerifier {
                 jwks_uri: jwks_uri.into(),
                 issuer: issuer.into(),
                 audience: audience.into(),
-                leeway: Duration::from_secs(60),
                 http: Fetch::new()?,
                 keys: tokio::sync::Mutex::default(),
             }),
+            leeway: Duration::from_secs(60),
         })
     }
 
     /// How far `exp` and `nbf` may be off.
-    pub fn with_leeway(self, leeway: Duration) -> Self {
-        let inner = Inner {
-            jwks_uri: self.inner.jwks_uri.clone(),
-            issuer: self.inner.issuer.clone(),
-            audience: self.inner.audience.clone(),
-            leeway,
-            http: self.inner.http.clone(),
-            keys: tokio::sync::Mutex::default(),
-        };
-        Self {
-            inner: Arc::new(inner),
-        }
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
     }
 }
 
@@ -171,7 +162,7 @@ impl Inner {
         Ok(keys)
     }
 
-    async fn verify(&self, token: &str) -> Result<AuthInfo, AuthError> {
+    async fn verify(&self, token: &str, leeway: Duration) -> Result<AuthInfo, AuthError> {
         let header = decode_header(token).map_err(invalid)?;
         // Access tokens are signed by the issuer's private key: a shared-secret
         // algorithm here would be a forgery with the public key as the secret.
@@ -189,7 +180,7 @@ impl Inner {
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
-        validation.leeway = self.leeway.as_secs();
+        validation.leeway = leeway.as_secs();
         let data = decode::<Claims>(token, &key, &validation).map_err(invalid)?;
         let claims = data.claims;
         let scopes: Vec<String> = match (claims.scope, claims.scp) {
@@ -212,6 +203,6 @@ impl Inner {
 impl TokenVerifier for JwtVerifier {
     fn verify(&self, token: &str) -> BoxFuture<'_, Result<AuthInfo, AuthError>> {
         let token = token.to_owned();
-        Box::pin(async move { self.inner.verify(&token).await })
+        Box::pin(async move { self.inner.verify(&token, self.leeway).await })
     }
 }

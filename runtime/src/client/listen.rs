@@ -117,17 +117,31 @@ impl Client {
         params: M::Params,
         notices: mpsc::UnboundedSender<Notice>,
     ) -> crate::Result<M::Result> {
+        self.observed::<M>(params, move |notice| {
+            let _ = notices.send(notice);
+        })
+        .await
+    }
+
+    /// Sends one request of method `M`, each notification of its stream read as a
+    /// [`Notice`] and handed to `on` as it arrives (in a task of its own, so a slow `on`
+    /// does not hold up the stream); every one that arrived before the response is
+    /// handed over before this returns.
+    pub(crate) async fn observed<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+        mut on: impl FnMut(Notice) + Send + 'static,
+    ) -> crate::Result<M::Result> {
         let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
         let forward = tokio::spawn(async move {
             while let Some(message) = rx.recv().await {
                 if let Some(notice) = Notice::from_message(&message) {
-                    let _ = notices.send(notice);
+                    on(notice);
                 }
             }
         });
         let result = self.send::<M>(&params, None, Some(&tx)).await;
         drop(tx);
-        // Whatever arrived before the response is delivered before this returns.
         let _ = forward.await;
         result
     }

@@ -146,17 +146,12 @@ impl Client {
         params: M::Params,
         progress: mpsc::UnboundedSender<ProgressNotificationParams>,
     ) -> crate::Result<M::Result> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Notice>();
-        let forward = tokio::spawn(async move {
-            while let Some(notice) = rx.recv().await {
-                if let Notice::Progress(p) = notice {
-                    let _ = progress.send(p);
-                }
+        self.observed::<M>(params, move |notice| {
+            if let Notice::Progress(p) = notice {
+                let _ = progress.send(p);
             }
-        });
-        let result = self.request_with_notices::<M>(params, tx).await;
-        let _ = forward.await;
-        result
+        })
+        .await
     }
 
     async fn request_with<M: ClientRequestMethod>(

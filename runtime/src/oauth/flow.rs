@@ -310,11 +310,12 @@ pub(crate) fn for_oauth2(
             let answer = http.send(request).await?;
             let mut response = http::Response::new(answer.body.to_vec());
             *response.status_mut() = answer.status;
-            // The crate reads the content type to accept the JSON it parses.
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
+            // The crate checks the content type before it parses the JSON.
+            if let Some(content_type) = answer.content_type {
+                response
+                    .headers_mut()
+                    .insert(http::header::CONTENT_TYPE, content_type);
+            }
             Ok(response)
         })
     }

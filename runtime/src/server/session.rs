@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use super::{Server, ServerEvent};
 use crate::jsonrpc::{self, RpcError};
@@ -116,31 +116,31 @@ impl Session {
 }
 
 impl Session {
-    /// Carries the server's `events` to this session's client, each as the
-    /// notification [`message_for`](Self::message_for) makes of it, on `out`, until
-    /// `out` closes or the server is gone. A transport spawns it when the session opens
-    /// and aborts it when the session ends.
+    /// Carries the server's `events` to this session's client: each notification
+    /// [`message_for`](Self::message_for) makes of one goes to `deliver`, until it
+    /// returns `false` (the client is gone) or the server is. A transport spawns it
+    /// when the session opens and aborts it when the session ends.
     pub async fn forward_events(
         self,
         mut events: broadcast::Receiver<ServerEvent>,
-        out: mpsc::UnboundedSender<String>,
+        mut deliver: impl FnMut(String) -> bool + Send,
     ) {
         loop {
-            tokio::select! {
-                () = out.closed() => break,
-                event = events.recv() => match event {
-                    Ok(event) => {
-                        if let Some(message) = self.message_for(&event) {
-                            if out.send(message).is_err() {
-                                break;
-                            }
+            match events.recv().await {
+                Ok(event) => {
+                    if let Some(message) = self.message_for(&event) {
+                        if !deliver(message) {
+                            break;
                         }
                     }
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a session fell behind the server's events and missed some");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                },
+                }
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "a session fell behind the server's events and missed some"
+                    );
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
             }
         }
     }

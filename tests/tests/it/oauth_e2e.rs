@@ -9,6 +9,7 @@
 //! `#[ignore]`d in a plain `cargo test`.
 
 use crate::http_support;
+use crate::oauth_server::notes;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +20,6 @@ use tern::auth::JwtVerifier;
 use tern::client::Client;
 use tern::oauth::{OAuthClient, UserAgent};
 use tern::server::http::{HttpServer, ProtectedResource};
-use tern::server::{McpServer, NoArgs, ToolContext};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::{BoxFuture, TransportError};
 use tern_tests::text_of;
@@ -185,23 +185,6 @@ impl UserAgent for User {
         self.0.visits.fetch_add(1, Ordering::Relaxed);
         Box::pin(self.0.walk(url))
     }
-}
-
-fn notes() -> McpServer {
-    let mcp = McpServer::new("notes", "1");
-    mcp.tool("read").required_scopes(["files:read"]).run(
-        |_: NoArgs, ctx: ToolContext| async move {
-            let who = ctx
-                .auth()
-                .and_then(|a| a.subject.clone())
-                .unwrap_or_default();
-            Ok(format!("read by {who}"))
-        },
-    );
-    mcp.tool("write")
-        .required_scopes(["files:write"])
-        .run(|_: NoArgs, _ctx: ToolContext| async { Ok("written") });
-    mcp
 }
 
 /// `verifier` guarding the notes server on `listener` (metadata naming `issuer`), and a

@@ -89,8 +89,9 @@ async fn serve_jwks(jwks: Jwks) -> String {
 }
 
 /// The notes server: `read` needs `files:read`, `write` needs `files:write`, `confirm`
-/// asks a question and keeps sealed state across the round.
-fn notes() -> McpServer {
+/// asks a question and keeps sealed state across the round; the prompt `draft` needs
+/// `files:write`. The end-to-end tests serve it too.
+pub(crate) fn notes() -> McpServer {
     let mcp = McpServer::new("notes", "1");
     mcp.tool("read").required_scopes(["files:read"]).run(
         |_: NoArgs, ctx: ToolContext| async move {

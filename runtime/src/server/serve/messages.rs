@@ -81,7 +81,12 @@ impl Server {
                         if let (Ok(_), Some(s)) = (&result, &session) {
                             // The session's notifications outside any request share
                             // the connection's writer.
-                            let forward = s.clone().forward_events(self.events(), out_tx.clone());
+                            // The writer ends when every sender is gone: this one is
+                            // dropped when the loop below aborts the task.
+                            let out = out_tx.clone();
+                            let forward = s
+                                .clone()
+                                .forward_events(self.events(), move |m| out.send(m).is_ok());
                             forwarder = Some(tokio::spawn(forward));
                         }
                         let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));

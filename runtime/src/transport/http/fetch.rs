@@ -24,6 +24,7 @@ const DEADLINE: Duration = Duration::from_secs(30);
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) location: Option<String>,
+    pub(crate) content_type: Option<http::HeaderValue>,
     pub(crate) body: Bytes,
 }
 
@@ -86,6 +87,7 @@ impl Fetch {
                 .get(http::header::LOCATION)
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
+            let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
             let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY);
             let body = limited
                 .collect()
@@ -95,6 +97,7 @@ impl Fetch {
             Ok(Answer {
                 status,
                 location,
+                content_type,
                 body,
             })
         };

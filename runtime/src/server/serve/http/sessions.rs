@@ -143,10 +143,13 @@ impl Sessions {
             Arc::clone(&self.store),
             self.retry,
         ));
-        streams.set_forwarder(tokio::spawn(forward(
-            session.clone(),
+        let sink = Arc::clone(&streams);
+        streams.set_forwarder(tokio::spawn(session.clone().forward_events(
             events,
-            Arc::clone(&streams),
+            move |message| {
+                sink.notify(&message);
+                true
+            },
         )));
         let session = Arc::new(HttpSession {
             session,
@@ -216,31 +219,6 @@ impl Sessions {
     fn expired(&self, session: &HttpSession, now: Instant) -> bool {
         session.in_flight.is_empty()
             && now.duration_since(*lock(&session.last_seen)) > self.idle_timeout
-    }
-}
-
-/// Carries the server's events to the session's GET stream, as the notifications its
-/// client is to hear, until the session ends (the task is aborted) or the server goes.
-async fn forward(
-    session: Session,
-    mut events: broadcast::Receiver<ServerEvent>,
-    streams: Arc<SessionStreams>,
-) {
-    loop {
-        match events.recv().await {
-            Ok(event) => {
-                if let Some(message) = session.message_for(&event) {
-                    streams.notify(&message);
-                }
-            }
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::warn!(
-                    missed,
-                    "a session fell behind the server's events and missed some"
-                );
-            }
-            Err(broadcast::error::RecvError::Closed) => break,
-        }
     }
 }
 

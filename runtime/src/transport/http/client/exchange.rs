@@ -245,14 +245,13 @@ impl HttpClientTransport {
                 .session
                 .answered(request.method, response.headers());
         }
-        let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
-        let body = response.into_body();
+        let (head, body) = response.into_parts();
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;
             if body.is_ok() {
                 lease.release();
             }
-            let mut refused = refusal(status, challenge.as_ref(), body);
+            let mut refused = refusal(status, head.headers.get(WWW_AUTHENTICATE), body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
@@ -404,12 +403,12 @@ impl HttpClientTransport {
                     )))
                 })?;
         let status = response.status();
+        let (head, body) = response.into_parts();
         if !status.is_success() {
-            let challenge = response.headers().get(WWW_AUTHENTICATE).cloned();
-            let body = collect(response.into_body(), quiet).await;
-            return Err(refusal(status, challenge.as_ref(), body));
+            let body = collect(body, quiet).await;
+            return Err(refusal(status, head.headers.get(WWW_AUTHENTICATE), body));
         }
-        Ok(response.into_body())
+        Ok(body)
     }
 }
 
