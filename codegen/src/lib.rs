@@ -17,6 +17,7 @@
 mod docs;
 mod emit;
 mod error;
+mod extension;
 mod leaves;
 mod methods;
 mod open_structs;
@@ -55,6 +56,28 @@ pub const VERSIONS: [Version; 2] = [
         module: "v2025_11_25",
     },
 ];
+
+/// An extension tern generates types for: its schema repeats the core types it uses,
+/// and its module reuses the core module's.
+#[derive(Debug, Clone, Copy)]
+pub struct Extension {
+    /// The extension's identifier, as declared under `capabilities.extensions`.
+    pub id: &'static str,
+    /// The folder under `schema/` that holds its `schema.json`.
+    pub schema: &'static str,
+    /// The Rust module (and cargo feature) that holds its types.
+    pub module: &'static str,
+    /// The protocol version whose types it reuses.
+    pub base: Version,
+}
+
+/// Every extension tern-types carries.
+pub const EXTENSIONS: [Extension; 1] = [Extension {
+    id: "io.modelcontextprotocol/tasks",
+    schema: "ext-tasks/draft",
+    module: "ext_tasks",
+    base: VERSIONS[0],
+}];
 
 /// One file of generated output, relative to the `generated/` crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +136,7 @@ pub fn generate(schema_dir: &Path) -> Result<Vec<GeneratedFile>> {
             ),
         },
     ];
+    let mut cores = Vec::new();
     for v in VERSIONS {
         let schema = read_schema(&schema_dir.join(v.name).join("schema.json"))?;
         let generated = generate_version(v.name, &schema)?;
@@ -124,8 +148,46 @@ pub fn generate(schema_dir: &Path) -> Result<Vec<GeneratedFile>> {
                 generated.source
             ),
         });
+        cores.push((v.name, schema, generated.source));
+    }
+    for ext in EXTENSIONS {
+        let (_, base_schema, base_source) = cores
+            .iter()
+            .find(|(name, _, _)| *name == ext.base.name)
+            .ok_or_else(|| Error::Schema {
+                version: ext.schema.to_owned(),
+                definition: "(root)".to_owned(),
+                message: format!("its base version {} is not generated", ext.base.name),
+            })?;
+        let schema = read_schema(&schema_dir.join(ext.schema).join("schema.json"))?;
+        let generated = generate_extension(ext, base_schema, base_source, &schema)?;
+        files.push(GeneratedFile {
+            path: PathBuf::from(format!("src/{}.rs", ext.module)),
+            contents: format!(
+                "{}{}",
+                preamble(&format!("schema/{}/schema.json", ext.schema)),
+                generated.source
+            ),
+        });
     }
     Ok(files)
+}
+
+/// Generates an extension's module from its schema, reusing the types of its base
+/// version's module (`base_source`, generated from `base_schema`).
+pub fn generate_extension(
+    ext: Extension,
+    base_schema: &serde_json::Value,
+    base_source: &str,
+    schema: &serde_json::Value,
+) -> Result<GeneratedVersion> {
+    let mut base = extension::Base::new(ext.base.name, ext.base.module, base_schema, base_source)?;
+    let schema = base.merged(ext.schema, schema)?;
+    let header = format!(
+        " The `{}` extension: its own types and method markers; the {} types it repeats are those of [`crate::{}`].",
+        ext.id, ext.base.name, ext.base.module
+    );
+    build_module(ext.base.name, &schema, &header, Some(&base))
 }
 
 fn format_source(what: &str, src: &str) -> Result<String> {
@@ -138,9 +200,39 @@ fn format_source(what: &str, src: &str) -> Result<String> {
 
 /// Generates one version's module from its schema.
 pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<GeneratedVersion> {
-    let prepared = prepare::prepare(version, schema)?;
+    let header = format!(
+        " MCP protocol version {version}: every type of its schema, the method markers and the unions."
+    );
+    build_module(version, schema, &header, None)
+}
+
+/// Builds a module from a schema. With a `base`, what the base module already has is
+/// left out: its constants, error codes and methods, and every item identical to one of
+/// its own (see [`extension`]).
+fn build_module(
+    version: &str,
+    schema: &serde_json::Value,
+    header: &str,
+    base: Option<&extension::Base>,
+) -> Result<GeneratedVersion> {
+    let mut prepared = prepare::prepare(version, schema)?;
+    let mut methods = methods::table(&prepared)?;
+    let mut names = prepared.rust_names.clone();
+    for c in &prepared.consts {
+        names
+            .entry(c.name.clone())
+            .or_insert_with(|| c.name.clone());
+    }
+    let defaulted: std::collections::BTreeSet<String> = prepared
+        .consts
+        .iter()
+        .map(|c| c.name.clone())
+        .chain(prepared.codes.iter().map(|c| c.name.clone()))
+        .collect();
+    if let Some(base) = base {
+        base.narrow(&mut prepared, &mut methods)?;
+    }
     let leaves = leaves::run_typify(&prepared)?;
-    let methods = methods::table(&prepared)?;
 
     let consts = emit::consts(&prepared);
     let unions = prepared
@@ -166,21 +258,12 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
         version: version.to_owned(),
         message: e.to_string(),
     })?;
-    let mut names = prepared.rust_names.clone();
-    for c in &prepared.consts {
-        names
-            .entry(c.name.clone())
-            .or_insert_with(|| c.name.clone());
-    }
-    let defaulted: std::collections::BTreeSet<String> = prepared
-        .consts
-        .iter()
-        .map(|c| c.name.clone())
-        .chain(prepared.codes.iter().map(|c| c.name.clone()))
-        .collect();
     passes::run(&mut file, &names, &defaulted);
+    if let Some(base) = base {
+        base.drop_repeated(&mut file)?;
+    }
     let header: syn::File = syn::parse_quote! {
-        #![doc = concat!(" MCP protocol version ", #version, ": every type of its schema, the method markers and the unions.")]
+        #![doc = #header]
         #![allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub)]
     };
     let mut attrs = header.attrs;
@@ -221,6 +304,11 @@ pub fn stale(files: &[GeneratedFile], generated_dir: &Path) -> Result<Vec<PathBu
         }
     }
     Ok(out)
+}
+
+/// A method table as text (the form `--methods` prints), under the heading `what`.
+pub fn render_methods(what: &str, methods: &[Method]) -> String {
+    methods::render(what, methods)
 }
 
 /// The method table of one version, as text.

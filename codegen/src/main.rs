@@ -38,6 +38,23 @@ fn main() -> ExitCode {
                 }
             }
         }
+        for ext in tern_codegen::EXTENSIONS {
+            let table = (|| {
+                let base =
+                    tern_codegen::read_schema(&schema.join(ext.base.name).join("schema.json"))?;
+                let own = tern_codegen::read_schema(&schema.join(ext.schema).join("schema.json"))?;
+                let core = tern_codegen::generate_version(ext.base.name, &base)?;
+                let out = tern_codegen::generate_extension(ext, &base, &core.source, &own)?;
+                Ok::<_, tern_codegen::Error>(tern_codegen::render_methods(ext.id, &out.methods))
+            })();
+            match table {
+                Ok(t) => println!("{t}"),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         return ExitCode::SUCCESS;
     }
     let files = match tern_codegen::generate(&schema) {

@@ -218,8 +218,8 @@ fn requires_caching(p: &Prepared, def: &str) -> bool {
 }
 
 /// Params members that name the thing a request acts on, in order of preference: a
-/// tool or prompt is named, a resource has a URI.
-const TARGET_MEMBERS: [&str; 2] = ["name", "uri"];
+/// tool or prompt is named, a resource has a URI, a task has an id.
+const TARGET_MEMBERS: [&str; 3] = ["name", "uri", "taskId"];
 
 /// The first [`TARGET_MEMBERS`] member the request's params require as a string.
 fn target_member(p: &Prepared, request: &Value) -> Option<String> {

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use heck::ToUpperCamelCase;
 use serde_json::{Map, Value};
 
+mod distribute;
 mod inline;
 mod naming;
 mod shapes;
@@ -123,6 +124,10 @@ fn schema_error(version: &str, definition: &str, message: impl Into<String>) -> 
 pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
     let mut defs = Defs::from_schema(version, root)?.map;
     rename_definitions(&mut defs);
+    distribute::share_named_shapes(&mut defs);
+    distribute::constants_as_enums(&mut defs);
+    distribute::nullable_as_type_array(&mut defs);
+    distribute::distribute_unions(version, &mut defs)?;
     shapes::merge_all_of(version, &mut defs)?;
     shapes::order_enums(version, &mut defs)?;
     let original = Defs { map: defs.clone() };

@@ -93,3 +93,129 @@ fn an_inline_union_that_cannot_be_told_apart_is_an_error_naming_its_parent() {
         "{err}"
     );
 }
+
+#[test]
+fn extension_method_tables() {
+    let schema_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
+    for ext in tern_codegen::EXTENSIONS {
+        let base = tern_codegen::read_schema(&schema_dir.join(ext.base.name).join("schema.json"))
+            .expect("run schema/fetch first");
+        let schema = tern_codegen::read_schema(&schema_dir.join(ext.schema).join("schema.json"))
+            .expect("run schema/fetch first");
+        let core = tern_codegen::generate_version(ext.base.name, &base).unwrap();
+        let out = tern_codegen::generate_extension(ext, &base, &core.source, &schema).unwrap();
+        let table = tern_codegen::render_methods(ext.id, &out.methods);
+        insta::assert_snapshot!(format!("methods_{}", ext.module), table);
+    }
+}
+
+/// A core schema for the extension tests: a result, a request envelope and the client
+/// request union an extension's requests join.
+fn core_schema() -> serde_json::Value {
+    serde_json::json!({"$defs": {
+        "Result": {"type": "object", "properties": {"_meta": {"type": "object", "additionalProperties": {}}}},
+        "JSONRPCRequest": {"type": "object", "properties": {
+            "jsonrpc": {"const": "2.0"}, "id": {"type": "integer"}, "method": {"type": "string"}
+        }, "required": ["jsonrpc", "id", "method"]},
+        "PingRequest": {"allOf": [{"$ref": "#/$defs/JSONRPCRequest"}, {"type": "object", "properties": {"method": {"const": "ping"}}, "required": ["method"]}]},
+        "ClientRequest": {"anyOf": [{"$ref": "#/$defs/PingRequest"}]},
+        "Shared": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+    }})
+}
+
+fn extension(
+    defs: serde_json::Value,
+) -> Result<tern_codegen::GeneratedVersion, tern_codegen::Error> {
+    let base = core_schema();
+    let core = tern_codegen::generate_version("core", &base).unwrap();
+    let mut ext_defs = base["$defs"].clone();
+    for (k, v) in defs.as_object().unwrap() {
+        ext_defs[k] = v.clone();
+    }
+    let ext = tern_codegen::Extension {
+        id: "example/ext",
+        schema: "ext",
+        module: "ext",
+        base: tern_codegen::Version {
+            name: "core",
+            module: "core",
+        },
+    };
+    tern_codegen::generate_extension(
+        ext,
+        &base,
+        &core.source,
+        &serde_json::json!({"$defs": ext_defs}),
+    )
+}
+
+#[test]
+fn an_all_of_over_a_union_is_a_union_of_all_ofs_and_core_types_are_not_repeated() {
+    let out = extension(serde_json::json!({
+        "Up": {"type": "object", "properties": {"state": {"const": "up"}, "since": {"type": "string"}}, "required": ["state", "since"]},
+        "Down": {"type": "object", "properties": {"state": {"const": "down"}, "error": {"type": "string"}}, "required": ["state", "error"]},
+        "Status": {"anyOf": [
+            {"type": "object", "properties": {"state": {"const": "up"}, "since": {"type": "string"}}, "required": ["state", "since"]},
+            {"type": "object", "properties": {"state": {"const": "down"}, "error": {"type": "string"}}, "required": ["state", "error"]}
+        ]},
+        "StatusResult": {"allOf": [{"$ref": "#/$defs/Result"}, {"anyOf": [
+            {"type": "object", "properties": {"state": {"const": "up"}, "since": {"type": "string"}}, "required": ["state", "since"]},
+            {"type": "object", "properties": {"state": {"const": "down"}, "error": {"type": "string"}}, "required": ["state", "error"]}
+        ]}]},
+        "StatusRequest": {"allOf": [{"$ref": "#/$defs/JSONRPCRequest"}, {"type": "object", "properties": {"method": {"const": "status/get"}}, "required": ["method"]}]}
+    }))
+    .unwrap();
+    let src = &out.source;
+    // The inline copies became references: the union's variants are the named shapes.
+    assert!(src.contains("pub enum Status {"), "{src}");
+    assert!(
+        src.contains("Up(Up)") && src.contains("Down(Down)"),
+        "{src}"
+    );
+    // The result distributes over the union, one struct per status.
+    assert!(src.contains("pub enum StatusResult {"), "{src}");
+    assert!(
+        src.contains("pub struct StatusResultUp {")
+            && src.contains("pub struct StatusResultDown {"),
+        "{src}"
+    );
+    // Core types come from the core module, not again.
+    assert!(src.contains("use crate::core::*;"), "{src}");
+    assert!(
+        !src.contains("pub struct Shared ") && !src.contains("pub struct BaseResult "),
+        "{src}"
+    );
+    // Only the extension's own method is in its table.
+    let methods: Vec<&str> = out.methods.iter().map(|m| m.method.as_str()).collect();
+    assert_eq!(methods, ["status/get"]);
+}
+
+#[test]
+fn an_extension_that_repeats_a_core_type_differently_is_an_error_naming_it() {
+    let err = extension(serde_json::json!({
+        "Shared": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("Shared") && err.contains("differently"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_all_of_with_two_unions_is_an_error() {
+    let schema = serde_json::json!({"$defs": {
+        "A": {"type": "object", "properties": {"k": {"const": "a"}}, "required": ["k"]},
+        "B": {"type": "object", "properties": {"k": {"const": "b"}}, "required": ["k"]},
+        "AB": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}]},
+        "Both": {"allOf": [{"$ref": "#/$defs/AB"}, {"$ref": "#/$defs/AB"}]}
+    }});
+    let err = tern_codegen::generate_version("test-version", &schema)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Both") && err.contains("two `allOf` members are unions"),
+        "{err}"
+    );
+}

@@ -195,10 +195,30 @@ pub(super) fn replace_json_values(defs: &mut Map<String, Value>, p: &mut Prepare
 }
 
 /// Drops [`LENIENT_REQUIRED`] members from every `required` list.
+///
+/// A member that may be `null` stays required: its null is a value to write out (a
+/// task's `ttlMs: null` says "no limit"), which a relaxed member would leave out.
 pub(super) fn lenient_required(defs: &mut Map<String, Value>) {
     for def in defs.values_mut() {
+        let nullable: Vec<String> = schema::properties(def)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter(|(_, p)| {
+                        p.get("type")
+                            .and_then(Value::as_array)
+                            .is_some_and(|t| t.iter().any(|t| t == "null"))
+                    })
+                    .map(|(n, _)| n.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
         if let Some(Value::Array(required)) = def.get_mut("required") {
-            required.retain(|r| !r.as_str().is_some_and(|r| LENIENT_REQUIRED.contains(&r)));
+            required.retain(|r| {
+                !r.as_str().is_some_and(|r| {
+                    LENIENT_REQUIRED.contains(&r) && !nullable.iter().any(|n| n == r)
+                })
+            });
         }
     }
 }

@@ -1,7 +1,4 @@
-#![doc = concat!(
-    " MCP protocol version ", "fixture",
-    ": every type of its schema, the method markers and the unions."
-)]
+//! MCP protocol version fixture: every type of its schema, the method markers and the unions.
 #![allow(
     clippy::all,
     clippy::pedantic,
