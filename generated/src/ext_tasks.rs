@@ -151,7 +151,7 @@ pub struct CreateTaskResult {
     pub poll_interval_ms: ::std::option::Option<i64>,
     /// The `resultType` member.
     #[serde(rename = "resultType")]
-    pub result_type: ResultType,
+    pub result_type: TaskResultType,
     /// The `status` member.
     pub status: TaskStatus,
     /// The `statusMessage` member.
@@ -2090,7 +2090,7 @@ impl CreateTaskResult {
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
-            result_type: ResultType::Complete,
+            result_type: ::std::default::Default::default(),
             status,
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
@@ -2554,11 +2554,11 @@ crate::rpc::open_struct!(
     CreateTaskResult { created_at : ::std::string::String = "createdAt" required,
     last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
     ::std::option::Option < ResultMetaObject > = "_meta" default, poll_interval_ms :
-    ::std::option::Option < i64 > = "pollIntervalMs" default, result_type : ResultType =
-    "resultType" required, status : TaskStatus = "status" required, status_message :
-    ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
-    ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
-    "ttlMs" default }
+    ::std::option::Option < i64 > = "pollIntervalMs" default, result_type :
+    TaskResultType = "resultType" required, status : TaskStatus = "status" required,
+    status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
+    default, task_id : ::std::string::String = "taskId" required, ttl_ms :
+    ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
     FailedTask { created_at : ::std::string::String = "createdAt" required, error :

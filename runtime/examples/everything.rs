@@ -15,6 +15,9 @@
 //! opens. Without it the state is sealed under a key generated for this process.
 //! `scripts/conformance` runs the suite against this server.
 
+#[path = "support/everything_tasks.rs"]
+mod tasks;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -615,7 +618,7 @@ impl SamplePrompt<NoArgs> for Greeting {
 }
 
 /// Completes a tool result into the direct form's outcome.
-trait IntoOutcome {
+pub(crate) trait IntoOutcome {
     fn into_outcome(self) -> CallToolOutcome;
 }
 
@@ -790,6 +793,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     register_list_changers(&mcp);
     register_prompts(&mcp);
     register_resources(&mcp);
+    tasks::register(&mcp);
     Ok(mcp)
 }
 

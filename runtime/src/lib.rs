@@ -85,6 +85,7 @@ pub mod oauth;
 pub mod protocol;
 pub mod seal;
 pub mod server;
+pub mod tasks;
 pub mod transport;
 mod util;
 

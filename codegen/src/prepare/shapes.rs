@@ -338,6 +338,13 @@ pub(super) fn replace_result_type(defs: &mut Map<String, Value>, p: &mut Prepare
             .get_mut("properties")
             .and_then(|props| props.get_mut("resultType"))
         {
+            // A result pinned to a value this version does not define (the tasks
+            // extension's `"task"`) keeps its constant: that value is its type.
+            let pinned = crate::schema::Defs::ref_name(slot)
+                .and_then(|r| p.consts.iter().find(|c| c.name == r));
+            if pinned.is_some_and(|c| !["complete", "input_required"].contains(&c.value.as_str())) {
+                continue;
+            }
             let mut r = json!({"$ref": "#/$defs/ResultType"});
             if let Some(d) = slot.get("description") {
                 r["description"] = d.clone();

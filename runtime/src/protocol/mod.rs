@@ -33,6 +33,13 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the least severe log level the client wants on this request's stream.
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
+/// What the method table says about `method`: 2026-07-28's, or an extension's tern
+/// serves (the tasks methods).
+pub(crate) fn method_info(method: &str) -> Option<&'static crate::types::rpc::MethodInfo> {
+    crate::types::v2026_07_28::method::info(method)
+        .or_else(|| crate::types::ext_tasks::method::info(method))
+}
+
 fn empty() -> Map<String, serde_json::Value> {
     Map::new()
 }

@@ -107,6 +107,18 @@ impl Principal {
         tag
     }
 
+    /// A stable digest of this principal (the tag under a fixed salt), as hex: what a
+    /// stored task's owner is compared with.
+    pub(crate) fn owner_key(&self) -> String {
+        use std::fmt::Write as _;
+        let tag = self.tag(&[b'T'; PRINCIPAL_SALT_LEN]);
+        tag.iter()
+            .fold(String::with_capacity(tag.len() * 2), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
+    }
+
     /// Whether `tag` (with its `salt`) was computed for this principal, in constant time.
     pub(crate) fn matches(
         &self,

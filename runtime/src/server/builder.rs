@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::answer::CacheMembers;
 use super::{
     CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
-    Server, Typed, discover_result, state,
+    Server, Tasked, Typed, discover_result, state,
 };
 use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::seal::RequestStateSecurity;
@@ -103,7 +103,7 @@ impl ServerBuilder {
     ///
     /// What the server does with the result is decided here, from `M`'s entry in the
     /// method table and from the result's type: nothing reads it back out of JSON.
-    pub fn handle<M, F, Fut>(mut self, handler: F) -> Self
+    pub fn handle<M, F, Fut>(self, handler: F) -> Self
     where
         M: ClientRequestMethod,
         M::Params: ClientRequestParams,
@@ -112,6 +112,25 @@ impl ServerBuilder {
         <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        self.handle_tasked::<M, _, _>(move |ctx, params| {
+            let answer = handler(ctx, params);
+            async move { answer.await.map(Tasked::Now) }
+        })
+    }
+
+    /// [`handle`](Self::handle) for a handler that may answer with a task instead of
+    /// the method's result (the tasks extension; see [`crate::tasks`]).
+    pub(crate) fn handle_tasked<M, F, Fut>(mut self, handler: F) -> Self
+    where
+        M: ClientRequestMethod,
+        M::Params: ClientRequestParams,
+        M::Result: IntoAnswer,
+        <M::Result as IntoAnswer>::Complete: Serialize,
+        <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
+        F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Tasked<M::Result>, RpcError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         let call: Handler = Arc::new(move |call: Call<'_>| {
@@ -133,15 +152,19 @@ impl ServerBuilder {
                 ctx.set_sealed_state(token);
             }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
-                match handler(ctx, params).await?.into_answer() {
-                    Answer::Complete(result) => serde_json::to_string(&result)
-                        .map(Output::Complete)
-                        .map_err(|e| {
-                            tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
-                            RpcError::internal("Internal error")
-                        }),
-                    Answer::InputRequired(asked) => Ok(Output::InputRequired(Box::new(asked.into_result()))),
-                }
+                let encoded = match handler(ctx, params).await? {
+                    Tasked::Task(task) => serde_json::to_string(&task),
+                    Tasked::Now(answer) => match answer.into_answer() {
+                        Answer::Complete(result) => serde_json::to_string(&result),
+                        Answer::InputRequired(asked) => {
+                            return Ok(Output::InputRequired(Box::new(asked.into_result())));
+                        }
+                    },
+                };
+                encoded.map(Output::Complete).map_err(|e| {
+                    tracing::error!(method = M::METHOD, error = %e, "could not encode a result");
+                    RpcError::internal("Internal error")
+                })
             });
             Ok(Running { future, binding })
         });

@@ -65,6 +65,22 @@ impl RequestContext {
         }
     }
 
+    /// This request's context for its body running on as a task: the same caller,
+    /// capabilities and `_meta`, cancelled by `cancel` alone, and no stream to send
+    /// progress or logs on (tasks have none).
+    pub(crate) fn for_task(&self, cancel: CancellationToken) -> Self {
+        let i = &self.inner;
+        Self::on_session(
+            i.id.clone(),
+            i.method.clone(),
+            i.meta.clone(),
+            i.auth.clone(),
+            cancel,
+            None,
+            None,
+        )
+    }
+
     /// Records the sealed token this round redeemed (once, before the handler runs).
     pub(crate) fn set_sealed_state(&self, token: String) {
         let _ = self.inner.sealed_state.set(token);

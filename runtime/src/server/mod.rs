@@ -73,6 +73,16 @@ pub(crate) enum Output {
     InputRequired(Box<InputRequiredResult>),
 }
 
+/// What a handler registered with [`ServerBuilder::handle_tasked`] answers: the
+/// method's result, or the task the server made of the request (written as is: its
+/// `resultType` is `task`).
+pub(crate) enum Tasked<R> {
+    /// The result, now.
+    Now(R),
+    /// A task standing for the result.
+    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
+}
+
 /// What the server hands a route: the handler's context, the params as text, and the
 /// sealer with the caller when the route's `requestState` is sealed.
 pub(crate) struct Call<'a> {

@@ -200,7 +200,7 @@ impl Server {
 /// `_meta` and the target found in the params text on their own, for a request whose
 /// params were not read into a type.
 fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
-    let target_member = method::info(&request.method).and_then(|m| m.target);
+    let target_member = protocol::method_info(&request.method).and_then(|m| m.target);
     let (meta, target) = match (request.params.as_deref(), target_member) {
         (Some(params), Some(member)) => {
             let [meta, target] = members(params.get(), [META, member]);

@@ -15,6 +15,7 @@ pub struct ToolContext {
     request: RequestContext,
     input_responses: Option<InputResponses>,
     request_state: Option<String>,
+    detach: Option<std::sync::Arc<super::tasked::Detach>>,
 }
 
 /// The context of a prompt function (the same as a tool's).
@@ -33,6 +34,28 @@ impl ToolContext {
             request,
             input_responses,
             request_state,
+            detach: None,
+        }
+    }
+
+    pub(crate) fn with_detach(
+        mut self,
+        detach: Option<std::sync::Arc<super::tasked::Detach>>,
+    ) -> Self {
+        self.detach = detach;
+        self
+    }
+
+    /// Makes the call a task from here on, for a tool registered with
+    /// [`task_on_request`](super::ToolBuilder::task_on_request): the client is answered
+    /// with the task (once it is stored) and this function runs on, its result the
+    /// task's. Returns whether the call is a task now: `false` when it cannot be one
+    /// (the request did not declare the extension, or arrived on a 2025-11-25 session),
+    /// and the call goes on inline. Fails when the task could not be stored.
+    pub async fn continue_as_task(&self) -> Result<bool, crate::jsonrpc::RpcError> {
+        match &self.detach {
+            Some(detach) => detach.request().await,
+            None => Ok(false),
         }
     }
 

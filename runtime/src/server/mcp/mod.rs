@@ -42,6 +42,7 @@ mod resource;
 mod routes;
 mod schema;
 mod single_use;
+mod tasked;
 mod tool;
 
 use std::future::Future;
@@ -82,6 +83,7 @@ struct Config {
     ttl_ms: u64,
     public: bool,
     session_input: Option<crate::server::SessionInput>,
+    tasks: Option<crate::tasks::Tasks>,
 }
 
 struct Inner {
@@ -144,6 +146,7 @@ impl McpServer {
                     ttl_ms: 0,
                     public: false,
                     session_input: None,
+                    tasks: None,
                 })),
                 registry: RwLock::default(),
                 events: Default::default(),
@@ -194,6 +197,14 @@ impl McpServer {
         self.configure(|c| c.session_input = Some(policy))
     }
 
+    /// Where tasks are kept and the timings clients are told (see [`crate::tasks`]):
+    /// the default is [`Tasks::default`](crate::tasks::Tasks), one process's memory.
+    /// Instances behind one load balancer share a store, such as
+    /// [`RedisTaskStore`](crate::tasks) (feature `redis`).
+    pub fn tasks(self, tasks: crate::tasks::Tasks) -> Self {
+        self.configure(|c| c.tasks = Some(tasks))
+    }
+
     /// How many items a list result holds before it pages (default 100).
     pub fn page_size(self, page_size: usize) -> Self {
         self.configure(|c| c.page_size = page_size.max(1))
@@ -217,6 +228,7 @@ impl McpServer {
             single_use: false,
             input_schema: None,
             scopes: Vec::new(),
+            tasks: Default::default(),
         }
     }
 

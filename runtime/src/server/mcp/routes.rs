@@ -16,7 +16,8 @@ use super::{Config, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::server::replay::MemoryReplayStore;
-use crate::server::{RequestContext, Server};
+use crate::server::{RequestContext, Server, Tasked};
+use crate::tasks::Tasks;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CompleteReference, CompleteRequestParams,
@@ -43,6 +44,11 @@ impl McpServer {
         caps.completions = Some(Default::default());
         // Tools log through their context; sessions choose a level with `logging/setLevel`.
         caps.logging = Some(Default::default());
+        // Tools may run as tasks: `tasks/*` are served, on any instance sharing the store.
+        let mut extensions = caps.extensions.take().unwrap_or_default();
+        extensions.insert(crate::tasks::EXTENSION.to_owned(), Default::default());
+        caps.extensions = Some(extensions);
+        let tasks = config.tasks.clone().unwrap_or_default();
 
         let paging = Paging {
             page_size: config.page_size,
@@ -80,9 +86,10 @@ impl McpServer {
                 },
                 paging,
             ))
-            .handle::<method::CallTool, _, _>({
+            .handle_tasked::<method::CallTool, _, _>({
                 let me = me.clone();
-                move |ctx, params: CallToolRequestParams| me.call_tool(ctx, params)
+                let tasks = tasks.clone();
+                move |ctx, params: CallToolRequestParams| me.call_tool(tasks.clone(), ctx, params)
             })
             .handle::<method::ListPrompts, _, _>(me.lister(
                 |r| &r.prompts,
@@ -133,14 +140,16 @@ impl McpServer {
                 let me = me.clone();
                 move |ctx, params: SubscriptionsListenRequestParams| me.clone().listen(ctx, params)
             });
+        let builder = crate::tasks::wire::routes(builder, &tasks);
         builder.build()
     }
 
     fn call_tool(
         &self,
+        tasks: Tasks,
         ctx: RequestContext,
         params: CallToolRequestParams,
-    ) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>> {
+    ) -> BoxFuture<'static, Result<Tasked<CallToolOutcome>, RpcError>> {
         let entry = read(&self.inner.registry)
             .tools
             .iter()
@@ -151,10 +160,13 @@ impl McpServer {
             let entry = entry.ok_or_else(|| {
                 RpcError::invalid_params(format!("Unknown tool: {}", params.name))
             })?;
+            if super::tasked::as_task(&entry, &ctx)? {
+                return super::tasked::call(tasks, entry, ctx, params).await;
+            }
             let guard = guard.filter(|_| entry.single_use);
             if let Some(guard) = &guard {
                 if let Some(answered) = guard.begin(&ctx).await? {
-                    return Ok(answered);
+                    return Ok(Tasked::Now(answered));
                 }
             }
             let call: &ToolFn = &entry.call;
@@ -163,12 +175,13 @@ impl McpServer {
                 arguments: params.arguments.unwrap_or_default(),
                 input_responses: params.input_responses,
                 request_state: params.request_state,
+                detach: None,
             })
             .await?;
             if let Some(guard) = &guard {
                 guard.finish(&ctx, &outcome).await?;
             }
-            Ok(outcome)
+            Ok(Tasked::Now(outcome))
         })
     }
 

@@ -182,6 +182,8 @@ pub(crate) struct ToolCall {
     pub(crate) arguments: Map<String, Value>,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
+    /// Where [`ToolContext::continue_as_task`] asks, when the call may become a task.
+    pub(crate) detach: Option<Arc<super::tasked::Detach>>,
 }
 
 pub(crate) type ToolFn =
@@ -198,6 +200,16 @@ pub(crate) struct ToolEntry {
     pub(crate) headers: Vec<crate::transport::http::ParamHeader>,
     /// The OAuth scopes a call needs (see [`ToolBuilder::required_scopes`]).
     pub(crate) scopes: Vec<String>,
+    /// Whether and how a call may run as a task.
+    pub(crate) tasks: TaskMode,
+}
+
+/// Whether a tool may run as a task, and when a call becomes one.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TaskMode {
+    pub(crate) support: crate::tasks::TaskSupport,
+    /// The call runs inline until its body calls [`ToolContext::continue_as_task`].
+    pub(crate) on_request: bool,
 }
 
 impl ToolEntry {
@@ -217,7 +229,13 @@ impl ToolEntry {
             #[cfg(feature = "http-server")]
             headers,
             scopes,
+            tasks: TaskMode::default(),
         }
+    }
+
+    pub(crate) fn with_tasks(mut self, tasks: TaskMode) -> Self {
+        self.tasks = tasks;
+        self
     }
 }
 
@@ -250,9 +268,30 @@ pub struct ToolBuilder<'a> {
     /// An `inputSchema` given as is, in place of the one derived from the arguments.
     pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) scopes: Vec<String>,
+    pub(crate) tasks: TaskMode,
 }
 
 impl ToolBuilder<'_> {
+    /// Whether a call may run as a task (the tasks extension, see [`crate::tasks`]):
+    /// [`Optional`](crate::tasks::TaskSupport::Optional) makes a call a task when the
+    /// request declares the extension, [`Required`](crate::tasks::TaskSupport::Required)
+    /// refuses with -32021 a request that does not. The default is
+    /// [`Forbidden`](crate::tasks::TaskSupport::Forbidden). A call becomes a task before
+    /// the tool runs, unless [`task_on_request`](Self::task_on_request) says otherwise;
+    /// its input requests become the task's.
+    pub fn task_support(mut self, support: crate::tasks::TaskSupport) -> Self {
+        self.tasks.support = support;
+        self
+    }
+
+    /// A call that may be a task runs inline (answering its input rounds as MRTR rounds)
+    /// until the tool calls [`ToolContext::continue_as_task`]: from there it is a task,
+    /// answered with `resultType: "task"`, and the tool runs on.
+    pub fn task_on_request(mut self) -> Self {
+        self.tasks.on_request = true;
+        self
+    }
+
     /// Accepts each sealed `requestState` of this tool once: a second redemption of a
     /// token is refused with the fixed -32602, and once a flow completes its result is
     /// kept (for the state's TTL) and answered again to a retry of the last round, so
@@ -325,18 +364,16 @@ impl ToolBuilder<'_> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = decode_args("tool", &name, call.arguments)?;
-                let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state);
+                let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state)
+                    .with_detach(call.detach);
                 match f(args, ctx).await {
                     Ok(r) => r.into_tool_outcome(),
                     Err(e) => e.into_outcome(),
                 }
             })
         });
-        self.server.add_tool(ToolEntry::new(
-            self.tool,
-            call,
-            self.single_use,
-            self.scopes,
-        ));
+        self.server.add_tool(
+            ToolEntry::new(self.tool, call, self.single_use, self.scopes).with_tasks(self.tasks),
+        );
     }
 }

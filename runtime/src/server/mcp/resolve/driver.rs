@@ -87,11 +87,14 @@ impl<'a> ToolBuilder<'a> {
                 }
             })
         });
-        self.server.add_tool(ToolEntry::new(
-            self.tool,
-            call,
-            self.single_use,
-            self.scopes,
-        ));
+        // Resolvers have no context to ask for a task from: their calls become tasks
+        // before the resolvers run, or not at all.
+        let tasks = tool::TaskMode {
+            on_request: false,
+            ..self.tasks
+        };
+        self.server.add_tool(
+            ToolEntry::new(self.tool, call, self.single_use, self.scopes).with_tasks(tasks),
+        );
     }
 }

@@ -57,7 +57,10 @@ pub(crate) fn check_headers(
              value '{method}'"
         )));
     }
-    if v2026::method::info(method).and_then(|m| m.target).is_none() {
+    if crate::protocol::method_info(method)
+        .and_then(|m| m.target)
+        .is_none()
+    {
         return Ok(());
     }
     let body_name = request.target().unwrap_or_default();

@@ -1,0 +1,179 @@
+//! Tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663): a `tools/call` the
+//! server answers with a task the client polls, answers and cancels, instead of the
+//! result, for tools that outlive a request.
+//!
+//! A tool opts in with [`ToolBuilder::task_support`](crate::server::ToolBuilder::task_support);
+//! the server makes a call a task only when that request's capabilities declare the
+//! extension (never on a 2025-11-25 session). The body runs on the instance that took
+//! the call and holds a lease on the task it renews; `tasks/get`, `tasks/update` and
+//! `tasks/cancel` work on any instance that shares the [`TaskStore`]. A task whose
+//! instance went away is `failed` once its lease lapses. A task is visible only to the
+//! principal that created it (the one sealing binds).
+//!
+//! MRTR runs inside a task unchanged: the body's `InputRequiredResult` becomes the
+//! task's `inputRequests` (status `input_required`), the client's `tasks/update`
+//! answers come back to the body as its `inputResponses`, and its `requestState` never
+//! leaves the server.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tern::tasks::{MemoryTaskStore, Tasks};
+//!
+//! let tasks = Tasks::new(MemoryTaskStore::new())
+//!     .ttl(Duration::from_secs(3600))
+//!     .poll_interval(Duration::from_millis(500));
+//! # let _ = tasks;
+//! ```
+
+#[cfg(feature = "redis")]
+mod redis;
+pub(crate) mod run;
+mod store;
+pub(crate) mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+#[cfg(feature = "redis")]
+pub use redis::RedisTaskStore;
+pub use store::{
+    DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore, TaskStoreError,
+    Transition,
+};
+
+/// The extension's identifier, as declared under `capabilities.extensions`.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether a tool may run as a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never: the call is answered inline (the default).
+    #[default]
+    Forbidden,
+    /// When the request declares the extension; inline otherwise.
+    Optional,
+    /// Only as a task: a request that does not declare the extension is answered
+    /// -32021 naming it, before the tool runs.
+    Required,
+}
+
+/// How a server runs tasks: where they are kept and the timings it tells clients.
+#[derive(Clone)]
+pub struct Tasks {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) lease: Duration,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("ttl", &self.ttl)
+            .field("poll_interval", &self.poll_interval)
+            .field("lease", &self.lease)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self::new(MemoryTaskStore::new())
+    }
+}
+
+impl Tasks {
+    /// Tasks kept in `store`: an hour from creation, polled every second, each held by
+    /// its instance on a 10-second lease.
+    pub fn new(store: impl TaskStore) -> Self {
+        Self {
+            store: Arc::new(store),
+            ttl: Duration::from_secs(3600),
+            poll_interval: Duration::from_secs(1),
+            lease: Duration::from_secs(10),
+        }
+    }
+
+    /// How long a task is kept after its creation (its `ttlMs`), finished or not.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How often clients are asked to poll (`pollIntervalMs`).
+    pub fn poll_interval(mut self, every: Duration) -> Self {
+        self.poll_interval = every.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long a running task stays `working` after its instance stops renewing it
+    /// (renewed every third of it): past this, any instance reading the task marks it
+    /// `failed`.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
+        self
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A new task id: 128 random bits, URL-safe base64.
+pub(crate) fn new_id() -> String {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 16];
+    rand::fill(&mut bytes[..]);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// `ms` since the Unix epoch as an ISO 8601 UTC timestamp with milliseconds.
+pub(crate) fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(1_796_157_296_789), "2026-12-01T20:34:56.789Z");
+    }
+
+    #[test]
+    fn ids_carry_128_random_bits() {
+        let a = new_id();
+        assert_eq!(a.len(), 22);
+        assert_ne!(a, new_id());
+    }
+}

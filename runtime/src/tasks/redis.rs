@@ -1,0 +1,340 @@
+//! Tasks in Redis (feature `redis`), shared by every instance that points at the same
+//! server. Each task is three keys, all expiring with the task's TTL: a hash of its
+//! fields (`PREFIX` + id), a hash of its outstanding input requests (`…:asks`) and a
+//! hash of the answers delivered and not yet taken (`…:answers`). Every change that
+//! reads before it writes is one Lua script, so it is atomic in Redis.
+//!
+//! The instance running a task's body learns of answers and cancellation by reading
+//! these keys (every 50 ms while it waits), not through a channel of its own: any
+//! instance may take the `tasks/update` or `tasks/cancel`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+use super::store::{Status, TaskRecord, TaskStore, TaskStoreError, Transition};
+use crate::transport::BoxFuture;
+
+/// How often a waiting body looks for answers and cancellation in Redis.
+const POLL: Duration = Duration::from_millis(50);
+
+/// A [`TaskStore`] in Redis (feature `redis`).
+#[derive(Clone)]
+pub struct RedisTaskStore {
+    connection: ConnectionManager,
+    prefix: String,
+}
+
+impl std::fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn failed(e: redis::RedisError) -> TaskStoreError {
+    TaskStoreError(e.to_string())
+}
+
+fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Working => "working",
+        Status::InputRequired => "input_required",
+        Status::Completed => "completed",
+        Status::Failed => "failed",
+        Status::Cancelled => "cancelled",
+    }
+}
+
+fn status_of(s: &str) -> Option<Status> {
+    Some(match s {
+        "working" => Status::Working,
+        "input_required" => Status::InputRequired,
+        "completed" => Status::Completed,
+        "failed" => Status::Failed,
+        "cancelled" => Status::Cancelled,
+        _ => return None,
+    })
+}
+
+/// Terminal statuses, as the scripts test them.
+const TERMINAL: &str =
+    "local function terminal(s) return s == 'completed' or s == 'failed' or s == 'cancelled' end\n";
+
+/// KEYS: task, asks. ARGV: status, message (or ''), result, error, at, then request
+/// key/text pairs. Applies unless terminal or gone.
+const TRANSITION: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
+redis.call('DEL', KEYS[2])
+if #ARGV > 5 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
+  redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
+end
+return 1
+";
+
+/// KEYS: task, asks, answers. ARGV: at, then answer key/text pairs. Returns the keys
+/// accepted.
+const DELIVER: &str = r"
+if redis.call('HGET', KEYS[1], 'status') ~= 'input_required' then return {} end
+local accepted = {}
+for i = 2, #ARGV, 2 do
+  if redis.call('HDEL', KEYS[2], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+    accepted[#accepted + 1] = ARGV[i]
+  end
+end
+if #accepted > 0 then
+  redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expires'))
+  redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+  if redis.call('HLEN', KEYS[2]) == 0 then redis.call('HSET', KEYS[1], 'status', 'working') end
+end
+return accepted
+";
+
+/// KEYS: answers. Returns and removes every answer.
+const TAKE: &str = r"
+local all = redis.call('HGETALL', KEYS[1])
+redis.call('DEL', KEYS[1])
+return all
+";
+
+/// KEYS: task. Returns whether the task exists.
+const CANCEL: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if not terminal(redis.call('HGET', KEYS[1], 'status')) then redis.call('HSET', KEYS[1], 'cancel', '1') end
+return 1
+";
+
+/// KEYS: task. ARGV: lease. Returns 1 when the body should stop.
+const RENEW: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+redis.call('HSET', KEYS[1], 'lease', ARGV[1])
+if redis.call('HGET', KEYS[1], 'cancel') == '1' then return 1 end
+if terminal(redis.call('HGET', KEYS[1], 'status')) then return 1 end
+return 0
+";
+
+fn script(body: &str) -> redis::Script {
+    redis::Script::new(&format!("{TERMINAL}{body}"))
+}
+
+impl RedisTaskStore {
+    /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
+    /// its own if the link drops. Keys start with `tern:task:` unless
+    /// [`with_prefix`](Self::with_prefix) says otherwise.
+    pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
+        let client = redis::Client::open(url).map_err(failed)?;
+        let connection = ConnectionManager::new(client).await.map_err(failed)?;
+        Ok(Self {
+            connection,
+            prefix: "tern:task:".into(),
+        })
+    }
+
+    /// Keys start with `prefix` (to share a Redis between fleets that must not see
+    /// each other's tasks).
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    fn keys(&self, id: &str) -> [String; 3] {
+        let task = format!("{}{id}", self.prefix);
+        [format!("{task}:asks"), format!("{task}:answers"), task]
+    }
+}
+
+fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(flat.len() / 2);
+    let mut it = flat.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k, v));
+    }
+    out
+}
+
+fn field<T: std::str::FromStr>(
+    h: &HashMap<String, String>,
+    name: &str,
+) -> Result<T, TaskStoreError> {
+    h.get(name)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| TaskStoreError(format!("a stored task has no valid {name}")))
+}
+
+fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
+    h.get(name).filter(|v| !v.is_empty()).cloned()
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        let [_, _, key] = self.keys(&task.id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let expires = task.created_ms.saturating_add(task.ttl_ms);
+            redis::pipe()
+                .atomic()
+                .cmd("HSET")
+                .arg(&key)
+                .arg(&[
+                    ("id", task.id.clone()),
+                    ("owner", task.owner.clone()),
+                    ("status", status_name(task.status).to_owned()),
+                    ("message", task.message.clone().unwrap_or_default()),
+                    ("created", task.created_ms.to_string()),
+                    ("updated", task.updated_ms.to_string()),
+                    ("ttl", task.ttl_ms.to_string()),
+                    ("poll", task.poll_interval_ms.to_string()),
+                    ("lease", task.lease_ms.to_string()),
+                    ("expires", expires.to_string()),
+                    ("cancel", "0".to_owned()),
+                    ("result", String::new()),
+                    ("error", String::new()),
+                ])
+                .ignore()
+                .cmd("PEXPIREAT")
+                .arg(&key)
+                .arg(expires)
+                .ignore()
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        let [asks, _, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let (h, asked): (HashMap<String, String>, Vec<String>) = redis::pipe()
+                .cmd("HGETALL")
+                .arg(&key)
+                .cmd("HGETALL")
+                .arg(&asks)
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            if h.is_empty() {
+                return Ok(None);
+            }
+            let status = h
+                .get("status")
+                .and_then(|s| status_of(s))
+                .ok_or_else(|| TaskStoreError("a stored task has no valid status".into()))?;
+            Ok(Some(TaskRecord {
+                id: id.to_owned(),
+                owner: h.get("owner").cloned().unwrap_or_default(),
+                status,
+                message: optional(&h, "message"),
+                created_ms: field(&h, "created")?,
+                updated_ms: field(&h, "updated")?,
+                ttl_ms: field(&h, "ttl")?,
+                poll_interval_ms: field(&h, "poll")?,
+                lease_ms: field(&h, "lease")?,
+                asks: pairs(asked),
+                result: optional(&h, "result"),
+                error: optional(&h, "error"),
+                cancel_requested: h.get("cancel").is_some_and(|c| c == "1"),
+            }))
+        })
+    }
+
+    fn transition<'a>(
+        &'a self,
+        id: &'a str,
+        change: Transition,
+    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        let [asks, _, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let script = script(TRANSITION);
+            let mut call = script.key(&key);
+            call.key(&asks)
+                .arg(status_name(change.status))
+                .arg(change.message.unwrap_or_default())
+                .arg(change.result.unwrap_or_default())
+                .arg(change.error.unwrap_or_default())
+                .arg(change.at_ms);
+            for (k, v) in &change.asks {
+                call.arg(k).arg(v);
+            }
+            let applied: i64 = call.invoke_async(&mut connection).await.map_err(failed)?;
+            Ok(applied == 1)
+        })
+    }
+
+    fn deliver<'a>(
+        &'a self,
+        id: &'a str,
+        answers: Vec<(String, String)>,
+        at_ms: u64,
+    ) -> BoxFuture<'a, Result<Vec<String>, TaskStoreError>> {
+        let [asks, answered, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let script = script(DELIVER);
+            let mut call = script.key(&key);
+            call.key(&asks).key(&answered).arg(at_ms);
+            for (k, v) in &answers {
+                call.arg(k).arg(v);
+            }
+            call.invoke_async(&mut connection).await.map_err(failed)
+        })
+    }
+
+    fn take_answers<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TaskStoreError>> {
+        let [_, answered, _] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let flat: Vec<String> = script(TAKE)
+                .key(&answered)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(pairs(flat))
+        })
+    }
+
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        let [_, _, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let exists: i64 = script(CANCEL)
+                .key(&key)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(exists == 1)
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a str,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+        let [_, _, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let stop: i64 = script(RENEW)
+                .key(&key)
+                .arg(until_ms)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(stop == 1)
+        })
+    }
+
+    fn changed<'a>(&'a self, _id: &'a str, at_most: Duration) -> BoxFuture<'a, ()> {
+        Box::pin(tokio::time::sleep(at_most.min(POLL)))
+    }
+}

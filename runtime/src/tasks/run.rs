@@ -1,0 +1,238 @@
+//! A tool call running as a task: created durably, then its body driven round by round
+//! on this instance (its input requests become the task's, the answers delivered through
+//! `tasks/update` its next round's `inputResponses`), the lease renewed while it runs,
+//! and its end written to the store.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Status, TaskRecord, Tasks, Transition, millis, new_id, now_ms};
+use crate::jsonrpc::RpcError;
+use crate::protocol;
+use crate::seal::Principal;
+use crate::server::RequestContext;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{CallToolOutcome, ClientCapabilities, InputResponses, Outcome};
+
+/// Who a request's caller is, as a task's owner: the principal sealing binds, as a
+/// digest; the same (empty) owner for every unauthenticated caller, whose tasks are
+/// reachable by their unguessable ids alone.
+pub(crate) fn owner_of(ctx: &RequestContext) -> String {
+    ctx.auth()
+        .map(|a| Principal::from_auth(a).owner_key())
+        .unwrap_or_default()
+}
+
+/// A JSON-RPC error as a failed task's `error`, as JSON text.
+pub(crate) fn failure(e: &RpcError) -> String {
+    serde_json::to_string(e)
+        .unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.to_owned())
+}
+
+/// One more round of the body: called with the answers and the state of the last.
+pub(crate) type NextRound = Arc<
+    dyn Fn(
+            Option<InputResponses>,
+            Option<String>,
+        ) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>>
+        + Send
+        + Sync,
+>;
+
+/// Creates a task for `ctx`'s caller, `working`, and returns it once the store has it.
+pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRecord, RpcError> {
+    let now = now_ms();
+    let record = TaskRecord {
+        id: new_id(),
+        owner: owner_of(ctx),
+        status: Status::Working,
+        message: None,
+        created_ms: now,
+        updated_ms: now,
+        ttl_ms: millis(tasks.ttl),
+        poll_interval_ms: millis(tasks.poll_interval),
+        lease_ms: now.saturating_add(millis(tasks.lease)),
+        asks: Vec::new(),
+        result: None,
+        error: None,
+        cancel_requested: false,
+    };
+    tasks.store.create(record.clone()).await.map_err(|e| {
+        tracing::error!(error = %e, "could not create a task");
+        RpcError::internal("Internal error")
+    })?;
+    Ok(record)
+}
+
+/// The rounds a task's body may take: one that keeps asking is failed there.
+const MAX_ROUNDS: u32 = 100;
+
+/// How often a running body's instance looks for a cancellation and renews its lease.
+fn watch_interval(tasks: &Tasks) -> Duration {
+    (tasks.lease / 3).min(Duration::from_millis(200))
+}
+
+/// Drives task `id` in the background: `first` is the body's round under way, `next`
+/// starts another. `cancel` is the body's token: cancelled when the task is.
+pub(crate) fn spawn(
+    tasks: Tasks,
+    id: String,
+    capabilities: ClientCapabilities,
+    cancel: CancellationToken,
+    first: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
+    next: NextRound,
+) {
+    tokio::spawn(async move {
+        let done = CancellationToken::new();
+        tokio::spawn(keep_lease(
+            tasks.clone(),
+            id.clone(),
+            cancel.clone(),
+            done.clone(),
+        ));
+        let end = drive(&tasks, &id, &capabilities, &cancel, first, next).await;
+        done.cancel();
+        let mut change = Transition::to(Status::Cancelled, now_ms());
+        match end {
+            End::Cancelled => {}
+            End::Completed(result) => {
+                change.status = Status::Completed;
+                change.result = Some(result);
+            }
+            End::Failed(e) => {
+                change.status = Status::Failed;
+                change.message = Some(e.message.clone());
+                change.error = Some(failure(&e));
+            }
+            End::Gone => return,
+        }
+        if let Err(e) = tasks.store.transition(&id, change).await {
+            tracing::error!(task = %id, error = %e, "could not record a task's end");
+        }
+    });
+}
+
+/// Renews the lease until `done`, cancelling `cancel` when the task's cancellation is
+/// asked for (or the task is gone or finished elsewhere).
+async fn keep_lease(tasks: Tasks, id: String, cancel: CancellationToken, done: CancellationToken) {
+    let every = watch_interval(&tasks);
+    loop {
+        tokio::select! {
+            () = done.cancelled() => return,
+            () = tasks.store.changed(&id, every) => {}
+        }
+        let until = now_ms().saturating_add(millis(tasks.lease));
+        match tasks.store.renew(&id, until).await {
+            Ok(true) => cancel.cancel(),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(task = %id, error = %e, "could not renew a task's lease"),
+        }
+    }
+}
+
+enum End {
+    Completed(String),
+    Failed(RpcError),
+    Cancelled,
+    /// The task is no longer this body's to finish (expired, or ended elsewhere).
+    Gone,
+}
+
+async fn drive(
+    tasks: &Tasks,
+    id: &str,
+    capabilities: &ClientCapabilities,
+    cancel: &CancellationToken,
+    first: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
+    next: NextRound,
+) -> End {
+    let mut round = first;
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    for number in 1u32.. {
+        let outcome = tokio::select! {
+            o = round => o,
+            () = cancel.cancelled() => return End::Cancelled,
+        };
+        let asked = match outcome {
+            Err(e) => return End::Failed(e),
+            Ok(Outcome::Complete(result)) => {
+                return match serde_json::to_string(&result) {
+                    Ok(text) => End::Completed(text),
+                    Err(e) => {
+                        tracing::error!(task = %id, error = %e, "could not encode a task's result");
+                        End::Failed(RpcError::internal("Internal error"))
+                    }
+                };
+            }
+            Ok(Outcome::InputRequired(asked)) => asked,
+        };
+        if number >= MAX_ROUNDS {
+            tracing::warn!(task = %id, "a task's body asked for input {MAX_ROUNDS} times");
+            return End::Failed(RpcError::internal(
+                "The task asked for input too many times",
+            ));
+        }
+        let requests = asked.input_requests.clone();
+        if let Some(missing) = requests
+            .as_ref()
+            .and_then(|r| protocol::missing_capabilities(r, capabilities))
+        {
+            return End::Failed(RpcError::missing_capability(&missing));
+        }
+        // Keys are unique over the task's life: one the body asks again gets the round.
+        let mut keys: BTreeMap<String, String> = BTreeMap::new();
+        let mut asks = Vec::new();
+        for (key, request) in requests.iter().flat_map(|r| r.iter()) {
+            let mut task_key = key.clone();
+            if used.contains(&task_key) {
+                task_key = format!("{key}#{number}");
+            }
+            used.insert(task_key.clone());
+            let text = match serde_json::to_string(request) {
+                Ok(t) => t,
+                Err(_) => return End::Failed(RpcError::internal("Internal error")),
+            };
+            keys.insert(task_key.clone(), key.clone());
+            asks.push((task_key, text));
+        }
+        let mut answers = InputResponses::new();
+        if !asks.is_empty() {
+            let mut change = Transition::to(Status::InputRequired, now_ms());
+            change.asks = asks;
+            match tasks.store.transition(id, change).await {
+                Ok(true) => {}
+                Ok(false) => return End::Gone,
+                Err(e) => {
+                    tracing::error!(task = %id, error = %e, "could not record a task's input requests");
+                    return End::Failed(RpcError::internal("Internal error"));
+                }
+            }
+            while answers.len() < keys.len() {
+                tokio::select! {
+                    () = tasks.store.changed(id, watch_interval(tasks)) => {}
+                    () = cancel.cancelled() => return End::Cancelled,
+                }
+                match tasks.store.take_answers(id).await {
+                    Ok(taken) => {
+                        for (task_key, text) in taken {
+                            let (Some(key), Ok(value)) =
+                                (keys.get(&task_key), serde_json::from_str(&text))
+                            else {
+                                continue;
+                            };
+                            answers.0.insert(key.clone(), value);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(task = %id, error = %e, "could not read a task's answers")
+                    }
+                }
+            }
+        }
+        round = next(Some(answers), asked.request_state);
+    }
+    End::Gone
+}
