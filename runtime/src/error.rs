@@ -4,6 +4,11 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The task the call became was cancelled (by the server, or another client)
+    /// before it finished.
+    #[error("task {0} was cancelled")]
+    TaskCancelled(String),
+
     /// A configuration value was rejected when it was built.
     #[error("invalid configuration: {0}")]
     Config(String),

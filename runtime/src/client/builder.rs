@@ -24,6 +24,7 @@ pub struct ClientBuilder {
     max_rounds: usize,
     elicitation_url: bool,
     sampling_tools: bool,
+    tasks: bool,
     declared: Option<ClientCapabilities>,
     era_mode: EraMode,
     discovery_timeout: Duration,
@@ -38,6 +39,7 @@ impl Client {
             max_rounds: DEFAULT_MAX_ROUNDS,
             elicitation_url: false,
             sampling_tools: false,
+            tasks: true,
             declared: None,
             era_mode: EraMode::Auto,
             discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
@@ -118,6 +120,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether requests declare the tasks extension (`io.modelcontextprotocol/tasks`,
+    /// default yes): a server may then answer a tool call with a task, which
+    /// [`Client::call_tool`] follows to its end as if the call had been synchronous.
+    pub fn tasks(mut self, yes: bool) -> Self {
+        self.tasks = yes;
+        self
+    }
+
     /// Declares exactly these capabilities on every request, instead of deriving them
     /// from the registered callbacks. A client that drives the loop itself (see
     /// [`Client::request`]) declares what it will answer this way.
@@ -148,6 +158,11 @@ impl ClientBuilder {
         }
         if self.callbacks.roots.is_some() {
             caps.roots = Some(Map::new());
+        }
+        if self.tasks {
+            let mut extensions = std::collections::BTreeMap::new();
+            extensions.insert(crate::tasks::EXTENSION.to_owned(), Map::new());
+            caps.extensions = Some(extensions);
         }
         serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
     }

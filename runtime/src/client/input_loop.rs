@@ -21,10 +21,36 @@ pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {
         responses: Option<InputResponses>,
         state: Option<String>,
     );
+    /// The complete result of a task this request became (the task's `result`): only a
+    /// tool call may become a task, so for the others a task is an invalid answer.
+    fn task_result(result: serde_json::Value) -> crate::Result<Self::Complete> {
+        let _ = result;
+        Err(Error::UnknownResultType("task".into()))
+    }
+}
+
+/// Where an input loop stopped: the complete result, or the task the server made of
+/// the request.
+pub(crate) enum Started<C> {
+    Done(C),
+    Task(crate::types::ext_tasks::CreateTaskResult),
 }
 
 macro_rules! input_loop_method {
+    ($marker:ty, $params:ty, task) => {
+        input_loop_method!(@ $marker, $params,
+            fn task_result(result: serde_json::Value) -> crate::Result<Self::Complete> {
+                serde_json::from_value(result).map_err(|source| Error::Decode {
+                    method: <$marker as crate::types::rpc::Request>::METHOD,
+                    source,
+                })
+            }
+        );
+    };
     ($marker:ty, $params:ty) => {
+        input_loop_method!(@ $marker, $params,);
+    };
+    (@ $marker:ty, $params:ty, $($extra:item)*) => {
         impl InputLoopMethod for $marker {
             fn outcome(result: Self::Result) -> Outcome<Self::Complete> {
                 result
@@ -37,11 +63,12 @@ macro_rules! input_loop_method {
                 params.input_responses = responses;
                 params.request_state = state;
             }
+            $($extra)*
         }
     };
 }
 
-input_loop_method!(method::CallTool, CallToolRequestParams);
+input_loop_method!(method::CallTool, CallToolRequestParams, task);
 input_loop_method!(method::GetPrompt, GetPromptRequestParams);
 input_loop_method!(method::ReadResource, ReadResourceRequestParams);
 
@@ -52,10 +79,25 @@ impl Client {
     /// retry is the same method with the same params, a new id, the answers under the
     /// same keys and `requestState` echoed byte for byte. A round with state and no
     /// requests waits 50 ms, doubling to 250 ms, before retrying.
+    ///
+    /// A request the server makes a task (a tool call, for a client that declares the
+    /// tasks extension) is followed to its end, and cancelled if this future is dropped
+    /// first.
     pub async fn run_input_loop<M: InputLoopMethod>(
         &self,
-        mut params: M::Params,
+        params: M::Params,
     ) -> crate::Result<M::Complete> {
+        match self.run_input_loop_until_task::<M>(params).await? {
+            Started::Done(done) => Ok(done),
+            Started::Task(created) => M::task_result(self.await_task(created).await?),
+        }
+    }
+
+    /// The input loop up to the complete result or a task.
+    pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
+        &self,
+        mut params: M::Params,
+    ) -> crate::Result<Started<M::Complete>> {
         let span = tracing::info_span!(
             "mcp.call",
             method = M::METHOD,
@@ -66,9 +108,12 @@ impl Client {
             let mut delay = self.inner.backoff.first;
             let mut round = 0usize;
             loop {
-                let result = self.send::<M>(&params, M::target(&params), None).await?;
-                let asked = match M::outcome(result) {
-                    Outcome::Complete(done) => return Ok(done),
+                let raw = self.send_raw::<M>(&params, M::target(&params), None).await?;
+                if let Some(created) = super::tasks::created_task(&raw)? {
+                    return Ok(Started::Task(created));
+                }
+                let asked = match M::outcome(self.decode::<M>(&raw)?) {
+                    Outcome::Complete(done) => return Ok(Started::Done(done)),
                     Outcome::InputRequired(asked) => asked,
                 };
                 round += 1;

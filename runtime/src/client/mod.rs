@@ -35,6 +35,7 @@ mod input_loop;
 mod legacy;
 mod listen;
 mod retry;
+mod tasks;
 mod wire;
 
 use std::sync::Arc;
@@ -50,6 +51,7 @@ pub use connection::Connection;
 pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
 pub use listen::{Listener, Notice};
+pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.
 pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
@@ -172,6 +174,17 @@ impl Client {
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
+        let result = self.send_raw::<M>(params, target, notifications).await?;
+        self.decode::<M>(&result)
+    }
+
+    /// [`send`](Self::send), the result left as the server wrote it.
+    pub(crate) async fn send_raw<M: ClientRequestMethod>(
+        &self,
+        params: &M::Params,
+        target: Option<&str>,
+        notifications: Option<&mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<Box<serde_json::value::RawValue>> {
         let transport = &self.inner.transport;
         let id = transport.next_id();
         let progress_token = notifications.map(|_| id_string(&id));
@@ -193,32 +206,40 @@ impl Client {
             protocol_version: params.protocol_version.as_deref(),
             notifications,
         };
-        let result = retry::send(transport.as_ref(), self.inner.era, request)
+        retry::send(transport.as_ref(), self.inner.era, request)
             .await
             .map_err(|e| match e {
                 CallError::Rpc(e) => Error::Rpc(Box::new(e)),
                 CallError::Transport(e) => Error::Transport(e),
-            })?;
-        self.decode::<M>(&result)
+            })
     }
 
-    /// Calls a tool and runs the input-required loop to its complete result.
+    /// Calls a tool and runs the input-required loop to its complete result. A call the
+    /// server makes a task is followed to its end (polled, its input requests answered
+    /// by the same callbacks) and cancelled if this future is dropped first.
     pub async fn call_tool(
         &self,
         name: impl Into<String>,
         arguments: impl Serialize,
     ) -> crate::Result<CallToolResult> {
-        let mut params = CallToolRequestParams::new(name);
-        params.arguments = match serde_json::to_value(arguments).map_err(Error::Encode)? {
-            Value::Object(map) => Some(map),
-            Value::Null => None,
-            other => {
-                return Err(Error::Encode(serde::ser::Error::custom(format!(
-                    "tool arguments must be an object, not {other}"
-                ))));
-            }
-        };
+        let params = tool_params(name, arguments)?;
         self.run_input_loop::<method::CallTool>(params).await
+    }
+
+    /// Calls a tool, running its input rounds, and stops where the server makes the call
+    /// a task: the [`TaskHandle`] can be kept (its id) and followed later, elsewhere.
+    pub async fn start_tool_call(
+        &self,
+        name: impl Into<String>,
+        arguments: impl Serialize,
+    ) -> crate::Result<ToolCallStart> {
+        let params = tool_params(name, arguments)?;
+        self.run_input_loop_until_task::<method::CallTool>(params)
+            .await
+            .map(|started| match started {
+                input_loop::Started::Done(result) => ToolCallStart::Done(result),
+                input_loop::Started::Task(created) => ToolCallStart::Task(self.handle_of(created)),
+            })
     }
 
     /// Gets a prompt and runs the input-required loop to its complete result.
@@ -253,6 +274,24 @@ impl Client {
             Some(r) => self.inner.callbacks.fulfil(r).await,
         }
     }
+}
+
+/// `tools/call` params for `name` with `arguments` (a JSON object, or nothing).
+fn tool_params(
+    name: impl Into<String>,
+    arguments: impl Serialize,
+) -> crate::Result<CallToolRequestParams> {
+    let mut params = CallToolRequestParams::new(name);
+    params.arguments = match serde_json::to_value(arguments).map_err(Error::Encode)? {
+        Value::Object(map) => Some(map),
+        Value::Null => None,
+        other => {
+            return Err(Error::Encode(serde::ser::Error::custom(format!(
+                "tool arguments must be an object, not {other}"
+            ))));
+        }
+    };
+    Ok(params)
 }
 
 fn id_string(id: &crate::types::v2026_07_28::RequestId) -> String {

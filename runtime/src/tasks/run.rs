@@ -67,6 +67,9 @@ pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRe
     Ok(record)
 }
 
+/// How long a cancelled body has to stop on its own before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
 /// The rounds a task's body may take: one that keeps asking is failed there.
 const MAX_ROUNDS: u32 = 100;
 
@@ -152,10 +155,19 @@ async fn drive(
     let mut round = first;
     let mut used: BTreeSet<String> = BTreeSet::new();
     for number in 1u32.. {
+        // On a cancellation the body gets a moment to see its token and stop on its
+        // own (releasing what it holds) before it is dropped; what it answers then does
+        // not matter: the task was cancelled.
         let outcome = tokio::select! {
-            o = round => o,
-            () = cancel.cancelled() => return End::Cancelled,
+            o = &mut round => o,
+            () = cancel.cancelled() => {
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut round).await;
+                return End::Cancelled;
+            }
         };
+        if cancel.is_cancelled() {
+            return End::Cancelled;
+        }
         let asked = match outcome {
             Err(e) => return End::Failed(e),
             Ok(Outcome::Complete(result)) => {

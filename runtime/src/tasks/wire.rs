@@ -24,6 +24,13 @@ pub(crate) struct WithMeta<P> {
     meta: Option<RequestMetaObject>,
 }
 
+impl<P> WithMeta<P> {
+    /// Params to send: the client adds `_meta` as it writes them.
+    pub(crate) fn new(params: P) -> Self {
+        Self { params, meta: None }
+    }
+}
+
 /// What the server reads from a tasks method's generated params.
 pub(crate) trait TaskParams:
     Serialize + DeserializeOwned + Clone + std::fmt::Debug + Send + Sync + 'static

@@ -36,3 +36,4 @@ mod session_budgets;
 mod session_features;
 mod single_use;
 mod stdio_flow;
+mod tasks;

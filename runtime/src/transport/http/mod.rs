@@ -22,8 +22,8 @@ pub use param_headers::{ParamHeader, param_headers};
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// `Mcp-Method`: the body's `method`.
 pub const METHOD_HEADER: &str = "mcp-method";
-/// `Mcp-Name`: `params.name` (`tools/call`, `prompts/get`) or `params.uri`
-/// (`resources/read`).
+/// `Mcp-Name`: `params.name` (`tools/call`, `prompts/get`), `params.uri`
+/// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`).
 pub const NAME_HEADER: &str = "mcp-name";
 /// The prefix of `Mcp-Param-{Name}` headers mirroring annotated tool arguments.
 pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
@@ -34,7 +34,7 @@ const SENTINEL_END: &str = "?=";
 /// The body field `Mcp-Name` mirrors for `method`, if it has one: the params member
 /// naming what the request acts on.
 pub(crate) fn name_field(method: &str) -> Option<&'static str> {
-    crate::types::v2026_07_28::method::info(method).and_then(|m| m.target)
+    crate::protocol::method_info(method).and_then(|m| m.target)
 }
 
 /// A header value for `value`: itself when it is plain visible ASCII with no leading or

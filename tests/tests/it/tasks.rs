@@ -1,0 +1,398 @@
+//! Tasks (SEP-2663) across processes: `task_server` instances, each its own process,
+//! sharing one redis-server (on a Unix socket of its own), reached by clients that hold
+//! a bearer token each (`user:NAME`). A task created on A is polled, answered and
+//! finished through B; cancelled through B while A runs it; failed once A is killed and
+//! its lease lapses; still readable after both restart; invisible to another user.
+//! And one resolver tool runs three ways: inline MRTR, as a task, on a 2025-11-25 session.
+//!
+//! The Redis tests need `redis-server`: `#[ignore]`d in a plain `cargo test`, run by
+//! `scripts/fleet` (which `scripts/test` runs; `.ci/run` installs it).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tern::Error;
+use tern::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern::types::v2026_07_28::{ElicitRequestParams, ElicitValue, InputResponse, InputResponses};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+/// One `task_server` process.
+struct Instance {
+    child: Child,
+    url: String,
+}
+
+async fn start(args: &[&str]) -> Instance {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_task_server"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("task_server starts");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("task_server reports its address")
+        .unwrap()
+        .expect("task_server exited before listening");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .expect("a listening line")
+        .to_owned();
+    let instance = Instance { child, url };
+    // Ready when it answers a protocol request, not when its port is bound.
+    let probe = client(&instance, "probe");
+    for _ in 0..200 {
+        if probe
+            .task("nothing")
+            .get()
+            .await
+            .is_err_and(|e| rpc_code(&e) == Some(-32602))
+        {
+            return instance;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let last = probe.task("nothing").get().await;
+    panic!("task_server at {} did not answer: {last:?}", instance.url);
+}
+
+/// A client of `instance` for `user`, answering every form: a region `eu`, a
+/// confirmation `true`.
+fn client(instance: &Instance, user: &str) -> Client {
+    client_with(instance, user, true)
+}
+
+fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
+    let transport = tern::transport::http::client::HttpClientTransport::builder(&instance.url)
+        .with_bearer_token(format!("user:{user}"))
+        .build()
+        .unwrap();
+    Client::builder("task-tests", "1")
+        .on_elicitation(answer_form)
+        .tasks(tasks)
+        .era(EraMode::Stateless)
+        .build(Arc::new(transport))
+}
+
+async fn answer_form(
+    _ctx: tern::client::InputContext,
+    params: ElicitRequestParams,
+) -> Result<tern::types::v2026_07_28::ElicitResult, tern::jsonrpc::RpcError> {
+    let ElicitRequestParams::Form(form) = params else {
+        panic!("a form was expected");
+    };
+    let field = serde_json::to_value(&form.requested_schema).unwrap()["properties"]
+        .as_object()
+        .and_then(|p| p.keys().next().cloned())
+        .unwrap_or_default();
+    Ok(match field.as_str() {
+        "confirm" => tern::ask::accept([("confirm", ElicitValue::Boolean(true))]),
+        _ => tern::ask::accept([(field.as_str(), ElicitValue::String("eu".into()))]),
+    })
+}
+
+/// The JSON-RPC error code of a failure, whether it came in a result or as a refusal
+/// (HTTP 400).
+fn rpc_code(e: &Error) -> Option<i64> {
+    match e {
+        Error::Rpc(e) => Some(e.code),
+        Error::Transport(t) => t.rpc_error().map(|r| r.code),
+        _ => None,
+    }
+}
+
+fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
+    serde_json::to_value(&result.content).unwrap()[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn started_task(client: &Client, tool: &str, args: serde_json::Value) -> TaskHandle {
+    match client.start_tool_call(tool, args).await.unwrap() {
+        ToolCallStart::Task(t) => t,
+        ToolCallStart::Done(r) => panic!("{tool} did not become a task: {r:?}"),
+    }
+}
+
+/// Polls `task` until `done` says its state is the one awaited, for at most `within`.
+async fn until(
+    task: &TaskHandle,
+    within: Duration,
+    done: impl Fn(&TaskState) -> bool,
+) -> TaskState {
+    let start = Instant::now();
+    loop {
+        let state = task.get().await.unwrap();
+        if done(&state) {
+            return state;
+        }
+        assert!(
+            start.elapsed() < within,
+            "task {} still {state:?}",
+            task.id()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn answer(key: &str, field: &str, value: ElicitValue) -> InputResponses {
+    let mut r = InputResponses::new();
+    r.insert(
+        key,
+        InputResponse::Elicit(tern::ask::accept([(field, value)])),
+    )
+    .unwrap();
+    r
+}
+
+#[tokio::test]
+async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_session() {
+    let server = start(&[]).await;
+    // Inline MRTR: a client that does not declare tasks answers two rounds.
+    let inline = client_with(&server, "ada", false);
+    let result = inline.call_tool("plan", json!({})).await.unwrap();
+    assert_eq!(text(&result), "planned eu: true");
+    // As a task: the same questions surface as the task's input requests.
+    let tasks = client(&server, "ada");
+    let task = started_task(&tasks, "plan", json!({})).await;
+    let asked = until(&task, Duration::from_secs(10), |s| {
+        matches!(s, TaskState::InputRequired(_))
+    })
+    .await;
+    // Both questions at once: neither depends on the other.
+    assert!(matches!(asked, TaskState::InputRequired(r) if r.len() == 2));
+    let result = task.wait().await.unwrap();
+    assert_eq!(text(&result), "planned eu: true");
+    // And the automatic path follows a task to its end as if the call were synchronous.
+    let result = tasks.call_tool("plan", json!({})).await.unwrap();
+    assert_eq!(text(&result), "planned eu: true");
+    // On a 2025-11-25 session: each question a request over the session.
+    let transport = tern::transport::http::client::HttpClientTransport::builder(&server.url)
+        .with_bearer_token("user:ada")
+        .build()
+        .unwrap();
+    let session = Client::builder("task-tests", "1")
+        .on_elicitation(answer_form)
+        .era(EraMode::Session)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap();
+    assert_eq!(session.protocol_version(), "2025-11-25");
+    let result = session.call_tool("plan", json!({})).await.unwrap();
+    assert_eq!(text(&result), "planned eu: true");
+}
+
+#[tokio::test]
+async fn a_task_only_tool_refuses_a_client_without_tasks_and_a_dropped_call_cancels_its_task() {
+    let server = start(&["--poll-ms", "20"]).await;
+    let plain = client_with(&server, "ada", false);
+    let err = plain.call_tool("deploy", json!({})).await.unwrap_err();
+    assert_eq!(rpc_code(&err), Some(-32021), "{err}");
+    // The automatic call gives up (a timeout): the task it followed is cancelled.
+    let c = client(&server, "ada");
+    let cancelled = || async { text(&c.call_tool("cancelled", json!({})).await.unwrap()) };
+    assert_eq!(cancelled().await, "0");
+    let call = c.call_tool("slow", json!({"ms": 60_000}));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), call)
+            .await
+            .is_err()
+    );
+    let start = Instant::now();
+    while cancelled().await != "1" {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the abandoned task still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // By hand: a handle's wait reports the cancellation as such.
+    let task = started_task(&c, "slow", json!({"ms": 60_000})).await;
+    task.cancel().await.unwrap();
+    until(&task, Duration::from_secs(5), |s| {
+        matches!(s, TaskState::Cancelled)
+    })
+    .await;
+    let err = c.task(task.id()).wait().await.unwrap_err();
+    assert!(
+        matches!(err, Error::TaskCancelled(ref id) if id == task.id()),
+        "{err}"
+    );
+}
+
+/// redis-server on a Unix socket of its own (no port to race for), stopped on drop.
+struct Redis {
+    child: tokio::process::Child,
+    dir: PathBuf,
+    url: String,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+async fn redis(name: &str) -> Redis {
+    let dir = std::env::temp_dir().join(format!("tern-tasks-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let socket = dir.join("redis.sock");
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            "0",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--unixsocket",
+        ])
+        .arg(&socket)
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server is installed (.ci/run installs it)");
+    let url = format!("redis+unix://{}", socket.display());
+    // Ready when it answers a command.
+    for _ in 0..200 {
+        if tern::tasks::RedisTaskStore::connect(&url).await.is_ok() {
+            return Redis { child, dir, url };
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("redis-server did not answer on {url}");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_task_created_on_a_is_answered_partially_then_fully_and_completed_through_b() {
+    let redis = redis("answer").await;
+    let a = start(&["--redis", &redis.url]).await;
+    let b = start(&["--redis", &redis.url]).await;
+    let task = started_task(&client(&a, "ada"), "deploy", json!({})).await;
+    let on_b = client(&b, "ada").task(task.id());
+    let TaskState::InputRequired(asked) = until(&on_b, Duration::from_secs(10), |s| {
+        matches!(s, TaskState::InputRequired(_))
+    })
+    .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(asked.keys().collect::<Vec<_>>(), ["confirm", "region"]);
+    // One answer: the other stays outstanding, at once.
+    on_b.update(answer("region", "region", ElicitValue::String("eu".into())))
+        .await
+        .unwrap();
+    let TaskState::InputRequired(left) = on_b.get().await.unwrap() else {
+        panic!("still waiting for the confirmation")
+    };
+    assert_eq!(left.keys().collect::<Vec<_>>(), ["confirm"]);
+    on_b.update(answer("confirm", "confirm", ElicitValue::Boolean(true)))
+        .await
+        .unwrap();
+    let TaskState::Completed(result) = until(&on_b, Duration::from_secs(10), |s| {
+        matches!(s, TaskState::Completed(_))
+    })
+    .await
+    else {
+        unreachable!()
+    };
+    assert_eq!(result["content"][0]["text"], "deployed to eu");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_task_running_on_a_is_cancelled_through_b() {
+    let redis = redis("cancel").await;
+    let a = start(&["--redis", &redis.url]).await;
+    let b = start(&["--redis", &redis.url]).await;
+    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 60_000})).await;
+    let on_b = client(&b, "ada").task(task.id());
+    assert!(matches!(on_b.get().await.unwrap(), TaskState::Working));
+    on_b.cancel().await.unwrap();
+    until(&on_b, Duration::from_secs(5), |s| {
+        matches!(s, TaskState::Cancelled)
+    })
+    .await;
+    // Cancelling a finished task is acknowledged all the same.
+    on_b.cancel().await.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_task_whose_instance_is_killed_fails_once_its_lease_lapses() {
+    let redis = redis("lease").await;
+    let lease = Duration::from_millis(600);
+    let lease_ms = lease.as_millis().to_string();
+    let mut a = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
+    let b = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
+    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 60_000})).await;
+    let on_b = client(&b, "ada").task(task.id());
+    tokio::time::sleep(lease * 2).await;
+    assert!(
+        matches!(on_b.get().await.unwrap(), TaskState::Working),
+        "renewed while A lives"
+    );
+    a.child.kill().await.unwrap();
+    let killed = Instant::now();
+    let TaskState::Failed(e) = until(&on_b, lease * 4, |s| matches!(s, TaskState::Failed(_))).await
+    else {
+        unreachable!()
+    };
+    assert!(
+        killed.elapsed() <= lease * 2,
+        "failed {:?} after the kill",
+        killed.elapsed()
+    );
+    assert_eq!(e.code, -32603);
+    assert!(e.message.contains("stopped"), "{}", e.message);
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_else_sees_it() {
+    let redis = redis("restart").await;
+    let ttl = ["--ttl-ms", "4000"];
+    let mut a = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
+    let mut b = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
+    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 10})).await;
+    let id = task.id().to_owned();
+    until(&task, Duration::from_secs(5), |s| {
+        matches!(s, TaskState::Completed(_))
+    })
+    .await;
+    a.child.kill().await.unwrap();
+    b.child.kill().await.unwrap();
+    let a = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
+    let b = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
+    for instance in [&a, &b] {
+        let TaskState::Completed(result) = client(instance, "ada").task(&id).get().await.unwrap()
+        else {
+            panic!("the result is kept")
+        };
+        assert_eq!(result["content"][0]["text"], "worked 10 ms");
+        // Another caller: as if there were no such task.
+        let err = client(instance, "eve").task(&id).get().await.unwrap_err();
+        assert_eq!(rpc_code(&err), Some(-32602), "{err}");
+        let err = client(instance, "eve")
+            .task(&id)
+            .cancel()
+            .await
+            .unwrap_err();
+        assert_eq!(rpc_code(&err), Some(-32602), "{err}");
+    }
+    // Past its TTL the task is gone.
+    tokio::time::sleep(Duration::from_millis(4200)).await;
+    let err = client(&a, "ada").task(&id).get().await.unwrap_err();
+    assert_eq!(rpc_code(&err), Some(-32602), "{err}");
+}
