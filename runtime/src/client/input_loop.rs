@@ -21,8 +21,10 @@ pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {
         responses: Option<InputResponses>,
         state: Option<String>,
     );
-    /// The complete result of a task this request became (the task's `result`): only a
-    /// tool call may become a task, so for the others a task is an invalid answer.
+    /// Whether the server may answer this request with a task: only a tool call may, so
+    /// for the others a task is an invalid answer.
+    const MAY_BECOME_TASK: bool = false;
+    /// The complete result of a task this request became (the task's `result`).
     fn task_result(result: serde_json::Value) -> crate::Result<Self::Complete> {
         let _ = result;
         Err(Error::UnknownResultType("task".into()))
@@ -33,12 +35,13 @@ pub trait InputLoopMethod: ClientRequestMethod + MayRequireInput {
 /// the request.
 pub(crate) enum Started<C> {
     Done(C),
-    Task(crate::types::ext_tasks::CreateTaskResult),
+    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
 }
 
 macro_rules! input_loop_method {
     ($marker:ty, $params:ty, task) => {
         input_loop_method!(@ $marker, $params,
+            const MAY_BECOME_TASK: bool = true;
             fn task_result(result: serde_json::Value) -> crate::Result<Self::Complete> {
                 serde_json::from_value(result).map_err(|source| Error::Decode {
                     method: <$marker as crate::types::rpc::Request>::METHOD,
@@ -50,7 +53,7 @@ macro_rules! input_loop_method {
     ($marker:ty, $params:ty) => {
         input_loop_method!(@ $marker, $params,);
     };
-    (@ $marker:ty, $params:ty, $($extra:item)*) => {
+    (@ $marker:ty, $params:ty, $($extra:tt)*) => {
         impl InputLoopMethod for $marker {
             fn outcome(result: Self::Result) -> Outcome<Self::Complete> {
                 result
@@ -89,7 +92,7 @@ impl Client {
     ) -> crate::Result<M::Complete> {
         match self.run_input_loop_until_task::<M>(params).await? {
             Started::Done(done) => Ok(done),
-            Started::Task(created) => M::task_result(self.await_task(created).await?),
+            Started::Task(created) => M::task_result(self.await_task(*created).await?),
         }
     }
 
@@ -110,7 +113,10 @@ impl Client {
             loop {
                 let raw = self.send_raw::<M>(&params, M::target(&params), None).await?;
                 if let Some(created) = super::tasks::created_task(&raw)? {
-                    return Ok(Started::Task(created));
+                    if !M::MAY_BECOME_TASK {
+                        return Err(Error::UnknownResultType("task".into()));
+                    }
+                    return Ok(Started::Task(Box::new(created)));
                 }
                 let asked = match M::outcome(self.decode::<M>(&raw)?) {
                     Outcome::Complete(done) => return Ok(Started::Done(done)),

@@ -237,8 +237,8 @@ impl Client {
         self.run_input_loop_until_task::<method::CallTool>(params)
             .await
             .map(|started| match started {
-                input_loop::Started::Done(result) => ToolCallStart::Done(result),
-                input_loop::Started::Task(created) => ToolCallStart::Task(self.handle_of(created)),
+                input_loop::Started::Done(result) => ToolCallStart::Done(Box::new(result)),
+                input_loop::Started::Task(created) => ToolCallStart::Task(self.handle_of(*created)),
             })
     }
 

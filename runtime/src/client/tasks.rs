@@ -35,7 +35,7 @@ pub struct TaskHandle {
 #[derive(Debug)]
 pub enum ToolCallStart {
     /// The call completed (after any input rounds) without becoming a task.
-    Done(CallToolResult),
+    Done(Box<CallToolResult>),
     /// The server made the call a task.
     Task(TaskHandle),
 }

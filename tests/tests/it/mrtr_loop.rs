@@ -438,10 +438,32 @@ async fn a_result_without_result_type_is_complete() {
 
 #[tokio::test]
 async fn an_unknown_result_type_is_an_error() {
+    let transport = rogue_server(vec![json!({"resultType": "teleport", "content": []})]).await;
+    let client = Client::builder("c", "1").connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownResultType(t) if t == "teleport"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
+    // The 2025-11-25 shape nested the task; the extension's is flat.
     let transport =
         rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
     let client = Client::builder("c", "1").connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(&err, Error::Decode { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_task_for_a_prompt_is_an_invalid_answer() {
+    let created = json!({"resultType": "task", "taskId": "t1", "status": "working",
+        "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z", "ttlMs": null});
+    let transport = rogue_server(vec![created]).await;
+    let client = Client::builder("c", "1").connect(transport);
+    let err = client.get_prompt("p", None).await.unwrap_err();
     assert!(
         matches!(&err, Error::UnknownResultType(t) if t == "task"),
         "{err:?}"

@@ -54,9 +54,14 @@ fn fetch_copies_and_verifies_from_shared_beside_the_checkout() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("133 files verified"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("134 files verified"));
     assert!(checkout.join("schema/2026-07-28/schema.json").is_file());
     assert!(checkout.join("schema/2025-11-25/schema.json").is_file());
+    assert!(
+        checkout
+            .join("schema/ext-tasks/draft/schema.json")
+            .is_file()
+    );
     assert!(
         checkout
             .join("schema/compat/2025-06-18/schema.json")
