@@ -38,6 +38,9 @@ pub enum Notice {
     PromptsChanged,
     /// `notifications/resources/list_changed`.
     ResourcesChanged,
+    /// `notifications/tasks`: a task the listener watches (its id in the filter's
+    /// `taskIds`) changed; the task as `tasks/get` would return it.
+    Task(Box<crate::types::ext_tasks::TaskStatusNotificationParams>),
     /// Any other notification, as sent.
     Other {
         /// Its method.
@@ -64,6 +67,9 @@ impl Notice {
             n if n == method::ToolListChanged::METHOD => Self::ToolsChanged,
             n if n == method::PromptListChanged::METHOD => Self::PromptsChanged,
             n if n == method::ResourceListChanged::METHOD => Self::ResourcesChanged,
+            n if n == crate::types::ext_tasks::method::TaskStatus::METHOD => {
+                Self::Task(Box::new(typed(params)?))
+            }
             other => Self::Other {
                 method: other.to_owned(),
                 params: params.cloned(),
@@ -81,8 +87,25 @@ impl Notice {
             Self::ResourceUpdated(uri) => uris.contains(uri),
             // Log entries outside any request are the session's to hear.
             Self::Log(_) => true,
+            Self::Task(task) => filter
+                .extra
+                .get("taskIds")
+                .and_then(Value::as_array)
+                .is_some_and(|ids| ids.iter().any(|id| id.as_str() == Some(task_id(task)))),
             _ => false,
         }
+    }
+}
+
+/// The id of the task a `notifications/tasks` names.
+pub fn task_id(task: &crate::types::ext_tasks::TaskStatusNotificationParams) -> &str {
+    use crate::types::ext_tasks::TaskStatusNotificationParams as P;
+    match task {
+        P::Working(t) => &t.task_id,
+        P::InputRequired(t) => &t.task_id,
+        P::Completed(t) => &t.task_id,
+        P::Failed(t) => &t.task_id,
+        P::Cancelled(t) => &t.task_id,
     }
 }
 

@@ -50,7 +50,7 @@ pub use callbacks::InputContext;
 pub use connection::Connection;
 pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
-pub use listen::{Listener, Notice};
+pub use listen::{Listener, Notice, task_id};
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.

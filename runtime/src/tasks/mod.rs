@@ -29,6 +29,7 @@
 mod redis;
 pub(crate) mod run;
 mod store;
+pub(crate) mod watch;
 pub(crate) mod wire;
 
 use std::sync::Arc;

@@ -396,3 +396,61 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     let err = client(&a, "ada").task(&id).get().await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(-32602), "{err}");
 }
+
+fn watching(ids: &[&str]) -> tern::types::v2026_07_28::SubscriptionFilter {
+    serde_json::from_value(json!({ "taskIds": ids })).unwrap()
+}
+
+#[tokio::test]
+async fn a_listener_hears_a_task_change_status_until_it_ends() {
+    let server = start(&["--poll-ms", "20"]).await;
+    let c = client(&server, "ada");
+    let task = started_task(&c, "deploy", json!({})).await;
+    let mut listener = c.listen(watching(&[task.id()])).await.unwrap();
+    let mut statuses = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let notice = tokio::time::timeout_at(deadline.into(), listener.next())
+            .await
+            .expect("notifications/tasks in time")
+            .expect("the stream stays open");
+        let tern::client::Notice::Task(change) = notice else {
+            continue;
+        };
+        assert_eq!(tern::client::task_id(&change), task.id());
+        let params = serde_json::to_value(&change).unwrap();
+        assert_eq!(params["taskId"], task.id());
+        assert!(
+            params["_meta"]["io.modelcontextprotocol/subscriptionId"].is_string(),
+            "{params}"
+        );
+        let status = params["status"].as_str().unwrap().to_owned();
+        if statuses.last() != Some(&status) {
+            statuses.push(status.clone());
+        }
+        match status.as_str() {
+            "input_required" => {
+                task.update(answer("region", "region", ElicitValue::String("eu".into())))
+                    .await
+                    .unwrap();
+                task.update(answer("confirm", "confirm", ElicitValue::Boolean(true)))
+                    .await
+                    .unwrap();
+            }
+            "completed" => {
+                assert_eq!(params["result"]["content"][0]["text"], "deployed to eu");
+                break;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        statuses.contains(&"input_required".to_owned()),
+        "{statuses:?}"
+    );
+    assert_eq!(statuses.last().map(String::as_str), Some("completed"));
+    // Naming tasks without declaring the extension is refused.
+    let plain = client_with(&server, "ada", false);
+    let err = plain.listen(watching(&[task.id()])).await.unwrap_err();
+    assert_eq!(rpc_code(&err), Some(-32021), "{err}");
+}

@@ -1,5 +1,6 @@
 //! `subscriptions/listen` on an [`McpServer`]: the acknowledgement, then the list
-//! changes and resource updates the client asked for, until it cancels.
+//! changes, resource updates and task changes (`notifications/tasks`) the client asked
+//! for, until it cancels.
 
 use std::collections::HashSet;
 
@@ -21,6 +22,7 @@ pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 impl McpServer {
     pub(super) fn listen(
         self,
+        tasks: crate::tasks::Tasks,
         ctx: RequestContext,
         params: SubscriptionsListenRequestParams,
     ) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
@@ -39,6 +41,7 @@ impl McpServer {
                 )));
             }
             let watched: HashSet<&str> = uris.iter().map(String::as_str).collect();
+            let mut task_watch = crate::tasks::watch::Watch::start(&tasks, &ctx, &filter).await?;
             let notification = |event: &ServerEvent| -> Option<(&'static str, serde_json::Value)> {
                 let on = |flag: Option<bool>| flag == Some(true);
                 match event {
@@ -67,6 +70,9 @@ impl McpServer {
             if !uris.is_empty() {
                 accepted["resourceSubscriptions"] = json!(uris);
             }
+            if filter.extra.contains_key("taskIds") {
+                accepted["taskIds"] = json!(task_watch.ids());
+            }
             ctx.notify_value(
                 method::SubscriptionsAcknowledged::METHOD,
                 json!({ "_meta": meta, "notifications": accepted }),
@@ -85,6 +91,11 @@ impl McpServer {
                         }
                         Err(broadcast::error::RecvError::Closed) => break,
                     },
+                    changed = task_watch.changes(&meta) => {
+                        for params in changed {
+                            ctx.notify_value(crate::types::ext_tasks::method::TaskStatus::METHOD, params);
+                        }
+                    }
                 }
             }
             serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))

@@ -138,7 +138,10 @@ impl McpServer {
             })
             .handle::<method::SubscriptionsListen, _, _>({
                 let me = me.clone();
-                move |ctx, params: SubscriptionsListenRequestParams| me.clone().listen(ctx, params)
+                let tasks = tasks.clone();
+                move |ctx, params: SubscriptionsListenRequestParams| {
+                    me.clone().listen(tasks.clone(), ctx, params)
+                }
             });
         let builder = crate::tasks::wire::routes(builder, &tasks);
         builder.build()
