@@ -376,3 +376,118 @@ impl TaskStore for MemoryTaskStore {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, ttl_ms: u64) -> TaskRecord {
+        let now = now_ms();
+        TaskRecord {
+            id: id.into(),
+            owner: String::new(),
+            status: Status::Working,
+            message: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms,
+            poll_interval_ms: 100,
+            lease_ms: now + 10_000,
+            asks: Vec::new(),
+            result: None,
+            error: None,
+            cancel_requested: false,
+        }
+    }
+
+    fn asking(keys: &[&str]) -> Transition {
+        let mut t = Transition::to(Status::InputRequired, now_ms());
+        t.asks = keys.iter().map(|k| ((*k).into(), "{}".into())).collect();
+        t
+    }
+
+    #[tokio::test]
+    async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_the_task() {
+        let store = MemoryTaskStore::new();
+        store.create(task("t", 60_000)).await.unwrap();
+        store.transition("t", asking(&["a", "b"])).await.unwrap();
+        let answer = |k: &str| {
+            vec![
+                (k.to_owned(), "1".to_owned()),
+                ("never-asked".into(), "2".into()),
+            ]
+        };
+        assert_eq!(
+            store.deliver("t", answer("a"), now_ms()).await.unwrap(),
+            ["a"]
+        );
+        // Answered once: a second answer to the same key is not outstanding any more.
+        assert!(
+            store
+                .deliver("t", answer("a"), now_ms())
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let r = store.get("t").await.unwrap().unwrap();
+        assert_eq!((r.status, r.asks.len()), (Status::InputRequired, 1));
+        assert_eq!(
+            store.deliver("t", answer("b"), now_ms()).await.unwrap(),
+            ["b"]
+        );
+        assert_eq!(
+            store.get("t").await.unwrap().unwrap().status,
+            Status::Working
+        );
+        let taken = store.take_answers("t").await.unwrap();
+        assert_eq!(
+            taken,
+            [("a".to_owned(), "1".to_owned()), ("b".into(), "1".into())]
+        );
+        assert!(store.take_answers("t").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_terminal_task_changes_no_more_and_a_cancel_of_it_asks_nothing() {
+        let store = MemoryTaskStore::new();
+        store.create(task("t", 60_000)).await.unwrap();
+        let mut done = Transition::to(Status::Completed, now_ms());
+        done.result = Some("{}".into());
+        assert!(store.transition("t", done).await.unwrap());
+        assert!(
+            !store
+                .transition("t", Transition::to(Status::Failed, now_ms()))
+                .await
+                .unwrap()
+        );
+        assert!(store.request_cancel("t").await.unwrap());
+        let r = store.get("t").await.unwrap().unwrap();
+        assert_eq!((r.status, r.cancel_requested), (Status::Completed, false));
+        assert!(!store.request_cancel("missing").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_task_is_kept_for_its_ttl_from_creation_and_then_forgotten() {
+        let store = MemoryTaskStore::new();
+        store.create(task("short", 50)).await.unwrap();
+        assert!(store.get("short").await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        assert!(store.get("short").await.unwrap().is_none());
+        // Renewing a forgotten task tells its body to stop.
+        assert!(store.renew("short", now_ms() + 1000).await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_full_store_makes_room_only_from_expired_tasks() {
+        let store = MemoryTaskStore::with_capacity(2);
+        store.create(task("a", 60_000)).await.unwrap();
+        store.create(task("b", 30)).await.unwrap();
+        assert!(store.create(task("c", 60_000)).await.is_err());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        store.create(task("c", 60_000)).await.unwrap();
+        assert!(
+            store.get("a").await.unwrap().is_some(),
+            "a live task is never evicted"
+        );
+    }
+}
