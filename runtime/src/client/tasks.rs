@@ -101,7 +101,8 @@ pub(super) fn created_task(
     serde_json::from_str(raw.get())
         .map(Some)
         .map_err(|source| Error::Decode {
-            method: "tools/call",
+            method:
+                <crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD,
             source,
         })
 }
@@ -167,7 +168,7 @@ impl TaskHandle {
     pub async fn wait(&self) -> crate::Result<CallToolResult> {
         let value = self.wait_value().await?;
         serde_json::from_value(value).map_err(|source| Error::Decode {
-            method: "tasks/get",
+            method: <GetTask as crate::types::rpc::Request>::METHOD,
             source,
         })
     }
