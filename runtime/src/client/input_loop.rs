@@ -112,13 +112,17 @@ impl Client {
             let mut round = 0usize;
             loop {
                 let raw = self.send_raw::<M>(&params, M::target(&params), None).await?;
-                if let Some(created) = super::tasks::created_task(&raw)? {
-                    if !M::MAY_BECOME_TASK {
-                        return Err(Error::UnknownResultType("task".into()));
+                // Read as the method's result first: a task is the rare answer, told by
+                // the union's refusal of its `resultType`.
+                let result = match self.decode::<M>(&raw) {
+                    Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
+                        let created = super::tasks::created_task(&raw)?
+                            .ok_or(Error::UnknownResultType(t))?;
+                        return Ok(Started::Task(Box::new(created)));
                     }
-                    return Ok(Started::Task(Box::new(created)));
-                }
-                let asked = match M::outcome(self.decode::<M>(&raw)?) {
+                    other => other?,
+                };
+                let asked = match M::outcome(result) {
                     Outcome::Complete(done) => return Ok(Started::Done(done)),
                     Outcome::InputRequired(asked) => asked,
                 };

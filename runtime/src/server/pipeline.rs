@@ -425,7 +425,6 @@ impl Admitted {
         let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
         // Input requests are checked against the capabilities after the handler has the
         // context: keep a copy only for the methods that can answer input-required.
-        let capabilities = may_require_input.then(|| meta.client_capabilities.clone());
         let legacy = session.as_ref().map(|s| s.legacy().clone());
         let on_session = legacy.is_some();
         let ctx = super::RequestContext::on_session(
@@ -437,6 +436,9 @@ impl Admitted {
             outbound,
             legacy,
         );
+        // A handle on the context (not a copy of the capabilities) for that check.
+        let asker = may_require_input.then(|| ctx.clone());
+        let capabilities = asker.as_ref().map(|c| c.client_capabilities());
         // A session request whose handler may ask keeps what another round needs.
         let fulfil = inner
             .session_input
