@@ -4,6 +4,22 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The server refused the `requestState` a retry echoed (-32602 "Invalid or expired
+    /// requestState"): it expired, or the server that sealed it restarted or is another
+    /// instance with a key of its own. The call can only start over.
+    #[error("the server refused the requestState of the retry ({0}): start the call over")]
+    StateRejected(Box<crate::jsonrpc::RpcError>),
+
+    /// A `list_all_*` call met more pages than [`MAX_LIST_PAGES`](crate::client::MAX_LIST_PAGES):
+    /// the server keeps answering with a next cursor.
+    #[error("{method}: more than {pages} pages; the server keeps answering with a next cursor")]
+    TooManyPages {
+        /// The list method.
+        method: &'static str,
+        /// The pages followed.
+        pages: usize,
+    },
+
     /// The task the call became was cancelled (by the server, or another client)
     /// before it finished.
     #[error("task {0} was cancelled")]
@@ -182,7 +198,7 @@ impl Error {
     /// its body; that error is returned too.
     pub fn rpc(&self) -> Option<&crate::jsonrpc::RpcError> {
         match self {
-            Self::Rpc(e) => Some(e),
+            Self::Rpc(e) | Self::StateRejected(e) => Some(e),
             Self::Transport(e) => e.rpc_error(),
             _ => None,
         }

@@ -22,9 +22,12 @@ pub struct ClientBuilder {
     info: Implementation,
     callbacks: Callbacks,
     max_rounds: usize,
+    restart_on_rejected_state: bool,
     elicitation_url: bool,
     sampling_tools: bool,
     tasks: bool,
+    log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+    on_log: Option<super::LogCallback>,
     declared: Option<ClientCapabilities>,
     era_mode: EraMode,
     discovery_timeout: Duration,
@@ -37,9 +40,12 @@ impl Client {
             info: Implementation::new(name, version),
             callbacks: Callbacks::default(),
             max_rounds: DEFAULT_MAX_ROUNDS,
+            restart_on_rejected_state: true,
             elicitation_url: false,
             sampling_tools: false,
             tasks: true,
+            log_level: None,
+            on_log: None,
             declared: None,
             era_mode: EraMode::Auto,
             discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
@@ -117,6 +123,35 @@ impl ClientBuilder {
     /// Runs at most `n` of a round's callbacks at once (default 8).
     pub fn input_concurrency(mut self, n: usize) -> Self {
         self.callbacks.limits.concurrency = n.max(1);
+        self
+    }
+
+    /// Whether the automatic loop starts a call over, once, when a retry's
+    /// `requestState` is refused (-32602 "Invalid or expired requestState": most often a
+    /// server restarted between rounds, or another instance with a key of its own): a
+    /// fresh first round, the answers discarded, the callbacks asked again. Default yes.
+    /// Without it, or the second time, the call fails with [`Error::StateRejected`](crate::Error::StateRejected).
+    pub fn restart_on_rejected_state(mut self, yes: bool) -> Self {
+        self.restart_on_rejected_state = yes;
+        self
+    }
+
+    /// The least severe log entries the client wants from servers: sent as every
+    /// 2026-07-28 request's `io.modelcontextprotocol/logLevel`, or as `logging/setLevel`
+    /// once a 2025-11-25 session is open. Entries reach [`on_log`](Self::on_log).
+    pub fn log_level(mut self, level: crate::types::v2026_07_28::LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Hands every log entry (`notifications/message`) a server sends on the streams of
+    /// the automatic loop's calls ([`Client::call_tool`], `get_prompt`,
+    /// `read_resource`) to `f`, as it arrives.
+    pub fn on_log<F>(mut self, f: F) -> Self
+    where
+        F: Fn(crate::types::v2026_07_28::LoggingMessageNotificationParams) + Send + Sync + 'static,
+    {
+        self.on_log = Some(Arc::new(f));
         self
     }
 
@@ -202,7 +237,11 @@ impl ClientBuilder {
             timeout: self.discovery_timeout,
         };
         let era = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
-        Ok(self.build_in(transport, era))
+        let client = self.build_in(transport, era);
+        if era == Era::Session {
+            client.set_session_log_level().await?;
+        }
+        Ok(client)
     }
 
     fn info_value(&self) -> Value {
@@ -220,11 +259,14 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 transport,
-                meta: super::wire::static_meta(&capabilities, &info),
+                meta: super::wire::static_meta(&capabilities, &info, self.log_level),
+                log_level: self.log_level,
+                on_log: self.on_log,
                 info,
                 capabilities,
                 callbacks: self.callbacks,
                 max_rounds: self.max_rounds,
+                restart_on_rejected_state: self.restart_on_rejected_state,
                 backoff: Backoff {
                     first: Duration::from_millis(50),
                     max: Duration::from_millis(250),

@@ -12,13 +12,25 @@ use crate::types::v2026_07_28::{
     ListRootsRequestParams, ListRootsResult, PrimitiveSchemaDefinition,
 };
 
-/// What a callback knows about the request it answers.
+/// What a callback knows about the request it answers, and about the call that asked.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct InputContext {
     /// The server's key for the request in `inputRequests`; `None` for a
     /// server-to-client request on a 2025-11-25 session.
     pub key: Option<String>,
+    /// The method of the call that asked (`tools/call`, `prompts/get`,
+    /// `resources/read`), when the client's loop made it.
+    pub method: Option<&'static str>,
+    /// What that call names: the tool or prompt, or the resource's URI.
+    pub target: Option<String>,
+    /// The call's arguments (a tool's), as sent.
+    pub arguments: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// The round of the call that asks: 1 for its first input-required answer.
+    pub round: usize,
+    /// The task asking, when the call became one (its questions come through
+    /// `tasks/get`).
+    pub task: Option<String>,
 }
 
 pub(crate) type Callback<P, R> =
@@ -121,7 +133,8 @@ impl Callbacks {
     /// the same keys; the first failure drops the others. A round with more requests
     /// than the limit fails before any callback runs.
     pub(crate) async fn fulfil(&self, requests: &InputRequests) -> crate::Result<InputResponses> {
-        self.answer_all(requests.clone()).await
+        self.answer_all(requests.clone(), &InputContext::default())
+            .await
     }
 
     /// Answers every request of a round concurrently, as [`fulfil`](Self::fulfil) does,
@@ -129,6 +142,7 @@ impl Callbacks {
     pub(crate) async fn answer_all(
         &self,
         requests: InputRequests,
+        asking: &InputContext,
     ) -> crate::Result<InputResponses> {
         use futures_util::{StreamExt as _, TryStreamExt as _};
         // Fail before running anything when a round is too big or a request has no
@@ -147,6 +161,7 @@ impl Callbacks {
             futures_util::stream::iter(requests.0.into_iter().map(|(key, request)| {
                 let ctx = InputContext {
                     key: Some(key.clone()),
+                    ..asking.clone()
                 };
                 async move { self.answer(ctx, request).await.map(|r| (key, r)) }
             }))

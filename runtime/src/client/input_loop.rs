@@ -1,5 +1,6 @@
 //! The automatic input-required loop.
 
+use tokio::sync::mpsc;
 use tracing::Instrument;
 
 use super::Client;
@@ -90,7 +91,26 @@ impl Client {
         &self,
         params: M::Params,
     ) -> crate::Result<M::Complete> {
-        match self.run_input_loop_until_task::<M>(params).await? {
+        self.run_input_loop_with_notices::<M>(params, None).await
+    }
+
+    /// [`run_input_loop`](Self::run_input_loop), handing every notification the server
+    /// sends on the streams of the call's rounds (progress, log entries) to `notices`,
+    /// in order, as they arrive: one sink across all the rounds.
+    pub async fn run_input_loop_with_notices<M: InputLoopMethod>(
+        &self,
+        params: M::Params,
+        notices: Option<mpsc::UnboundedSender<super::Notice>>,
+    ) -> crate::Result<M::Complete> {
+        let sink = self.notice_sink(notices);
+        let started = self
+            .run_input_loop_until_task::<M>(params, sink.as_ref().map(|(tx, _)| tx))
+            .await;
+        if let Some((tx, forward)) = sink {
+            drop(tx);
+            let _ = forward.await;
+        }
+        match started? {
             Started::Done(done) => Ok(done),
             Started::Task(created) => M::task_result(self.await_task(*created).await?),
         }
@@ -100,6 +120,7 @@ impl Client {
     pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
         &self,
         mut params: M::Params,
+        notifications: Option<&mpsc::UnboundedSender<serde_json::Value>>,
     ) -> crate::Result<Started<M::Complete>> {
         let span = tracing::info_span!(
             "mcp.call",
@@ -110,8 +131,21 @@ impl Client {
             let max_rounds = self.inner.max_rounds;
             let mut delay = self.inner.backoff.first;
             let mut round = 0usize;
+            // A refused state starts the call over once, from its first round: the
+            // params without answers or state are the first round's.
+            let mut may_restart = self.inner.restart_on_rejected_state;
             loop {
-                let raw = self.send_raw::<M>(&params, M::target(&params), None).await?;
+                let raw = match self.send_raw::<M>(&params, M::target(&params), notifications).await {
+                    Err(Error::StateRejected(_)) if round > 0 && may_restart => {
+                        tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
+                        may_restart = false;
+                        M::set_round(&mut params, None, None);
+                        round = 0;
+                        delay = self.inner.backoff.first;
+                        continue;
+                    }
+                    other => other?,
+                };
                 // Read as the method's result first: a task is the rare answer, told by
                 // the union's refusal of its `resultType`.
                 let result = match self.decode::<M>(&raw) {
@@ -135,7 +169,15 @@ impl Client {
                 let responses = match requests {
                     Some(r) => {
                         delay = self.inner.backoff.first;
-                        Some(self.inner.callbacks.answer_all(r).instrument(round_span).await?)
+                        let asking = super::InputContext {
+                            key: None,
+                            method: Some(M::METHOD),
+                            target: M::target(&params).map(str::to_owned),
+                            arguments: M::arguments(&params).map(|a| std::sync::Arc::new(a.into_owned())),
+                            round,
+                            task: None,
+                        };
+                        Some(self.inner.callbacks.answer_all(r, &asking).instrument(round_span).await?)
                     }
                     None if asked.request_state.is_some() => {
                         tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");

@@ -43,7 +43,7 @@ async fn answer(
     let request: InputRequest = serde_json::from_value(request)
         .map_err(|e| RpcError::invalid_params(format!("Invalid {method} params: {e}")))?;
     let response = callbacks
-        .answer(InputContext { key: None }, request)
+        .answer(InputContext::default(), request)
         .await
         .map_err(|e| match e {
             Error::NoCallback { .. } => RpcError::method_not_found(method),

@@ -169,6 +169,57 @@ impl Client {
         result
     }
 
+    /// Sends `logging/setLevel` with the client-wide level, on a 2025-11-25 session
+    /// that was given one ([`ClientBuilder::log_level`](super::ClientBuilder::log_level)).
+    pub(crate) async fn set_session_log_level(&self) -> crate::Result<()> {
+        let Some(level) = self.inner.log_level else {
+            return Ok(());
+        };
+        let transport = &self.inner.transport;
+        let request = OutgoingRequest {
+            id: transport.next_id(),
+            method: session_method::SetLevel::METHOD.into(),
+            params: json!({ "level": level }),
+            notifications: None,
+        };
+        transport
+            .request(request)
+            .await
+            .map(drop)
+            .map_err(|e| match e {
+                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+                CallError::Transport(e) => Error::Transport(e),
+            })
+    }
+
+    /// A sink for the automatic loop's notifications: log entries to the client's
+    /// [`on_log`](super::ClientBuilder::on_log), everything to `notices`; `None` when
+    /// neither listens. The task ends once the sender is dropped.
+    pub(crate) fn notice_sink(
+        &self,
+        notices: Option<mpsc::UnboundedSender<Notice>>,
+    ) -> Option<(mpsc::UnboundedSender<Value>, tokio::task::JoinHandle<()>)> {
+        let on_log = self.inner.on_log.clone();
+        if notices.is_none() && on_log.is_none() {
+            return None;
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let forward = tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                let Some(notice) = Notice::from_message(&message) else {
+                    continue;
+                };
+                if let (Notice::Log(entry), Some(on_log)) = (&notice, &on_log) {
+                    on_log(entry.clone());
+                }
+                if let Some(n) = &notices {
+                    let _ = n.send(notice);
+                }
+            }
+        });
+        Some((tx, forward))
+    }
+
     /// Listens for the list changes and resource updates `filter` names, until the
     /// [`Listener`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
     /// returned once the server acknowledged it; in a 2025-11-25 session each of

@@ -34,6 +34,7 @@ mod discovery;
 mod input_loop;
 mod legacy;
 mod listen;
+mod lists;
 mod retry;
 mod tasks;
 mod wire;
@@ -51,6 +52,7 @@ pub use connection::Connection;
 pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
 pub use listen::{Listener, Notice, task_id};
+pub use lists::MAX_LIST_PAGES;
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.
@@ -83,6 +85,9 @@ struct Inner {
     meta: String,
     callbacks: Callbacks,
     max_rounds: usize,
+    restart_on_rejected_state: bool,
+    log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+    on_log: Option<LogCallback>,
     backoff: Backoff,
     era: Era,
 }
@@ -96,6 +101,10 @@ impl std::fmt::Debug for Client {
             .finish_non_exhaustive()
     }
 }
+
+/// Where log entries go (see [`ClientBuilder::on_log`]).
+pub(crate) type LogCallback =
+    Arc<dyn Fn(crate::types::v2026_07_28::LoggingMessageNotificationParams) + Send + Sync>;
 
 /// How long to wait before retrying a round that carried state and no requests.
 #[derive(Debug, Clone, Copy)]
@@ -208,9 +217,20 @@ impl Client {
         };
         retry::send(transport.as_ref(), self.inner.era, request)
             .await
-            .map_err(|e| match e {
-                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-                CallError::Transport(e) => Error::Transport(e),
+            .map_err(|e| {
+                let rejected = |r: &crate::jsonrpc::RpcError| {
+                    M::MAY_REQUIRE_INPUT
+                        && r.code == crate::seal::InvalidRequestState::CODE
+                        && r.message == crate::seal::InvalidRequestState::MESSAGE
+                };
+                match e {
+                    CallError::Rpc(e) if rejected(&e) => Error::StateRejected(Box::new(e)),
+                    CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+                    CallError::Transport(t) => match t.rpc_error().filter(|r| rejected(r)) {
+                        Some(r) => Error::StateRejected(Box::new(r.clone())),
+                        None => Error::Transport(t),
+                    },
+                }
             })
     }
 
@@ -226,6 +246,19 @@ impl Client {
         self.run_input_loop::<method::CallTool>(params).await
     }
 
+    /// [`call_tool`](Self::call_tool), handing the notifications of every round's stream
+    /// (progress, log entries) to `notices` as they arrive, in order across the rounds.
+    pub async fn call_tool_with_notices(
+        &self,
+        name: impl Into<String>,
+        arguments: impl Serialize,
+        notices: mpsc::UnboundedSender<Notice>,
+    ) -> crate::Result<CallToolResult> {
+        let params = tool_params(name, arguments)?;
+        self.run_input_loop_with_notices::<method::CallTool>(params, Some(notices))
+            .await
+    }
+
     /// Calls a tool, running its input rounds, and stops where the server makes the call
     /// a task: the [`TaskHandle`] can be kept (its id) and followed later, elsewhere.
     pub async fn start_tool_call(
@@ -234,7 +267,7 @@ impl Client {
         arguments: impl Serialize,
     ) -> crate::Result<ToolCallStart> {
         let params = tool_params(name, arguments)?;
-        self.run_input_loop_until_task::<method::CallTool>(params)
+        self.run_input_loop_until_task::<method::CallTool>(params, None)
             .await
             .map(|started| match started {
                 input_loop::Started::Done(result) => ToolCallStart::Done(Box::new(result)),

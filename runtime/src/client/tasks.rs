@@ -198,7 +198,18 @@ impl TaskHandle {
                         if rounds > max_rounds {
                             return Err(Error::InputRequiredRoundsExceeded { max_rounds });
                         }
-                        let responses = self.client.fulfil(Some(&fresh)).await?;
+                        let asking = super::InputContext {
+                            method: Some(<crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD),
+                            round: rounds,
+                            task: Some(self.id.clone()),
+                            ..Default::default()
+                        };
+                        let responses = self
+                            .client
+                            .inner
+                            .callbacks
+                            .answer_all(fresh.clone(), &asking)
+                            .await?;
                         answered.extend(fresh.keys().cloned());
                         self.update(responses).await?;
                         continue;

@@ -23,8 +23,16 @@ const META_PROGRESS_TOKEN: &str = "progressToken";
 
 /// The members of the `_meta` a 2026-07-28 client sends on every request, as JSON text
 /// without the braces: rendered once per client.
-pub(super) fn static_meta(capabilities: &Value, info: &Value) -> String {
-    let meta = Value::Object(RequestMeta::to_value(capabilities, info, None)).to_string();
+pub(super) fn static_meta(
+    capabilities: &Value,
+    info: &Value,
+    log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+) -> String {
+    let mut meta = RequestMeta::to_value(capabilities, info, None);
+    if let Some(level) = log_level.and_then(|l| serde_json::to_value(l).ok()) {
+        meta.insert(crate::protocol::META_LOG_LEVEL.into(), level);
+    }
+    let meta = Value::Object(meta).to_string();
     meta.strip_prefix('{')
         .and_then(|m| m.strip_suffix('}'))
         .unwrap_or_default()
@@ -106,11 +114,21 @@ impl Client {
         };
         let progress_token = progress_token.map(Value::from);
         let mut meta = match self.inner.era {
-            Era::Stateless => RequestMeta::to_value(
-                &self.inner.capabilities,
-                &self.inner.info,
-                progress_token.as_ref(),
-            ),
+            Era::Stateless => {
+                let mut meta = RequestMeta::to_value(
+                    &self.inner.capabilities,
+                    &self.inner.info,
+                    progress_token.as_ref(),
+                );
+                if let Some(level) = self
+                    .inner
+                    .log_level
+                    .and_then(|l| serde_json::to_value(l).ok())
+                {
+                    meta.insert(crate::protocol::META_LOG_LEVEL.into(), level);
+                }
+                meta
+            }
             // A session said who the client is once, in `initialize`.
             Era::Session => progress_token
                 .map(|t| Map::from_iter([(META_PROGRESS_TOKEN.to_owned(), t)]))

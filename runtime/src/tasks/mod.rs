@@ -136,6 +136,14 @@ pub(crate) fn new_id() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// Whether `id` has the form [`new_id`] gives: 22 URL-safe base64 characters.
+pub(crate) fn is_task_id(id: &str) -> bool {
+    id.len() == 22
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
 /// `ms` since the Unix epoch as an ISO 8601 UTC timestamp with milliseconds.
 pub(crate) fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
@@ -175,6 +183,15 @@ mod tests {
     fn ids_carry_128_random_bits() {
         let a = new_id();
         assert_eq!(a.len(), 22);
+        assert!(is_task_id(&a));
         assert_ne!(a, new_id());
+    }
+
+    #[test]
+    fn only_ids_of_that_form_are_looked_up() {
+        assert!(!is_task_id("gate-test"));
+        assert!(!is_task_id("AAAAAAAAAAAAAAAAAAAA:asks"));
+        assert!(!is_task_id("AAAAAAAAAAAAAAAAAAAAA/"));
+        assert!(!is_task_id(&"A".repeat(1 << 20)));
     }
 }

@@ -61,7 +61,7 @@ impl Watch {
         }
         let owner = super::run::owner_of(ctx);
         let mut watched = Vec::with_capacity(ids.len());
-        for id in ids {
+        for id in ids.into_iter().filter(|id| super::is_task_id(id)) {
             let visible = tasks
                 .store
                 .get(&id)

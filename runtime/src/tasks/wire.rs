@@ -152,6 +152,11 @@ async fn visible(tasks: &Tasks, ctx: &RequestContext, id: &str) -> Result<TaskRe
     if !declares(ctx.client_capabilities()) {
         return Err(extension_required());
     }
+    // Only what tern hands out reaches the store: no crafted key (`x:asks`), no
+    // megabyte-long id.
+    if !super::is_task_id(id) {
+        return Err(unknown_task());
+    }
     let record = tasks
         .store
         .get(id)

@@ -110,7 +110,9 @@ impl ClientTransport for RoundRobin {
 
 /// A client answering both of `deploy`'s questions.
 fn fleet_client(transport: Arc<dyn ClientTransport>) -> Client {
+    // These tests count the restarts themselves.
     Client::builder("fleet-client", "1.0")
+        .restart_on_rejected_state(false)
         .on_elicitation(|_ctx, params| async move {
             let ElicitRequestParams::Form(form) = params else {
                 panic!("only form elicitation is expected");

@@ -8,6 +8,7 @@
 mod http_support;
 mod transports;
 
+mod client_surface;
 mod dispatch;
 mod era_discovery;
 mod era_interop;

@@ -394,7 +394,7 @@ async fn a_request_type_without_a_callback_is_a_clear_error() {
 async fn an_error_response_aborts_the_loop() {
     let transport = rogue_server(vec![
         json!({"resultType": "input_required", "inputRequests": {"r": {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}}}),
-        json!({"error": {"code": -32602, "message": "Invalid or expired requestState"}}),
+        json!({"error": {"code": -32603, "message": "Internal error"}}),
     ])
     .await;
     let client = Client::builder("c", "1")
@@ -402,10 +402,34 @@ async fn an_error_response_aborts_the_loop() {
         .connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     let rpc = err.rpc().expect("a JSON-RPC error");
-    assert_eq!(
-        (rpc.code, rpc.message.as_str()),
-        (-32602, "Invalid or expired requestState")
-    );
+    assert_eq!((rpc.code, rpc.message.as_str()), (-32603, "Internal error"));
+}
+
+#[tokio::test]
+async fn a_refused_state_starts_the_call_over_once_then_is_its_own_error() {
+    let asked = json!({"resultType": "input_required", "requestState": "s", "inputRequests": {"r": {"method": "elicitation/create", "params": {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}}}});
+    let refused = json!({"error": {"code": -32602, "message": "Invalid or expired requestState"}});
+    // Refused, started over from round 1, refused again: the second time it fails.
+    let transport = rogue_server(vec![
+        asked.clone(),
+        refused.clone(),
+        asked.clone(),
+        refused.clone(),
+    ])
+    .await;
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(err, Error::StateRejected(_)), "{err:?}");
+    // Turned off, the first refusal fails the call.
+    let transport = rogue_server(vec![asked, refused]).await;
+    let client = Client::builder("c", "1")
+        .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
+        .restart_on_rejected_state(false)
+        .connect(transport);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(err, Error::StateRejected(_)), "{err:?}");
 }
 
 #[tokio::test]

@@ -1,0 +1,311 @@
+//! The client a host needs, over real transports: typed lists that follow `nextCursor`
+//! (and stop against a server that loops), an input callback told what is asking, and
+//! the automatic loop starting a call over once when a restarted server refuses the
+//! state of its retry.
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tern::Error;
+use tern::client::{Client, EraMode, InputContext, MAX_LIST_PAGES};
+use tern::server::{McpServer, NoArgs, Server, ToolContext};
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::{ListToolsResult, Tool, method};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+use crate::http_support::{serve, serve_default, url};
+
+fn http_client(url: &str) -> tern::client::ClientBuilder {
+    let _ = url;
+    Client::builder("surface", "1").era(EraMode::Stateless)
+}
+
+fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
+    builder.build(Arc::new(HttpClientTransport::builder(url).build().unwrap()))
+}
+
+#[tokio::test]
+async fn lists_come_a_page_at_a_time_or_all_at_once() {
+    let mcp = McpServer::new("lists", "1").page_size(2);
+    for name in ["a", "b", "c", "d", "e"] {
+        mcp.tool(name)
+            .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
+    }
+    let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let c = connect(http_client(""), &url(addr));
+    let first = c.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), 2);
+    let second = c.list_tools(first.next_cursor.clone()).await.unwrap();
+    assert_eq!(second.tools[0].name, "c");
+    let all: Vec<String> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(all, ["a", "b", "c", "d", "e"]);
+    assert!(c.list_all_prompts().await.unwrap().is_empty());
+    assert!(c.list_all_resources().await.unwrap().is_empty());
+    assert!(c.list_all_resource_templates().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
+    let pages = Arc::new(AtomicUsize::new(0));
+    let served = Arc::clone(&pages);
+    let server = Server::builder("loops", "1")
+        .handle::<method::ListTools, _, _>(move |_ctx, _params| {
+            served.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let mut result = ListToolsResult::new(vec![Tool::new(Default::default(), "again")]);
+                result.next_cursor = Some("again".into());
+                Ok(result)
+            }
+        })
+        .build()
+        .unwrap();
+    let addr = serve_default(server).await;
+    let c = connect(http_client(""), &url(addr));
+    let err = c.list_all_tools().await.unwrap_err();
+    assert!(
+        matches!(err, Error::TooManyPages { method: "tools/list", pages } if pages == MAX_LIST_PAGES),
+        "{err}"
+    );
+    assert_eq!(pages.load(Ordering::SeqCst), MAX_LIST_PAGES);
+}
+
+/// One `fleet_server` process on `addr` (port 0 for any), with its own ephemeral key.
+async fn fleet_server(addr: &str) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fleet_server"))
+        .args(["--addr", addr])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    (child, url)
+}
+
+/// Answers `deploy`'s two questions; records what each callback was told.
+fn answering(seen: Arc<Mutex<Vec<InputContext>>>) -> tern::client::ClientBuilder {
+    Client::builder("surface", "1")
+        .era(EraMode::Stateless)
+        .on_elicitation(move |ctx, _params| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let key = ctx.key.clone().unwrap_or_default();
+                seen.lock().unwrap().push(ctx);
+                Ok(match key.as_str() {
+                    "region" => tern::ask::accept([("region", "eu")]),
+                    _ => tern::ask::accept([(
+                        "confirm",
+                        tern::types::v2026_07_28::ElicitValue::Boolean(true),
+                    )]),
+                })
+            }
+        })
+}
+
+#[tokio::test]
+async fn an_input_callback_is_told_the_method_tool_arguments_and_round_asking() {
+    let (_server, url) = fleet_server("127.0.0.1:0").await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let c = connect(answering(Arc::clone(&seen)), &url);
+    let result = c
+        .call_tool("deploy", json!({"service": "orders"}))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, None);
+    let seen = seen.lock().unwrap();
+    let told: Vec<_> = seen
+        .iter()
+        .map(|c| (c.key.clone().unwrap(), c.method, c.target.clone(), c.round))
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (
+                "region".into(),
+                Some("tools/call"),
+                Some("deploy".to_owned()),
+                1
+            ),
+            (
+                "confirm".into(),
+                Some("tools/call"),
+                Some("deploy".to_owned()),
+                2
+            ),
+        ]
+    );
+    let arguments = seen[0].arguments.as_deref().unwrap();
+    assert_eq!(arguments["service"], "orders");
+}
+
+#[tokio::test]
+async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_once() {
+    let (server, url) = fleet_server("127.0.0.1:0").await;
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let server = Arc::new(tokio::sync::Mutex::new(Some(server)));
+    let asked = Arc::new(AtomicUsize::new(0));
+    // The first answer to `region` restarts the server (a new ephemeral key) first.
+    let builder = {
+        let (server, asked, addr) = (Arc::clone(&server), Arc::clone(&asked), addr.clone());
+        Client::builder("surface", "1")
+            .era(EraMode::Stateless)
+            .on_elicitation(move |ctx, _params| {
+                let (server, asked, addr) = (Arc::clone(&server), Arc::clone(&asked), addr.clone());
+                async move {
+                    if ctx.key.as_deref() == Some("region") {
+                        if asked.fetch_add(1, Ordering::SeqCst) == 0 {
+                            let mut slot = server.lock().await;
+                            if let Some(mut old) = slot.take() {
+                                old.kill().await.unwrap();
+                            }
+                            *slot = Some(fleet_server(&addr).await.0);
+                        }
+                        return Ok(tern::ask::accept([("region", "eu")]));
+                    }
+                    Ok(tern::ask::accept([(
+                        "confirm",
+                        tern::types::v2026_07_28::ElicitValue::Boolean(true),
+                    )]))
+                }
+            })
+    };
+    let c = connect(builder, &url);
+    let result = c
+        .call_tool("deploy", json!({"service": "orders"}))
+        .await
+        .unwrap();
+    let text = serde_json::to_value(&result.content).unwrap()[0]["text"].clone();
+    assert!(
+        text.as_str()
+            .unwrap()
+            .starts_with("Deployed 'orders' to eu"),
+        "{text}"
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        2,
+        "the first round was asked again"
+    );
+
+    // Without the restart, the refusal is its own error.
+    asked.store(0, Ordering::SeqCst);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let strict = connect(answering(seen).restart_on_rejected_state(false), &url);
+    let mut params = tern::types::v2026_07_28::CallToolRequestParams::new("deploy");
+    params.arguments = json!({"service": "orders"}).as_object().cloned();
+    let tern::types::v2026_07_28::Outcome::InputRequired(asked_round) = strict
+        .request::<method::CallTool>(params.clone())
+        .await
+        .unwrap()
+    else {
+        panic!("deploy asks first")
+    };
+    params.request_state = asked_round.request_state;
+    params.request_state.as_mut().unwrap().push('x');
+    let err = strict
+        .request::<method::CallTool>(params)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::StateRejected(_)), "{err}");
+}
+
+/// `steps`: three rounds, each reporting its progress and logging at info and debug; the
+/// first two ask for a go-ahead.
+fn stepper() -> McpServer {
+    let mcp = McpServer::new("steps", "1");
+    mcp.tool("steps")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            let round: u32 = ctx
+                .request_state()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1);
+            ctx.progress(f64::from(round), Some(3.0), Some(&format!("round {round}")));
+            ctx.log(
+                tern::types::v2026_07_28::LoggingLevel::Info,
+                json!(format!("info {round}")),
+            );
+            ctx.log(
+                tern::types::v2026_07_28::LoggingLevel::Debug,
+                json!(format!("debug {round}")),
+            );
+            if round == 3 {
+                return Ok(tern::types::v2026_07_28::CallToolOutcome::Complete(
+                    tern::types::v2026_07_28::CallToolResult::new(vec![tern::ask::text("done")]),
+                ));
+            }
+            let go = tern::ask::elicit_form(
+                "Go on?",
+                json!({"type": "object", "properties": {"go": {"type": "boolean"}}}),
+            )?;
+            Ok(tern::ask::input_required(
+                [(format!("go{round}"), go)],
+                Some(&(round + 1).to_string()),
+            )
+            .into())
+        });
+    mcp
+}
+
+#[tokio::test]
+async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
+    let addr = serve(tern::server::http::HttpServer::new(
+        stepper().server().unwrap(),
+    ))
+    .await;
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let heard = Arc::clone(&logs);
+    let builder = Client::builder("surface", "1")
+        .era(EraMode::Stateless)
+        .log_level(tern::types::v2026_07_28::LoggingLevel::Info)
+        .on_log(move |entry| heard.lock().unwrap().push(entry.data.to_string()))
+        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) });
+    let c = connect(builder, &url(addr));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let result = c
+        .call_tool_with_notices("steps", json!({}), tx)
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, None);
+    let mut progress = Vec::new();
+    while let Ok(notice) = rx.try_recv() {
+        if let tern::client::Notice::Progress(p) = notice {
+            progress.push((p.progress.as_f64().unwrap_or_default(), p.message));
+        }
+    }
+    assert_eq!(
+        progress,
+        [
+            (1.0, Some("round 1".to_owned())),
+            (2.0, Some("round 2".to_owned())),
+            (3.0, Some("round 3".to_owned())),
+        ]
+    );
+    // The client asked for info and above: the debug entries never came.
+    assert_eq!(
+        *logs.lock().unwrap(),
+        [r#""info 1""#, r#""info 2""#, r#""info 3""#]
+    );
+}
