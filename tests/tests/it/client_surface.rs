@@ -309,3 +309,34 @@ async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
         [r#""info 1""#, r#""info 2""#, r#""info 3""#]
     );
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Short {
+    #[schemars(length(max = 5))]
+    code: String,
+}
+
+#[tokio::test]
+async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let mcp = McpServer::new("strict", "1");
+    let counted = Arc::clone(&ran);
+    mcp.tool("short")
+        .run(move |args: Short, _ctx: ToolContext| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async move { Ok(args.code) }
+        });
+    let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let c = connect(http_client(""), &url(addr));
+    let err = c
+        .call_tool("short", json!({"code": "much too long"}))
+        .await
+        .unwrap_err();
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code, -32602, "{err}");
+    assert!(rpc.message.contains("/code"), "{}", rpc.message);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the tool never ran");
+    let ok = c.call_tool("short", json!({"code": "abc"})).await.unwrap();
+    assert_eq!(ok.is_error, None);
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}

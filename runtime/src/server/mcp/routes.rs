@@ -163,6 +163,12 @@ impl McpServer {
             let entry = entry.ok_or_else(|| {
                 RpcError::invalid_params(format!("Unknown tool: {}", params.name))
             })?;
+            let mut params = params;
+            let arguments = Value::Object(params.arguments.take().unwrap_or_default());
+            entry.check_arguments(&arguments)?;
+            if let Value::Object(map) = arguments {
+                params.arguments = Some(map);
+            }
             if super::tasked::as_task(&entry, &ctx)? {
                 return super::tasked::call(tasks, entry, ctx, params).await;
             }

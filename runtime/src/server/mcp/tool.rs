@@ -202,6 +202,9 @@ pub(crate) struct ToolEntry {
     pub(crate) scopes: Vec<String>,
     /// Whether and how a call may run as a task.
     pub(crate) tasks: TaskMode,
+    /// The `inputSchema`, compiled once.
+    #[cfg(feature = "schema-validation")]
+    pub(crate) validator: Option<Arc<jsonschema::Validator>>,
 }
 
 /// Whether a tool may run as a task, and when a call becomes one.
@@ -214,6 +217,17 @@ pub(crate) struct TaskMode {
 
 impl ToolEntry {
     pub(crate) fn new(tool: Tool, call: ToolFn, single_use: bool, scopes: Vec<String>) -> Self {
+        #[cfg(feature = "schema-validation")]
+        let validator = {
+            let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
+            match jsonschema::validator_for(&schema) {
+                Ok(v) => Some(Arc::new(v)),
+                Err(e) => {
+                    tracing::error!(tool = %tool.name, error = %e, "a tool's inputSchema does not compile: its arguments are not validated");
+                    None
+                }
+            }
+        };
         #[cfg(feature = "http-server")]
         let headers = {
             let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
@@ -230,7 +244,31 @@ impl ToolEntry {
             headers,
             scopes,
             tasks: TaskMode::default(),
+            #[cfg(feature = "schema-validation")]
+            validator,
         }
+    }
+
+    /// Refuses `arguments` that break the tool's `inputSchema` (-32602 naming the
+    /// first offending place), before the tool runs.
+    pub(crate) fn check_arguments(&self, arguments: &Value) -> Result<(), RpcError> {
+        #[cfg(feature = "schema-validation")]
+        if let Some(validator) = &self.validator {
+            if let Err(e) = validator.validate(arguments) {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() {
+                    "the arguments".to_owned()
+                } else {
+                    format!("`{path}`")
+                };
+                return Err(RpcError::invalid_params(format!(
+                    "Invalid arguments for tool {}: {at}: {e}",
+                    self.tool.name
+                )));
+            }
+        }
+        let _ = arguments;
+        Ok(())
     }
 
     pub(crate) fn with_tasks(mut self, tasks: TaskMode) -> Self {
