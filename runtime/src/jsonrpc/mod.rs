@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
-pub(crate) use read::{Incoming, RawResponse, Received, Rejected, receive};
+#[cfg(feature = "http-client")]
+pub(crate) use read::RawResponse;
+pub(crate) use read::{Incoming, Received, Rejected, receive};
 
 /// The JSON-RPC and MCP error codes tern produces or recognises.
 pub mod code {
