@@ -334,7 +334,7 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
         .unwrap_err();
     let rpc = err.rpc().expect("a JSON-RPC error");
     assert_eq!(rpc.code, -32602, "{err}");
-    assert!(rpc.message.contains("/code"), "{}", rpc.message);
+    assert!(rpc.message.contains("`code`"), "{}", rpc.message);
     assert_eq!(ran.load(Ordering::SeqCst), 0, "the tool never ran");
     let ok = c.call_tool("short", json!({"code": "abc"})).await.unwrap();
     assert_eq!(ok.is_error, None);

@@ -255,7 +255,9 @@ impl ToolEntry {
         #[cfg(feature = "schema-validation")]
         if let Some(validator) = &self.validator {
             if let Err(e) = validator.validate(arguments) {
-                let path = e.instance_path().to_string();
+                // Named as the decoding errors name fields: `a.b.0`, not `/a/b/0`.
+                let pointer = e.instance_path().to_string();
+                let path = pointer.trim_start_matches('/').replace('/', ".");
                 let at = if path.is_empty() {
                     "the arguments".to_owned()
                 } else {
