@@ -205,5 +205,14 @@ impl Error {
     }
 }
 
+impl From<crate::transport::CallError> for Error {
+    fn from(e: crate::transport::CallError) -> Self {
+        match e {
+            crate::transport::CallError::Rpc(e) => Self::Rpc(Box::new(e)),
+            crate::transport::CallError::Transport(e) => Self::Transport(e),
+        }
+    }
+}
+
 /// `Result` with tern's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -167,10 +167,7 @@ async fn initialize<T: EraTransport + ?Sized>(
         }),
         notifications: None,
     };
-    let result = transport.request(request).await.map_err(|e| match e {
-        CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-        CallError::Transport(e) => Error::Transport(e),
-    })?;
+    let result = transport.request(request).await.map_err(Error::from)?;
     let result: old::InitializeResult =
         serde_json::from_value(result).map_err(|source| Error::Decode {
             method: old::method::Initialize::METHOD,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::Client;
-use crate::transport::{CallError, OutgoingRequest};
+use crate::transport::OutgoingRequest;
 use crate::types::rpc::{ClientRequestMethod, Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{
@@ -186,10 +186,7 @@ impl Client {
             .request(request)
             .await
             .map(drop)
-            .map_err(|e| match e {
-                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-                CallError::Transport(e) => Error::Transport(e),
-            })
+            .map_err(Error::from)
     }
 
     /// A sink for the automatic loop's notifications: log entries to the client's
@@ -313,10 +310,7 @@ impl Client {
                 params: json!({ "uri": uri }),
                 notifications: None,
             };
-            transport.request(request).await.map_err(|e| match e {
-                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-                CallError::Transport(e) => Error::Transport(e),
-            })?;
+            transport.request(request).await.map_err(Error::from)?;
         }
         let task = tokio::spawn(async move {
             loop {

@@ -72,9 +72,7 @@ impl Client {
         let handle = self.handle_of(created);
         let mut guard = CancelOnDrop(Some(handle.clone()));
         let outcome = handle.wait_value().await;
-        if let Some(h) = guard.0.as_ref() {
-            tracing::debug!(task = %h.id, "task followed to its end");
-        }
+        // Followed to its end: nothing to cancel.
         guard.0 = None;
         outcome
     }
@@ -198,6 +196,7 @@ impl TaskHandle {
                         if rounds > max_rounds {
                             return Err(Error::InputRequiredRoundsExceeded { max_rounds });
                         }
+                        answered.extend(fresh.keys().cloned());
                         let asking = super::InputContext {
                             method: Some(<crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD),
                             round: rounds,
@@ -208,9 +207,8 @@ impl TaskHandle {
                             .client
                             .inner
                             .callbacks
-                            .answer_all(fresh.clone(), &asking)
+                            .answer_all(fresh, &asking)
                             .await?;
-                        answered.extend(fresh.keys().cloned());
                         self.update(responses).await?;
                         continue;
                     }

@@ -24,6 +24,28 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct RedisTaskStore {
     connection: ConnectionManager,
     prefix: String,
+    scripts: std::sync::Arc<Scripts>,
+}
+
+/// The Lua scripts, each hashed once (a `Script` computes its SHA-1 when made).
+struct Scripts {
+    transition: redis::Script,
+    deliver: redis::Script,
+    take: redis::Script,
+    cancel: redis::Script,
+    renew: redis::Script,
+}
+
+impl Scripts {
+    fn new() -> Self {
+        Self {
+            transition: script(TRANSITION),
+            deliver: script(DELIVER),
+            take: script(TAKE),
+            cancel: script(CANCEL),
+            renew: script(RENEW),
+        }
+    }
 }
 
 impl std::fmt::Debug for RedisTaskStore {
@@ -133,6 +155,7 @@ impl RedisTaskStore {
         Ok(Self {
             connection,
             prefix: "tern:task:".into(),
+            scripts: std::sync::Arc::new(Scripts::new()),
         })
     }
 
@@ -252,8 +275,7 @@ impl TaskStore for RedisTaskStore {
         let [asks, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let script = script(TRANSITION);
-            let mut call = script.key(&key);
+            let mut call = self.scripts.transition.key(&key);
             call.key(&asks)
                 .arg(status_name(change.status))
                 .arg(change.message.unwrap_or_default())
@@ -277,8 +299,7 @@ impl TaskStore for RedisTaskStore {
         let [asks, answered, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let script = script(DELIVER);
-            let mut call = script.key(&key);
+            let mut call = self.scripts.deliver.key(&key);
             call.key(&asks).key(&answered).arg(at_ms);
             for (k, v) in &answers {
                 call.arg(k).arg(v);
@@ -294,7 +315,9 @@ impl TaskStore for RedisTaskStore {
         let [_, answered, _] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let flat: Vec<String> = script(TAKE)
+            let flat: Vec<String> = self
+                .scripts
+                .take
                 .key(&answered)
                 .invoke_async(&mut connection)
                 .await
@@ -307,7 +330,9 @@ impl TaskStore for RedisTaskStore {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let exists: i64 = script(CANCEL)
+            let exists: i64 = self
+                .scripts
+                .cancel
                 .key(&key)
                 .invoke_async(&mut connection)
                 .await
@@ -324,7 +349,9 @@ impl TaskStore for RedisTaskStore {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let stop: i64 = script(RENEW)
+            let stop: i64 = self
+                .scripts
+                .renew
                 .key(&key)
                 .arg(until_ms)
                 .invoke_async(&mut connection)

@@ -19,8 +19,7 @@ use tokio::process::{Child, Command};
 
 use crate::http_support::{serve, serve_default, url};
 
-fn http_client(url: &str) -> tern::client::ClientBuilder {
-    let _ = url;
+fn stateless() -> tern::client::ClientBuilder {
     Client::builder("surface", "1").era(EraMode::Stateless)
 }
 
@@ -36,7 +35,7 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
             .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
     }
     let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(http_client(""), &url(addr));
+    let c = connect(stateless(), &url(addr));
     let first = c.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
     let second = c.list_tools(first.next_cursor.clone()).await.unwrap();
@@ -70,7 +69,7 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
         .build()
         .unwrap();
     let addr = serve_default(server).await;
-    let c = connect(http_client(""), &url(addr));
+    let c = connect(stateless(), &url(addr));
     let err = c.list_all_tools().await.unwrap_err();
     assert!(
         matches!(err, Error::TooManyPages { method: "tools/list", pages } if pages == MAX_LIST_PAGES),
@@ -327,7 +326,7 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
             async move { Ok(args.code) }
         });
     let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(http_client(""), &url(addr));
+    let c = connect(stateless(), &url(addr));
     let err = c
         .call_tool("short", json!({"code": "much too long"}))
         .await

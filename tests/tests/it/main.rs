@@ -6,6 +6,7 @@
 //! for minutes, and apart they stay out of the way of `--test it`.
 
 mod http_support;
+mod redis_support;
 mod transports;
 
 mod client_surface;

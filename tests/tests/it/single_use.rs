@@ -5,10 +5,8 @@
 //! with the default store, and across two instances sharing keys and one Redis.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde_json::json;
 use tern::ask;
@@ -173,58 +171,17 @@ async fn a_single_use_tool_completes_once_refuses_a_replay_and_answers_a_lost_re
     flow_across(&c, &c, &transfers).await;
 }
 
-/// redis-server on a Unix socket of its own (no port to race for), stopped on drop.
-struct Redis {
-    child: tokio::process::Child,
-    dir: PathBuf,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-async fn redis() -> (Redis, String) {
-    let dir = std::env::temp_dir().join(format!("tern-redis-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let socket = dir.join("redis.sock");
-    let child = tokio::process::Command::new("redis-server")
-        .args([
-            "--port",
-            "0",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--unixsocket",
-        ])
-        .arg(&socket)
-        .current_dir(&dir)
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("redis-server is installed (.ci/run installs it)");
-    let url = format!("redis+unix://{}", socket.display());
-    (Redis { child, dir }, url)
-}
-
 async fn connect(url: &str) -> RedisReplayStore {
-    // Ready when it answers a command, not when its socket file appears.
-    for _ in 0..200 {
-        if let Ok(store) = RedisReplayStore::connect(url).await {
-            return store;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("redis-server did not answer on {url}");
+    RedisReplayStore::connect(url)
+        .await
+        .expect("redis-server answers")
 }
 
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn across_two_instances_on_one_redis_a_single_use_flow_completes_once() {
-    let (_redis, url) = redis().await;
+    let redis = crate::redis_support::redis("single-use").await;
+    let url = redis.url.clone();
     let transfers = Arc::new(AtomicUsize::new(0));
     let store_a: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
     let store_b: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);

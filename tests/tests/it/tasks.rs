@@ -8,7 +8,6 @@
 //! The Redis tests need `redis-server`: `#[ignore]`d in a plain `cargo test`, run by
 //! `scripts/fleet` (which `scripts/test` runs; `.ci/run` installs it).
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +18,8 @@ use tern::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
 use tern::types::v2026_07_28::{ElicitRequestParams, ElicitValue, InputResponse, InputResponses};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
+
+use crate::redis_support::redis;
 
 /// One `task_server` process.
 struct Instance {
@@ -226,51 +227,6 @@ async fn a_task_only_tool_refuses_a_client_without_tasks_and_a_dropped_call_canc
         matches!(err, Error::TaskCancelled(ref id) if id == task.id()),
         "{err}"
     );
-}
-
-/// redis-server on a Unix socket of its own (no port to race for), stopped on drop.
-struct Redis {
-    child: tokio::process::Child,
-    dir: PathBuf,
-    url: String,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-async fn redis(name: &str) -> Redis {
-    let dir = std::env::temp_dir().join(format!("tern-tasks-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let socket = dir.join("redis.sock");
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            "0",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--unixsocket",
-        ])
-        .arg(&socket)
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("redis-server is installed (.ci/run installs it)");
-    let url = format!("redis+unix://{}", socket.display());
-    // Ready when it answers a command.
-    for _ in 0..200 {
-        if tern::tasks::RedisTaskStore::connect(&url).await.is_ok() {
-            return Redis { child, dir, url };
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("redis-server did not answer on {url}");
 }
 
 #[tokio::test]
