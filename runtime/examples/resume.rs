@@ -1,10 +1,10 @@
-//! A distributed client: one process starts the call and persists `requestState` with
-//! the answers; another process finishes it.
+//! A distributed client: one process starts the call and keeps it as data (a
+//! `PendingCall`, JSON on disk); another process answers its questions and finishes it.
 //!
 //! ```sh
 //! cargo run -p tern --example resume                  # runs both phases, as two processes
-//! cargo run -p tern --example resume -- start FILE    # phase 1: call, answer, persist
-//! cargo run -p tern --example resume -- finish FILE   # phase 2: retry from FILE
+//! cargo run -p tern --example resume -- start FILE    # phase 1: call, persist the PendingCall
+//! cargo run -p tern --example resume -- finish FILE   # phase 2: answer, resume from FILE
 //! ```
 //!
 //! The server seals its state under a shared key (`RequestStateSecurity::keys`), so a
@@ -14,11 +14,11 @@
 #[path = "support/seed.rs"]
 mod seed;
 
-use serde_json::{Value, json};
-use tern::client::Client;
+use serde_json::json;
+use tern::client::{Client, PendingCall, Step};
 use tern::seal::{RequestStateSecurity, parse_secret_hex};
 use tern::transport::memory;
-use tern::types::v2026_07_28::{CallToolRequestParams, ContentBlock, Outcome, method};
+use tern::types::v2026_07_28::{CallToolRequestParams, ContentBlock, method};
 
 const DEMO_KEY: &str = "8d1c9b3e2f6a4d70b5e19c83f2a6d4e07b1c5f9a3e8d2b6c4f0a1e7d3b9c5f2a";
 
@@ -40,44 +40,49 @@ fn params() -> CallToolRequestParams {
     params
 }
 
-/// Phase 1: the call, the user's answers, and everything the retry needs, on disk.
+/// Phase 1: the call, stopped at its questions, on disk.
 async fn start(file: &str) -> Result<(), Error> {
-    let client = connect(
-        Client::builder("resume-start", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) }),
-    )
-    .await?;
-    let Outcome::InputRequired(asked) = client.request::<method::CallTool>(params()).await? else {
+    // This process answers nothing itself, so it says what the other one will answer.
+    let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}}))?;
+    let client =
+        connect(Client::builder("resume-start", "1.0.0").capabilities(capabilities)).await?;
+    let Step::NeedsInput(pending) = client.start::<method::CallTool>(params()).await? else {
         return Err("the server did not ask for anything".into());
     };
-    let answers = client.fulfil(asked.input_requests.as_ref()).await?;
-    let saved = json!({"requestState": asked.request_state, "inputResponses": answers});
-    std::fs::write(file, serde_json::to_vec_pretty(&saved)?)?;
+    std::fs::write(file, serde_json::to_vec_pretty(&pending)?)?;
     println!(
-        "[{}] saved requestState and {} answer(s) to {file}",
+        "[{}] saved round {} of {} with {} question(s) to {file}",
         std::process::id(),
-        answers.len()
+        pending.round(),
+        pending.method(),
+        pending.input_requests().len()
     );
     Ok(())
 }
 
-/// Phase 2: a new process, a new client, the same call finished from the file.
+/// Phase 2: a new process, a new client; the questions answered by its callback and
+/// the call finished from the file.
 async fn finish(file: &str) -> Result<(), Error> {
-    let saved: Value = serde_json::from_slice(&std::fs::read(file)?)?;
-    let client = connect(Client::builder("resume-finish", "1.0.0")).await?;
-    let mut retry = params();
-    retry.request_state = saved["requestState"].as_str().map(str::to_owned);
-    retry.input_responses = Some(serde_json::from_value(saved["inputResponses"].clone())?);
-    match client.request::<method::CallTool>(retry).await? {
-        Outcome::Complete(result) => {
-            for block in &result.content {
-                if let ContentBlock::Text(t) = block {
-                    println!("[{}] {}", std::process::id(), t.text);
+    let mut pending: PendingCall = serde_json::from_slice(&std::fs::read(file)?)?;
+    let client = connect(
+        Client::builder("resume-finish", "1.0.0")
+            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) }),
+    )
+    .await?;
+    loop {
+        let answers = client.fulfil(Some(pending.input_requests())).await?;
+        match client.resume::<method::CallTool>(pending, answers).await? {
+            Step::Done(result) => {
+                for block in &result.content {
+                    if let ContentBlock::Text(t) = block {
+                        println!("[{}] {}", std::process::id(), t.text);
+                    }
                 }
+                return Ok(());
             }
-            Ok(())
+            Step::NeedsInput(next) => pending = next,
+            _ => return Err("the server made the call a task".into()),
         }
-        Outcome::InputRequired(_) => Err("the server asked again".into()),
     }
 }
 

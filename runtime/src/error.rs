@@ -153,6 +153,11 @@ pub enum Error {
         max: usize,
     },
 
+    /// A [`PendingCall`](crate::client::PendingCall) cannot be resumed as asked: another
+    /// method's, or answers to questions it does not hold.
+    #[error("cannot resume this pending call: {0}")]
+    Resume(String),
+
     /// The server answered input-required with neither requests nor state.
     #[error("the server answered input_required with neither inputRequests nor requestState")]
     EmptyInputRequired,

@@ -236,8 +236,9 @@ impl ClientBuilder {
             callbacks: &self.callbacks,
             timeout: self.discovery_timeout,
         };
-        let era = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
-        let client = self.build_in(transport, era);
+        let settled = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
+        let era = settled.era;
+        let client = self.build_in(transport, era, settled.server_name.map(Into::into));
         if era == Era::Session {
             client.set_session_log_level().await?;
         }
@@ -250,10 +251,15 @@ impl ClientBuilder {
 
     /// A client speaking 2026-07-28 through `transport`.
     pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
-        self.build_in(transport, Era::Stateless)
+        self.build_in(transport, Era::Stateless, None)
     }
 
-    fn build_in(self, transport: Arc<dyn ClientTransport>, era: Era) -> Client {
+    fn build_in(
+        self,
+        transport: Arc<dyn ClientTransport>,
+        era: Era,
+        server_name: Option<Arc<str>>,
+    ) -> Client {
         let capabilities = self.capabilities_value();
         let info = self.info_value();
         Client {
@@ -272,6 +278,7 @@ impl ClientBuilder {
                     max: Duration::from_millis(250),
                 },
                 era,
+                server_name,
             }),
         }
     }

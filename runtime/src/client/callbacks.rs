@@ -31,6 +31,8 @@ pub struct InputContext {
     /// The task asking, when the call became one (its questions come through
     /// `tasks/get`).
     pub task: Option<String>,
+    /// The name of the server asking ([`Client::server_name`](super::Client::server_name)).
+    pub server: Option<Arc<str>>,
 }
 
 pub(crate) type Callback<P, R> =

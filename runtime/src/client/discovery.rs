@@ -8,6 +8,7 @@
 //! ([`EraTransport::is_legacy_answer`]): on a message transport it is a JSON-RPC error,
 //! over HTTP a 400, 404 or 405 whose body is not a modern error.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -46,21 +47,29 @@ pub(crate) struct Hello<'a> {
     pub(crate) timeout: Duration,
 }
 
+/// What negotiating settled: the era, and the server's name when it said it.
+pub(crate) struct Negotiated {
+    pub(crate) era: Era,
+    pub(crate) server_name: Option<String>,
+}
+
 /// Settles the era of `transport` under `mode`, opening a 2025-11-25 session when that
 /// is the answer.
 pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     transport: &T,
     mode: EraMode,
     hello: &Hello<'_>,
-) -> crate::Result<Era> {
+) -> crate::Result<Negotiated> {
+    let mut server_name = None;
     let era = match mode {
         EraMode::Stateless => Era::Stateless,
         EraMode::Session => Era::Session,
         EraMode::Auto => match transport.known_era() {
             Some(era) => era,
             None => {
-                let era = probe(transport, hello).await?;
+                let (era, name) = probe(transport, hello).await?;
                 transport.discovered(era);
+                server_name = name;
                 era
             }
         },
@@ -69,15 +78,25 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     transport.negotiated(era);
     if era == Era::Session {
         // The server may ask (ping, even elicit) as soon as it has answered.
+        let named = Arc::new(OnceLock::new());
         transport.route_server_requests(super::legacy::server_request_handler(
             hello.callbacks.clone(),
+            Arc::clone(&named),
         ));
-        initialize(transport, hello).await?;
+        server_name = initialize(transport, hello).await?;
+        if let Some(name) = &server_name {
+            let _ = named.set(Arc::from(name.as_str()));
+        }
     }
-    Ok(era)
+    Ok(Negotiated { era, server_name })
 }
 
-async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> crate::Result<Era> {
+/// The era a probe found, and the name the server gave in its `serverInfo` (a
+/// 2026-07-28 server's `server/discover` result carries it in `_meta`).
+async fn probe<T: EraTransport + ?Sized>(
+    transport: &T,
+    hello: &Hello<'_>,
+) -> crate::Result<(Era, Option<String>)> {
     let meta = RequestMeta::to_value(hello.capabilities, hello.info, None);
     let request = OutgoingRequest {
         id: transport.next_id(),
@@ -96,22 +115,28 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
         Ok(answer) => answer,
         Err(_) => {
             tracing::debug!("no answer to server/discover in time: a 2025-11-25 server");
-            return Ok(Era::Session);
+            return Ok((Era::Session, None));
         }
     };
     match answer {
         Ok(result) => {
             // The same resultType rule as every typed result.
             super::check_result_type::<method::Discover>(&result)?;
+            let name = result
+                .get(crate::protocol::META)
+                .and_then(|meta| meta.get(crate::protocol::META_SERVER_INFO))
+                .and_then(|info| info.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             match result.get("supportedVersions").and_then(Value::as_array) {
-                Some(versions) => pick(versions, method::Discover::METHOD),
+                Some(versions) => pick(versions, method::Discover::METHOD).map(|era| (era, name)),
                 // A 2026-07-28 server names its versions; a result without them is an
                 // older server answering a method it does not know with an empty one.
                 None => {
                     tracing::debug!(
                         "server/discover answered without supportedVersions: a 2025-11-25 server"
                     );
-                    Ok(Era::Session)
+                    Ok((Era::Session, None))
                 }
             }
         }
@@ -120,12 +145,12 @@ async fn probe<T: EraTransport + ?Sized>(transport: &T, hello: &Hello<'_>) -> cr
             .and_then(|d| d.get("supported"))
             .and_then(Value::as_array)
         {
-            Some(versions) => pick(versions, "the -32022 error"),
-            None => Ok(Era::Stateless),
+            Some(versions) => pick(versions, "the -32022 error").map(|era| (era, None)),
+            None => Ok((Era::Stateless, None)),
         },
         Err(e) if transport.is_legacy_answer(&e) => {
             tracing::debug!(error = %e, "server/discover failed without a modern error: a 2025-11-25 server");
-            Ok(Era::Session)
+            Ok((Era::Session, None))
         }
         Err(CallError::Rpc(e)) => Err(Error::Rpc(Box::new(e))),
         Err(CallError::Transport(e)) => Err(Error::Transport(e)),
@@ -152,11 +177,12 @@ fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
     }
 }
 
-/// The 2025-11-25 handshake: `initialize`, then `notifications/initialized`.
+/// The 2025-11-25 handshake: `initialize`, then `notifications/initialized`. Returns
+/// the server's name.
 async fn initialize<T: EraTransport + ?Sized>(
     transport: &T,
     hello: &Hello<'_>,
-) -> crate::Result<()> {
+) -> crate::Result<Option<String>> {
     let request = OutgoingRequest {
         id: transport.next_id(),
         method: old::method::Initialize::METHOD.into(),
@@ -181,5 +207,5 @@ async fn initialize<T: EraTransport + ?Sized>(
     transport
         .notify(old::method::Initialized::METHOD, None)
         .await?;
-    Ok(())
+    Ok(Some(result.server_info.name))
 }

@@ -3,7 +3,7 @@
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-use super::Client;
+use super::{Client, RoundEvent};
 use crate::Error;
 use crate::types::rpc::{ClientRequestMethod, MayRequireInput};
 use crate::types::v2026_07_28::{
@@ -104,11 +104,10 @@ impl Client {
     ) -> crate::Result<M::Complete> {
         let sink = self.notice_sink(notices);
         let started = self
-            .run_input_loop_until_task::<M>(params, sink.as_ref().map(|(tx, _)| tx))
+            .run_input_loop_until_task::<M>(params, sink.as_ref())
             .await;
-        if let Some((tx, forward)) = sink {
-            drop(tx);
-            let _ = forward.await;
+        if let Some(sink) = sink {
+            sink.close().await;
         }
         match started? {
             Started::Done(done) => Ok(done),
@@ -120,8 +119,14 @@ impl Client {
     pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
         &self,
         mut params: M::Params,
-        notifications: Option<&mpsc::UnboundedSender<serde_json::Value>>,
+        sink: Option<&super::listen::NoticeSink>,
     ) -> crate::Result<Started<M::Complete>> {
+        let notifications = sink.map(|s| &s.raw);
+        let event = |e: RoundEvent| {
+            if let Some(s) = sink {
+                let _ = s.rounds.send(e);
+            }
+        };
         let span = tracing::info_span!(
             "mcp.call",
             method = M::METHOD,
@@ -138,6 +143,7 @@ impl Client {
                 let raw = match self.send_raw::<M>(&params, M::target(&params), notifications).await {
                     Err(Error::StateRejected(_)) if round > 0 && may_restart => {
                         tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
+                        event(RoundEvent::Rejected { round });
                         may_restart = false;
                         M::set_round(&mut params, None, None);
                         round = 0;
@@ -157,7 +163,10 @@ impl Client {
                     other => other?,
                 };
                 let asked = match M::outcome(result) {
-                    Outcome::Complete(done) => return Ok(Started::Done(done)),
+                    Outcome::Complete(done) => {
+                        event(RoundEvent::Done { rounds: round });
+                        return Ok(Started::Done(done));
+                    }
                     Outcome::InputRequired(asked) => asked,
                 };
                 round += 1;
@@ -169,6 +178,7 @@ impl Client {
                 let responses = match requests {
                     Some(r) => {
                         delay = self.inner.backoff.first;
+                        event(RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
                         let asking = super::InputContext {
                             key: None,
                             method: Some(M::METHOD),
@@ -176,11 +186,13 @@ impl Client {
                             arguments: M::arguments(&params).map(|a| std::sync::Arc::new(a.into_owned())),
                             round,
                             task: None,
+                            server: self.inner.server_name.clone(),
                         };
                         Some(self.inner.callbacks.answer_all(r, &asking).instrument(round_span).await?)
                     }
                     None if asked.request_state.is_some() => {
                         tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
+                        event(RoundEvent::BackingOff { round, delay });
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(self.inner.backoff.max);
                         None

@@ -2,7 +2,7 @@
 //! 2026-07-28 input requests: the payloads are the same, so one set of callbacks serves
 //! both eras.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 
@@ -17,12 +17,20 @@ use crate::types::v2026_07_28::method::{CreateMessage, Elicit, ListRoots};
 
 /// The handler a legacy session answers the server's requests with: `ping`, and
 /// `elicitation/create`, `sampling/createMessage` and `roots/list` through `callbacks`
-/// (with [`InputContext::key`] `None`). Anything else is -32601.
-pub(crate) fn server_request_handler(callbacks: Callbacks) -> ServerRequestHandler {
+/// (with [`InputContext::key`] `None`, and the server's name once `initialize` gave
+/// it to `server`). Anything else is -32601.
+pub(crate) fn server_request_handler(
+    callbacks: Callbacks,
+    server: Arc<OnceLock<Arc<str>>>,
+) -> ServerRequestHandler {
     let callbacks = Arc::new(callbacks);
     Arc::new(move |method, params| {
         let callbacks = Arc::clone(&callbacks);
-        Box::pin(async move { answer(&callbacks, &method, params).await })
+        let asking = InputContext {
+            server: server.get().cloned(),
+            ..InputContext::default()
+        };
+        Box::pin(async move { answer(&callbacks, &method, params, asking).await })
     })
 }
 
@@ -30,6 +38,7 @@ async fn answer(
     callbacks: &Callbacks,
     method: &str,
     params: Option<Value>,
+    asking: InputContext,
 ) -> Result<Value, RpcError> {
     match method {
         Ping::METHOD => return Ok(json!({})),
@@ -43,7 +52,7 @@ async fn answer(
     let request: InputRequest = serde_json::from_value(request)
         .map_err(|e| RpcError::invalid_params(format!("Invalid {method} params: {e}")))?;
     let response = callbacks
-        .answer(InputContext::default(), request)
+        .answer(asking, request)
         .await
         .map_err(|e| match e {
             Error::NoCallback { .. } => RpcError::method_not_found(method),

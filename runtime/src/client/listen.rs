@@ -41,6 +41,10 @@ pub enum Notice {
     /// `notifications/tasks`: a task the listener watches (its id in the filter's
     /// `taskIds`) changed; the task as `tasks/get` would return it.
     Task(Box<crate::types::ext_tasks::TaskStatusNotificationParams>),
+    /// Not the server's: the client's own loop, at a round's end (only on the notice
+    /// stream of a call the automatic loop runs, such as
+    /// [`Client::call_tool_with_notices`]).
+    Round(super::RoundEvent),
     /// Any other notification, as sent.
     Other {
         /// Its method.
@@ -106,6 +110,25 @@ pub fn task_id(task: &crate::types::ext_tasks::TaskStatusNotificationParams) -> 
         P::Completed(t) => &t.task_id,
         P::Failed(t) => &t.task_id,
         P::Cancelled(t) => &t.task_id,
+    }
+}
+
+/// Where the automatic loop's notifications and round events go
+/// ([`Client::notice_sink`]).
+pub(crate) struct NoticeSink {
+    /// For the transport: the server's notifications on each round's stream.
+    pub(crate) raw: mpsc::UnboundedSender<Value>,
+    /// For the loop: its round events.
+    pub(crate) rounds: mpsc::UnboundedSender<super::RoundEvent>,
+    forward: tokio::task::JoinHandle<()>,
+}
+
+impl NoticeSink {
+    /// Closes the sink and waits until everything in it was handed over.
+    pub(crate) async fn close(self) {
+        drop(self.raw);
+        drop(self.rounds);
+        let _ = self.forward.await;
     }
 }
 
@@ -190,31 +213,49 @@ impl Client {
     }
 
     /// A sink for the automatic loop's notifications: log entries to the client's
-    /// [`on_log`](super::ClientBuilder::on_log), everything to `notices`; `None` when
-    /// neither listens. The task ends once the sender is dropped.
+    /// [`on_log`](super::ClientBuilder::on_log), everything to `notices`, with the
+    /// loop's round events in order among them; `None` when neither listens. The task
+    /// ends once the sink is dropped and what it holds is handed over.
     pub(crate) fn notice_sink(
         &self,
         notices: Option<mpsc::UnboundedSender<Notice>>,
-    ) -> Option<(mpsc::UnboundedSender<Value>, tokio::task::JoinHandle<()>)> {
+    ) -> Option<NoticeSink> {
         let on_log = self.inner.on_log.clone();
         if notices.is_none() && on_log.is_none() {
             return None;
         }
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let (raw, mut raw_rx) = mpsc::unbounded_channel::<Value>();
+        let (rounds, mut rounds_rx) = mpsc::unbounded_channel::<super::RoundEvent>();
         let forward = tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                let Some(notice) = Notice::from_message(&message) else {
-                    continue;
-                };
+            let hand = |notice: Notice| {
                 if let (Notice::Log(entry), Some(on_log)) = (&notice, &on_log) {
                     on_log(entry.clone());
                 }
                 if let Some(n) = &notices {
                     let _ = n.send(notice);
                 }
+            };
+            // A round event is sent after the response that ended its round, and the
+            // transport queued that round's notifications before the response: taking
+            // the notifications first keeps the order they happened in.
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(message) = raw_rx.recv() => {
+                        if let Some(notice) = Notice::from_message(&message) {
+                            hand(notice);
+                        }
+                    }
+                    Some(event) = rounds_rx.recv() => hand(Notice::Round(event)),
+                    else => break,
+                }
             }
         });
-        Some((tx, forward))
+        Some(NoticeSink {
+            raw,
+            rounds,
+            forward,
+        })
     }
 
     /// Listens for the list changes and resource updates `filter` names, until the

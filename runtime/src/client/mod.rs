@@ -35,6 +35,7 @@ mod input_loop;
 mod legacy;
 mod listen;
 mod lists;
+mod pending;
 mod retry;
 mod tasks;
 mod wire;
@@ -53,6 +54,7 @@ pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 pub use input_loop::InputLoopMethod;
 pub use listen::{Listener, Notice, task_id};
 pub use lists::MAX_LIST_PAGES;
+pub use pending::{PendingCall, RoundEvent, Step};
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.
@@ -90,6 +92,8 @@ struct Inner {
     on_log: Option<LogCallback>,
     backoff: Backoff,
     era: Era,
+    /// The name the server gave while the client negotiated its era.
+    server_name: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -118,6 +122,13 @@ impl Client {
     /// with a server of that era.
     pub fn protocol_version(&self) -> &str {
         self.inner.era.protocol_version()
+    }
+
+    /// The server's name, as it gave it while the client negotiated the era (the
+    /// `serverInfo` of `server/discover` or `initialize`); `None` for a client made
+    /// with [`ClientBuilder::build`] or [`ClientBuilder::connect`], which do not ask.
+    pub fn server_name(&self) -> Option<&str> {
+        self.inner.server_name.as_deref()
     }
 
     /// The protocol era in use.

@@ -201,6 +201,7 @@ impl TaskHandle {
                             method: Some(<crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD),
                             round: rounds,
                             task: Some(self.id.clone()),
+                            server: self.client.inner.server_name.clone(),
                             ..Default::default()
                         };
                         let responses = self

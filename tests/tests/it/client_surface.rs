@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tern::Error;
-use tern::client::{Client, EraMode, InputContext, MAX_LIST_PAGES};
+use tern::client::{Client, EraMode, InputContext, MAX_LIST_PAGES, Notice, RoundEvent};
 use tern::server::{McpServer, NoArgs, Server, ToolContext};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{ListToolsResult, Tool, method};
@@ -23,7 +23,7 @@ fn stateless() -> tern::client::ClientBuilder {
     Client::builder("surface", "1").era(EraMode::Stateless)
 }
 
-fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
+pub(crate) fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
     builder.build(Arc::new(HttpClientTransport::builder(url).build().unwrap()))
 }
 
@@ -79,7 +79,7 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
 }
 
 /// One `fleet_server` process on `addr` (port 0 for any), with its own ephemeral key.
-async fn fleet_server(addr: &str) -> (Child, String) {
+pub(crate) async fn fleet_server(addr: &str) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fleet_server"))
         .args(["--addr", addr])
         .stdout(Stdio::piped())
@@ -288,18 +288,28 @@ async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
         .await
         .unwrap();
     assert_eq!(result.is_error, None);
-    let mut progress = Vec::new();
+    // The server's progress and the loop's round events, in the order they happened.
+    let mut heard = Vec::new();
     while let Ok(notice) = rx.try_recv() {
-        if let tern::client::Notice::Progress(p) = notice {
-            progress.push((p.progress.as_f64().unwrap_or_default(), p.message));
+        match notice {
+            Notice::Progress(p) => heard.push(format!("progress {}", p.message.unwrap())),
+            Notice::Round(RoundEvent::NeedsInput { round, keys }) => {
+                heard.push(format!("round {round} asks {}", keys.join(",")))
+            }
+            Notice::Round(RoundEvent::Done { rounds }) => heard.push(format!("done in {rounds}")),
+            Notice::Round(other) => panic!("unexpected {other:?}"),
+            _ => {}
         }
     }
     assert_eq!(
-        progress,
+        heard,
         [
-            (1.0, Some("round 1".to_owned())),
-            (2.0, Some("round 2".to_owned())),
-            (3.0, Some("round 3".to_owned())),
+            "progress round 1",
+            "round 1 asks go1",
+            "progress round 2",
+            "round 2 asks go2",
+            "progress round 3",
+            "done in 2",
         ]
     );
     // The client asked for info and above: the debug entries never came.

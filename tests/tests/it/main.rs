@@ -15,6 +15,7 @@ mod era_discovery;
 mod era_interop;
 mod examples;
 mod fleet;
+mod flow_as_data;
 mod flows;
 mod generated;
 mod high_level_server;

@@ -1,0 +1,204 @@
+//! A flow as data: a call stopped at its questions ([`PendingCall`], serde), resumed
+//! with the answers by any client of the same server, in any process; and the events a
+//! call's rounds give a UI ([`RoundEvent`]).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::input_loop::InputLoopMethod;
+use super::{Client, TaskHandle};
+use crate::Error;
+use crate::types::v2026_07_28::{InputRequests, InputResponses, Outcome};
+
+/// A call waiting on the answers to its questions, as data: what the retry needs and
+/// nothing else. Store it (it is `Serialize`/`Deserialize`, as JSON for instance), show
+/// its [`input_requests`](Self::input_requests) to a user, and finish it with
+/// [`Client::resume`], from this process or another.
+///
+/// The `requestState` it holds is the server's (sealed, when the server is tern's):
+/// a server that restarted with an ephemeral key, or another instance with a
+/// different key, refuses it, and `resume` fails with
+/// [`Error::StateRejected`](crate::Error::StateRejected); start the call again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCall {
+    method: String,
+    params: Value,
+    round: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    request_state: Option<String>,
+    input_requests: InputRequests,
+}
+
+impl PendingCall {
+    /// The call's method (`tools/call`, `prompts/get`, `resources/read`).
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The call's params as first sent (no answers, no state).
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// How many input-required answers the call has had: 1 after its first.
+    pub fn round(&self) -> usize {
+        self.round
+    }
+
+    /// The server's state, to be echoed with the answers.
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
+    }
+
+    /// The questions outstanding, by key.
+    pub fn input_requests(&self) -> &InputRequests {
+        &self.input_requests
+    }
+}
+
+/// Where [`Client::start`] or [`Client::resume`] stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Step<C> {
+    /// The complete result.
+    Done(C),
+    /// The server asked: answer [`PendingCall::input_requests`] and resume.
+    NeedsInput(PendingCall),
+    /// The server made the call a task (a tool call, for a client that declares the
+    /// tasks extension): follow it with the handle.
+    Task(TaskHandle),
+}
+
+/// What the automatic loop is doing, round by round, for a UI that shows it: handed to
+/// a call's notice stream (as [`Notice::Round`](super::Notice::Round)) in order with
+/// the server's notifications.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RoundEvent {
+    /// The server asked; the callbacks are answering these keys.
+    NeedsInput {
+        /// The round: 1 for the first input-required answer.
+        round: usize,
+        /// The keys of its input requests.
+        keys: Vec<String>,
+    },
+    /// The server answered with state and no questions; the loop waits this long
+    /// before retrying.
+    BackingOff {
+        /// The round.
+        round: usize,
+        /// How long the loop waits.
+        delay: Duration,
+    },
+    /// The server refused the state of this round's retry (a restarted server, an
+    /// instance with another key): the call starts over from its first round.
+    Rejected {
+        /// The round whose retry was refused.
+        round: usize,
+    },
+    /// The call completed after this many input-required rounds.
+    Done {
+        /// The rounds it took (0: none).
+        rounds: usize,
+    },
+}
+
+impl Client {
+    /// Sends a call once and stops at its first questions, without the callbacks:
+    /// a [`Step::NeedsInput`] holds everything its retry needs, as data. Rounds that
+    /// carry state and no questions are retried here, with the usual backoff.
+    ///
+    /// The server asks only for what the client declares: a client without callbacks
+    /// (the answers come from elsewhere) declares them with
+    /// [`ClientBuilder::capabilities`](super::ClientBuilder::capabilities).
+    pub async fn start<M: InputLoopMethod>(
+        &self,
+        mut params: M::Params,
+    ) -> crate::Result<Step<M::Complete>> {
+        M::set_round(&mut params, None, None);
+        self.step::<M>(params, 0).await
+    }
+
+    /// Continues a [`PendingCall`] with the answers to its questions (keyed as its
+    /// [`input_requests`](PendingCall::input_requests) are): one retry, and the
+    /// next stop. The round cap of the client applies across the whole flow.
+    pub async fn resume<M: InputLoopMethod>(
+        &self,
+        pending: PendingCall,
+        answers: InputResponses,
+    ) -> crate::Result<Step<M::Complete>> {
+        if pending.method != M::METHOD {
+            return Err(Error::Resume(format!(
+                "it is a {} call, resumed as {}",
+                pending.method,
+                M::METHOD
+            )));
+        }
+        if let Some(stray) = answers
+            .0
+            .keys()
+            .find(|k| !pending.input_requests.contains_key(k.as_str()))
+        {
+            return Err(Error::Resume(format!(
+                "an answer for `{stray}`, which the server did not ask"
+            )));
+        }
+        let mut params: M::Params =
+            serde_json::from_value(pending.params).map_err(|e| Error::Resume(e.to_string()))?;
+        M::set_round(&mut params, Some(answers), pending.request_state);
+        self.step::<M>(params, pending.round).await
+    }
+
+    /// Sends `params` (round `round` of the flow) until a complete result, questions
+    /// or a task.
+    async fn step<M: InputLoopMethod>(
+        &self,
+        mut params: M::Params,
+        mut round: usize,
+    ) -> crate::Result<Step<M::Complete>> {
+        let mut delay = self.inner.backoff.first;
+        loop {
+            let raw = self
+                .send_raw::<M>(&params, M::target(&params), None)
+                .await?;
+            let result = match self.decode::<M>(&raw) {
+                Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
+                    let created =
+                        super::tasks::created_task(&raw)?.ok_or(Error::UnknownResultType(t))?;
+                    return Ok(Step::Task(self.handle_of(created)));
+                }
+                other => other?,
+            };
+            let asked = match M::outcome(result) {
+                Outcome::Complete(done) => return Ok(Step::Done(done)),
+                Outcome::InputRequired(asked) => asked,
+            };
+            round += 1;
+            let max_rounds = self.inner.max_rounds;
+            if round > max_rounds {
+                return Err(Error::InputRequiredRoundsExceeded { max_rounds });
+            }
+            match asked.input_requests.filter(|r| !r.is_empty()) {
+                Some(input_requests) => {
+                    M::set_round(&mut params, None, None);
+                    return Ok(Step::NeedsInput(PendingCall {
+                        method: M::METHOD.to_owned(),
+                        params: serde_json::to_value(&params).map_err(Error::Encode)?,
+                        round,
+                        request_state: asked.request_state,
+                        input_requests,
+                    }));
+                }
+                None if asked.request_state.is_some() => {
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(self.inner.backoff.max);
+                    M::set_round(&mut params, None, asked.request_state);
+                }
+                None => return Err(Error::EmptyInputRequired),
+            }
+        }
+    }
+}
