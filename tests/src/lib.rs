@@ -3,11 +3,15 @@
 //! The tests live in `tests/tests/it/` (one binary, a module per area); this library holds
 //! the helpers and fixtures they share.
 
+mod stepper;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tern::client::{Client, ClientBuilder};
 use tern::types::v2026_07_28::{CallToolResult, ContentBlock};
+
+pub use stepper::stepper;
 
 /// The workspace root (the directory holding the virtual `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {

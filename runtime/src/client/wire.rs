@@ -64,7 +64,8 @@ impl Client {
             return self.encode_merging(params, progress_token);
         }
         let stateless = self.inner.era == Era::Stateless;
-        if !stateless && progress_token.is_none() {
+        let trace = crate::protocol::current_trace();
+        if !stateless && progress_token.is_none() && trace.is_none() {
             // A session said who the client is once, in `initialize`.
             return Ok(EncodedParams {
                 text,
@@ -77,17 +78,26 @@ impl Client {
             text.push(',');
         }
         text.push_str(r#""_meta":{"#);
+        let mut empty = true;
         if stateless {
             text.push_str(&self.inner.meta);
+            empty = self.inner.meta.is_empty();
         }
-        if let Some(token) = progress_token {
-            if stateless {
+        let mut member = |key: &str, value: &str| {
+            if !empty {
                 text.push(',');
             }
+            empty = false;
             text.push('"');
-            text.push_str(META_PROGRESS_TOKEN);
+            text.push_str(key);
             text.push_str(r#"":"#);
-            text.push_str(&Value::from(token).to_string());
+            text.push_str(&Value::from(value).to_string());
+        };
+        if let Some(token) = progress_token {
+            member(META_PROGRESS_TOKEN, token);
+        }
+        for (key, value) in trace.iter().flat_map(|t| t.members()) {
+            member(key, value);
         }
         text.push_str("}}");
         Ok(EncodedParams {
@@ -134,6 +144,12 @@ impl Client {
                 .map(|t| Map::from_iter([(META_PROGRESS_TOKEN.to_owned(), t)]))
                 .unwrap_or_default(),
         };
+        for (key, value) in crate::protocol::current_trace()
+            .iter()
+            .flat_map(|t| t.members())
+        {
+            meta.insert(key.to_owned(), value.into());
+        }
         if let Some(Value::Object(user)) = params.remove("_meta") {
             for (k, v) in user {
                 meta.entry(k).or_insert(v);

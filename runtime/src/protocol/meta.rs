@@ -39,6 +39,9 @@ pub struct RequestMeta {
     /// The least severe log level the client wants on this request's stream; `None`
     /// means no log messages at all (2026-07-28 logging is opt-in per request).
     pub log_level: Option<LoggingLevel>,
+    /// The W3C trace context of the span that sent the request, when `_meta` carried a
+    /// valid `traceparent`.
+    pub trace: Option<super::TraceContext>,
 }
 
 /// One reading of a request's `_meta`: what a transport needs before serving (the era
@@ -53,6 +56,8 @@ pub(crate) struct MetaRead {
     pub(crate) stateless: bool,
     /// The progress token, read leniently (a session's requests carry only this).
     pub(crate) progress_token: Option<ProgressToken>,
+    /// The trace context, read leniently in either era.
+    pub(crate) trace: Option<super::TraceContext>,
     /// The whole `_meta`, or the precise reason it cannot serve a stateless request.
     pub(crate) meta: Result<RequestMeta, RpcError>,
 }
@@ -95,6 +100,7 @@ impl MetaRead {
     fn from_typed(typed: RequestMetaObject, supported: &[&str]) -> Self {
         let version = typed.protocol_version.clone();
         let progress_token = typed.progress_token.clone();
+        let trace = super::TraceContext::from_meta(&typed.extra);
         let meta = if supported.contains(&version.as_str()) {
             Ok(RequestMeta::from(typed))
         } else {
@@ -104,6 +110,7 @@ impl MetaRead {
             version: Some(version),
             stateless: true,
             progress_token,
+            trace,
             meta,
         }
     }
@@ -123,6 +130,7 @@ impl MetaRead {
             stateless: version.is_some(),
             version,
             progress_token,
+            trace: None,
             meta: Err(error),
         }
     }
@@ -141,6 +149,7 @@ impl MetaRead {
         let progress_token = object
             .get(META_PROGRESS_TOKEN)
             .and_then(|t| ProgressToken::deserialize(t).ok());
+        let trace = super::TraceContext::from_meta(object);
         let error = match check_required(object, supported) {
             Err(error) => error,
             Ok(()) => {
@@ -159,6 +168,7 @@ impl MetaRead {
                             version,
                             stateless,
                             progress_token,
+                            trace,
                             meta: Ok(RequestMeta::from(typed)),
                         };
                     }
@@ -168,6 +178,7 @@ impl MetaRead {
         };
         Self {
             stateless,
+            trace,
             ..Self::refused(version, progress_token, error)
         }
     }
@@ -226,6 +237,7 @@ impl From<RequestMetaObject> for RequestMeta {
             client_info: meta.client_info.map(Arc::new),
             progress_token: meta.progress_token,
             log_level: meta.log_level,
+            trace: super::TraceContext::from_meta(&meta.extra),
         }
     }
 }
@@ -252,6 +264,7 @@ impl RequestMeta {
             progress_token,
             // A session's logs are filtered by logging/setLevel, not per request.
             log_level: None,
+            trace: None,
         }
     }
 

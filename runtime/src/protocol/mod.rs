@@ -2,11 +2,14 @@
 //! and which client capability each input request needs.
 
 pub(crate) mod meta;
+mod trace;
 
 use serde_json::Map;
 
 pub use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
+pub(crate) use trace::current as current_trace;
+pub use trace::{META_TRACEPARENT, META_TRACESTATE, TraceContext};
 
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling, InputRequest,

@@ -8,6 +8,7 @@
 //! | (flags & PRINCIPAL) salt [16] tag [16]
 //! | method: len u32 + bytes | target: len u32 + bytes
 //! | (flags & AUDIENCE) audience: len u32 + bytes
+//! | (flags & ROUND) round u32: the round whose answer carried the token
 //! | state: the remaining bytes
 //! ```
 //!
@@ -21,6 +22,8 @@ use super::principal::{PRINCIPAL_SALT_LEN, PRINCIPAL_TAG_LEN, Principal};
 const VERSION: u8 = 1;
 const FLAG_PRINCIPAL: u8 = 0b01;
 const FLAG_AUDIENCE: u8 = 0b10;
+const FLAG_ROUND: u8 = 0b100;
+const KNOWN_FLAGS: u8 = FLAG_PRINCIPAL | FLAG_AUDIENCE | FLAG_ROUND;
 const FIXED_LEN: usize = 1 + 1 + 8 + 8 + ARGS_DIGEST_LEN;
 
 /// How far ahead of our clock a token's issue time may be: another instance's clock may
@@ -43,6 +46,9 @@ pub(crate) struct Claims<'a> {
     pub(crate) method: &'a [u8],
     pub(crate) target: &'a [u8],
     pub(crate) audience: Option<&'a [u8]>,
+    /// The round of the flow whose input-required answer carries the token (1 for the
+    /// first), when the server counted it.
+    pub(crate) round: Option<u32>,
 }
 
 /// What the incoming request says the token must match.
@@ -64,7 +70,8 @@ impl<'a> Claims<'a> {
             0
         };
         let audience_len = self.audience.map_or(0, |audience| 4 + audience.len());
-        (FIXED_LEN + principal_len + 8 + audience_len)
+        let round_len = if self.round.is_some() { 4 } else { 0 };
+        (FIXED_LEN + principal_len + 8 + audience_len + round_len)
             .saturating_add(self.method.len())
             .saturating_add(self.target.len())
             .saturating_add(state_len)
@@ -80,6 +87,9 @@ impl<'a> Claims<'a> {
         if self.audience.is_some() {
             flags |= FLAG_AUDIENCE;
         }
+        if self.round.is_some() {
+            flags |= FLAG_ROUND;
+        }
         out.push(VERSION);
         out.push(flags);
         out.extend_from_slice(&self.issued_at_ms.to_be_bytes());
@@ -93,6 +103,9 @@ impl<'a> Claims<'a> {
         put_field(out, self.target)?;
         if let Some(audience) = self.audience {
             put_field(out, audience)?;
+        }
+        if let Some(round) = self.round {
+            out.extend_from_slice(&round.to_be_bytes());
         }
         out.extend_from_slice(state);
         Some(())
@@ -109,7 +122,7 @@ impl<'a> Claims<'a> {
     pub(crate) fn decode(bytes: &'a [u8]) -> Option<(Self, usize)> {
         let mut reader = Reader { rest: bytes };
         let [version, flags] = reader.array()?;
-        if version != VERSION || flags & !(FLAG_PRINCIPAL | FLAG_AUDIENCE) != 0 {
+        if version != VERSION || flags & !KNOWN_FLAGS != 0 {
             return None;
         }
         let issued_at_ms = u64::from_be_bytes(reader.array()?);
@@ -130,6 +143,11 @@ impl<'a> Claims<'a> {
         } else {
             None
         };
+        let round = if flags & FLAG_ROUND != 0 {
+            Some(u32::from_be_bytes(reader.array()?))
+        } else {
+            None
+        };
         let state_offset = bytes.len() - reader.rest.len();
         let claims = Self {
             issued_at_ms,
@@ -139,6 +157,7 @@ impl<'a> Claims<'a> {
             method,
             target,
             audience,
+            round,
         };
         Some((claims, state_offset))
     }
@@ -220,6 +239,7 @@ mod tests {
             method: b"tools/call",
             target: b"deploy",
             audience,
+            round: None,
         }
     }
 
@@ -245,8 +265,10 @@ mod tests {
             salt,
             tag: alice.tag(&salt),
         };
-        let original = claims(Some(b"svc"), Some(sealed));
+        let mut original = claims(Some(b"svc"), Some(sealed));
+        original.round = Some(7);
         let bytes = original.encode(b"state").unwrap();
+        assert_eq!(bytes.len(), original.encoded_len(5));
         let (decoded, offset) = Claims::decode(&bytes).unwrap();
         assert_eq!(&bytes[offset..], b"state");
         assert_eq!(decoded.issued_at_ms, original.issued_at_ms);
@@ -254,6 +276,7 @@ mod tests {
         assert_eq!(decoded.method, original.method);
         assert_eq!(decoded.target, original.target);
         assert_eq!(decoded.audience, original.audience);
+        assert_eq!(decoded.round, Some(7));
         decoded
             .check(&expected(Some(b"svc"), Some(&alice)))
             .unwrap();
@@ -261,12 +284,14 @@ mod tests {
 
     #[test]
     fn every_truncation_and_unknown_flag_is_malformed() {
-        let bytes = claims(Some(b"svc"), None).encode(b"").unwrap();
+        let mut counted = claims(Some(b"svc"), None);
+        counted.round = Some(2);
+        let bytes = counted.encode(b"").unwrap();
         for len in 0..bytes.len() {
             assert!(Claims::decode(&bytes[..len]).is_none(), "prefix of {len}");
         }
         let mut flagged = bytes.clone();
-        flagged[1] |= 0b100;
+        flagged[1] |= 0b1000;
         assert!(Claims::decode(&flagged).is_none());
         let mut versioned = bytes;
         versioned[0] = 2;

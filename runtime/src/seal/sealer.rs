@@ -80,6 +80,13 @@ impl<'a> RequestBinding<'a> {
     }
 }
 
+/// A token opened: the handler's state, and the round the claims count (tokens sealed
+/// without one have none).
+pub(crate) struct Opened {
+    pub(crate) state: Vec<u8>,
+    pub(crate) round: Option<u32>,
+}
+
 /// The codec behind a sealer: tern's own is called directly, a custom one behind a
 /// panic guard.
 pub(crate) enum Codec {
@@ -136,7 +143,18 @@ impl Sealer {
     /// On failure nothing is sent but the sanitised [`SealFailure`]; the cause goes to a
     /// `tracing` warning.
     pub fn seal(&self, binding: &RequestBinding<'_>, state: &[u8]) -> Result<String, SealFailure> {
-        let result = self.seal_unlogged(binding, state);
+        self.seal_round(binding, state, None)
+    }
+
+    /// [`seal`](Self::seal), counting the flow's `round` into the claims (the server's
+    /// rounds: a retry with this token is `round + 1`).
+    pub(crate) fn seal_round(
+        &self,
+        binding: &RequestBinding<'_>,
+        state: &[u8],
+        round: Option<u32>,
+    ) -> Result<String, SealFailure> {
+        let result = self.seal_unlogged(binding, state, round);
         if let Err(failure) = &result {
             tracing::warn!(
                 target: "tern::seal",
@@ -158,6 +176,15 @@ impl Sealer {
         token: &str,
         binding: &RequestBinding<'_>,
     ) -> Result<Vec<u8>, InvalidRequestState> {
+        self.open(token, binding).map(|opened| opened.state)
+    }
+
+    /// [`verify`](Self::verify), with the round the token's claims count.
+    pub(crate) fn open(
+        &self,
+        token: &str,
+        binding: &RequestBinding<'_>,
+    ) -> Result<Opened, InvalidRequestState> {
         let result = self.verify_unlogged(token, binding);
         if let Err(rejection) = &result {
             tracing::warn!(
@@ -174,6 +201,7 @@ impl Sealer {
         &self,
         binding: &RequestBinding<'_>,
         state: &[u8],
+        round: Option<u32>,
     ) -> Result<String, SealFailure> {
         let inner = &*self.inner;
         let principal = self
@@ -196,6 +224,7 @@ impl Sealer {
             method: binding.method.as_bytes(),
             target: binding.target.as_bytes(),
             audience: inner.audience.as_deref().map(str::as_bytes),
+            round,
         };
         let too_long = || SealFailure::because(SealFailureReason::ClaimTooLong);
         let token = match &inner.codec {
@@ -220,7 +249,7 @@ impl Sealer {
         &self,
         token: &str,
         binding: &RequestBinding<'_>,
-    ) -> Result<Vec<u8>, InvalidRequestState> {
+    ) -> Result<Opened, InvalidRequestState> {
         let reject = InvalidRequestState::because;
         let inner = &*self.inner;
         if token.len() > inner.max_token_len {
@@ -238,7 +267,7 @@ impl Sealer {
         let principal = self
             .principal_for(binding)
             .ok_or(reject(RejectReason::Principal))?;
-        let state_offset = {
+        let (state_offset, round) = {
             let claims_bytes = payload
                 .get(plaintext.clone())
                 .ok_or(reject(RejectReason::Malformed))?;
@@ -253,11 +282,14 @@ impl Sealer {
                 principal: principal.as_deref(),
             };
             claims.check(&expected).map_err(reject)?;
-            state_offset
+            (state_offset, claims.round)
         };
         payload.truncate(plaintext.end);
         payload.drain(..plaintext.start + state_offset);
-        Ok(payload)
+        Ok(Opened {
+            state: payload,
+            round,
+        })
     }
 
     /// The principal to bind: the hook's when it names one (it overrides the validated

@@ -30,6 +30,7 @@ pub struct ServerBuilder {
     session_state_limit: usize,
     events: super::events::Events,
     session_input: Option<super::SessionInput>,
+    layers: Vec<Arc<dyn super::middleware::Middleware>>,
 }
 
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
@@ -52,6 +53,7 @@ impl Server {
             session_state_limit: DEFAULT_SESSION_STATE_LIMIT,
             events: super::events::Events::default(),
             session_input: None,
+            layers: Vec::new(),
         }
     }
 }
@@ -192,6 +194,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a layer around dispatch (see [`middleware`](super::middleware)). Layers run
+    /// in the order they are added: the first sees each request first and its answer
+    /// last.
+    pub fn layer(mut self, layer: impl super::middleware::Middleware) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Adds layers already shared (an `McpServer`'s), after those added so far.
+    pub(crate) fn layers(mut self, layers: Vec<Arc<dyn super::middleware::Middleware>>) -> Self {
+        self.layers.extend(layers);
+        self
+    }
+
     /// Shares `events` with the server built (an `McpServer`'s, so its list changes reach
     /// the sessions of the server it builds).
     pub(crate) fn events(mut self, events: super::events::Events) -> Self {
@@ -228,6 +244,7 @@ impl ServerBuilder {
                 session_state_limit: self.session_state_limit,
                 events: self.events,
                 session_input: self.session_input,
+                layers: self.layers.into(),
             }),
         })
     }

@@ -26,9 +26,11 @@
 mod answer;
 mod builder;
 mod context;
+mod dispatch;
 mod events;
 mod fulfil;
 mod mcp;
+pub mod middleware;
 mod pipeline;
 pub mod replay;
 mod serve;
@@ -231,6 +233,8 @@ struct Inner {
     events: events::Events,
     /// Whether (and how) `InputRequiredResult`s on sessions are fulfilled.
     session_input: Option<SessionInput>,
+    /// The layers around dispatch, outermost first.
+    layers: middleware::Layers,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.

@@ -6,12 +6,11 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Decoded, Output, Route, Running, Server, Session, answer, state};
+use super::{Decoded, Route, Server, Session};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RpcError, code};
 use crate::legacy::Era;
 use crate::protocol::{self, META, MetaRead, RequestMeta};
-use crate::seal::Principal;
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28::{RequestId, method};
@@ -112,7 +111,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn refused(reason: Refusal, error: RpcError) -> Self {
+    pub(super) fn refused(reason: Refusal, error: RpcError) -> Self {
         Self::Refused { reason, error }
     }
 
@@ -142,9 +141,9 @@ pub struct Accepted {
 }
 
 /// A request's route and its params as the route read them.
-struct Routed {
-    route: Route,
-    params: Result<Box<dyn Decoded>, serde_json::Error>,
+pub(super) struct Routed {
+    pub(super) route: Route,
+    pub(super) params: Result<Box<dyn Decoded>, serde_json::Error>,
 }
 
 impl std::fmt::Debug for Routed {
@@ -325,7 +324,11 @@ impl Accepted {
             ..
         } = self;
         let meta = match &session {
-            Some(s) => s.legacy().request_meta(meta.progress_token),
+            Some(s) => {
+                let mut on_session = s.legacy().request_meta(meta.progress_token);
+                on_session.trace = meta.trace;
+                on_session
+            }
             None => match meta.meta {
                 Ok(meta) => meta,
                 Err(error) => {
@@ -355,12 +358,12 @@ impl Accepted {
 
 /// A request that passed the checks and is ready for its handler.
 pub struct Admitted {
-    server: Server,
-    request: IncomingRequest,
-    meta: RequestMeta,
-    session: Option<Session>,
+    pub(super) server: Server,
+    pub(super) request: IncomingRequest,
+    pub(super) meta: RequestMeta,
+    pub(super) session: Option<Session>,
     /// `None` for the built-in `server/discover`.
-    routed: Option<Routed>,
+    pub(super) routed: Option<Routed>,
 }
 
 impl std::fmt::Debug for Admitted {
@@ -392,134 +395,5 @@ impl Admitted {
         } else {
             Era::Stateless
         }
-    }
-
-    /// Runs the handler: verifies an incoming `requestState` first, then checks, gates
-    /// and seals an `InputRequiredResult`.
-    pub async fn serve(self) -> Verdict {
-        let Admitted {
-            server,
-            request,
-            meta,
-            session,
-            routed,
-        } = self;
-        let IncomingRequest {
-            id,
-            method,
-            params,
-            auth,
-            cancel,
-            outbound,
-        } = request;
-        let inner = &server.inner;
-        // The built-in `server/discover` has no route: its facts come from its marker.
-        let (may_require_input, cacheable) = match &routed {
-            Some(Routed { route, .. }) => (route.may_require_input, route.cacheable),
-            None => (
-                method::Discover::MAY_REQUIRE_INPUT,
-                method::Discover::CACHEABLE,
-            ),
-        };
-        let principal = auth.as_ref().map(Principal::from_auth);
-        let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
-        // Input requests are checked against the capabilities after the handler has the
-        // context: keep a copy only for the methods that can answer input-required.
-        let legacy = session.as_ref().map(|s| s.legacy().clone());
-        let on_session = legacy.is_some();
-        let ctx = super::RequestContext::on_session(
-            id,
-            method.clone(),
-            meta,
-            auth,
-            cancel,
-            outbound,
-            legacy,
-        );
-        // A handle on the context (not a copy of the capabilities) for that check.
-        let asker = may_require_input.then(|| ctx.clone());
-        let capabilities = asker.as_ref().map(|c| c.client_capabilities());
-        // A session request whose handler may ask keeps what another round needs.
-        let fulfil = inner
-            .session_input
-            .filter(|_| on_session && may_require_input);
-        let mut rounds = None;
-        let (output, binding) = match routed {
-            Some(Routed {
-                route,
-                params: typed,
-            }) => {
-                // Another round calls the handler again with the same context.
-                let kept = fulfil.map(|_| ctx.clone());
-                let call = Call {
-                    ctx,
-                    params: typed,
-                    sealing: sealer.map(|sealer| state::Sealing {
-                        sealer,
-                        principal: principal.as_ref(),
-                    }),
-                };
-                match (route.call)(call) {
-                    Ok(Running { future, binding }) => {
-                        match fulfil.zip(kept) {
-                            Some((policy, ctx)) => rounds = Some((policy, route, params, ctx)),
-                            // The params were read into the handler's type: free the text.
-                            None => drop(params),
-                        }
-                        (future.await, binding)
-                    }
-                    Err(e) => return Verdict::Answered(Err(e)),
-                }
-            }
-            None => (Ok(Output::Complete(server.discover())), None),
-        };
-        let result = match output {
-            Err(e) => return Verdict::Answered(Err(e)),
-            Ok(Output::Complete(result)) => result,
-            Ok(Output::InputRequired(asked)) if on_session => {
-                let (Some((policy, route, Some(params), ctx)), Some(capabilities)) =
-                    (rounds, capabilities.as_ref())
-                else {
-                    tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there, or turn on ServerBuilder::fulfil_input_on_sessions");
-                    return Verdict::Answered(Err(RpcError::internal("Internal error")));
-                };
-                let rounds = super::fulfil::Rounds {
-                    policy,
-                    route,
-                    method: &method,
-                    params: &params,
-                    ctx,
-                    sealer,
-                    principal: principal.as_ref(),
-                    capabilities,
-                };
-                return Verdict::Answered(rounds.run(asked, binding).await);
-            }
-            Ok(Output::InputRequired(asked)) => {
-                let Some(capabilities) = &capabilities else {
-                    tracing::error!(method = %method, "a handler answered input_required on a method that cannot");
-                    return Verdict::Answered(Err(RpcError::internal("Internal error")));
-                };
-                let sealing = sealer.zip(binding.as_ref());
-                return match state::finish_input_required(
-                    &method,
-                    sealing,
-                    principal.as_ref(),
-                    capabilities,
-                    *asked,
-                ) {
-                    Ok(result) => Verdict::Answered(Ok(result)),
-                    Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => {
-                        Verdict::refused(Refusal::MissingCapability, e)
-                    }
-                    Err(e) => Verdict::Answered(Err(e)),
-                };
-            }
-        };
-        if on_session {
-            return Verdict::Answered(answer::on_session(&result));
-        }
-        let cache = cacheable.then_some(&inner.cache);
-        Verdict::Answered(Ok(answer::complete(result, cache)))
     }
 }

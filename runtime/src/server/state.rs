@@ -27,6 +27,9 @@ pub(super) struct Binding {
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
     pub(super) redeemed: Option<String>,
+    /// The request's round in its flow: 1 without state, else one past the round its
+    /// token was sealed in (2 for a token that does not say).
+    pub(super) round: u32,
 }
 
 impl Binding {
@@ -53,13 +56,19 @@ pub(super) fn open<M: Request>(
         target: M::target(params).unwrap_or_default().to_owned(),
         arguments: M::arguments(params).map(Cow::into_owned),
         redeemed: None,
+        round: 1,
     };
     if let Some(token) = M::request_state(params) {
-        let plain = sealing
+        let opened = sealing
             .sealer
-            .verify(token, &binding.request(M::METHOD, sealing.principal))
-            .map_err(|_| RpcError::invalid_request_state())?;
-        let plain = String::from_utf8(plain).map_err(|_| RpcError::invalid_request_state())?;
+            .open(token, &binding.request(M::METHOD, sealing.principal))
+            .map_err(|rejected| {
+                tracing::Span::current().record("mcp.state_rejected", rejected.reason().as_str());
+                RpcError::invalid_request_state()
+            })?;
+        binding.round = opened.round.map_or(2, |r| r.saturating_add(1));
+        let plain =
+            String::from_utf8(opened.state).map_err(|_| RpcError::invalid_request_state())?;
         // The sealed token is kept (moved, not copied) for single-use tools.
         binding.redeemed = M::set_request_state(params, plain);
     }
@@ -103,7 +112,11 @@ pub(super) fn check_and_seal(
     }
     if let (Some((sealer, binding)), Some(state)) = (sealing, asked.request_state.as_mut()) {
         *state = sealer
-            .seal(&binding.request(method, principal), state.as_bytes())
+            .seal_round(
+                &binding.request(method, principal),
+                state.as_bytes(),
+                Some(binding.round),
+            )
             .map_err(|_| RpcError::internal("Internal error"))?;
     }
     // The type says what this is, whatever the handler wrote in the field.

@@ -18,6 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use crate::http_support::{serve, serve_default, url};
+use tern_tests::stepper;
 
 fn stateless() -> tern::client::ClientBuilder {
     Client::builder("surface", "1").era(EraMode::Stateless)
@@ -229,43 +230,6 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
         .await
         .unwrap_err();
     assert!(matches!(err, Error::StateRejected(_)), "{err}");
-}
-
-/// `steps`: three rounds, each reporting its progress and logging at info and debug; the
-/// first two ask for a go-ahead.
-fn stepper() -> McpServer {
-    let mcp = McpServer::new("steps", "1");
-    mcp.tool("steps")
-        .run(|_: NoArgs, ctx: ToolContext| async move {
-            let round: u32 = ctx
-                .request_state()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(1);
-            ctx.progress(f64::from(round), Some(3.0), Some(&format!("round {round}")));
-            ctx.log(
-                tern::types::v2026_07_28::LoggingLevel::Info,
-                json!(format!("info {round}")),
-            );
-            ctx.log(
-                tern::types::v2026_07_28::LoggingLevel::Debug,
-                json!(format!("debug {round}")),
-            );
-            if round == 3 {
-                return Ok(tern::types::v2026_07_28::CallToolOutcome::Complete(
-                    tern::types::v2026_07_28::CallToolResult::new(vec![tern::ask::text("done")]),
-                ));
-            }
-            let go = tern::ask::elicit_form(
-                "Go on?",
-                json!({"type": "object", "properties": {"go": {"type": "boolean"}}}),
-            )?;
-            Ok(tern::ask::input_required(
-                [(format!("go{round}"), go)],
-                Some(&(round + 1).to_string()),
-            )
-            .into())
-        });
-    mcp
 }
 
 #[tokio::test]

@@ -35,6 +35,7 @@ mod oauth_server;
 mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
+mod server_layers;
 mod session_budgets;
 mod session_features;
 mod single_use;

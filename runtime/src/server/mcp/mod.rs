@@ -84,6 +84,7 @@ struct Config {
     public: bool,
     session_input: Option<crate::server::SessionInput>,
     tasks: Option<crate::tasks::Tasks>,
+    layers: Vec<Arc<dyn crate::server::middleware::Middleware>>,
 }
 
 struct Inner {
@@ -147,6 +148,7 @@ impl McpServer {
                     public: false,
                     session_input: None,
                     tasks: None,
+                    layers: Vec::new(),
                 })),
                 registry: RwLock::default(),
                 events: Default::default(),
@@ -203,6 +205,15 @@ impl McpServer {
     /// [`RedisTaskStore`](crate::tasks) (feature `redis`).
     pub fn tasks(self, tasks: crate::tasks::Tasks) -> Self {
         self.configure(|c| c.tasks = Some(tasks))
+    }
+
+    /// Adds a layer around dispatch: it sees every request (each round of a multi
+    /// round-trip call with its round number) and how it ended, and may answer in the
+    /// handler's place (see [`middleware`](crate::server::middleware)). Layers run in
+    /// the order they are added.
+    pub fn layer(self, layer: impl crate::server::middleware::Middleware) -> Self {
+        let layer: Arc<dyn crate::server::middleware::Middleware> = Arc::new(layer);
+        self.configure(|c| c.layers.push(layer))
     }
 
     /// How many items a list result holds before it pages (default 100).

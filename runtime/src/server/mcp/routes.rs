@@ -73,6 +73,7 @@ impl McpServer {
         if let Some(policy) = config.session_input {
             builder = builder.fulfil_input_on_sessions(policy);
         }
+        builder = builder.layers(config.layers);
         let me = self.clone();
         let builder = builder
             .handle::<method::ListTools, _, _>(me.lister(
