@@ -31,6 +31,7 @@ pub struct ClientBuilder {
     declared: Option<ClientCapabilities>,
     era_mode: EraMode,
     discovery_timeout: Duration,
+    cache: Option<super::ResponseCache>,
 }
 
 impl Client {
@@ -49,6 +50,7 @@ impl Client {
             declared: None,
             era_mode: EraMode::Auto,
             discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
+            cache: Some(super::ResponseCache::default()),
         }
     }
 }
@@ -160,6 +162,15 @@ impl ClientBuilder {
     /// [`Client::call_tool`] follows to its end as if the call had been synchronous.
     pub fn tasks(mut self, yes: bool) -> Self {
         self.tasks = yes;
+        self
+    }
+
+    /// Where the client keeps the results servers say may be reused (`ttlMs`,
+    /// `cacheScope`; see [`ResponseCache`](super::ResponseCache)): on by default, a
+    /// cache of its own; give several clients one cache to share its `public` entries;
+    /// `None` turns caching off.
+    pub fn response_cache(mut self, cache: Option<super::ResponseCache>) -> Self {
+        self.cache = cache;
         self
     }
 
@@ -279,6 +290,8 @@ impl ClientBuilder {
                 },
                 era,
                 server_name,
+                cache: self.cache,
+                own_partition: super::cache::Partition::own(),
             }),
         }
     }

@@ -21,6 +21,11 @@ use crate::{Era, Error};
 
 /// How long [`Client::listen`] waits for the server to acknowledge a listen stream.
 const ACKNOWLEDGE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The first wait before a dropped listen stream is opened again; it doubles up to
+/// [`RELISTEN_MAX`], and starts over once a stream is acknowledged.
+const RELISTEN_FIRST: Duration = Duration::from_millis(100);
+/// The longest wait between attempts to open a dropped listen stream again.
+const RELISTEN_MAX: Duration = Duration::from_secs(5);
 
 /// A notification from the server, typed.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +50,11 @@ pub enum Notice {
     /// stream of a call the automatic loop runs, such as
     /// [`Client::call_tool_with_notices`]).
     Round(super::RoundEvent),
+    /// Not the server's: the listen stream dropped and is open again (the server
+    /// acknowledged it). What the server sent in between is lost (its streams do not
+    /// resume): fetch again what you show. The client's response cache forgot that
+    /// server's answers.
+    Relistened,
     /// Any other notification, as sent.
     Other {
         /// Its method.
@@ -226,8 +236,10 @@ impl Client {
         }
         let (raw, mut raw_rx) = mpsc::unbounded_channel::<Value>();
         let (rounds, mut rounds_rx) = mpsc::unbounded_channel::<super::RoundEvent>();
+        let client = self.clone();
         let forward = tokio::spawn(async move {
             let hand = |notice: Notice| {
+                client.heard(&notice);
                 if let (Notice::Log(entry), Some(on_log)) = (&notice, &on_log) {
                     on_log(entry.clone());
                 }
@@ -285,39 +297,17 @@ impl Client {
         uris: HashSet<String>,
         tx: mpsc::UnboundedSender<Notice>,
     ) -> crate::Result<tokio::task::AbortHandle> {
-        let (raw_tx, mut raw_rx) = mpsc::unbounded_channel::<Value>();
         let (acknowledged, ack) = oneshot::channel::<crate::Result<()>>();
         let client = self.clone();
-        let params = SubscriptionsListenRequestParams::new(filter.clone());
         let task = tokio::spawn(async move {
-            let mut acknowledged = Some(acknowledged);
-            let request = client.send::<method::SubscriptionsListen>(&params, None, Some(&raw_tx));
-            tokio::pin!(request);
-            loop {
-                tokio::select! {
-                    ended = &mut request => {
-                        if let Some(waiting) = acknowledged.take() {
-                            let _ = waiting.send(ended.map(|_| ()));
-                        }
-                        break;
-                    }
-                    Some(message) = raw_rx.recv() => {
-                        let name = message.get("method").and_then(Value::as_str);
-                        if name == Some(method::SubscriptionsAcknowledged::METHOD) {
-                            if let Some(waiting) = acknowledged.take() {
-                                let _ = waiting.send(Ok(()));
-                            }
-                            continue;
-                        }
-                        match Notice::from_message(&message) {
-                            Some(notice) if notice.wanted(&filter, &uris) => {
-                                let _ = tx.send(notice);
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            }
+            let stream = Stream {
+                client,
+                params: SubscriptionsListenRequestParams::new(filter.clone()),
+                filter,
+                uris,
+                tx,
+            };
+            stream.run(acknowledged).await;
         });
         let abort = task.abort_handle();
         match tokio::time::timeout(ACKNOWLEDGE_TIMEOUT, ack).await {
@@ -353,12 +343,16 @@ impl Client {
             };
             transport.request(request).await.map_err(Error::from)?;
         }
+        let client = self.clone();
         let task = tokio::spawn(async move {
             loop {
                 match notices.recv().await {
                     Ok(message) => {
-                        let wanted = Notice::from_message(&message)
-                            .filter(|notice| notice.wanted(&filter, &uris));
+                        let heard = Notice::from_message(&message);
+                        if let Some(notice) = &heard {
+                            client.heard(notice);
+                        }
+                        let wanted = heard.filter(|notice| notice.wanted(&filter, &uris));
                         if let Some(notice) = wanted {
                             if tx.send(notice).is_err() {
                                 break;
@@ -373,5 +367,105 @@ impl Client {
             }
         });
         Ok(task.abort_handle())
+    }
+}
+
+/// One `subscriptions/listen` stream kept open: opened again, after a backoff, whenever
+/// it drops, until its [`Listener`] is dropped or the server refuses it.
+struct Stream {
+    client: Client,
+    params: SubscriptionsListenRequestParams,
+    filter: SubscriptionFilter,
+    uris: HashSet<String>,
+    tx: mpsc::UnboundedSender<Notice>,
+}
+
+/// How one listen request ended.
+enum Ended {
+    /// It was acknowledged and then dropped (the connection went, the server ended
+    /// it): worth opening again.
+    Dropped,
+    /// Refused (a JSON-RPC error), never acknowledged, or nobody listens any more.
+    Done,
+}
+
+impl Stream {
+    async fn run(self, acknowledged: oneshot::Sender<crate::Result<()>>) {
+        let mut acknowledged = Some(acknowledged);
+        let mut delay = RELISTEN_FIRST;
+        let mut again = false;
+        loop {
+            let (ended, was_acknowledged) = self.once(&mut acknowledged, again).await;
+            if matches!(ended, Ended::Done) || self.tx.is_closed() {
+                return;
+            }
+            if was_acknowledged {
+                delay = RELISTEN_FIRST;
+            }
+            tracing::debug!(
+                delay_ms = delay.as_millis() as u64,
+                "the listen stream dropped: opening it again"
+            );
+            // Whatever changed meanwhile went unheard.
+            self.client.forget_cached();
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(RELISTEN_MAX);
+            again = true;
+        }
+    }
+
+    /// Sends the listen request and hands its notices over until it ends; the first
+    /// acknowledgment goes to `acknowledged` (the caller of `listen` waits on it), a
+    /// later stream's (`again`) is told as [`Notice::Relistened`]. Returns how it
+    /// ended and whether this one was acknowledged.
+    async fn once(
+        &self,
+        acknowledged: &mut Option<oneshot::Sender<crate::Result<()>>>,
+        again: bool,
+    ) -> (Ended, bool) {
+        let (raw_tx, mut raw_rx) = mpsc::unbounded_channel::<Value>();
+        let request =
+            self.client
+                .send::<method::SubscriptionsListen>(&self.params, None, Some(&raw_tx));
+        tokio::pin!(request);
+        let mut this_acknowledged = false;
+        loop {
+            tokio::select! {
+                ended = &mut request => {
+                    if let Some(waiting) = acknowledged.take() {
+                        // The first stream never opened: that is the caller's answer.
+                        let _ = waiting.send(ended.map(|_| ()));
+                        return (Ended::Done, false);
+                    }
+                    let ended = match ended {
+                        Err(Error::Rpc(e)) => {
+                            tracing::warn!(error = %e, "the server refused subscriptions/listen again");
+                            Ended::Done
+                        }
+                        _ => Ended::Dropped,
+                    };
+                    return (ended, this_acknowledged);
+                }
+                Some(message) = raw_rx.recv() => {
+                    let name = message.get("method").and_then(Value::as_str);
+                    if name == Some(method::SubscriptionsAcknowledged::METHOD) {
+                        this_acknowledged = true;
+                        if let Some(waiting) = acknowledged.take() {
+                            let _ = waiting.send(Ok(()));
+                        } else if again && self.tx.send(Notice::Relistened).is_err() {
+                            return (Ended::Done, true);
+                        }
+                        continue;
+                    }
+                    let Some(notice) = Notice::from_message(&message) else {
+                        continue;
+                    };
+                    self.client.heard(&notice);
+                    if notice.wanted(&self.filter, &self.uris) && self.tx.send(notice).is_err() {
+                        return (Ended::Done, this_acknowledged);
+                    }
+                }
+            }
+        }
     }
 }

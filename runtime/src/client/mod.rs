@@ -28,6 +28,7 @@
 //! ```
 
 mod builder;
+mod cache;
 mod callbacks;
 mod connection;
 mod discovery;
@@ -48,6 +49,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 pub use builder::ClientBuilder;
+pub use cache::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
 pub use callbacks::InputContext;
 pub use connection::Connection;
 pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
@@ -94,6 +96,10 @@ struct Inner {
     era: Era,
     /// The name the server gave while the client negotiated its era.
     server_name: Option<Arc<str>>,
+    /// Where reusable results are kept, if anywhere.
+    cache: Option<ResponseCache>,
+    /// This client's place in the cache when its transport names no identity.
+    own_partition: cache::Partition,
 }
 
 impl std::fmt::Debug for Client {
@@ -200,6 +206,63 @@ impl Client {
 
     /// [`send`](Self::send), the result left as the server wrote it.
     pub(crate) async fn send_raw<M: ClientRequestMethod>(
+        &self,
+        params: &M::Params,
+        target: Option<&str>,
+        notifications: Option<&mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<Box<serde_json::value::RawValue>> {
+        let cached = match &self.inner.cache {
+            Some(cache) if M::CACHEABLE && M::request_state(params).is_none() => {
+                let key = serde_json::to_string(params).map_err(Error::Encode)?;
+                let partition = self.cache_partition();
+                if let Some(hit) = cache.get(&partition, M::METHOD, &key) {
+                    tracing::debug!(method = M::METHOD, "served from the response cache");
+                    return Ok(hit);
+                }
+                Some((cache, partition, key))
+            }
+            _ => None,
+        };
+        let result = self
+            .send_uncached::<M>(params, target, notifications)
+            .await?;
+        if let Some((cache, partition, key)) = cached {
+            // What the request names (a resource's URI): its updates drop the entry.
+            cache.put(&partition, M::METHOD, &key, M::target(params), &result);
+        }
+        Ok(result)
+    }
+
+    /// Where this client's answers sit in its response cache, now (the credential in
+    /// use may have changed since the last request).
+    fn cache_partition(&self) -> cache::Partition {
+        match self.inner.transport.cache_identity() {
+            Some(identity) => cache::Partition::of(identity),
+            None => self.inner.own_partition.clone(),
+        }
+    }
+
+    /// Drops from the response cache what a notification from the server makes stale.
+    pub(crate) fn heard(&self, notice: &Notice) {
+        if let Some(cache) = &self.inner.cache {
+            cache.heard(&self.cache_partition(), notice);
+        }
+    }
+
+    /// Drops this client's server's answers from the response cache (its listen stream
+    /// dropped: changes may have gone unheard).
+    pub(crate) fn forget_cached(&self) {
+        if let Some(cache) = &self.inner.cache {
+            cache.forget_server(&self.cache_partition());
+        }
+    }
+
+    /// The response cache this client keeps results in, if any.
+    pub fn response_cache(&self) -> Option<&ResponseCache> {
+        self.inner.cache.as_ref()
+    }
+
+    async fn send_uncached<M: ClientRequestMethod>(
         &self,
         params: &M::Params,
         target: Option<&str>,

@@ -276,6 +276,27 @@ impl CallError {
     }
 }
 
+/// What [`ClientTransport::cache_identity`] says: the server a transport reaches and
+/// the authorization context its requests carry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct CacheIdentity {
+    /// The server, such as its endpoint URL.
+    pub server: String,
+    /// A digest of the credentials the requests carry (a SHA-256, say), `None` for none.
+    pub credential: Option<[u8; 32]>,
+}
+
+impl CacheIdentity {
+    /// The identity of requests to `server` carrying `credential`.
+    pub fn new(server: impl Into<String>, credential: Option<[u8; 32]>) -> Self {
+        Self {
+            server: server.into(),
+            credential,
+        }
+    }
+}
+
 /// How many notifications a slow [`ClientTransport::notices`] listener may fall behind
 /// before it misses some (it is told it lagged).
 pub(crate) const NOTICE_BACKLOG: usize = 256;
@@ -332,6 +353,15 @@ pub trait ClientTransport: Send + Sync + 'static {
     /// [`Client::listen`](crate::client::Client::listen) hears in a session. By
     /// default: `None` (the transport carries none).
     fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
+        None
+    }
+
+    /// Who a cached answer from this transport may be reused for (the client's response
+    /// cache): the server it reaches, and a digest of the authorization context its
+    /// requests carry (the bearer token, extra headers). By default `None`: the
+    /// answers belong to this transport's client alone, as a single context. A transport
+    /// that wraps another passes this on.
+    fn cache_identity(&self) -> Option<CacheIdentity> {
         None
     }
 

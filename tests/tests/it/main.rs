@@ -9,6 +9,7 @@ mod http_support;
 mod redis_support;
 mod transports;
 
+mod client_cache;
 mod client_surface;
 mod dispatch;
 mod era_discovery;

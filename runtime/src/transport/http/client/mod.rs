@@ -243,6 +243,30 @@ impl ClientTransport for HttpClientTransport {
         Some(self.inner.session.notices())
     }
 
+    /// The endpoint, and a SHA-256 of what authorizes the requests: the bearer token in
+    /// use now and the extra headers (one of which may be an API key).
+    fn cache_identity(&self) -> Option<super::super::CacheIdentity> {
+        use sha2::{Digest as _, Sha256};
+        let bearer = lock(&self.inner.bearer).clone();
+        let credential = (bearer.is_some() || !self.inner.headers.is_empty()).then(|| {
+            let mut hash = Sha256::new();
+            if let Some(token) = &bearer {
+                hash.update(token.as_bytes());
+            }
+            for (name, value) in &self.inner.headers {
+                hash.update([0]);
+                hash.update(name.as_str().as_bytes());
+                hash.update([0]);
+                hash.update(value.as_bytes());
+            }
+            hash.finalize().into()
+        });
+        Some(super::super::CacheIdentity::new(
+            self.inner.uri.to_string(),
+            credential,
+        ))
+    }
+
     fn refresh_tool_headers<'a>(
         &'a self,
         tool: &'a str,

@@ -1,0 +1,180 @@
+//! The client's response cache over real HTTP: a fresh `tools/list` is served again
+//! without a request, dropped when the server says the list changed, kept per
+//! credential when `private`, shared when `public`; and a listen stream that drops is
+//! opened again.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tern::client::{Client, EraMode, Notice, ResponseCache};
+use tern::server::McpServer;
+use tern::server::http::HttpServer;
+use tern::server::middleware::{Dispatch, Dispatched, Middleware, Next};
+use tern::transport::BoxFuture;
+use tern::transport::http::client::HttpClientTransport;
+use tern::types::v2026_07_28::SubscriptionFilter;
+
+use crate::http_support::{serve, url};
+
+/// Counts the `tools/list` requests that reach the server.
+struct CountLists(Arc<AtomicUsize>);
+
+impl Middleware for CountLists {
+    fn handle<'a>(
+        &'a self,
+        request: &'a Dispatch<'a>,
+        next: Next<'a>,
+    ) -> BoxFuture<'a, Dispatched> {
+        if request.method == "tools/list" {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+        next.run()
+    }
+}
+
+/// A server whose lists may be reused for a minute (`public` or `private`), counting
+/// the `tools/list` requests it serves.
+fn catalog(public: bool) -> (McpServer, Arc<AtomicUsize>) {
+    let served = Arc::new(AtomicUsize::new(0));
+    let mcp = McpServer::new("catalog", "1")
+        .cache(60_000, public)
+        .layer(CountLists(Arc::clone(&served)));
+    mcp.tool("first")
+        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("one") });
+    (mcp, served)
+}
+
+fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
+    let transport = HttpClientTransport::builder(url)
+        .with_bearer_token(token)
+        .build()
+        .unwrap();
+    Client::builder("cache", "1")
+        .era(EraMode::Stateless)
+        .response_cache(Some(cache.clone()))
+        .build(Arc::new(transport))
+}
+
+fn tools_changed() -> SubscriptionFilter {
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    filter
+}
+
+#[tokio::test]
+async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_changed() {
+    let (mcp, served) = catalog(false);
+    let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
+    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let mut listener = c.listen(tools_changed()).await.unwrap();
+
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        1,
+        "the second came from the cache"
+    );
+
+    mcp.tool("second")
+        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("two") });
+    let heard = tokio::time::timeout(Duration::from_secs(10), listener.next())
+        .await
+        .unwrap();
+    assert_eq!(heard, Some(Notice::ToolsChanged));
+    assert_eq!(c.list_all_tools().await.unwrap().len(), 2);
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        2,
+        "the change dropped the entry"
+    );
+
+    // Without a cache, every list is a request.
+    let uncached = Client::builder("cache", "1")
+        .era(EraMode::Stateless)
+        .response_cache(None)
+        .build(Arc::new(
+            HttpClientTransport::builder(url(addr)).build().unwrap(),
+        ));
+    uncached.list_all_tools().await.unwrap();
+    uncached.list_all_tools().await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn a_private_answer_is_not_served_to_another_credential_and_a_public_one_is() {
+    let (private, served) = catalog(false);
+    let addr = serve(HttpServer::new(private.server().unwrap())).await;
+    let shared = ResponseCache::default();
+    let alice = client(&url(addr), "alice-token", &shared);
+    let bob = client(&url(addr), "bob-token", &shared);
+    alice.list_all_tools().await.unwrap();
+    alice.list_all_tools().await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), 1);
+    bob.list_all_tools().await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), 2, "bob's list is his own");
+
+    let (public, served) = catalog(true);
+    let addr = serve(HttpServer::new(public.server().unwrap())).await;
+    let alice = client(&url(addr), "alice-token", &shared);
+    let bob = client(&url(addr), "bob-token", &shared);
+    alice.list_all_tools().await.unwrap();
+    bob.list_all_tools().await.unwrap();
+    assert_eq!(
+        served.load(Ordering::SeqCst),
+        1,
+        "a public answer is shared"
+    );
+}
+
+/// A TCP relay from `listener` to `upstream`: every connection through it dies with it.
+fn relay(
+    listener: tokio::net::TcpListener,
+    upstream: std::net::SocketAddr,
+) -> tokio::task::JoinSet<()> {
+    let mut relay = tokio::task::JoinSet::new();
+    relay.spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            connections.spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    relay
+}
+
+#[tokio::test]
+async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
+    let (mcp, served) = catalog(false);
+    let upstream = serve(HttpServer::new(mcp.server().unwrap())).await;
+    let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let mut first = relay(front, upstream);
+    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let mut notices = c.listen(tools_changed()).await.unwrap();
+    c.list_all_tools().await.unwrap();
+
+    // The network between them drops every connection, and comes back.
+    first.shutdown().await;
+    let _second = relay(tokio::net::TcpListener::bind(addr).await.unwrap(), upstream);
+
+    let heard = tokio::time::timeout(Duration::from_secs(10), notices.next())
+        .await
+        .unwrap();
+    assert_eq!(heard, Some(Notice::Relistened));
+    // What changed while the stream was down went unheard: the cache forgot it.
+    c.list_all_tools().await.unwrap();
+    assert_eq!(served.load(Ordering::SeqCst), 2);
+
+    // The stream is open again (the server acknowledged it): the next change is heard.
+    mcp.tool("again")
+        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("again") });
+    let heard = tokio::time::timeout(Duration::from_secs(10), notices.next())
+        .await
+        .unwrap();
+    assert_eq!(heard, Some(Notice::ToolsChanged));
+}
