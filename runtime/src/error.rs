@@ -158,6 +158,15 @@ pub enum Error {
     #[error("cannot resume this pending call: {0}")]
     Resume(String),
 
+    /// A tool's result does not conform to the `outputSchema` the client listed for it.
+    #[error("the result of tool {tool} breaks its outputSchema: {detail}")]
+    InvalidStructuredContent {
+        /// The tool.
+        tool: String,
+        /// What is wrong, and where.
+        detail: String,
+    },
+
     /// The server answered input-required with neither requests nor state.
     #[error("the server answered input_required with neither inputRequests nor requestState")]
     EmptyInputRequired,

@@ -292,6 +292,7 @@ impl ClientBuilder {
                 server_name,
                 cache: self.cache,
                 own_partition: super::cache::Partition::own(),
+                outputs: Default::default(),
             }),
         }
     }

@@ -17,6 +17,10 @@ pub const MAX_LIST_PAGES: usize = 1_000;
 trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
     type Item;
     fn split(result: Self::Result) -> (Vec<Self::Item>, Option<String>);
+    /// What the client keeps of a page (the tools' output schemas).
+    fn seen(client: &Client, items: &[Self::Item]) {
+        let _ = (client, items);
+    }
 }
 
 macro_rules! paged {
@@ -29,7 +33,15 @@ macro_rules! paged {
         }
     };
 }
-paged!(method::ListTools, Tool, tools);
+impl Paged for method::ListTools {
+    type Item = Tool;
+    fn split(result: Self::Result) -> (Vec<Tool>, Option<String>) {
+        (result.tools, result.next_cursor)
+    }
+    fn seen(client: &Client, items: &[Tool]) {
+        client.learn_output_schemas(items);
+    }
+}
 paged!(method::ListPrompts, Prompt, prompts);
 paged!(method::ListResources, Resource, resources);
 paged!(
@@ -51,6 +63,7 @@ impl Client {
         for _ in 0..MAX_LIST_PAGES {
             let result = self.request::<M>(page_params(cursor.take())).await?;
             let (page, next) = M::split(result);
+            M::seen(self, &page);
             items.extend(page);
             match next {
                 None => return Ok(items),
@@ -66,7 +79,11 @@ impl Client {
     /// One page of `tools/list`: the first without a cursor, the next with the one the
     /// previous page gave.
     pub async fn list_tools(&self, cursor: Option<String>) -> crate::Result<ListToolsResult> {
-        self.request::<method::ListTools>(page_params(cursor)).await
+        let result = self
+            .request::<method::ListTools>(page_params(cursor))
+            .await?;
+        self.learn_output_schemas(&result.tools);
+        Ok(result)
     }
 
     /// Every tool, page after page (at most [`MAX_LIST_PAGES`]).

@@ -36,6 +36,7 @@ mod input_loop;
 mod legacy;
 mod listen;
 mod lists;
+mod outputs;
 mod pending;
 mod retry;
 mod tasks;
@@ -100,6 +101,8 @@ struct Inner {
     cache: Option<ResponseCache>,
     /// This client's place in the cache when its transport names no identity.
     own_partition: cache::Partition,
+    /// The output schemas of the tools it listed.
+    outputs: outputs::OutputSchemas,
 }
 
 impl std::fmt::Debug for Client {
@@ -311,13 +314,20 @@ impl Client {
     /// Calls a tool and runs the input-required loop to its complete result. A call the
     /// server makes a task is followed to its end (polled, its input requests answered
     /// by the same callbacks) and cancelled if this future is dropped first.
+    ///
+    /// With the `schema-validation` feature (a default), a result that is not an error
+    /// is checked against the `outputSchema` this client last listed for the tool
+    /// ([`Error::InvalidStructuredContent`]).
     pub async fn call_tool(
         &self,
         name: impl Into<String>,
         arguments: impl Serialize,
     ) -> crate::Result<CallToolResult> {
         let params = tool_params(name, arguments)?;
-        self.run_input_loop::<method::CallTool>(params).await
+        let name = params.name.clone();
+        let result = self.run_input_loop::<method::CallTool>(params).await?;
+        self.check_output(&name, &result)?;
+        Ok(result)
     }
 
     /// [`call_tool`](Self::call_tool), handing the notifications of every round's stream
@@ -329,8 +339,12 @@ impl Client {
         notices: mpsc::UnboundedSender<Notice>,
     ) -> crate::Result<CallToolResult> {
         let params = tool_params(name, arguments)?;
-        self.run_input_loop_with_notices::<method::CallTool>(params, Some(notices))
-            .await
+        let name = params.name.clone();
+        let result = self
+            .run_input_loop_with_notices::<method::CallTool>(params, Some(notices))
+            .await?;
+        self.check_output(&name, &result)?;
+        Ok(result)
     }
 
     /// Calls a tool, running its input rounds, and stops where the server makes the call

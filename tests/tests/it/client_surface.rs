@@ -313,3 +313,60 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
     assert_eq!(ok.is_error, None);
     assert_eq!(ran.load(Ordering::SeqCst), 1);
 }
+
+/// A server whose `count` tool lists an output schema (a count at least 0) and sends
+/// whatever `structuredContent` the call's `send` argument says.
+fn counting_server() -> Server {
+    let tool: Tool = serde_json::from_value(json!({
+        "name": "count",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"count": {"type": "integer", "minimum": 0}},
+            "required": ["count"]
+        }
+    }))
+    .unwrap();
+    Server::builder("counting", "1")
+        .handle::<method::ListTools, _, _>(move |_ctx, _params| {
+            let tool = tool.clone();
+            async move { Ok(ListToolsResult::new(vec![tool])) }
+        })
+        .handle::<method::CallTool, _, _>(|_ctx, params| async move {
+            let mut result = tern::types::v2026_07_28::CallToolResult::new(vec![]);
+            result.structured_content = params.arguments.and_then(|a| a.get("send").cloned());
+            Ok(result.into())
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn structured_content_breaking_the_listed_output_schema_is_an_error() {
+    let addr = serve_default(counting_server()).await;
+    let c = connect(stateless(), &url(addr));
+    // Before the client listed the tool it knows no schema to hold the result to.
+    c.call_tool("count", json!({"send": {"count": -1}}))
+        .await
+        .unwrap();
+    c.list_all_tools().await.unwrap();
+    let ok = c
+        .call_tool("count", json!({"send": {"count": 3}}))
+        .await
+        .unwrap();
+    assert_eq!(ok.structured_content, Some(json!({"count": 3})));
+    for (sent, says) in [
+        (json!({"count": -1}), "`count`"),
+        (json!({"total": 1}), "count"),
+        (serde_json::Value::Null, "no structuredContent"),
+    ] {
+        let err = c
+            .call_tool("count", json!({"send": sent}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidStructuredContent { tool, detail } if tool == "count" && detail.contains(says)),
+            "{sent}: {err}"
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! The `outputSchema`s of the tools a client listed, compiled once, and the check of a
+//! call's `structuredContent` against its tool's (feature `schema-validation`).
+
+#[cfg(feature = "schema-validation")]
+use std::collections::HashMap;
+#[cfg(feature = "schema-validation")]
+use std::sync::{Arc, Mutex};
+
+use super::Client;
+#[cfg(feature = "schema-validation")]
+use crate::Error;
+use crate::types::v2026_07_28::{CallToolResult, Tool};
+#[cfg(feature = "schema-validation")]
+use crate::util::lock;
+
+/// The most tools whose output schemas a client remembers: a server listing more than
+/// this many is not checked beyond them.
+#[cfg(feature = "schema-validation")]
+const MAX_SCHEMAS: usize = 4096;
+
+/// The compiled output schemas, by tool name (nothing without the feature).
+#[derive(Default)]
+pub(crate) struct OutputSchemas {
+    #[cfg(feature = "schema-validation")]
+    by_tool: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl Client {
+    /// Remembers the output schemas of `tools` as listed (a tool listed without one
+    /// forgets any it had).
+    pub(crate) fn learn_output_schemas(&self, tools: &[Tool]) {
+        #[cfg(feature = "schema-validation")]
+        {
+            let mut by_tool = lock(&self.inner.outputs.by_tool);
+            for tool in tools {
+                let Some(schema) = &tool.output_schema else {
+                    by_tool.remove(&tool.name);
+                    continue;
+                };
+                if by_tool.len() >= MAX_SCHEMAS && !by_tool.contains_key(&tool.name) {
+                    continue;
+                }
+                let schema = serde_json::to_value(schema).unwrap_or_default();
+                match jsonschema::validator_for(&schema) {
+                    Ok(v) => {
+                        by_tool.insert(tool.name.clone(), Arc::new(v));
+                    }
+                    Err(e) => {
+                        tracing::warn!(tool = %tool.name, error = %e, "a listed tool's outputSchema does not compile: its results are not checked");
+                        by_tool.remove(&tool.name);
+                    }
+                }
+            }
+        }
+        #[cfg(not(feature = "schema-validation"))]
+        let _ = (tools, &self.inner.outputs);
+    }
+
+    /// Checks a complete result of tool `name` against the `outputSchema` the client
+    /// listed for it: a result that is not an error must carry `structuredContent`
+    /// that conforms.
+    pub(crate) fn check_output(&self, name: &str, result: &CallToolResult) -> crate::Result<()> {
+        #[cfg(feature = "schema-validation")]
+        {
+            if result.is_error == Some(true) {
+                return Ok(());
+            }
+            let Some(validator) = lock(&self.inner.outputs.by_tool).get(name).cloned() else {
+                return Ok(());
+            };
+            let fail = |detail: String| Error::InvalidStructuredContent {
+                tool: name.to_owned(),
+                detail,
+            };
+            let Some(content) = &result.structured_content else {
+                return Err(fail(
+                    "no structuredContent, though the tool lists an outputSchema".into(),
+                ));
+            };
+            if let Err(e) = validator.validate(content) {
+                let pointer = e.instance_path().to_string();
+                let path = pointer.trim_start_matches('/').replace('/', ".");
+                let at = if path.is_empty() {
+                    "the content".to_owned()
+                } else {
+                    format!("`{path}`")
+                };
+                return Err(fail(format!("{at}: {e}")));
+            }
+        }
+        #[cfg(not(feature = "schema-validation"))]
+        let _ = (name, result);
+        Ok(())
+    }
+}
