@@ -1,6 +1,7 @@
 //! Interoperability with the Python SDK (PyPI `mcp==2.3.0`): tern's client against
 //! that SDK's low-level server (`tests/interop/provision_server.py`) over stdio and
-//! over Streamable HTTP, in both eras. Runs when `TERN_INTEROP_PYTHON` names a Python
+//! over Streamable HTTP, in both eras; and against its `MCPServer` catalog
+//! (`catalog_server.py`): lists, `subscriptions/listen`, the response cache. Runs when `TERN_INTEROP_PYTHON` names a Python
 //! with that package installed: `scripts/interop` prepares one and runs these, which are
 //! `#[ignore]`d so a plain `cargo test` reports them as ignored rather than passed.
 
@@ -201,4 +202,52 @@ async fn tern_hears_progress_logs_and_updates_from_the_python_stdio_server_in_a_
         .await
         .unwrap();
     hears_the_python_notifier(&client).await;
+}
+
+/// What `lists_served` says: the `tools/list` requests that reached the Python server.
+async fn lists_served(client: &Client) -> String {
+    text_of(&client.call_tool("lists_served", json!({})).await.unwrap())
+}
+
+#[tokio::test]
+#[ignore = "needs TERN_INTEROP_PYTHON: run scripts/interop"]
+async fn tern_lists_listens_and_caches_against_the_python_http_server() {
+    let Some(server) = python_http_server("catalog_server.py").await else {
+        return;
+    };
+    let transport = HttpClientTransport::builder(&server.url).build().unwrap();
+    let client = tern_client(EraMode::Auto)
+        .negotiate(Arc::new(transport))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut listener = client.listen(filter).await.unwrap();
+
+    let names = |tools: Vec<tern::types::v2026_07_28::Tool>| {
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+        names.sort();
+        names
+    };
+    let first = names(client.list_all_tools().await.unwrap());
+    assert_eq!(first, ["add_tool", "lists_served"]);
+    // Python's cache hint (a minute, private) lets the second come from tern's cache.
+    assert_eq!(names(client.list_all_tools().await.unwrap()), first);
+    assert_eq!(lists_served(&client).await, "1");
+
+    client
+        .call_tool("add_tool", json!({"name": "fresh"}))
+        .await
+        .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(30), listener.next())
+        .await
+        .expect("the Python server says its list changed");
+    assert_eq!(heard, Some(Notice::ToolsChanged));
+    // The change dropped the cached list: this one is fetched, and has the new tool.
+    assert_eq!(
+        names(client.list_all_tools().await.unwrap()),
+        ["add_tool", "fresh", "lists_served"]
+    );
+    assert_eq!(lists_served(&client).await, "2");
 }
