@@ -4,6 +4,8 @@
 //! ```text
 //! cost serve-http        # the sealed provision server on 127.0.0.1:0; prints its URL;
 //!                        # exits cleanly on SIGTERM or ctrl-c (so callgrind writes out)
+//! cost serve-http layer  # the same with one pass-through middleware layer
+//! cost serve-http spans  # the same with a subscriber recording its spans (a registry)
 //! cost client URL N      # N sequential flows with tern's automatic client
 //! cost memory N          # N flows, server and client in one process, in-memory transport
 //! ```
@@ -37,6 +39,20 @@ fn server() -> Result<Server> {
         .build()?)
 }
 
+/// A layer that only passes each request on: what the layer machinery itself costs.
+struct PassThrough;
+
+impl tern::server::middleware::Middleware for PassThrough {
+    fn handle<'a>(
+        &'a self,
+        request: &'a tern::server::middleware::Dispatch<'a>,
+        next: tern::server::middleware::Next<'a>,
+    ) -> tern::transport::BoxFuture<'a, tern::server::middleware::Dispatched> {
+        let _ = request;
+        next.run()
+    }
+}
+
 fn client() -> tern::client::ClientBuilder {
     Client::builder("cost", "1.0.0")
         .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
@@ -54,10 +70,10 @@ async fn flows(client: &Client, n: usize) -> Result<()> {
     Ok(())
 }
 
-async fn serve_http() -> Result<()> {
+async fn serve_http(server: Server) -> Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    HttpServer::new(server()?)
+    HttpServer::new(server)
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())
@@ -65,7 +81,18 @@ async fn serve_http() -> Result<()> {
 
 async fn run(args: &[&str]) -> Result<()> {
     match args {
-        ["serve-http"] => serve_http().await,
+        ["serve-http"] => serve_http(server()?).await,
+        ["serve-http", "layer"] => {
+            let layered = seed::provision_server()
+                .seal(RequestStateSecurity::ephemeral())
+                .layer(PassThrough)
+                .build()?;
+            serve_http(layered).await
+        }
+        ["serve-http", "spans"] => {
+            tracing::subscriber::set_global_default(tracing_subscriber::registry())?;
+            serve_http(server()?).await
+        }
         ["client", url, n] => {
             let transport = HttpClientTransport::builder(*url).build()?;
             let client = client().build(Arc::new(transport));
@@ -77,7 +104,7 @@ async fn run(args: &[&str]) -> Result<()> {
             tokio::spawn(async move { server.serve(server_end).await });
             flows(&client().connect(client_end), n.parse()?).await
         }
-        _ => Err("usage: cost (serve-http | client URL N | memory N)".into()),
+        _ => Err("usage: cost (serve-http [layer | spans] | client URL N | memory N)".into()),
     }
 }
 

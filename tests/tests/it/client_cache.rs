@@ -178,3 +178,31 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
         .unwrap();
     assert_eq!(heard, Some(Notice::ToolsChanged));
 }
+
+#[tokio::test]
+async fn a_draining_server_ends_its_listen_streams_and_the_client_listens_at_the_next() {
+    let (mcp, _served) = catalog(false);
+    let server = mcp.server().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let first = tokio::spawn(HttpServer::new(server.clone()).serve(listener, async {
+        let _ = stopped.await;
+    }));
+    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let mut notices = c.listen(tools_changed()).await.unwrap();
+
+    // A rolling restart: the old instance drains, promptly, though a stream was open.
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .expect("the drain ends the listen stream instead of waiting on it")
+        .unwrap()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    tokio::spawn(HttpServer::new(server).serve(listener, std::future::pending()));
+    let heard = tokio::time::timeout(Duration::from_secs(10), notices.next())
+        .await
+        .unwrap();
+    assert_eq!(heard, Some(Notice::Relistened));
+}

@@ -119,6 +119,7 @@ pub(crate) async fn serve(
     }
     drop(listener);
     drain.cancel();
+    shared.closing.cancel();
     registry.drained().await;
     Ok(())
 }

@@ -150,6 +150,8 @@ pub(crate) struct Shared {
     pub(crate) required_scopes: Option<RequiredScopes>,
     pub(crate) tool_headers: Option<ToolHeaders>,
     pub(crate) sessions: Option<sessions::Sessions>,
+    /// Cancelled when the endpoint starts draining: it ends the listen streams.
+    pub(crate) closing: tokio_util::sync::CancellationToken,
 }
 
 impl HttpServer {
@@ -419,6 +421,7 @@ impl HttpServer {
             required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
             sessions: self.sessions.map(sessions::Sessions::new),
+            closing: tokio_util::sync::CancellationToken::new(),
         }
     }
 }

@@ -121,7 +121,7 @@ where
             return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
         }
     }
-    run(headers, accepted, None).await
+    run(shared, headers, accepted, None).await
 }
 
 /// 403 for a request whose token lacks a scope its tool, prompt or resource requires.
@@ -205,7 +205,7 @@ async fn legacy_request(
         return json_body(StatusCode::OK, jsonrpc::response(Some(id), &own));
     }
     let accepted = accepted.on_session(&session.session);
-    run(headers, accepted, Some(session)).await
+    run(shared, headers, accepted, Some(session)).await
 }
 
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
@@ -367,19 +367,28 @@ where
 /// Runs the handler: JSON when it returns without notifying, SSE from its first
 /// notification on (see the module docs).
 async fn run(
+    shared: &Shared,
     headers: &HeaderMap,
     accepted: Accepted,
     session: Option<Arc<HttpSession>>,
 ) -> Response {
     let id = accepted.id().clone();
     let legacy = session.is_some();
+    let accepted_listen = accepted.method()
+        == <crate::types::v2026_07_28::method::SubscriptionsListen as crate::types::rpc::Request>::METHOD;
     // Refusals are known before the handler runs: they are always plain JSON.
     let admitted = match accepted.admit() {
         Ok(admitted) => admitted,
         Err(refused) => return json(&id, refused, legacy),
     };
     let (json_ok, sse_ok) = accepts(headers);
-    let cancel = CancellationToken::new();
+    // A listen stream never ends on its own: a draining server ends it (the client
+    // listens again, elsewhere), where any other request is let finish.
+    let cancel = if accepted_listen {
+        shared.closing.child_token()
+    } else {
+        CancellationToken::new()
+    };
     // Dropping the guard (the client went away and hyper dropped us) cancels the token.
     let guard = cancel.clone().drop_guard();
     let (tx, mut rx) = mpsc::unbounded_channel();
