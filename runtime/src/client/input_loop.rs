@@ -122,9 +122,10 @@ impl Client {
         sink: Option<&super::listen::NoticeSink>,
     ) -> crate::Result<Started<M::Complete>> {
         let notifications = sink.map(|s| &s.raw);
-        let event = |e: RoundEvent| {
+        // Built only when someone listens: a round's keys are copied for the event.
+        let event = |e: &dyn Fn() -> RoundEvent| {
             if let Some(s) = sink {
-                let _ = s.rounds.send(e);
+                let _ = s.rounds.send(e());
             }
         };
         let span = tracing::info_span!(
@@ -143,7 +144,7 @@ impl Client {
                 let raw = match self.send_raw::<M>(&params, M::target(&params), notifications).await {
                     Err(Error::StateRejected(_)) if round > 0 && may_restart => {
                         tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
-                        event(RoundEvent::Rejected { round });
+                        event(&|| RoundEvent::Rejected { round });
                         may_restart = false;
                         M::set_round(&mut params, None, None);
                         round = 0;
@@ -164,7 +165,7 @@ impl Client {
                 };
                 let asked = match M::outcome(result) {
                     Outcome::Complete(done) => {
-                        event(RoundEvent::Done { rounds: round });
+                        event(&|| RoundEvent::Done { rounds: round });
                         return Ok(Started::Done(done));
                     }
                     Outcome::InputRequired(asked) => asked,
@@ -178,7 +179,7 @@ impl Client {
                 let responses = match requests {
                     Some(r) => {
                         delay = self.inner.backoff.first;
-                        event(RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
+                        event(&|| RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
                         let asking = super::InputContext {
                             key: None,
                             method: Some(M::METHOD),
@@ -192,7 +193,7 @@ impl Client {
                     }
                     None if asked.request_state.is_some() => {
                         tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
-                        event(RoundEvent::BackingOff { round, delay });
+                        event(&|| RoundEvent::BackingOff { round, delay });
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(self.inner.backoff.max);
                         None

@@ -324,9 +324,12 @@ impl Client {
         arguments: impl Serialize,
     ) -> crate::Result<CallToolResult> {
         let params = tool_params(name, arguments)?;
-        let name = params.name.clone();
+        // The name is kept only when there is a schema to hold the result to.
+        let name = self.lists_output_schemas().then(|| params.name.clone());
         let result = self.run_input_loop::<method::CallTool>(params).await?;
-        self.check_output(&name, &result)?;
+        if let Some(name) = name {
+            self.check_output(&name, &result)?;
+        }
         Ok(result)
     }
 
@@ -339,11 +342,13 @@ impl Client {
         notices: mpsc::UnboundedSender<Notice>,
     ) -> crate::Result<CallToolResult> {
         let params = tool_params(name, arguments)?;
-        let name = params.name.clone();
+        let name = self.lists_output_schemas().then(|| params.name.clone());
         let result = self
             .run_input_loop_with_notices::<method::CallTool>(params, Some(notices))
             .await?;
-        self.check_output(&name, &result)?;
+        if let Some(name) = name {
+            self.check_output(&name, &result)?;
+        }
         Ok(result)
     }
 

@@ -56,6 +56,18 @@ impl Client {
         let _ = (tools, &self.inner.outputs);
     }
 
+    /// Whether any listed tool has an output schema to check results against.
+    pub(crate) fn lists_output_schemas(&self) -> bool {
+        #[cfg(feature = "schema-validation")]
+        {
+            !lock(&self.inner.outputs.by_tool).is_empty()
+        }
+        #[cfg(not(feature = "schema-validation"))]
+        {
+            false
+        }
+    }
+
     /// Checks a complete result of tool `name` against the `outputSchema` the client
     /// listed for it: a result that is not an error must carry `structuredContent`
     /// that conforms.
