@@ -64,6 +64,9 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
                 fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
                     self.meta.as_ref()
                 }
+                fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta> {
+                    self.meta.as_mut()
+                }
             }
         }
     });
@@ -72,10 +75,16 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
         pub trait ClientRequestParams {
             /// The request's `_meta`, when it carries one.
             fn request_meta(&self) -> ::std::option::Option<&super::#meta>;
+            /// The request's `_meta`, to take parts out of (a server moves what it
+            /// keeps for the handler's context rather than copying it).
+            fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta>;
         }
         impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
             fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
                 self.as_ref()?.request_meta()
+            }
+            fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta> {
+                self.as_mut()?.request_meta_mut()
             }
         }
         #(#impls)*

@@ -6473,45 +6473,90 @@ pub mod method {
     pub trait ClientRequestParams {
         /// The request's `_meta`, when it carries one.
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject>;
+        /// The request's `_meta`, to take parts out of (a server moves what it
+        /// keeps for the handler's context rather than copying it).
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject>;
     }
     impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.as_ref()?.request_meta()
+        }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.as_mut()?.request_meta_mut()
         }
     }
     impl ClientRequestParams for super::CallToolRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
+        }
     }
     impl ClientRequestParams for super::CompleteRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
+        }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
         }
     }
     impl ClientRequestParams for super::GetPromptRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
+        }
     }
     impl ClientRequestParams for super::PaginatedRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
+        }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
         }
     }
     impl ClientRequestParams for super::ReadResourceRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
+        }
     }
     impl ClientRequestParams for super::RequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
+        }
     }
     impl ClientRequestParams for super::SubscriptionsListenRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
+        }
+        fn request_meta_mut(
+            &mut self,
+        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
+            self.meta.as_mut()
         }
     }
     /// `server/discover`: A request from the client asking the server to advertise its supported

@@ -87,14 +87,36 @@ impl MetaRead {
         }
     }
 
-    /// Takes a request's `_meta` from its params, already read into their type.
-    pub(crate) fn typed(meta: Option<&RequestMetaObject>, supported: &[&str]) -> Self {
+    /// Takes a request's `_meta` from its params, already read into their type: the
+    /// client's capabilities and info are moved out of them (into the handler's
+    /// context, `RequestContext::meta`), the rest copied.
+    pub(crate) fn typed(meta: Option<&mut RequestMetaObject>, supported: &[&str]) -> Self {
         #[cfg(test)]
         READS.with(|n| n.set(n.get() + 1));
         match meta {
-            Some(typed) => Self::from_typed(typed.clone(), supported),
+            Some(typed) => Self::from_typed(
+                RequestMetaObject {
+                    client_capabilities: std::mem::take(&mut typed.client_capabilities),
+                    client_info: typed.client_info.take(),
+                    log_level: typed.log_level,
+                    protocol_version: typed.protocol_version.clone(),
+                    progress_token: typed.progress_token.clone(),
+                    extra: Map::new(),
+                },
+                supported,
+            )
+            .traced(super::TraceContext::from_meta(&typed.extra)),
             None => Self::refused(None, None, missing_meta()),
         }
+    }
+
+    /// The trace context, read apart from the rest.
+    fn traced(mut self, trace: Option<super::TraceContext>) -> Self {
+        if let Ok(meta) = &mut self.meta {
+            meta.trace.clone_from(&trace);
+        }
+        self.trace = trace;
+        self
     }
 
     fn from_typed(typed: RequestMetaObject, supported: &[&str]) -> Self {

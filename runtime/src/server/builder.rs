@@ -105,6 +105,10 @@ impl ServerBuilder {
     ///
     /// What the server does with the result is decided here, from `M`'s entry in the
     /// method table and from the result's type: nothing reads it back out of JSON.
+    ///
+    /// The client's capabilities and info are moved out of the params' `_meta` into the
+    /// handler's context (read them with [`RequestContext::meta`]); the rest of `_meta`
+    /// (its version, progress token, log level and any other member) stays.
     pub fn handle<M, F, Fut>(self, handler: F) -> Self
     where
         M: ClientRequestMethod,

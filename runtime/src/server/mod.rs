@@ -96,8 +96,8 @@ pub(crate) struct Call<'a> {
 /// A request's params read into its method's type (once, at `accept`): what the server
 /// reads from them before the handler runs, then the value the handler gets.
 pub(crate) trait Decoded: std::any::Any + Send + std::fmt::Debug {
-    /// The request's `_meta`.
-    fn meta(&self) -> Option<&RequestMetaObject>;
+    /// The request's `_meta`, to move what the handler's context keeps out of it.
+    fn meta_mut(&mut self) -> Option<&mut RequestMetaObject>;
     /// The request's target (a tool or prompt name, a resource URI).
     fn target(&self) -> Option<&str>;
     /// The value, for the route to take back as its method's type.
@@ -118,8 +118,8 @@ where
     M: Request,
     M::Params: ClientRequestParams,
 {
-    fn meta(&self) -> Option<&RequestMetaObject> {
-        self.0.request_meta()
+    fn meta_mut(&mut self) -> Option<&mut RequestMetaObject> {
+        self.0.request_meta_mut()
     }
 
     fn target(&self) -> Option<&str> {

@@ -166,9 +166,10 @@ impl Server {
                 params: (route.decode)(request.params.as_deref().map_or("{}", RawValue::get)),
                 route: route.clone(),
             });
-        let (meta, target) = match routed.as_ref().map(|r| &r.params) {
+        let mut routed = routed;
+        let (meta, target) = match routed.as_mut().map(|r| &mut r.params) {
             Some(Ok(typed)) => (
-                MetaRead::typed(typed.meta(), protocol::SUPPORTED_VERSIONS),
+                MetaRead::typed(typed.meta_mut(), protocol::SUPPORTED_VERSIONS),
                 None,
             ),
             // Unrouted, or params that are not their type: `_meta` and the target are

@@ -85,6 +85,9 @@ impl<P: TaskParams> ClientRequestParams for WithMeta<P> {
     fn request_meta(&self) -> Option<&RequestMetaObject> {
         self.meta.as_ref()
     }
+    fn request_meta_mut(&mut self) -> Option<&mut RequestMetaObject> {
+        self.meta.as_mut()
+    }
 }
 
 macro_rules! task_method {
