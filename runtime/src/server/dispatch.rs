@@ -41,14 +41,17 @@ impl Admitted {
                 trace.set_parent_of(&span);
             }
         }
-        let dispatched = self.dispatch().instrument(span.clone()).await;
-        if !span.is_disabled() {
-            span.record("mcp.outcome", tracing::field::debug(dispatched.outcome()));
+        if span.is_disabled() {
+            // Nobody records it: no wrapper to move the request's future into.
+            return self.dispatch(None).await.into_verdict();
         }
+        let dispatched = self.dispatch(Some(&span)).instrument(span.clone()).await;
+        span.record("mcp.outcome", tracing::field::debug(dispatched.outcome()));
         dispatched.into_verdict()
     }
 
-    async fn dispatch(self) -> Dispatched {
+    /// The request served; `span`, when recorded, is told its round.
+    async fn dispatch(self, span: Option<&tracing::Span>) -> Dispatched {
         let Admitted {
             server,
             request,
@@ -136,8 +139,8 @@ impl Admitted {
             Ok(Some(Running { binding, .. })) => binding.as_ref().map(|b| b.round),
             _ => None,
         };
-        if let Some(round) = round {
-            tracing::Span::current().record("mcp.round", round);
+        if let (Some(span), Some(round)) = (span, round) {
+            span.record("mcp.round", round);
         }
         let capabilities = kept
             .as_ref()
