@@ -116,6 +116,47 @@ pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
     })
 }
 
+/// JSON Schema validation, as both sides use it (feature `schema-validation`): a
+/// schema compiled once, and the place a failure names, written as the decoding
+/// errors name fields (`a.b.0`, not `/a/b/0`).
+#[cfg(feature = "schema-validation")]
+pub(crate) mod schema {
+    use std::sync::Arc;
+
+    /// `schema` compiled, or `None` (logged, naming `what`) when it does not compile.
+    pub(crate) fn compile(
+        schema: &impl serde::Serialize,
+        what: &str,
+    ) -> Option<Arc<jsonschema::Validator>> {
+        let schema = serde_json::to_value(schema).unwrap_or_default();
+        match jsonschema::validator_for(&schema) {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                tracing::warn!(error = %e, "{what} does not compile: it is not checked");
+                None
+            }
+        }
+    }
+
+    /// Checks `value` against `validator`: the place and the failure, `whole` naming
+    /// the value itself.
+    pub(crate) fn check(
+        validator: &jsonschema::Validator,
+        value: &serde_json::Value,
+        whole: &str,
+    ) -> Result<(), String> {
+        validator.validate(value).map_err(|e| {
+            let pointer = e.instance_path().to_string();
+            let path = pointer.trim_start_matches('/').replace('/', ".");
+            if path.is_empty() {
+                format!("{whole}: {e}")
+            } else {
+                format!("`{path}`: {e}")
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,6 +34,24 @@ pub fn schema_dir() -> Result<PathBuf, String> {
     }
 }
 
+/// Binds `addr` (port 0 for any), prints `listening on http://ADDR/mcp` (flushed: a
+/// parent reads it to learn the port), then serves `server` until SIGTERM or ctrl-c.
+/// What the test servers in `src/bin` share.
+pub async fn announce_and_serve(
+    addr: &str,
+    server: tern::server::Server,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write as _;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
+    stdout.flush()?;
+    tern::server::http::HttpServer::new(server)
+        .serve(listener, tern::server::shutdown_signal())
+        .await?;
+    Ok(())
+}
+
 /// The text of a tool result's first content block (panics on anything else).
 pub fn text_of(result: &CallToolResult) -> String {
     match result.content.first() {

@@ -248,36 +248,48 @@ impl ResponseCache {
         }
     }
 
-    /// Drops what `notice`, from the server of `partition`, makes stale.
-    pub(crate) fn heard(&self, partition: &Partition, notice: &Notice) {
-        let stale: &[&str] = match notice {
-            Notice::ToolsChanged => &[method::ListTools::METHOD],
-            Notice::PromptsChanged => &[method::ListPrompts::METHOD],
-            Notice::ResourcesChanged => &[
-                method::ListResources::METHOD,
-                method::ListResourceTemplates::METHOD,
-            ],
-            Notice::ResourceUpdated(_) => &[method::ReadResource::METHOD],
-            _ => return,
-        };
-        let uri = match notice {
-            Notice::ResourceUpdated(uri) => Some(uri.as_str()),
-            _ => None,
-        };
+    /// Drops the answers `stale` names, of the server of `partition`.
+    pub(crate) fn drop_stale(&self, partition: &Partition, stale: &Stale<'_>) {
         let mut entries = lock(&self.inner);
         let gone: Vec<Key> = entries
             .map
             .iter()
             .filter(|(k, e)| {
                 k.server == partition.server
-                    && stale.contains(&k.method)
-                    && uri.is_none_or(|u| e.uri.as_deref() == Some(u))
+                    && stale.methods.contains(&k.method)
+                    && stale.uri.is_none_or(|u| e.uri.as_deref() == Some(u))
             })
             .map(|(k, _)| k.clone())
             .collect();
         for key in &gone {
             entries.remove(key);
         }
+    }
+}
+
+/// What a notice makes stale: the answers of these methods (of this resource).
+pub(crate) struct Stale<'a> {
+    methods: &'static [&'static str],
+    uri: Option<&'a str>,
+}
+
+impl<'a> Stale<'a> {
+    /// What `notice` makes stale, if anything.
+    pub(crate) fn of(notice: &'a Notice) -> Option<Self> {
+        let (methods, uri): (&'static [&'static str], _) = match notice {
+            Notice::ToolsChanged => (&[method::ListTools::METHOD], None),
+            Notice::PromptsChanged => (&[method::ListPrompts::METHOD], None),
+            Notice::ResourcesChanged => (
+                &[
+                    method::ListResources::METHOD,
+                    method::ListResourceTemplates::METHOD,
+                ],
+                None,
+            ),
+            Notice::ResourceUpdated(uri) => (&[method::ReadResource::METHOD], Some(uri.as_str())),
+            _ => return None,
+        };
+        Some(Self { methods, uri })
     }
 }
 
@@ -323,6 +335,10 @@ impl Entries {
 mod tests {
     use super::*;
 
+    const TOOLS: &str = method::ListTools::METHOD;
+    const PROMPTS: &str = method::ListPrompts::METHOD;
+    const READ: &str = method::ReadResource::METHOD;
+
     fn raw(text: &str) -> Box<RawValue> {
         RawValue::from_string(text.to_owned()).unwrap()
     }
@@ -340,12 +356,12 @@ mod tests {
     fn a_private_answer_is_served_to_its_context_only_and_a_public_one_to_all() {
         let cache = ResponseCache::default();
         let (alice, bob) = (partition(1), partition(2));
-        cache.put(&alice, "tools/list", "{}", None, &raw(LIST));
-        assert!(cache.get(&alice, "tools/list", "{}").is_some());
-        assert!(cache.get(&bob, "tools/list", "{}").is_none());
+        cache.put(&alice, TOOLS, "{}", None, &raw(LIST));
+        assert!(cache.get(&alice, TOOLS, "{}").is_some());
+        assert!(cache.get(&bob, TOOLS, "{}").is_none());
         let public = LIST.replace("private", "public");
-        cache.put(&alice, "prompts/list", "{}", None, &raw(&public));
-        assert!(cache.get(&bob, "prompts/list", "{}").is_some());
+        cache.put(&alice, PROMPTS, "{}", None, &raw(&public));
+        assert!(cache.get(&bob, PROMPTS, "{}").is_some());
     }
 
     #[test]
@@ -359,7 +375,7 @@ mod tests {
             "not json",
         ] {
             if let Ok(r) = RawValue::from_string(text.to_owned()) {
-                cache.put(&p, "tools/list", "{}", None, &r);
+                cache.put(&p, TOOLS, "{}", None, &r);
             }
         }
         assert!(cache.is_empty());
@@ -370,17 +386,17 @@ mod tests {
         let cache = ResponseCache::new(2, 8 * 1024);
         let p = partition(1);
         for cursor in ["1", "2", "3"] {
-            cache.put(&p, "tools/list", cursor, None, &raw(LIST));
+            cache.put(&p, TOOLS, cursor, None, &raw(LIST));
         }
         assert_eq!(cache.len(), 2);
-        assert!(cache.get(&p, "tools/list", "1").is_none());
-        assert!(cache.get(&p, "tools/list", "3").is_some());
+        assert!(cache.get(&p, TOOLS, "1").is_none());
+        assert!(cache.get(&p, TOOLS, "3").is_some());
         let huge = format!(
             r#"{{"tools":[],"ttlMs":1000,"pad":"{}"}}"#,
             "x".repeat(2048)
         );
-        cache.put(&p, "tools/list", "4", None, &raw(&huge));
-        assert!(cache.get(&p, "tools/list", "4").is_none());
+        cache.put(&p, TOOLS, "4", None, &raw(&huge));
+        assert!(cache.get(&p, TOOLS, "4").is_none());
     }
 
     #[test]
@@ -388,14 +404,16 @@ mod tests {
         let cache = ResponseCache::default();
         let p = partition(1);
         let read = r#"{"contents":[],"ttlMs":60000}"#;
-        cache.put(&p, "tools/list", "{}", None, &raw(LIST));
-        cache.put(&p, "resources/read", "a", Some("file:///a"), &raw(read));
-        cache.put(&p, "resources/read", "b", Some("file:///b"), &raw(read));
-        cache.heard(&p, &Notice::ResourceUpdated("file:///a".into()));
-        assert!(cache.get(&p, "resources/read", "a").is_none());
-        assert!(cache.get(&p, "resources/read", "b").is_some());
-        cache.heard(&p, &Notice::ToolsChanged);
-        assert!(cache.get(&p, "tools/list", "{}").is_none());
+        cache.put(&p, TOOLS, "{}", None, &raw(LIST));
+        cache.put(&p, READ, "a", Some("file:///a"), &raw(read));
+        cache.put(&p, READ, "b", Some("file:///b"), &raw(read));
+        let updated = Notice::ResourceUpdated("file:///a".into());
+        cache.drop_stale(&p, &Stale::of(&updated).unwrap());
+        assert!(cache.get(&p, READ, "a").is_none());
+        assert!(cache.get(&p, READ, "b").is_some());
+        cache.drop_stale(&p, &Stale::of(&Notice::ToolsChanged).unwrap());
+        assert!(Stale::of(&Notice::Relistened).is_none());
+        assert!(cache.get(&p, TOOLS, "{}").is_none());
         assert_eq!(cache.len(), 1);
     }
 }

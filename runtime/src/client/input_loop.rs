@@ -7,8 +7,8 @@ use super::{Client, RoundEvent};
 use crate::Error;
 use crate::types::rpc::{ClientRequestMethod, MayRequireInput};
 use crate::types::v2026_07_28::{
-    CallToolRequestParams, GetPromptRequestParams, InputRequests, InputResponses, Outcome,
-    ReadResourceRequestParams, method,
+    CallToolRequestParams, GetPromptRequestParams, InputRequests, InputRequiredResult,
+    InputResponses, Outcome, ReadResourceRequestParams, method,
 };
 
 /// A method whose result may be input-required, and how a retry is written into its
@@ -134,14 +134,13 @@ impl Client {
             target = M::target(&params).unwrap_or_default()
         );
         async move {
-            let max_rounds = self.inner.max_rounds;
             let mut delay = self.inner.backoff.first;
             let mut round = 0usize;
             // A refused state starts the call over once, from its first round: the
             // params without answers or state are the first round's.
             let mut may_restart = self.inner.restart_on_rejected_state;
             loop {
-                let raw = match self.send_raw::<M>(&params, M::target(&params), notifications).await {
+                let asked = match self.one_round::<M>(&params, notifications).await {
                     Err(Error::StateRejected(_)) if round > 0 && may_restart => {
                         tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
                         event(&|| RoundEvent::Rejected { round });
@@ -151,29 +150,15 @@ impl Client {
                         delay = self.inner.backoff.first;
                         continue;
                     }
-                    other => other?,
-                };
-                // Read as the method's result first: a task is the rare answer, told by
-                // the union's refusal of its `resultType`.
-                let result = match self.decode::<M>(&raw) {
-                    Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
-                        let created = super::tasks::created_task(&raw)?
-                            .ok_or(Error::UnknownResultType(t))?;
-                        return Ok(Started::Task(Box::new(created)));
-                    }
-                    other => other?,
-                };
-                let asked = match M::outcome(result) {
-                    Outcome::Complete(done) => {
+                    Err(e) => return Err(e),
+                    Ok(Answered::Task(created)) => return Ok(Started::Task(created)),
+                    Ok(Answered::Done(done)) => {
                         event(&|| RoundEvent::Done { rounds: round });
                         return Ok(Started::Done(done));
                     }
-                    Outcome::InputRequired(asked) => asked,
+                    Ok(Answered::Asked(asked)) => asked,
                 };
-                round += 1;
-                if round > max_rounds {
-                    return Err(Error::InputRequiredRoundsExceeded { max_rounds });
-                }
+                round = self.count_round(round)?;
                 let requests = asked.input_requests.filter(|r| !r.is_empty());
                 let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
                 let responses = match requests {
@@ -205,6 +190,54 @@ impl Client {
         }
         .instrument(span)
         .await
+    }
+}
+
+/// How one round was answered. Not boxed: it is taken apart as soon as it is returned,
+/// and a box would cost every round an allocation (the `Outcome` it comes from holds
+/// the `InputRequiredResult` inline too).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Answered<C> {
+    /// The complete result.
+    Done(C),
+    /// The task the server made of the request.
+    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
+    /// Input required.
+    Asked(InputRequiredResult),
+}
+
+impl Client {
+    /// Sends one round of `M` and reads its answer: as the method's result first, a
+    /// task being the rare answer, told by the union's refusal of its `resultType`.
+    pub(crate) async fn one_round<M: InputLoopMethod>(
+        &self,
+        params: &M::Params,
+        notifications: Option<&mpsc::UnboundedSender<serde_json::Value>>,
+    ) -> crate::Result<Answered<M::Complete>> {
+        let raw = self
+            .send_raw::<M>(params, M::target(params), notifications)
+            .await?;
+        let result = match self.decode::<M>(&raw) {
+            Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
+                let created =
+                    super::tasks::created_task(&raw)?.ok_or(Error::UnknownResultType(t))?;
+                return Ok(Answered::Task(Box::new(created)));
+            }
+            other => other?,
+        };
+        Ok(match M::outcome(result) {
+            Outcome::Complete(done) => Answered::Done(done),
+            Outcome::InputRequired(asked) => Answered::Asked(asked),
+        })
+    }
+
+    /// The round after `round`, within the client's cap.
+    pub(crate) fn count_round(&self, round: usize) -> crate::Result<usize> {
+        let max_rounds = self.inner.max_rounds;
+        if round >= max_rounds {
+            return Err(Error::InputRequiredRoundsExceeded { max_rounds });
+        }
+        Ok(round + 1)
     }
 }
 

@@ -393,9 +393,8 @@ impl Stream {
     async fn run(self, acknowledged: oneshot::Sender<crate::Result<()>>) {
         let mut acknowledged = Some(acknowledged);
         let mut delay = RELISTEN_FIRST;
-        let mut again = false;
         loop {
-            let (ended, was_acknowledged) = self.once(&mut acknowledged, again).await;
+            let (ended, was_acknowledged) = self.once(&mut acknowledged).await;
             if matches!(ended, Ended::Done) || self.tx.is_closed() {
                 return;
             }
@@ -410,18 +409,16 @@ impl Stream {
             self.client.forget_cached();
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(RELISTEN_MAX);
-            again = true;
         }
     }
 
     /// Sends the listen request and hands its notices over until it ends; the first
     /// acknowledgment goes to `acknowledged` (the caller of `listen` waits on it), a
-    /// later stream's (`again`) is told as [`Notice::Relistened`]. Returns how it
-    /// ended and whether this one was acknowledged.
+    /// later stream's (the first was taken) is told as [`Notice::Relistened`]. Returns
+    /// how it ended and whether this one was acknowledged.
     async fn once(
         &self,
         acknowledged: &mut Option<oneshot::Sender<crate::Result<()>>>,
-        again: bool,
     ) -> (Ended, bool) {
         let (raw_tx, mut raw_rx) = mpsc::unbounded_channel::<Value>();
         let request =
@@ -452,7 +449,7 @@ impl Stream {
                         this_acknowledged = true;
                         if let Some(waiting) = acknowledged.take() {
                             let _ = waiting.send(Ok(()));
-                        } else if again && self.tx.send(Notice::Relistened).is_err() {
+                        } else if self.tx.send(Notice::Relistened).is_err() {
                             return (Ended::Done, true);
                         }
                         continue;

@@ -17,31 +17,31 @@ pub const MAX_LIST_PAGES: usize = 1_000;
 trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
     type Item;
     fn split(result: Self::Result) -> (Vec<Self::Item>, Option<String>);
-    /// What the client keeps of a page (the tools' output schemas).
-    fn seen(client: &Client, items: &[Self::Item]) {
-        let _ = (client, items);
+    /// What the client keeps of a page it received (the tools' output schemas).
+    fn seen(client: &Client, result: &Self::Result) {
+        let _ = (client, result);
     }
 }
 
 macro_rules! paged {
-    ($marker:ty, $item:ty, $field:ident) => {
+    ($marker:ty, $item:ty, $field:ident $(, seen = $seen:expr)?) => {
         impl Paged for $marker {
             type Item = $item;
             fn split(result: Self::Result) -> (Vec<$item>, Option<String>) {
                 (result.$field, result.next_cursor)
             }
+            $(fn seen(client: &Client, result: &Self::Result) {
+                $seen(client, &result.$field)
+            })?
         }
     };
 }
-impl Paged for method::ListTools {
-    type Item = Tool;
-    fn split(result: Self::Result) -> (Vec<Tool>, Option<String>) {
-        (result.tools, result.next_cursor)
-    }
-    fn seen(client: &Client, items: &[Tool]) {
-        client.learn_output_schemas(items);
-    }
-}
+paged!(
+    method::ListTools,
+    Tool,
+    tools,
+    seen = Client::learn_output_schemas
+);
 paged!(method::ListPrompts, Prompt, prompts);
 paged!(method::ListResources, Resource, resources);
 paged!(
@@ -57,13 +57,18 @@ fn page_params(cursor: Option<String>) -> PaginatedRequestParams {
 }
 
 impl Client {
+    /// One page of `M`, what the client keeps of it kept.
+    async fn page<M: Paged>(&self, cursor: Option<String>) -> crate::Result<M::Result> {
+        let result = self.request::<M>(page_params(cursor)).await?;
+        M::seen(self, &result);
+        Ok(result)
+    }
+
     async fn all_pages<M: Paged>(&self) -> crate::Result<Vec<M::Item>> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
-            let result = self.request::<M>(page_params(cursor.take())).await?;
-            let (page, next) = M::split(result);
-            M::seen(self, &page);
+            let (page, next) = M::split(self.page::<M>(cursor.take()).await?);
             items.extend(page);
             match next {
                 None => return Ok(items),
@@ -79,11 +84,7 @@ impl Client {
     /// One page of `tools/list`: the first without a cursor, the next with the one the
     /// previous page gave.
     pub async fn list_tools(&self, cursor: Option<String>) -> crate::Result<ListToolsResult> {
-        let result = self
-            .request::<method::ListTools>(page_params(cursor))
-            .await?;
-        self.learn_output_schemas(&result.tools);
-        Ok(result)
+        self.page::<method::ListTools>(cursor).await
     }
 
     /// Every tool, page after page (at most [`MAX_LIST_PAGES`]).
@@ -93,8 +94,7 @@ impl Client {
 
     /// One page of `prompts/list`.
     pub async fn list_prompts(&self, cursor: Option<String>) -> crate::Result<ListPromptsResult> {
-        self.request::<method::ListPrompts>(page_params(cursor))
-            .await
+        self.page::<method::ListPrompts>(cursor).await
     }
 
     /// Every prompt, page after page (at most [`MAX_LIST_PAGES`]).
@@ -107,8 +107,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> crate::Result<ListResourcesResult> {
-        self.request::<method::ListResources>(page_params(cursor))
-            .await
+        self.page::<method::ListResources>(cursor).await
     }
 
     /// Every resource, page after page (at most [`MAX_LIST_PAGES`]).
@@ -121,8 +120,7 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> crate::Result<ListResourceTemplatesResult> {
-        self.request::<method::ListResourceTemplates>(page_params(cursor))
-            .await
+        self.page::<method::ListResourceTemplates>(cursor).await
     }
 
     /// Every resource template, page after page (at most [`MAX_LIST_PAGES`]).

@@ -245,10 +245,11 @@ impl Client {
         }
     }
 
-    /// Drops from the response cache what a notification from the server makes stale.
+    /// Drops from the response cache what a notification from the server makes stale
+    /// (most make nothing stale: those cost a match).
     pub(crate) fn heard(&self, notice: &Notice) {
-        if let Some(cache) = &self.inner.cache {
-            cache.heard(&self.cache_partition(), notice);
+        if let (Some(cache), Some(stale)) = (&self.inner.cache, cache::Stale::of(notice)) {
+            cache.drop_stale(&self.cache_partition(), &stale);
         }
     }
 
@@ -296,9 +297,7 @@ impl Client {
             .await
             .map_err(|e| {
                 let rejected = |r: &crate::jsonrpc::RpcError| {
-                    M::MAY_REQUIRE_INPUT
-                        && r.code == crate::seal::InvalidRequestState::CODE
-                        && r.message == crate::seal::InvalidRequestState::MESSAGE
+                    M::MAY_REQUIRE_INPUT && r.is_invalid_request_state()
                 };
                 match e {
                     CallError::Rpc(e) if rejected(&e) => Error::StateRejected(Box::new(e)),
@@ -323,14 +322,8 @@ impl Client {
         name: impl Into<String>,
         arguments: impl Serialize,
     ) -> crate::Result<CallToolResult> {
-        let params = tool_params(name, arguments)?;
-        // The name is kept only when there is a schema to hold the result to.
-        let name = self.lists_output_schemas().then(|| params.name.clone());
-        let result = self.run_input_loop::<method::CallTool>(params).await?;
-        if let Some(name) = name {
-            self.check_output(&name, &result)?;
-        }
-        Ok(result)
+        self.call_tool_observed(tool_params(name, arguments)?, None)
+            .await
     }
 
     /// [`call_tool`](Self::call_tool), handing the notifications of every round's stream
@@ -341,10 +334,21 @@ impl Client {
         arguments: impl Serialize,
         notices: mpsc::UnboundedSender<Notice>,
     ) -> crate::Result<CallToolResult> {
-        let params = tool_params(name, arguments)?;
+        self.call_tool_observed(tool_params(name, arguments)?, Some(notices))
+            .await
+    }
+
+    /// A tool call through the loop, its notices to `notices`, its result held to the
+    /// tool's listed `outputSchema`.
+    async fn call_tool_observed(
+        &self,
+        params: CallToolRequestParams,
+        notices: Option<mpsc::UnboundedSender<Notice>>,
+    ) -> crate::Result<CallToolResult> {
+        // The name is kept only when there is a schema to hold the result to.
         let name = self.lists_output_schemas().then(|| params.name.clone());
         let result = self
-            .run_input_loop_with_notices::<method::CallTool>(params, Some(notices))
+            .run_input_loop_with_notices::<method::CallTool>(params, notices)
             .await?;
         if let Some(name) = name {
             self.check_output(&name, &result)?;

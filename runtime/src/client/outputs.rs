@@ -18,12 +18,16 @@ use crate::util::lock;
 #[cfg(feature = "schema-validation")]
 const MAX_SCHEMAS: usize = 4096;
 
-/// The compiled output schemas, by tool name (nothing without the feature).
+/// The compiled output schemas, by tool name, each beside the schema it was compiled
+/// from (a list seen again compiles nothing again); nothing without the feature.
 #[derive(Default)]
 pub(crate) struct OutputSchemas {
     #[cfg(feature = "schema-validation")]
-    by_tool: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    by_tool: Mutex<HashMap<String, (Schema, Arc<jsonschema::Validator>)>>,
 }
+
+#[cfg(feature = "schema-validation")]
+type Schema = serde_json::Map<String, serde_json::Value>;
 
 impl Client {
     /// Remembers the output schemas of `tools` as listed (a tool listed without one
@@ -37,19 +41,16 @@ impl Client {
                     by_tool.remove(&tool.name);
                     continue;
                 };
-                if by_tool.len() >= MAX_SCHEMAS && !by_tool.contains_key(&tool.name) {
-                    continue;
+                match by_tool.get(&tool.name) {
+                    Some((known, _)) if known == schema => continue,
+                    None if by_tool.len() >= MAX_SCHEMAS => continue,
+                    _ => {}
                 }
-                let schema = serde_json::to_value(schema).unwrap_or_default();
-                match jsonschema::validator_for(&schema) {
-                    Ok(v) => {
-                        by_tool.insert(tool.name.clone(), Arc::new(v));
-                    }
-                    Err(e) => {
-                        tracing::warn!(tool = %tool.name, error = %e, "a listed tool's outputSchema does not compile: its results are not checked");
-                        by_tool.remove(&tool.name);
-                    }
-                }
+                let what = format!("the outputSchema of listed tool {}", tool.name);
+                match crate::util::schema::compile(schema, &what) {
+                    Some(v) => by_tool.insert(tool.name.clone(), (schema.clone(), v)),
+                    None => by_tool.remove(&tool.name),
+                };
             }
         }
         #[cfg(not(feature = "schema-validation"))]
@@ -77,7 +78,10 @@ impl Client {
             if result.is_error == Some(true) {
                 return Ok(());
             }
-            let Some(validator) = lock(&self.inner.outputs.by_tool).get(name).cloned() else {
+            let Some(validator) = lock(&self.inner.outputs.by_tool)
+                .get(name)
+                .map(|(_, v)| Arc::clone(v))
+            else {
                 return Ok(());
             };
             let fail = |detail: String| Error::InvalidStructuredContent {
@@ -89,16 +93,7 @@ impl Client {
                     "no structuredContent, though the tool lists an outputSchema".into(),
                 ));
             };
-            if let Err(e) = validator.validate(content) {
-                let pointer = e.instance_path().to_string();
-                let path = pointer.trim_start_matches('/').replace('/', ".");
-                let at = if path.is_empty() {
-                    "the content".to_owned()
-                } else {
-                    format!("`{path}`")
-                };
-                return Err(fail(format!("{at}: {e}")));
-            }
+            crate::util::schema::check(&validator, content, "the content").map_err(fail)?;
         }
         #[cfg(not(feature = "schema-validation"))]
         let _ = (name, result);

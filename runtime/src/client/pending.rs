@@ -7,10 +7,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::input_loop::InputLoopMethod;
+use super::input_loop::{Answered, InputLoopMethod};
 use super::{Client, TaskHandle};
 use crate::Error;
-use crate::types::v2026_07_28::{InputRequests, InputResponses, Outcome};
+use crate::types::v2026_07_28::{InputRequests, InputResponses};
 
 /// A call waiting on the answers to its questions, as data: what the retry needs and
 /// nothing else. Store it (it is `Serialize`/`Deserialize`, as JSON for instance), show
@@ -161,26 +161,12 @@ impl Client {
     ) -> crate::Result<Step<M::Complete>> {
         let mut delay = self.inner.backoff.first;
         loop {
-            let raw = self
-                .send_raw::<M>(&params, M::target(&params), None)
-                .await?;
-            let result = match self.decode::<M>(&raw) {
-                Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
-                    let created =
-                        super::tasks::created_task(&raw)?.ok_or(Error::UnknownResultType(t))?;
-                    return Ok(Step::Task(self.handle_of(created)));
-                }
-                other => other?,
+            let asked = match self.one_round::<M>(&params, None).await? {
+                Answered::Done(done) => return Ok(Step::Done(done)),
+                Answered::Task(created) => return Ok(Step::Task(self.handle_of(*created))),
+                Answered::Asked(asked) => asked,
             };
-            let asked = match M::outcome(result) {
-                Outcome::Complete(done) => return Ok(Step::Done(done)),
-                Outcome::InputRequired(asked) => asked,
-            };
-            round += 1;
-            let max_rounds = self.inner.max_rounds;
-            if round > max_rounds {
-                return Err(Error::InputRequiredRoundsExceeded { max_rounds });
-            }
+            round = self.count_round(round)?;
             match asked.input_requests.filter(|r| !r.is_empty()) {
                 Some(input_requests) => {
                     M::set_round(&mut params, None, None);

@@ -28,15 +28,26 @@ pub(super) fn static_meta(
     info: &Value,
     log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
 ) -> String {
-    let mut meta = RequestMeta::to_value(capabilities, info, None);
-    if let Some(level) = log_level.and_then(|l| serde_json::to_value(l).ok()) {
-        meta.insert(crate::protocol::META_LOG_LEVEL.into(), level);
-    }
-    let meta = Value::Object(meta).to_string();
+    let meta = Value::Object(stateless_meta(capabilities, info, None, log_level)).to_string();
     meta.strip_prefix('{')
         .and_then(|m| m.strip_suffix('}'))
         .unwrap_or_default()
         .to_owned()
+}
+
+/// The `_meta` of a 2026-07-28 request: version, capabilities, client info, the
+/// progress token and the client-wide log level when there are.
+fn stateless_meta(
+    capabilities: &Value,
+    info: &Value,
+    progress_token: Option<&Value>,
+    log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+) -> Map<String, Value> {
+    let mut meta = RequestMeta::to_value(capabilities, info, progress_token);
+    if let Some(level) = log_level.and_then(|l| serde_json::to_value(l).ok()) {
+        meta.insert(crate::protocol::META_LOG_LEVEL.into(), level);
+    }
+    meta
 }
 
 /// Params written out, with the protocol version their `_meta` names.
@@ -124,21 +135,12 @@ impl Client {
         };
         let progress_token = progress_token.map(Value::from);
         let mut meta = match self.inner.era {
-            Era::Stateless => {
-                let mut meta = RequestMeta::to_value(
-                    &self.inner.capabilities,
-                    &self.inner.info,
-                    progress_token.as_ref(),
-                );
-                if let Some(level) = self
-                    .inner
-                    .log_level
-                    .and_then(|l| serde_json::to_value(l).ok())
-                {
-                    meta.insert(crate::protocol::META_LOG_LEVEL.into(), level);
-                }
-                meta
-            }
+            Era::Stateless => stateless_meta(
+                &self.inner.capabilities,
+                &self.inner.info,
+                progress_token.as_ref(),
+                self.inner.log_level,
+            ),
             // A session said who the client is once, in `initialize`.
             Era::Session => progress_token
                 .map(|t| Map::from_iter([(META_PROGRESS_TOKEN.to_owned(), t)]))

@@ -132,6 +132,12 @@ impl RpcError {
     pub fn invalid_request_state() -> Self {
         Self::invalid_params(crate::seal::InvalidRequestState::MESSAGE)
     }
+
+    /// Whether this is that error: a `requestState` that did not open.
+    pub fn is_invalid_request_state(&self) -> bool {
+        self.code == crate::seal::InvalidRequestState::CODE
+            && self.message == crate::seal::InvalidRequestState::MESSAGE
+    }
 }
 
 fn id_value(id: &RequestId) -> Value {

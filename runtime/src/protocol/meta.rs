@@ -78,7 +78,10 @@ impl MetaRead {
             return Self::refused(None, None, missing_meta());
         };
         match serde_json::from_str::<RequestMetaObject>(meta.get()) {
-            Ok(typed) => Self::from_typed(typed, supported),
+            Ok(typed) => {
+                let trace = super::TraceContext::from_meta(&typed.extra);
+                Self::from_typed(typed, trace, supported)
+            }
             // The typed read failed: only now is `_meta` read as a tree, to say why.
             Err(_) => match serde_json::from_str::<Value>(meta.get()) {
                 Ok(tree) => Self::diagnose(&tree, supported),
@@ -94,37 +97,35 @@ impl MetaRead {
         #[cfg(test)]
         READS.with(|n| n.set(n.get() + 1));
         match meta {
-            Some(typed) => Self::from_typed(
-                RequestMetaObject {
+            Some(typed) => {
+                let trace = super::TraceContext::from_meta(&typed.extra);
+                let taken = RequestMetaObject {
                     client_capabilities: std::mem::take(&mut typed.client_capabilities),
                     client_info: typed.client_info.take(),
                     log_level: typed.log_level,
                     protocol_version: typed.protocol_version.clone(),
                     progress_token: typed.progress_token.clone(),
                     extra: Map::new(),
-                },
-                supported,
-            )
-            .traced(super::TraceContext::from_meta(&typed.extra)),
+                };
+                Self::from_typed(taken, trace, supported)
+            }
             None => Self::refused(None, None, missing_meta()),
         }
     }
 
-    /// The trace context, read apart from the rest.
-    fn traced(mut self, trace: Option<super::TraceContext>) -> Self {
-        if let Ok(meta) = &mut self.meta {
-            meta.trace.clone_from(&trace);
-        }
-        self.trace = trace;
-        self
-    }
-
-    fn from_typed(typed: RequestMetaObject, supported: &[&str]) -> Self {
+    /// A typed `_meta` read, with the trace context its members carried.
+    fn from_typed(
+        typed: RequestMetaObject,
+        trace: Option<super::TraceContext>,
+        supported: &[&str],
+    ) -> Self {
         let version = typed.protocol_version.clone();
         let progress_token = typed.progress_token.clone();
-        let trace = super::TraceContext::from_meta(&typed.extra);
         let meta = if supported.contains(&version.as_str()) {
-            Ok(RequestMeta::from(typed))
+            Ok(RequestMeta {
+                trace: trace.clone(),
+                ..RequestMeta::from(typed)
+            })
         } else {
             Err(RpcError::unsupported_version(&version, supported))
         };
@@ -190,8 +191,11 @@ impl MetaRead {
                             version,
                             stateless,
                             progress_token,
+                            meta: Ok(RequestMeta {
+                                trace: trace.clone(),
+                                ..RequestMeta::from(typed)
+                            }),
                             trace,
-                            meta: Ok(RequestMeta::from(typed)),
                         };
                     }
                     Err(e) => RpcError::invalid_params(format!("params._meta is malformed: {e}")),
@@ -259,7 +263,8 @@ impl From<RequestMetaObject> for RequestMeta {
             client_info: meta.client_info.map(Arc::new),
             progress_token: meta.progress_token,
             log_level: meta.log_level,
-            trace: super::TraceContext::from_meta(&meta.extra),
+            // Read by the callers, which have the members at hand.
+            trace: None,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::middleware::{self, Dispatch, Dispatched, Outcome};
 use super::pipeline::{Admitted, Refusal, Routed, Verdict};
 use super::{Call, IncomingRequest, Output, Running, answer, state};
 use crate::jsonrpc::{RpcError, code};
-use crate::seal::{InvalidRequestState, Principal};
+use crate::seal::Principal;
 use crate::transport::BoxFuture;
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::method;
@@ -30,20 +30,18 @@ impl Admitted {
             mcp.state_rejected = Empty,
             trace_parent = Empty,
         );
-        if !span.is_disabled() {
-            let target = self.routed.as_ref().and_then(|r| r.params.as_ref().ok());
-            if let Some(target) = target.and_then(|typed| typed.target()) {
-                span.record("mcp.target", target);
-            }
-            if let Some(trace) = &self.meta.trace {
-                span.record("trace_parent", trace.traceparent());
-                #[cfg(feature = "otel")]
-                trace.set_parent_of(&span);
-            }
-        }
         if span.is_disabled() {
             // Nobody records it: no wrapper to move the request's future into.
             return self.dispatch(None).await.into_verdict();
+        }
+        let target = self.routed.as_ref().and_then(|r| r.params.as_ref().ok());
+        if let Some(target) = target.and_then(|typed| typed.target()) {
+            span.record("mcp.target", target);
+        }
+        if let Some(trace) = &self.meta.trace {
+            span.record("trace_parent", trace.traceparent());
+            #[cfg(feature = "otel")]
+            trace.set_parent_of(&span);
         }
         let dispatched = self.dispatch(Some(&span)).instrument(span.clone()).await;
         span.record("mcp.outcome", tracing::field::debug(dispatched.outcome()));
@@ -52,6 +50,7 @@ impl Admitted {
 
     /// The request served; `span`, when recorded, is told its round.
     async fn dispatch(self, span: Option<&tracing::Span>) -> Dispatched {
+        let era = self.era();
         let Admitted {
             server,
             request,
@@ -80,11 +79,6 @@ impl Admitted {
         let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
         let legacy = session.as_ref().map(|s| s.legacy().clone());
         let on_session = legacy.is_some();
-        let era = if on_session {
-            crate::Era::Session
-        } else {
-            crate::Era::Stateless
-        };
         let ctx = super::RequestContext::on_session(
             id,
             method.clone(),
@@ -148,7 +142,7 @@ impl Admitted {
             .map(|c| c.client_capabilities());
         let core = async {
             let (output, binding) = match started {
-                Err(e) if is_rejected_state(&e) => {
+                Err(e) if e.is_invalid_request_state() => {
                     return Dispatched::new(Verdict::Answered(Err(e)), Outcome::RejectedState);
                 }
                 Err(e) => return answered_error(e),
@@ -230,11 +224,6 @@ impl Admitted {
         let core: BoxFuture<'_, Dispatched> = Box::pin(core);
         middleware::run(&inner.layers, &request, core).await
     }
-}
-
-/// Whether `error` is the one fixed face of a `requestState` that did not open.
-fn is_rejected_state(error: &RpcError) -> bool {
-    error.code == InvalidRequestState::CODE && error.message == InvalidRequestState::MESSAGE
 }
 
 fn answered_error(error: RpcError) -> Dispatched {

@@ -14,12 +14,9 @@
 //! Prints `listening on http://ADDR/mcp` once the socket is bound, then serves until
 //! killed.
 
-use std::io::Write as _;
-
 use serde_json::json;
 use tern::ask;
 use tern::seal::{RequestStateSecurity, parse_secret_hex};
-use tern::server::http::HttpServer;
 use tern::server::{McpServer, ToolContext, ToolError};
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, method,
@@ -157,13 +154,5 @@ async fn main() -> Result<(), Failure> {
         mcp = mcp.request_state_security(RequestStateSecurity::keys(secrets)?);
     }
     register_deploy(&mcp, settings.instance);
-    let listener = tokio::net::TcpListener::bind(&settings.addr).await?;
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
-    // The parent reads this line to learn the port: do not leave it in a buffer.
-    stdout.flush()?;
-    HttpServer::new(mcp.server()?)
-        .serve(listener, tern::server::shutdown_signal())
-        .await?;
-    Ok(())
+    tern_tests::announce_and_serve(&settings.addr, mcp.server()?).await
 }

@@ -5,11 +5,8 @@
 //!
 //! Usage: trace_server [--addr ADDR]   (prints `listening on URL`)
 
-use std::io::Write as _;
-
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-use tern::server::http::HttpServer;
 use tern::server::{McpServer, NoArgs, ToolContext, ToolError};
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -53,12 +50,5 @@ async fn main() -> Result<(), Failure> {
         .skip_while(|a| a != "--addr")
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:0".into());
-    let listener = tokio::net::TcpListener::bind(&addr).await?;
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
-    stdout.flush()?;
-    HttpServer::new(mcp.server()?)
-        .serve(listener, tern::server::shutdown_signal())
-        .await?;
-    Ok(())
+    tern_tests::announce_and_serve(&addr, mcp.server()?).await
 }

@@ -559,3 +559,29 @@ async fn a_listen_stream_naming_too_many_uris_is_refused() {
     .await;
     assert_eq!(r.error_code(), Some(-32602), "{r:?}");
 }
+
+#[tokio::test]
+async fn a_draining_endpoint_ends_the_session_get_streams_instead_of_waiting_on_them() {
+    let server = tern::server::McpServer::new("drain", "1").server().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(tern::server::http::HttpServer::new(server).serve(
+        listener,
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let id = http_support::open_session(addr).await;
+    let mut stream = SseSocket::open(addr, "GET", &get_headers(&id, None), "").await;
+    assert_eq!(stream.status, 200);
+
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("the drain ends the GET stream instead of waiting on it")
+        .unwrap()
+        .unwrap();
+    // The stream was ended, not cut: what follows its priming event is its end.
+    while stream.next().await.is_some() {}
+}

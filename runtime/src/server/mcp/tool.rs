@@ -218,16 +218,10 @@ pub(crate) struct TaskMode {
 impl ToolEntry {
     pub(crate) fn new(tool: Tool, call: ToolFn, single_use: bool, scopes: Vec<String>) -> Self {
         #[cfg(feature = "schema-validation")]
-        let validator = {
-            let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
-            match jsonschema::validator_for(&schema) {
-                Ok(v) => Some(Arc::new(v)),
-                Err(e) => {
-                    tracing::error!(tool = %tool.name, error = %e, "a tool's inputSchema does not compile: its arguments are not validated");
-                    None
-                }
-            }
-        };
+        let validator = crate::util::schema::compile(
+            &tool.input_schema,
+            &format!("the inputSchema of tool {}", tool.name),
+        );
         #[cfg(feature = "http-server")]
         let headers = {
             let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
@@ -254,20 +248,12 @@ impl ToolEntry {
     pub(crate) fn check_arguments(&self, arguments: &Value) -> Result<(), RpcError> {
         #[cfg(feature = "schema-validation")]
         if let Some(validator) = &self.validator {
-            if let Err(e) = validator.validate(arguments) {
-                // Named as the decoding errors name fields: `a.b.0`, not `/a/b/0`.
-                let pointer = e.instance_path().to_string();
-                let path = pointer.trim_start_matches('/').replace('/', ".");
-                let at = if path.is_empty() {
-                    "the arguments".to_owned()
-                } else {
-                    format!("`{path}`")
-                };
-                return Err(RpcError::invalid_params(format!(
-                    "Invalid arguments for tool {}: {at}: {e}",
+            crate::util::schema::check(validator, arguments, "the arguments").map_err(|at| {
+                RpcError::invalid_params(format!(
+                    "Invalid arguments for tool {}: {at}",
                     self.tool.name
-                )));
-            }
+                ))
+            })?;
         }
         let _ = arguments;
         Ok(())

@@ -150,7 +150,8 @@ pub(crate) struct Shared {
     pub(crate) required_scopes: Option<RequiredScopes>,
     pub(crate) tool_headers: Option<ToolHeaders>,
     pub(crate) sessions: Option<sessions::Sessions>,
-    /// Cancelled when the endpoint starts draining: it ends the listen streams.
+    /// Cancelled when the endpoint starts draining: it ends the streams that never end
+    /// on their own, `subscriptions/listen` and a session's GET stream.
     pub(crate) closing: tokio_util::sync::CancellationToken,
 }
 

@@ -303,7 +303,7 @@ pub(crate) async fn handle_get(shared: &Shared, headers: &HeaderMap) -> Response
         );
     }
     match sessions.find(headers, auth.as_ref()) {
-        Ok(session) => session.streams.resume(headers),
+        Ok(session) => session.streams.resume(headers, &shared.closing),
         Err(missing) => no_session(None, &missing),
     }
 }
@@ -382,8 +382,8 @@ async fn run(
         Err(refused) => return json(&id, refused, legacy),
     };
     let (json_ok, sse_ok) = accepts(headers);
-    // A listen stream never ends on its own: a draining server ends it (the client
-    // listens again, elsewhere), where any other request is let finish.
+    // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
+    // sessions' GET streams (`Shared::closing`); any other request is let finish.
     let cancel = if accepted_listen {
         shared.closing.child_token()
     } else {

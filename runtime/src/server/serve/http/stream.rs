@@ -19,6 +19,7 @@ use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 use super::events::EventStore;
 use crate::util::lock;
@@ -98,8 +99,13 @@ impl SessionStreams {
     }
 
     /// The GET stream from where the client left it (`Last-Event-ID`, on any of the
-    /// session's streams) or, without one it can resume, from now.
-    pub(crate) fn resume(self: &Arc<Self>, headers: &HeaderMap) -> Response {
+    /// session's streams) or, without one it can resume, from now; it ends when
+    /// `closing` is cancelled (the endpoint drains: the client resumes elsewhere).
+    pub(crate) fn resume(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        closing: &CancellationToken,
+    ) -> Response {
         let last = headers
             .get(LAST_EVENT_ID)
             .and_then(|v| v.to_str().ok())
@@ -108,12 +114,21 @@ impl SessionStreams {
             Some(id) => id.to_owned(),
             None => self.store.position(&self.name, GET_STREAM),
         };
-        self.respond(from)
+        self.respond_until(from, Some(closing.clone()))
     }
 
     /// An SSE response reading the store from `from` on its stream: a priming event
     /// (the position, `retry`), then every event after it, live, until the stream ends.
     pub(crate) fn respond(self: &Arc<Self>, from: String) -> Response {
+        self.respond_until(from, None)
+    }
+
+    /// [`respond`](Self::respond), ending early when `closing` is cancelled.
+    fn respond_until(
+        self: &Arc<Self>,
+        from: String,
+        closing: Option<CancellationToken>,
+    ) -> Response {
         let priming = Bytes::from(format!(
             "id: {from}\nretry: {}\ndata: \n\n",
             self.retry.as_millis()
@@ -123,6 +138,7 @@ impl SessionStreams {
             cursor: from,
             queue: Vec::new().into_iter(),
             ended: false,
+            closing,
         };
         let first = futures_util::stream::once(async move { Ok::<_, Infallible>(priming) });
         let rest = futures_util::stream::unfold(reader, |mut reader| async move {
@@ -145,6 +161,8 @@ struct Reader {
     cursor: String,
     queue: std::vec::IntoIter<(String, String)>,
     ended: bool,
+    /// Ends the stream when cancelled, whatever is still to come.
+    closing: Option<CancellationToken>,
 }
 
 impl Reader {
@@ -166,7 +184,13 @@ impl Reader {
             let replay = streams.store.replay(&streams.name, &self.cursor)?;
             self.ended = replay.ended;
             if replay.events.is_empty() && !self.ended {
-                changed.await;
+                match &self.closing {
+                    Some(closing) => tokio::select! {
+                        () = changed => {}
+                        () = closing.cancelled() => return None,
+                    },
+                    None => changed.await,
+                }
             }
             self.queue = replay.events.into_iter();
         }
