@@ -155,12 +155,21 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
     };
     let method_fn = method_fn(p, u, &name)?;
     if let Some(dispatch) = tag_match(p, u, &kind)? {
+        let field = u.tag.as_ref().map(|(f, _)| f.clone()).unwrap_or_default();
         return Ok(quote! {
             #header
+            impl crate::rpc::TaggedUnion for #name {
+                const TAG: &'static str = #field;
+                fn variant<'de, X: ::serde::Deserializer<'de>>(
+                    tag: ::std::option::Option<&str>,
+                    deserializer: X,
+                ) -> ::std::result::Result<Self, X::Error> {
+                    #dispatch
+                }
+            }
             impl<'de> ::serde::Deserialize<'de> for #name {
                 fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                    let value = crate::rpc::buffer(deserializer)?;
-                    #dispatch
+                    crate::rpc::tagged(deserializer)
                 }
             }
             #method_fn
@@ -198,11 +207,12 @@ fn tag_match(p: &Prepared, u: &Union, kind: &str) -> Result<Option<TokenStream>>
         let vn = format_ident!("{}", v.name);
         let ty = parse_type(&p.version, &v.ty)?;
         arms.push(
-            quote!(Some(#(#values_of_v)|*) => crate::rpc::raw_variant::<D, #ty>(&value).map(Self::#vn)),
+            quote!(Some(#(#values_of_v)|*) => <#ty as ::serde::Deserialize>::deserialize(deserializer).map(Self::#vn)),
         );
         if optional {
-            missing =
-                Some(quote!(None => crate::rpc::raw_variant::<D, #ty>(&value).map(Self::#vn)));
+            missing = Some(
+                quote!(None => <#ty as ::serde::Deserialize>::deserialize(deserializer).map(Self::#vn)),
+            );
         }
     }
     let missing = missing.unwrap_or_else(|| {
@@ -210,8 +220,7 @@ fn tag_match(p: &Prepared, u: &Union, kind: &str) -> Result<Option<TokenStream>>
     });
     Ok(Some(quote! {
         const EXPECTED: &[&str] = &[#(#values),*];
-        let tag = crate::rpc::tag(&value, #field);
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             #(#arms,)*
             #missing,
             Some(other) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {

@@ -69,6 +69,16 @@ impl Base {
         })
     }
 
+    /// Whether the core module defines the type `name`.
+    pub(crate) fn defines(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
+    /// The core module's prepared schema.
+    pub(crate) fn prepared(&self) -> &Prepared {
+        &self.prepared
+    }
+
     /// The schema the extension module is generated from: the core definitions, the
     /// extension's over them, and the extension's new requests and notifications added
     /// to the core direction unions (so the method table finds them).

@@ -26,6 +26,7 @@ mod prepare;
 mod schema;
 mod views;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use quote::quote;
@@ -135,6 +136,14 @@ pub fn generate(schema_dir: &Path) -> Result<Vec<GeneratedFile>> {
                 format_source("rpc", include_str!("templates/rpc.rs"))?
             ),
         },
+        GeneratedFile {
+            path: PathBuf::from("src/rpc/unions.rs"),
+            contents: format!(
+                "{}{}",
+                preamble("codegen/src/templates/unions.rs"),
+                format_source("rpc/unions", include_str!("templates/unions.rs"))?
+            ),
+        },
     ];
     let mut cores = Vec::new();
     for v in VERSIONS {
@@ -206,6 +215,27 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
     build_module(version, schema, &header, None)
 }
 
+/// The structs that write a member first, and which: each tagged union's variants their
+/// tag, so a reader finds it in one pass (`rpc::tagged`); an input-required result its
+/// `resultType`.
+fn tags_first(prepared: &prepare::Prepared) -> BTreeMap<String, String> {
+    let mut tags: BTreeMap<String, String> = prepared
+        .unions
+        .iter()
+        .filter_map(|u| u.tag.as_ref().map(|(field, _)| (u, field)))
+        .flat_map(|(u, field)| {
+            u.variants.iter().map(move |v| {
+                let ty = v.ty.rsplit("::").next().unwrap_or(&v.ty).to_owned();
+                (ty, field.clone())
+            })
+        })
+        .collect();
+    if prepared.has_input_required {
+        tags.insert("InputRequiredResult".to_owned(), "resultType".to_owned());
+    }
+    tags
+}
+
 /// Builds a module from a schema. With a `base`, what the base module already has is
 /// left out: its constants, error codes and methods, and every item identical to one of
 /// its own (see [`extension`]).
@@ -229,6 +259,13 @@ fn build_module(
         .map(|c| c.name.clone())
         .chain(prepared.codes.iter().map(|c| c.name.clone()))
         .collect();
+    // For the core types an extension repeats, the core's choice: they must come out
+    // as the core module has them.
+    let mut first = tags_first(&prepared);
+    if let Some(base) = base {
+        first.retain(|ty, _| !base.defines(ty));
+        first.extend(tags_first(base.prepared()));
+    }
     if let Some(base) = base {
         base.narrow(&mut prepared, &mut methods)?;
     }
@@ -258,7 +295,7 @@ fn build_module(
         version: version.to_owned(),
         message: e.to_string(),
     })?;
-    passes::run(&mut file, &names, &defaulted);
+    passes::run(&mut file, &names, &defaulted, &first);
     if let Some(base) = base {
         base.drop_repeated(&mut file)?;
     }

@@ -13,12 +13,81 @@ pub(crate) fn run(
     file: &mut syn::File,
     names: &BTreeMap<String, String>,
     defaulted: &BTreeSet<String>,
+    tags_first: &BTreeMap<String, String>,
 ) {
     crate::docs::DocFixer { names }.visit_file_mut(file);
+    TagsFirst { tags: tags_first }.visit_file_mut(file);
     OptionalCollections.visit_file_mut(file);
     ProtocolFieldNames.visit_file_mut(file);
     add_constructors(file, defaulted);
     crate::open_structs::run(file);
+}
+
+/// A struct that is a variant of a tagged union declares (and so writes) its tag
+/// first: `tags` maps the struct's name to the tag's wire name.
+struct TagsFirst<'a> {
+    tags: &'a BTreeMap<String, String>,
+}
+
+impl VisitMut for TagsFirst<'_> {
+    fn visit_item_struct_mut(&mut self, item: &mut syn::ItemStruct) {
+        let Some(tag) = self.tags.get(&item.ident.to_string()) else {
+            return;
+        };
+        let syn::Fields::Named(fields) = &mut item.fields else {
+            return;
+        };
+        let Some(at) = fields
+            .named
+            .iter()
+            .position(|f| wire_name(f).as_deref() == Some(tag))
+        else {
+            return;
+        };
+        let mut all: Vec<syn::Field> = std::mem::take(&mut fields.named).into_iter().collect();
+        let tag_field = all.remove(at);
+        fields.named.push(tag_field);
+        fields.named.extend(all);
+    }
+}
+
+/// The name a field has on the wire: its serde `rename`, or its own.
+fn wire_name(field: &syn::Field) -> Option<String> {
+    serde_member(field)
+        .rename
+        .or_else(|| field.ident.as_ref().map(ToString::to_string))
+}
+
+/// What a field's `#[serde(...)]` attributes say of it.
+struct SerdeMember {
+    rename: Option<String>,
+    /// The `skip_serializing_if` function's path.
+    skip_if: Option<String>,
+}
+
+fn serde_member(field: &syn::Field) -> SerdeMember {
+    let mut member = SerdeMember {
+        rename: None,
+        skip_if: None,
+    };
+    for a in &field.attrs {
+        if !a.path().is_ident("serde") {
+            continue;
+        }
+        let _ = a.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                let s: syn::LitStr = meta.value()?.parse()?;
+                member.rename = Some(s.value());
+            } else if meta.path.is_ident("skip_serializing_if") {
+                let s: syn::LitStr = meta.value()?.parse()?;
+                member.skip_if = Some(s.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+            }
+            Ok(())
+        });
+    }
+    member
 }
 
 /// typify gives an optional map or list a default and skips it when empty, which loses
@@ -28,26 +97,8 @@ struct OptionalCollections;
 
 impl VisitMut for OptionalCollections {
     fn visit_field_mut(&mut self, field: &mut syn::Field) {
-        let mut rename = None;
-        let mut skips_empty = false;
-        for a in &field.attrs {
-            if !a.path().is_ident("serde") {
-                continue;
-            }
-            let _ = a.parse_nested_meta(|meta| {
-                if meta.path.is_ident("rename") {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    rename = Some(s.value());
-                } else if meta.path.is_ident("skip_serializing_if") {
-                    let s: syn::LitStr = meta.value()?.parse()?;
-                    skips_empty = s.value().ends_with("is_empty");
-                } else if meta.input.peek(syn::Token![=]) {
-                    let _: syn::Expr = meta.value()?.parse()?;
-                }
-                Ok(())
-            });
-        }
-        if !skips_empty {
+        let SerdeMember { rename, skip_if } = serde_member(field);
+        if !skip_if.is_some_and(|f| f.ends_with("is_empty")) {
             return;
         }
         field.attrs.retain(|a| !a.path().is_ident("serde"));

@@ -83,8 +83,10 @@ fn every_compat_schema_generates_and_compiles() {
             std::fs::remove_file(&path).unwrap();
         }
     }
-    let rpc = std::fs::read_to_string(workspace().join("generated/src/rpc.rs")).unwrap();
-    write(&krate.join("src/rpc.rs"), &rpc);
+    for part in ["rpc.rs", "rpc/unions.rs"] {
+        let text = std::fs::read_to_string(workspace().join("generated/src").join(part)).unwrap();
+        write(&krate.join("src").join(part), &text);
+    }
     write(&krate.join("src/lib.rs"), &lib);
     write(
         &krate.join("Cargo.toml"),

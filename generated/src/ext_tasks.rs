@@ -15,12 +15,12 @@ use crate::v2026_07_28::*;
 /// `CancelTaskRequest`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskRequest {
+    /// The `method` member.
+    pub method: TasksCancelMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksCancelMethod,
     /// The `params` member.
     pub params: CancelTaskRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -57,6 +57,8 @@ pub struct CancelTaskResult {
 /// `CancelledTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledTask {
+    /// The `status` member.
+    pub status: CancelledStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -70,8 +72,6 @@ pub struct CancelledTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: CancelledStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -92,6 +92,8 @@ pub struct CancelledTask {
 /// `CompletedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompletedTask {
+    /// The `status` member.
+    pub status: CompletedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -107,8 +109,6 @@ pub struct CompletedTask {
     pub poll_interval_ms: ::std::option::Option<i64>,
     /// The `result` member.
     pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    /// The `status` member.
-    pub status: CompletedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -174,6 +174,8 @@ pub struct CreateTaskResult {
 /// `FailedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct FailedTask {
+    /// The `status` member.
+    pub status: FailedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -189,8 +191,6 @@ pub struct FailedTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: FailedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -211,12 +211,12 @@ pub struct FailedTask {
 /// `GetTaskRequest`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskRequest {
+    /// The `method` member.
+    pub method: TasksGetMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksGetMethod,
     /// The `params` member.
     pub params: GetTaskRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -236,6 +236,8 @@ pub struct GetTaskRequestParams {
 /// `GetTaskResultCancelledTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResultCancelledTask {
+    /// The `status` member.
+    pub status: CancelledStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -259,8 +261,6 @@ pub struct GetTaskResultCancelledTask {
     /// The `resultType` member.
     #[serde(rename = "resultType")]
     pub result_type: ResultType,
-    /// The `status` member.
-    pub status: CancelledStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -281,6 +281,8 @@ pub struct GetTaskResultCancelledTask {
 /// `GetTaskResultCompletedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResultCompletedTask {
+    /// The `status` member.
+    pub status: CompletedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -306,8 +308,6 @@ pub struct GetTaskResultCompletedTask {
     /// The `resultType` member.
     #[serde(rename = "resultType")]
     pub result_type: ResultType,
-    /// The `status` member.
-    pub status: CompletedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -328,6 +328,8 @@ pub struct GetTaskResultCompletedTask {
 /// `GetTaskResultFailedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResultFailedTask {
+    /// The `status` member.
+    pub status: FailedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -353,8 +355,6 @@ pub struct GetTaskResultFailedTask {
     /// The `resultType` member.
     #[serde(rename = "resultType")]
     pub result_type: ResultType,
-    /// The `status` member.
-    pub status: FailedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -375,6 +375,8 @@ pub struct GetTaskResultFailedTask {
 /// `GetTaskResultInputRequiredTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResultInputRequiredTask {
+    /// The `status` member.
+    pub status: InputRequiredStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -401,8 +403,6 @@ pub struct GetTaskResultInputRequiredTask {
     /// The `resultType` member.
     #[serde(rename = "resultType")]
     pub result_type: ResultType,
-    /// The `status` member.
-    pub status: InputRequiredStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -423,6 +423,8 @@ pub struct GetTaskResultInputRequiredTask {
 /// `GetTaskResultWorkingTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskResultWorkingTask {
+    /// The `status` member.
+    pub status: WorkingStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -446,8 +448,6 @@ pub struct GetTaskResultWorkingTask {
     /// The `resultType` member.
     #[serde(rename = "resultType")]
     pub result_type: ResultType,
-    /// The `status` member.
-    pub status: WorkingStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -468,6 +468,8 @@ pub struct GetTaskResultWorkingTask {
 /// `InputRequiredTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InputRequiredTask {
+    /// The `status` member.
+    pub status: InputRequiredStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -484,8 +486,6 @@ pub struct InputRequiredTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: InputRequiredStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -621,10 +621,10 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
 /// `TaskStatusNotification`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsTasksMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -634,6 +634,8 @@ pub struct TaskStatusNotification {
 /// `TaskStatusNotificationParamsCancelledTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParamsCancelledTask {
+    /// The `status` member.
+    pub status: CancelledStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -654,8 +656,6 @@ pub struct TaskStatusNotificationParamsCancelledTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: CancelledStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -676,6 +676,8 @@ pub struct TaskStatusNotificationParamsCancelledTask {
 /// `TaskStatusNotificationParamsCompletedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParamsCompletedTask {
+    /// The `status` member.
+    pub status: CompletedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -698,8 +700,6 @@ pub struct TaskStatusNotificationParamsCompletedTask {
     pub poll_interval_ms: ::std::option::Option<i64>,
     /// The `result` member.
     pub result: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    /// The `status` member.
-    pub status: CompletedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -720,6 +720,8 @@ pub struct TaskStatusNotificationParamsCompletedTask {
 /// `TaskStatusNotificationParamsFailedTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParamsFailedTask {
+    /// The `status` member.
+    pub status: FailedStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -742,8 +744,6 @@ pub struct TaskStatusNotificationParamsFailedTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: FailedStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -764,6 +764,8 @@ pub struct TaskStatusNotificationParamsFailedTask {
 /// `TaskStatusNotificationParamsInputRequiredTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParamsInputRequiredTask {
+    /// The `status` member.
+    pub status: InputRequiredStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -787,8 +789,6 @@ pub struct TaskStatusNotificationParamsInputRequiredTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: InputRequiredStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -809,6 +809,8 @@ pub struct TaskStatusNotificationParamsInputRequiredTask {
 /// `TaskStatusNotificationParamsWorkingTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotificationParamsWorkingTask {
+    /// The `status` member.
+    pub status: WorkingStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -829,8 +831,6 @@ pub struct TaskStatusNotificationParamsWorkingTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: WorkingStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -936,12 +936,12 @@ pub enum TasksExtensionCapabilityValue {}
 /// `UpdateTaskRequest`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UpdateTaskRequest {
+    /// The `method` member.
+    pub method: TasksUpdateMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksUpdateMethod,
     /// The `params` member.
     pub params: UpdateTaskRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -981,6 +981,8 @@ pub struct UpdateTaskResult {
 /// `WorkingTask`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct WorkingTask {
+    /// The `status` member.
+    pub status: WorkingStatus,
     /// The `createdAt` member.
     #[serde(rename = "createdAt")]
     pub created_at: ::std::string::String,
@@ -994,8 +996,6 @@ pub struct WorkingTask {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub poll_interval_ms: ::std::option::Option<i64>,
-    /// The `status` member.
-    pub status: WorkingStatus,
     /// The `statusMessage` member.
     #[serde(
         rename = "statusMessage",
@@ -1075,11 +1075,12 @@ impl ::std::convert::From<CancelledTask> for DetailedTask {
         Self::Cancelled(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for DetailedTask {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for DetailedTask {
+    const TAG: &'static str = "status";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "working",
             "input_required",
@@ -1087,23 +1088,26 @@ impl<'de> ::serde::Deserialize<'de> for DetailedTask {
             "failed",
             "cancelled",
         ];
-        let tag = crate::rpc::tag(&value, "status");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("working") => {
-                crate::rpc::raw_variant::<D, WorkingTask>(&value).map(Self::Working)
+                <WorkingTask as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Working)
             }
             Some("input_required") => {
-                crate::rpc::raw_variant::<D, InputRequiredTask>(&value)
+                <InputRequiredTask as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::InputRequired)
             }
             Some("completed") => {
-                crate::rpc::raw_variant::<D, CompletedTask>(&value).map(Self::Completed)
+                <CompletedTask as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Completed)
             }
             Some("failed") => {
-                crate::rpc::raw_variant::<D, FailedTask>(&value).map(Self::Failed)
+                <FailedTask as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Failed)
             }
             Some("cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledTask>(&value).map(Self::Cancelled)
+                <CancelledTask as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Cancelled)
             }
             None => {
                 Err(
@@ -1125,6 +1129,13 @@ impl<'de> ::serde::Deserialize<'de> for DetailedTask {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for DetailedTask {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `GetTaskResult` variants, chosen by its discriminating members.
@@ -1180,11 +1191,12 @@ impl ::std::convert::From<GetTaskResultCancelledTask> for GetTaskResult {
         Self::Cancelled(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for GetTaskResult {
+    const TAG: &'static str = "status";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "working",
             "input_required",
@@ -1192,26 +1204,35 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
             "failed",
             "cancelled",
         ];
-        let tag = crate::rpc::tag(&value, "status");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("working") => {
-                crate::rpc::raw_variant::<D, GetTaskResultWorkingTask>(&value)
+                <GetTaskResultWorkingTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Working)
             }
             Some("input_required") => {
-                crate::rpc::raw_variant::<D, GetTaskResultInputRequiredTask>(&value)
+                <GetTaskResultInputRequiredTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::InputRequired)
             }
             Some("completed") => {
-                crate::rpc::raw_variant::<D, GetTaskResultCompletedTask>(&value)
+                <GetTaskResultCompletedTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Completed)
             }
             Some("failed") => {
-                crate::rpc::raw_variant::<D, GetTaskResultFailedTask>(&value)
+                <GetTaskResultFailedTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Failed)
             }
             Some("cancelled") => {
-                crate::rpc::raw_variant::<D, GetTaskResultCancelledTask>(&value)
+                <GetTaskResultCancelledTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             None => {
@@ -1234,6 +1255,13 @@ impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for GetTaskResult {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `TaskStatusNotificationParams` variants, chosen by its discriminating members.
@@ -1294,11 +1322,12 @@ for TaskStatusNotificationParams {
         Self::Cancelled(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for TaskStatusNotificationParams {
+    const TAG: &'static str = "status";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "working",
             "input_required",
@@ -1306,41 +1335,35 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
             "failed",
             "cancelled",
         ];
-        let tag = crate::rpc::tag(&value, "status");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("working") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    TaskStatusNotificationParamsWorkingTask,
-                >(&value)
+                <TaskStatusNotificationParamsWorkingTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Working)
             }
             Some("input_required") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    TaskStatusNotificationParamsInputRequiredTask,
-                >(&value)
+                <TaskStatusNotificationParamsInputRequiredTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::InputRequired)
             }
             Some("completed") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    TaskStatusNotificationParamsCompletedTask,
-                >(&value)
+                <TaskStatusNotificationParamsCompletedTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Completed)
             }
             Some("failed") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    TaskStatusNotificationParamsFailedTask,
-                >(&value)
+                <TaskStatusNotificationParamsFailedTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Failed)
             }
             Some("cancelled") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    TaskStatusNotificationParamsCancelledTask,
-                >(&value)
+                <TaskStatusNotificationParamsCancelledTask as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             None => {
@@ -1364,6 +1387,13 @@ impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for TaskStatusNotificationParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One uninhabited marker type per protocol method, naming its parameters and
@@ -2000,9 +2030,9 @@ impl CancelTaskRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CancelTaskRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -2043,10 +2073,10 @@ impl CancelledTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2064,11 +2094,11 @@ impl CompletedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             poll_interval_ms: ::std::default::Default::default(),
             result,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2109,11 +2139,11 @@ impl FailedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             error,
             last_updated_at: last_updated_at.into(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2126,9 +2156,9 @@ impl GetTaskRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: GetTaskRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -2153,12 +2183,12 @@ impl GetTaskResultCancelledTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result_type: ResultType::Complete,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2176,13 +2206,13 @@ impl GetTaskResultCompletedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result,
             result_type: ResultType::Complete,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2200,13 +2230,13 @@ impl GetTaskResultFailedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             error,
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result_type: ResultType::Complete,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2224,13 +2254,13 @@ impl GetTaskResultInputRequiredTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             input_requests,
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result_type: ResultType::Complete,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2247,12 +2277,12 @@ impl GetTaskResultWorkingTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result_type: ResultType::Complete,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2270,11 +2300,11 @@ impl InputRequiredTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             input_requests,
             last_updated_at: last_updated_at.into(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2310,8 +2340,8 @@ impl TaskStatusNotification {
         params: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     ) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -2326,11 +2356,11 @@ impl TaskStatusNotificationParamsCancelledTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2348,12 +2378,12 @@ impl TaskStatusNotificationParamsCompletedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
             result,
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2371,12 +2401,12 @@ impl TaskStatusNotificationParamsFailedTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             error,
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2394,12 +2424,12 @@ impl TaskStatusNotificationParamsInputRequiredTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             input_requests,
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2416,11 +2446,11 @@ impl TaskStatusNotificationParamsWorkingTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             meta: ::std::default::Default::default(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2463,9 +2493,9 @@ impl UpdateTaskRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: UpdateTaskRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -2510,10 +2540,10 @@ impl WorkingTask {
         task_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            status: ::std::default::Default::default(),
             created_at: created_at.into(),
             last_updated_at: last_updated_at.into(),
             poll_interval_ms: ::std::default::Default::default(),
-            status: ::std::default::Default::default(),
             status_message: ::std::default::Default::default(),
             task_id: task_id.into(),
             ttl_ms: ::std::default::Default::default(),
@@ -2522,8 +2552,8 @@ impl WorkingTask {
     }
 }
 crate::rpc::open_struct!(
-    CancelTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : TasksCancelMethod = "method" required, params :
+    CancelTaskRequest { method : TasksCancelMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CancelTaskRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -2534,21 +2564,21 @@ crate::rpc::open_struct!(
     default, result_type : ResultType = "resultType" required }
 );
 crate::rpc::open_struct!(
-    CancelledTask { created_at : ::std::string::String = "createdAt" required,
-    last_updated_at : ::std::string::String = "lastUpdatedAt" required, poll_interval_ms
-    : ::std::option::Option < i64 > = "pollIntervalMs" default, status : CancelledStatus
-    = "status" required, status_message : ::std::option::Option < ::std::string::String >
-    = "statusMessage" default, task_id : ::std::string::String = "taskId" required,
-    ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
+    CancelledTask { status : CancelledStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, last_updated_at : ::std::string::String
+    = "lastUpdatedAt" required, poll_interval_ms : ::std::option::Option < i64 > =
+    "pollIntervalMs" default, status_message : ::std::option::Option <
+    ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
+    "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    CompletedTask { created_at : ::std::string::String = "createdAt" required,
-    last_updated_at : ::std::string::String = "lastUpdatedAt" required, poll_interval_ms
-    : ::std::option::Option < i64 > = "pollIntervalMs" default, result :
-    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "result" required,
-    status : CompletedStatus = "status" required, status_message : ::std::option::Option
-    < ::std::string::String > = "statusMessage" default, task_id : ::std::string::String
-    = "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
+    CompletedTask { status : CompletedStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, last_updated_at : ::std::string::String
+    = "lastUpdatedAt" required, poll_interval_ms : ::std::option::Option < i64 > =
+    "pollIntervalMs" default, result : ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > = "result" required, status_message : ::std::option::Option <
+    ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
+    "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
     CreateTaskResult { created_at : ::std::string::String = "createdAt" required,
@@ -2561,82 +2591,82 @@ crate::rpc::open_struct!(
     ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    FailedTask { created_at : ::std::string::String = "createdAt" required, error :
-    ErrorObject = "error" required, last_updated_at : ::std::string::String =
-    "lastUpdatedAt" required, poll_interval_ms : ::std::option::Option < i64 > =
-    "pollIntervalMs" default, status : FailedStatus = "status" required, status_message :
+    FailedTask { status : FailedStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, error : ErrorObject = "error" required,
+    last_updated_at : ::std::string::String = "lastUpdatedAt" required, poll_interval_ms
+    : ::std::option::Option < i64 > = "pollIntervalMs" default, status_message :
     ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
     ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
     "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    GetTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
-    required, method : TasksGetMethod = "method" required, params : GetTaskRequestParams
-    = "params" required }
+    GetTaskRequest { method : TasksGetMethod = "method" required, id : RequestId = "id"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
+    GetTaskRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
     GetTaskRequestParams { task_id : ::std::string::String = "taskId" required }
 );
 crate::rpc::open_struct!(
-    GetTaskResultCancelledTask { created_at : ::std::string::String = "createdAt"
-    required, last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
-    ::std::option::Option < ResultMetaObject > = "_meta" default, poll_interval_ms :
-    ::std::option::Option < i64 > = "pollIntervalMs" default, result_type : ResultType =
-    "resultType" required, status : CancelledStatus = "status" required, status_message :
-    ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
-    ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
-    "ttlMs" default }
-);
-crate::rpc::open_struct!(
-    GetTaskResultCompletedTask { created_at : ::std::string::String = "createdAt"
-    required, last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
-    ::std::option::Option < ResultMetaObject > = "_meta" default, poll_interval_ms :
-    ::std::option::Option < i64 > = "pollIntervalMs" default, result : ::serde_json::Map
-    < ::std::string::String, ::serde_json::Value > = "result" required, result_type :
-    ResultType = "resultType" required, status : CompletedStatus = "status" required,
+    GetTaskResultCancelledTask { status : CancelledStatus = "status" required, created_at
+    : ::std::string::String = "createdAt" required, last_updated_at :
+    ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    ResultMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option < i64
+    > = "pollIntervalMs" default, result_type : ResultType = "resultType" required,
     status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
     default, task_id : ::std::string::String = "taskId" required, ttl_ms :
     ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    GetTaskResultFailedTask { created_at : ::std::string::String = "createdAt" required,
-    error : ErrorObject = "error" required, last_updated_at : ::std::string::String =
-    "lastUpdatedAt" required, meta : ::std::option::Option < ResultMetaObject > = "_meta"
-    default, poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default,
-    result_type : ResultType = "resultType" required, status : FailedStatus = "status"
+    GetTaskResultCompletedTask { status : CompletedStatus = "status" required, created_at
+    : ::std::string::String = "createdAt" required, last_updated_at :
+    ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    ResultMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option < i64
+    > = "pollIntervalMs" default, result : ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > = "result" required, result_type : ResultType = "resultType"
     required, status_message : ::std::option::Option < ::std::string::String > =
     "statusMessage" default, task_id : ::std::string::String = "taskId" required, ttl_ms
     : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    GetTaskResultInputRequiredTask { created_at : ::std::string::String = "createdAt"
-    required, input_requests : InputRequests = "inputRequests" required, last_updated_at
-    : ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
-    ResultMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option < i64
-    > = "pollIntervalMs" default, result_type : ResultType = "resultType" required,
-    status : InputRequiredStatus = "status" required, status_message :
-    ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
-    ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
-    "ttlMs" default }
-);
-crate::rpc::open_struct!(
-    GetTaskResultWorkingTask { created_at : ::std::string::String = "createdAt" required,
+    GetTaskResultFailedTask { status : FailedStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, error : ErrorObject = "error" required,
     last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
     ::std::option::Option < ResultMetaObject > = "_meta" default, poll_interval_ms :
     ::std::option::Option < i64 > = "pollIntervalMs" default, result_type : ResultType =
-    "resultType" required, status : WorkingStatus = "status" required, status_message :
+    "resultType" required, status_message : ::std::option::Option < ::std::string::String
+    > = "statusMessage" default, task_id : ::std::string::String = "taskId" required,
+    ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    GetTaskResultInputRequiredTask { status : InputRequiredStatus = "status" required,
+    created_at : ::std::string::String = "createdAt" required, input_requests :
+    InputRequests = "inputRequests" required, last_updated_at : ::std::string::String =
+    "lastUpdatedAt" required, meta : ::std::option::Option < ResultMetaObject > = "_meta"
+    default, poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default,
+    result_type : ResultType = "resultType" required, status_message :
     ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
     ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
     "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    InputRequiredTask { created_at : ::std::string::String = "createdAt" required,
-    input_requests : InputRequests = "inputRequests" required, last_updated_at :
-    ::std::string::String = "lastUpdatedAt" required, poll_interval_ms :
-    ::std::option::Option < i64 > = "pollIntervalMs" default, status :
-    InputRequiredStatus = "status" required, status_message : ::std::option::Option <
-    ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
-    "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
+    GetTaskResultWorkingTask { status : WorkingStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, last_updated_at : ::std::string::String
+    = "lastUpdatedAt" required, meta : ::std::option::Option < ResultMetaObject > =
+    "_meta" default, poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs"
+    default, result_type : ResultType = "resultType" required, status_message :
+    ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
+    ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
+    "ttlMs" default }
+);
+crate::rpc::open_struct!(
+    InputRequiredTask { status : InputRequiredStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, input_requests : InputRequests =
+    "inputRequests" required, last_updated_at : ::std::string::String = "lastUpdatedAt"
+    required, poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs"
+    default, status_message : ::std::option::Option < ::std::string::String > =
+    "statusMessage" default, task_id : ::std::string::String = "taskId" required, ttl_ms
+    : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
     Task { created_at : ::std::string::String = "createdAt" required, last_updated_at :
@@ -2647,55 +2677,56 @@ crate::rpc::open_struct!(
     : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsTasksMethod = "method" required, params : ::serde_json::Map <
+    TaskStatusNotification { method : NotificationsTasksMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : ::serde_json::Map <
     ::std::string::String, ::serde_json::Value > = "params" required }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotificationParamsCancelledTask { created_at : ::std::string::String =
-    "createdAt" required, last_updated_at : ::std::string::String = "lastUpdatedAt"
-    required, meta : ::std::option::Option < NotificationMetaObject > = "_meta" default,
-    poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default, status :
-    CancelledStatus = "status" required, status_message : ::std::option::Option <
+    TaskStatusNotificationParamsCancelledTask { status : CancelledStatus = "status"
+    required, created_at : ::std::string::String = "createdAt" required, last_updated_at
+    : ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option
+    < i64 > = "pollIntervalMs" default, status_message : ::std::option::Option <
     ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
     "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotificationParamsCompletedTask { created_at : ::std::string::String =
-    "createdAt" required, last_updated_at : ::std::string::String = "lastUpdatedAt"
-    required, meta : ::std::option::Option < NotificationMetaObject > = "_meta" default,
-    poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default, result :
-    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "result" required,
-    status : CompletedStatus = "status" required, status_message : ::std::option::Option
-    < ::std::string::String > = "statusMessage" default, task_id : ::std::string::String
-    = "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
+    TaskStatusNotificationParamsCompletedTask { status : CompletedStatus = "status"
+    required, created_at : ::std::string::String = "createdAt" required, last_updated_at
+    : ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option
+    < i64 > = "pollIntervalMs" default, result : ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > = "result" required, status_message :
+    ::std::option::Option < ::std::string::String > = "statusMessage" default, task_id :
+    ::std::string::String = "taskId" required, ttl_ms : ::std::option::Option < i64 > =
+    "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotificationParamsFailedTask { created_at : ::std::string::String =
-    "createdAt" required, error : ErrorObject = "error" required, last_updated_at :
-    ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
-    NotificationMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option
-    < i64 > = "pollIntervalMs" default, status : FailedStatus = "status" required,
+    TaskStatusNotificationParamsFailedTask { status : FailedStatus = "status" required,
+    created_at : ::std::string::String = "createdAt" required, error : ErrorObject =
+    "error" required, last_updated_at : ::std::string::String = "lastUpdatedAt" required,
+    meta : ::std::option::Option < NotificationMetaObject > = "_meta" default,
+    poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default,
     status_message : ::std::option::Option < ::std::string::String > = "statusMessage"
     default, task_id : ::std::string::String = "taskId" required, ttl_ms :
     ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotificationParamsInputRequiredTask { created_at : ::std::string::String =
-    "createdAt" required, input_requests : InputRequests = "inputRequests" required,
-    last_updated_at : ::std::string::String = "lastUpdatedAt" required, meta :
-    ::std::option::Option < NotificationMetaObject > = "_meta" default, poll_interval_ms
-    : ::std::option::Option < i64 > = "pollIntervalMs" default, status :
-    InputRequiredStatus = "status" required, status_message : ::std::option::Option <
+    TaskStatusNotificationParamsInputRequiredTask { status : InputRequiredStatus =
+    "status" required, created_at : ::std::string::String = "createdAt" required,
+    input_requests : InputRequests = "inputRequests" required, last_updated_at :
+    ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option
+    < i64 > = "pollIntervalMs" default, status_message : ::std::option::Option <
     ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
     "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotificationParamsWorkingTask { created_at : ::std::string::String =
-    "createdAt" required, last_updated_at : ::std::string::String = "lastUpdatedAt"
-    required, meta : ::std::option::Option < NotificationMetaObject > = "_meta" default,
-    poll_interval_ms : ::std::option::Option < i64 > = "pollIntervalMs" default, status :
-    WorkingStatus = "status" required, status_message : ::std::option::Option <
+    TaskStatusNotificationParamsWorkingTask { status : WorkingStatus = "status" required,
+    created_at : ::std::string::String = "createdAt" required, last_updated_at :
+    ::std::string::String = "lastUpdatedAt" required, meta : ::std::option::Option <
+    NotificationMetaObject > = "_meta" default, poll_interval_ms : ::std::option::Option
+    < i64 > = "pollIntervalMs" default, status_message : ::std::option::Option <
     ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
     "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
@@ -2708,8 +2739,8 @@ crate::rpc::open_struct!(
     ::std::string::String > > = "taskIds" default }
 );
 crate::rpc::open_struct!(
-    UpdateTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : TasksUpdateMethod = "method" required, params :
+    UpdateTaskRequest { method : TasksUpdateMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     UpdateTaskRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -2721,10 +2752,10 @@ crate::rpc::open_struct!(
     default, result_type : ResultType = "resultType" required }
 );
 crate::rpc::open_struct!(
-    WorkingTask { created_at : ::std::string::String = "createdAt" required,
-    last_updated_at : ::std::string::String = "lastUpdatedAt" required, poll_interval_ms
-    : ::std::option::Option < i64 > = "pollIntervalMs" default, status : WorkingStatus =
-    "status" required, status_message : ::std::option::Option < ::std::string::String > =
-    "statusMessage" default, task_id : ::std::string::String = "taskId" required, ttl_ms
-    : ::std::option::Option < i64 > = "ttlMs" default }
+    WorkingTask { status : WorkingStatus = "status" required, created_at :
+    ::std::string::String = "createdAt" required, last_updated_at : ::std::string::String
+    = "lastUpdatedAt" required, poll_interval_ms : ::std::option::Option < i64 > =
+    "pollIntervalMs" default, status_message : ::std::option::Option <
+    ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
+    "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );

@@ -410,84 +410,8 @@ pub fn value_at<'a>(
 ) -> Option<&'a serde_json::Value> {
     path.iter().try_fold(value, |v, key| v.get(key))
 }
-/// Buffers a union's value as JSON text, to read its discriminator and then the variant
-/// it names: no tree is built. Reads from serde_json's deserializers (text or
-/// `serde_json::Value`).
-#[doc(hidden)]
-pub fn buffer<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Box<serde_json::value::RawValue>, D::Error> {
-    <Box<serde_json::value::RawValue>>::deserialize(deserializer)
-}
-/// The top-level members `keys` of the JSON object written in `object`, as text, found
-/// in one pass without building a tree (the last of a repeated member wins, as in a
-/// parsed object); `None` for each one absent, and for all when `object` is not an
-/// object.
-#[doc(hidden)]
-pub fn members<'a, const N: usize>(
-    object: &'a str,
-    keys: [&str; N],
-) -> [Option<&'a serde_json::value::RawValue>; N] {
-    struct Find<'k, const N: usize>([&'k str; N]);
-    impl<'de, const N: usize> serde::de::Visitor<'de> for Find<'_, N> {
-        type Value = [Option<&'de serde_json::value::RawValue>; N];
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut found = [None; N];
-            while let Some(key) = map.next_key::<MemberName<'de>>()? {
-                match self.0.iter().position(|k| *k == key.as_str()) {
-                    Some(i) => found[i] = Some(map.next_value()?),
-                    None => {
-                        map.next_value::<serde::de::IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(found)
-        }
-    }
-    let mut reader = serde_json::Deserializer::from_str(object);
-    serde::Deserializer::deserialize_map(&mut reader, Find(keys)).unwrap_or([None; N])
-}
-/// The top-level member `name` of the object written in `object` ([`members`] for one).
-#[doc(hidden)]
-pub fn member<'a>(
-    object: &'a serde_json::value::RawValue,
-    name: &str,
-) -> Option<&'a serde_json::value::RawValue> {
-    let [found] = members(object.get(), [name]);
-    found
-}
-/// The top-level member `name` of a buffered union value when it is a string (borrowed
-/// when it has no escapes): the discriminator.
-#[doc(hidden)]
-pub fn tag<'a>(
-    object: &'a serde_json::value::RawValue,
-    name: &str,
-) -> Option<MemberName<'a>> {
-    serde_json::from_str(member(object, name)?.get()).ok()
-}
-/// Decodes a variant from a buffered value, turning its error into `D::Error`.
-#[doc(hidden)]
-pub fn raw_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-    value: &serde_json::value::RawValue,
-) -> Result<T, D::Error> {
-    serde_json::from_str(value.get()).map_err(serde::de::Error::custom)
-}
-/// Decodes a complete result that left `resultType` out, as if it had said `complete`.
-#[doc(hidden)]
-pub fn complete_variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(
-    value: &serde_json::value::RawValue,
-) -> Result<T, D::Error> {
-    let text = value.get();
-    let given = prepend_members(text, [r#""resultType":"complete""#]);
-    serde_json::from_str(given.as_deref().unwrap_or(text))
-        .map_err(serde::de::Error::custom)
-}
+mod unions;
+pub use unions::*;
 /// `object` (a JSON object's text) with `members` (each written `"name":value`) put in
 /// front of its own; `None` when `object` is not an object.
 #[doc(hidden)]

@@ -79,6 +79,9 @@ pub struct Annotations {
 /// Audio provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct AudioContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: AudioType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -96,9 +99,6 @@ pub struct AudioContent {
     /// The MIME type of the audio. Different providers may support different audio types.
     #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: AudioType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -194,6 +194,9 @@ pub struct BlobResourceContents {
 /// `BooleanSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BooleanSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: BooleanType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<bool>,
@@ -203,9 +206,6 @@ pub struct BooleanSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: BooleanType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -213,12 +213,12 @@ pub struct BooleanSchema {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
+    /// The `method` member.
+    pub method: ToolsCallMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ToolsCallMethod,
     /// The `params` member.
     pub params: CallToolRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -314,12 +314,12 @@ pub struct CallToolResult {
 /// A request to cancel a task.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelTaskRequest {
+    /// The `method` member.
+    pub method: TasksCancelMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksCancelMethod,
     /// The `params` member.
     pub params: CancelTaskRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -394,10 +394,10 @@ pub struct CancelTaskResult {
 /// For task cancellation, use the `tasks/cancel` request instead of this notification.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsCancelledMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: CancelledNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -574,12 +574,12 @@ pub struct ClientCapabilitiesTasksRequestsSampling {
 /// A request from the client to the server, to ask for completion options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
+    /// The `method` member.
+    pub method: CompletionCompleteMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: CompletionCompleteMethod,
     /// The `params` member.
     pub params: CompleteRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -685,12 +685,12 @@ pub struct CompleteResultCompletion {
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CreateMessageRequest {
+    /// The `method` member.
+    pub method: SamplingCreateMessageMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: SamplingCreateMessageMethod,
     /// The `params` member.
     pub params: CreateMessageRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -973,12 +973,12 @@ impl ::std::fmt::Display for Cursor {
 /// A request from the server to elicit additional information from the user via the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequest {
+    /// The `method` member.
+    pub method: ElicitationCreateMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ElicitationCreateMethod,
     /// The `params` member.
     pub params: ElicitRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -988,6 +988,9 @@ pub struct ElicitRequest {
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
+    /// The `mode` member.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub mode: ::std::option::Option<FormMode>,
     /// The message to present to the user describing what information is being requested.
     pub message: ::std::string::String,
     /// The `_meta` member.
@@ -997,9 +1000,6 @@ pub struct ElicitRequestFormParams {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub meta: ::std::option::Option<ElicitRequestFormParamsMeta>,
-    /// The `mode` member.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub mode: ::std::option::Option<FormMode>,
     /// The `requestedSchema` member.
     #[serde(rename = "requestedSchema")]
     pub requested_schema: ElicitRequestFormParamsRequestedSchema,
@@ -1058,6 +1058,8 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 /// The parameters for a request to elicit information from the user via a URL in the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
+    /// The `mode` member.
+    pub mode: UrlMode,
     /// The ID of the elicitation, which must be unique within the context of the server.
     /// The client MUST treat this ID as an opaque value.
     #[serde(rename = "elicitationId")]
@@ -1071,8 +1073,6 @@ pub struct ElicitRequestUrlParams {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub meta: ::std::option::Option<ElicitRequestUrlParamsMeta>,
-    /// The `mode` member.
-    pub mode: UrlMode,
     /// If specified, the caller is requesting task-augmented execution for this request.
     /// The request will return a CreateTaskResult immediately, and the actual result can be
     /// retrieved later via tasks/result.
@@ -1205,10 +1205,10 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
 /// An optional notification from the server to the client, informing it of a completion of a out-of-band elicitation request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitationCompleteNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsElicitationCompleteMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ElicitationCompleteNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1231,6 +1231,9 @@ pub struct ElicitationCompleteNotificationParams {
 /// of the LLM and/or the user.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ResourceType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -1245,9 +1248,6 @@ pub struct EmbeddedResource {
     >,
     /// The `resource` member.
     pub resource: AnyResourceContents,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ResourceType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1292,12 +1292,12 @@ pub struct ErrorObject {
 /// Used by the client to get a prompt provided by the server.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
+    /// The `method` member.
+    pub method: PromptsGetMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: PromptsGetMethod,
     /// The `params` member.
     pub params: GetPromptRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1363,12 +1363,12 @@ pub struct GetPromptResult {
 /// A request to retrieve the result of a completed task.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskPayloadRequest {
+    /// The `method` member.
+    pub method: TasksResultMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksResultMethod,
     /// The `params` member.
     pub params: GetTaskPayloadRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1406,12 +1406,12 @@ pub struct GetTaskPayloadResult {
 /// A request to retrieve the state of a task.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetTaskRequest {
+    /// The `method` member.
+    pub method: TasksGetMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksGetMethod,
     /// The `params` member.
     pub params: GetTaskRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1602,6 +1602,9 @@ pub struct Icons {
 /// An image provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ImageContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ImageType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -1619,9 +1622,6 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ImageType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1673,12 +1673,12 @@ pub struct Implementation {
 /// This request is sent from the client to the server when it first connects, asking it to begin initialization.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializeRequest {
+    /// The `method` member.
+    pub method: InitializeMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: InitializeMethod,
     /// The `params` member.
     pub params: InitializeRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1753,10 +1753,10 @@ pub struct InitializeResult {
 /// This notification is sent from the client to the server after initialization has finished.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InitializedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsInitializedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -1829,6 +1829,9 @@ pub struct JsonRpcResultResponse {
 /// This interface will be removed in a future version.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LegacyTitledEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -1849,9 +1852,6 @@ pub struct LegacyTitledEnumSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1859,12 +1859,12 @@ pub struct LegacyTitledEnumSchema {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
+    /// The `method` member.
+    pub method: PromptsListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: PromptsListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
@@ -1901,12 +1901,12 @@ pub struct ListPromptsResult {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
+    /// The `method` member.
+    pub method: ResourcesTemplatesListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesTemplatesListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
@@ -1944,12 +1944,12 @@ pub struct ListResourceTemplatesResult {
 /// Sent from the client to request a list of resources the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
+    /// The `method` member.
+    pub method: ResourcesListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
@@ -1992,12 +1992,12 @@ pub struct ListResourcesResult {
 /// structure or access specific locations that the client has permission to read from.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListRootsRequest {
+    /// The `method` member.
+    pub method: RootsListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: RootsListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<RequestParams>,
@@ -2028,12 +2028,12 @@ pub struct ListRootsResult {
 /// A request to retrieve a list of tasks.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListTasksRequest {
+    /// The `method` member.
+    pub method: TasksListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: TasksListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
@@ -2070,12 +2070,12 @@ pub struct ListTasksResult {
 /// Sent from the client to request a list of tools the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
+    /// The `method` member.
+    pub method: ToolsListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ToolsListMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<PaginatedRequestParams>,
@@ -2210,10 +2210,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
 /// JSONRPCNotification of a log message passed from server to client. If no logging/setLevel request has been sent from the client, the server MAY decide which messages to send automatically.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsMessageMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2336,6 +2336,9 @@ pub struct NotificationParams {
 /// `NumberSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NumberSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: NumberSchemaType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::serde_json::Number>,
@@ -2351,9 +2354,6 @@ pub struct NumberSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: NumberSchemaType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2498,12 +2498,12 @@ pub struct PaginatedResult {
 /// A ping, issued by either the server or the client, to check that the other party is still alive. The receiver must promptly respond, or else may be disconnected.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PingRequest {
+    /// The `method` member.
+    pub method: PingMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: PingMethod,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<RequestParams>,
@@ -2514,10 +2514,10 @@ pub struct PingRequest {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsProgressMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ProgressNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2642,10 +2642,10 @@ pub struct PromptArgument {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsPromptsListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -2670,6 +2670,9 @@ pub struct PromptMessage {
 /// Identifies a prompt.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptReference {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: RefPromptType,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -2680,9 +2683,6 @@ pub struct PromptReference {
     /// if present).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: RefPromptType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2690,12 +2690,12 @@ pub struct PromptReference {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
+    /// The `method` member.
+    pub method: ResourcesReadMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesReadMethod,
     /// The `params` member.
     pub params: ReadResourceRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2900,6 +2900,9 @@ pub struct ResourceContents {
 /// Note: resource links returned by tools are not guaranteed to appear in the results of `resources/list` requests.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceLink {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ResourceLinkType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -2950,9 +2953,6 @@ pub struct ResourceLink {
     /// if present).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ResourceLinkType,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2962,10 +2962,10 @@ pub struct ResourceLink {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsResourcesListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -3073,10 +3073,10 @@ pub struct ResourceTemplateReference {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This should only be sent if the client previously sent a resources/subscribe request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsResourcesUpdatedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3196,10 +3196,10 @@ pub struct Root {
 /// The server should then request an updated list of roots using the ListRootsRequest.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RootsListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsRootsListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -3354,12 +3354,12 @@ pub struct ServerCapabilitiesTools {
 /// A request from the client to the server, to enable or adjust logging.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SetLevelRequest {
+    /// The `method` member.
+    pub method: LoggingSetLevelMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: LoggingSetLevelMethod,
     /// The `params` member.
     pub params: SetLevelRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3399,6 +3399,9 @@ pub struct SetLevelRequestParamsMeta {
 /// `StringSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct StringSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -3425,9 +3428,6 @@ pub struct StringSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3510,12 +3510,12 @@ impl ::std::convert::TryFrom<::std::string::String> for StringSchemaFormat {
 /// Sent from the client to request resources/updated notifications from the server whenever a particular resource changes.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscribeRequest {
+    /// The `method` member.
+    pub method: ResourcesSubscribeMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesSubscribeMethod,
     /// The `params` member.
     pub params: SubscribeRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3720,10 +3720,10 @@ impl ::std::convert::TryFrom<::std::string::String> for TaskStatus {
 /// An optional notification from the receiver to the requestor, informing them that a task's status has changed. Receivers are not required to send these notifications.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TaskStatusNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsTasksStatusMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: TaskStatusNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3780,6 +3780,9 @@ pub struct TaskStatusNotificationParams {
 /// Text provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: TextType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -3794,9 +3797,6 @@ pub struct TextContent {
     >,
     /// The text content of the message.
     pub text: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: TextType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3831,6 +3831,9 @@ pub struct TextResourceContents {
 /// Schema for multiple-selection enumeration with display titles for each option.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ArrayType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
@@ -3856,9 +3859,6 @@ pub struct TitledMultiSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ArrayType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3888,6 +3888,9 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
 /// Schema for single-selection enumeration with display titles for each option.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -3900,9 +3903,6 @@ pub struct TitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4236,10 +4236,10 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolExecutionTaskSupport
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This may be issued by servers without any previous subscription from the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsToolsListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -4250,6 +4250,9 @@ pub struct ToolListChangedNotification {
 /// The result of a tool use, provided by the user back to the assistant.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ToolResultType,
     /// The unstructured result content of the tool use.
     ///
     /// This has the same format as CallToolResult.content and can include text, images,
@@ -4291,9 +4294,6 @@ pub struct ToolResultContent {
     /// This MUST match the ID from a previous ToolUseContent.
     #[serde(rename = "toolUseId")]
     pub tool_use_id: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ToolResultType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4301,6 +4301,9 @@ pub struct ToolResultContent {
 /// A request from the assistant to call a tool.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ToolUseType,
     /// A unique identifier for this tool use.
     ///
     /// This ID is used to match tool results to their corresponding tool uses.
@@ -4321,9 +4324,6 @@ pub struct ToolUseContent {
     >,
     /// The name of the tool to call.
     pub name: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ToolUseType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4331,12 +4331,12 @@ pub struct ToolUseContent {
 /// Sent from the client to request cancellation of resources/updated notifications from the server. This should follow a previous resources/subscribe request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UnsubscribeRequest {
+    /// The `method` member.
+    pub method: ResourcesUnsubscribeMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesUnsubscribeMethod,
     /// The `params` member.
     pub params: UnsubscribeRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -4376,6 +4376,9 @@ pub struct UnsubscribeRequestParamsMeta {
 /// Schema for multiple-selection enumeration without display titles for options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ArrayType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
@@ -4401,9 +4404,6 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ArrayType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4424,6 +4424,9 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 /// Schema for single-selection enumeration without display titles for options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledSingleSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -4436,9 +4439,6 @@ pub struct UntitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4568,11 +4568,12 @@ impl ::std::convert::From<RootsListChangedNotification> for ClientNotification {
         Self::RootsListChanged(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/initialized",
@@ -4580,26 +4581,33 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
             "notifications/tasks/status",
             "notifications/roots/list_changed",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/initialized") => {
-                crate::rpc::raw_variant::<D, InitializedNotification>(&value)
+                <InitializedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Initialized)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
+                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::TaskStatus)
             }
             Some("notifications/roots/list_changed") => {
-                crate::rpc::raw_variant::<D, RootsListChangedNotification>(&value)
+                <RootsListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::RootsListChanged)
             }
             None => {
@@ -4623,6 +4631,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientNotification {
@@ -4788,11 +4803,12 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "initialize",
             "ping",
@@ -4812,70 +4828,78 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "logging/setLevel",
             "completion/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("initialize") => {
-                crate::rpc::raw_variant::<D, InitializeRequest>(&value)
+                <InitializeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Initialize)
             }
             Some("ping") => {
-                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Ping)
             }
             Some("resources/list") => {
-                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
+                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
+                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
+                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ReadResource)
             }
             Some("resources/subscribe") => {
-                crate::rpc::raw_variant::<D, SubscribeRequest>(&value)
+                <SubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Subscribe)
             }
             Some("resources/unsubscribe") => {
-                crate::rpc::raw_variant::<D, UnsubscribeRequest>(&value)
+                <UnsubscribeRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Unsubscribe)
             }
             Some("prompts/list") => {
-                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
+                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
+                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::CallTool)
             }
             Some("tasks/get") => {
-                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
+                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
+                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTasks)
             }
             Some("logging/setLevel") => {
-                crate::rpc::raw_variant::<D, SetLevelRequest>(&value).map(Self::SetLevel)
+                <SetLevelRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::SetLevel)
             }
             Some("completion/complete") => {
-                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
+                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Complete)
             }
             None => {
                 Err(
@@ -4897,6 +4921,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -4976,11 +5007,12 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4988,23 +5020,25 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
+                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -5027,6 +5061,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -5058,24 +5099,30 @@ impl ::std::convert::From<ElicitRequestFormParams> for ElicitRequestParams {
         Self::Form(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ElicitRequestParams {
+    const TAG: &'static str = "mode";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["url", "form"];
-        let tag = crate::rpc::tag(&value, "mode");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("url") => {
-                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Url)
             }
             Some("form") => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             None => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some(other) => {
@@ -5089,6 +5136,13 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5644,28 +5698,32 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
+                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5689,6 +5747,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5776,11 +5841,12 @@ impl ::std::convert::From<ElicitationCompleteNotification> for ServerNotificatio
         Self::ElicitationComplete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5792,42 +5858,57 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/message",
             "notifications/elicitation/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
+                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
+                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
+                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
+                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ToolListChanged)
             }
             Some("notifications/tasks/status") => {
-                crate::rpc::raw_variant::<D, TaskStatusNotification>(&value)
+                <TaskStatusNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::TaskStatus)
             }
             Some("notifications/message") => {
-                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
+                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::LoggingMessage)
             }
             Some("notifications/elicitation/complete") => {
-                crate::rpc::raw_variant::<D, ElicitationCompleteNotification>(&value)
+                <ElicitationCompleteNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ElicitationComplete)
             }
             None => {
@@ -5851,6 +5932,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -5946,11 +6034,12 @@ impl ::std::convert::From<ElicitRequest> for ServerRequest {
         Self::Elicit(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "ping",
             "tasks/get",
@@ -5961,36 +6050,40 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
             "roots/list",
             "elicitation/create",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ping") => {
-                crate::rpc::raw_variant::<D, PingRequest>(&value).map(Self::Ping)
+                <PingRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Ping)
             }
             Some("tasks/get") => {
-                crate::rpc::raw_variant::<D, GetTaskRequest>(&value).map(Self::GetTask)
+                <GetTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::GetTask)
             }
             Some("tasks/result") => {
-                crate::rpc::raw_variant::<D, GetTaskPayloadRequest>(&value)
+                <GetTaskPayloadRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::GetTaskPayload)
             }
             Some("tasks/cancel") => {
-                crate::rpc::raw_variant::<D, CancelTaskRequest>(&value)
+                <CancelTaskRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CancelTask)
             }
             Some("tasks/list") => {
-                crate::rpc::raw_variant::<D, ListTasksRequest>(&value)
+                <ListTasksRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTasks)
             }
             Some("sampling/createMessage") => {
-                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
+                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
+                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Elicit)
             }
             None => {
                 Err(
@@ -6012,6 +6105,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerRequest {
@@ -6109,19 +6209,22 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for CompleteReference {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ref/prompt") => {
-                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
+                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
+                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -6144,6 +6247,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.
@@ -7781,11 +7891,11 @@ impl AudioContent {
         mime_type: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             data: data.into(),
             meta: ::std::default::Default::default(),
             mime_type: mime_type.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -7859,10 +7969,10 @@ impl BooleanSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -7877,9 +7987,9 @@ impl CallToolRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CallToolRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -7931,9 +8041,9 @@ impl CancelTaskRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CancelTaskRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -7976,8 +8086,8 @@ impl CancelledNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8134,9 +8244,9 @@ impl CompleteRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CompleteRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8230,9 +8340,9 @@ impl CreateMessageRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CreateMessageRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8308,9 +8418,9 @@ impl ElicitRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: ElicitRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8324,9 +8434,9 @@ impl ElicitRequestFormParams {
         requested_schema: ElicitRequestFormParamsRequestedSchema,
     ) -> Self {
         Self {
+            mode: ::std::default::Default::default(),
             message: message.into(),
             meta: ::std::default::Default::default(),
-            mode: ::std::default::Default::default(),
             requested_schema,
             task: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
@@ -8375,10 +8485,10 @@ impl ElicitRequestUrlParams {
         url: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            mode: ::std::default::Default::default(),
             elicitation_id: elicitation_id.into(),
             message: message.into(),
             meta: ::std::default::Default::default(),
-            mode: ::std::default::Default::default(),
             task: ::std::default::Default::default(),
             url: url.into(),
             extra: ::std::default::Default::default(),
@@ -8417,8 +8527,8 @@ impl ElicitationCompleteNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ElicitationCompleteNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8441,10 +8551,10 @@ impl EmbeddedResource {
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: AnyResourceContents) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             resource,
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8469,9 +8579,9 @@ impl GetPromptRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: GetPromptRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8521,9 +8631,9 @@ impl GetTaskPayloadRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: GetTaskPayloadRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8559,9 +8669,9 @@ impl GetTaskRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: GetTaskRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8635,11 +8745,11 @@ impl ImageContent {
         mime_type: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             data: data.into(),
             meta: ::std::default::Default::default(),
             mime_type: mime_type.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8667,9 +8777,9 @@ impl InitializeRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: InitializeRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8730,8 +8840,8 @@ impl InitializedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8799,12 +8909,12 @@ impl LegacyTitledEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             enum_,
             enum_names: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8814,9 +8924,9 @@ impl ListPromptsRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8839,9 +8949,9 @@ impl ListResourceTemplatesRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8864,9 +8974,9 @@ impl ListResourcesRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8889,9 +8999,9 @@ impl ListRootsRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8913,9 +9023,9 @@ impl ListTasksRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8938,9 +9048,9 @@ impl ListToolsRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8963,8 +9073,8 @@ impl LoggingMessageNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9036,12 +9146,12 @@ impl NumberSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(type_: NumberSchemaType) -> Self {
         Self {
+            type_,
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             maximum: ::std::default::Default::default(),
             minimum: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_,
             extra: ::std::default::Default::default(),
         }
     }
@@ -9114,9 +9224,9 @@ impl PingRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9127,8 +9237,8 @@ impl ProgressNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9181,8 +9291,8 @@ impl PromptListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9209,9 +9319,9 @@ impl PromptReference {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             name: name.into(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9221,9 +9331,9 @@ impl ReadResourceRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: ReadResourceRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9347,6 +9457,7 @@ impl ResourceLink {
         uri: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             icons: ::std::default::Default::default(),
@@ -9355,7 +9466,6 @@ impl ResourceLink {
             name: name.into(),
             size: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             uri: uri.into(),
             extra: ::std::default::Default::default(),
         }
@@ -9366,8 +9476,8 @@ impl ResourceListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9440,8 +9550,8 @@ impl ResourceUpdatedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9475,8 +9585,8 @@ impl RootsListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9618,9 +9728,9 @@ impl SetLevelRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: SetLevelRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9657,13 +9767,13 @@ impl StringSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             format: ::std::default::Default::default(),
             max_length: ::std::default::Default::default(),
             min_length: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9678,9 +9788,9 @@ impl SubscribeRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: SubscribeRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9784,8 +9894,8 @@ impl TaskStatusNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: TaskStatusNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9818,10 +9928,10 @@ impl TextContent {
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             text: text.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9847,13 +9957,13 @@ impl TitledMultiSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             items,
             max_items: ::std::default::Default::default(),
             min_items: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9889,11 +9999,11 @@ impl TitledSingleSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             one_of,
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9987,8 +10097,8 @@ impl ToolListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -10007,12 +10117,12 @@ impl ToolResultContent {
         tool_use_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             content,
             is_error: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             structured_content: ::std::default::Default::default(),
             tool_use_id: tool_use_id.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -10026,11 +10136,11 @@ impl ToolUseContent {
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             id: id.into(),
             input,
             meta: ::std::default::Default::default(),
             name: name.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -10040,9 +10150,9 @@ impl UnsubscribeRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: UnsubscribeRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -10079,13 +10189,13 @@ impl UntitledMultiSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             items,
             max_items: ::std::default::Default::default(),
             min_items: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -10106,11 +10216,11 @@ impl UntitledSingleSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             enum_,
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -10159,11 +10269,11 @@ crate::rpc::open_struct!(
     }
 );
 crate::rpc::open_struct!(
-    AudioContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
-    < ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta"
-    default, mime_type : ::std::string::String = "mimeType" required, type_ : AudioType =
-    "type" required }
+    AudioContent { type_ : AudioType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, data :
+    ::std::string::String = "data" required, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default,
+    mime_type : ::std::string::String = "mimeType" required }
 );
 crate::rpc::open_struct!(
     BaseMetadata { name : ::std::string::String = "name" required, title :
@@ -10191,14 +10301,14 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    BooleanSchema { default : ::std::option::Option < bool > = "default" default,
-    description : ::std::option::Option < ::std::string::String > = "description"
-    default, title : ::std::option::Option < ::std::string::String > = "title" default,
-    type_ : BooleanType = "type" required }
+    BooleanSchema { type_ : BooleanType = "type" required, default :
+    ::std::option::Option < bool > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    CallToolRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ToolsCallMethod = "method" required, params :
+    CallToolRequest { method : ToolsCallMethod = "method" required, id : RequestId = "id"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CallToolRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10220,8 +10330,8 @@ crate::rpc::open_struct!(
     < ::serde_json::Value > = "structuredContent" default }
 );
 crate::rpc::open_struct!(
-    CancelTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : TasksCancelMethod = "method" required, params :
+    CancelTaskRequest { method : TasksCancelMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CancelTaskRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10238,9 +10348,9 @@ crate::rpc::open_struct!(
     ::std::option::Option < i64 > = "ttl" default }
 );
 crate::rpc::open_struct!(
-    CancelledNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsCancelledMethod = "method" required, params :
-    CancelledNotificationParams = "params" required }
+    CancelledNotification { method : NotificationsCancelledMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : CancelledNotificationParams =
+    "params" required }
 );
 crate::rpc::open_struct!(
     CancelledNotificationParams { meta : ::std::option::Option < ::serde_json::Map <
@@ -10297,8 +10407,8 @@ crate::rpc::open_struct!(
     default }
 );
 crate::rpc::open_struct!(
-    CompleteRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : CompletionCompleteMethod = "method" required, params :
+    CompleteRequest { method : CompletionCompleteMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CompleteRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10331,9 +10441,9 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < ::std::string::String > = "values" required }
 );
 crate::rpc::open_struct!(
-    CreateMessageRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : SamplingCreateMessageMethod = "method" required, params
-    : CreateMessageRequestParams = "params" required }
+    CreateMessageRequest { method : SamplingCreateMessageMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
+    CreateMessageRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
     CreateMessageRequestParams { include_context : ::std::option::Option <
@@ -10368,14 +10478,14 @@ crate::rpc::open_struct!(
     "task" required }
 );
 crate::rpc::open_struct!(
-    ElicitRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
-    required, method : ElicitationCreateMethod = "method" required, params :
+    ElicitRequest { method : ElicitationCreateMethod = "method" required, id : RequestId
+    = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ElicitRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
-    ElicitRequestFormParams { message : ::std::string::String = "message" required, meta
-    : ::std::option::Option < ElicitRequestFormParamsMeta > = "_meta" default, mode :
-    ::std::option::Option < FormMode > = "mode" default, requested_schema :
+    ElicitRequestFormParams { mode : ::std::option::Option < FormMode > = "mode" default,
+    message : ::std::string::String = "message" required, meta : ::std::option::Option <
+    ElicitRequestFormParamsMeta > = "_meta" default, requested_schema :
     ElicitRequestFormParamsRequestedSchema = "requestedSchema" required, task :
     ::std::option::Option < TaskMetadata > = "task" default }
 );
@@ -10391,11 +10501,11 @@ crate::rpc::open_struct!(
     default, type_ : ObjectType = "type" required }
 );
 crate::rpc::open_struct!(
-    ElicitRequestUrlParams { elicitation_id : ::std::string::String = "elicitationId"
-    required, message : ::std::string::String = "message" required, meta :
-    ::std::option::Option < ElicitRequestUrlParamsMeta > = "_meta" default, mode :
-    UrlMode = "mode" required, task : ::std::option::Option < TaskMetadata > = "task"
-    default, url : ::std::string::String = "url" required }
+    ElicitRequestUrlParams { mode : UrlMode = "mode" required, elicitation_id :
+    ::std::string::String = "elicitationId" required, message : ::std::string::String =
+    "message" required, meta : ::std::option::Option < ElicitRequestUrlParamsMeta > =
+    "_meta" default, task : ::std::option::Option < TaskMetadata > = "task" default, url
+    : ::std::string::String = "url" required }
 );
 crate::rpc::open_struct!(
     ElicitRequestUrlParamsMeta { progress_token : ::std::option::Option < ProgressToken >
@@ -10408,8 +10518,8 @@ crate::rpc::open_struct!(
     < ::std::string::String, ::serde_json::Value > > = "_meta" default }
 );
 crate::rpc::open_struct!(
-    ElicitationCompleteNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
-    method : NotificationsElicitationCompleteMethod = "method" required, params :
+    ElicitationCompleteNotification { method : NotificationsElicitationCompleteMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ElicitationCompleteNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10417,10 +10527,11 @@ crate::rpc::open_struct!(
     "elicitationId" required }
 );
 crate::rpc::open_struct!(
-    EmbeddedResource { annotations : ::std::option::Option < Annotations > =
-    "annotations" default, meta : ::std::option::Option < ::serde_json::Map <
-    ::std::string::String, ::serde_json::Value > > = "_meta" default, resource :
-    AnyResourceContents = "resource" required, type_ : ResourceType = "type" required }
+    EmbeddedResource { type_ : ResourceType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, resource : AnyResourceContents =
+    "resource" required }
 );
 crate::rpc::open_struct!(
     ErrorObject { code : i64 = "code" required, data : ::std::option::Option <
@@ -10428,8 +10539,8 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    GetPromptRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : PromptsGetMethod = "method" required, params :
+    GetPromptRequest { method : PromptsGetMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     GetPromptRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10449,8 +10560,8 @@ crate::rpc::open_struct!(
     ::serde_json::Value > > = "_meta" default }
 );
 crate::rpc::open_struct!(
-    GetTaskPayloadRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : TasksResultMethod = "method" required, params :
+    GetTaskPayloadRequest { method : TasksResultMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     GetTaskPayloadRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10461,9 +10572,9 @@ crate::rpc::open_struct!(
     ::std::string::String, ::serde_json::Value > > = "_meta" default }
 );
 crate::rpc::open_struct!(
-    GetTaskRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
-    required, method : TasksGetMethod = "method" required, params : GetTaskRequestParams
-    = "params" required }
+    GetTaskRequest { method : TasksGetMethod = "method" required, id : RequestId = "id"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
+    GetTaskRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
     GetTaskRequestParams { task_id : ::std::string::String = "taskId" required }
@@ -10489,11 +10600,11 @@ crate::rpc::open_struct!(
     }
 );
 crate::rpc::open_struct!(
-    ImageContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
-    < ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta"
-    default, mime_type : ::std::string::String = "mimeType" required, type_ : ImageType =
-    "type" required }
+    ImageContent { type_ : ImageType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, data :
+    ::std::string::String = "data" required, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default,
+    mime_type : ::std::string::String = "mimeType" required }
 );
 crate::rpc::open_struct!(
     Implementation { description : ::std::option::Option < ::std::string::String > =
@@ -10504,8 +10615,8 @@ crate::rpc::open_struct!(
     ::std::string::String > = "websiteUrl" default }
 );
 crate::rpc::open_struct!(
-    InitializeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : InitializeMethod = "method" required, params :
+    InitializeRequest { method : InitializeMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     InitializeRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10526,9 +10637,9 @@ crate::rpc::open_struct!(
     "protocolVersion" required, server_info : Implementation = "serverInfo" required }
 );
 crate::rpc::open_struct!(
-    InitializedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsInitializedMethod = "method" required, params : ::std::option::Option <
-    NotificationParams > = "params" default }
+    InitializedNotification { method : NotificationsInitializedMethod = "method"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
+    ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
     JsonRpcErrorResponse { error : ErrorObject = "error" required, id :
@@ -10552,16 +10663,16 @@ crate::rpc::open_struct!(
     "jsonrpc" required, result : BaseResult = "result" required }
 );
 crate::rpc::open_struct!(
-    LegacyTitledEnumSchema { default : ::std::option::Option < ::std::string::String > =
-    "default" default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, enum_ : ::std::vec::Vec < ::std::string::String > = "enum"
-    required, enum_names : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "enumNames" default, title : ::std::option::Option <
-    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+    LegacyTitledEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, enum_ :
+    ::std::vec::Vec < ::std::string::String > = "enum" required, enum_names :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "enumNames"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    ListPromptsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : PromptsListMethod = "method" required, params :
+    ListPromptsRequest { method : PromptsListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < PaginatedRequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10571,8 +10682,8 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < Prompt > = "prompts" required }
 );
 crate::rpc::open_struct!(
-    ListResourceTemplatesRequest { id : RequestId = "id" required, jsonrpc :
-    JsonRpcVersion = "jsonrpc" required, method : ResourcesTemplatesListMethod = "method"
+    ListResourceTemplatesRequest { method : ResourcesTemplatesListMethod = "method"
+    required, id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
     required, params : ::std::option::Option < PaginatedRequestParams > = "params"
     default }
 );
@@ -10584,8 +10695,8 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    ListResourcesRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesListMethod = "method" required, params :
+    ListResourcesRequest { method : ResourcesListMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < PaginatedRequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10595,8 +10706,8 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < Resource > = "resources" required }
 );
 crate::rpc::open_struct!(
-    ListRootsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : RootsListMethod = "method" required, params :
+    ListRootsRequest { method : RootsListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < RequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10605,8 +10716,8 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < Root > = "roots" required }
 );
 crate::rpc::open_struct!(
-    ListTasksRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : TasksListMethod = "method" required, params :
+    ListTasksRequest { method : TasksListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < PaginatedRequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10616,8 +10727,8 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < Task > = "tasks" required }
 );
 crate::rpc::open_struct!(
-    ListToolsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ToolsListMethod = "method" required, params :
+    ListToolsRequest { method : ToolsListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < PaginatedRequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10627,8 +10738,8 @@ crate::rpc::open_struct!(
     ::std::vec::Vec < Tool > = "tools" required }
 );
 crate::rpc::open_struct!(
-    LoggingMessageNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsMessageMethod = "method" required, params :
+    LoggingMessageNotification { method : NotificationsMessageMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     LoggingMessageNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10653,12 +10764,12 @@ crate::rpc::open_struct!(
     ::std::string::String, ::serde_json::Value > > = "_meta" default }
 );
 crate::rpc::open_struct!(
-    NumberSchema { default : ::std::option::Option < ::serde_json::Number > = "default"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, maximum : ::std::option::Option < ::serde_json::Number > =
-    "maximum" default, minimum : ::std::option::Option < ::serde_json::Number > =
-    "minimum" default, title : ::std::option::Option < ::std::string::String > = "title"
-    default, type_ : NumberSchemaType = "type" required }
+    NumberSchema { type_ : NumberSchemaType = "type" required, default :
+    ::std::option::Option < ::serde_json::Number > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, maximum :
+    ::std::option::Option < ::serde_json::Number > = "maximum" default, minimum :
+    ::std::option::Option < ::serde_json::Number > = "minimum" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     PaginatedRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
@@ -10680,14 +10791,14 @@ crate::rpc::open_struct!(
     ::std::option::Option < ::std::string::String > = "nextCursor" default }
 );
 crate::rpc::open_struct!(
-    PingRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
-    required, method : PingMethod = "method" required, params : ::std::option::Option <
-    RequestParams > = "params" default }
+    PingRequest { method : PingMethod = "method" required, id : RequestId = "id"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
+    ::std::option::Option < RequestParams > = "params" default }
 );
 crate::rpc::open_struct!(
-    ProgressNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsProgressMethod = "method" required, params : ProgressNotificationParams
-    = "params" required }
+    ProgressNotification { method : NotificationsProgressMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : ProgressNotificationParams =
+    "params" required }
 );
 crate::rpc::open_struct!(
     ProgressNotificationParams { message : ::std::option::Option < ::std::string::String
@@ -10713,8 +10824,8 @@ crate::rpc::open_struct!(
     ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    PromptListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
-    : NotificationsPromptsListChangedMethod = "method" required, params :
+    PromptListChangedNotification { method : NotificationsPromptsListChangedMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10722,13 +10833,13 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    PromptReference { name : ::std::string::String = "name" required, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ :
-    RefPromptType = "type" required }
+    PromptReference { type_ : RefPromptType = "type" required, name :
+    ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    ReadResourceRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesReadMethod = "method" required, params :
+    ReadResourceRequest { method : ResourcesReadMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ReadResourceRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10774,20 +10885,20 @@ crate::rpc::open_struct!(
     ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceLink { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
-    "icons" default, meta : ::std::option::Option < ::serde_json::Map <
-    ::std::string::String, ::serde_json::Value > > = "_meta" default, mime_type :
-    ::std::option::Option < ::std::string::String > = "mimeType" default, name :
-    ::std::string::String = "name" required, size : ::std::option::Option < i64 > =
-    "size" default, title : ::std::option::Option < ::std::string::String > = "title"
-    default, type_ : ResourceLinkType = "type" required, uri : ::std::string::String =
-    "uri" required }
+    ResourceLink { type_ : ResourceLinkType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, icons :
+    ::std::option::Option < ::std::vec::Vec < Icon > > = "icons" default, meta :
+    ::std::option::Option < ::serde_json::Map < ::std::string::String,
+    ::serde_json::Value > > = "_meta" default, mime_type : ::std::option::Option <
+    ::std::string::String > = "mimeType" default, name : ::std::string::String = "name"
+    required, size : ::std::option::Option < i64 > = "size" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default, uri :
+    ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
-    method : NotificationsResourcesListChangedMethod = "method" required, params :
+    ResourceListChangedNotification { method : NotificationsResourcesListChangedMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10814,8 +10925,8 @@ crate::rpc::open_struct!(
     ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceUpdatedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsResourcesUpdatedMethod = "method" required, params :
+    ResourceUpdatedNotification { method : NotificationsResourcesUpdatedMethod = "method"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ResourceUpdatedNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10830,8 +10941,8 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    RootsListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
-    : NotificationsRootsListChangedMethod = "method" required, params :
+    RootsListChangedNotification { method : NotificationsRootsListChangedMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10880,8 +10991,8 @@ crate::rpc::open_struct!(
     "listChanged" default }
 );
 crate::rpc::open_struct!(
-    SetLevelRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : LoggingSetLevelMethod = "method" required, params :
+    SetLevelRequest { method : LoggingSetLevelMethod = "method" required, id : RequestId
+    = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     SetLevelRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10893,17 +11004,16 @@ crate::rpc::open_struct!(
     = "progressToken" default }
 );
 crate::rpc::open_struct!(
-    StringSchema { default : ::std::option::Option < ::std::string::String > = "default"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, format : ::std::option::Option < StringSchemaFormat > =
-    "format" default, max_length : ::std::option::Option < i64 > = "maxLength" default,
-    min_length : ::std::option::Option < i64 > = "minLength" default, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
-    = "type" required }
+    StringSchema { type_ : StringType = "type" required, default : ::std::option::Option
+    < ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, format : ::std::option::Option <
+    StringSchemaFormat > = "format" default, max_length : ::std::option::Option < i64 > =
+    "maxLength" default, min_length : ::std::option::Option < i64 > = "minLength"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    SubscribeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesSubscribeMethod = "method" required, params :
+    SubscribeRequest { method : ResourcesSubscribeMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     SubscribeRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10935,9 +11045,9 @@ crate::rpc::open_struct!(
     TaskMetadata { ttl : ::std::option::Option < i64 > = "ttl" default }
 );
 crate::rpc::open_struct!(
-    TaskStatusNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsTasksStatusMethod = "method" required, params :
-    TaskStatusNotificationParams = "params" required }
+    TaskStatusNotification { method : NotificationsTasksStatusMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : TaskStatusNotificationParams
+    = "params" required }
 );
 crate::rpc::open_struct!(
     TaskStatusNotificationParams { created_at : ::std::string::String = "createdAt"
@@ -10950,10 +11060,10 @@ crate::rpc::open_struct!(
     ::std::option::Option < i64 > = "ttl" default }
 );
 crate::rpc::open_struct!(
-    TextContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
-    ::serde_json::Value > > = "_meta" default, text : ::std::string::String = "text"
-    required, type_ : TextType = "type" required }
+    TextContent { type_ : TextType = "type" required, annotations : ::std::option::Option
+    < Annotations > = "annotations" default, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default,
+    text : ::std::string::String = "text" required }
 );
 crate::rpc::open_struct!(
     TextResourceContents { meta : ::std::option::Option < ::serde_json::Map <
@@ -10963,13 +11073,13 @@ crate::rpc::open_struct!(
     }
 );
 crate::rpc::open_struct!(
-    TitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, items :
-    TitledMultiSelectEnumSchemaItems = "items" required, max_items :
-    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
-    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
-    = "title" default, type_ : ArrayType = "type" required }
+    TitledMultiSelectEnumSchema { type_ : ArrayType = "type" required, default :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, items : TitledMultiSelectEnumSchemaItems = "items" required,
+    max_items : ::std::option::Option < i64 > = "maxItems" default, min_items :
+    ::std::option::Option < i64 > = "minItems" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     TitledMultiSelectEnumSchemaItems { any_of : ::std::vec::Vec <
@@ -10980,12 +11090,11 @@ crate::rpc::open_struct!(
     required, title : ::std::string::String = "title" required }
 );
 crate::rpc::open_struct!(
-    TitledSingleSelectEnumSchema { default : ::std::option::Option <
-    ::std::string::String > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, one_of : ::std::vec::Vec <
-    TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
-    = "type" required }
+    TitledSingleSelectEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, one_of :
+    ::std::vec::Vec < TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     TitledSingleSelectEnumSchemaOneOfItem { const_ : ::std::string::String = "const"
@@ -11019,29 +11128,29 @@ crate::rpc::open_struct!(
     "taskSupport" default }
 );
 crate::rpc::open_struct!(
-    ToolListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsToolsListChangedMethod = "method" required, params :
+    ToolListChangedNotification { method : NotificationsToolsListChangedMethod = "method"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
-    ToolResultContent { content : ::std::vec::Vec < ContentBlock > = "content" required,
-    is_error : ::std::option::Option < bool > = "isError" default, meta :
-    ::std::option::Option < ::serde_json::Map < ::std::string::String,
-    ::serde_json::Value > > = "_meta" default, structured_content : ::std::option::Option
-    < ::serde_json::Value > = "structuredContent" default, tool_use_id :
-    ::std::string::String = "toolUseId" required, type_ : ToolResultType = "type"
+    ToolResultContent { type_ : ToolResultType = "type" required, content :
+    ::std::vec::Vec < ContentBlock > = "content" required, is_error :
+    ::std::option::Option < bool > = "isError" default, meta : ::std::option::Option <
+    ::serde_json::Map < ::std::string::String, ::serde_json::Value > > = "_meta" default,
+    structured_content : ::std::option::Option < ::serde_json::Value > =
+    "structuredContent" default, tool_use_id : ::std::string::String = "toolUseId"
     required }
 );
 crate::rpc::open_struct!(
-    ToolUseContent { id : ::std::string::String = "id" required, input :
-    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "input" required,
-    meta : ::std::option::Option < ::serde_json::Map < ::std::string::String,
-    ::serde_json::Value > > = "_meta" default, name : ::std::string::String = "name"
-    required, type_ : ToolUseType = "type" required }
+    ToolUseContent { type_ : ToolUseType = "type" required, id : ::std::string::String =
+    "id" required, input : ::serde_json::Map < ::std::string::String, ::serde_json::Value
+    > = "input" required, meta : ::std::option::Option < ::serde_json::Map <
+    ::std::string::String, ::serde_json::Value > > = "_meta" default, name :
+    ::std::string::String = "name" required }
 );
 crate::rpc::open_struct!(
-    UnsubscribeRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesUnsubscribeMethod = "method" required, params :
+    UnsubscribeRequest { method : ResourcesUnsubscribeMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     UnsubscribeRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -11054,24 +11163,24 @@ crate::rpc::open_struct!(
     > = "progressToken" default }
 );
 crate::rpc::open_struct!(
-    UntitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, items :
-    UntitledMultiSelectEnumSchemaItems = "items" required, max_items :
-    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
-    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
-    = "title" default, type_ : ArrayType = "type" required }
+    UntitledMultiSelectEnumSchema { type_ : ArrayType = "type" required, default :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, items : UntitledMultiSelectEnumSchemaItems = "items" required,
+    max_items : ::std::option::Option < i64 > = "maxItems" default, min_items :
+    ::std::option::Option < i64 > = "minItems" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     UntitledMultiSelectEnumSchemaItems { enum_ : ::std::vec::Vec < ::std::string::String
     > = "enum" required, type_ : StringType = "type" required }
 );
 crate::rpc::open_struct!(
-    UntitledSingleSelectEnumSchema { default : ::std::option::Option <
-    ::std::string::String > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, enum_ : ::std::vec::Vec <
-    ::std::string::String > = "enum" required, title : ::std::option::Option <
-    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+    UntitledSingleSelectEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, enum_ :
+    ::std::vec::Vec < ::std::string::String > = "enum" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     UrlElicitationRequiredError { error : UrlElicitationRequiredErrorObject = "error"

@@ -79,6 +79,9 @@ pub struct Annotations {
 /// Audio provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct AudioContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: AudioType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -94,9 +97,6 @@ pub struct AudioContent {
     /// The MIME type of the audio. Different providers may support different audio types.
     #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: AudioType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -197,6 +197,9 @@ pub struct BlobResourceContents {
 /// `BooleanSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct BooleanSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: BooleanType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<bool>,
@@ -206,9 +209,6 @@ pub struct BooleanSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: BooleanType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -343,12 +343,12 @@ pub struct CacheableResult {
 /// Used by the client to invoke a tool provided by the server.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolRequest {
+    /// The `method` member.
+    pub method: ToolsCallMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ToolsCallMethod,
     /// The `params` member.
     pub params: CallToolRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -465,10 +465,10 @@ pub struct CallToolResultResponse {
 /// This notification indicates that the result will be unused, so any associated processing SHOULD cease.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CancelledNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsCancelledMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: CancelledNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -616,12 +616,12 @@ impl ::std::convert::From<BaseResult> for ClientResult {
 /// A request from the client to the server, to ask for completion options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CompleteRequest {
+    /// The `method` member.
+    pub method: CompletionCompleteMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: CompletionCompleteMethod,
     /// The `params` member.
     pub params: CompleteRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -973,12 +973,12 @@ impl ::std::fmt::Display for Cursor {
 /// to — version negotiation can also happen inline via per-request `_meta`.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct DiscoverRequest {
+    /// The `method` member.
+    pub method: ServerDiscoverMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ServerDiscoverMethod,
     /// The `params` member.
     pub params: RequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1079,11 +1079,11 @@ pub struct ElicitRequest {
 /// The parameters for a request to elicit non-sensitive information from the user via a form in the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestFormParams {
-    /// The message to present to the user describing what information is being requested.
-    pub message: ::std::string::String,
     /// The `mode` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<FormMode>,
+    /// The message to present to the user describing what information is being requested.
+    pub message: ::std::string::String,
     /// The `requestedSchema` member.
     #[serde(rename = "requestedSchema")]
     pub requested_schema: ElicitRequestFormParamsRequestedSchema,
@@ -1120,10 +1120,10 @@ pub struct ElicitRequestFormParamsRequestedSchema {
 /// The parameters for a request to elicit information from the user via a URL in the client.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ElicitRequestUrlParams {
-    /// The message to present to the user explaining why the interaction is needed.
-    pub message: ::std::string::String,
     /// The `mode` member.
     pub mode: UrlMode,
+    /// The message to present to the user explaining why the interaction is needed.
+    pub message: ::std::string::String,
     /// The URL that the user should navigate to.
     pub url: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1228,6 +1228,9 @@ impl ::std::convert::TryFrom<::std::string::String> for ElicitResultAction {
 /// of the LLM and/or the user.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct EmbeddedResource {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ResourceType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -1240,9 +1243,6 @@ pub struct EmbeddedResource {
     pub meta: ::std::option::Option<MetaObject>,
     /// The `resource` member.
     pub resource: AnyResourceContents,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ResourceType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1287,12 +1287,12 @@ pub struct ErrorObject {
 /// Used by the client to get a prompt provided by the server.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptRequest {
+    /// The `method` member.
+    pub method: PromptsGetMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: PromptsGetMethod,
     /// The `params` member.
     pub params: GetPromptRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1533,6 +1533,9 @@ pub struct Icons {
 /// An image provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ImageContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ImageType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -1548,9 +1551,6 @@ pub struct ImageContent {
     /// The MIME type of the image. Different providers may support different image types.
     #[serde(rename = "mimeType")]
     pub mime_type: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ImageType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1636,6 +1636,15 @@ impl ::std::convert::From<
 /// At least one of `inputRequests` or `requestState` MUST be present.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct InputRequiredResult {
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    #[serde(rename = "resultType")]
+    pub result_type: ResultType,
     /// The `inputRequests` member.
     #[serde(
         rename = "inputRequests",
@@ -1657,15 +1666,6 @@ pub struct InputRequiredResult {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub request_state: ::std::option::Option<::std::string::String>,
-    /// Indicates the type of the result, which allows the client to determine
-    /// how to parse the result object.
-    ///
-    /// Servers implementing this protocol version MUST include this field.
-    /// For backward compatibility, when a client receives a result from a
-    /// server implementing an earlier protocol version (which does not include
-    /// `resultType`), the client MUST treat the absent field as `"complete"`.
-    #[serde(rename = "resultType")]
-    pub result_type: ResultType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1814,6 +1814,9 @@ pub struct JsonRpcResultResponse {
 /// This interface will be removed in a future version.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LegacyTitledEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -1834,9 +1837,6 @@ pub struct LegacyTitledEnumSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -1844,12 +1844,12 @@ pub struct LegacyTitledEnumSchema {
 /// Sent from the client to request a list of prompts and prompt templates the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListPromptsRequest {
+    /// The `method` member.
+    pub method: PromptsListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: PromptsListMethod,
     /// The `params` member.
     pub params: PaginatedRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -1935,12 +1935,12 @@ pub struct ListPromptsResultResponse {
 /// Sent from the client to request a list of resource templates the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourceTemplatesRequest {
+    /// The `method` member.
+    pub method: ResourcesTemplatesListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesTemplatesListMethod,
     /// The `params` member.
     pub params: PaginatedRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2027,12 +2027,12 @@ pub struct ListResourceTemplatesResultResponse {
 /// Sent from the client to request a list of resources the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListResourcesRequest {
+    /// The `method` member.
+    pub method: ResourcesListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesListMethod,
     /// The `params` member.
     pub params: PaginatedRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2161,12 +2161,12 @@ pub struct ListRootsResult {
 /// Sent from the client to request a list of tools the server has.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ListToolsRequest {
+    /// The `method` member.
+    pub method: ToolsListMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ToolsListMethod,
     /// The `params` member.
     pub params: PaginatedRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2350,10 +2350,10 @@ impl ::std::convert::TryFrom<::std::string::String> for LoggingLevel {
 /// JSONRPCNotification of a log message passed from server to client. The client opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's `_meta`.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LoggingMessageNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsMessageMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: LoggingMessageNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2593,6 +2593,9 @@ pub struct NotificationParams {
 /// `NumberSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct NumberSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: NumberSchemaType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::serde_json::Number>,
@@ -2608,9 +2611,6 @@ pub struct NumberSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: NumberSchemaType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2761,10 +2761,10 @@ pub struct ParseError {
 /// An out-of-band notification used to inform the receiver of a progress update for a long-running request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ProgressNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsProgressMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ProgressNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -2885,10 +2885,10 @@ pub struct PromptArgument {
 /// An optional notification from the server to the client, informing it that the list of prompts it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `promptsListChanged` filter field.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsPromptsListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -2913,6 +2913,9 @@ pub struct PromptMessage {
 /// Identifies a prompt.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct PromptReference {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: RefPromptType,
     /// Intended for programmatic or logical use, but used as a display name in past specs or fallback (if title isn't present).
     pub name: ::std::string::String,
     /// Intended for UI and end-user contexts — optimized to be human-readable and easily understood,
@@ -2923,9 +2926,6 @@ pub struct PromptReference {
     /// if present).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: RefPromptType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2933,12 +2933,12 @@ pub struct PromptReference {
 /// Sent from the client to the server, to read a specific resource URI.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceRequest {
+    /// The `method` member.
+    pub method: ResourcesReadMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: ResourcesReadMethod,
     /// The `params` member.
     pub params: ReadResourceRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3221,6 +3221,9 @@ pub struct ResourceContents {
 /// Note: resource links returned by tools are not guaranteed to appear in the results of [`resources/list`](ListResourcesRequest) requests.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceLink {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ResourceLinkType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -3269,9 +3272,6 @@ pub struct ResourceLink {
     /// if present).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ResourceLinkType,
     /// The URI of this resource.
     pub uri: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3281,10 +3281,10 @@ pub struct ResourceLink {
 /// An optional notification from the server to the client, informing it that the list of resources it can read from has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `resourcesListChanged` filter field.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsResourcesListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -3376,10 +3376,10 @@ pub struct ResourceTemplateReference {
 /// A notification from the server to the client, informing it that a resource has changed and may need to be read again. This is only sent for resources the client opted in to via the `resourceSubscriptions` field of a [`subscriptions/listen`](SubscriptionsListenRequest) request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ResourceUpdatedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsResourcesUpdatedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: ResourceUpdatedNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3627,6 +3627,9 @@ pub struct ServerCapabilitiesTools {
 /// `StringSchema`
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct StringSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// The `default` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -3653,9 +3656,6 @@ pub struct StringSchema {
     /// The `title` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3789,10 +3789,10 @@ pub struct SubscriptionFilter {
 /// subscriptions MAY be interleaved before it.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsAcknowledgedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsSubscriptionsAcknowledgedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     pub params: SubscriptionsAcknowledgedNotificationParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3823,12 +3823,12 @@ pub struct SubscriptionsAcknowledgedNotificationParams {
 /// endpoint and ensures consistent behavior between HTTP and STDIO.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SubscriptionsListenRequest {
+    /// The `method` member.
+    pub method: SubscriptionsListenMethod,
     /// The `id` member.
     pub id: RequestId,
     /// The `jsonrpc` member.
     pub jsonrpc: JsonRpcVersion,
-    /// The `method` member.
-    pub method: SubscriptionsListenMethod,
     /// The `params` member.
     pub params: SubscriptionsListenRequestParams,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3929,6 +3929,9 @@ pub struct SubscriptionsListenResultResponse {
 /// Text provided to or from an LLM.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TextContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: TextType,
     /// Optional annotations for the client.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub annotations: ::std::option::Option<Annotations>,
@@ -3941,9 +3944,6 @@ pub struct TextContent {
     pub meta: ::std::option::Option<MetaObject>,
     /// The text content of the message.
     pub text: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: TextType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3976,6 +3976,9 @@ pub struct TextResourceContents {
 /// Schema for multiple-selection enumeration with display titles for each option.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledMultiSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ArrayType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
@@ -4001,9 +4004,6 @@ pub struct TitledMultiSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ArrayType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4033,6 +4033,9 @@ pub struct TitledMultiSelectEnumSchemaItemsAnyOfItem {
 /// Schema for single-selection enumeration with display titles for each option.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TitledSingleSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -4045,9 +4048,6 @@ pub struct TitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4288,10 +4288,10 @@ impl ::std::convert::TryFrom<::std::string::String> for ToolChoiceMode {
 /// An optional notification from the server to the client, informing it that the list of tools it offers has changed. This is only delivered on a [`subscriptions/listen`](SubscriptionsListenRequest) stream when the client requested it via the `toolsListChanged` filter field.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolListChangedNotification {
-    /// The `jsonrpc` member.
-    pub jsonrpc: JsonRpcVersion,
     /// The `method` member.
     pub method: NotificationsToolsListChangedMethod,
+    /// The `jsonrpc` member.
+    pub jsonrpc: JsonRpcVersion,
     /// The `params` member.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub params: ::std::option::Option<NotificationParams>,
@@ -4302,6 +4302,9 @@ pub struct ToolListChangedNotification {
 /// The result of a tool use, provided by the user back to the assistant.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolResultContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ToolResultType,
     /// The unstructured result content of the tool use.
     ///
     /// This has the same format as [`CallToolResult.content`](CallToolResult) and can include text, images,
@@ -4340,9 +4343,6 @@ pub struct ToolResultContent {
     /// This MUST match the ID from a previous [`ToolUseContent`].
     #[serde(rename = "toolUseId")]
     pub tool_use_id: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ToolResultType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4350,6 +4350,9 @@ pub struct ToolResultContent {
 /// A request from the assistant to call a tool.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ToolUseContent {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ToolUseType,
     /// A unique identifier for this tool use.
     ///
     /// This ID is used to match tool results to their corresponding tool uses.
@@ -4366,9 +4369,6 @@ pub struct ToolUseContent {
     pub meta: ::std::option::Option<MetaObject>,
     /// The name of the tool to call.
     pub name: ::std::string::String,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ToolUseType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4418,6 +4418,9 @@ pub struct UnsupportedProtocolVersionErrorObject {
 /// Schema for multiple-selection enumeration without display titles for options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledMultiSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: ArrayType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
@@ -4443,9 +4446,6 @@ pub struct UntitledMultiSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: ArrayType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4466,6 +4466,9 @@ pub struct UntitledMultiSelectEnumSchemaItems {
 /// Schema for single-selection enumeration without display titles for options.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct UntitledSingleSelectEnumSchema {
+    /// The `type` member.
+    #[serde(rename = "type")]
+    pub type_: StringType,
     /// Optional default value.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub default: ::std::option::Option<::std::string::String>,
@@ -4478,9 +4481,6 @@ pub struct UntitledSingleSelectEnumSchema {
     /// Optional title for the enum field.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
-    /// The `type` member.
-    #[serde(rename = "type")]
-    pub type_: StringType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -4625,11 +4625,12 @@ impl ::std::convert::From<CompleteRequest> for ClientRequest {
         Self::Complete(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ClientRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ClientRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "server/discover",
             "resources/list",
@@ -4642,44 +4643,50 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
             "tools/call",
             "completion/complete",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("server/discover") => {
-                crate::rpc::raw_variant::<D, DiscoverRequest>(&value).map(Self::Discover)
+                <DiscoverRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Discover)
             }
             Some("resources/list") => {
-                crate::rpc::raw_variant::<D, ListResourcesRequest>(&value)
+                <ListResourcesRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListResources)
             }
             Some("resources/templates/list") => {
-                crate::rpc::raw_variant::<D, ListResourceTemplatesRequest>(&value)
+                <ListResourceTemplatesRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ListResourceTemplates)
             }
             Some("resources/read") => {
-                crate::rpc::raw_variant::<D, ReadResourceRequest>(&value)
+                <ReadResourceRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ReadResource)
             }
             Some("subscriptions/listen") => {
-                crate::rpc::raw_variant::<D, SubscriptionsListenRequest>(&value)
+                <SubscriptionsListenRequest as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::SubscriptionsListen)
             }
             Some("prompts/list") => {
-                crate::rpc::raw_variant::<D, ListPromptsRequest>(&value)
+                <ListPromptsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListPrompts)
             }
             Some("prompts/get") => {
-                crate::rpc::raw_variant::<D, GetPromptRequest>(&value)
+                <GetPromptRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::GetPrompt)
             }
             Some("tools/list") => {
-                crate::rpc::raw_variant::<D, ListToolsRequest>(&value)
+                <ListToolsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListTools)
             }
             Some("tools/call") => {
-                crate::rpc::raw_variant::<D, CallToolRequest>(&value).map(Self::CallTool)
+                <CallToolRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::CallTool)
             }
             Some("completion/complete") => {
-                crate::rpc::raw_variant::<D, CompleteRequest>(&value).map(Self::Complete)
+                <CompleteRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Complete)
             }
             None => {
                 Err(
@@ -4701,6 +4708,13 @@ impl<'de> ::serde::Deserialize<'de> for ClientRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ClientRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ClientRequest {
@@ -4773,11 +4787,12 @@ impl ::std::convert::From<EmbeddedResource> for ContentBlock {
         Self::EmbeddedResource(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "text",
             "image",
@@ -4785,23 +4800,25 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
             "resource_link",
             "resource",
         ];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("resource_link") => {
-                crate::rpc::raw_variant::<D, ResourceLink>(&value)
+                <ResourceLink as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ResourceLink)
             }
             Some("resource") => {
-                crate::rpc::raw_variant::<D, EmbeddedResource>(&value)
+                <EmbeddedResource as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::EmbeddedResource)
             }
             None => {
@@ -4824,6 +4841,13 @@ impl<'de> ::serde::Deserialize<'de> for ContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// The parameters for a request to elicit additional information from the user via the client.
@@ -4855,24 +4879,30 @@ impl ::std::convert::From<ElicitRequestUrlParams> for ElicitRequestParams {
         Self::Url(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ElicitRequestParams {
+    const TAG: &'static str = "mode";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["form", "url"];
-        let tag = crate::rpc::tag(&value, "mode");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("form") => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some("url") => {
-                crate::rpc::raw_variant::<D, ElicitRequestUrlParams>(&value)
+                <ElicitRequestUrlParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Url)
             }
             None => {
-                crate::rpc::raw_variant::<D, ElicitRequestFormParams>(&value)
+                <ElicitRequestFormParams as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Form)
             }
             Some(other) => {
@@ -4886,6 +4916,13 @@ impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ElicitRequestParams {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `EnumSchema` variants, chosen by its discriminating members.
@@ -5059,28 +5096,29 @@ impl ::std::convert::From<ElicitRequest> for InputRequest {
         Self::Elicit(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for InputRequest {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for InputRequest {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "sampling/createMessage",
             "roots/list",
             "elicitation/create",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("sampling/createMessage") => {
-                crate::rpc::raw_variant::<D, CreateMessageRequest>(&value)
+                <CreateMessageRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::CreateMessage)
             }
             Some("roots/list") => {
-                crate::rpc::raw_variant::<D, ListRootsRequest>(&value)
+                <ListRootsRequest as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ListRoots)
             }
             Some("elicitation/create") => {
-                crate::rpc::raw_variant::<D, ElicitRequest>(&value).map(Self::Elicit)
+                <ElicitRequest as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Elicit)
             }
             None => {
                 Err(
@@ -5102,6 +5140,13 @@ impl<'de> ::serde::Deserialize<'de> for InputRequest {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for InputRequest {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl InputRequest {
@@ -5601,28 +5646,32 @@ impl ::std::convert::From<ToolResultContent> for SamplingMessageContentBlock {
         Self::ToolResult(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for SamplingMessageContentBlock {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["text", "image", "audio", "tool_use", "tool_result"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("text") => {
-                crate::rpc::raw_variant::<D, TextContent>(&value).map(Self::Text)
+                <TextContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Text)
             }
             Some("image") => {
-                crate::rpc::raw_variant::<D, ImageContent>(&value).map(Self::Image)
+                <ImageContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Image)
             }
             Some("audio") => {
-                crate::rpc::raw_variant::<D, AudioContent>(&value).map(Self::Audio)
+                <AudioContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Audio)
             }
             Some("tool_use") => {
-                crate::rpc::raw_variant::<D, ToolUseContent>(&value).map(Self::ToolUse)
+                <ToolUseContent as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::ToolUse)
             }
             Some("tool_result") => {
-                crate::rpc::raw_variant::<D, ToolResultContent>(&value)
+                <ToolResultContent as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::ToolResult)
             }
             None => {
@@ -5646,6 +5695,13 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for SamplingMessageContentBlock {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `ServerNotification` variants, chosen by its discriminating members.
@@ -5727,11 +5783,12 @@ impl ::std::convert::From<LoggingMessageNotification> for ServerNotification {
         Self::LoggingMessage(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for ServerNotification {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for ServerNotification {
+    const TAG: &'static str = "method";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &[
             "notifications/cancelled",
             "notifications/progress",
@@ -5742,41 +5799,51 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
             "notifications/tools/list_changed",
             "notifications/message",
         ];
-        let tag = crate::rpc::tag(&value, "method");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("notifications/cancelled") => {
-                crate::rpc::raw_variant::<D, CancelledNotification>(&value)
+                <CancelledNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::Cancelled)
             }
             Some("notifications/progress") => {
-                crate::rpc::raw_variant::<D, ProgressNotification>(&value)
+                <ProgressNotification as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::Progress)
             }
             Some("notifications/resources/list_changed") => {
-                crate::rpc::raw_variant::<D, ResourceListChangedNotification>(&value)
+                <ResourceListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceListChanged)
             }
             Some("notifications/subscriptions/acknowledged") => {
-                crate::rpc::raw_variant::<
-                    D,
-                    SubscriptionsAcknowledgedNotification,
-                >(&value)
+                <SubscriptionsAcknowledgedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::SubscriptionsAcknowledged)
             }
             Some("notifications/resources/updated") => {
-                crate::rpc::raw_variant::<D, ResourceUpdatedNotification>(&value)
+                <ResourceUpdatedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceUpdated)
             }
             Some("notifications/prompts/list_changed") => {
-                crate::rpc::raw_variant::<D, PromptListChangedNotification>(&value)
+                <PromptListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::PromptListChanged)
             }
             Some("notifications/tools/list_changed") => {
-                crate::rpc::raw_variant::<D, ToolListChangedNotification>(&value)
+                <ToolListChangedNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ToolListChanged)
             }
             Some("notifications/message") => {
-                crate::rpc::raw_variant::<D, LoggingMessageNotification>(&value)
+                <LoggingMessageNotification as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::LoggingMessage)
             }
             None => {
@@ -5800,6 +5867,13 @@ impl<'de> ::serde::Deserialize<'de> for ServerNotification {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for ServerNotification {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 impl ServerNotification {
@@ -5899,19 +5973,22 @@ impl ::std::convert::From<ResourceTemplateReference> for CompleteReference {
         Self::ResourceTemplate(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for CompleteReference {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for CompleteReference {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["ref/prompt", "ref/resource"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("ref/prompt") => {
-                crate::rpc::raw_variant::<D, PromptReference>(&value).map(Self::Prompt)
+                <PromptReference as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Prompt)
             }
             Some("ref/resource") => {
-                crate::rpc::raw_variant::<D, ResourceTemplateReference>(&value)
+                <ResourceTemplateReference as ::serde::Deserialize>::deserialize(
+                        deserializer,
+                    )
                     .map(Self::ResourceTemplate)
             }
             None => {
@@ -5934,6 +6011,13 @@ impl<'de> ::serde::Deserialize<'de> for CompleteReference {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for CompleteReference {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One of the `SamplingMessageContent` variants, chosen by its discriminating members.
@@ -6095,37 +6179,36 @@ impl<T: ::serde::Serialize> ::serde::Serialize for Outcome<T> {
         }
     }
 }
-impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcome<T> {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
-        let kind = match crate::rpc::member(&value, "resultType") {
-            None => None,
-            Some(t) => {
-                Some(
-                    ::serde_json::from_str::<ResultType>(t.get())
-                        .map_err(::serde::de::Error::custom)?,
-                )
-            }
-        };
-        match kind {
-            None => crate::rpc::complete_variant::<D, T>(&value).map(Self::Complete),
-            Some(ResultType::Complete) => {
-                crate::rpc::raw_variant::<D, T>(&value).map(Self::Complete)
-            }
-            Some(ResultType::InputRequired) => {
-                crate::rpc::raw_variant::<D, InputRequiredResult>(&value)
+impl<T: ::serde::de::DeserializeOwned> crate::rpc::TaggedUnion for Outcome<T> {
+    const TAG: &'static str = "resultType";
+    const IMPLIED: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "\"complete\"",
+    );
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
+        match tag {
+            None | Some("complete") => T::deserialize(deserializer).map(Self::Complete),
+            Some("input_required") => {
+                <InputRequiredResult as ::serde::Deserialize>::deserialize(deserializer)
                     .map(Self::InputRequired)
             }
-            Some(ResultType::Other(t)) => {
+            Some(t) => {
                 Err(
                     ::serde::de::Error::custom(
-                        crate::rpc::DecodeError::UnknownResultType(t),
+                        crate::rpc::DecodeError::UnknownResultType(t.to_owned()),
                     ),
                 )
             }
         }
+    }
+}
+impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcome<T> {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// A [`CallToolResult`], or an [`InputRequiredResult`] asking for input first.
@@ -7652,11 +7735,11 @@ impl AudioContent {
         mime_type: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             data: data.into(),
             meta: ::std::default::Default::default(),
             mime_type: mime_type.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -7731,10 +7814,10 @@ impl BooleanSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -7767,9 +7850,9 @@ impl CallToolRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CallToolRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -7820,8 +7903,8 @@ impl CancelledNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: CancelledNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -7907,9 +7990,9 @@ impl CompleteRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: CompleteRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8049,9 +8132,9 @@ impl DiscoverRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: RequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8107,8 +8190,8 @@ impl ElicitRequestFormParams {
         requested_schema: ElicitRequestFormParamsRequestedSchema,
     ) -> Self {
         Self {
-            message: message.into(),
             mode: ::std::default::Default::default(),
+            message: message.into(),
             requested_schema,
             extra: ::std::default::Default::default(),
         }
@@ -8140,8 +8223,8 @@ impl ElicitRequestUrlParams {
         url: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
-            message: message.into(),
             mode: ::std::default::Default::default(),
+            message: message.into(),
             url: url.into(),
             extra: ::std::default::Default::default(),
         }
@@ -8163,10 +8246,10 @@ impl EmbeddedResource {
     #[allow(clippy::too_many_arguments)]
     pub fn new(resource: AnyResourceContents) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             resource,
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8191,9 +8274,9 @@ impl GetPromptRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: GetPromptRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8298,11 +8381,11 @@ impl ImageContent {
         mime_type: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             data: data.into(),
             meta: ::std::default::Default::default(),
             mime_type: mime_type.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8330,10 +8413,10 @@ impl InputRequiredResult {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
+            result_type: ResultType::InputRequired,
             input_requests: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             request_state: ::std::default::Default::default(),
-            result_type: ResultType::InputRequired,
             extra: ::std::default::Default::default(),
         }
     }
@@ -8453,12 +8536,12 @@ impl LegacyTitledEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             enum_,
             enum_names: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8468,9 +8551,9 @@ impl ListPromptsRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8508,9 +8591,9 @@ impl ListResourceTemplatesRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8548,9 +8631,9 @@ impl ListResourcesRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8629,9 +8712,9 @@ impl ListToolsRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: PaginatedRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8669,8 +8752,8 @@ impl LoggingMessageNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: LoggingMessageNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8806,12 +8889,12 @@ impl NumberSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(type_: NumberSchemaType) -> Self {
         Self {
+            type_,
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             maximum: ::std::default::Default::default(),
             minimum: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_,
             extra: ::std::default::Default::default(),
         }
     }
@@ -8883,8 +8966,8 @@ impl ProgressNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ProgressNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -8937,8 +9020,8 @@ impl PromptListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8965,9 +9048,9 @@ impl PromptReference {
     #[allow(clippy::too_many_arguments)]
     pub fn new(name: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             name: name.into(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -8977,9 +9060,9 @@ impl ReadResourceRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: ReadResourceRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9097,6 +9180,7 @@ impl ResourceLink {
         uri: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             icons: ::std::default::Default::default(),
@@ -9105,7 +9189,6 @@ impl ResourceLink {
             name: name.into(),
             size: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             uri: uri.into(),
             extra: ::std::default::Default::default(),
         }
@@ -9116,8 +9199,8 @@ impl ResourceListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9175,8 +9258,8 @@ impl ResourceUpdatedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: ResourceUpdatedNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9304,13 +9387,13 @@ impl StringSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             format: ::std::default::Default::default(),
             max_length: ::std::default::Default::default(),
             min_length: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9343,8 +9426,8 @@ impl SubscriptionsAcknowledgedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new(params: SubscriptionsAcknowledgedNotificationParams) -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9366,9 +9449,9 @@ impl SubscriptionsListenRequest {
     #[allow(clippy::too_many_arguments)]
     pub fn new(id: RequestId, params: SubscriptionsListenRequestParams) -> Self {
         Self {
+            method: ::std::default::Default::default(),
             id,
             jsonrpc: ::std::default::Default::default(),
-            method: ::std::default::Default::default(),
             params,
             extra: ::std::default::Default::default(),
         }
@@ -9429,10 +9512,10 @@ impl TextContent {
     #[allow(clippy::too_many_arguments)]
     pub fn new(text: impl ::std::convert::Into<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             annotations: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             text: text.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9458,13 +9541,13 @@ impl TitledMultiSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: TitledMultiSelectEnumSchemaItems) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             items,
             max_items: ::std::default::Default::default(),
             min_items: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9500,11 +9583,11 @@ impl TitledSingleSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(one_of: ::std::vec::Vec<TitledSingleSelectEnumSchemaOneOfItem>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             one_of,
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9582,8 +9665,8 @@ impl ToolListChangedNotification {
     #[allow(clippy::too_many_arguments)]
     pub fn new() -> Self {
         Self {
-            jsonrpc: ::std::default::Default::default(),
             method: ::std::default::Default::default(),
+            jsonrpc: ::std::default::Default::default(),
             params: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -9602,12 +9685,12 @@ impl ToolResultContent {
         tool_use_id: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             content,
             is_error: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
             structured_content: ::std::default::Default::default(),
             tool_use_id: tool_use_id.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9621,11 +9704,11 @@ impl ToolUseContent {
         name: impl ::std::convert::Into<::std::string::String>,
     ) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             id: id.into(),
             input,
             meta: ::std::default::Default::default(),
             name: name.into(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9676,13 +9759,13 @@ impl UntitledMultiSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(items: UntitledMultiSelectEnumSchemaItems) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             items,
             max_items: ::std::default::Default::default(),
             min_items: ::std::default::Default::default(),
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9703,11 +9786,11 @@ impl UntitledSingleSelectEnumSchema {
     #[allow(clippy::too_many_arguments)]
     pub fn new(enum_: ::std::vec::Vec<::std::string::String>) -> Self {
         Self {
+            type_: ::std::default::Default::default(),
             default: ::std::default::Default::default(),
             description: ::std::default::Default::default(),
             enum_,
             title: ::std::default::Default::default(),
-            type_: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
     }
@@ -9719,10 +9802,10 @@ crate::rpc::open_struct!(
     }
 );
 crate::rpc::open_struct!(
-    AudioContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
-    < MetaObject > = "_meta" default, mime_type : ::std::string::String = "mimeType"
-    required, type_ : AudioType = "type" required }
+    AudioContent { type_ : AudioType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, data :
+    ::std::string::String = "data" required, meta : ::std::option::Option < MetaObject >
+    = "_meta" default, mime_type : ::std::string::String = "mimeType" required }
 );
 crate::rpc::open_struct!(
     BaseMetadata { name : ::std::string::String = "name" required, title :
@@ -9749,10 +9832,10 @@ crate::rpc::open_struct!(
     ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    BooleanSchema { default : ::std::option::Option < bool > = "default" default,
-    description : ::std::option::Option < ::std::string::String > = "description"
-    default, title : ::std::option::Option < ::std::string::String > = "title" default,
-    type_ : BooleanType = "type" required }
+    BooleanSchema { type_ : BooleanType = "type" required, default :
+    ::std::option::Option < bool > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     CacheableResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
@@ -9761,8 +9844,8 @@ crate::rpc::open_struct!(
     u64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
-    CallToolRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ToolsCallMethod = "method" required, params :
+    CallToolRequest { method : ToolsCallMethod = "method" required, id : RequestId = "id"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CallToolRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -9785,9 +9868,9 @@ crate::rpc::open_struct!(
     "jsonrpc" required, result : CallToolOutcome = "result" required }
 );
 crate::rpc::open_struct!(
-    CancelledNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsCancelledMethod = "method" required, params :
-    CancelledNotificationParams = "params" required }
+    CancelledNotification { method : NotificationsCancelledMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : CancelledNotificationParams =
+    "params" required }
 );
 crate::rpc::open_struct!(
     CancelledNotificationParams { meta : ::std::option::Option < NotificationMetaObject >
@@ -9823,8 +9906,8 @@ crate::rpc::open_struct!(
     CancelledNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
-    CompleteRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : CompletionCompleteMethod = "method" required, params :
+    CompleteRequest { method : CompletionCompleteMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     CompleteRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -9881,9 +9964,9 @@ crate::rpc::open_struct!(
     ::std::option::Option < ::std::string::String > = "stopReason" default }
 );
 crate::rpc::open_struct!(
-    DiscoverRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ServerDiscoverMethod = "method" required, params :
-    RequestParams = "params" required }
+    DiscoverRequest { method : ServerDiscoverMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params : RequestParams
+    = "params" required }
 );
 crate::rpc::open_struct!(
     DiscoverResult { cache_scope : ::std::option::Option < CacheScope > = "cacheScope"
@@ -9903,8 +9986,8 @@ crate::rpc::open_struct!(
     ElicitRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
-    ElicitRequestFormParams { message : ::std::string::String = "message" required, mode
-    : ::std::option::Option < FormMode > = "mode" default, requested_schema :
+    ElicitRequestFormParams { mode : ::std::option::Option < FormMode > = "mode" default,
+    message : ::std::string::String = "message" required, requested_schema :
     ElicitRequestFormParamsRequestedSchema = "requestedSchema" required }
 );
 crate::rpc::open_struct!(
@@ -9915,8 +9998,9 @@ crate::rpc::open_struct!(
     default, type_ : ObjectType = "type" required }
 );
 crate::rpc::open_struct!(
-    ElicitRequestUrlParams { message : ::std::string::String = "message" required, mode :
-    UrlMode = "mode" required, url : ::std::string::String = "url" required }
+    ElicitRequestUrlParams { mode : UrlMode = "mode" required, message :
+    ::std::string::String = "message" required, url : ::std::string::String = "url"
+    required }
 );
 crate::rpc::open_struct!(
     ElicitResult { action : ElicitResultAction = "action" required, content :
@@ -9924,10 +10008,10 @@ crate::rpc::open_struct!(
     ElicitValue > > = "content" default }
 );
 crate::rpc::open_struct!(
-    EmbeddedResource { annotations : ::std::option::Option < Annotations > =
-    "annotations" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
-    resource : AnyResourceContents = "resource" required, type_ : ResourceType = "type"
-    required }
+    EmbeddedResource { type_ : ResourceType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, resource :
+    AnyResourceContents = "resource" required }
 );
 crate::rpc::open_struct!(
     ErrorObject { code : i64 = "code" required, data : ::std::option::Option <
@@ -9935,8 +10019,8 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    GetPromptRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : PromptsGetMethod = "method" required, params :
+    GetPromptRequest { method : PromptsGetMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     GetPromptRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -9978,10 +10062,10 @@ crate::rpc::open_struct!(
     }
 );
 crate::rpc::open_struct!(
-    ImageContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, data : ::std::string::String = "data" required, meta : ::std::option::Option
-    < MetaObject > = "_meta" default, mime_type : ::std::string::String = "mimeType"
-    required, type_ : ImageType = "type" required }
+    ImageContent { type_ : ImageType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, data :
+    ::std::string::String = "data" required, meta : ::std::option::Option < MetaObject >
+    = "_meta" default, mime_type : ::std::string::String = "mimeType" required }
 );
 crate::rpc::open_struct!(
     Implementation { description : ::std::option::Option < ::std::string::String > =
@@ -9992,10 +10076,10 @@ crate::rpc::open_struct!(
     ::std::string::String > = "websiteUrl" default }
 );
 crate::rpc::open_struct!(
-    InputRequiredResult { input_requests : ::std::option::Option < InputRequests > =
-    "inputRequests" default, meta : ::std::option::Option < ResultMetaObject > = "_meta"
-    default, request_state : ::std::option::Option < ::std::string::String > =
-    "requestState" default, result_type : ResultType = "resultType" required }
+    InputRequiredResult { result_type : ResultType = "resultType" required,
+    input_requests : ::std::option::Option < InputRequests > = "inputRequests" default,
+    meta : ::std::option::Option < ResultMetaObject > = "_meta" default, request_state :
+    ::std::option::Option < ::std::string::String > = "requestState" default }
 );
 crate::rpc::open_struct!(
     InputResponseRequestParams { input_responses : ::std::option::Option < InputResponses
@@ -10040,16 +10124,16 @@ crate::rpc::open_struct!(
     "jsonrpc" required, result : BaseResult = "result" required }
 );
 crate::rpc::open_struct!(
-    LegacyTitledEnumSchema { default : ::std::option::Option < ::std::string::String > =
-    "default" default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, enum_ : ::std::vec::Vec < ::std::string::String > = "enum"
-    required, enum_names : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "enumNames" default, title : ::std::option::Option <
-    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+    LegacyTitledEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, enum_ :
+    ::std::vec::Vec < ::std::string::String > = "enum" required, enum_names :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "enumNames"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    ListPromptsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : PromptsListMethod = "method" required, params :
+    ListPromptsRequest { method : PromptsListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     PaginatedRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10064,8 +10148,8 @@ crate::rpc::open_struct!(
     = "jsonrpc" required, result : ListPromptsResult = "result" required }
 );
 crate::rpc::open_struct!(
-    ListResourceTemplatesRequest { id : RequestId = "id" required, jsonrpc :
-    JsonRpcVersion = "jsonrpc" required, method : ResourcesTemplatesListMethod = "method"
+    ListResourceTemplatesRequest { method : ResourcesTemplatesListMethod = "method"
+    required, id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc"
     required, params : PaginatedRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10082,8 +10166,8 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    ListResourcesRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesListMethod = "method" required, params :
+    ListResourcesRequest { method : ResourcesListMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     PaginatedRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10111,8 +10195,8 @@ crate::rpc::open_struct!(
     ListRootsResult { roots : ::std::vec::Vec < Root > = "roots" required }
 );
 crate::rpc::open_struct!(
-    ListToolsRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ToolsListMethod = "method" required, params :
+    ListToolsRequest { method : ToolsListMethod = "method" required, id : RequestId =
+    "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     PaginatedRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10127,8 +10211,8 @@ crate::rpc::open_struct!(
     "jsonrpc" required, result : ListToolsResult = "result" required }
 );
 crate::rpc::open_struct!(
-    LoggingMessageNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsMessageMethod = "method" required, params :
+    LoggingMessageNotification { method : NotificationsMessageMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     LoggingMessageNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10177,12 +10261,12 @@ crate::rpc::open_struct!(
     "_meta" default }
 );
 crate::rpc::open_struct!(
-    NumberSchema { default : ::std::option::Option < ::serde_json::Number > = "default"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, maximum : ::std::option::Option < ::serde_json::Number > =
-    "maximum" default, minimum : ::std::option::Option < ::serde_json::Number > =
-    "minimum" default, title : ::std::option::Option < ::std::string::String > = "title"
-    default, type_ : NumberSchemaType = "type" required }
+    NumberSchema { type_ : NumberSchemaType = "type" required, default :
+    ::std::option::Option < ::serde_json::Number > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, maximum :
+    ::std::option::Option < ::serde_json::Number > = "maximum" default, minimum :
+    ::std::option::Option < ::serde_json::Number > = "minimum" default, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     PaginatedRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
@@ -10205,9 +10289,9 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    ProgressNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsProgressMethod = "method" required, params : ProgressNotificationParams
-    = "params" required }
+    ProgressNotification { method : NotificationsProgressMethod = "method" required,
+    jsonrpc : JsonRpcVersion = "jsonrpc" required, params : ProgressNotificationParams =
+    "params" required }
 );
 crate::rpc::open_struct!(
     ProgressNotificationParams { message : ::std::option::Option < ::std::string::String
@@ -10231,8 +10315,8 @@ crate::rpc::open_struct!(
     ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    PromptListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method
-    : NotificationsPromptsListChangedMethod = "method" required, params :
+    PromptListChangedNotification { method : NotificationsPromptsListChangedMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10240,13 +10324,13 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    PromptReference { name : ::std::string::String = "name" required, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ :
-    RefPromptType = "type" required }
+    PromptReference { type_ : RefPromptType = "type" required, name :
+    ::std::string::String = "name" required, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
-    ReadResourceRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
-    "jsonrpc" required, method : ResourcesReadMethod = "method" required, params :
+    ReadResourceRequest { method : ResourcesReadMethod = "method" required, id :
+    RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ReadResourceRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10295,19 +10379,19 @@ crate::rpc::open_struct!(
     : ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceLink { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, icons : ::std::option::Option < ::std::vec::Vec < Icon > > =
-    "icons" default, meta : ::std::option::Option < MetaObject > = "_meta" default,
-    mime_type : ::std::option::Option < ::std::string::String > = "mimeType" default,
-    name : ::std::string::String = "name" required, size : ::std::option::Option < i64 >
-    = "size" default, title : ::std::option::Option < ::std::string::String > = "title"
-    default, type_ : ResourceLinkType = "type" required, uri : ::std::string::String =
-    "uri" required }
+    ResourceLink { type_ : ResourceLinkType = "type" required, annotations :
+    ::std::option::Option < Annotations > = "annotations" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, icons :
+    ::std::option::Option < ::std::vec::Vec < Icon > > = "icons" default, meta :
+    ::std::option::Option < MetaObject > = "_meta" default, mime_type :
+    ::std::option::Option < ::std::string::String > = "mimeType" default, name :
+    ::std::string::String = "name" required, size : ::std::option::Option < i64 > =
+    "size" default, title : ::std::option::Option < ::std::string::String > = "title"
+    default, uri : ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required,
-    method : NotificationsResourcesListChangedMethod = "method" required, params :
+    ResourceListChangedNotification { method : NotificationsResourcesListChangedMethod =
+    "method" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
@@ -10329,8 +10413,8 @@ crate::rpc::open_struct!(
     ::std::string::String = "uri" required }
 );
 crate::rpc::open_struct!(
-    ResourceUpdatedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsResourcesUpdatedMethod = "method" required, params :
+    ResourceUpdatedNotification { method : NotificationsResourcesUpdatedMethod = "method"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ResourceUpdatedNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10379,13 +10463,12 @@ crate::rpc::open_struct!(
     "listChanged" default }
 );
 crate::rpc::open_struct!(
-    StringSchema { default : ::std::option::Option < ::std::string::String > = "default"
-    default, description : ::std::option::Option < ::std::string::String > =
-    "description" default, format : ::std::option::Option < StringSchemaFormat > =
-    "format" default, max_length : ::std::option::Option < i64 > = "maxLength" default,
-    min_length : ::std::option::Option < i64 > = "minLength" default, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
-    = "type" required }
+    StringSchema { type_ : StringType = "type" required, default : ::std::option::Option
+    < ::std::string::String > = "default" default, description : ::std::option::Option <
+    ::std::string::String > = "description" default, format : ::std::option::Option <
+    StringSchemaFormat > = "format" default, max_length : ::std::option::Option < i64 > =
+    "maxLength" default, min_length : ::std::option::Option < i64 > = "minLength"
+    default, title : ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     SubscriptionFilter { prompts_list_changed : ::std::option::Option < bool > =
@@ -10396,9 +10479,10 @@ crate::rpc::open_struct!(
     default }
 );
 crate::rpc::open_struct!(
-    SubscriptionsAcknowledgedNotification { jsonrpc : JsonRpcVersion = "jsonrpc"
-    required, method : NotificationsSubscriptionsAcknowledgedMethod = "method" required,
-    params : SubscriptionsAcknowledgedNotificationParams = "params" required }
+    SubscriptionsAcknowledgedNotification { method :
+    NotificationsSubscriptionsAcknowledgedMethod = "method" required, jsonrpc :
+    JsonRpcVersion = "jsonrpc" required, params :
+    SubscriptionsAcknowledgedNotificationParams = "params" required }
 );
 crate::rpc::open_struct!(
     SubscriptionsAcknowledgedNotificationParams { meta : ::std::option::Option <
@@ -10406,8 +10490,8 @@ crate::rpc::open_struct!(
     "notifications" required }
 );
 crate::rpc::open_struct!(
-    SubscriptionsListenRequest { id : RequestId = "id" required, jsonrpc : JsonRpcVersion
-    = "jsonrpc" required, method : SubscriptionsListenMethod = "method" required, params
+    SubscriptionsListenRequest { method : SubscriptionsListenMethod = "method" required,
+    id : RequestId = "id" required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params
     : SubscriptionsListenRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
@@ -10430,9 +10514,9 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    TextContent { annotations : ::std::option::Option < Annotations > = "annotations"
-    default, meta : ::std::option::Option < MetaObject > = "_meta" default, text :
-    ::std::string::String = "text" required, type_ : TextType = "type" required }
+    TextContent { type_ : TextType = "type" required, annotations : ::std::option::Option
+    < Annotations > = "annotations" default, meta : ::std::option::Option < MetaObject >
+    = "_meta" default, text : ::std::string::String = "text" required }
 );
 crate::rpc::open_struct!(
     TextResourceContents { meta : ::std::option::Option < MetaObject > = "_meta" default,
@@ -10441,13 +10525,13 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    TitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, items :
-    TitledMultiSelectEnumSchemaItems = "items" required, max_items :
-    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
-    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
-    = "title" default, type_ : ArrayType = "type" required }
+    TitledMultiSelectEnumSchema { type_ : ArrayType = "type" required, default :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, items : TitledMultiSelectEnumSchemaItems = "items" required,
+    max_items : ::std::option::Option < i64 > = "maxItems" default, min_items :
+    ::std::option::Option < i64 > = "minItems" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     TitledMultiSelectEnumSchemaItems { any_of : ::std::vec::Vec <
@@ -10458,12 +10542,11 @@ crate::rpc::open_struct!(
     required, title : ::std::string::String = "title" required }
 );
 crate::rpc::open_struct!(
-    TitledSingleSelectEnumSchema { default : ::std::option::Option <
-    ::std::string::String > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, one_of : ::std::vec::Vec <
-    TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
-    ::std::option::Option < ::std::string::String > = "title" default, type_ : StringType
-    = "type" required }
+    TitledSingleSelectEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, one_of :
+    ::std::vec::Vec < TitledSingleSelectEnumSchemaOneOfItem > = "oneOf" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     TitledSingleSelectEnumSchemaOneOfItem { const_ : ::std::string::String = "const"
@@ -10492,23 +10575,23 @@ crate::rpc::open_struct!(
     ToolChoice { mode : ::std::option::Option < ToolChoiceMode > = "mode" default }
 );
 crate::rpc::open_struct!(
-    ToolListChangedNotification { jsonrpc : JsonRpcVersion = "jsonrpc" required, method :
-    NotificationsToolsListChangedMethod = "method" required, params :
+    ToolListChangedNotification { method : NotificationsToolsListChangedMethod = "method"
+    required, jsonrpc : JsonRpcVersion = "jsonrpc" required, params :
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
-    ToolResultContent { content : ::std::vec::Vec < ContentBlock > = "content" required,
-    is_error : ::std::option::Option < bool > = "isError" default, meta :
-    ::std::option::Option < MetaObject > = "_meta" default, structured_content :
-    ::std::option::Option < ::serde_json::Value > = "structuredContent" default,
-    tool_use_id : ::std::string::String = "toolUseId" required, type_ : ToolResultType =
-    "type" required }
+    ToolResultContent { type_ : ToolResultType = "type" required, content :
+    ::std::vec::Vec < ContentBlock > = "content" required, is_error :
+    ::std::option::Option < bool > = "isError" default, meta : ::std::option::Option <
+    MetaObject > = "_meta" default, structured_content : ::std::option::Option <
+    ::serde_json::Value > = "structuredContent" default, tool_use_id :
+    ::std::string::String = "toolUseId" required }
 );
 crate::rpc::open_struct!(
-    ToolUseContent { id : ::std::string::String = "id" required, input :
-    ::serde_json::Map < ::std::string::String, ::serde_json::Value > = "input" required,
-    meta : ::std::option::Option < MetaObject > = "_meta" default, name :
-    ::std::string::String = "name" required, type_ : ToolUseType = "type" required }
+    ToolUseContent { type_ : ToolUseType = "type" required, id : ::std::string::String =
+    "id" required, input : ::serde_json::Map < ::std::string::String, ::serde_json::Value
+    > = "input" required, meta : ::std::option::Option < MetaObject > = "_meta" default,
+    name : ::std::string::String = "name" required }
 );
 crate::rpc::open_struct!(
     UnsupportedProtocolVersionError { error : UnsupportedProtocolVersionErrorObject =
@@ -10526,22 +10609,22 @@ crate::rpc::open_struct!(
     message : ::std::string::String = "message" required }
 );
 crate::rpc::open_struct!(
-    UntitledMultiSelectEnumSchema { default : ::std::option::Option < ::std::vec::Vec <
-    ::std::string::String > > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, items :
-    UntitledMultiSelectEnumSchemaItems = "items" required, max_items :
-    ::std::option::Option < i64 > = "maxItems" default, min_items : ::std::option::Option
-    < i64 > = "minItems" default, title : ::std::option::Option < ::std::string::String >
-    = "title" default, type_ : ArrayType = "type" required }
+    UntitledMultiSelectEnumSchema { type_ : ArrayType = "type" required, default :
+    ::std::option::Option < ::std::vec::Vec < ::std::string::String > > = "default"
+    default, description : ::std::option::Option < ::std::string::String > =
+    "description" default, items : UntitledMultiSelectEnumSchemaItems = "items" required,
+    max_items : ::std::option::Option < i64 > = "maxItems" default, min_items :
+    ::std::option::Option < i64 > = "minItems" default, title : ::std::option::Option <
+    ::std::string::String > = "title" default }
 );
 crate::rpc::open_struct!(
     UntitledMultiSelectEnumSchemaItems { enum_ : ::std::vec::Vec < ::std::string::String
     > = "enum" required, type_ : StringType = "type" required }
 );
 crate::rpc::open_struct!(
-    UntitledSingleSelectEnumSchema { default : ::std::option::Option <
-    ::std::string::String > = "default" default, description : ::std::option::Option <
-    ::std::string::String > = "description" default, enum_ : ::std::vec::Vec <
-    ::std::string::String > = "enum" required, title : ::std::option::Option <
-    ::std::string::String > = "title" default, type_ : StringType = "type" required }
+    UntitledSingleSelectEnumSchema { type_ : StringType = "type" required, default :
+    ::std::option::Option < ::std::string::String > = "default" default, description :
+    ::std::option::Option < ::std::string::String > = "description" default, enum_ :
+    ::std::vec::Vec < ::std::string::String > = "enum" required, title :
+    ::std::option::Option < ::std::string::String > = "title" default }
 );

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::types::v2026_07_28::{
     ContentBlock, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
-    ElicitResultAction, ElicitValue, InputRequest, InputRequests, InputRequiredResult,
+    ElicitResultAction, ElicitValue, FormMode, InputRequest, InputRequests, InputRequiredResult,
     ListRootsRequest, Role, SamplingMessage, SamplingMessageContent, SamplingMessageContentBlock,
     TextContent,
 };
@@ -35,8 +35,11 @@ pub fn elicit_form(
     schema: Value,
 ) -> Result<InputRequest, serde_json::Error> {
     let schema = serde_json::from_value(schema)?;
+    let mut params = ElicitRequestFormParams::new(message, schema);
+    // Said, though `form` is the default: a reader finds the variant at the first member.
+    params.mode = Some(FormMode);
     Ok(InputRequest::Elicit(ElicitRequest::new(
-        ElicitRequestParams::Form(ElicitRequestFormParams::new(message, schema)),
+        ElicitRequestParams::Form(params),
     )))
 }
 

@@ -20,7 +20,7 @@ pub fn read_message(bytes: &[u8]) {
 /// A request's `_meta`, as the serving pipeline reads it (from its text, and typed).
 pub fn read_meta(text: &str) {
     if let Ok(raw) = serde_json::from_str::<&RawValue>(text) {
-        let read = MetaRead::of(Some(raw), &[PROTOCOL_VERSION]);
+        let read = MetaRead::of(Some(raw.get()), &[PROTOCOL_VERSION]);
         let _ = read.meta.map(|meta| meta.protocol_version);
     }
 }

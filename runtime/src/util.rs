@@ -170,8 +170,8 @@ mod tests {
         let object = raw(r#"{"a":1,"_meta":{"x":[1,{"y":2}]},"name":"t\"q","z":null}"#);
         let [meta, name, missing] =
             crate::types::rpc::members(object.get(), ["_meta", "name", "nope"]);
-        assert_eq!(meta.map(RawValue::get), Some(r#"{"x":[1,{"y":2}]}"#));
-        assert_eq!(name.map(RawValue::get), Some(r#""t\"q""#));
+        assert_eq!(meta, Some(r#"{"x":[1,{"y":2}]}"#));
+        assert_eq!(name, Some(r#""t\"q""#));
         assert!(missing.is_none());
     }
 
@@ -179,10 +179,50 @@ mod tests {
     fn the_last_of_a_repeated_member_wins_and_a_non_object_has_none() {
         let object = raw(r#"{"name":"first","name":"last"}"#);
         assert_eq!(
-            crate::types::rpc::members(object.get(), ["name"])[0].map(RawValue::get),
+            crate::types::rpc::members(object.get(), ["name"])[0],
             Some(r#""last""#)
         );
         assert!(crate::types::rpc::members(raw("[1,2]").get(), ["name"])[0].is_none());
         assert!(crate::types::rpc::members(raw(r#""text""#).get(), ["name"])[0].is_none());
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            "[a-z\\\\\"{}\\[\\],: \\u{e9}]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\\\\\"]{0,3}", inner), 0..4)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The byte scan finds what a parser finds: each member's value, compact or
+        /// pretty-printed, escapes and nesting included.
+        #[test]
+        fn the_scan_finds_what_a_parser_finds(
+            members in proptest::collection::vec(("[a-z\\\\\"]{0,3}", json_value()), 0..5),
+            pretty in proptest::prelude::any::<bool>(),
+        ) {
+            let object: serde_json::Map<String, Value> = members.into_iter().collect();
+            let text = if pretty {
+                serde_json::to_string_pretty(&object).unwrap()
+            } else {
+                serde_json::to_string(&object).unwrap()
+            };
+            let keys: Vec<&str> = object.keys().map(String::as_str).chain(["absent"]).collect();
+            for key in keys {
+                let [found] = crate::types::rpc::members(&text, [key]);
+                let found = found.map(|t| serde_json::from_str::<Value>(t).unwrap());
+                proptest::prop_assert_eq!(found.as_ref(), object.get(key), "{} in {}", key, text);
+            }
+        }
     }
 }

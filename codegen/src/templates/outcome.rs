@@ -56,20 +56,25 @@ impl<T: ::serde::Serialize> ::serde::Serialize for Outcome<T> {
     }
 }
 
+impl<T: ::serde::de::DeserializeOwned> crate::rpc::TaggedUnion for Outcome<T> {
+    const TAG: &'static str = "resultType";
+    // A complete result may leave `resultType` out: it is given to the result's own
+    // decoder as if it had been sent.
+    const IMPLIED: ::std::option::Option<&'static str> = ::std::option::Option::Some("\"complete\"");
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
+        match tag {
+            None | Some("complete") => T::deserialize(deserializer).map(Self::Complete),
+            Some("input_required") => <InputRequiredResult as ::serde::Deserialize>::deserialize(deserializer).map(Self::InputRequired),
+            Some(t) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownResultType(t.to_owned()))),
+        }
+    }
+}
+
 impl<'de, T: ::serde::de::DeserializeOwned> ::serde::Deserialize<'de> for Outcome<T> {
     fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
-        let kind = match crate::rpc::member(&value, "resultType") {
-            None => None,
-            Some(t) => Some(::serde_json::from_str::<ResultType>(t.get()).map_err(::serde::de::Error::custom)?),
-        };
-        match kind {
-            // A complete result may leave `resultType` out: it is given before the
-            // result's own members are read.
-            None => crate::rpc::complete_variant::<D, T>(&value).map(Self::Complete),
-            Some(ResultType::Complete) => crate::rpc::raw_variant::<D, T>(&value).map(Self::Complete),
-            Some(ResultType::InputRequired) => crate::rpc::raw_variant::<D, InputRequiredResult>(&value).map(Self::InputRequired),
-            Some(ResultType::Other(t)) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownResultType(t))),
-        }
+        crate::rpc::tagged(deserializer)
     }
 }

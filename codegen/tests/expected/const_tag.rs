@@ -45,11 +45,11 @@ pub mod error {
 /// A circle.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Circle {
-    /// The radius.
-    pub radius: ::serde_json::Number,
     /// The `type` member.
     #[serde(rename = "type")]
     pub type_: CircleType,
+    /// The radius.
+    pub radius: ::serde_json::Number,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -57,11 +57,11 @@ pub struct Circle {
 /// A square.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Square {
-    /// The `side` member.
-    pub side: i64,
     /// The `type` member.
     #[serde(rename = "type")]
     pub type_: SquareType,
+    /// The `side` member.
+    pub side: i64,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -98,19 +98,21 @@ impl ::std::convert::From<Square> for Shape {
         Self::Square(v)
     }
 }
-impl<'de> ::serde::Deserialize<'de> for Shape {
-    fn deserialize<D: ::serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> ::std::result::Result<Self, D::Error> {
-        let value = crate::rpc::buffer(deserializer)?;
+impl crate::rpc::TaggedUnion for Shape {
+    const TAG: &'static str = "type";
+    fn variant<'de, X: ::serde::Deserializer<'de>>(
+        tag: ::std::option::Option<&str>,
+        deserializer: X,
+    ) -> ::std::result::Result<Self, X::Error> {
         const EXPECTED: &[&str] = &["circle", "square"];
-        let tag = crate::rpc::tag(&value, "type");
-        match tag.as_ref().map(crate::rpc::MemberName::as_str) {
+        match tag {
             Some("circle") => {
-                crate::rpc::raw_variant::<D, Circle>(&value).map(Self::Circle)
+                <Circle as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Circle)
             }
             Some("square") => {
-                crate::rpc::raw_variant::<D, Square>(&value).map(Self::Square)
+                <Square as ::serde::Deserialize>::deserialize(deserializer)
+                    .map(Self::Square)
             }
             None => {
                 Err(
@@ -130,6 +132,13 @@ impl<'de> ::serde::Deserialize<'de> for Shape {
                 )
             }
         }
+    }
+}
+impl<'de> ::serde::Deserialize<'de> for Shape {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        crate::rpc::tagged(deserializer)
     }
 }
 /// One uninhabited marker type per protocol method, naming its parameters and
@@ -186,8 +195,8 @@ impl Circle {
     #[allow(clippy::too_many_arguments)]
     pub fn new(radius: ::serde_json::Number) -> Self {
         Self {
-            radius,
             type_: ::std::default::Default::default(),
+            radius,
             extra: ::std::default::Default::default(),
         }
     }
@@ -197,16 +206,16 @@ impl Square {
     #[allow(clippy::too_many_arguments)]
     pub fn new(side: i64) -> Self {
         Self {
-            side,
             type_: ::std::default::Default::default(),
+            side,
             extra: ::std::default::Default::default(),
         }
     }
 }
 crate::rpc::open_struct!(
-    Circle { radius : ::serde_json::Number = "radius" required, type_ : CircleType =
-    "type" required }
+    Circle { type_ : CircleType = "type" required, radius : ::serde_json::Number =
+    "radius" required }
 );
 crate::rpc::open_struct!(
-    Square { side : i64 = "side" required, type_ : SquareType = "type" required }
+    Square { type_ : SquareType = "type" required, side : i64 = "side" required }
 );

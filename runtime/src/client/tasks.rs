@@ -93,7 +93,7 @@ pub(super) fn created_task(
     raw: &serde_json::value::RawValue,
 ) -> crate::Result<Option<CreateTaskResult>> {
     let [result_type] = crate::types::rpc::members(raw.get(), ["resultType"]);
-    if result_type.map(|t| t.get()) != Some(r#""task""#) {
+    if result_type != Some(r#""task""#) {
         return Ok(None);
     }
     serde_json::from_str(raw.get())

@@ -71,19 +71,19 @@ thread_local! {
 impl MetaRead {
     /// Reads a request's `_meta`, written as `meta` (found in its params as text), once,
     /// accepting only the `supported` versions.
-    pub(crate) fn of(meta: Option<&RawValue>, supported: &[&str]) -> Self {
+    pub(crate) fn of(meta: Option<&str>, supported: &[&str]) -> Self {
         #[cfg(test)]
         READS.with(|n| n.set(n.get() + 1));
         let Some(meta) = meta else {
             return Self::refused(None, None, missing_meta());
         };
-        match serde_json::from_str::<RequestMetaObject>(meta.get()) {
+        match serde_json::from_str::<RequestMetaObject>(meta) {
             Ok(typed) => {
                 let trace = super::TraceContext::from_meta(&typed.extra);
                 Self::from_typed(typed, trace, supported)
             }
             // The typed read failed: only now is `_meta` read as a tree, to say why.
-            Err(_) => match serde_json::from_str::<Value>(meta.get()) {
+            Err(_) => match serde_json::from_str::<Value>(meta) {
                 Ok(tree) => Self::diagnose(&tree, supported),
                 Err(_) => Self::refused(None, None, missing_meta()),
             },
@@ -141,7 +141,7 @@ impl MetaRead {
     /// Reads `params._meta` from params already parsed.
     pub(crate) fn of_params(params: Option<&Value>, supported: &[&str]) -> Self {
         let meta = params.and_then(|p| p.get(META)).map(crate::util::raw_json);
-        Self::of(meta.as_deref(), supported)
+        Self::of(meta.as_deref().map(RawValue::get), supported)
     }
 
     fn refused(

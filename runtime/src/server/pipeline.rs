@@ -209,7 +209,7 @@ fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
         (Some(params), None) => (members(params.get(), [META])[0], None),
         (None, _) => (None, None),
     };
-    let target = target.and_then(|t| serde_json::from_str::<String>(t.get()).ok());
+    let target = target.and_then(|t| serde_json::from_str::<String>(t).ok());
     (MetaRead::of(meta, protocol::SUPPORTED_VERSIONS), target)
 }
 

@@ -391,3 +391,79 @@ fn unions_decode_alike_from_text_and_from_a_tree() {
         .to_string();
     assert!(missing.contains("missing its `type` member"), "{missing}");
 }
+
+/// tern writes each union's tag as its first member (and an input-required result its
+/// `resultType`), so a reader knows the variant before it reads the rest.
+#[test]
+fn tern_writes_tags_first() {
+    let block = v::ContentBlock::Text(v::TextContent::new("t"));
+    let question = tern::ask::elicit_form(
+        "Which region?",
+        json!({"type": "object", "properties": {"region": {"type": "string"}}}),
+    )
+    .unwrap();
+    let result = v::InputRequiredResult {
+        request_state: Some("s".into()),
+        ..v::InputRequiredResult::new()
+    };
+    let written = [
+        (serde_json::to_string(&block).unwrap(), r#"{"type":"text""#),
+        (
+            serde_json::to_string(&question).unwrap(),
+            r#"{"method":"elicitation/create","params":{"mode":"form""#,
+        ),
+        (
+            serde_json::to_string(&result).unwrap(),
+            r#"{"resultType":"input_required""#,
+        ),
+    ];
+    for (text, start) in written {
+        assert!(text.starts_with(start), "{text}");
+    }
+}
+
+/// The members before a tag are kept as text and read again after it: nested objects
+/// with a member of the tag's name do not confuse it, a repeated tag is refused, and
+/// what the variant reads is the same whatever the order.
+#[test]
+fn a_tag_after_other_members_is_found_at_its_own_level() {
+    let nested: v::ContentBlock = serde_json::from_str(
+        r#"{"_meta":{"type":"image","x":{"type":"audio"}},"text":"t","type":"text"}"#,
+    )
+    .unwrap();
+    match nested {
+        v::ContentBlock::Text(t) => {
+            assert_eq!(t.text, "t");
+            assert_eq!(t.meta.unwrap().0["type"], "image");
+        }
+        other => panic!("expected text, got {other:?}"),
+    }
+    let repeated =
+        serde_json::from_str::<v::ContentBlock>(r#"{"type":"text","text":"t","type":"text"}"#);
+    assert!(repeated.is_err());
+    let escaped: v::ContentBlock =
+        serde_json::from_str(r#"{"text":"a\"b","\u0074ype":"text"}"#).unwrap();
+    assert!(matches!(escaped, v::ContentBlock::Text(t) if t.text == "a\"b"));
+}
+
+/// A union's value is held as text borrowed from the input when the input is text; from
+/// a tree it is written out, and decodes the same.
+#[test]
+fn a_buffered_value_borrows_from_text_input() {
+    let input = r#"{"a":[1,{"b":"c"}],"d":true}"#;
+    let mut reader = serde_json::Deserializer::from_str(input);
+    let buffered = tern_types::rpc::buffer(&mut reader).unwrap();
+    assert_eq!(buffered.get(), input);
+    assert_eq!(
+        buffered.get().as_ptr(),
+        input.as_ptr(),
+        "copied, not borrowed"
+    );
+
+    let tree: Value = serde_json::from_str(input).unwrap();
+    let from_tree = tern_types::rpc::buffer(tree.clone()).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(from_tree.get()).unwrap(),
+        tree
+    );
+}

@@ -82,7 +82,7 @@ pub(crate) fn check_headers(
                 Some(params) => members(params.get(), ["arguments"]),
                 None => [None],
             };
-            let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
+            let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok());
             check_param_headers(
                 headers,
                 &annotated,
