@@ -272,6 +272,17 @@ impl StateCodec for Keyring {
     }
 }
 
+impl Keyring {
+    /// The id each key writes into the tokens it seals, as eight hex digits, in the
+    /// order given (the first seals): what tells an operator which key sealed a token
+    /// and which keys an instance holds during a rotation.
+    pub fn key_ids(&self) -> impl Iterator<Item = String> + '_ {
+        self.keys
+            .iter()
+            .map(|key| format!("{:08x}", u32::from_be_bytes(key.id)))
+    }
+}
+
 impl fmt::Debug for Keyring {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         struct Ids<'a>(&'a [SealingKey]);
@@ -281,8 +292,7 @@ impl fmt::Debug for Keyring {
                     .entries(
                         self.0
                             .iter()
-                            .map(|key| u32::from_be_bytes(key.id))
-                            .map(|id| format!("{id:08x}")),
+                            .map(|key| format!("{:08x}", u32::from_be_bytes(key.id))),
                     )
                     .finish()
             }

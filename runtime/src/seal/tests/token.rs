@@ -394,3 +394,18 @@ fn debug_never_shows_key_material() {
     }
     assert!(format!("{keys:?}").starts_with("Keyring { key_ids: [\""));
 }
+
+#[test]
+fn key_ids_follow_the_secrets_and_a_key_keeps_its_id_across_rings() {
+    let (old, new) = ([7u8; 32], [9u8; 32]);
+    let rotating: Vec<String> = Keyring::new([new, old]).unwrap().key_ids().collect();
+    let before: Vec<String> = Keyring::new([old]).unwrap().key_ids().collect();
+    assert_eq!(rotating.len(), 2);
+    assert_ne!(rotating[0], rotating[1]);
+    assert_eq!(rotating[1], before[0]);
+    assert!(
+        rotating
+            .iter()
+            .all(|id| id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+    );
+}

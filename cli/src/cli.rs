@@ -1,0 +1,234 @@
+//! The command line, as clap derives it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const TARGET_HELP: &str = "The server: an http:// or https:// URL of its MCP endpoint, or the \
+command that starts it on stdio, as one quoted string split like a POSIX shell would (no \
+shell runs it), e.g. \"cargo run -q -p tern --example everything -- --stdio\"";
+
+const AFTER_HELP: &str = concat!(
+    "\
+TARGET is an http(s):// URL (Streamable HTTP) or a quoted command line that starts the
+server on stdio. The protocol era (2026-07-28, or a 2025-11-25 session) is discovered.
+
+Answers: a question the server asks (an `inputRequests` entry, by its KEY) is answered
+from --answer KEY.FIELD=VALUE, --answers FILE ({\"KEY\": {\"FIELD\": VALUE}}),
+--accept/--decline/--cancel KEY; what is left is asked on the terminal, field by field.
+When stdin is not a terminal, an unanswered question fails the command, naming it.
+
+",
+    crate::exit::exit_help!()
+);
+
+/// A command-line client for MCP servers: lists, calls, prompts and reads, answering
+/// the questions of multi round-trip requests on the terminal or from the command line.
+#[derive(Debug, Parser)]
+#[command(name = "tern", version, about, after_help = crate::exit::exit_help!())]
+pub(crate) struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+    /// Narrate the rounds of a call (-v); show tern's own logs too (-vv, -vvv).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the server's tools (every page).
+    Tools(ListArgs),
+    /// List the server's prompts (every page).
+    Prompts(ListArgs),
+    /// List the server's resources (every page).
+    Resources(ListArgs),
+    /// List the server's resource templates (every page).
+    Templates(ListArgs),
+    /// Call a tool: `tern call TARGET TOOL key=value ...`.
+    #[command(after_help = AFTER_HELP)]
+    Call(CallArgs),
+    /// Get a prompt: `tern prompt TARGET NAME key=value ...`.
+    #[command(after_help = AFTER_HELP)]
+    Prompt(PromptArgs),
+    /// Read a resource: `tern read TARGET URI`.
+    #[command(after_help = AFTER_HELP)]
+    Read(ReadArgs),
+    /// Continue a call saved with --state-file, answering its questions.
+    #[command(after_help = AFTER_HELP)]
+    Resume(ResumeArgs),
+    /// requestState sealing keys: generate one, plan a rotation.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// How to reach the server.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct Connect {
+    /// A bearer token for an HTTP server.
+    #[arg(long, value_name = "TOKEN", conflicts_with = "oauth")]
+    pub(crate) token: Option<String>,
+    /// Sign in with OAuth when an HTTP server asks for authorization (a browser window,
+    /// a redirect to 127.0.0.1).
+    #[arg(long)]
+    pub(crate) oauth: bool,
+    /// Where OAuth registrations and tokens are kept (default
+    /// $XDG_CONFIG_HOME/tern/credentials.json, else ~/.config/tern/credentials.json).
+    #[arg(long, value_name = "FILE", requires = "oauth")]
+    pub(crate) credentials: Option<PathBuf>,
+    /// The local port of the OAuth redirect.
+    #[arg(long, value_name = "PORT", default_value_t = 8976, requires = "oauth")]
+    pub(crate) oauth_port: u16,
+    /// The least severe server log entries shown on stderr.
+    #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = [
+        "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+    ])]
+    pub(crate) log_level: String,
+}
+
+/// A list command.
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[arg(help = TARGET_HELP)]
+    pub(crate) target: String,
+    /// Print the items as JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) connect: Connect,
+}
+
+/// Where the answers to a call's questions come from.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct Answering {
+    /// Answer field FIELD of question KEY (repeatable); VALUE is read as the field's
+    /// schema type (a multi-select takes a comma-separated list).
+    #[arg(long = "answer", value_name = "KEY.FIELD=VALUE")]
+    pub(crate) answers: Vec<String>,
+    /// Answers as JSON: {"KEY": {"FIELD": VALUE}}.
+    #[arg(long = "answers", value_name = "FILE")]
+    pub(crate) answers_file: Option<PathBuf>,
+    /// Accept question KEY as is (defaults filled in; a URL-mode question counts as done).
+    #[arg(long, value_name = "KEY")]
+    pub(crate) accept: Vec<String>,
+    /// Decline question KEY.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) decline: Vec<String>,
+    /// Cancel question KEY.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) cancel: Vec<String>,
+    /// Answer sampling requests with CMD (a quoted command line): the request's params
+    /// as JSON on its stdin, a CreateMessageResult as JSON on its stdout.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) sampling_cmd: Option<String>,
+    /// A root to offer the server (repeatable; default: the working directory).
+    #[arg(long = "root", value_name = "PATH")]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Open the URL of a URL-mode question in the browser.
+    #[arg(long)]
+    pub(crate) open: bool,
+}
+
+/// `tern call`.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    #[arg(help = TARGET_HELP)]
+    pub(crate) target: String,
+    /// The tool's name.
+    pub(crate) tool: String,
+    /// Arguments, key=value; a value is read as the type the tool's inputSchema gives
+    /// the key (JSON for numbers, booleans, arrays and objects).
+    #[arg(value_name = "KEY=VALUE")]
+    pub(crate) arguments: Vec<String>,
+    /// The arguments as one JSON object (merged under key=value ones).
+    #[arg(long = "args", value_name = "JSON")]
+    pub(crate) args_json: Option<String>,
+    #[command(flatten)]
+    pub(crate) output: Output,
+    #[command(flatten)]
+    pub(crate) answering: Answering,
+    #[command(flatten)]
+    pub(crate) connect: Connect,
+}
+
+/// Where a call, prompt or read ends: printed, or paused in a state file.
+#[derive(Debug, Args)]
+pub(crate) struct Output {
+    /// Print the result as the server sent it (JSON).
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Stop at the first round that needs input and save the call to FILE (exit 4);
+    /// `tern resume FILE` continues it, from any process.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_file: Option<PathBuf>,
+}
+
+/// `tern prompt`.
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    #[arg(help = TARGET_HELP)]
+    pub(crate) target: String,
+    /// The prompt's name.
+    pub(crate) name: String,
+    /// Arguments, key=value (prompt arguments are strings).
+    #[arg(value_name = "KEY=VALUE")]
+    pub(crate) arguments: Vec<String>,
+    #[command(flatten)]
+    pub(crate) output: Output,
+    #[command(flatten)]
+    pub(crate) answering: Answering,
+    #[command(flatten)]
+    pub(crate) connect: Connect,
+}
+
+/// `tern read`.
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[arg(help = TARGET_HELP)]
+    pub(crate) target: String,
+    /// The resource's URI.
+    pub(crate) uri: String,
+    #[command(flatten)]
+    pub(crate) output: Output,
+    #[command(flatten)]
+    pub(crate) answering: Answering,
+    #[command(flatten)]
+    pub(crate) connect: Connect,
+}
+
+/// `tern resume`.
+#[derive(Debug, Args)]
+pub(crate) struct ResumeArgs {
+    /// The file --state-file wrote; written again if the server asks again, removed
+    /// once the call completes. It holds the target, not --token or --oauth: give
+    /// those again.
+    pub(crate) file: PathBuf,
+    /// Print the result as the server sent it (JSON).
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) answering: Answering,
+    #[command(flatten)]
+    pub(crate) connect: Connect,
+}
+
+/// `tern keys`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeysCommand {
+    /// Print a new requestState sealing secret (32 random bytes).
+    Gen {
+        /// As standard base64 instead of hex.
+        #[arg(long)]
+        base64: bool,
+    },
+    /// Print the three phases that rotate a server fleet's requestState keys.
+    ///
+    /// KEYS are the keys deployed now, the sealing one first, then the new key last;
+    /// with a single key a new one is generated. Keys are hex or base64 secrets.
+    RotatePlan {
+        /// The current keys (sealing key first), then the new key.
+        #[arg(required = true, value_name = "KEY")]
+        keys: Vec<String>,
+    },
+}

@@ -1,0 +1,28 @@
+//! The exit codes, in one place: the crate docs and `--help` list the same.
+
+/// The command did what it was asked.
+pub(crate) const DONE: u8 = 0;
+/// The tool ran and reported an error (`isError: true`); its content is printed.
+pub(crate) const TOOL_ERROR: u8 = 1;
+/// The command line was wrong, or a question had no answer and no terminal to ask on.
+pub(crate) const USAGE: u8 = 2;
+/// The server refused or failed the request (a JSON-RPC error, a protocol or
+/// transport failure, a rejected `requestState`).
+pub(crate) const FAILED: u8 = 3;
+/// `--state-file`: the call stopped at questions and was saved; `tern resume` goes on.
+pub(crate) const PAUSED: u8 = 4;
+
+/// The same, for `--help` (a macro: clap's help texts are joined with `concat!`).
+macro_rules! exit_help {
+    () => {
+        "\
+Exit codes:
+  0  done
+  1  the tool reported an error (isError: true); its content is printed
+  2  usage error, or a question had no answer and stdin is not a terminal
+  3  the server refused or failed the request (JSON-RPC error, protocol or
+     connection failure, rejected requestState)
+  4  paused: --state-file written; continue with `tern resume FILE`"
+    };
+}
+pub(crate) use exit_help;

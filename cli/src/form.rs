@@ -1,0 +1,185 @@
+//! Questions on the terminal (stderr, so stdout stays the result's): the first choice
+//! (accept, decline, cancel), each form field by its schema, a URL-mode step.
+
+use console::Term;
+use dialoguer::theme::SimpleTheme;
+use dialoguer::{Confirm, Input, MultiSelect, Select};
+use tern::types::v2026_07_28::ElicitValue;
+
+use crate::error::Result;
+use crate::schema::{Field, Kind};
+
+/// What the user does with a question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+fn term() -> Term {
+    Term::stderr()
+}
+
+/// Shows who asks what, then asks accept, decline or cancel.
+pub(crate) fn choose_action(server: &str, key: &str, message: &str) -> Result<Action> {
+    let term = term();
+    term.write_line(&format!("\n{server} asks ({key}): {message}"))?;
+    let choice = Select::with_theme(&SimpleTheme)
+        .with_prompt("Answer")
+        .items(["accept", "decline", "cancel"])
+        .default(0)
+        .interact_on(&term)?;
+    Ok(match choice {
+        0 => Action::Accept,
+        1 => Action::Decline,
+        _ => Action::Cancel,
+    })
+}
+
+/// The prompt line of a field: its label, whether it is required, what it takes.
+fn prompt(field: &Field) -> String {
+    let mut line = field.label.clone();
+    if field.required {
+        line.push_str(" *");
+    }
+    if let Some(description) = &field.description {
+        line.push_str(&format!(" ({description})"));
+    }
+    if let Some(hint) = field
+        .hint()
+        .filter(|_| !matches!(field.kind, Kind::Multi { .. }))
+    {
+        line.push_str(&format!(" [{hint}]"));
+    }
+    line
+}
+
+/// Asks one field until the answer fits its schema; `None` for an optional field left
+/// empty.
+pub(crate) fn ask_field(field: &Field) -> Result<Option<ElicitValue>> {
+    let term = term();
+    let theme = SimpleTheme;
+    let default = field.default_value();
+    match &field.kind {
+        Kind::Boolean if field.required || default.is_some() => {
+            let yes = Confirm::with_theme(&theme)
+                .with_prompt(prompt(field))
+                .default(matches!(default, Some(ElicitValue::Boolean(true))))
+                .interact_on(&term)?;
+            Ok(Some(ElicitValue::Boolean(yes)))
+        }
+        Kind::Boolean => {
+            let choice = Select::with_theme(&theme)
+                .with_prompt(prompt(field))
+                .items(["yes", "no", "(no answer)"])
+                .default(2)
+                .interact_on(&term)?;
+            Ok(match choice {
+                0 => Some(ElicitValue::Boolean(true)),
+                1 => Some(ElicitValue::Boolean(false)),
+                _ => None,
+            })
+        }
+        Kind::Choice(choices) => {
+            let mut items: Vec<String> = choices.iter().map(|c| c.shown()).collect();
+            let optional = !field.required && default.is_none();
+            if optional {
+                items.push("(no answer)".into());
+            }
+            let preselected = match &default {
+                Some(ElicitValue::String(v)) => choices.iter().position(|c| &c.value == v),
+                _ => None,
+            };
+            let choice = Select::with_theme(&theme)
+                .with_prompt(prompt(field))
+                .items(&items)
+                .default(preselected.unwrap_or(0))
+                .interact_on(&term)?;
+            Ok(choices
+                .get(choice)
+                .map(|c| ElicitValue::String(c.value.clone())))
+        }
+        Kind::Multi { choices, .. } => {
+            let picked_by_default: Vec<bool> = choices
+                .iter()
+                .map(|c| matches!(&default, Some(ElicitValue::List(l)) if l.contains(&c.value)))
+                .collect();
+            let items: Vec<String> = choices.iter().map(|c| c.shown()).collect();
+            loop {
+                let picked = MultiSelect::with_theme(&theme)
+                    .with_prompt(format!(
+                        "{} (space to pick, enter when done)",
+                        prompt(field)
+                    ))
+                    .items(&items)
+                    .defaults(&picked_by_default)
+                    .interact_on(&term)?;
+                let values: Vec<serde_json::Value> = picked
+                    .iter()
+                    .filter_map(|i| choices.get(*i))
+                    .map(|c| c.value.clone().into())
+                    .collect();
+                match field.read_json(&serde_json::Value::Array(values)) {
+                    Ok(value) => return Ok(Some(value)),
+                    Err(e) => term.write_line(&format!("  {e}"))?,
+                }
+            }
+        }
+        Kind::Text { .. } | Kind::Number { .. } => {
+            let mut input = Input::<String>::with_theme(&theme)
+                .with_prompt(prompt(field))
+                .allow_empty(true);
+            if let Some(default) = &field.default {
+                let shown = match default {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                input = input.default(shown);
+            }
+            let required = field.required;
+            let text = input
+                .validate_with(|text: &String| -> std::result::Result<(), String> {
+                    if text.trim().is_empty() {
+                        return if required {
+                            Err("an answer is required".into())
+                        } else {
+                            Ok(())
+                        };
+                    }
+                    field.parse(text).map(|_| ())
+                })
+                .interact_text_on(&term)?;
+            if text.trim().is_empty() {
+                return Ok(None);
+            }
+            field
+                .parse(&text)
+                .map(Some)
+                .map_err(crate::error::CliError::Prompt)
+        }
+    }
+}
+
+/// A URL-mode question: the URL shown, then Enter once the step is done (or `d` to
+/// decline, `c` to cancel).
+pub(crate) fn wait_for_url(server: &str, key: &str, message: &str, url: &str) -> Result<Action> {
+    let term = term();
+    term.write_line(&format!("\n{server} asks ({key}): {message}"))?;
+    term.write_line(&format!("  open: {url}"))?;
+    let answer = Input::<String>::with_theme(&SimpleTheme)
+        .with_prompt("Press Enter when done (d to decline, c to cancel)")
+        .allow_empty(true)
+        .validate_with(|text: &String| -> std::result::Result<(), String> {
+            match text.trim() {
+                "" | "d" | "c" => Ok(()),
+                _ => Err("Enter, d or c".into()),
+            }
+        })
+        .interact_text_on(&term)?;
+    Ok(match answer.trim() {
+        "d" => Action::Decline,
+        "c" => Action::Cancel,
+        _ => Action::Accept,
+    })
+}

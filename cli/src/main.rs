@@ -1,0 +1,135 @@
+//! `tern`: a command-line client for MCP servers, built on the tern SDK's public API.
+//!
+//! ```text
+//! tern tools     TARGET [--json]                  every page of tools/list, as a table
+//! tern prompts   TARGET [--json]
+//! tern resources TARGET [--json]
+//! tern templates TARGET [--json]
+//! tern call   TARGET TOOL [KEY=VALUE ...] [--args JSON] [--json]
+//! tern prompt TARGET NAME [KEY=VALUE ...] [--json]
+//! tern read   TARGET URI [--json]
+//! tern resume FILE [answers ...]
+//! tern keys gen [--base64]
+//! tern keys rotate-plan KEY...
+//! ```
+//!
+//! `TARGET` is an `http://` or `https://` URL of a Streamable HTTP endpoint, or the
+//! command that starts a server on stdio, given as one quoted string and split the way a
+//! POSIX shell would (no shell runs it):
+//!
+//! ```text
+//! tern tools http://127.0.0.1:3000/mcp
+//! tern call "cargo run -q -p tern --example everything -- --stdio" test_simple_text
+//! ```
+//!
+//! The protocol era (2026-07-28, or a 2025-11-25 session) is discovered by the SDK.
+//! `--token TOKEN` sends a bearer token; `--oauth` signs in through the SDK's OAuth
+//! client (the browser, a redirect to 127.0.0.1 on `--oauth-port`, the credentials kept
+//! in `--credentials FILE`).
+//!
+//! # Answering questions
+//!
+//! A tool (or prompt, or resource) that needs input returns questions keyed by the
+//! server; `tern` answers each from, in order:
+//!
+//! - `--answer KEY.FIELD=VALUE` (repeatable; VALUE read as the field's schema type, a
+//!   multi-select as a comma-separated list), `--answers FILE` (`{"KEY": {"FIELD":
+//!   VALUE}}`), `--accept KEY` (defaults only; a URL-mode step done), `--decline KEY`,
+//!   `--cancel KEY`;
+//! - the terminal: accept / decline / cancel, then each form field by its schema
+//!   (strings with their format, bounded numbers, booleans, single and multi-select
+//!   enums, defaults pre-filled, required fields marked with `*`), asked again until the
+//!   answer fits; a URL-mode question shows the URL (`--open` opens it) and waits for
+//!   Enter;
+//! - when stdin is not a terminal: an error that names the server, the key and the
+//!   question (exit 2), never a hang.
+//!
+//! Sampling requests go to `--sampling-cmd CMD` (the request's params as JSON on its
+//! stdin, a `CreateMessageResult` as JSON on its stdout), or to the user, who replies as
+//! the model. Roots are the working directory, or each `--root PATH`.
+//!
+//! Progress is a bar on stderr (plain lines when stderr is not a terminal), server logs
+//! are shown with their level (`--log-level`), and `-v` narrates the rounds.
+//!
+//! `--state-file FILE` stops at the first round that needs input and saves the SDK's
+//! `PendingCall` with the target (exit 4); `tern resume FILE --answer ...` answers and
+//! continues it from another process (the server must accept its own state: the same
+//! process, or instances sharing their requestState keys).
+//!
+//! # Exit codes
+//!
+//! - `0`: done.
+//! - `1`: the tool reported an error (`isError: true`); its content is printed.
+//! - `2`: usage error, or a question had no answer and stdin is not a terminal.
+//! - `3`: the server refused or failed the request (a JSON-RPC error, a protocol or
+//!   connection failure, a rejected `requestState`).
+//! - `4`: paused: `--state-file` written; continue with `tern resume FILE`.
+
+mod answerer;
+mod answers;
+mod cli;
+mod connect;
+mod error;
+mod exit;
+mod form;
+mod keys;
+mod list;
+mod notices;
+mod render;
+mod run;
+mod sampling;
+mod schema;
+mod state;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::DONE
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let level = match cli.verbose {
+        0 | 1 => "warn",
+        2 => "info",
+        _ => "debug",
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TERN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
+        )
+        .without_time()
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("tern: could not start the runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let code = match runtime.block_on(run::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            e.exit_code()
+        }
+    };
+    // The child server (stdio) and open connections go with the runtime.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(3));
+    ExitCode::from(code)
+}

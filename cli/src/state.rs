@@ -1,0 +1,229 @@
+//! `--state-file` and `tern resume`: a call stopped at its questions, saved as the
+//! SDK's `PendingCall` with the target beside it, and continued by another process.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tern::client::{InputLoopMethod, PendingCall, Step};
+use tern::types::rpc::Request as _;
+use tern::types::v2026_07_28::{ElicitRequestParams, InputRequest, method};
+
+use crate::answerer::Answerer;
+use crate::cli::ResumeArgs;
+use crate::connect::connect;
+use crate::error::{CliError, Result};
+use crate::notices::Ui;
+use crate::render::Kind;
+use crate::run::{builder, print_result};
+use crate::{exit, schema};
+
+/// The file's format version.
+const VERSION: u32 = 1;
+
+/// What the state file holds: where the server is, and the call.
+#[derive(Debug, Serialize, Deserialize)]
+struct Saved {
+    tern_state_file: u32,
+    target: String,
+    pending: PendingCall,
+}
+
+/// Where a paused call goes, and how a result is shown.
+pub(crate) struct Saving<'a> {
+    file: &'a Path,
+    target: &'a str,
+    ui: &'a Ui,
+    json: bool,
+    /// Resuming: the file is removed once the call completes.
+    resuming: bool,
+}
+
+impl<'a> Saving<'a> {
+    pub(crate) fn new(file: &'a Path, target: &'a str, ui: &'a Ui, json: bool) -> Self {
+        Self {
+            file,
+            target,
+            ui,
+            json,
+            resuming: false,
+        }
+    }
+}
+
+fn kind_of(method_name: &str) -> Kind {
+    if method_name == method::GetPrompt::METHOD {
+        Kind::Prompt
+    } else if method_name == method::ReadResource::METHOD {
+        Kind::Read
+    } else {
+        Kind::Call
+    }
+}
+
+/// Where a step leaves the command: a result printed, or the questions saved (exit 4).
+pub(crate) async fn settle<M>(step: Step<M::Complete>, saving: &Saving<'_>) -> Result<u8>
+where
+    M: InputLoopMethod,
+    M::Complete: Serialize,
+{
+    match step {
+        Step::Done(done) => {
+            if saving.resuming {
+                remove(saving.file)?;
+            }
+            print_result(saving.ui, kind_of(M::METHOD), &done, saving.json)
+        }
+        Step::NeedsInput(pending) => {
+            save(saving.file, saving.target, &pending)?;
+            describe(saving.file, &pending);
+            Ok(exit::PAUSED)
+        }
+        Step::Task(handle) => {
+            let result = handle.wait().await?;
+            if saving.resuming {
+                remove(saving.file)?;
+            }
+            print_result(saving.ui, Kind::Call, &result, saving.json)
+        }
+        _ => Err(CliError::Prompt(
+            "the SDK stopped in a way tern does not know".into(),
+        )),
+    }
+}
+
+/// `tern resume FILE`: answers the saved questions and sends the retry.
+pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
+    let saved = load(&args.file)?;
+    let answerer = Answerer::new(&args.answering, &saved.target, ui.clone())?;
+    let client = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
+    let answers = answerer
+        .answer_all(client.server_name(), saved.pending.input_requests())
+        .await?;
+    let saving = Saving {
+        resuming: true,
+        ..Saving::new(&args.file, &saved.target, &ui, args.json)
+    };
+    let name = saved.pending.method().to_owned();
+    if name == method::CallTool::METHOD {
+        let step = client
+            .resume::<method::CallTool>(saved.pending, answers)
+            .await?;
+        settle::<method::CallTool>(step, &saving).await
+    } else if name == method::GetPrompt::METHOD {
+        let step = client
+            .resume::<method::GetPrompt>(saved.pending, answers)
+            .await?;
+        settle::<method::GetPrompt>(step, &saving).await
+    } else if name == method::ReadResource::METHOD {
+        let step = client
+            .resume::<method::ReadResource>(saved.pending, answers)
+            .await?;
+        settle::<method::ReadResource>(step, &saving).await
+    } else {
+        Err(CliError::usage(format!(
+            "{}: a saved `{name}` call cannot be resumed",
+            args.file.display()
+        )))
+    }
+}
+
+fn load(file: &Path) -> Result<Saved> {
+    let text = std::fs::read_to_string(file).map_err(|source| CliError::File {
+        path: file.to_owned(),
+        source,
+    })?;
+    let saved: Saved = serde_json::from_str(&text).map_err(|source| CliError::Json {
+        path: file.to_owned(),
+        source,
+    })?;
+    if saved.tern_state_file != VERSION {
+        return Err(CliError::usage(format!(
+            "{}: a state file of version {}, this tern reads version {VERSION}",
+            file.display(),
+            saved.tern_state_file
+        )));
+    }
+    Ok(saved)
+}
+
+/// Writes the file readable by its owner only: it holds the call's arguments.
+fn save(file: &Path, target: &str, pending: &PendingCall) -> Result<()> {
+    let saved = Saved {
+        tern_state_file: VERSION,
+        target: target.to_owned(),
+        pending: pending.clone(),
+    };
+    let failed = |source| CliError::File {
+        path: file.to_owned(),
+        source,
+    };
+    let text = serde_json::to_string_pretty(&saved).map_err(|e| CliError::Prompt(e.to_string()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut out = options.open(file).map_err(failed)?;
+    out.write_all(text.as_bytes()).map_err(failed)?;
+    out.write_all(b"\n").map_err(failed)
+}
+
+fn remove(file: &Path) -> Result<()> {
+    match std::fs::remove_file(file) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(CliError::File {
+            path: PathBuf::from(file),
+            source,
+        }),
+    }
+}
+
+/// The questions on stderr, and how to go on.
+fn describe(file: &Path, pending: &PendingCall) {
+    eprintln!(
+        "paused after round {}: the server asks {} question(s), saved to {}",
+        pending.round(),
+        pending.input_requests().len(),
+        file.display()
+    );
+    for (key, request) in &pending.input_requests().0 {
+        eprintln!("  {key}: {}", question(request));
+    }
+    eprintln!(
+        "continue with: tern resume {} [--answer KEY.FIELD=VALUE ...]",
+        file.display()
+    );
+}
+
+fn question(request: &InputRequest) -> String {
+    match request {
+        InputRequest::Elicit(r) => match &r.params {
+            ElicitRequestParams::Form(form) => {
+                let schema = serde_json::to_value(&form.requested_schema).unwrap_or(Value::Null);
+                let fields = schema::fields(&schema)
+                    .map(|fields| {
+                        fields
+                            .iter()
+                            .map(|f| {
+                                let star = if f.required { "*" } else { "" };
+                                format!("{}{star}", f.name)
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_else(|e| e);
+                format!("form \"{}\" (fields: {fields})", form.message)
+            }
+            ElicitRequestParams::Url(url) => format!("url \"{}\" <{}>", url.message, url.url),
+        },
+        InputRequest::CreateMessage(r) => {
+            format!("sampling \"{}\"", crate::sampling::prompt_text(&r.params))
+        }
+        InputRequest::ListRoots(_) => {
+            "roots (answered from --root or the working directory)".into()
+        }
+    }
+}

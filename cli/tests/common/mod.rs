@@ -1,0 +1,128 @@
+//! What the tests of the `tern` binary share: the SDK's `everything` example, built once
+//! per test binary and served over HTTP on port 0 per test, the binary run with stdin
+//! closed, and transcripts normalised for snapshots.
+#![allow(dead_code)]
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The `tern` binary under test.
+pub(crate) fn tern_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tern")
+}
+
+/// The workspace root.
+pub(crate) fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("cli/ has a parent")
+        .to_owned()
+}
+
+/// The SDK's `everything` example, built (or found up to date) by cargo once per test
+/// binary: its path as cargo reports it.
+pub(crate) fn everything_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .current_dir(workspace())
+            .args([
+                "build",
+                "-q",
+                "-p",
+                "tern",
+                "--example",
+                "everything",
+                "--message-format=json",
+            ])
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "building the everything example failed"
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "everything")
+            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+            .expect("cargo names the example's executable")
+    })
+}
+
+/// A server process, killed when dropped.
+pub(crate) struct Server {
+    child: Child,
+    /// Its MCP endpoint.
+    pub(crate) url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `program args` started; ready once it printed `listening on URL` (the socket is
+/// bound and accepting by then).
+pub(crate) fn serve(program: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().expect("piped");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server announces itself");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the server said {line:?}"))
+        .to_owned();
+    Server { child, url }
+}
+
+/// The `everything` example over HTTP, on a port of its own.
+pub(crate) fn everything() -> Server {
+    serve(everything_bin(), &["--port", "0"])
+}
+
+/// The `everything` example as a stdio TARGET.
+pub(crate) fn everything_stdio() -> String {
+    format!("{} --stdio", everything_bin().display())
+}
+
+/// Runs `tern args` with stdin closed (not a terminal).
+pub(crate) fn tern(args: &[&str]) -> Output {
+    Command::new(tern_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("TERN_LOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("tern runs")
+}
+
+/// Exit code, stdout and stderr as one text, with `replace` pairs applied (ports,
+/// paths).
+pub(crate) fn transcript(out: &Output, replace: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().map_or("signal".into(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (from, to) in replace {
+        text = text.replace(from, to);
+    }
+    text
+}
