@@ -86,6 +86,9 @@ pub mod protocol;
 pub mod seal;
 pub mod server;
 pub mod tasks;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 pub mod transport;
 mod util;
 

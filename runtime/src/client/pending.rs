@@ -57,6 +57,13 @@ impl PendingCall {
     pub fn input_requests(&self) -> &InputRequests {
         &self.input_requests
     }
+
+    /// The call with another `requestState` (the test kit's altered state).
+    #[cfg(feature = "testing")]
+    pub(crate) fn with_request_state(mut self, state: Option<String>) -> Self {
+        self.request_state = state;
+        self
+    }
 }
 
 /// Where [`Client::start`] or [`Client::resume`] stopped.

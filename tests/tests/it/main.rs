@@ -36,6 +36,7 @@ mod oauth_server;
 mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
+mod sealing_kit;
 mod server_layers;
 mod session_budgets;
 mod session_features;

@@ -11,6 +11,7 @@ use serde_json::json;
 use tern::client::{Client, EraMode};
 use tern::server::http::HttpServer;
 use tern::server::{Elicit, McpServer, Resolve, ToolError, form_content};
+use tern::testing::{End, TestClient};
 use tern::transport::http::client::HttpClientTransport;
 use tern::transport::memory;
 use tern::types::v2026_07_28::InputRequest;
@@ -165,5 +166,43 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
     assert_eq!(
         keys,
         vec![Some("elicit_region"), Some("confirm"), None, None]
+    );
+}
+
+/// Through the test kit: the resolver asks for the region in one round, then, with the
+/// region known, for the confirmation in the next; a declined region still reaches the
+/// confirmation (the tool decides what a decline means), and an unscripted question
+/// stops the call at that question.
+#[tokio::test]
+async fn the_resolver_asks_region_then_confirmation_one_round_each() {
+    let mcp = server();
+    TestClient::new(&mcp)
+        .unwrap()
+        .answer("elicit_region", json!({"region": "eu-west-1"}))
+        .answer_question("Create orders?", json!({"ok": true}))
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .assert_rounds(2)
+        .assert_asks_once("elicit_region")
+        .assert_asks_once("confirm")
+        .assert_text("Provisioned 'orders' in eu-west-1 (confirmed: true).");
+
+    TestClient::new(&mcp)
+        .unwrap()
+        .decline("elicit_region")
+        .answer("confirm", json!({"ok": false}))
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .assert_text("Provisioned 'orders' in  (confirmed: false).");
+
+    let stopped = TestClient::new(&mcp)
+        .unwrap()
+        .answer("elicit_region", json!({"region": "eu-west-1"}))
+        .call_tool("provision", json!({"name": "orders"}))
+        .await;
+    stopped.assert_rounds(2);
+    assert!(
+        matches!(&stopped.end, End::Unanswered { key, question } if key == "confirm" && question == "Create orders?"),
+        "{stopped}"
     );
 }
