@@ -66,6 +66,7 @@
 //!   client (feature `http-client`) and the header rules both HTTP sides share.
 //! - [`types`]: the protocol's types and method table, generated from the schema.
 //!
+//! The [`guide`] follows the feature chapter by chapter, every example compiled and run.
 //! `ARCHITECTURE.md` at the repository's root maps the crates and their rules.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -77,6 +78,7 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod guide;
 pub mod jsonrpc;
 mod legacy;
 #[cfg(feature = "oauth")]
