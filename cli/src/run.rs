@@ -75,13 +75,7 @@ async fn prompt(args: PromptArgs, ui: Arc<Ui>) -> Result<u8> {
         arguments.insert(key.to_owned(), value.to_owned());
     }
     params.arguments = Some(arguments.into_iter().collect());
-    let ending = Ending {
-        client: &client,
-        answerer: &answerer,
-        target: &args.target,
-        output: &args.output,
-        ui: &ui,
-    };
+    let ending = Ending::new(&client, &answerer, &args.target, &args.output, &ui);
     ending
         .finish::<method::GetPrompt>(params, Kind::Prompt)
         .await
@@ -91,13 +85,7 @@ async fn read(args: ReadArgs, ui: Arc<Ui>) -> Result<u8> {
     let answerer = Answerer::new(&args.answering, &args.target, ui.clone())?;
     let client = connect(&args.target, &args.connect, answerer.register(builder())).await?;
     let params = ReadResourceRequestParams::new(&args.uri);
-    let ending = Ending {
-        client: &client,
-        answerer: &answerer,
-        target: &args.target,
-        output: &args.output,
-        ui: &ui,
-    };
+    let ending = Ending::new(&client, &answerer, &args.target, &args.output, &ui);
     ending
         .finish::<method::ReadResource>(params, Kind::Read)
         .await
@@ -112,7 +100,23 @@ struct Ending<'a> {
     ui: &'a Arc<Ui>,
 }
 
-impl Ending<'_> {
+impl<'a> Ending<'a> {
+    fn new(
+        client: &'a Client,
+        answerer: &'a Answerer,
+        target: &'a str,
+        output: &'a Output,
+        ui: &'a Arc<Ui>,
+    ) -> Self {
+        Self {
+            client,
+            answerer,
+            target,
+            output,
+            ui,
+        }
+    }
+
     /// Paused in the state file when one is given; otherwise the loop to its end,
     /// printed.
     async fn finish<M>(&self, params: M::Params, kind: Kind) -> Result<u8>
