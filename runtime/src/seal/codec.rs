@@ -5,7 +5,7 @@ use super::{InvalidRequestState, SealFailure};
 /// Turns sealed claims into an opaque, tamper-evident string and back.
 ///
 /// tern's own [`Keyring`](super::Keyring) is one; a deployment that keeps its keys in a KMS
-/// writes its own (see the [module docs](super) for a runnable example). A codec owes only
+/// writes its own (the guide's [`own_codec`](crate::guide::own_codec) chapter runs one). A codec owes only
 /// integrity, and ideally confidentiality: time-to-live, audience, principal and request
 /// binding are written into the payload and checked again by the [`Sealer`](super::Sealer)
 /// for every codec.

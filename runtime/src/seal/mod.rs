@@ -83,70 +83,9 @@
 //! any token it did not issue, including a different spelling of one it did. Expiry,
 //! audience, principal and request binding stay tern's job for every codec. A codec that
 //! panics or errors fails closed: a rejection on the way in, a sanitised internal error
-//! (and no token) on the way out.
-//!
-//! ```
-//! use chacha20poly1305::aead::{AeadInOut, KeyInit};
-//! use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
-//! use tern::seal::{InvalidRequestState, RequestBinding, RequestStateSecurity, SealFailure, StateCodec};
-//!
-//! /// Format version; fed to the AEAD as associated data so it is bound under the tag.
-//! const PREFIX: &str = "kms1.";
-//!
-//! /// Envelope encryption: one KMS call at start-up unwraps a data key, and every token
-//! /// after that is local crypto.
-//! struct EnvelopeCodec {
-//!     cipher: ChaCha20Poly1305,
-//! }
-//!
-//! impl StateCodec for EnvelopeCodec {
-//!     fn seal(&self, payload: &[u8]) -> Result<String, SealFailure> {
-//!         let mut nonce = [0u8; 12];
-//!         rand::fill(&mut nonce[..]);
-//!         let mut sealed = payload.to_vec();
-//!         self.cipher
-//!             .encrypt_in_place(&Nonce::from(nonce), PREFIX.as_bytes(), &mut sealed)
-//!             .map_err(|_| SealFailure::new())?;
-//!         let hex: String = nonce.iter().chain(&sealed).map(|b| format!("{b:02x}")).collect();
-//!         Ok(format!("{PREFIX}{hex}"))
-//!     }
-//!
-//!     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
-//!         let body = token.strip_prefix(PREFIX).ok_or_else(InvalidRequestState::new)?;
-//!         // Lowercase hex only, so the exact string seal() produced is the only spelling.
-//!         if body.len() % 2 != 0 || !body.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
-//!             return Err(InvalidRequestState::new());
-//!         }
-//!         let mut raw: Vec<u8> = (0..body.len())
-//!             .step_by(2)
-//!             .map(|i| u8::from_str_radix(&body[i..i + 2], 16))
-//!             .collect::<Result<_, _>>()
-//!             .map_err(|_| InvalidRequestState::new())?;
-//!         if raw.len() < 12 + 16 {
-//!             return Err(InvalidRequestState::new());
-//!         }
-//!         let mut sealed = raw.split_off(12);
-//!         let nonce = Nonce::try_from(raw.as_slice()).map_err(|_| InvalidRequestState::new())?;
-//!         self.cipher
-//!             .decrypt_in_place(&nonce, PREFIX.as_bytes(), &mut sealed)
-//!             .map_err(|_| InvalidRequestState::new())?;
-//!         Ok(sealed)
-//!     }
-//! }
-//!
-//! # fn main() -> tern::Result<()> {
-//! let data_key = tern::seal::generate_secret(); // stand-in for kms.decrypt(wrapped_key)
-//! let codec = EnvelopeCodec { cipher: ChaCha20Poly1305::new(&Key::from(data_key)) };
-//! let sealer = RequestStateSecurity::codec(codec).build(Some("deployer"))?;
-//!
-//! let request = RequestBinding::resource("file:///reports/q3.csv");
-//! let token = sealer.seal(&request, b"page=4").expect("sealed");
-//! assert!(token.starts_with("kms1."));
-//! assert_eq!(sealer.verify(&token, &request).expect("verified"), b"page=4");
-//! assert!(sealer.verify(&token.replace("kms1.", "kms2."), &request).is_err());
-//! # Ok(())
-//! # }
-//! ```
+//! (and no token) on the way out. The guide's chapter
+//! [`own_codec`](crate::guide::own_codec) runs an envelope-encryption codec (a data key
+//! unwrapped once from a KMS, every token local crypto) alone and inside a server.
 //!
 //! # When verification fails
 //!

@@ -157,7 +157,7 @@ pub trait TaskStore: Send + Sync + 'static {
 
 /// The in-memory [`TaskStore`]: one process's tasks, bounded in number, each forgotten
 /// when its TTL from creation passes. The default; a fleet shares a
-/// [`RedisTaskStore`](super::RedisTaskStore) instead.
+/// `RedisTaskStore` (feature `redis`) instead.
 #[derive(Clone, Default)]
 pub struct MemoryTaskStore {
     inner: Arc<Mutex<Tasks>>,

@@ -8,7 +8,7 @@
 //! A token's id is a digest of the token itself (its random nonce makes each unique), so
 //! nothing is added to the token's format. Redemptions live in a [`ReplayStore`]: the
 //! bounded in-memory [`MemoryReplayStore`] by default, one per process; several
-//! instances share one through Redis ([`RedisReplayStore`], feature `redis`).
+//! instances share one through Redis (`RedisReplayStore`, feature `redis`).
 
 #[cfg(feature = "redis")]
 mod redis;
