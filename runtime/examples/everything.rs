@@ -17,6 +17,8 @@
 
 #[path = "support/everything_tasks.rs"]
 mod tasks;
+#[path = "support/everything_terminal.rs"]
+mod terminal;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -284,7 +286,7 @@ fn register_asking_tools(mcp: &McpServer) {
 
 /// "Elicitation completed: action=..., content={...}", as the SEP-1034 and SEP-1330
 /// scenarios ask.
-fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<String> {
+pub(crate) fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<String> {
     let answer = ctx.input_responses()?.get::<method::Elicit>(key)?.ok()?;
     Some(format!(
         "Elicitation completed: action={}, content={}",
@@ -794,6 +796,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     register_prompts(&mcp);
     register_resources(&mcp);
     tasks::register(&mcp);
+    terminal::register(&mcp);
     Ok(mcp)
 }
 
