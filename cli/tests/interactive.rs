@@ -1,5 +1,6 @@
 //! `tern call` on a terminal against the SDK's `everything` example: forms asked field by
-//! field, a decline, a URL-mode step, sampling and progress; each final screen a snapshot.
+//! field, a decline, a URL-mode step, sampling, progress, and a call paused with
+//! `--state-file` and finished by `tern resume` in other processes; each screen a snapshot.
 // A test fails by panicking: expect and panic are how these say what went wrong.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -105,5 +106,44 @@ fn without_a_terminal_a_url_step_is_named_or_accepted_with_accept() {
     insta::assert_snapshot!(
         "url_mode_accepted",
         common::transcript(&out, &[(server.url.as_str(), "URL")])
+    );
+}
+
+#[test]
+fn a_call_paused_in_one_terminal_is_finished_from_two_others() {
+    let server = common::everything();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("call.json").to_string_lossy().into_owned();
+    let shown = |screen: &str| normalise(screen, &server.url).replace(&path, "FILE");
+
+    let t = Terminal::tern(&[
+        "call",
+        &server.url,
+        "test_input_required_result_multi_round",
+        "--state-file",
+        &path,
+    ]);
+    let (code, paused) = t.finish();
+    assert_eq!(code, 4, "{paused}");
+
+    let mut t = Terminal::tern(&["resume", &path]);
+    t.expect("Answer").send(ENTER);
+    t.expect("name *").send("Ada").send(ENTER);
+    let (code, asked_again) = t.finish();
+    assert_eq!(code, 4, "{asked_again}");
+
+    let mut t = Terminal::tern(&["resume", &path]);
+    t.expect("Answer").send(ENTER);
+    t.expect("color *").send("teal").send(ENTER);
+    let (code, finished) = t.finish();
+    assert_eq!(code, 0, "{finished}");
+    assert!(finished.contains("Ada likes teal."), "{finished}");
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "the file goes once the call is done"
+    );
+    insta::assert_snapshot!(
+        "paused_and_resumed",
+        [shown(&paused), shown(&asked_again), shown(&finished)].join("\n=== next process\n")
     );
 }
