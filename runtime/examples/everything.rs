@@ -286,7 +286,7 @@ fn register_asking_tools(mcp: &McpServer) {
 
 /// "Elicitation completed: action=..., content={...}", as the SEP-1034 and SEP-1330
 /// scenarios ask.
-pub(crate) fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<String> {
+fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<String> {
     let answer = ctx.input_responses()?.get::<method::Elicit>(key)?.ok()?;
     Some(format!(
         "Elicitation completed: action={}, content={}",
@@ -295,18 +295,27 @@ pub(crate) fn elicitation_completed(ctx: &ToolContext, key: &str) -> Option<Stri
     ))
 }
 
-/// One form question under `key`, asked until answered: the direct form, which
+/// The question `question` builds, asked under `key` until answered: the direct form, which
 /// 2025-11-25 sessions get as `elicitation/create` (fulfil_input_on_sessions).
+fn ask_until_answered(
+    ctx: &ToolContext,
+    key: &'static str,
+    question: impl FnOnce() -> Result<InputRequest, ToolError>,
+) -> Result<CallToolOutcome, ToolError> {
+    if let Some(text) = elicitation_completed(ctx, key) {
+        return Ok(ask::text(text).into_outcome());
+    }
+    Ok(ask::input_required([(key, question()?)], None).into())
+}
+
+/// One form question under `key`, asked until answered.
 async fn ask_once(
     ctx: ToolContext,
     key: &'static str,
     message: &str,
     schema: serde_json::Value,
 ) -> Result<CallToolOutcome, ToolError> {
-    if let Some(text) = elicitation_completed(&ctx, key) {
-        return Ok(ask::text(text).into_outcome());
-    }
-    Ok(ask::input_required([(key, ask::elicit_form(message, schema)?)], None).into())
+    ask_until_answered(&ctx, key, || Ok(ask::elicit_form(message, schema)?))
 }
 
 /// The SEP-1034 (defaults) and SEP-1330 (enums) elicitation fixtures.

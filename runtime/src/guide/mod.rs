@@ -22,44 +22,38 @@
 //! committed `checklist.txt` beside them says which chapter covers which section, and a
 //! test holds the two together.
 
-#[doc = include_str!("returning.md")]
-pub mod returning {}
+/// Declares each chapter as a doc-only module whose page is `<module>.md`, in reading
+/// order, and lists the same pages for the checklist test.
+macro_rules! chapters {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[doc = include_str!(concat!(stringify!($module), ".md"))]
+            pub mod $module {}
+        )*
 
-#[doc = include_str!("server_side.md")]
-pub mod server_side {}
+        /// Each chapter's module and page, in reading order.
+        #[cfg(test)]
+        const PAGES: &[(&str, &str)] = &[
+            $((stringify!($module), include_str!(concat!(stringify!($module), ".md")))),*
+        ];
+    };
+}
 
-#[doc = include_str!("beyond_tools.md")]
-pub mod beyond_tools {}
-
-#[doc = include_str!("client_loop.md")]
-pub mod client_loop {}
-
-#[doc = include_str!("manual_loop.md")]
-pub mod manual_loop {}
-
-#[doc = include_str!("resolvers.md")]
-pub mod resolvers {}
-
-#[doc = include_str!("securing_state.md")]
-pub mod securing_state {}
-
-#[doc = include_str!("own_codec.md")]
-pub mod own_codec {}
-
-#[doc = include_str!("hand_built_state.md")]
-pub mod hand_built_state {}
-
-#[doc = include_str!("eras.md")]
-pub mod eras {}
-
-#[doc = include_str!("tasks.md")]
-pub mod tasks {}
-
-#[doc = include_str!("authorization.md")]
-pub mod authorization {}
-
-#[doc = include_str!("recap.md")]
-pub mod recap {}
+chapters!(
+    returning,
+    server_side,
+    beyond_tools,
+    client_loop,
+    manual_loop,
+    resolvers,
+    securing_state,
+    own_codec,
+    hand_built_state,
+    eras,
+    tasks,
+    authorization,
+    recap,
+);
 
 #[cfg(test)]
 mod checklist;
