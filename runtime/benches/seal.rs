@@ -1,7 +1,7 @@
 //! Cost of sealing and verifying one round's `requestState`, against the bare AEAD floor.
 //!
-//! Run with `cargo bench -p tern --bench seal` (the default engine, the `chacha20poly1305`
-//! crate) or with `--features seal-ring` (HChaCha20 and ring). The state is ~160 bytes and
+//! Run with `cargo bench -p tern --bench seal` (the default engine, HChaCha20 and ring) or
+//! with `--no-default-features --features stdio` (the pure-Rust `chacha20poly1305` crate). The state is ~160 bytes and
 //! travels with its full claims (time, request, arguments digest, audience), as on the wire.
 
 // A benchmark should stop loudly on a broken setup rather than measure nothing.

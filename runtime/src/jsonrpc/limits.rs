@@ -3,7 +3,7 @@
 //! values, and each would become a node of a tree (tool arguments, `inputResponses`).
 //!
 //! The check is one pass over the bytes with no allocation, string contents skipped a
-//! vector at a time, and it is skipped for messages too short to break any limit.
+//! vector at a time, and it is skipped for messages too short and too flat to break any limit.
 
 use super::RpcError;
 
@@ -42,14 +42,27 @@ impl JsonLimits {
                 "Invalid Request: batches (JSON arrays of messages) are not supported",
             ));
         }
-        let shortest_breach = self
-            .max_values
-            .min(self.max_depth)
-            .min(self.max_input_responses.saturating_mul(SHORTEST_MEMBER));
-        if bytes.len() <= shortest_breach {
+        if self.cannot_break(bytes) {
             return Ok(());
         }
         self.scan(bytes)
+    }
+
+    /// Whether `bytes` are too short and too flat to break any limit, which a count of
+    /// bytes shows without the scan: every value but the first costs a comma or an
+    /// opening bracket (one byte each), every `inputResponses` member at least
+    /// [`SHORTEST_MEMBER`] bytes, and every level of nesting an opening bracket. Brackets
+    /// inside strings are counted too, which only errs towards scanning.
+    fn cannot_break(&self, bytes: &[u8]) -> bool {
+        let short = bytes.len() < self.max_values
+            && bytes.len() <= self.max_input_responses.saturating_mul(SHORTEST_MEMBER);
+        // A plain count over the bytes, which the compiler turns into vector compares.
+        short
+            && bytes
+                .iter()
+                .map(|&b| usize::from(b == b'{' || b == b'['))
+                .sum::<usize>()
+                <= self.max_depth
     }
 
     fn scan(&self, bytes: &[u8]) -> Result<(), RpcError> {
@@ -202,6 +215,24 @@ mod tests {
             answers.join(",")
         );
         assert_eq!(limits(1000, 64, 20).check(quoted.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn a_short_flat_message_is_let_through_without_the_scan_and_nothing_else_is() {
+        let limits = limits(100, 4, 10);
+        assert!(limits.cannot_break(br#"{"a":{"b":[1,2]},"c":"x"}"#));
+        // Five opening brackets could nest five deep: scanned (and here refused).
+        let deep = br#"{"a":[[[[1]]]]}"#;
+        assert!(!limits.cannot_break(deep));
+        assert!(limits.check(deep).is_err());
+        // Brackets in a string are counted, so the message is scanned, and passes.
+        let quoted = br#"{"a":"[[[[["}"#;
+        assert!(!limits.cannot_break(quoted));
+        assert_eq!(limits.check(quoted), Ok(()));
+        // As long as the value limit: scanned.
+        let long = format!("{{\"a\":\"{}\"}}", "x".repeat(100));
+        assert!(!limits.cannot_break(long.as_bytes()));
+        assert_eq!(limits.check(long.as_bytes()), Ok(()));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value};
-use sha2::{Digest as _, Sha256};
+
+use self::sha256::Sha256;
 
 /// Length of the truncated digest kept in the claims.
 pub(crate) const ARGS_DIGEST_LEN: usize = 16;
@@ -124,9 +125,9 @@ impl HashSink {
     }
 
     // By reference: the sink is ~0.25 KiB, and taking it by value copied it.
-    fn finalize(&mut self) -> sha2::digest::Output<Sha256> {
+    fn finalize(&mut self) -> [u8; 32] {
         self.flush();
-        self.hash.finalize_reset()
+        std::mem::take(&mut self.hash).finish()
     }
 }
 
@@ -286,10 +287,56 @@ fn write_string(sink: &mut HashSink, text: &str) {
     sink.put_byte(b'"');
 }
 
+/// SHA-256 for the digests: ring's (assembly that uses the CPU's SHA extensions, or its
+/// vector units, whichever it finds) under `seal-ring`, the `sha2` crate's otherwise.
+/// Both compute the same bytes; the tests pin them to `sha2`.
+mod sha256 {
+    /// A SHA-256 computation in progress.
+    pub(super) struct Sha256(
+        #[cfg(feature = "seal-ring")] ring::digest::Context,
+        #[cfg(not(feature = "seal-ring"))] sha2::Sha256,
+    );
+
+    impl Default for Sha256 {
+        #[cfg(feature = "seal-ring")]
+        fn default() -> Self {
+            Self(ring::digest::Context::new(&ring::digest::SHA256))
+        }
+
+        #[cfg(not(feature = "seal-ring"))]
+        fn default() -> Self {
+            Self(<sha2::Sha256 as sha2::Digest>::new())
+        }
+    }
+
+    impl Sha256 {
+        pub(super) fn new() -> Self {
+            Self::default()
+        }
+
+        pub(super) fn update(&mut self, bytes: impl AsRef<[u8]>) {
+            #[cfg(feature = "seal-ring")]
+            self.0.update(bytes.as_ref());
+            #[cfg(not(feature = "seal-ring"))]
+            sha2::Digest::update(&mut self.0, bytes);
+        }
+
+        pub(super) fn finish(self) -> [u8; 32] {
+            let mut out = [0u8; 32];
+            #[cfg(feature = "seal-ring")]
+            out.copy_from_slice(self.0.finish().as_ref());
+            #[cfg(not(feature = "seal-ring"))]
+            out.copy_from_slice(&sha2::Digest::finalize(self.0));
+            out
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use sha2::Digest as _;
 
     /// The reference canonical form, built the slow way through serde_json.
     fn reference(value: &Value) -> String {
@@ -312,7 +359,7 @@ mod tests {
     }
 
     fn digest_of_text(text: &str) -> [u8; ARGS_DIGEST_LEN] {
-        let full = Sha256::digest(text.as_bytes());
+        let full = sha2::Sha256::digest(text.as_bytes());
         full[..ARGS_DIGEST_LEN].try_into().unwrap()
     }
 

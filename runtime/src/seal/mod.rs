@@ -101,9 +101,9 @@
 //! # tern's token
 //!
 //! `t1.` followed by unpadded base64url of `key id (4) | nonce (24) | ciphertext | tag (16)`
-//! under XChaCha20-Poly1305 (the `chacha20poly1305` crate, pure Rust; the opt-in
-//! `seal-ring` feature computes the same bytes faster through ring, at the price of a C
-//! compiler in the build), with the prefix and key id as associated data. Keys are
+//! under XChaCha20-Poly1305 (through ring by default, feature `seal-ring`, which the
+//! default TLS client builds anyway; without it the `chacha20poly1305` crate computes the
+//! same bytes in pure Rust), with the prefix and key id as associated data. Keys are
 //! derived once from each secret with HKDF-SHA256 under a tern-specific label, and wiped
 //! when the [`Keyring`] drops; `Debug` shows key ids only. Decoding is strict (no padding,
 //! no whitespace, no alternative final character), and tokens over

@@ -1,10 +1,10 @@
 //! XChaCha20-Poly1305 as the `t1.` format uses it.
 //!
-//! The engine is the `chacha20poly1305` crate's `XChaCha20Poly1305` (pure Rust, no C
-//! compiler, no assembly). The opt-in `seal-ring` feature swaps in a faster composition of
-//! HChaCha20 and ring's IETF ChaCha20-Poly1305 (`ring.rs` here says why it is
-//! faster); both produce the same bytes, which the tests hold them to whenever that
-//! feature is on (tests.rs), so tokens sealed by either open under the other.
+//! By default (feature `seal-ring`) the engine is HChaCha20 in front of ring's IETF
+//! ChaCha20-Poly1305 (`ring.rs` here says why it is faster); without it, the
+//! `chacha20poly1305` crate's `XChaCha20Poly1305` (pure Rust, no C compiler, no assembly).
+//! Both produce the same bytes, which the tests hold them to whenever `seal-ring` is on
+//! (tests.rs), so tokens sealed by either open under the other.
 
 #[cfg(feature = "seal-ring")]
 mod ring;

@@ -1,4 +1,5 @@
-//! The default engine: the `chacha20poly1305` crate's XChaCha20-Poly1305.
+//! The pure-Rust engine (without the default `seal-ring` feature): the `chacha20poly1305`
+//! crate's XChaCha20-Poly1305.
 //!
 //! Its `zeroize` feature wipes the key when the cipher drops. Per message the crate derives
 //! the HChaCha20 subkey and the Poly1305 key; on x86-64 its `poly1305` picks an AVX2

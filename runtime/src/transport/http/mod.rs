@@ -7,7 +7,7 @@
 //! protocol version, method and target are mirrored into headers so intermediaries can
 //! route without parsing JSON, and the server rejects any disagreement.
 
-#[cfg(feature = "http-client")]
+#[cfg(any(feature = "http-client", feature = "http-server"))]
 pub(crate) mod body;
 #[cfg(feature = "http-client")]
 pub mod client;
