@@ -93,7 +93,8 @@ fn every_compat_schema_generates_and_compiles() {
         "[package]\nname = \"tern-compat-check\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
          # Not a member of the tern workspace.\n[workspace]\n\n\
          [dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n\
-         serde_json = { version = \"1\", features = [\"preserve_order\", \"raw_value\"] }\n",
+         serde_json = { version = \"1\", features = [\"preserve_order\", \"raw_value\"] }\n\
+         memchr = \"2\"\n",
     );
     // The workspace's lock pins the same serde versions tern-types builds with, which
     // are already downloaded.

@@ -216,8 +216,10 @@ pub fn members<'a, const N: usize>(
 ) -> [Option<&'a str>; N] {
     scan::members(object, keys).unwrap_or([None; N])
 }
-/// The byte scan behind [`members`]: `None` when the text is not an object.
-mod scan {
+/// The byte scan behind [`members`], whose steps tern's message reader shares: each
+/// finds where something ends, `None` when the text is not what it should be there.
+#[doc(hidden)]
+pub mod scan {
     /// Where each of `keys` is in `object`.
     pub(super) fn members<'a, const N: usize>(
         object: &'a str,
@@ -263,28 +265,31 @@ mod scan {
         keys.iter().position(|k| *k == name)
     }
     /// The first byte at or after `at` that is not JSON whitespace.
-    fn blank(bytes: &[u8], mut at: usize) -> usize {
+    pub fn blank(bytes: &[u8], mut at: usize) -> usize {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
             at += 1;
         }
         at
     }
-    /// Just past the string that opens at `at`.
-    fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    /// Just past the string that opens at `at`, its contents skipped a vector at a time.
+    pub fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
-        let mut i = at + 1;
+        let mut from = at + 1;
         loop {
-            match *bytes.get(i)? {
-                b'"' => return Some(i + 1),
-                b'\\' => i += 2,
-                _ => i += 1,
+            let rest = bytes.get(from..)?;
+            let found = memchr::memchr2(b'"', b'\\', rest)?;
+            if rest[found] == b'"' {
+                return Some(from + found + 1);
             }
+            from += found + 2;
         }
     }
-    /// Just past the value that starts at `at`.
-    fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    /// Just past the value that starts at `at`: a string, a container (brackets
+    /// matched, strings skipped, nothing else checked), or a bare word up to what must
+    /// follow it.
+    pub fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
         match *bytes.get(at)? {
             b'"' => string_end(bytes, at),
             b'{' | b'[' => {

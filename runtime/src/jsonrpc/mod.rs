@@ -2,9 +2,12 @@
 //! (in `read`) reading and classifying incoming ones.
 
 mod limits;
+mod params;
 mod read;
+mod split;
 
 pub use limits::JsonLimits;
+pub use params::RawParams;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -13,6 +16,7 @@ use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
 #[cfg(feature = "http-client")]
 pub(crate) use read::RawResponse;
 pub(crate) use read::{Incoming, Received, Rejected, receive};
+pub(crate) use split::is_json;
 
 /// The JSON-RPC and MCP error codes tern produces or recognises.
 pub mod code {

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::RpcError;
+use super::split::split;
+use super::{RawParams, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
 /// A message as it arrives, classified by its members.
@@ -16,7 +17,7 @@ pub(crate) enum Incoming {
     Request {
         id: RequestId,
         method: String,
-        params: Option<Box<RawValue>>,
+        params: Option<RawParams>,
     },
     Notification {
         method: String,
@@ -56,6 +57,23 @@ impl Incoming {
         if let Some(request) = parse_request(bytes) {
             return Ok(request);
         }
+        Self::read_tree(bytes)
+    }
+
+    /// Why `bytes` are not a message, for a request whose params turned out not to be
+    /// JSON: the general reader's answer (-32700, with where the JSON breaks).
+    pub(crate) fn rejection(bytes: &[u8]) -> Box<Rejected> {
+        match Self::read_tree(bytes) {
+            Err(rejected) => rejected,
+            Ok(_) => Box::new(Rejected {
+                id: None,
+                error: RpcError::parse_error("Parse error: the params are not JSON"),
+            }),
+        }
+    }
+
+    /// Reads `bytes` through a JSON tree.
+    fn read_tree(bytes: &[u8]) -> Result<Self, Box<Rejected>> {
         let value: Value = serde_json::from_slice(bytes).map_err(|e| {
             Box::new(Rejected {
                 id: None,
@@ -104,7 +122,7 @@ impl Incoming {
                 (true, Some(id)) => Self::Request {
                     id,
                     method,
-                    params: params.as_ref().map(crate::util::raw_json),
+                    params: params.as_ref().map(RawParams::from),
                 },
                 (true, None) => {
                     return Err(Box::new(Rejected {
@@ -184,7 +202,7 @@ pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
     if members.method.is_some() || members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
         return None;
     }
-    let id = raw_id(members.id?)?;
+    let id = raw_id(members.id?.get())?;
     let result = match (members.result, members.error) {
         (Some(result), _) => Ok(result.to_owned()),
         (None, Some(error)) => Err(serde_json::from_str(error.get()).ok()?),
@@ -193,58 +211,34 @@ pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
     Some(RawResponse { id, result })
 }
 
-/// The members of a request, borrowed from its text.
-#[derive(Deserialize)]
-struct RequestMembers<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// Reads `bytes` as a well-formed request in one pass, its params left as text: no
-/// JSON tree is built. `None` for anything else (a notification, a response, a
-/// malformed message, an odd id, a repeated member): [`Incoming::classify`] reads those
-/// and says what is wrong.
+/// Reads `bytes` as a well-formed request in one pass ([`split`]), its params left as
+/// text to be read into their type: nothing is built, and the params are not parsed
+/// here. `None` for anything else (a notification, a response, a malformed message, an
+/// odd id, a repeated member): [`Incoming::classify`] reads those and says what is
+/// wrong.
 fn parse_request(bytes: &[u8]) -> Option<Incoming> {
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+    let members = split(bytes)?;
+    if members.jsonrpc != Some(br#""2.0""#) || members.result.is_some() || members.error.is_some() {
         return None;
     }
-    let members: RequestMembers<'_> = serde_json::from_slice(bytes).ok()?;
-    if members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#)
-        || members.result.is_some()
-        || members.error.is_some()
-    {
-        return None;
-    }
-    let id = raw_id(members.id?)?;
+    let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
+    let method: String = serde_json::from_slice(members.method?).ok()?;
     let params = match members.params {
         None => None,
-        Some(p) if p.get().starts_with('{') => Some(p.to_owned()),
+        Some(p) if p.first() == Some(&b'{') => {
+            Some(RawParams::unchecked(std::str::from_utf8(p).ok()?.into()))
+        }
         Some(_) => return None,
     };
-    Some(Incoming::Request {
-        id,
-        method: members.method?.into_owned(),
-        params,
-    })
+    Some(Incoming::Request { id, method, params })
 }
 
 /// A string or integer id read from its text; `None` for anything else.
-fn raw_id(raw: &RawValue) -> Option<RequestId> {
-    let text = raw.get();
+fn raw_id(text: &str) -> Option<RequestId> {
     if text.starts_with('"') {
         serde_json::from_str(text).ok().map(RequestId::String)
     } else {
-        text.parse().ok().map(RequestId::Integer)
+        serde_json::from_str(text).ok().map(RequestId::Integer)
     }
 }
 
@@ -282,7 +276,12 @@ pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
         Incoming::Request { id, method, params } => Received::Request {
             id,
             method,
-            params: params.and_then(|p| serde_json::from_str(p.get()).ok()),
+            params: match params {
+                None => None,
+                Some(p) => {
+                    Some(serde_json::from_str(p.get()).map_err(|_| Incoming::rejection(text))?)
+                }
+            },
         },
         Incoming::Notification { method, params } => Received::Notification { method, params },
     })
@@ -407,6 +406,28 @@ mod tests {
                 Ok(other) => panic!("{text} read as {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn params_are_not_parsed_in_one_pass_and_the_general_reader_says_when_they_are_not_json() {
+        let text = r#"{"jsonrpc":"2.0","id":3,"method":"example/call","params":{"a":tru}}"#;
+        let Some(Incoming::Request {
+            params: Some(params),
+            ..
+        }) = parse_request(text.as_bytes())
+        else {
+            panic!("not read in one pass");
+        };
+        assert!(!params.is_checked());
+        assert_eq!(params.get(), r#"{"a":tru}"#);
+        let rejected = Incoming::rejection(text.as_bytes());
+        assert_eq!(rejected.error.code, super::super::code::PARSE_ERROR);
+        assert!(
+            rejected.error.message.starts_with("Parse error"),
+            "{rejected:?}"
+        );
+        // A client reads a server's request into a tree, so it refuses it there.
+        assert!(receive(text.as_bytes()).is_err());
     }
 
     #[test]

@@ -8,11 +8,10 @@
 
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, Output, Route, Running, answer, state};
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{RawParams, RpcError};
 use crate::seal::{Principal, Sealer};
 use crate::server::RequestContext;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult};
@@ -43,7 +42,7 @@ pub(super) struct Rounds<'a> {
     pub(super) route: Route,
     pub(super) method: &'a str,
     /// The params as the client sent them: each retry adds the answers and the state.
-    pub(super) params: &'a RawValue,
+    pub(super) params: &'a RawParams,
     pub(super) ctx: RequestContext,
     pub(super) sealer: Option<&'a Sealer>,
     pub(super) principal: Option<&'a Principal>,
@@ -123,7 +122,7 @@ impl Rounds<'_> {
 
 /// The params of the retry: as sent, with `inputResponses` and `requestState` set.
 fn with_answers(
-    params: &RawValue,
+    params: &RawParams,
     answers: Map<String, Value>,
     state: Option<String>,
 ) -> Result<String, RpcError> {

@@ -2,19 +2,17 @@
 //! `_meta` read once), then served to a [`Verdict`] the transport maps onto its wire.
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Decoded, Route, Server, Session};
 use crate::auth::AuthInfo;
-use crate::jsonrpc::{RpcError, code};
+use crate::jsonrpc::{RawParams, RpcError, code};
 use crate::legacy::Era;
 use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28::{RequestId, method};
-use crate::util::raw_json;
 
 /// One request as a transport hands it to the server.
 #[derive(Debug)]
@@ -25,7 +23,7 @@ pub struct IncomingRequest {
     /// The method.
     pub method: String,
     /// The params, as sent (JSON text: the handler reads them into its method's type).
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<RawParams>,
     /// The identity of a validated access token, if the transport authenticated one.
     pub auth: Option<AuthInfo>,
     /// Cancelled when the client cancels or goes away.
@@ -38,15 +36,11 @@ impl IncomingRequest {
     /// A request with no authenticated caller, a cancellation token of its own and
     /// nowhere to send notifications; the `with_*` methods add those.
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
-        Self::from_raw(id, method, params.as_ref().map(raw_json))
+        Self::from_raw(id, method, params.as_ref().map(RawParams::from))
     }
 
     /// A request whose params are still JSON text, as a transport read them.
-    pub fn from_raw(
-        id: RequestId,
-        method: impl Into<String>,
-        params: Option<Box<RawValue>>,
-    ) -> Self {
+    pub fn from_raw(id: RequestId, method: impl Into<String>, params: Option<RawParams>) -> Self {
         Self {
             id,
             method: method.into(),
@@ -138,6 +132,8 @@ pub struct Accepted {
     /// when it is a string and the params could not be read into their type.
     target: Option<String>,
     session: Option<Session>,
+    /// The params, found on the wire by their extent, turned out not to be JSON.
+    malformed: bool,
 }
 
 /// A request's route and its params as the route read them.
@@ -163,7 +159,7 @@ impl Server {
             .handlers
             .get(request.method.as_str())
             .map(|route| Routed {
-                params: (route.decode)(request.params.as_deref().map_or("{}", RawValue::get)),
+                params: (route.decode)(request.params.as_ref().map_or("{}", RawParams::get)),
                 route: route.clone(),
             });
         let mut routed = routed;
@@ -176,6 +172,14 @@ impl Server {
             // read on their own, so the refusal names exactly what is wrong.
             _ => read_apart(&request),
         };
+        // Params a transport did not check are JSON if they were read into their type;
+        // otherwise (no route, or not their type) they are checked now.
+        let read = matches!(&routed, Some(Routed { params: Ok(_), .. }));
+        let malformed = !read
+            && request
+                .params
+                .as_ref()
+                .is_some_and(|p| !p.is_checked() && !crate::jsonrpc::is_json(p.get()));
         Accepted {
             server: self.clone(),
             request,
@@ -183,6 +187,7 @@ impl Server {
             routed,
             target,
             session: None,
+            malformed,
         }
     }
 
@@ -201,7 +206,7 @@ impl Server {
 /// params were not read into a type.
 fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
     let target_member = protocol::method_info(&request.method).and_then(|m| m.target);
-    let (meta, target) = match (request.params.as_deref(), target_member) {
+    let (meta, target) = match (request.params.as_ref(), target_member) {
         (Some(params), Some(member)) => {
             let [meta, target] = members(params.get(), [META, member]);
             (meta, target)
@@ -214,7 +219,7 @@ fn read_apart(request: &IncomingRequest) -> (MetaRead, Option<String>) {
 }
 
 /// The params text without its `_meta` member, when it has one.
-fn without_meta(params: &RawValue) -> Option<String> {
+fn without_meta(params: &RawParams) -> Option<String> {
     let mut object: serde_json::Map<String, Value> = serde_json::from_str(params.get()).ok()?;
     object.remove(META)?;
     serde_json::to_string(&object).ok()
@@ -244,8 +249,15 @@ impl Accepted {
     }
 
     /// The params, as sent.
-    pub fn params(&self) -> Option<&RawValue> {
-        self.request.params.as_deref()
+    pub fn params(&self) -> Option<&RawParams> {
+        self.request.params.as_ref()
+    }
+
+    /// Whether the params, which the transport found by their extent, are not JSON: the
+    /// transport then refuses the message as it refuses any that is not JSON (-32700),
+    /// and nothing else may act on it.
+    pub(crate) fn malformed(&self) -> bool {
+        self.malformed
     }
 
     /// The request's target, when its method has one (a tool or prompt name, a resource
@@ -295,7 +307,7 @@ impl Accepted {
         self.session = Some(session.clone());
         if let Some(routed) = &mut self.routed {
             if routed.params.is_err() {
-                if let Some(text) = self.request.params.as_deref().and_then(without_meta) {
+                if let Some(text) = self.request.params.as_ref().and_then(without_meta) {
                     routed.params = (routed.route.decode)(&text);
                 }
             }

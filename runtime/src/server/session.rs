@@ -8,11 +8,10 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::{Server, ServerEvent};
-use crate::jsonrpc::{self, RpcError};
+use crate::jsonrpc::{self, RawParams, RpcError};
 use crate::legacy::{self, LegacySession, Offers};
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2025_11_25::method as session_method;
@@ -48,7 +47,7 @@ impl Session {
     pub fn answer_own(
         &self,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<&RawParams>,
     ) -> Option<Result<Value, RpcError>> {
         let offers = self.legacy.offers;
         let empty = || Ok(Value::Object(serde_json::Map::new()));
@@ -162,11 +161,11 @@ fn modern_level(level: crate::types::v2025_11_25::LoggingLevel) -> LoggingLevel 
 }
 
 /// Reads a session method's params, or says why they are not its type.
-fn read<M: Request>(params: Option<&RawValue>) -> Result<M::Params, RpcError>
+fn read<M: Request>(params: Option<&RawParams>) -> Result<M::Params, RpcError>
 where
     M::Params: DeserializeOwned,
 {
-    serde_json::from_str(params.map_or("{}", RawValue::get))
+    serde_json::from_str(params.map_or("{}", RawParams::get))
         .map_err(|e| RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD)))
 }
 

@@ -392,6 +392,45 @@ async fn a_batch_or_garbage_body_is_400() {
 }
 
 #[tokio::test]
+async fn params_that_are_not_json_are_a_parse_error_whatever_else_the_request_says() {
+    let addr = rules_server().await;
+    // Brackets that balance around text that is not JSON: the body's envelope reads
+    // well, and only reading the params finds the fault.
+    let good = call("echo");
+    for (method, name, text) in [
+        (
+            "tools/call",
+            "echo",
+            good.replace(r#""arguments":{}"#, r#""arguments":{"a":tru}"#),
+        ),
+        (
+            "tools/call",
+            "echo",
+            good.replace(r#""arguments":{}"#, r#""arguments":{"a":[1,}"#),
+        ),
+        (
+            "tools/call",
+            "echo",
+            good.replace(r#""arguments":{}"#, "\"arguments\":{\"a\":\"\u{1}\"}"),
+        ),
+        (
+            "no/such/method",
+            "echo",
+            good.replace("tools/call", "no/such/method")
+                .replace(r#""arguments":{}"#, r#""arguments":{]"#),
+        ),
+    ] {
+        assert_ne!(text, good);
+        // The headers disagree with the body too: the parse error is what is answered.
+        let r = post(addr, &mcp_headers(method, Some(name)), &text).await;
+        assert_eq!(r.status, 400, "{text}: {r:?}");
+        assert_eq!(r.error_code(), Some(-32700), "{text}: {r:?}");
+        let wrong = post(addr, &mcp_headers(method, Some("other")), &text).await;
+        assert_eq!(wrong.error_code(), Some(-32700), "{text}: {wrong:?}");
+    }
+}
+
+#[tokio::test]
 async fn an_unsupported_protocol_version_is_400_with_the_supported_list() {
     let addr = rules_server().await;
     let mut text: serde_json::Value = serde_json::from_str(&call("echo")).unwrap();

@@ -70,6 +70,12 @@ impl Server {
                 Ok(Incoming::Request { id, method, params }) => {
                     let request = IncomingRequest::from_raw(id, method, params);
                     let mut accepted = self.accept(request);
+                    if accepted.malformed() {
+                        let rejected = Incoming::rejection(text.as_bytes());
+                        let error = Err(rejected.error);
+                        let _ = out_tx.send(jsonrpc::response(rejected.id.as_ref(), &error));
+                        continue;
+                    }
                     // Before `initialize` a request carrying the 2026-07-28 `_meta` is
                     // stateless; once a session is open, every request belongs to it.
                     let modern = accepted.names_protocol_version() && session.is_none();

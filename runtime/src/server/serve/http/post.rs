@@ -103,6 +103,14 @@ where
     let accepted = shared
         .server
         .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
+    if accepted.malformed() {
+        let rejected = Incoming::rejection(&bytes);
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            rejected.id.as_ref(),
+            rejected.error,
+        );
+    }
     if let Some(refused) = scopes_refused(shared, &accepted) {
         return refused;
     }

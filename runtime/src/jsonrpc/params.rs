@@ -1,0 +1,71 @@
+//! A request's params as the JSON text the peer sent.
+
+use std::fmt;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A request's params, as the JSON text the peer sent: an object, kept as text for the
+/// handler to read into its method's type.
+///
+/// A transport that reads a request finds its params by their extent and leaves
+/// checking them as JSON to that read, so a well-formed request is parsed once; the
+/// server refuses a request whose params turn out not to be JSON, with the same -32700
+/// the transport gives any other malformed message, before anything acts on it. Params
+/// made from a [`Value`] or a [`RawValue`] are JSON already.
+#[derive(Clone)]
+pub struct RawParams {
+    text: Box<str>,
+    /// Whether `text` is known to be JSON (it came from a value, or has been checked).
+    checked: bool,
+}
+
+impl RawParams {
+    /// The params' JSON text.
+    pub fn get(&self) -> &str {
+        &self.text
+    }
+
+    /// Params found on the wire by their extent, not yet checked as JSON.
+    pub(crate) fn unchecked(text: Box<str>) -> Self {
+        Self {
+            text,
+            checked: false,
+        }
+    }
+
+    /// Whether the text is known to be JSON without reading it again.
+    pub(crate) fn is_checked(&self) -> bool {
+        self.checked
+    }
+}
+
+impl From<Box<RawValue>> for RawParams {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self {
+            text: raw.into(),
+            checked: true,
+        }
+    }
+}
+
+impl From<&Value> for RawParams {
+    fn from(value: &Value) -> Self {
+        Self {
+            text: value.to_string().into_boxed_str(),
+            checked: true,
+        }
+    }
+}
+
+impl PartialEq for RawParams {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl fmt::Debug for RawParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawParams").field(&&*self.text).finish()
+    }
+}
