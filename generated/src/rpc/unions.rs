@@ -216,41 +216,59 @@ pub fn members<'a, const N: usize>(
 ) -> [Option<&'a str>; N] {
     scan::members(object, keys).unwrap_or([None; N])
 }
-/// The byte scan behind [`members`], whose steps tern's message reader shares: each
-/// finds where something ends, `None` when the text is not what it should be there.
+/// The byte scan behind [`members`], whose walk over an object's members
+/// ([`each_member`](scan::each_member)) tern's message reader shares: `None` when the
+/// text is not what it should be.
 #[doc(hidden)]
 pub mod scan {
+    use std::ops::Range;
     /// Where each of `keys` is in `object`.
     pub(super) fn members<'a, const N: usize>(
         object: &'a str,
         keys: [&str; N],
     ) -> Option<[Option<&'a str>; N]> {
-        let bytes = object.as_bytes();
         let mut found = [None; N];
+        each_member(
+            object.as_bytes(),
+            |key, value| {
+                if let Some(i) = slot(object.get(key)?, &keys) {
+                    found[i] = Some(object.get(value)?);
+                }
+                Some(())
+            },
+        )?;
+        Some(found)
+    }
+    /// Calls `each` with the byte ranges of every member's name (with its quotes) and
+    /// value, in order, in the object that opens `bytes`; returns where the object
+    /// ends (just past its `}`). `None` when the text is not an object there, or when
+    /// `each` says `None`.
+    pub fn each_member(
+        bytes: &[u8],
+        mut each: impl FnMut(Range<usize>, Range<usize>) -> Option<()>,
+    ) -> Option<usize> {
         let mut at = blank(bytes, 0);
         if bytes.get(at) != Some(&b'{') {
             return None;
         }
         at = blank(bytes, at + 1);
         if bytes.get(at) == Some(&b'}') {
-            return Some(found);
+            return Some(at + 1);
         }
         loop {
             let key_end = string_end(bytes, at)?;
-            let key = object.get(at..key_end)?;
+            let key = at..key_end;
             at = blank(bytes, key_end);
             if bytes.get(at) != Some(&b':') {
                 return None;
             }
             let start = blank(bytes, at + 1);
             let end = value_end(bytes, start)?;
-            if let Some(i) = slot(key, &keys) {
-                found[i] = Some(object.get(start..end)?);
-            }
+            each(key, start..end)?;
             at = blank(bytes, end);
             match bytes.get(at) {
                 Some(b',') => at = blank(bytes, at + 1),
-                Some(b'}') => return Some(found),
+                Some(b'}') => return Some(at + 1),
                 _ => return None,
             }
         }
@@ -272,7 +290,7 @@ pub mod scan {
         at
     }
     /// Just past the string that opens at `at`, its contents skipped a vector at a time.
-    pub fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
@@ -289,7 +307,7 @@ pub mod scan {
     /// Just past the value that starts at `at`: a string, a container (brackets
     /// matched, strings skipped, nothing else checked), or a bare word up to what must
     /// follow it.
-    pub fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
         match *bytes.get(at)? {
             b'"' => string_end(bytes, at),
             b'{' | b'[' => {

@@ -3,7 +3,8 @@
 //! values, and each would become a node of a tree (tool arguments, `inputResponses`).
 //!
 //! The check is one pass over the bytes with no allocation, string contents skipped a
-//! vector at a time, and it is skipped for messages too short and too flat to break any limit.
+//! vector at a time, and it is skipped for messages too short and too flat to break any
+//! limit.
 
 use super::RpcError;
 

@@ -11,8 +11,8 @@
 
 use serde::de::IgnoredAny;
 
-// The same steps as the generated member scan (`members`), which reads params.
-use crate::types::rpc::scan::{blank, string_end, value_end};
+// The generated member scan (behind `members`, which reads params), held stricter here.
+use crate::types::rpc::scan::{blank, each_member};
 
 /// The members of one JSON-RPC message, each as the bytes of its value.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -28,56 +28,25 @@ pub(super) struct Members<'a> {
 /// Splits `bytes`, a JSON object, into its members; `None` when in any doubt.
 pub(super) fn split(bytes: &[u8]) -> Option<Members<'_>> {
     let mut members = Members::default();
-    let mut at = blank(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
-    }
-    at = blank(bytes, at + 1);
-    if bytes.get(at) != Some(&b'}') {
-        loop {
-            let key_start = at;
-            let key_end = string_end(bytes, key_start)?;
-            at = blank(bytes, key_end);
-            if bytes.get(at) != Some(&b':') {
-                return None;
-            }
-            let start = blank(bytes, at + 1);
-            let end = value_end(bytes, start)?;
-            let value = bytes.get(start..end)?;
-            let slot = match bytes.get(key_start + 1..key_end - 1)? {
-                b"jsonrpc" => Some(&mut members.jsonrpc),
-                b"id" => Some(&mut members.id),
-                b"method" => Some(&mut members.method),
-                b"params" => Some(&mut members.params),
-                b"result" => Some(&mut members.result),
-                b"error" => Some(&mut members.error),
-                // An escape could spell one of the names above: the general reader
-                // decides.
-                key if key.contains(&b'\\') => return None,
-                // Another member: its name and its value must be JSON.
-                _ => None,
-            };
-            match slot {
-                Some(slot) => {
-                    if slot.replace(value).is_some() {
-                        return None;
-                    }
-                }
-                None => {
-                    if !is_json(bytes.get(key_start..key_end)?) || !is_json(value) {
-                        return None;
-                    }
-                }
-            }
-            at = blank(bytes, end);
-            match bytes.get(at) {
-                Some(b',') => at = blank(bytes, at + 1),
-                Some(b'}') => break,
-                _ => return None,
-            }
-        }
-    }
-    (blank(bytes, at + 1) == bytes.len()).then_some(members)
+    let end = each_member(bytes, |key, value| {
+        let value = bytes.get(value)?;
+        let quoted = bytes.get(key)?;
+        let slot = match quoted.get(1..quoted.len() - 1)? {
+            b"jsonrpc" => &mut members.jsonrpc,
+            b"id" => &mut members.id,
+            b"method" => &mut members.method,
+            b"params" => &mut members.params,
+            b"result" => &mut members.result,
+            b"error" => &mut members.error,
+            // An escape could spell one of the names above: the general reader decides.
+            name if name.contains(&b'\\') => return None,
+            // Another member: its name and its value must be JSON.
+            _ => return (is_json(quoted) && is_json(value)).then_some(()),
+        };
+        // A repeated member: the general reader decides which one counts.
+        slot.replace(value).is_none().then_some(())
+    })?;
+    (blank(bytes, end) == bytes.len()).then_some(members)
 }
 
 /// Whether `text` is one JSON value (checked by serde_json, nothing built).

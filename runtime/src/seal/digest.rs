@@ -66,7 +66,7 @@ struct HashSink {
 impl HashSink {
     fn new() -> Self {
         Self {
-            hash: Sha256::new(),
+            hash: Sha256::default(),
             buffer: [0; SINK_BUFFER_LEN],
             len: 0,
         }
@@ -310,10 +310,6 @@ mod sha256 {
     }
 
     impl Sha256 {
-        pub(super) fn new() -> Self {
-            Self::default()
-        }
-
         pub(super) fn update(&mut self, bytes: impl AsRef<[u8]>) {
             #[cfg(feature = "seal-ring")]
             self.0.update(bytes.as_ref());

@@ -12,9 +12,10 @@
 //! message. The only way to pick its software backend is a `--cfg` in RUSTFLAGS, which
 //! users' builds do not set. HChaCha20 plus ring's assembly take ~0.35 µs for the same
 //! message (a third of it HChaCha20). The price is ring's C and assembly, hence a C
-//! compiler; the default features pay it already (rustls, for `http-client-tls`), so it is
-//! on by default, and a build without default features stays pure Rust. Tests pin its output to the crate's for several keys,
-//! nonces, lengths and associated data, and to the draft's test vector.
+//! compiler; the default features pay it already (rustls, for `http-client-tls`), so it
+//! is on by default, and a build without default features stays pure Rust. Tests pin its
+//! output to the crate's for several keys, nonces, lengths and associated data, and to
+//! the draft's test vector.
 
 use chacha20::{R20, hchacha};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, Tag, UnboundKey};
