@@ -14,6 +14,8 @@ pub mod client;
 #[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) mod fetch;
 mod param_headers;
+// The SSE reader is the client's (the server writes its streams, it never reads one).
+#[cfg(feature = "http-client")]
 pub(crate) mod sse;
 
 pub use param_headers::{ParamHeader, param_headers};
@@ -33,6 +35,7 @@ const SENTINEL_END: &str = "?=";
 
 /// The body field `Mcp-Name` mirrors for `method`, if it has one: the params member
 /// naming what the request acts on.
+#[cfg(any(test, feature = "http-client"))]
 pub(crate) fn name_field(method: &str) -> Option<&'static str> {
     crate::protocol::method_info(method).and_then(|m| m.target)
 }
