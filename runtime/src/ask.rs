@@ -22,10 +22,10 @@ use serde_json::Value;
 
 use crate::types::v2026_07_28::{
     ContentBlock, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
-    ElicitResultAction, ElicitValue, FormMode, InputRequest, InputRequests, InputRequiredResult,
-    ListRootsRequest, Role, SamplingMessage, SamplingMessageContent, SamplingMessageContentBlock,
-    TextContent,
+    ElicitRequestFormParams, ElicitRequestFormParamsRequestedSchema, ElicitRequestParams,
+    ElicitRequestUrlParams, ElicitResult, ElicitResultAction, ElicitValue, FormMode, InputRequest,
+    InputRequests, InputRequiredResult, ListRootsRequest, PrimitiveSchemaDefinition, Role,
+    SamplingMessage, SamplingMessageContent, SamplingMessageContentBlock, TextContent,
 };
 
 /// A form elicitation: `message` shown to the user, `schema` the form (an object schema
@@ -41,6 +41,85 @@ pub fn elicit_form(
     Ok(InputRequest::Elicit(ElicitRequest::new(
         ElicitRequestParams::Form(params),
     )))
+}
+
+/// A form elicitation built from typed fields: what [`elicit_form`] asks, without a
+/// JSON tree to build and convert, and without a conversion that can fail.
+///
+/// ```
+/// use tern::ask::{self, Form};
+/// use tern::types::v2026_07_28::{BooleanSchema, StringSchema};
+///
+/// let question = Form::new("Which region should the database live in?")
+///     .required("region", StringSchema::new())
+///     .optional("replicated", BooleanSchema::new())
+///     .into_request();
+/// let same = ask::elicit_form(
+///     "Which region should the database live in?",
+///     serde_json::json!({"type": "object", "properties": {
+///         "region": {"type": "string"}, "replicated": {"type": "boolean"}
+///     }, "required": ["region"]}),
+/// )?;
+/// assert_eq!(question, same);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Form {
+    message: String,
+    schema: ElicitRequestFormParamsRequestedSchema,
+}
+
+impl Form {
+    /// A form showing `message`, with no fields yet.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            schema: ElicitRequestFormParamsRequestedSchema::new(Default::default()),
+        }
+    }
+
+    /// Adds the field `name`, which the user must fill in.
+    pub fn required(
+        mut self,
+        name: impl Into<String>,
+        field: impl Into<PrimitiveSchemaDefinition>,
+    ) -> Self {
+        let name = name.into();
+        let required = self.schema.required.get_or_insert_with(Vec::new);
+        if !required.contains(&name) {
+            required.push(name.clone());
+        }
+        self.schema.properties.insert(name, field.into());
+        self
+    }
+
+    /// Adds the field `name`, which the user may leave empty.
+    pub fn optional(
+        mut self,
+        name: impl Into<String>,
+        field: impl Into<PrimitiveSchemaDefinition>,
+    ) -> Self {
+        let name = name.into();
+        if let Some(required) = &mut self.schema.required {
+            required.retain(|r| *r != name);
+        }
+        self.schema.properties.insert(name, field.into());
+        self
+    }
+
+    /// The form as an input request.
+    pub fn into_request(self) -> InputRequest {
+        let mut params = ElicitRequestFormParams::new(self.message, self.schema);
+        params.mode = Some(FormMode);
+        InputRequest::Elicit(ElicitRequest::new(ElicitRequestParams::Form(params)))
+    }
+}
+
+impl From<Form> for InputRequest {
+    fn from(form: Form) -> Self {
+        form.into_request()
+    }
 }
 
 /// A single-select form field (SEP-1330): one of `values`, shown as they are.
@@ -158,4 +237,45 @@ pub fn cancel() -> ElicitResult {
 /// A text content block.
 pub fn text(text: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(TextContent::new(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::v2026_07_28::{BooleanSchema, StringSchema};
+
+    fn schema_of(request: &InputRequest) -> Value {
+        let InputRequest::Elicit(elicit) = request else {
+            panic!("not an elicitation: {request:?}");
+        };
+        serde_json::to_value(&elicit.params).expect("serializable")
+    }
+
+    #[test]
+    fn a_form_lists_each_field_once_and_requires_only_what_was_required_last() {
+        let form = Form::new("Where?")
+            .required("region", StringSchema::new())
+            .required("region", StringSchema::new())
+            .required("zone", StringSchema::new())
+            .optional("zone", BooleanSchema::new())
+            .into_request();
+        let written = schema_of(&form);
+        assert_eq!(written["mode"], "form");
+        assert_eq!(written["message"], "Where?");
+        assert_eq!(
+            written["requestedSchema"]["required"],
+            serde_json::json!(["region"])
+        );
+        assert_eq!(
+            written["requestedSchema"]["properties"]["zone"]["type"],
+            "boolean"
+        );
+    }
+
+    #[test]
+    fn a_form_without_required_fields_says_none() {
+        let form = Form::new("Anything to add?").optional("note", StringSchema::new());
+        let written = schema_of(&form.into_request());
+        assert!(written["requestedSchema"].get("required").is_none());
+    }
 }

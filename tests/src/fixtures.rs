@@ -88,7 +88,7 @@ fn three_rounds() -> ServerBuilder {
             if round < ROUNDS {
                 let state = format!("round{}", round + 1);
                 return Ok(
-                    ask::input_required([("region", seed::ask_region()?)], Some(&state)).into(),
+                    ask::input_required([("region", seed::ask_region())], Some(&state)).into(),
                 );
             }
             let text = format!("finished after round{round}");
@@ -100,7 +100,7 @@ fn three_rounds() -> ServerBuilder {
 fn always_asking() -> ServerBuilder {
     Server::builder("always-asking", "1.0").handle::<method::CallTool, _, _>(
         |_ctx, _params| async move {
-            Ok(ask::input_required([("region", seed::ask_region()?)], Some("again")).into())
+            Ok(ask::input_required([("region", seed::ask_region())], Some("again")).into())
         },
     )
 }

@@ -10,7 +10,7 @@ use tern::jsonrpc::RpcError;
 use tern::server::{RequestContext, Server, ServerBuilder};
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitResult, ElicitValue,
-    InputRequest, ListToolsResult, PaginatedRequestParams, Tool, method,
+    InputRequest, ListToolsResult, PaginatedRequestParams, StringSchema, Tool, method,
 };
 
 /// The region the seed's client answers with.
@@ -19,13 +19,11 @@ pub const REGION: &str = "eu-west-1";
 /// The state the server hands out with its question, and gets back with the answer.
 pub const STATE: &str = "provision-v1";
 
-/// Which region should the database live in?
-pub fn ask_region() -> Result<InputRequest, RpcError> {
-    ask::elicit_form(
-        "Which region should the database live in?",
-        json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
-    )
-    .map_err(|e| RpcError::internal(e.to_string()))
+/// Which region should the database live in? (A form with one required text field.)
+pub fn ask_region() -> InputRequest {
+    ask::Form::new("Which region should the database live in?")
+        .required("region", StringSchema::new())
+        .into_request()
 }
 
 /// The client's answer to [`ask_region`]: accept, with [`REGION`].
@@ -70,7 +68,7 @@ pub async fn call_tool(
     params: CallToolRequestParams,
 ) -> Result<CallToolOutcome, RpcError> {
     let Some(region) = answered_region(&params) else {
-        return Ok(ask::input_required([("region", ask_region()?)], Some(STATE)).into());
+        return Ok(ask::input_required([("region", ask_region())], Some(STATE)).into());
     };
     let name = params
         .arguments

@@ -30,7 +30,7 @@ type Log<T> = Arc<Mutex<Vec<T>>>;
 
 /// The seed's question, for every server here that asks one.
 fn region_form() -> tern::types::v2026_07_28::InputRequest {
-    seed::ask_region().unwrap()
+    seed::ask_region()
 }
 
 fn done(text: &str) -> CallToolOutcome {
