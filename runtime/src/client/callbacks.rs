@@ -159,17 +159,27 @@ impl Callbacks {
         for request in requests.values() {
             self.check(request)?;
         }
-        let answers: Vec<_> =
-            futures_util::stream::iter(requests.0.into_iter().map(|(key, request)| {
-                let ctx = InputContext {
-                    key: Some(key.clone()),
-                    ..asking.clone()
-                };
-                async move { self.answer(ctx, request).await.map(|r| (key, r)) }
-            }))
-            .buffer_unordered(limits.concurrency.max(1))
-            .try_collect()
-            .await?;
+        let answer_one = |(key, request): (String, InputRequest)| {
+            let ctx = InputContext {
+                key: Some(key.clone()),
+                ..asking.clone()
+            };
+            async move { self.answer(ctx, request).await.map(|r| (key, r)) }
+        };
+        let answers: Vec<_> = if requests.len() == 1 {
+            // One question (the common round): answered here, without the stream that
+            // runs several at once.
+            let mut answers = Vec::with_capacity(1);
+            for entry in requests.0 {
+                answers.push(answer_one(entry).await?);
+            }
+            answers
+        } else {
+            futures_util::stream::iter(requests.0.into_iter().map(answer_one))
+                .buffer_unordered(limits.concurrency.max(1))
+                .try_collect()
+                .await?
+        };
         let mut out = InputResponses::new();
         for (key, response) in answers {
             out.insert(key, response).map_err(Error::Encode)?;
