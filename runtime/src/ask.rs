@@ -34,13 +34,11 @@ pub fn elicit_form(
     message: impl Into<String>,
     schema: Value,
 ) -> Result<InputRequest, serde_json::Error> {
-    let schema = serde_json::from_value(schema)?;
-    let mut params = ElicitRequestFormParams::new(message, schema);
-    // Said, though `form` is the default: a reader finds the variant at the first member.
-    params.mode = Some(FormMode);
-    Ok(InputRequest::Elicit(ElicitRequest::new(
-        ElicitRequestParams::Form(params),
-    )))
+    let form = Form {
+        message: message.into(),
+        schema: serde_json::from_value(schema)?,
+    };
+    Ok(form.into_request())
 }
 
 /// A form elicitation built from typed fields: what [`elicit_form`] asks, without a
@@ -111,6 +109,8 @@ impl Form {
     /// The form as an input request.
     pub fn into_request(self) -> InputRequest {
         let mut params = ElicitRequestFormParams::new(self.message, self.schema);
+        // Said, though `form` is the default: a reader finds the variant at the first
+        // member.
         params.mode = Some(FormMode);
         InputRequest::Elicit(ElicitRequest::new(ElicitRequestParams::Form(params)))
     }
