@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::Notice;
+use crate::jsonrpc::RawResult;
 use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{CacheScope, method};
 use crate::util::lock;
@@ -77,7 +77,7 @@ struct Key {
 }
 
 struct Entry {
-    result: Box<RawValue>,
+    result: RawResult,
     /// What the request named (the resource a `resources/read` answer is of, for its
     /// updates).
     uri: Option<String>,
@@ -164,7 +164,7 @@ impl ResponseCache {
         partition: &Partition,
         method: &'static str,
         params: &str,
-    ) -> Option<Box<RawValue>> {
+    ) -> Option<RawResult> {
         let mut entries = lock(&self.inner);
         let now = Instant::now();
         let mut key = Key {
@@ -192,7 +192,7 @@ impl ResponseCache {
         method: &'static str,
         params: &str,
         uri: Option<&str>,
-        result: &RawValue,
+        result: &RawResult,
     ) {
         let Ok(fresh) = serde_json::from_str::<Freshness>(result.get()) else {
             return;
@@ -226,7 +226,7 @@ impl ResponseCache {
         entries.map.insert(
             key,
             Entry {
-                result: result.to_owned(),
+                result: result.clone(),
                 uri: uri.map(str::to_owned),
                 expires: Instant::now() + ttl,
                 seq,
@@ -339,8 +339,8 @@ mod tests {
     const PROMPTS: &str = method::ListPrompts::METHOD;
     const READ: &str = method::ReadResource::METHOD;
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    fn raw(text: &str) -> RawResult {
+        RawResult::unchecked(text.into())
     }
 
     fn partition(context: u8) -> Partition {
@@ -374,9 +374,7 @@ mod tests {
             r#"{"resultType":"input_required","ttlMs":5000}"#,
             "not json",
         ] {
-            if let Ok(r) = RawValue::from_string(text.to_owned()) {
-                cache.put(&p, TOOLS, "{}", None, &r);
-            }
+            cache.put(&p, TOOLS, "{}", None, &raw(text));
         }
         assert!(cache.is_empty());
     }

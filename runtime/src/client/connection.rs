@@ -6,11 +6,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::jsonrpc::{self, Received, RpcError};
+use crate::jsonrpc::{self, RawResult, Received, RpcError};
 use crate::transport::{
     BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, MessageTransport,
     OutgoingRequest, ServerRequestHandler, TransportError,
@@ -20,7 +19,7 @@ use crate::types::v2026_07_28::RequestId;
 use crate::types::v2026_07_28::method::Cancelled;
 use crate::util::{IdKey, lock};
 
-type Reply = oneshot::Sender<Result<Box<RawValue>, CallError>>;
+type Reply = oneshot::Sender<Result<RawResult, CallError>>;
 
 #[derive(Default)]
 struct Routes {
@@ -250,7 +249,7 @@ impl ClientTransport for Connection {
     fn request_encoded<'a>(
         &'a self,
         request: EncodedRequest<'a>,
-    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
+    ) -> BoxFuture<'a, Result<RawResult, CallError>> {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
             let key = IdKey::from(request.id);

@@ -213,7 +213,7 @@ impl Client {
         params: &M::Params,
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
-    ) -> crate::Result<Box<serde_json::value::RawValue>> {
+    ) -> crate::Result<crate::jsonrpc::RawResult> {
         let cached = match &self.inner.cache {
             Some(cache) if M::CACHEABLE && M::request_state(params).is_none() => {
                 let key = serde_json::to_string(params).map_err(Error::Encode)?;
@@ -271,7 +271,7 @@ impl Client {
         params: &M::Params,
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
-    ) -> crate::Result<Box<serde_json::value::RawValue>> {
+    ) -> crate::Result<crate::jsonrpc::RawResult> {
         let transport = &self.inner.transport;
         let id = transport.next_id();
         let progress_token = notifications.map(|_| id_string(&id));

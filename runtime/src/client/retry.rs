@@ -23,7 +23,6 @@
 //! the refusal is. The rounds of an input-required result are no retry (the server
 //! asked; see `input_loop`), nor is discovery's fallback to a session (`discovery`).
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::Era;
@@ -90,7 +89,7 @@ pub(crate) async fn send(
     transport: &dyn ClientTransport,
     era: Era,
     request: EncodedRequest<'_>,
-) -> Result<Box<RawValue>, CallError> {
+) -> Result<crate::jsonrpc::RawResult, CallError> {
     let mut outcome = transport.request_encoded(request).await;
     let mut tried = Vec::new();
     while let Err(refusal) = &outcome {

@@ -90,7 +90,7 @@ impl Client {
 
 /// The task a result announces (`resultType: "task"`), if it is one.
 pub(super) fn created_task(
-    raw: &serde_json::value::RawValue,
+    raw: &crate::jsonrpc::RawResult,
 ) -> crate::Result<Option<CreateTaskResult>> {
     let [result_type] = crate::types::rpc::members(raw.get(), ["resultType"]);
     if result_type != Some(r#""task""#) {

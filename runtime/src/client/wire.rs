@@ -10,7 +10,6 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Client;
@@ -176,7 +175,7 @@ impl Client {
     /// (after the 2025-11-25 conversion, in a session).
     pub(super) fn decode<M: ClientRequestMethod>(
         &self,
-        result: &RawValue,
+        result: &crate::jsonrpc::RawResult,
     ) -> crate::Result<M::Result> {
         if self.inner.era == Era::Stateless && M::MAY_REQUIRE_INPUT {
             return serde_json::from_str(result.get()).map_err(super::decode_error::<M>);

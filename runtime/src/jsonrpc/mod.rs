@@ -7,7 +7,7 @@ mod read;
 mod split;
 
 pub use limits::JsonLimits;
-pub use params::RawParams;
+pub use params::{RawParams, RawResult};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

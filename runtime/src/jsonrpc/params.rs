@@ -1,4 +1,4 @@
-//! A request's params as the JSON text the peer sent.
+//! A request's params and a response's result as the JSON text the peer sent.
 
 use std::fmt;
 
@@ -67,5 +67,49 @@ impl PartialEq for RawParams {
 impl fmt::Debug for RawParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("RawParams").field(&&*self.text).finish()
+    }
+}
+
+/// A response's result, as the JSON text the peer sent, for the client to read into its
+/// method's result type.
+///
+/// A transport that reads a response finds its result by its extent and does not check
+/// it as JSON: reading it into its type does, so a well-formed response is parsed once.
+/// Text that turns out not to be JSON fails that read, as a result of the wrong shape
+/// does ([`Error::Decode`](crate::Error::Decode)).
+#[derive(Clone, PartialEq, Eq)]
+pub struct RawResult {
+    text: Box<str>,
+}
+
+impl RawResult {
+    /// The result's JSON text.
+    pub fn get(&self) -> &str {
+        &self.text
+    }
+
+    /// A result found on the wire by its extent, not checked as JSON.
+    pub(crate) fn unchecked(text: Box<str>) -> Self {
+        Self { text }
+    }
+}
+
+impl From<Box<RawValue>> for RawResult {
+    fn from(raw: Box<RawValue>) -> Self {
+        Self { text: raw.into() }
+    }
+}
+
+impl From<&Value> for RawResult {
+    fn from(value: &Value) -> Self {
+        Self {
+            text: value.to_string().into_boxed_str(),
+        }
+    }
+}
+
+impl fmt::Debug for RawResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawResult").field(&&*self.text).finish()
     }
 }

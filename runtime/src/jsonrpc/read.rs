@@ -2,12 +2,10 @@
 //! params or result left as text; anything else through a JSON tree, which says exactly
 //! what is wrong with it.
 
-use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use super::split::split;
-use super::{RawParams, RpcError};
+use super::split::{is_json, split};
+use super::{RawParams, RawResult, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
 /// A message as it arrives, classified by its members.
@@ -166,47 +164,29 @@ impl Incoming {
 #[derive(Debug)]
 pub(crate) struct RawResponse {
     pub(crate) id: RequestId,
-    pub(crate) result: Result<Box<RawValue>, RpcError>,
+    pub(crate) result: Result<RawResult, RpcError>,
 }
 
-/// The members of a response, borrowed from its text; a `method` makes it a request or a
-/// notification.
-#[derive(Deserialize)]
-struct ResponseMembers<'a> {
-    #[serde(borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-/// A member that is there, even when it is `null` (which `Option` alone reads as absent).
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// Reads `text` as a well-formed response in one pass, leaving its result unparsed.
-/// `None` for anything else (a request, a notification, a malformed message, an odd
-/// id): [`Incoming::parse`] classifies those, and says what is wrong.
+/// Reads `text` as a well-formed response in one pass ([`split`]), its result found by
+/// its extent and left for the receiver to read into its type (which checks it): nothing
+/// is built and the result is not parsed here. `None` for anything else (a request, a
+/// notification, a malformed message, an odd id): [`Incoming::parse`] classifies those,
+/// and says what is wrong.
 pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
-    // A struct also reads from an array, member by member; a message is an object.
-    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+    let members = split(text)?;
+    if members.jsonrpc != Some(br#""2.0""#) || members.method.is_some() || members.params.is_some()
+    {
         return None;
     }
-    let members: ResponseMembers<'_> = serde_json::from_slice(text).ok()?;
-    if members.method.is_some() || members.jsonrpc.map(RawValue::get) != Some(r#""2.0""#) {
-        return None;
-    }
-    let id = raw_id(members.id?.get())?;
+    let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
     let result = match (members.result, members.error) {
-        (Some(result), _) => Ok(result.to_owned()),
-        (None, Some(error)) => Err(serde_json::from_str(error.get()).ok()?),
-        (None, None) => return None,
+        // With both, the result counts, as the general reader has it; the error must
+        // still be JSON.
+        (Some(result), error) if error.is_none_or(is_json) => Ok(RawResult::unchecked(
+            std::str::from_utf8(result).ok()?.into(),
+        )),
+        (None, Some(error)) => Err(serde_json::from_slice(error).ok()?),
+        _ => return None,
     };
     Some(RawResponse { id, result })
 }
@@ -268,10 +248,7 @@ pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
     Ok(match Incoming::parse(&String::from_utf8_lossy(text))? {
         Incoming::Response { id, result } => Received::Response(RawResponse {
             id,
-            result: result.and_then(|r| {
-                serde_json::value::to_raw_value(&r)
-                    .map_err(|e| RpcError::internal(format!("unwritable result: {e}")))
-            }),
+            result: result.map(|r| RawResult::from(&r)),
         }),
         Incoming::Request { id, method, params } => Received::Request {
             id,
@@ -330,10 +307,26 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
             r#"["2.0",1,null,{},null]"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":tru}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"extra":[}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"params":{}}"#,
             "not json",
         ] {
             assert!(parse_response(text.as_bytes()).is_none(), "{text}");
         }
+    }
+
+    #[test]
+    fn a_result_is_found_by_its_extent_and_checked_only_when_read_into_its_type() {
+        let text = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a}]"}],"x":tru}}"#;
+        let response = parse_response(text).expect("a response");
+        assert_eq!(response.id, RequestId::Integer(7));
+        let result = response.result.expect("a result");
+        assert_eq!(
+            result.get(),
+            r#"{"content":[{"type":"text","text":"a}]"}],"x":tru}"#
+        );
+        assert!(serde_json::from_str::<Value>(result.get()).is_err());
     }
 
     /// What the tree reader makes of a request, its params written out.

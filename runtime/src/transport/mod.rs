@@ -7,10 +7,9 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{RawResult, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
 mod era;
@@ -321,12 +320,10 @@ pub trait ClientTransport: Send + Sync + 'static {
     fn request_encoded<'a>(
         &'a self,
         request: EncodedRequest<'a>,
-    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
+    ) -> BoxFuture<'a, Result<RawResult, CallError>> {
         Box::pin(async move {
             let result = self.request(request.to_outgoing()?).await?;
-            serde_json::value::to_raw_value(&result).map_err(|e| {
-                CallError::Transport(TransportError::new(format!("unwritable result: {e}")))
-            })
+            Ok(RawResult::from(&result))
         })
     }
     /// Sends a notification.

@@ -9,7 +9,6 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::super::body::Joined;
@@ -18,7 +17,7 @@ use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::quiet::Quiet;
-use crate::jsonrpc::{self, RawResponse, Received};
+use crate::jsonrpc::{self, RawResponse, RawResult, Received};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
@@ -150,7 +149,7 @@ impl HttpClientTransport {
     pub(super) async fn exchange_encoded(
         &self,
         request: EncodedRequest<'_>,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<RawResult, CallError> {
         self.inner.session.sending(request.method, request.params);
         let mut result = match self.post(&request).await {
             Err(CallError::Transport(refused)) if self.authorizable(&refused) => {
@@ -160,18 +159,18 @@ impl HttpClientTransport {
             other => other?,
         };
         if request.method == ListTools::METHOD {
-            // Rare enough to read as a tree: the tools with invalid annotations go.
-            let mut tools: Value = serde_json::from_str(result.get()).unwrap_or_default();
-            self.inner.tools.learn(&mut tools);
-            result = serde_json::value::to_raw_value(&tools).map_err(|e| {
-                CallError::Transport(TransportError::new(format!("unwritable result: {e}")))
-            })?;
+            // Rare enough to read as a tree: the tools with invalid annotations go. A
+            // result that is not JSON is left for the client's read to say so.
+            if let Ok(mut tools) = serde_json::from_str::<Value>(result.get()) {
+                self.inner.tools.learn(&mut tools);
+                result = RawResult::from(&tools);
+            }
         }
         Ok(result)
     }
 
     /// Builds `request`'s POST (with the bearer token as it stands) and sends it.
-    async fn post(&self, request: &EncodedRequest<'_>) -> Result<Box<RawValue>, CallError> {
+    async fn post(&self, request: &EncodedRequest<'_>) -> Result<RawResult, CallError> {
         let (headers, session) = self.headers(request)?;
         let body = jsonrpc::encode_request(request.id, request.method, request.params);
         let mut http_request = Request::new(Full::new(Bytes::from(body)));
@@ -192,7 +191,7 @@ impl HttpClientTransport {
         &self,
         request: &EncodedRequest<'_>,
         mut refused: TransportError,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<RawResult, CallError> {
         let Some(authorizer) = self.inner.authorizer.clone() else {
             return Err(CallError::Transport(refused));
         };
@@ -222,7 +221,7 @@ impl HttpClientTransport {
         http_request: Request<Full<Bytes>>,
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<RawResult, CallError> {
         let mut quiet = Quiet::new(self.inner.idle_timeout);
         let (response, lease) = quiet
             .within(self.inner.pool.send(http_request))
@@ -286,7 +285,7 @@ impl HttpClientTransport {
         mut body: Body,
         request: &EncodedRequest<'_>,
         mut quiet: Quiet,
-    ) -> Result<Box<RawValue>, CallError> {
+    ) -> Result<RawResult, CallError> {
         let mut reader = SseReader::new(MAX_RESPONSE_BYTES);
         let mut answering: HashMap<IdKey, tokio::task::AbortHandle> = HashMap::new();
         let mut resumed = 0;

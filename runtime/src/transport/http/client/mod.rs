@@ -67,7 +67,6 @@ use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::PROTOCOL_VERSION_HEADER;
 use crate::Era;
@@ -204,7 +203,7 @@ impl ClientTransport for HttpClientTransport {
     fn request_encoded<'a>(
         &'a self,
         request: EncodedRequest<'a>,
-    ) -> BoxFuture<'a, Result<Box<RawValue>, CallError>> {
+    ) -> BoxFuture<'a, Result<crate::jsonrpc::RawResult, CallError>> {
         // Boxed as it is built: a wrapper around the exchange would hold it twice.
         match self.inner.timeout {
             None => Box::pin(self.exchange_encoded(request)),
