@@ -87,6 +87,11 @@ impl RawPeer {
         self.sink.send(message.to_string()).await.unwrap();
     }
 
+    /// Sends `text` as one message, exactly as written (JSON or not).
+    pub async fn send_text(&mut self, text: &str) {
+        self.sink.send(text.to_owned()).await.unwrap();
+    }
+
     /// The next message.
     pub async fn recv(&mut self) -> Value {
         let text = self.source.recv().await.unwrap().unwrap();

@@ -482,6 +482,31 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
 }
 
 #[tokio::test]
+async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
+    // The result is found by its extent and checked when read into its type: a broken
+    // one fails that call as a decoding error; the next answer on the connection reads.
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move {
+        let mut peer = RawPeer::new(server_end);
+        let first = peer.recv().await;
+        peer.send_text(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[{{"type":"text","text":"a}}]"}}],"x":tru}}}}"#,
+            first["id"]
+        ))
+        .await;
+        let second = peer.recv().await;
+        peer.send(json!({"jsonrpc": "2.0", "id": second["id"],
+            "result": {"resultType": "complete", "content": [{"type": "text", "text": "fine"}]}}))
+            .await;
+    });
+    let client = Client::builder("c", "1").connect(client_end);
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(&err, Error::Decode { .. }), "{err:?}");
+    let result = client.call_tool("t", json!({})).await.unwrap();
+    assert_eq!(text_of(&result), "fine");
+}
+
+#[tokio::test]
 async fn a_task_for_a_prompt_is_an_invalid_answer() {
     let created = json!({"resultType": "task", "taskId": "t1", "status": "working",
         "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z", "ttlMs": null});
