@@ -62,6 +62,11 @@ pub fn encode_header_value(value: &str) -> String {
 /// The value a header carries, decoding the base64 sentinel form. `None` when the value
 /// holds bytes a header may not, or the sentinel form does not decode to UTF-8.
 pub fn decode_header_value(raw: &[u8]) -> Option<String> {
+    header_value(raw).map(std::borrow::Cow::into_owned)
+}
+
+/// [`decode_header_value`], borrowing a plain value instead of copying it.
+pub(crate) fn header_value(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     let text = std::str::from_utf8(raw).ok()?;
     if !text
         .bytes()
@@ -78,9 +83,9 @@ pub fn decode_header_value(raw: &[u8]) -> Option<String> {
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(encoded)
                 .ok()?;
-            String::from_utf8(bytes).ok()
+            String::from_utf8(bytes).ok().map(std::borrow::Cow::Owned)
         }
-        None => Some(text.to_owned()),
+        None => Some(std::borrow::Cow::Borrowed(text)),
     }
 }
 

@@ -26,11 +26,12 @@ pub enum HostPolicy {
 
 impl HostPolicy {
     fn allows(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
         match self {
             Self::Any => true,
-            Self::Loopback => matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]"),
-            Self::Allow(names) => names.iter().any(|n| n.eq_ignore_ascii_case(&host)),
+            Self::Loopback => ["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(host)),
+            Self::Allow(names) => names.iter().any(|n| n.eq_ignore_ascii_case(host)),
         }
     }
 

@@ -1,6 +1,6 @@
 //! The request metadata headers against the body: any disagreement is -32020.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use super::Shared;
@@ -9,8 +9,14 @@ use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
-    decode_header_value,
+    header_value,
 };
+
+// The headers compared with every stateless request's body, named once (a `&str` key is
+// parsed into a name again at each lookup).
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
+const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28 as v2026;
@@ -43,14 +49,14 @@ pub(crate) fn check_headers(
     request: &Accepted,
 ) -> Result<(), RpcError> {
     let method = request.method();
-    let version = plain_header(headers, PROTOCOL_VERSION_HEADER, "MCP-Protocol-Version")?;
+    let version = plain_header(headers, &PROTOCOL_VERSION, "MCP-Protocol-Version")?;
     if version != body_version {
         return Err(RpcError::header_mismatch(format!(
             "Header mismatch: MCP-Protocol-Version header value '{version}' does not match \
              body value '{body_version}'"
         )));
     }
-    let header_method = plain_header(headers, METHOD_HEADER, "Mcp-Method")?;
+    let header_method = plain_header(headers, &METHOD, "Mcp-Method")?;
     if header_method != method {
         return Err(RpcError::header_mismatch(format!(
             "Header mismatch: Mcp-Method header value '{header_method}' does not match body \
@@ -65,9 +71,9 @@ pub(crate) fn check_headers(
     }
     let body_name = request.target().unwrap_or_default();
     let raw = headers
-        .get(NAME_HEADER)
+        .get(&NAME)
         .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
-    let name = decode_header_value(raw.as_bytes()).ok_or_else(|| {
+    let name = header_value(raw.as_bytes()).ok_or_else(|| {
         RpcError::header_mismatch("Header mismatch: Mcp-Name header has invalid characters")
     })?;
     if name != body_name {
@@ -93,7 +99,11 @@ pub(crate) fn check_headers(
     Ok(())
 }
 
-fn plain_header<'a>(headers: &'a HeaderMap, key: &str, name: &str) -> Result<&'a str, RpcError> {
+fn plain_header<'a>(
+    headers: &'a HeaderMap,
+    key: &HeaderName,
+    name: &str,
+) -> Result<&'a str, RpcError> {
     headers
         .get(key)
         .ok_or_else(|| {
@@ -138,7 +148,7 @@ fn check_param_headers(
                 )));
             }
             (Some(raw), Some(body)) => {
-                let value = decode_header_value(raw.as_bytes()).ok_or_else(|| {
+                let value = header_value(raw.as_bytes()).ok_or_else(|| {
                     RpcError::header_mismatch(format!(
                         "Header mismatch: Mcp-Param-{} header has invalid characters",
                         param.name

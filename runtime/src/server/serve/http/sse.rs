@@ -28,9 +28,15 @@ pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
     let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok()) else {
         return (true, true);
     };
-    let any = accept.contains("*/*");
-    let json = any || accept.contains("application/json") || accept.contains("application/*");
-    let sse = any || accept.contains("text/event-stream") || accept.contains("text/*");
+    // Each media range, its parameters (`;q=...`) aside; media types ignore case.
+    let (mut json, mut sse) = (false, false);
+    for range in accept.split(',') {
+        let range = range.split(';').next().unwrap_or_default().trim();
+        let is = |media: &str| range.eq_ignore_ascii_case(media);
+        let any = is("*/*");
+        json |= any || is("application/json") || is("application/*");
+        sse |= any || is("text/event-stream") || is("text/*");
+    }
     (json, sse)
 }
 
@@ -133,4 +139,37 @@ pub(super) fn sse(state: SseState) -> Response {
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepting(value: Option<&str>) -> (bool, bool) {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = value {
+            headers.insert(http::header::ACCEPT, value.parse().expect("a header value"));
+        }
+        accepts(&headers)
+    }
+
+    #[test]
+    fn each_media_range_is_read_whole_whatever_its_case_and_parameters() {
+        let cases = [
+            (None, (true, true)),
+            (Some("application/json, text/event-stream"), (true, true)),
+            (Some("Application/JSON;q=0.9"), (true, false)),
+            (Some("text/event-stream"), (false, true)),
+            (Some("text/*;q=0.1, application/*"), (true, true)),
+            (Some("*/*"), (true, true)),
+            (
+                Some("application/json-seq, text/event-streams"),
+                (false, false),
+            ),
+            (Some("text/html"), (false, false)),
+        ];
+        for (accept, expected) in cases {
+            assert_eq!(accepting(accept), expected, "{accept:?}");
+        }
+    }
 }
