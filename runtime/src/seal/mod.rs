@@ -128,7 +128,7 @@ mod tests;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::StateCodec;
-pub(crate) use digest::json_digest;
+pub(crate) use digest::{ARGS_DIGEST_LEN, arguments_digest, json_digest};
 pub use keyring::{DEFAULT_MAX_TOKEN_LEN, Keyring, TOKEN_PREFIX};
 pub use policy::{DEFAULT_TTL, RequestStateSecurity};
 pub use principal::Principal;

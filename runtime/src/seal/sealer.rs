@@ -12,7 +12,7 @@ use crate::types::v2026_07_28::method;
 
 use super::claims::{Claims, Expected, PrincipalTag};
 use super::clock::Clock;
-use super::digest::arguments_digest;
+use super::digest::{ARGS_DIGEST_LEN, arguments_digest};
 use super::keyring::Keyring;
 use super::principal::PRINCIPAL_SALT_LEN;
 use super::{
@@ -39,6 +39,9 @@ pub struct RequestBinding<'a> {
     pub arguments: Option<&'a Map<String, Value>>,
     /// The principal of a validated access token, if the request carried one.
     pub principal: Option<&'a Principal>,
+    /// The digest of `arguments`, when the server has it already: computed once per
+    /// request, not again for each token it opens or seals.
+    pub(crate) arguments_digest: Option<[u8; ARGS_DIGEST_LEN]>,
 }
 
 impl<'a> RequestBinding<'a> {
@@ -49,6 +52,7 @@ impl<'a> RequestBinding<'a> {
             target,
             arguments: None,
             principal: None,
+            arguments_digest: None,
         }
     }
 
@@ -70,7 +74,21 @@ impl<'a> RequestBinding<'a> {
     /// Sets the arguments.
     pub fn with_arguments(mut self, arguments: Option<&'a Map<String, Value>>) -> Self {
         self.arguments = arguments;
+        self.arguments_digest = None;
         self
+    }
+
+    /// Binds the arguments by their digest, computed already (the arguments themselves,
+    /// if set, are only for the `bind_principal` hook to see).
+    pub(crate) fn with_arguments_digest(mut self, digest: [u8; ARGS_DIGEST_LEN]) -> Self {
+        self.arguments_digest = Some(digest);
+        self
+    }
+
+    /// The digest the arguments are bound by.
+    fn digest(&self) -> [u8; ARGS_DIGEST_LEN] {
+        self.arguments_digest
+            .unwrap_or_else(|| arguments_digest(self.arguments))
     }
 
     /// Sets the principal of the request's validated access token.
@@ -131,6 +149,11 @@ impl Sealer {
                 clock,
             }),
         }
+    }
+
+    /// Whether a `bind_principal` hook sees each binding (and so its arguments).
+    pub(crate) fn has_principal_hook(&self) -> bool {
+        self.inner.bind_principal.is_some()
     }
 
     /// The audience this sealer writes and requires, if any.
@@ -219,7 +242,7 @@ impl Sealer {
         let claims = Claims {
             issued_at_ms: now_ms,
             expires_at_ms: now_ms.saturating_add(inner.ttl_ms),
-            args_digest: arguments_digest(binding.arguments),
+            args_digest: binding.digest(),
             principal,
             method: binding.method.as_bytes(),
             target: binding.target.as_bytes(),
@@ -277,7 +300,7 @@ impl Sealer {
                 now_ms: inner.clock.now_unix_ms(),
                 method: binding.method.as_bytes(),
                 target: binding.target.as_bytes(),
-                args_digest: arguments_digest(binding.arguments),
+                args_digest: binding.digest(),
                 audience: inner.audience.as_deref().map(str::as_bytes),
                 principal: principal.as_deref(),
             };

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::RpcError;
 use crate::protocol;
-use crate::seal::{Principal, RequestBinding, Sealer};
+use crate::seal::{ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, arguments_digest};
 use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
 
@@ -20,10 +20,13 @@ pub(super) struct Sealing<'a> {
 }
 
 /// What a sealed token is bound to besides the method and the principal: the request's
-/// target (tool or prompt name, resource URI) and its arguments.
+/// target (tool or prompt name, resource URI) and its arguments, by their digest.
 #[derive(Debug)]
 pub(super) struct Binding {
     target: String,
+    /// The digest of the arguments, computed once for the request's tokens.
+    digest: [u8; ARGS_DIGEST_LEN],
+    /// The arguments themselves, kept only for a `bind_principal` hook to see.
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
     pub(super) redeemed: Option<String>,
@@ -40,6 +43,7 @@ impl Binding {
     ) -> RequestBinding<'a> {
         RequestBinding::new(method, &self.target)
             .with_arguments(self.arguments.as_ref())
+            .with_arguments_digest(self.digest)
             .with_principal(principal)
     }
 }
@@ -47,14 +51,19 @@ impl Binding {
 /// Opens the `requestState` the client echoed, if any, and puts the plaintext the
 /// handler wrote in its place; or rejects the request with the fixed error. Returns what
 /// the state this request answers with will be bound to: the target and arguments, read
-/// through `M`'s entry in the method table (copied: the handler takes the params).
+/// through `M`'s entry in the method table (the target copied, as the handler takes the
+/// params; the arguments digested, and copied only for a `bind_principal` hook).
 pub(super) fn open<M: Request>(
     sealing: Sealing<'_>,
     params: &mut M::Params,
 ) -> Result<Binding, RpcError> {
+    let arguments = M::arguments(params);
     let mut binding = Binding {
         target: M::target(params).unwrap_or_default().to_owned(),
-        arguments: M::arguments(params).map(Cow::into_owned),
+        digest: arguments_digest(arguments.as_deref()),
+        arguments: arguments
+            .filter(|_| sealing.sealer.has_principal_hook())
+            .map(Cow::into_owned),
         redeemed: None,
         round: 1,
     };

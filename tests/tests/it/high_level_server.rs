@@ -1,6 +1,7 @@
 //! The high-level server: typed tools, sealing by default, and resolvers.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -587,6 +588,38 @@ async fn sealed_state_replayed_on_another_tool_or_with_other_arguments_is_reject
         .await
         .unwrap();
     assert_eq!(text(&ok), "resumed step-1");
+}
+
+#[tokio::test]
+async fn a_bind_principal_hook_sees_the_arguments_when_state_is_sealed_and_when_opened() {
+    // The server binds tokens to the arguments by a digest computed once per request;
+    // a hook still sees the arguments themselves on both sides of a round.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let security = RequestStateSecurity::keys([KEY])
+        .unwrap()
+        .bind_principal(move |binding| {
+            let tenant = binding.arguments?.get("tenant")?.as_str()?.to_owned();
+            log.lock().unwrap().push(tenant.clone());
+            Some(tern::seal::Principal::custom(tenant))
+        });
+    let mcp = McpServer::new("s", "1").request_state_security(security);
+    direct_stateful(&mcp, "a");
+    let server = server(&mcp);
+    let r1 = call(&server, "a", json!({"tenant": "acme"}), None, None)
+        .await
+        .unwrap();
+    let ok = call(
+        &server,
+        "a",
+        json!({"tenant": "acme"}),
+        Some((&r1, json!({}))),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(text(&ok), "resumed step-1");
+    assert_eq!(*seen.lock().unwrap(), ["acme", "acme"]);
 }
 
 #[tokio::test]
