@@ -20,13 +20,15 @@ pub(super) struct Sealing<'a> {
 }
 
 /// What a sealed token is bound to besides the method and the principal: the request's
-/// target (tool or prompt name, resource URI) and its arguments, by their digest.
+/// target (tool or prompt name, resource URI) and its arguments: their digest when the
+/// request carried a token (checking it took one), else the arguments themselves, to be
+/// digested only if the handler asks again (a call that completes pays no digest).
 #[derive(Debug)]
 pub(super) struct Binding {
     target: String,
-    /// The digest of the arguments, computed once for the request's tokens.
-    digest: [u8; ARGS_DIGEST_LEN],
-    /// The arguments themselves, kept only for a `bind_principal` hook to see.
+    /// The digest of the arguments, once computed.
+    digest: Option<[u8; ARGS_DIGEST_LEN]>,
+    /// The arguments, kept while there is no digest, or for a `bind_principal` hook.
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
     pub(super) redeemed: Option<String>,
@@ -41,10 +43,13 @@ impl Binding {
         method: &'a str,
         principal: Option<&'a Principal>,
     ) -> RequestBinding<'a> {
-        RequestBinding::new(method, &self.target)
+        let binding = RequestBinding::new(method, &self.target)
             .with_arguments(self.arguments.as_ref())
-            .with_arguments_digest(self.digest)
-            .with_principal(principal)
+            .with_principal(principal);
+        match self.digest {
+            Some(digest) => binding.with_arguments_digest(digest),
+            None => binding,
+        }
     }
 }
 
@@ -52,18 +57,20 @@ impl Binding {
 /// handler wrote in its place; or rejects the request with the fixed error. Returns what
 /// the state this request answers with will be bound to: the target and arguments, read
 /// through `M`'s entry in the method table (the target copied, as the handler takes the
-/// params; the arguments digested, and copied only for a `bind_principal` hook).
+/// params; the arguments digested when a token is checked against them, else copied).
 pub(super) fn open<M: Request>(
     sealing: Sealing<'_>,
     params: &mut M::Params,
 ) -> Result<Binding, RpcError> {
     let arguments = M::arguments(params);
+    let digest = M::request_state(params)
+        .is_some()
+        .then(|| arguments_digest(arguments.as_deref()));
+    let keep = digest.is_none() || sealing.sealer.has_principal_hook();
     let mut binding = Binding {
         target: M::target(params).unwrap_or_default().to_owned(),
-        digest: arguments_digest(arguments.as_deref()),
-        arguments: arguments
-            .filter(|_| sealing.sealer.has_principal_hook())
-            .map(Cow::into_owned),
+        digest,
+        arguments: arguments.filter(|_| keep).map(Cow::into_owned),
         redeemed: None,
         round: 1,
     };

@@ -28,11 +28,6 @@ use tern_tests::wire::{RawPeer, Recording, Tap, meta};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
-/// The seed's question, for every server here that asks one.
-fn region_form() -> tern::types::v2026_07_28::InputRequest {
-    seed::ask_region()
-}
-
 fn done(text: &str) -> CallToolOutcome {
     CallToolResult::new(vec![ask::text(text)]).into()
 }
@@ -66,7 +61,7 @@ async fn one_round() {
     let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
         |_ctx, params| async move {
             Ok(match region_of(&params) {
-                None => ask::input_required([("region", region_form())], Some("v1")).into(),
+                None => ask::input_required([("region", seed::ask_region())], Some("v1")).into(),
                 Some(r) => done(&format!("in {r}")),
             })
         },
@@ -106,9 +101,9 @@ async fn requests_of_one_round_run_concurrently() {
                 Some(r) if r.len() == 3 => done("all three answered"),
                 _ => ask::input_required(
                     [
-                        ("a", region_form()),
-                        ("b", region_form()),
-                        ("c", region_form()),
+                        ("a", seed::ask_region()),
+                        ("b", seed::ask_region()),
+                        ("c", seed::ask_region()),
                     ],
                     None,
                 )
@@ -194,7 +189,9 @@ async fn a_state_only_round_backs_off_50_ms_doubling_to_250_and_resets_after_req
                 };
                 Ok(match n {
                     1..=5 => ask::input_required(Vec::<(String, _)>::new(), Some("working")).into(),
-                    6 => ask::input_required([("region", region_form())], Some("asked")).into(),
+                    6 => {
+                        ask::input_required([("region", seed::ask_region())], Some("asked")).into()
+                    }
                     7 => ask::input_required(Vec::<(String, _)>::new(), Some("working")).into(),
                     _ => done("done"),
                 })
@@ -227,7 +224,9 @@ async fn request_state_is_echoed_byte_for_byte() {
             async move {
                 log.lock().unwrap().push(params.request_state.clone());
                 Ok(match params.request_state {
-                    None => ask::input_required([("region", region_form())], Some(state)).into(),
+                    None => {
+                        ask::input_required([("region", seed::ask_region())], Some(state)).into()
+                    }
                     Some(_) => done("ok"),
                 })
             }
@@ -247,7 +246,7 @@ async fn no_state_is_sent_when_the_server_gave_none() {
     let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
         |_ctx, params| async move {
             Ok(match region_of(&params) {
-                None => ask::input_required([("region", region_form())], None).into(),
+                None => ask::input_required([("region", seed::ask_region())], None).into(),
                 Some(_) => done("ok"),
             })
         },
@@ -500,9 +499,17 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
             .await;
     });
     let client = Client::builder("c", "1").connect(client_end);
-    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    // Bounded: a reader that dropped the broken response would leave the call waiting.
+    let within = |call| tokio::time::timeout(std::time::Duration::from_secs(10), call);
+    let err = within(client.call_tool("t", json!({})))
+        .await
+        .expect("the broken response ends the call")
+        .unwrap_err();
     assert!(matches!(&err, Error::Decode { .. }), "{err:?}");
-    let result = client.call_tool("t", json!({})).await.unwrap();
+    let result = within(client.call_tool("t", json!({})))
+        .await
+        .expect("the next response ends its call")
+        .unwrap();
     assert_eq!(text_of(&result), "fine");
 }
 
@@ -584,7 +591,7 @@ async fn asking_for_a_capability_the_client_did_not_declare_is_32021() {
             Ok(ask::input_required(
                 [
                     ("summary", ask::sample("Summarise", 50)),
-                    ("region", region_form()),
+                    ("region", seed::ask_region()),
                 ],
                 None,
             )
@@ -678,7 +685,8 @@ fn stateful_tool(builder: ServerBuilder, seen: Log<Option<String>>) -> ServerBui
             seen.lock().unwrap().push(params.request_state.clone());
             Ok(match params.request_state.as_deref() {
                 None => {
-                    ask::input_required([("region", region_form())], Some("plain-state-42")).into()
+                    ask::input_required([("region", seed::ask_region())], Some("plain-state-42"))
+                        .into()
                 }
                 Some(_) => done("ok"),
             })

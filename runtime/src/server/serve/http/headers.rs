@@ -11,15 +11,15 @@ use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
     header_value,
 };
+use crate::types::rpc::Request as _;
+use crate::types::rpc::members;
+use crate::types::v2026_07_28 as v2026;
 
 // The headers compared with every stateless request's body, named once (a `&str` key is
 // parsed into a name again at each lookup).
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
 const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
-use crate::types::rpc::Request as _;
-use crate::types::rpc::members;
-use crate::types::v2026_07_28 as v2026;
 
 /// Refuses a request that repeats a header tern routes on (`MCP-Protocol-Version`,
 /// `Mcp-Method`, `Mcp-Name`, `Mcp-Session-Id`, `Mcp-Param-*`): a gateway reading the last
