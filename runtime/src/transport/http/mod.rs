@@ -3,7 +3,8 @@
 //!
 //! The server side (feature `http-server`) is `tern::server::http`, an axum router over a
 //! `Server`; the client ([`client`], feature `http-client`) is a
-//! [`ClientTransport`](crate::transport::ClientTransport) on a pooled hyper client. Both sides share the request metadata headers defined here: the body's
+//! [`ClientTransport`](crate::transport::ClientTransport) on its own pooled HTTP/1.1
+//! connections (`h1`). Both sides share the request metadata headers defined here: the body's
 //! protocol version, method and target are mirrored into headers so intermediaries can
 //! route without parsing JSON, and the server rejects any disagreement.
 
@@ -13,6 +14,8 @@ pub(crate) mod body;
 pub mod client;
 #[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) mod fetch;
+#[cfg(feature = "http-client")]
+pub(crate) mod h1;
 mod param_headers;
 // The SSE reader is the client's (the server writes its streams, it never reads one).
 #[cfg(feature = "http-client")]

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming as Body;
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use super::super::body::Joined;
+use super::super::h1::Body;
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::HttpClientTransport;
@@ -83,10 +83,10 @@ impl HttpClientTransport {
             builder = builder.header(METHOD_HEADER, method);
         }
         let request = builder
-            .body(Full::new(Bytes::from(body)))
+            .body(Bytes::from(body))
             .map_err(|e| TransportError::new(format!("bad request: {e}")))?;
         let mut quiet = Quiet::new(self.inner.idle_timeout);
-        let (response, lease) = quiet
+        let response = quiet
             .within(self.inner.pool.send(request))
             .await
             .map_err(|e| match e {
@@ -96,9 +96,7 @@ impl HttpClientTransport {
             .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
         let status = response.status();
         // Drain the body so the connection can serve the next request.
-        if collect(response.into_body(), &mut quiet).await.is_ok() {
-            lease.release();
-        }
+        let _ = collect(response.into_body(), &mut quiet).await;
         if status.is_success() {
             Ok(())
         } else {
@@ -173,7 +171,7 @@ impl HttpClientTransport {
     async fn post(&self, request: &EncodedRequest<'_>) -> Result<RawResult, CallError> {
         let (headers, session) = self.headers(request)?;
         let body = jsonrpc::encode_request(request.id, request.method, request.params);
-        let mut http_request = Request::new(Full::new(Bytes::from(body)));
+        let mut http_request = Request::new(Bytes::from(body));
         *http_request.method_mut() = Method::POST;
         *http_request.uri_mut() = self.inner.uri.clone();
         *http_request.headers_mut() = headers;
@@ -218,12 +216,12 @@ impl HttpClientTransport {
     /// Posts a built request and reads its JSON or SSE answer.
     async fn send(
         &self,
-        http_request: Request<Full<Bytes>>,
+        http_request: Request<Bytes>,
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<RawResult, CallError> {
         let mut quiet = Quiet::new(self.inner.idle_timeout);
-        let (response, lease) = quiet
+        let response = quiet
             .within(self.inner.pool.send(http_request))
             .await?
             .map_err(|e| {
@@ -247,9 +245,6 @@ impl HttpClientTransport {
         let (head, body) = response.into_parts();
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;
-            if body.is_ok() {
-                lease.release();
-            }
             let mut refused = refusal(status, head.headers.get(WWW_AUTHENTICATE), body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
@@ -264,7 +259,6 @@ impl HttpClientTransport {
             return self.read_sse(body, request, quiet).await;
         }
         let bytes = collect(body, &mut quiet).await?;
-        lease.release();
         match jsonrpc::receive(&bytes) {
             Ok(Received::Response(response)) if response.id == *request.id => {
                 response.result.map_err(CallError::Rpc)
@@ -389,18 +383,17 @@ impl HttpClientTransport {
             "" => builder,
             id => builder.header(LAST_EVENT_ID, id),
         };
-        let request = builder.body(Full::new(Bytes::new())).map_err(bad_request)?;
-        let (response, _lease) =
-            quiet
-                .within(self.inner.pool.send(request))
-                .await?
-                .map_err(|e| {
-                    CallError::Transport(TransportError::new(format!(
-                        "GET {} failed: {}",
-                        self.inner.uri,
-                        chain(&e)
-                    )))
-                })?;
+        let request = builder.body(Bytes::new()).map_err(bad_request)?;
+        let response = quiet
+            .within(self.inner.pool.send(request))
+            .await?
+            .map_err(|e| {
+                CallError::Transport(TransportError::new(format!(
+                    "GET {} failed: {}",
+                    self.inner.uri,
+                    chain(&e)
+                )))
+            })?;
         let status = response.status();
         let (head, body) = response.into_parts();
         if !status.is_success() {

@@ -1,14 +1,13 @@
-//! The transport's keep-alive connections to its one endpoint, on hyper's HTTP/1
-//! connection API.
+//! The transport's keep-alive connections to its one endpoint, each one speaking
+//! HTTP/1.1 through [`h1`](super::super::h1) in the task that sends on it.
 //!
 //! A transport talks to a single endpoint, so its pool is a stack of idle connections,
 //! not a map keyed by host: a request takes the most recently used one (or connects),
-//! and gives it back once its answer has been read to the end. This is what the general
-//! pool of `hyper_util` did for it, without that pool's per-request checkout race, key
-//! hashing and the task it spawned to wait for each connection to become ready again.
-//! As there, a request refused unread by a connection that the server closed while it
-//! sat idle goes once more on a new one, and connections idle for longer than the idle
-//! timeout are closed.
+//! and the response's body gives it back once it has been read to the end. A body
+//! dropped before its end closes its connection, which is how an abandoned request
+//! reaches the server. A connection the server closed while it sat idle is noticed
+//! before a request is written on it, and replaced; connections idle for longer than
+//! the idle timeout are closed.
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -16,15 +15,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::HOST;
 use http::{HeaderValue, Request, Response, Uri};
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::client::conn::http1::{self, SendRequest};
 use tower_service::Service;
 
+use super::super::h1::{self, Body, Conn, Recycle};
 use super::Connector;
 use crate::util::lock;
-
-type Sender = SendRequest<Full<Bytes>>;
 
 /// Why a request could not be sent.
 #[derive(Debug)]
@@ -32,7 +27,7 @@ pub(super) enum PoolError {
     /// No connection could be made.
     Connect(Box<dyn std::error::Error + Send + Sync>),
     /// The connection failed while the request was sent or its answer awaited.
-    Send(hyper::Error),
+    Send(h1::Error),
 }
 
 impl PoolError {
@@ -70,40 +65,30 @@ struct Shared {
     /// Where to connect: the endpoint URL.
     endpoint: Uri,
     /// The endpoint as a request target (its path and query).
-    origin: Uri,
+    target: String,
     /// The `Host` header of every request.
     host: Option<HeaderValue>,
     idle_timeout: Duration,
     idle: Mutex<Idle>,
+    /// The pool itself, for the reaper it starts.
+    this: Weak<Shared>,
 }
 
 #[derive(Default)]
 struct Idle {
     /// Connections whose last answer was read to the end, the most recent last.
-    connections: Vec<(Sender, Instant)>,
+    connections: Vec<(Conn, Instant)>,
     /// Whether the task that closes connections idle too long is running.
     reaping: bool,
 }
 
-/// A connection lent to one request: given back with [`Lease::release`] once the answer
-/// has been read to the end, else closed when dropped (which is how an abandoned
-/// request reaches the server: its connection goes).
-pub(super) struct Lease {
-    pool: Pool,
-    sender: Sender,
-}
-
-impl Lease {
-    /// Gives the connection back for the next request.
-    pub(super) fn release(self) {
-        if self.sender.is_closed() {
-            return;
-        }
-        let mut idle = lock(&self.pool.0.idle);
-        idle.connections.push((self.sender, Instant::now()));
+impl Recycle for Shared {
+    fn recycle(&self, conn: Conn) {
+        let mut idle = lock(&self.idle);
+        idle.connections.push((conn, Instant::now()));
         if !idle.reaping {
             idle.reaping = true;
-            tokio::spawn(reap(Arc::downgrade(&self.pool.0)));
+            tokio::spawn(reap(self.this.clone()));
         }
     }
 }
@@ -129,74 +114,56 @@ async fn reap(pool: Weak<Shared>) {
 
 impl Pool {
     pub(super) fn new(connector: Connector, endpoint: Uri, idle_timeout: Duration) -> Self {
-        let origin = endpoint
+        let target = endpoint
             .path_and_query()
-            .and_then(|p| Uri::try_from(p.as_str()).ok())
-            .unwrap_or_else(|| Uri::from_static("/"));
-        Self(Arc::new(Shared {
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
+        Self(Arc::new_cyclic(|this| Shared {
             connector,
             host: host_value(&endpoint),
             endpoint,
-            origin,
+            target,
             idle_timeout,
             idle: Mutex::default(),
+            this: this.clone(),
         }))
     }
 
     /// Sends `request` (to the endpoint, whatever its URI says) on an idle connection
-    /// or a new one.
+    /// or a new one. The response's body gives the connection back when read to its end.
     pub(super) async fn send(
         &self,
-        mut request: Request<Full<Bytes>>,
-    ) -> Result<(Response<Incoming>, Lease), PoolError> {
-        *request.uri_mut() = self.0.origin.clone();
+        mut request: Request<Bytes>,
+    ) -> Result<Response<Body>, PoolError> {
         if let Some(host) = &self.0.host {
             request
                 .headers_mut()
                 .entry(HOST)
                 .or_insert_with(|| host.clone());
         }
+        let conn = match self.idle() {
+            Some(conn) => conn,
+            // Boxed: connecting is rare, and its future would otherwise make every
+            // send (and each exchange around it) that much larger to move.
+            None => Box::pin(self.connect()).await?,
+        };
+        let recycle: Arc<dyn Recycle> = self.0.clone();
+        conn.send(&request, &self.0.target, recycle)
+            .await
+            .map_err(PoolError::Send)
+    }
+
+    /// The most recently used idle connection that is still open.
+    fn idle(&self) -> Option<Conn> {
         loop {
-            let (mut sender, reused) = match self.idle().await {
-                Some(sender) => (sender, true),
-                // Boxed: connecting is rare, and its future would otherwise make every
-                // send (and each exchange around it) that much larger to move.
-                None => (Box::pin(self.connect()).await?, false),
-            };
-            match sender.try_send_request(request).await {
-                Ok(response) => {
-                    let lease = Lease {
-                        pool: self.clone(),
-                        sender,
-                    };
-                    return Ok((response, lease));
-                }
-                Err(mut refused) => match refused.take_message() {
-                    // Never written: the server had closed the idle connection.
-                    Some(unsent) if reused => request = unsent,
-                    _ => return Err(PoolError::Send(refused.into_error())),
-                },
+            let (mut conn, since) = lock(&self.0.idle).connections.pop()?;
+            if since.elapsed() < self.0.idle_timeout && !conn.is_closed() {
+                return Some(conn);
             }
         }
     }
 
-    /// The most recently used idle connection that is still open, ready for a request.
-    async fn idle(&self) -> Option<Sender> {
-        loop {
-            let (mut sender, since) = lock(&self.0.idle).connections.pop()?;
-            if sender.is_closed() || since.elapsed() >= self.0.idle_timeout {
-                continue;
-            }
-            // Given back as soon as its answer was read; the connection may still be
-            // settling into its next request.
-            if sender.is_ready() || sender.ready().await.is_ok() {
-                return Some(sender);
-            }
-        }
-    }
-
-    /// A new connection, its I/O driven by a task of its own.
-    async fn connect(&self) -> Result<Sender, PoolError> {
+    /// A new connection.
+    async fn connect(&self) -> Result<Conn, PoolError> {
         let mut connector = self.0.connector.clone();
         std::future::poll_fn(|cx| connector.poll_ready(cx))
             .await
@@ -205,14 +172,25 @@ impl Pool {
             .call(self.0.endpoint.clone())
             .await
             .map_err(PoolError::connect)?;
-        let (sender, connection) = http1::handshake(io).await.map_err(PoolError::Send)?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "an HTTP connection ended with an error");
-            }
-        });
-        Ok(sender)
+        Ok(stream(io))
     }
+}
+
+/// The connector's stream as Tokio's: plain TCP, or TLS over it.
+#[cfg(feature = "http-client-tls")]
+fn stream(
+    io: hyper_rustls::MaybeHttpsStream<hyper_util::rt::TokioIo<tokio::net::TcpStream>>,
+) -> Conn {
+    match io {
+        hyper_rustls::MaybeHttpsStream::Http(tcp) => Conn::new(tcp.into_inner()),
+        hyper_rustls::MaybeHttpsStream::Https(tls) => Conn::new(tls.into_inner()),
+    }
+}
+
+/// The connector's stream as Tokio's.
+#[cfg(not(feature = "http-client-tls"))]
+fn stream(io: hyper_util::rt::TokioIo<tokio::net::TcpStream>) -> Conn {
+    Conn::new(io.into_inner())
 }
 
 /// The `Host` header for `uri`: its host, and its port unless the scheme's default.
@@ -283,11 +261,8 @@ mod tests {
     }
 
     async fn get(pool: &Pool) -> Bytes {
-        let request = Request::new(Full::new(Bytes::new()));
-        let (response, lease) = pool.send(request).await.unwrap();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        lease.release();
-        body
+        let response = pool.send(Request::new(Bytes::new())).await.unwrap();
+        response.into_body().collect().await.unwrap().to_bytes()
     }
 
     #[tokio::test]
@@ -329,11 +304,8 @@ mod tests {
     async fn an_abandoned_answer_closes_its_connection() {
         let (uri, accepted) = server(usize::MAX).await;
         let pool = pool(uri, Duration::from_secs(90));
-        let (response, lease) = pool
-            .send(Request::new(Full::new(Bytes::new())))
-            .await
-            .unwrap();
-        drop((response, lease));
+        let response = pool.send(Request::new(Bytes::new())).await.unwrap();
+        drop(response);
         get(&pool).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 2);
     }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};
-use http_body_util::Full;
 use serde_json::Value;
 
 use super::exchange::MAX_RESPONSE_BYTES;
@@ -276,13 +275,13 @@ impl Drop for Inner {
         let request = self
             .builder(Method::DELETE, LEGACY_PROTOCOL_VERSION)
             .header(SESSION_HEADER, session);
-        let Ok(request) = request.body(Full::new(Bytes::new())) else {
+        let Ok(request) = request.body(Bytes::new()) else {
             return;
         };
         let pool = self.pool.clone();
         runtime.spawn(async move {
             match pool.send(request).await {
-                Ok((r, _)) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
+                Ok(r) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
                 Err(e) => tracing::debug!(error = %e, "could not end the 2025-11-25 session"),
             }
         });

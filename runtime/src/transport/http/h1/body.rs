@@ -1,0 +1,208 @@
+//! A response body read straight off its connection, by its framing; the connection
+//! goes back to its pool once the body is read to its end.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Buf as _, Bytes};
+use http_body::{Frame, SizeHint};
+
+use super::{Conn, Error, MAX_HEAD, poll_fill};
+
+/// The longest chunk-size line (the size and any extensions) a chunked body may send.
+const MAX_CHUNK_LINE: usize = 4 * 1024;
+
+/// Takes back connections whose last answer was read to its end.
+pub(crate) trait Recycle: Send + Sync {
+    /// Keeps `conn` for the next request.
+    fn recycle(&self, conn: Conn);
+}
+
+/// Where a body's reading stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum State {
+    /// Read to its end (or failed): nothing more comes.
+    Done,
+    /// Framed by `Content-Length`: this many bytes are left.
+    Length(u64),
+    /// Chunked: a chunk-size line comes next.
+    ChunkSize,
+    /// Chunked: this many bytes of the current chunk are left.
+    ChunkData(u64),
+    /// Chunked: the line end after a chunk's data comes next.
+    ChunkEnd,
+    /// Chunked: the trailer fields (skipped), this many bytes of them so far.
+    Trailers(usize),
+    /// Framed by the connection's close.
+    Close,
+}
+
+/// The body of a response, as `http_body` frames of the bytes that came.
+pub(crate) struct Body {
+    conn: Option<Conn>,
+    state: State,
+    /// Whether the connection may carry another request once the body is read.
+    reusable: bool,
+    recycle: Option<Arc<dyn Recycle>>,
+}
+
+impl Body {
+    pub(super) fn new(
+        conn: Conn,
+        state: State,
+        reusable: bool,
+        recycle: Option<Arc<dyn Recycle>>,
+    ) -> Self {
+        let mut body = Self {
+            conn: Some(conn),
+            state,
+            reusable: reusable && state != State::Close,
+            recycle,
+        };
+        if state == State::Done || state == State::Length(0) {
+            body.finish();
+        }
+        body
+    }
+
+    /// The body is read to its end: its connection goes back, if it may carry more.
+    fn finish(&mut self) {
+        self.state = State::Done;
+        let Some(conn) = self.conn.take() else { return };
+        // Bytes after the end of an answer are not an answer to anything: the connection
+        // is out of step, and goes.
+        if self.reusable && conn.buf.is_empty() {
+            if let Some(recycle) = self.recycle.take() {
+                recycle.recycle(conn);
+            }
+        }
+    }
+
+    /// The body cannot be read further: its connection closes.
+    fn fail(&mut self, error: Error) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        self.state = State::Done;
+        self.conn = None;
+        Poll::Ready(Some(Err(error)))
+    }
+}
+
+impl http_body::Body for Body {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = self.get_mut();
+        loop {
+            let Some(conn) = this.conn.as_mut() else {
+                return Poll::Ready(None);
+            };
+            // The state's next step when the buffer holds enough, else how much more the
+            // buffer must hold before it can be taken.
+            let wanted = match this.state {
+                State::Done => {
+                    this.finish();
+                    return Poll::Ready(None);
+                }
+                State::Length(left) | State::ChunkData(left) if !conn.buf.is_empty() => {
+                    let take = usize::try_from(left)
+                        .unwrap_or(usize::MAX)
+                        .min(conn.buf.len());
+                    let data = conn.buf.split_to(take).freeze();
+                    let left = left - take as u64;
+                    this.state = match (this.state, left) {
+                        (State::Length(_), 0) => State::Done,
+                        (State::Length(_), left) => State::Length(left),
+                        (_, 0) => State::ChunkEnd,
+                        (_, left) => State::ChunkData(left),
+                    };
+                    if this.state == State::Done {
+                        this.finish();
+                    }
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                State::Length(_) | State::ChunkData(_) => 1,
+                State::Close if !conn.buf.is_empty() => {
+                    let data = conn.buf.split().freeze();
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
+                State::Close => {
+                    // The close ends the body: not an error, and not a reusable connection.
+                    match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
+                        Ok(0) => {
+                            this.state = State::Done;
+                            this.conn = None;
+                            return Poll::Ready(None);
+                        }
+                        Ok(_) => continue,
+                        Err(e) => return this.fail(Error::Io(e)),
+                    }
+                }
+                State::ChunkSize => match httparse::parse_chunk_size(&conn.buf) {
+                    Ok(httparse::Status::Complete((used, size))) => {
+                        conn.buf.advance(used);
+                        this.state = match size {
+                            0 => State::Trailers(0),
+                            size => State::ChunkData(size),
+                        };
+                        continue;
+                    }
+                    Ok(httparse::Status::Partial) if conn.buf.len() > MAX_CHUNK_LINE => {
+                        return this.fail(Error::TooLarge("a chunk-size line"));
+                    }
+                    Ok(httparse::Status::Partial) => conn.buf.len() + 1,
+                    Err(_) => return this.fail(Error::Malformed("a chunk-size line")),
+                },
+                State::ChunkEnd if conn.buf.len() >= 2 => {
+                    if &conn.buf[..2] != b"\r\n" {
+                        return this.fail(Error::Malformed("a chunk not ended by CRLF"));
+                    }
+                    conn.buf.advance(2);
+                    this.state = State::ChunkSize;
+                    continue;
+                }
+                State::ChunkEnd => 2,
+                State::Trailers(seen) => match conn.buf.iter().position(|&b| b == b'\n') {
+                    Some(end) => {
+                        let blank = end == 0 || (end == 1 && conn.buf[0] == b'\r');
+                        conn.buf.advance(end + 1);
+                        if blank {
+                            this.finish();
+                            return Poll::Ready(None);
+                        }
+                        if seen + end + 1 > MAX_HEAD {
+                            return this.fail(Error::TooLarge("the trailer fields"));
+                        }
+                        this.state = State::Trailers(seen + end + 1);
+                        continue;
+                    }
+                    None if seen + conn.buf.len() > MAX_HEAD => {
+                        return this.fail(Error::TooLarge("the trailer fields"));
+                    }
+                    None => conn.buf.len() + 1,
+                },
+            };
+            debug_assert!(conn.buf.len() < wanted);
+            match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
+                Ok(0) => return this.fail(Error::Closed),
+                Ok(_) => {}
+                Err(e) => return this.fail(Error::Io(e)),
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.state == State::Done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.state {
+            State::Done => SizeHint::with_exact(0),
+            State::Length(left) => SizeHint::with_exact(left),
+            _ => SizeHint::default(),
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! A client's connection: one request at a time, written whole, its response head read
+//! here and its body by the [`Body`] the response carries.
+
+use std::future::poll_fn;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Buf as _, Bytes, BytesMut};
+use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Version};
+
+use super::body::State;
+use super::{Body, Error, Io, MAX_HEAD, MAX_HEADERS, READ_CHUNK, Recycle, fill, poll_fill};
+
+/// One connection to a server.
+pub(crate) struct Conn {
+    pub(super) io: Box<dyn Io>,
+    /// What was read and not yet taken.
+    pub(super) buf: BytesMut,
+}
+
+impl Conn {
+    /// A connection on `io`, which nothing has been sent on yet.
+    pub(crate) fn new(io: impl Io) -> Self {
+        Self {
+            io: Box::new(io),
+            buf: BytesMut::with_capacity(READ_CHUNK),
+        }
+    }
+
+    /// Whether the connection can no longer carry a request: the server closed it, or
+    /// sent something unasked, while it sat idle. Looks without waiting.
+    pub(crate) fn is_closed(&mut self) -> bool {
+        if !self.buf.is_empty() {
+            return true;
+        }
+        let mut cx = Context::from_waker(Waker::noop());
+        !matches!(
+            poll_fill(&mut *self.io, &mut cx, &mut self.buf),
+            Poll::Pending
+        )
+    }
+
+    /// Sends `request` (its URI aside: `target` is the request target) and reads the
+    /// response's head. The response's body reads the rest, and gives the connection to
+    /// `recycle` once it is read to its end, if the connection may carry more.
+    pub(crate) async fn send(
+        mut self,
+        request: &Request<Bytes>,
+        target: &str,
+        recycle: Arc<dyn Recycle>,
+    ) -> Result<Response<Body>, Error> {
+        let wire = encode(request, target);
+        write_all(&mut *self.io, &wire).await?;
+        drop(wire);
+        loop {
+            let Some(head) = parse(&self.buf)? else {
+                if self.buf.len() >= MAX_HEAD {
+                    return Err(Error::TooLarge("the response head"));
+                }
+                fill(&mut *self.io, &mut self.buf).await?;
+                continue;
+            };
+            self.buf.advance(head.len);
+            if head.status.is_informational() {
+                if head.status == StatusCode::SWITCHING_PROTOCOLS {
+                    return Err(Error::Malformed("a switch of protocols nobody asked for"));
+                }
+                // 100 Continue and the like: the final answer follows.
+                continue;
+            }
+            let state = framing(&head, request.method())?;
+            // A response framed two ways may be a smuggling attempt: read it by its
+            // chunks, then close.
+            let framed_twice = head.headers.contains_key(TRANSFER_ENCODING)
+                && head.headers.contains_key(CONTENT_LENGTH);
+            let reusable = keeps_alive(&head) && !framed_twice;
+            let mut response = Response::new(Body::new(self, state, reusable, Some(recycle)));
+            *response.status_mut() = head.status;
+            *response.version_mut() = head.version;
+            *response.headers_mut() = head.headers;
+            return Ok(response);
+        }
+    }
+}
+
+/// A response head, parsed.
+struct Head {
+    status: StatusCode,
+    version: Version,
+    headers: HeaderMap,
+    /// Its length on the wire.
+    len: usize,
+}
+
+/// The response head at the start of `buf`, if it is all there.
+fn parse(buf: &[u8]) -> Result<Option<Head>, Error> {
+    let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut response,
+        buf,
+        &mut fields,
+    ) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Error::TooLarge("more than 100 header fields"));
+        }
+        Err(_) => return Err(Error::Malformed("the response head")),
+    };
+    let status = response
+        .code
+        .and_then(|code| StatusCode::from_u16(code).ok())
+        .ok_or(Error::Malformed("the status code"))?;
+    let version = match response.version {
+        Some(0) => Version::HTTP_10,
+        _ => Version::HTTP_11,
+    };
+    let mut headers = HeaderMap::with_capacity(response.headers.len());
+    for field in response.headers.iter() {
+        let name = HeaderName::from_bytes(field.name.as_bytes())
+            .map_err(|_| Error::Malformed("a header field name"))?;
+        let value = HeaderValue::from_bytes(field.value)
+            .map_err(|_| Error::Malformed("a header field value"))?;
+        headers.append(name, value);
+    }
+    Ok(Some(Head {
+        status,
+        version,
+        headers,
+        len,
+    }))
+}
+
+/// How the body of a response to `method` is framed (RFC 9112, section 6.3).
+fn framing(head: &Head, method: &Method) -> Result<State, Error> {
+    if method == Method::HEAD
+        || head.status == StatusCode::NO_CONTENT
+        || head.status == StatusCode::NOT_MODIFIED
+    {
+        return Ok(State::Done);
+    }
+    if head.headers.contains_key(TRANSFER_ENCODING) {
+        // Chunked when chunked is the last coding; any other ends with the connection.
+        let last = head
+            .headers
+            .get_all(TRANSFER_ENCODING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .rfind(|coding| !coding.is_empty());
+        return Ok(match last {
+            Some(coding) if coding.eq_ignore_ascii_case("chunked") => State::ChunkSize,
+            _ => State::Close,
+        });
+    }
+    let mut length = None;
+    for value in head.headers.get_all(CONTENT_LENGTH) {
+        for item in value.as_bytes().split(|&b| b == b',') {
+            let item = item.trim_ascii();
+            let parsed = std::str::from_utf8(item)
+                .ok()
+                .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or(Error::Malformed("the Content-Length"))?;
+            if length.is_some_and(|known| known != parsed) {
+                return Err(Error::Malformed("two different Content-Lengths"));
+            }
+            length = Some(parsed);
+        }
+    }
+    Ok(length.map_or(State::Close, State::Length))
+}
+
+/// Whether the connection stays open after this response, as its head says.
+fn keeps_alive(head: &Head) -> bool {
+    let says = |token: &str| {
+        head.headers
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    match head.version {
+        Version::HTTP_10 => says("keep-alive"),
+        _ => !says("close"),
+    }
+}
+
+/// `request` on the wire: its head (with `target` as the request target, and the
+/// body's length) and its body.
+fn encode(request: &Request<Bytes>, target: &str) -> Vec<u8> {
+    let body = request.body();
+    let method = request.method().as_str();
+    let fields: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(method.len() + target.len() + fields + 48 + body.len());
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in request.headers() {
+        // The framing is this writer's to say.
+        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !body.is_empty() || request.method() == Method::POST {
+        out.extend_from_slice(b"content-length: ");
+        push_decimal(&mut out, body.len());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes all of `data` and flushes it (TLS holds records back until flushed).
+async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
+    while !data.is_empty() {
+        let written = poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, data))
+            .await
+            .map_err(Error::Io)?;
+        if written == 0 {
+            return Err(Error::Closed);
+        }
+        data = &data[written..];
+    }
+    poll_fn(|cx| Pin::new(&mut *io).poll_flush(cx))
+        .await
+        .map_err(Error::Io)
+}
