@@ -27,6 +27,7 @@ mod http_flow;
 mod http_instances;
 mod http_rules;
 mod http_tls;
+mod http_wire;
 mod json_budgets;
 mod legacy_client;
 mod legacy_session;

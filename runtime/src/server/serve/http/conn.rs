@@ -158,12 +158,6 @@ impl Conn {
         }
     }
 
-    /// Whether a request's head is in and its response has not started: closing the
-    /// connection after that response (`Connection: close`) loses nothing.
-    pub(crate) fn answer_pending(&self) -> bool {
-        matches!(self.phase().0, Phase::Body | Phase::Serving)
-    }
-
     /// Resolves when the reaper or the cap closes this connection.
     pub(crate) async fn killed(&self) {
         self.kill.notified().await;
@@ -224,14 +218,17 @@ impl Registry {
                 if live.conns.len() < self.max {
                     return;
                 }
+                // The clock is coarse: of those waiting since the same tick, the oldest
+                // connection goes (a connection between two requests of a flow is newer
+                // than the idle ones it competes with, and keeps its request).
                 let victim = live
                     .conns
-                    .values()
-                    .filter_map(|c| {
+                    .iter()
+                    .filter_map(|(id, c)| {
                         let (phase, since) = c.phase();
-                        matches!(phase, Phase::Idle | Phase::Head).then_some((since, c))
+                        matches!(phase, Phase::Idle | Phase::Head).then_some(((since, *id), c))
                     })
-                    .min_by_key(|(since, _)| *since);
+                    .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {
                     tracing::debug!("at the connection cap: closing the longest-waiting one");
                     conn.kill.notify_one();

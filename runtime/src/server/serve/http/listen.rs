@@ -1,26 +1,22 @@
-//! The accept loop of [`HttpServer::serve`](super::HttpServer::serve): hyper's HTTP/1
-//! connections, each registered with its budgets, served by the endpoint's own routing
-//! (one path; POST, GET and DELETE, and 405 for the rest), drained on shutdown.
+//! The accept loop of [`HttpServer::serve`](super::HttpServer::serve): each connection
+//! registered with its budgets and served by a task of its own, which reads a request
+//! (`transport::http::h1`), routes it (one path; POST, GET and DELETE, and 405 for the
+//! rest), writes its response and reads the next; drained on shutdown.
 
-use std::convert::Infallible;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::response::Response;
-use http::header::CONNECTION;
-use http::{HeaderValue, Method, Request, StatusCode};
-use http_body::{Frame, SizeHint};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::conn::{Conn, Registry, RequestGuard, Watched};
+use super::conn::{Conn, Registry, Watched};
 use super::{Shared, post, protected};
+use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
 /// Serves `shared` on `listener` until `shutdown`, then drains: connections finish what
 /// they are serving (within their budgets) and idle ones close.
@@ -34,11 +30,6 @@ pub(crate) async fn serve(
     tokio::spawn(Arc::clone(&registry).reap());
     let drain = CancellationToken::new();
     let path: Arc<str> = path.into();
-    let mut http = hyper::server::conn::http1::Builder::new();
-    // A connection waits for the response it is writing before it reads the next
-    // request: one in flight at a time, which is what the phases assume.
-    http.pipeline_flush(false);
-    let http = Arc::new(http);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -66,54 +57,20 @@ pub(crate) async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
         let (id, conn) = registry.join();
-        let service = Endpoint {
+        let endpoint = Endpoint {
             shared: Arc::clone(&shared),
             path: Arc::clone(&path),
             conn: Arc::clone(&conn),
             drain: drain.clone(),
         };
-        let http = Arc::clone(&http);
-        let drain = drain.clone();
         let registry = Arc::clone(&registry);
         tokio::spawn(async move {
             let _leave = Leave(&registry, id);
-            let served =
-                http.serve_connection(TokioIo::new(Watched::new(tcp, Arc::clone(&conn))), service);
-            tokio::pin!(served);
-            let result = tokio::select! {
+            let io = h1::Conn::new(Watched::new(tcp, Arc::clone(&conn)));
+            tokio::select! {
                 biased;
-                result = served.as_mut() => result,
-                () = conn.killed() => return,
-                () = drain.cancelled() => {
-                    // A client may be sending its next request on this connection right
-                    // now, or about to after the response going out: give it DRAIN_GRACE
-                    // to arrive and be answered with `Connection: close` instead of
-                    // closing under it. A response already started goes out whole.
-                    let grace = tokio::time::sleep(DRAIN_GRACE);
-                    tokio::pin!(grace);
-                    while !conn.answer_pending() {
-                        tokio::select! {
-                            biased;
-                            result = served.as_mut() => {
-                                if let Err(e) = result {
-                                    tracing::debug!(error = %e, "connection ended with an error");
-                                }
-                                return;
-                            }
-                            () = conn.killed() => return,
-                            () = &mut grace => break,
-                            () = tokio::time::sleep(Duration::from_millis(5)) => {}
-                        }
-                    }
-                    served.as_mut().graceful_shutdown();
-                    tokio::select! {
-                        result = served.as_mut() => result,
-                        () = conn.killed() => return,
-                    }
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "connection ended with an error");
+                () = conn.killed() => {}
+                () = endpoint.serve(io) => {}
             }
         });
     }
@@ -137,7 +94,7 @@ impl Drop for Leave<'_> {
     }
 }
 
-/// The endpoint as a hyper service for one connection.
+/// The endpoint as one connection sees it.
 struct Endpoint {
     shared: Arc<Shared>,
     path: Arc<str>,
@@ -145,80 +102,124 @@ struct Endpoint {
     drain: CancellationToken,
 }
 
-type Answer = Pin<Box<dyn Future<Output = Result<Response<Tracked>, Infallible>> + Send>>;
+impl Endpoint {
+    /// Serves the connection's requests in turn until it closes, fails, goes over a
+    /// budget (the caller's select), or the drain ends it.
+    async fn serve(&self, mut io: h1::Conn) {
+        loop {
+            let read = if !self.drain.is_cancelled() {
+                tokio::select! {
+                    biased;
+                    read = io.read_request() => read,
+                    // What was read so far stays in the connection's buffer.
+                    () = self.drain.cancelled() => continue,
+                }
+            } else if io.nothing_read() {
+                // A client may be sending its next request right now: give it the grace
+                // to arrive and be answered with `Connection: close`, not a close under it.
+                match tokio::time::timeout(DRAIN_GRACE, io.read_request()).await {
+                    Ok(read) => read,
+                    Err(_) => return,
+                }
+            } else {
+                io.read_request().await
+            };
+            let head = match read {
+                ReadHead::Request(head) => head,
+                ReadHead::Closed => return,
+                ReadHead::Refused(refusal) => {
+                    tracing::debug!(%refusal, "refused a request head");
+                    if io.write(&h1::bare(refusal.status())).await.is_ok() {
+                        io.close().await;
+                    }
+                    return;
+                }
+                ReadHead::Failed(e) => {
+                    tracing::debug!(error = %e, "a connection failed in a request head");
+                    return;
+                }
+            };
+            let guard = self.conn.request_started();
+            let (body, whole) = match io.read_body(&head, self.shared.max_body_bytes).await {
+                Ok(read) => read,
+                Err(e) => {
+                    tracing::debug!(error = %e, "could not read a request body");
+                    if io.write(&h1::bare(StatusCode::BAD_REQUEST)).await.is_ok() {
+                        io.close().await;
+                    }
+                    return;
+                }
+            };
+            let response = tokio::select! {
+                biased;
+                response = self.respond(&head, body) => response,
+                // The client is gone: its request's handler is dropped (and so cancelled).
+                () = io.closed() => return,
+            };
+            self.conn.writing();
+            // Said, not only done: the client must not send its next request into the close.
+            let mut close = !head.keep_alive || !whole || self.drain.is_cancelled();
+            let (parts, mut body) = response.into_parts();
+            let exact = http_body::Body::size_hint(&body).exact();
+            let mut writer =
+                ResponseWriter::new(&head, parts.status, &parts.headers, exact, &mut close);
+            loop {
+                let frame = tokio::select! {
+                    biased;
+                    frame = body.frame() => frame,
+                    () = io.closed() => return,
+                };
+                let data = match frame {
+                    None => break,
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) => data,
+                        Err(_) => continue,
+                    },
+                    Some(Err(e)) => {
+                        tracing::debug!(error = %e, "a response body failed");
+                        return;
+                    }
+                };
+                if writer.data(&mut io, &data).await.is_err() {
+                    return;
+                }
+            }
+            if writer.finish(&mut io).await.is_err() {
+                return;
+            }
+            drop(guard);
+            if close {
+                io.close().await;
+                return;
+            }
+        }
+    }
 
-impl hyper::service::Service<Request<Incoming>> for Endpoint {
-    type Response = Response<Tracked>;
-    type Error = Infallible;
-    type Future = Answer;
-
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
-        let guard = self.conn.request_started();
-        let shared = Arc::clone(&self.shared);
-        let conn = Arc::clone(&self.conn);
-        let drain = self.drain.clone();
-        let routed = request.uri().path() == &*self.path;
-        let metadata = shared
+    /// The response to one request: routed by its path and method.
+    async fn respond(&self, head: &RequestHead, body: Bytes) -> Response {
+        let path = head.path();
+        let shared = &*self.shared;
+        if let Some(metadata) = shared
             .protected
             .as_ref()
-            .filter(|m| request.method() == Method::GET && m.serves(request.uri().path()))
-            .cloned();
-        Box::pin(async move {
-            let response = if let Some(metadata) = metadata {
-                protected::metadata_response(&metadata)
-            } else if !routed {
-                post::status_only(StatusCode::NOT_FOUND)
-            } else if request.method() == Method::POST {
-                let (parts, body) = request.into_parts();
-                post::handle_post(&shared, &parts.headers, body, Some(&conn)).await
-            } else if request.method() == Method::GET && shared.sessions.is_some() {
-                let (parts, _) = request.into_parts();
-                post::handle_get(&shared, &parts.headers).await
-            } else if request.method() == Method::DELETE && shared.sessions.is_some() {
-                let (parts, _) = request.into_parts();
-                post::handle_delete(&shared, &parts.headers).await
-            } else {
-                post::status_only(StatusCode::METHOD_NOT_ALLOWED)
-            };
-            conn.writing();
-            let mut response = response;
-            if drain.is_cancelled() {
-                // Said, not only done: hyper would close after this response without
-                // telling, and the client would send its next request into the close.
-                response
-                    .headers_mut()
-                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            .filter(|m| head.method == Method::GET && m.serves(path))
+        {
+            return protected::metadata_response(metadata);
+        }
+        if path != &*self.path {
+            return post::status_only(StatusCode::NOT_FOUND);
+        }
+        match head.method {
+            Method::POST => {
+                post::handle_post(shared, &head.headers, Full::new(body), Some(&self.conn)).await
             }
-            Ok(response.map(|body| Tracked {
-                body,
-                _guard: guard,
-            }))
-        })
-    }
-}
-
-/// A response body that keeps its request counted until it is written or dropped.
-pub(crate) struct Tracked {
-    body: Body,
-    _guard: RequestGuard,
-}
-
-impl http_body::Body for Tracked {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+            Method::GET if shared.sessions.is_some() => {
+                post::handle_get(shared, &head.headers).await
+            }
+            Method::DELETE if shared.sessions.is_some() => {
+                post::handle_delete(shared, &head.headers).await
+            }
+            _ => post::status_only(StatusCode::METHOD_NOT_ALLOWED),
+        }
     }
 }

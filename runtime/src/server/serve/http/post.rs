@@ -397,7 +397,7 @@ async fn run(
     } else {
         CancellationToken::new()
     };
-    // Dropping the guard (the client went away and hyper dropped us) cancels the token.
+    // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
     let guard = cancel.clone().drop_guard();
     let (tx, mut rx) = mpsc::unbounded_channel();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that

@@ -1,11 +1,15 @@
-//! A response body read straight off its connection, by its framing; the connection
-//! goes back to its pool once the body is read to its end.
+//! A body read straight off its connection, by its framing: the step both sides take
+//! ([`poll_data`]), and the client's response body, which gives its connection back to
+//! the pool once read to its end.
 
+#[cfg(feature = "http-client")]
 use std::pin::Pin;
+#[cfg(feature = "http-client")]
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use bytes::{Buf as _, Bytes};
+#[cfg(feature = "http-client")]
 use http_body::{Frame, SizeHint};
 
 use super::{Conn, Error, MAX_HEAD, poll_fill};
@@ -13,6 +17,7 @@ use super::{Conn, Error, MAX_HEAD, poll_fill};
 /// The longest chunk-size line (the size and any extensions) a chunked body may send.
 const MAX_CHUNK_LINE: usize = 4 * 1024;
 
+#[cfg(feature = "http-client")]
 /// Takes back connections whose last answer was read to its end.
 pub(crate) trait Recycle: Send + Sync {
     /// Keeps `conn` for the next request.
@@ -34,10 +39,12 @@ pub(super) enum State {
     ChunkEnd,
     /// Chunked: the trailer fields (skipped), this many bytes of them so far.
     Trailers(usize),
-    /// Framed by the connection's close.
+    /// Framed by the connection's close (responses only).
+    #[cfg_attr(not(feature = "http-client"), allow(dead_code))]
     Close,
 }
 
+#[cfg(feature = "http-client")]
 /// The body of a response, as `http_body` frames of the bytes that came.
 pub(crate) struct Body {
     conn: Option<Conn>,
@@ -47,6 +54,7 @@ pub(crate) struct Body {
     recycle: Option<Arc<dyn Recycle>>,
 }
 
+#[cfg(feature = "http-client")]
 impl Body {
     pub(super) fn new(
         conn: Conn,
@@ -87,6 +95,99 @@ impl Body {
     }
 }
 
+/// The next bytes of a body framed as `state` says, read off `conn`: `None` at its end.
+/// `state` is left `Done` at the end of a framed body, `Close` at the connection's close.
+pub(super) fn poll_data(
+    state: &mut State,
+    conn: &mut Conn,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Bytes, Error>>> {
+    loop {
+        let ready = match *state {
+            State::Done => return Poll::Ready(None),
+            State::Length(left) | State::ChunkData(left) if !conn.buf.is_empty() => {
+                let take = usize::try_from(left)
+                    .unwrap_or(usize::MAX)
+                    .min(conn.buf.len());
+                let data = conn.buf.split_to(take).freeze();
+                let left = left - take as u64;
+                *state = match (*state, left) {
+                    (State::Length(_), 0) => State::Done,
+                    (State::Length(_), left) => State::Length(left),
+                    (_, 0) => State::ChunkEnd,
+                    (_, left) => State::ChunkData(left),
+                };
+                return Poll::Ready(Some(Ok(data)));
+            }
+            State::Length(_) | State::ChunkData(_) => false,
+            State::Close if !conn.buf.is_empty() => {
+                return Poll::Ready(Some(Ok(conn.buf.split().freeze())));
+            }
+            State::Close => {
+                // The close ends the body: not an error.
+                match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
+                    Ok(0) => return Poll::Ready(None),
+                    Ok(_) => continue,
+                    Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
+                }
+            }
+            State::ChunkSize => match httparse::parse_chunk_size(&conn.buf) {
+                Ok(httparse::Status::Complete((used, size))) => {
+                    conn.buf.advance(used);
+                    *state = match size {
+                        0 => State::Trailers(0),
+                        size => State::ChunkData(size),
+                    };
+                    true
+                }
+                Ok(httparse::Status::Partial) if conn.buf.len() > MAX_CHUNK_LINE => {
+                    return Poll::Ready(Some(Err(Error::TooLarge("a chunk-size line"))));
+                }
+                Ok(httparse::Status::Partial) => false,
+                Err(_) => return Poll::Ready(Some(Err(Error::Malformed("a chunk-size line")))),
+            },
+            State::ChunkEnd if conn.buf.len() >= 2 => {
+                if &conn.buf[..2] != b"\r\n" {
+                    return Poll::Ready(Some(Err(Error::Malformed("a chunk not ended by CRLF"))));
+                }
+                conn.buf.advance(2);
+                *state = State::ChunkSize;
+                true
+            }
+            State::ChunkEnd => false,
+            State::Trailers(seen) => match conn.buf.iter().position(|&b| b == b'\n') {
+                Some(end) => {
+                    let blank = end == 0 || (end == 1 && conn.buf[0] == b'\r');
+                    conn.buf.advance(end + 1);
+                    if blank {
+                        *state = State::Done;
+                        return Poll::Ready(None);
+                    }
+                    if seen + end + 1 > MAX_HEAD {
+                        return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
+                    }
+                    *state = State::Trailers(seen + end + 1);
+                    true
+                }
+                None if seen + conn.buf.len() > MAX_HEAD => {
+                    return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
+                }
+                None => false,
+            },
+        };
+        if ready {
+            continue;
+        }
+        // The buffer holds too little for the next step: read more.
+        match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
+            Ok(0) => return Poll::Ready(Some(Err(Error::Closed))),
+            Ok(_) => {}
+            Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
+        }
+    }
+}
+
+#[cfg(feature = "http-client")]
 impl http_body::Body for Body {
     type Data = Bytes;
     type Error = Error;
@@ -96,100 +197,26 @@ impl http_body::Body for Body {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let this = self.get_mut();
-        loop {
-            let Some(conn) = this.conn.as_mut() else {
-                return Poll::Ready(None);
-            };
-            // The state's next step when the buffer holds enough, else how much more the
-            // buffer must hold before it can be taken.
-            let wanted = match this.state {
-                State::Done => {
+        let Some(conn) = this.conn.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match ready!(poll_data(&mut this.state, conn, cx)) {
+            Some(Ok(data)) => {
+                if this.state == State::Done {
                     this.finish();
-                    return Poll::Ready(None);
                 }
-                State::Length(left) | State::ChunkData(left) if !conn.buf.is_empty() => {
-                    let take = usize::try_from(left)
-                        .unwrap_or(usize::MAX)
-                        .min(conn.buf.len());
-                    let data = conn.buf.split_to(take).freeze();
-                    let left = left - take as u64;
-                    this.state = match (this.state, left) {
-                        (State::Length(_), 0) => State::Done,
-                        (State::Length(_), left) => State::Length(left),
-                        (_, 0) => State::ChunkEnd,
-                        (_, left) => State::ChunkData(left),
-                    };
-                    if this.state == State::Done {
-                        this.finish();
-                    }
-                    return Poll::Ready(Some(Ok(Frame::data(data))));
-                }
-                State::Length(_) | State::ChunkData(_) => 1,
-                State::Close if !conn.buf.is_empty() => {
-                    let data = conn.buf.split().freeze();
-                    return Poll::Ready(Some(Ok(Frame::data(data))));
-                }
-                State::Close => {
-                    // The close ends the body: not an error, and not a reusable connection.
-                    match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
-                        Ok(0) => {
-                            this.state = State::Done;
-                            this.conn = None;
-                            return Poll::Ready(None);
-                        }
-                        Ok(_) => continue,
-                        Err(e) => return this.fail(Error::Io(e)),
-                    }
-                }
-                State::ChunkSize => match httparse::parse_chunk_size(&conn.buf) {
-                    Ok(httparse::Status::Complete((used, size))) => {
-                        conn.buf.advance(used);
-                        this.state = match size {
-                            0 => State::Trailers(0),
-                            size => State::ChunkData(size),
-                        };
-                        continue;
-                    }
-                    Ok(httparse::Status::Partial) if conn.buf.len() > MAX_CHUNK_LINE => {
-                        return this.fail(Error::TooLarge("a chunk-size line"));
-                    }
-                    Ok(httparse::Status::Partial) => conn.buf.len() + 1,
-                    Err(_) => return this.fail(Error::Malformed("a chunk-size line")),
-                },
-                State::ChunkEnd if conn.buf.len() >= 2 => {
-                    if &conn.buf[..2] != b"\r\n" {
-                        return this.fail(Error::Malformed("a chunk not ended by CRLF"));
-                    }
-                    conn.buf.advance(2);
-                    this.state = State::ChunkSize;
-                    continue;
-                }
-                State::ChunkEnd => 2,
-                State::Trailers(seen) => match conn.buf.iter().position(|&b| b == b'\n') {
-                    Some(end) => {
-                        let blank = end == 0 || (end == 1 && conn.buf[0] == b'\r');
-                        conn.buf.advance(end + 1);
-                        if blank {
-                            this.finish();
-                            return Poll::Ready(None);
-                        }
-                        if seen + end + 1 > MAX_HEAD {
-                            return this.fail(Error::TooLarge("the trailer fields"));
-                        }
-                        this.state = State::Trailers(seen + end + 1);
-                        continue;
-                    }
-                    None if seen + conn.buf.len() > MAX_HEAD => {
-                        return this.fail(Error::TooLarge("the trailer fields"));
-                    }
-                    None => conn.buf.len() + 1,
-                },
-            };
-            debug_assert!(conn.buf.len() < wanted);
-            match ready!(poll_fill(&mut *conn.io, cx, &mut conn.buf)) {
-                Ok(0) => return this.fail(Error::Closed),
-                Ok(_) => {}
-                Err(e) => return this.fail(Error::Io(e)),
+                Poll::Ready(Some(Ok(Frame::data(data))))
+            }
+            Some(Err(e)) => this.fail(e),
+            None if this.state == State::Close => {
+                // Framed by the close: the body ended, and the connection with it.
+                this.state = State::Done;
+                this.conn = None;
+                Poll::Ready(None)
+            }
+            None => {
+                this.finish();
+                Poll::Ready(None)
             }
         }
     }

@@ -1,35 +1,18 @@
-//! A client's connection: one request at a time, written whole, its response head read
+//! A client's side of a connection: one request at a time, written whole, its response head read
 //! here and its body by the [`Body`] the response carries.
 
-use std::future::poll_fn;
 use std::mem::MaybeUninit;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Buf as _, Bytes, BytesMut};
+use bytes::{Buf as _, Bytes};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Version};
 
 use super::body::State;
-use super::{Body, Error, Io, MAX_HEAD, MAX_HEADERS, READ_CHUNK, Recycle, fill, poll_fill};
-
-/// One connection to a server.
-pub(crate) struct Conn {
-    pub(super) io: Box<dyn Io>,
-    /// What was read and not yet taken.
-    pub(super) buf: BytesMut,
-}
+use super::{Body, Conn, Error, MAX_HEAD, MAX_HEADERS, Recycle, fill, poll_fill};
 
 impl Conn {
-    /// A connection on `io`, which nothing has been sent on yet.
-    pub(crate) fn new(io: impl Io) -> Self {
-        Self {
-            io: Box::new(io),
-            buf: BytesMut::with_capacity(READ_CHUNK),
-        }
-    }
-
     /// Whether the connection can no longer carry a request: the server closed it, or
     /// sent something unasked, while it sat idle. Looks without waiting.
     pub(crate) fn is_closed(&mut self) -> bool {
@@ -53,7 +36,7 @@ impl Conn {
         recycle: Arc<dyn Recycle>,
     ) -> Result<Response<Body>, Error> {
         let wire = encode(request, target);
-        write_all(&mut *self.io, &wire).await?;
+        super::write_all(&mut *self.io, &wire).await?;
         drop(wire);
         loop {
             let Some(head) = parse(&self.buf)? else {
@@ -158,21 +141,7 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
             _ => State::Close,
         });
     }
-    let mut length = None;
-    for value in head.headers.get_all(CONTENT_LENGTH) {
-        for item in value.as_bytes().split(|&b| b == b',') {
-            let item = item.trim_ascii();
-            let parsed = std::str::from_utf8(item)
-                .ok()
-                .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|s| s.parse::<u64>().ok())
-                .ok_or(Error::Malformed("the Content-Length"))?;
-            if length.is_some_and(|known| known != parsed) {
-                return Err(Error::Malformed("two different Content-Lengths"));
-            }
-            length = Some(parsed);
-        }
-    }
+    let length = super::content_length(&head.headers).map_err(Error::Malformed)?;
     Ok(length.map_or(State::Close, State::Length))
 }
 
@@ -219,41 +188,10 @@ fn encode(request: &Request<Bytes>, target: &str) -> Vec<u8> {
     }
     if !body.is_empty() || request.method() == Method::POST {
         out.extend_from_slice(b"content-length: ");
-        push_decimal(&mut out, body.len());
+        super::push_decimal(&mut out, body.len() as u64);
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(body);
     out
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
-}
-
-/// Writes all of `data` and flushes it (TLS holds records back until flushed).
-async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
-    while !data.is_empty() {
-        let written = poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, data))
-            .await
-            .map_err(Error::Io)?;
-        if written == 0 {
-            return Err(Error::Closed);
-        }
-        data = &data[written..];
-    }
-    poll_fn(|cx| Pin::new(&mut *io).poll_flush(cx))
-        .await
-        .map_err(Error::Io)
 }

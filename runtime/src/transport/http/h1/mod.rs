@@ -1,17 +1,20 @@
-//! HTTP/1.1 on one byte stream, the client's side of it: a request written whole, the
-//! response head parsed by `httparse`, and the body read by its framing (a length,
-//! chunks, or the connection's close) in the task that awaits it.
+//! HTTP/1.1 on one byte stream, both sides of it: heads parsed by `httparse` and
+//! written whole, bodies read by their framing (a length, chunks, or the connection's
+//! close) in the task that awaits them.
 //!
 //! hyper drives each connection from a task of its own and hands requests and
-//! responses across channels; an MCP client sends one request at a time per connection
-//! and reads its answer at once, so here the caller's task does the reading and writing
-//! and nothing sits between. The bounds are those of the wire: a head of at most
-//! [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, chunk-size lines and trailers of
-//! bounded length. Bodies are bounded by their readers (the exchange's byte cap), time
-//! by the exchange's idle timeout.
+//! responses across channels; MCP carries one request at a time per connection, read
+//! and answered at once, so here the task that serves (or sends) does the reading and
+//! writing and nothing sits between. The bounds are those of the wire: a head of at
+//! most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, chunk-size lines and trailers of
+//! bounded length. Bodies are bounded by their readers (a byte cap), time by the
+//! reader's budgets (the server's reaper, the client's idle timeout).
 
 mod body;
+#[cfg(feature = "http-client")]
 mod client;
+#[cfg(feature = "http-server")]
+mod server;
 
 use std::io;
 use std::pin::Pin;
@@ -20,8 +23,10 @@ use std::task::{Context, Poll};
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+#[cfg(feature = "http-client")]
 pub(crate) use body::{Body, Recycle};
-pub(crate) use client::Conn;
+#[cfg(feature = "http-server")]
+pub(crate) use server::{ReadHead, RequestHead, ResponseWriter, bare};
 
 /// The most a response head may hold, its status line and fields together.
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
@@ -29,6 +34,22 @@ pub(crate) const MAX_HEAD: usize = 64 * 1024;
 pub(crate) const MAX_HEADERS: usize = 100;
 /// How much room a read asks for at least.
 const READ_CHUNK: usize = 8 * 1024;
+
+/// One connection: its stream, and what was read from it and not yet taken.
+pub(crate) struct Conn {
+    pub(super) io: Box<dyn Io>,
+    pub(super) buf: BytesMut,
+}
+
+impl Conn {
+    /// A connection on `io`, which nothing has been read from or written to yet.
+    pub(crate) fn new(io: impl Io) -> Self {
+        Self {
+            io: Box::new(io),
+            buf: BytesMut::with_capacity(READ_CHUNK),
+        }
+    }
+}
 
 /// A byte stream a connection runs on: TCP, or TLS over it.
 pub(crate) trait Io: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -76,6 +97,58 @@ fn poll_fill(io: &mut dyn Io, cx: &mut Context<'_>, buf: &mut BytesMut) -> Poll<
     tokio_util::io::poll_read_buf(Pin::new(io), cx, buf)
 }
 
+/// Writes all of `data` and flushes it (TLS holds records back until flushed).
+async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
+    while !data.is_empty() {
+        let written = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, data))
+            .await
+            .map_err(Error::Io)?;
+        if written == 0 {
+            return Err(Error::Closed);
+        }
+        data = &data[written..];
+    }
+    std::future::poll_fn(|cx| Pin::new(&mut *io).poll_flush(cx))
+        .await
+        .map_err(Error::Io)
+}
+
+/// The body length `headers` declare, if they do: every `Content-Length` value (and
+/// each item of a list) must be the same number of digits' worth.
+fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, &'static str> {
+    let mut length = None;
+    for value in headers.get_all(http::header::CONTENT_LENGTH) {
+        for item in value.as_bytes().split(|&b| b == b',') {
+            let item = item.trim_ascii();
+            let parsed = std::str::from_utf8(item)
+                .ok()
+                .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or("the Content-Length")?;
+            if length.is_some_and(|known| known != parsed) {
+                return Err("two different Content-Lengths");
+            }
+            length = Some(parsed);
+        }
+    }
+    Ok(length)
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
 /// [`poll_fill`] as a future.
 async fn fill(io: &mut dyn Io, buf: &mut BytesMut) -> Result<(), Error> {
     match std::future::poll_fn(|cx| poll_fill(io, cx, buf)).await {
@@ -86,4 +159,5 @@ async fn fill(io: &mut dyn Io, buf: &mut BytesMut) -> Result<(), Error> {
 }
 
 #[cfg(test)]
+#[cfg(feature = "http-client")]
 mod tests;

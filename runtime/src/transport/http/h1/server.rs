@@ -1,0 +1,506 @@
+//! A server's side of a connection: request heads read and judged (framing, keep-alive,
+//! `Expect`), bodies read whole under a cap, responses written with their framing.
+
+use std::cell::RefCell;
+use std::mem::MaybeUninit;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{Buf as _, Bytes, BytesMut};
+use http::header::{CONNECTION, CONTENT_LENGTH, DATE, EXPECT, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Version};
+
+use super::body::{State, poll_data};
+use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill, push_decimal};
+use crate::transport::http::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
+
+/// How long a closing connection waits for the client's close.
+const LINGER: std::time::Duration = std::time::Duration::from_millis(200);
+/// How much a closing connection reads (and drops) while it waits.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// A request head, read.
+pub(crate) struct RequestHead {
+    pub(crate) method: Method,
+    /// The request target as sent (origin form, usually).
+    pub(crate) target: Bytes,
+    pub(crate) version: Version,
+    pub(crate) headers: HeaderMap,
+    body: State,
+    /// Whether the connection may carry another request after this one's response.
+    pub(crate) keep_alive: bool,
+    /// The client waits for `100 Continue` before it sends the body.
+    expects_continue: bool,
+}
+
+impl RequestHead {
+    /// The target's path: the origin form's, or the absolute form's.
+    pub(crate) fn path(&self) -> &str {
+        let target = std::str::from_utf8(&self.target).unwrap_or("");
+        let path = match target.find("://") {
+            Some(scheme_end) => {
+                let rest = &target[scheme_end + 3..];
+                rest.find('/').map_or("/", |at| &rest[at..])
+            }
+            None => target,
+        };
+        path.split(['?', '#']).next().unwrap_or(path)
+    }
+}
+
+/// Why a request head was refused: answered with its status, then the connection closes.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The head broke HTTP/1.1's grammar, or framed its body two ways.
+    Malformed(&'static str),
+    /// The head went past [`MAX_HEAD`] bytes or [`MAX_HEADERS`] fields.
+    TooLarge,
+    /// The body is coded in a way this server does not read.
+    UnknownCoding,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Malformed(what) => write!(f, "malformed: {what}"),
+            Self::TooLarge => write!(f, "a head over {MAX_HEAD} bytes or {MAX_HEADERS} fields"),
+            Self::UnknownCoding => f.write_str("a transfer coding other than chunked"),
+        }
+    }
+}
+
+impl Refusal {
+    /// The status the refusal is answered with.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            Self::Malformed(_) => StatusCode::BAD_REQUEST,
+            Self::TooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::UnknownCoding => StatusCode::NOT_IMPLEMENTED,
+        }
+    }
+}
+
+/// What reading a request head came to.
+pub(crate) enum ReadHead {
+    /// A request.
+    Request(RequestHead),
+    /// The client closed the connection between requests.
+    Closed,
+    /// The head was refused.
+    Refused(Refusal),
+    /// The connection failed, or closed in the middle of a head.
+    Failed(Error),
+}
+
+impl Conn {
+    /// Reads the next request's head.
+    pub(crate) async fn read_request(&mut self) -> ReadHead {
+        loop {
+            match parse_request(&mut self.buf) {
+                Ok(Some(head)) => return ReadHead::Request(head),
+                Ok(None) => {}
+                Err(refusal) => return ReadHead::Refused(refusal),
+            }
+            if self.buf.len() >= MAX_HEAD {
+                return ReadHead::Refused(Refusal::TooLarge);
+            }
+            let empty = self.buf.is_empty();
+            match fill(&mut *self.io, &mut self.buf).await {
+                Ok(()) => {}
+                Err(Error::Closed) if empty => return ReadHead::Closed,
+                Err(e) => return ReadHead::Failed(e),
+            }
+        }
+    }
+
+    /// Reads the body of `head` whole, at most `cap + 1` bytes of it: a body longer
+    /// than `cap` comes back cut at `cap + 1` bytes (or empty, when its declared length
+    /// says so), with `false`: the rest is unread, so the connection cannot carry
+    /// another request.
+    pub(crate) async fn read_body(
+        &mut self,
+        head: &RequestHead,
+        cap: usize,
+    ) -> Result<(Bytes, bool), Error> {
+        if let State::Length(declared) = head.body {
+            if declared > cap as u64 {
+                // Refused by its declared length, unread.
+                return Ok((Bytes::new(), false));
+            }
+        }
+        if head.expects_continue && head.body != State::Done {
+            super::write_all(&mut *self.io, b"HTTP/1.1 100 Continue\r\n\r\n").await?;
+        }
+        let mut state = head.body;
+        let mut first: Option<Bytes> = None;
+        let mut joined = BytesMut::new();
+        let mut len = 0usize;
+        while let Some(data) = std::future::poll_fn(|cx| poll_data(&mut state, self, cx)).await {
+            let data = data?;
+            len += data.len();
+            if len > cap {
+                let keep = data.len() - (len - cap - 1);
+                joined.extend_from_slice(first.take().as_deref().unwrap_or_default());
+                joined.extend_from_slice(&data[..keep]);
+                return Ok((joined.freeze(), false));
+            }
+            match first.take() {
+                None if joined.is_empty() => first = Some(data),
+                None => joined.extend_from_slice(&data),
+                Some(before) => {
+                    joined.extend_from_slice(&before);
+                    joined.extend_from_slice(&data);
+                }
+            }
+        }
+        Ok((first.unwrap_or_else(|| joined.freeze()), true))
+    }
+
+    /// Resolves when the client closes the connection (or it fails) while its request
+    /// is served. What the client sends meanwhile stays read, up to a head's bound, for
+    /// after the response.
+    pub(crate) async fn closed(&mut self) {
+        loop {
+            if self.buf.len() >= MAX_HEAD {
+                return std::future::pending().await;
+            }
+            match std::future::poll_fn(|cx| poll_fill(&mut *self.io, cx, &mut self.buf)).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Writes `data` whole.
+    pub(crate) async fn write(&mut self, data: &[u8]) -> Result<(), Error> {
+        super::write_all(&mut *self.io, data).await
+    }
+
+    /// Ends the connection politely: what was written goes out, the client's close is
+    /// awaited a moment (reading what it still sends, within a bound), so that it reads
+    /// the last response before the connection goes.
+    pub(crate) async fn close(mut self) {
+        let linger = async {
+            std::future::poll_fn(|cx| std::pin::Pin::new(&mut *self.io).poll_shutdown(cx))
+                .await
+                .ok()?;
+            let mut discarded = 0;
+            while discarded < LINGER_BYTES {
+                self.buf.clear();
+                match std::future::poll_fn(|cx| poll_fill(&mut *self.io, cx, &mut self.buf)).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => discarded += n,
+                }
+            }
+            Some(())
+        };
+        let _ = tokio::time::timeout(LINGER, linger).await;
+    }
+
+    /// Whether nothing of a next request has arrived.
+    pub(crate) fn nothing_read(&self) -> bool {
+        self.buf.is_empty()
+    }
+}
+
+/// The request head at the start of `buf`, taken from it, if it is all there.
+fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
+    // Empty lines before a request are allowed (RFC 9112, section 2.2).
+    while buf.starts_with(b"\r\n") {
+        buf.advance(2);
+    }
+    let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let len = match request.parse_with_uninit_headers(buf, &mut fields) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(Refusal::TooLarge),
+        Err(_) => return Err(Refusal::Malformed("the request head")),
+    };
+    let method = Method::from_bytes(request.method.unwrap_or_default().as_bytes())
+        .map_err(|_| Refusal::Malformed("the method"))?;
+    let version = match request.version {
+        Some(0) => Version::HTTP_10,
+        _ => Version::HTTP_11,
+    };
+    let target = request
+        .path
+        .ok_or(Refusal::Malformed("the request target"))?
+        .as_bytes();
+    let (target_at, target_len) = (
+        target.as_ptr() as usize - buf.as_ptr() as usize,
+        target.len(),
+    );
+    let mut headers = HeaderMap::with_capacity(request.headers.len());
+    let mut values = Vec::with_capacity(request.headers.len());
+    for field in request.headers.iter() {
+        let name =
+            header_name(field.name.as_bytes()).ok_or(Refusal::Malformed("a header field name"))?;
+        let at = field.value.as_ptr() as usize - buf.as_ptr() as usize;
+        values.push((name, at, field.value.len()));
+    }
+    // The head's bytes, shared by the target and the field values without a copy each.
+    let head = buf.split_to(len).freeze();
+    for (name, at, len) in values {
+        let value = HeaderValue::from_maybe_shared(head.slice(at..at + len))
+            .map_err(|_| Refusal::Malformed("a header field value"))?;
+        headers.append(name, value);
+    }
+    let target = head.slice(target_at..target_at + target_len);
+    let body = body_framing(&headers)?;
+    let says = |token: &str| {
+        headers
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    let keep_alive = match version {
+        Version::HTTP_10 => says("keep-alive"),
+        _ => !says("close"),
+    };
+    let expects_continue = version != Version::HTTP_10
+        && headers
+            .get(EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    Ok(Some(RequestHead {
+        method,
+        target,
+        version,
+        headers,
+        body,
+        keep_alive,
+        expects_continue,
+    }))
+}
+
+/// A field name, the MCP headers every request carries without a copy.
+fn header_name(name: &[u8]) -> Option<HeaderName> {
+    const KNOWN: [&str; 3] = [METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER];
+    for known in KNOWN {
+        if name.eq_ignore_ascii_case(known.as_bytes()) {
+            return Some(HeaderName::from_static(known));
+        }
+    }
+    HeaderName::from_bytes(name).ok()
+}
+
+/// How a request's body is framed (RFC 9112, section 6.3): by its chunks, its length,
+/// or not at all. A body framed both ways is refused (it is how requests are smuggled).
+fn body_framing(headers: &HeaderMap) -> Result<State, Refusal> {
+    if headers.contains_key(TRANSFER_ENCODING) {
+        if headers.contains_key(CONTENT_LENGTH) {
+            return Err(Refusal::Malformed(
+                "a body framed by both length and chunks",
+            ));
+        }
+        let codings: Vec<&str> = headers
+            .get_all(TRANSFER_ENCODING)
+            .iter()
+            .map(|v| v.to_str().map_err(|_| Refusal::UnknownCoding))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        return match codings.as_slice() {
+            [only] if only.eq_ignore_ascii_case("chunked") => Ok(State::ChunkSize),
+            _ => Err(Refusal::UnknownCoding),
+        };
+    }
+    let length = super::content_length(headers).map_err(Refusal::Malformed)?;
+    Ok(match length {
+        None | Some(0) => State::Done,
+        Some(n) => State::Length(n),
+    })
+}
+
+/// How a response's body goes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    /// No body at all (`HEAD`, 1xx, 204, 304).
+    None,
+    /// `Content-Length`.
+    Length(u64),
+    /// Chunked, as it comes.
+    Chunked,
+    /// As it comes, ended by the close (an HTTP/1.0 client's stream).
+    Close,
+}
+
+/// Writes one response: its head, then its body as the body's size allows.
+pub(crate) struct ResponseWriter {
+    framing: Framing,
+    out: Vec<u8>,
+}
+
+impl ResponseWriter {
+    /// The head of a response to `request` with `status` and `headers`, whose body is
+    /// `exact` bytes long when known. `close` says the connection closes after it.
+    pub(crate) fn new(
+        request: &RequestHead,
+        status: StatusCode,
+        headers: &HeaderMap,
+        exact: Option<u64>,
+        close: &mut bool,
+    ) -> Self {
+        let framing = if request.method == Method::HEAD
+            || status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED
+        {
+            Framing::None
+        } else if let Some(len) = exact {
+            Framing::Length(len)
+        } else if request.version == Version::HTTP_10 {
+            *close = true;
+            Framing::Close
+        } else {
+            Framing::Chunked
+        };
+        let fields: usize = headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 4)
+            .sum();
+        let body = match framing {
+            Framing::Length(len) => usize::try_from(len).unwrap_or(0).min(1 << 20),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(fields + 128 + body);
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in headers {
+            if name == CONTENT_LENGTH || name == TRANSFER_ENCODING || (*close && name == CONNECTION)
+            {
+                continue;
+            }
+            field(&mut out, name.as_str(), value.as_bytes());
+        }
+        if !headers.contains_key(DATE) {
+            DATE_NOW.with_borrow_mut(|date| field(&mut out, "date", date.now()));
+        }
+        match framing {
+            Framing::Length(len) => {
+                out.extend_from_slice(b"content-length: ");
+                push_decimal(&mut out, len);
+                out.extend_from_slice(b"\r\n");
+            }
+            Framing::Chunked => field(&mut out, "transfer-encoding", b"chunked"),
+            Framing::None | Framing::Close => {}
+        }
+        if *close && request.version != Version::HTTP_10 {
+            field(&mut out, "connection", b"close");
+        } else if !*close && request.version == Version::HTTP_10 {
+            field(&mut out, "connection", b"keep-alive");
+        }
+        out.extend_from_slice(b"\r\n");
+        Self { framing, out }
+    }
+
+    /// Adds a piece of the body. A body of known length is held until [`finish`], so
+    /// the response goes out in one write; any other is written as it comes.
+    ///
+    /// [`finish`]: Self::finish
+    pub(crate) async fn data(&mut self, conn: &mut Conn, data: &[u8]) -> Result<(), Error> {
+        match self.framing {
+            Framing::None => Ok(()),
+            Framing::Length(_) => {
+                self.out.extend_from_slice(data);
+                Ok(())
+            }
+            Framing::Chunked if data.is_empty() => Ok(()),
+            Framing::Chunked => {
+                let mut size = [0u8; 16];
+                let digits = hex(&mut size, data.len());
+                self.out.extend_from_slice(digits);
+                self.out.extend_from_slice(b"\r\n");
+                self.out.extend_from_slice(data);
+                self.out.extend_from_slice(b"\r\n");
+                self.flush(conn).await
+            }
+            Framing::Close => {
+                self.out.extend_from_slice(data);
+                self.flush(conn).await
+            }
+        }
+    }
+
+    /// Writes what is held and ends the body.
+    pub(crate) async fn finish(mut self, conn: &mut Conn) -> Result<(), Error> {
+        if self.framing == Framing::Chunked {
+            self.out.extend_from_slice(b"0\r\n\r\n");
+        }
+        self.flush(conn).await
+    }
+
+    async fn flush(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        if !self.out.is_empty() {
+            conn.write(&self.out).await?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+}
+
+/// A response with no body but its status: what a refused head is answered with.
+pub(crate) fn bare(status: StatusCode) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96);
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+    out.extend_from_slice(b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    out
+}
+
+fn field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `n` in hexadecimal, in `buf`.
+fn hex(buf: &mut [u8; 16], mut n: usize) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b"0123456789abcdef"[n % 16];
+        n /= 16;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[at..]
+}
+
+/// The `Date` of responses, formatted once a second per thread.
+struct DateNow {
+    second: u64,
+    text: [u8; 29],
+}
+
+impl DateNow {
+    fn now(&mut self) -> &[u8] {
+        let now = SystemTime::now();
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if second != self.second {
+            self.second = second;
+            let text = httpdate::fmt_http_date(now);
+            if text.len() == self.text.len() {
+                self.text.copy_from_slice(text.as_bytes());
+            }
+        }
+        &self.text
+    }
+}
+
+thread_local! {
+    static DATE_NOW: RefCell<DateNow> = const {
+        RefCell::new(DateNow { second: 0, text: *b"Thu, 01 Jan 1970 00:00:00 GMT" })
+    };
+}

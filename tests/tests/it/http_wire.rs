@@ -1,0 +1,285 @@
+//! The endpoint's HTTP/1.1 as raw clients see it: request framings (length, chunks,
+//! `Expect`), pipelining, HTTP/1.0, absolute-form targets, and the heads and bodies it
+//! refuses (400, 413, 431, 501), each answered before the connection closes.
+
+use crate::http_support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tern::server::http::HttpServer;
+use tern_tests::seed;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use http_support::{Raw, body, parse_raw, serve};
+
+async fn endpoint(http: impl FnOnce(HttpServer) -> HttpServer) -> SocketAddr {
+    serve(http(HttpServer::new(
+        seed::provision_server().build().unwrap(),
+    )))
+    .await
+}
+
+/// The head fields of a well-formed `tools/list` POST to `addr`, without framing.
+fn fields(addr: SocketAddr) -> String {
+    format!(
+        "Host: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n"
+    )
+}
+
+fn list(id: i64) -> String {
+    body(id, "tools/list", serde_json::json!({}))
+}
+
+/// Writes `bytes` and reads until the server closes (at most 10 s).
+async fn exchange(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(bytes).await.unwrap();
+    until_closed(&mut stream).await
+}
+
+async fn until_closed(stream: &mut TcpStream) -> Vec<u8> {
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("the server closes the connection")
+        .expect("the connection closes cleanly");
+    raw
+}
+
+/// The answers in `raw`, in order (each framed by its `Content-Length`).
+fn answers(raw: &[u8]) -> Vec<Raw> {
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while let Some(end) = rest.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = parse_raw(&rest[..end + 4]);
+        let len: usize = head
+            .header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let whole = (end + 4 + len).min(rest.len());
+        out.push(parse_raw(&rest[..whole]));
+        rest = &rest[whole..];
+    }
+    out
+}
+
+fn one(raw: &[u8]) -> Raw {
+    let mut all = answers(raw);
+    assert_eq!(all.len(), 1, "{}", String::from_utf8_lossy(raw));
+    all.remove(0)
+}
+
+#[tokio::test]
+async fn answers_carry_their_length_and_date_and_keep_the_connection() {
+    let addr = endpoint(|h| h).await;
+    let text = list(1);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n{}Content-Length: {}\r\n\r\n{text}",
+        fields(addr),
+        text.len()
+    );
+    // The same connection twice: kept alive between requests.
+    for _ in 0..2 {
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let n = stream.read(&mut buf).await.unwrap();
+        let raw = parse_raw(&buf[..n]);
+        assert_eq!(raw.status, 200);
+        assert_eq!(
+            raw.header("content-length"),
+            Some(raw.body.len().to_string().as_str())
+        );
+        assert!(raw.header("date").is_some_and(|d| d.ends_with(" GMT")));
+        assert!(raw.json()["result"]["tools"].is_array());
+    }
+}
+
+#[tokio::test]
+async fn a_chunked_request_is_read_whole_whatever_its_chunks() {
+    let addr = endpoint(|h| h).await;
+    let text = list(7);
+    let (a, b) = text.split_at(10);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n{}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+         {:x}\r\n{a}\r\n{:x};ext=1\r\n{b}\r\n0\r\nX-Trailer: yes\r\n\r\n",
+        fields(addr),
+        a.len(),
+        b.len()
+    );
+    let raw = one(&exchange(addr, request.as_bytes()).await);
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.json()["id"], 7);
+}
+
+#[tokio::test]
+async fn a_client_expecting_100_continue_gets_it_before_it_sends_the_body() {
+    let addr = endpoint(|h| h).await;
+    let text = list(3);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\n{}Content-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+        fields(addr),
+        text.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut interim = [0u8; 25];
+    tokio::time::timeout(Duration::from_secs(5), stream.read_exact(&mut interim))
+        .await
+        .expect("100 Continue before the body")
+        .unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stream.write_all(text.as_bytes()).await.unwrap();
+    let raw = one(&until_closed(&mut stream).await);
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.json()["id"], 3);
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    let addr = endpoint(|h| h).await;
+    let mut bytes = Vec::new();
+    for (id, last) in [(1, false), (2, false), (3, true)] {
+        let text = list(id);
+        let close = if last { "Connection: close\r\n" } else { "" };
+        bytes.extend_from_slice(
+            format!(
+                "POST /mcp HTTP/1.1\r\n{}Content-Length: {}\r\n{close}\r\n{text}",
+                fields(addr),
+                text.len()
+            )
+            .as_bytes(),
+        );
+    }
+    let all = answers(&exchange(addr, &bytes).await);
+    let ids: Vec<_> = all.iter().map(|raw| raw.json()["id"].clone()).collect();
+    assert_eq!(ids, [1, 2, 3]);
+}
+
+#[tokio::test]
+async fn an_http_1_0_client_is_answered_and_the_connection_closed() {
+    let addr = endpoint(|h| h).await;
+    let text = list(4);
+    let request = format!(
+        "POST /mcp HTTP/1.0\r\n{}Content-Length: {}\r\n\r\n{text}",
+        fields(addr),
+        text.len()
+    );
+    let raw = one(&exchange(addr, request.as_bytes()).await);
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.json()["id"], 4);
+}
+
+#[tokio::test]
+async fn an_absolute_form_target_reaches_the_endpoint() {
+    let addr = endpoint(|h| h).await;
+    let text = list(5);
+    let request = format!(
+        "POST http://{addr}/mcp?x=1 HTTP/1.1\r\n{}Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        fields(addr),
+        text.len()
+    );
+    let raw = one(&exchange(addr, request.as_bytes()).await);
+    assert_eq!(raw.status, 200);
+}
+
+#[tokio::test]
+async fn head_is_answered_without_a_body() {
+    let addr = endpoint(|h| h).await;
+    let raw = exchange(
+        addr,
+        format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 405 "), "{text}");
+    assert!(text.ends_with("\r\n\r\n"), "{text}");
+}
+
+#[tokio::test]
+async fn heads_that_break_the_grammar_are_answered_400_and_closed() {
+    let addr = endpoint(|h| h).await;
+    for head in [
+        "GARBAGE\r\n\r\n".to_owned(),
+        format!(
+            "POST /mcp HTTP/1.1\r\n{}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",
+            fields(addr)
+        ),
+        format!(
+            "POST /mcp HTTP/1.1\r\n{}Content-Length: -1\r\n\r\n",
+            fields(addr)
+        ),
+        // Framed two ways: how requests are smuggled past a proxy.
+        format!(
+            "POST /mcp HTTP/1.1\r\n{}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            fields(addr)
+        ),
+    ] {
+        let raw = one(&exchange(addr, head.as_bytes()).await);
+        assert_eq!(raw.status, 400, "{head:?}");
+        assert_eq!(raw.header("connection"), Some("close"));
+    }
+}
+
+#[tokio::test]
+async fn a_body_coded_other_than_chunked_is_answered_501() {
+    let addr = endpoint(|h| h).await;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n{}Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+        fields(addr)
+    );
+    assert_eq!(one(&exchange(addr, request.as_bytes()).await).status, 501);
+}
+
+#[tokio::test]
+async fn a_head_past_its_bound_is_answered_431() {
+    let addr = endpoint(|h| h).await;
+    let mut head = format!("POST /mcp HTTP/1.1\r\n{}", fields(addr));
+    while head.len() < 80 * 1024 {
+        head.push_str("X-Filler: 0123456789abcdef0123456789abcdef\r\n");
+    }
+    assert_eq!(one(&exchange(addr, head.as_bytes()).await).status, 431);
+    let mut many = format!("POST /mcp HTTP/1.1\r\n{}", fields(addr));
+    for i in 0..200 {
+        many.push_str(&format!("X-{i}: 1\r\n"));
+    }
+    many.push_str("\r\n");
+    assert_eq!(one(&exchange(addr, many.as_bytes()).await).status, 431);
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_answered_413_whether_declared_or_chunked() {
+    let addr = endpoint(|h| h.with_max_body_bytes(1024)).await;
+    // Declared: refused before a byte of it is read.
+    let declared = format!(
+        "POST /mcp HTTP/1.1\r\n{}Content-Length: 100000000\r\n\r\n",
+        fields(addr)
+    );
+    let raw = one(&exchange(addr, declared.as_bytes()).await);
+    assert_eq!(raw.status, 413);
+    // Chunked: read up to the limit, then refused, and the connection closed.
+    let mut chunked = format!(
+        "POST /mcp HTTP/1.1\r\n{}Transfer-Encoding: chunked\r\n\r\n",
+        fields(addr)
+    );
+    for _ in 0..8 {
+        chunked.push_str(&format!("200\r\n{}\r\n", "a".repeat(0x200)));
+    }
+    chunked.push_str("0\r\n\r\n");
+    let raw = one(&exchange(addr, chunked.as_bytes()).await);
+    assert_eq!(raw.status, 413);
+}
+
+#[tokio::test]
+async fn a_malformed_chunk_is_answered_400() {
+    let addr = endpoint(|h| h).await;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n{}Transfer-Encoding: chunked\r\n\r\nzz\r\n",
+        fields(addr)
+    );
+    assert_eq!(one(&exchange(addr, request.as_bytes()).await).status, 400);
+}
