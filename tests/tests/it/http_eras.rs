@@ -691,3 +691,78 @@ async fn a_sessions_cancelled_notification_stops_the_named_request() {
         .unwrap();
     drop(stream);
 }
+
+/// What a session server saw, in order: its requests, and when its standalone stream
+/// opened.
+#[derive(Clone, Default)]
+struct Opening(Arc<Mutex<Vec<String>>>);
+
+impl Opening {
+    fn note(&self, what: &str) {
+        self.0.lock().unwrap().push(what.to_owned());
+    }
+}
+
+async fn opening_post(State(seen): State<Opening>, body: String) -> Response {
+    let message: Value = serde_json::from_str(&body).unwrap();
+    let method = message["method"].as_str().unwrap_or("response").to_owned();
+    seen.note(&method);
+    match method.as_str() {
+        "initialize" => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .header("mcp-session-id", "s-1")
+            .body(Body::from(
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "opening", "version": "0"}}})
+                .to_string(),
+            ))
+            .unwrap(),
+        "notifications/initialized" => Response::builder().status(202).body(Body::empty()).unwrap(),
+        _ => json_response(
+            200,
+            &json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}}),
+        ),
+    }
+}
+
+/// The standalone stream, slow to open: its head goes out after 300 ms.
+async fn opening_get(State(seen): State<Opening>) -> Response {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    seen.note("standalone stream open");
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures_util::stream::pending::<
+            Result<String, std::convert::Infallible>,
+        >()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_session_starts_once_its_standalone_stream_is_open() {
+    // A server sends to the session outside any request (a tool's elicitation) on the
+    // standalone stream, and drops what it has no stream for: the client's first
+    // request must not reach the server before that stream is open.
+    let seen = Opening::default();
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(opening_post).get(opening_get))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = connect(addr, &Asked::default(), EraMode::Session)
+        .await
+        .unwrap();
+    client.list_tools(None).await.unwrap();
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        [
+            "initialize",
+            "notifications/initialized",
+            "standalone stream open",
+            "tools/list"
+        ]
+    );
+}

@@ -224,7 +224,7 @@ impl ClientTransport for HttpClientTransport {
             if method == <crate::types::v2025_11_25::method::Initialized as crate::types::rpc::Notification>::METHOD
                 && self.inner.session.is_legacy()
             {
-                self.open_standalone_stream();
+                self.open_standalone_stream().await;
             }
             Ok(())
         })

@@ -149,7 +149,7 @@ impl HttpClientTransport {
             let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
             self.post_message(Some(old::Initialized::METHOD), initialized)
                 .await?;
-            self.open_standalone_stream();
+            self.open_standalone_stream().await;
         }
         Ok(true)
     }
@@ -184,23 +184,33 @@ impl HttpClientTransport {
     /// requests and notifications outside any of ours arrive there. A stream that
     /// closes is resumed with `Last-Event-ID` after the server's `retry`; the task ends
     /// with the transport, when the server has no such stream (405), or after a few
-    /// failures in a row.
-    pub(super) fn open_standalone_stream(&self) {
+    /// failures in a row. Resolves once the first attempt is answered (the stream is
+    /// open, or refused), or after [`STANDALONE_OPENING`]: a server may send to the
+    /// session outside any request (a tool's elicitation) as soon as it is ready, and
+    /// drops what it has no stream for.
+    pub(super) async fn open_standalone_stream(&self) {
         let weak = Arc::downgrade(&self.inner);
         let closing = self.inner.session.closing.clone();
+        let (opened, answered) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             tokio::select! {
                 () = closing.cancelled() => {}
-                () = standalone(weak) => {}
+                () = standalone(weak, opened) => {}
             }
         });
+        // Dropped unsent (the task ended) resolves it too.
+        let _ = tokio::time::timeout(STANDALONE_OPENING, answered).await;
     }
 }
+
+/// The longest a session's start waits for its standalone stream to open.
+const STANDALONE_OPENING: Duration = Duration::from_secs(2);
 
 /// How many failed attempts in a row end the standalone stream.
 const STANDALONE_FAILURES: usize = 5;
 
-async fn standalone(weak: Weak<Inner>) {
+async fn standalone(weak: Weak<Inner>, opened: tokio::sync::oneshot::Sender<()>) {
+    let mut opened = Some(opened);
     let mut last_id = String::new();
     let mut failures = 0;
     let mut wait = Duration::from_secs(1);
@@ -208,11 +218,14 @@ async fn standalone(weak: Weak<Inner>) {
         let Some(inner) = weak.upgrade() else { return };
         let transport = HttpClientTransport { inner };
         let mut quiet = Quiet::new(transport.inner.idle_timeout);
-        let opened = transport.resume_stream(&last_id, &mut quiet).await;
+        let stream = transport.resume_stream(&last_id, &mut quiet).await;
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(());
+        }
         // The stream is read without holding the transport, so dropping it still ends
         // the session (and this task).
         drop(transport);
-        match opened {
+        match stream {
             Err(e) => {
                 let no_stream =
                     matches!(&e, CallError::Transport(t) if t.http_status() == Some(405));
