@@ -25,8 +25,15 @@ pub(super) type Outcome = BoxFuture<'static, Verdict>;
 
 /// Whether the client accepts JSON and SSE (a missing `Accept` accepts both).
 pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let Some(accept) = headers.get(ACCEPT).and_then(|v| v.to_str().ok()) else {
+    let Some(accept) = headers.get(ACCEPT).map(|v| v.as_bytes()) else {
         return (true, true);
+    };
+    // What MCP clients send, as the spec words it.
+    if accept == b"application/json, text/event-stream" {
+        return (true, true);
+    }
+    let Ok(accept) = std::str::from_utf8(accept) else {
+        return (false, false);
     };
     // Each media range, its parameters (`;q=...`) aside; media types ignore case.
     let (mut json, mut sse) = (false, false);

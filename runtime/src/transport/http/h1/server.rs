@@ -276,10 +276,17 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
 
 /// A field name, the MCP headers every request carries without a copy.
 fn header_name(name: &[u8]) -> Option<HeaderName> {
-    const KNOWN: [&str; 3] = [METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER];
-    for known in KNOWN {
-        if name.eq_ignore_ascii_case(known.as_bytes()) {
-            return Some(HeaderName::from_static(known));
+    // Named at compile time: `from_static` checks its argument when it runs.
+    const KNOWN: [HeaderName; 3] = [
+        HeaderName::from_static(METHOD_HEADER),
+        HeaderName::from_static(NAME_HEADER),
+        HeaderName::from_static(PROTOCOL_VERSION_HEADER),
+    ];
+    if name.len() >= 8 && name[..4].eq_ignore_ascii_case(b"mcp-") {
+        for known in &KNOWN {
+            if name.eq_ignore_ascii_case(known.as_str().as_bytes()) {
+                return Some(known.clone());
+            }
         }
     }
     HeaderName::from_bytes(name).ok()
