@@ -468,7 +468,7 @@ fn refusal(
         format!("the server refused the request: {reason}"),
         rpc_error,
     );
-    // A challenge is kept only as long as a header may be (hyper bounds those).
+    // A challenge is kept only as long as a head may be (`h1::MAX_HEAD` bounds it).
     error.0.www_authenticate = challenge.and_then(|v| v.to_str().ok()).map(str::to_owned);
     CallError::Transport(error)
 }
