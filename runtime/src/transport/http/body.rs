@@ -44,6 +44,12 @@ impl Joined {
         Ok(())
     }
 
+    /// How many bytes it holds.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     /// The whole body.
     pub(crate) fn finish(self) -> Bytes {
         self.first.unwrap_or_else(|| Bytes::from(self.rest))

@@ -158,11 +158,11 @@ impl Endpoint {
             };
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
-            let mut close = !head.keep_alive || !whole || self.drain.is_cancelled();
+            let close = !head.keep_alive || !whole || self.drain.is_cancelled();
             let (parts, mut body) = response.into_parts();
             let exact = http_body::Body::size_hint(&body).exact();
-            let mut writer =
-                ResponseWriter::new(&head, parts.status, &parts.headers, exact, &mut close);
+            let mut writer = ResponseWriter::new(&head, parts.status, &parts.headers, exact, close);
+            let close = writer.closes();
             loop {
                 let frame = tokio::select! {
                     biased;

@@ -93,7 +93,7 @@ impl HttpClientTransport {
                 CallError::Transport(t) => t,
                 CallError::Rpc(e) => TransportError::new(e.message),
             })?
-            .map_err(|e| TransportError::new(format!("POST failed: {}", chain(&e))))?;
+            .map_err(|e| self.failed("POST", &e))?;
         let status = response.status();
         // Drain the body so the connection can serve the next request.
         let _ = collect(response.into_body(), &mut quiet).await;
@@ -213,6 +213,15 @@ impl HttpClientTransport {
         Err(CallError::Transport(refused))
     }
 
+    /// A request the pool could not send: the method, the endpoint and the causes.
+    fn failed(&self, method: &str, error: &dyn std::error::Error) -> TransportError {
+        TransportError::new(format!(
+            "{method} {} failed: {}",
+            self.inner.uri,
+            chain(error)
+        ))
+    }
+
     /// Posts a built request and reads its JSON or SSE answer.
     async fn send(
         &self,
@@ -224,13 +233,7 @@ impl HttpClientTransport {
         let response = quiet
             .within(self.inner.pool.send(http_request))
             .await?
-            .map_err(|e| {
-                CallError::Transport(TransportError::new(format!(
-                    "POST {} failed: {}",
-                    self.inner.uri,
-                    chain(&e)
-                )))
-            })?;
+            .map_err(|e| CallError::Transport(self.failed("POST", &e)))?;
         let status = response.status();
         let is_sse = response
             .headers()
@@ -387,13 +390,7 @@ impl HttpClientTransport {
         let response = quiet
             .within(self.inner.pool.send(request))
             .await?
-            .map_err(|e| {
-                CallError::Transport(TransportError::new(format!(
-                    "GET {} failed: {}",
-                    self.inner.uri,
-                    chain(&e)
-                )))
-            })?;
+            .map_err(|e| CallError::Transport(self.failed("GET", &e)))?;
         let status = response.status();
         let (head, body) = response.into_parts();
         if !status.is_success() {

@@ -70,8 +70,6 @@ struct Shared {
     host: Option<HeaderValue>,
     idle_timeout: Duration,
     idle: Mutex<Idle>,
-    /// The pool itself, for the reaper it starts.
-    this: Weak<Shared>,
 }
 
 #[derive(Default)]
@@ -83,12 +81,12 @@ struct Idle {
 }
 
 impl Recycle for Shared {
-    fn recycle(&self, conn: Conn) {
+    fn recycle(self: Arc<Self>, conn: Conn) {
         let mut idle = lock(&self.idle);
         idle.connections.push((conn, Instant::now()));
         if !idle.reaping {
             idle.reaping = true;
-            tokio::spawn(reap(self.this.clone()));
+            tokio::spawn(reap(Arc::downgrade(&self)));
         }
     }
 }
@@ -117,14 +115,13 @@ impl Pool {
         let target = endpoint
             .path_and_query()
             .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned());
-        Self(Arc::new_cyclic(|this| Shared {
+        Self(Arc::new(Shared {
             connector,
             host: host_value(&endpoint),
             endpoint,
             target,
             idle_timeout,
             idle: Mutex::default(),
-            this: this.clone(),
         }))
     }
 

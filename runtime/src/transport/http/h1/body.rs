@@ -21,7 +21,7 @@ const MAX_CHUNK_LINE: usize = 4 * 1024;
 /// Takes back connections whose last answer was read to its end.
 pub(crate) trait Recycle: Send + Sync {
     /// Keeps `conn` for the next request.
-    fn recycle(&self, conn: Conn);
+    fn recycle(self: Arc<Self>, conn: Conn);
 }
 
 /// Where a body's reading stands.
@@ -49,26 +49,21 @@ pub(super) enum State {
 pub(crate) struct Body {
     conn: Option<Conn>,
     state: State,
-    /// Whether the connection may carry another request once the body is read.
-    reusable: bool,
+    /// Where the connection goes once the body is read, if it may carry more.
     recycle: Option<Arc<dyn Recycle>>,
 }
 
 #[cfg(feature = "http-client")]
 impl Body {
-    pub(super) fn new(
-        conn: Conn,
-        state: State,
-        reusable: bool,
-        recycle: Option<Arc<dyn Recycle>>,
-    ) -> Self {
+    /// The body framed as `state` says; its connection goes to `recycle` (if any) once
+    /// the body is read to its end. A body framed by the close keeps no connection.
+    pub(super) fn new(conn: Conn, state: State, recycle: Option<Arc<dyn Recycle>>) -> Self {
         let mut body = Self {
             conn: Some(conn),
             state,
-            reusable: reusable && state != State::Close,
-            recycle,
+            recycle: recycle.filter(|_| state != State::Close),
         };
-        if state == State::Done || state == State::Length(0) {
+        if state == State::Done {
             body.finish();
         }
         body
@@ -80,10 +75,8 @@ impl Body {
         let Some(conn) = self.conn.take() else { return };
         // Bytes after the end of an answer are not an answer to anything: the connection
         // is out of step, and goes.
-        if self.reusable && conn.buf.is_empty() {
-            if let Some(recycle) = self.recycle.take() {
-                recycle.recycle(conn);
-            }
+        if let Some(recycle) = self.recycle.take().filter(|_| conn.buf.is_empty()) {
+            recycle.recycle(conn);
         }
     }
 
@@ -92,6 +85,16 @@ impl Body {
         self.state = State::Done;
         self.conn = None;
         Poll::Ready(Some(Err(error)))
+    }
+}
+
+impl State {
+    /// A body of `n` bytes by its `Content-Length`.
+    pub(super) fn of_length(n: u64) -> Self {
+        match n {
+            0 => Self::Done,
+            n => Self::Length(n),
+        }
     }
 }
 

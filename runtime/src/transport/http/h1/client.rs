@@ -1,12 +1,12 @@
-//! A client's side of a connection: one request at a time, written whole, its response head read
-//! here and its body by the [`Body`] the response carries.
+//! A client's side of a connection: one request at a time, written whole, its response
+//! head read here and its body by the [`Body`] the response carries.
 
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf as _, Bytes};
-use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Version};
 
 use super::body::State;
@@ -59,8 +59,9 @@ impl Conn {
             // chunks, then close.
             let framed_twice = head.headers.contains_key(TRANSFER_ENCODING)
                 && head.headers.contains_key(CONTENT_LENGTH);
-            let reusable = keeps_alive(&head) && !framed_twice;
-            let mut response = Response::new(Body::new(self, state, reusable, Some(recycle)));
+            let reusable = super::keeps_alive(head.version, &head.headers) && !framed_twice;
+            let recycle = reusable.then_some(recycle);
+            let mut response = Response::new(Body::new(self, state, recycle));
             *response.status_mut() = head.status;
             *response.version_mut() = head.version;
             *response.headers_mut() = head.headers;
@@ -120,10 +121,7 @@ fn parse(buf: &[u8]) -> Result<Option<Head>, Error> {
 
 /// How the body of a response to `method` is framed (RFC 9112, section 6.3).
 fn framing(head: &Head, method: &Method) -> Result<State, Error> {
-    if method == Method::HEAD
-        || head.status == StatusCode::NO_CONTENT
-        || head.status == StatusCode::NOT_MODIFIED
-    {
+    if super::bodiless(method, head.status) {
         return Ok(State::Done);
     }
     if head.headers.contains_key(TRANSFER_ENCODING) {
@@ -142,23 +140,7 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
         });
     }
     let length = super::content_length(&head.headers).map_err(Error::Malformed)?;
-    Ok(length.map_or(State::Close, State::Length))
-}
-
-/// Whether the connection stays open after this response, as its head says.
-fn keeps_alive(head: &Head) -> bool {
-    let says = |token: &str| {
-        head.headers
-            .get_all(CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case(token))
-    };
-    match head.version {
-        Version::HTTP_10 => says("keep-alive"),
-        _ => !says("close"),
-    }
+    Ok(length.map_or(State::Close, State::of_length))
 }
 
 /// `request` on the wire: its head (with `target` as the request target, and the

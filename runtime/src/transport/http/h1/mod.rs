@@ -28,9 +28,9 @@ pub(crate) use body::{Body, Recycle};
 #[cfg(feature = "http-server")]
 pub(crate) use server::{ReadHead, RequestHead, ResponseWriter, bare};
 
-/// The most a response head may hold, its status line and fields together.
+/// The most a head may hold, its first line and fields together.
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
-/// The most fields a response head may have.
+/// The most fields a head may have.
 pub(crate) const MAX_HEADERS: usize = 100;
 /// How much room a read asks for at least.
 const READ_CHUNK: usize = 8 * 1024;
@@ -114,7 +114,7 @@ async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
 }
 
 /// The body length `headers` declare, if they do: every `Content-Length` value (and
-/// each item of a list) must be the same number of digits' worth.
+/// each item of a list) must be the same decimal number.
 fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, &'static str> {
     let mut length = None;
     for value in headers.get_all(http::header::CONTENT_LENGTH) {
@@ -132,6 +132,32 @@ fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, &'static str
         }
     }
     Ok(length)
+}
+
+/// Whether a message's connection stays open after it, as its version and `Connection`
+/// tokens say: HTTP/1.1 unless `close`, HTTP/1.0 only with `keep-alive`.
+fn keeps_alive(version: http::Version, headers: &http::HeaderMap) -> bool {
+    let says = |token: &str| {
+        headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    match version {
+        http::Version::HTTP_10 => says("keep-alive"),
+        _ => !says("close"),
+    }
+}
+
+/// Whether the response to `method` with `status` has no body, whatever its fields say:
+/// `HEAD`, 1xx, 204 and 304 (RFC 9112, section 6.3).
+fn bodiless(method: &http::Method, status: http::StatusCode) -> bool {
+    method == http::Method::HEAD
+        || status.is_informational()
+        || status == http::StatusCode::NO_CONTENT
+        || status == http::StatusCode::NOT_MODIFIED
 }
 
 /// Appends `n` in decimal.

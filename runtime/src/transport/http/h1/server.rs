@@ -11,6 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Version};
 
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill, push_decimal};
+use crate::transport::http::body::Joined;
 use crate::transport::http::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
 
 /// How long a closing connection waits for the client's close.
@@ -130,29 +131,22 @@ impl Conn {
         if head.expects_continue && head.body != State::Done {
             super::write_all(&mut *self.io, b"HTTP/1.1 100 Continue\r\n\r\n").await?;
         }
+        // Read to one byte past the cap: enough to say the body is over it.
+        let limit = cap.saturating_add(1);
+        let mut joined = Joined::new(limit);
         let mut state = head.body;
-        let mut first: Option<Bytes> = None;
-        let mut joined = BytesMut::new();
-        let mut len = 0usize;
         while let Some(data) = std::future::poll_fn(|cx| poll_data(&mut state, self, cx)).await {
-            let data = data?;
-            len += data.len();
-            if len > cap {
-                let keep = data.len() - (len - cap - 1);
-                joined.extend_from_slice(first.take().as_deref().unwrap_or_default());
-                joined.extend_from_slice(&data[..keep]);
-                return Ok((joined.freeze(), false));
-            }
-            match first.take() {
-                None if joined.is_empty() => first = Some(data),
-                None => joined.extend_from_slice(&data),
-                Some(before) => {
-                    joined.extend_from_slice(&before);
-                    joined.extend_from_slice(&data);
-                }
+            let mut data = data?;
+            let room = limit - joined.len();
+            let over = data.len() >= room;
+            data.truncate(room);
+            // Within the limit: cut to the room left.
+            let _ = joined.push(data);
+            if over {
+                return Ok((joined.finish(), false));
             }
         }
-        Ok((first.unwrap_or_else(|| joined.freeze()), true))
+        Ok((joined.finish(), true))
     }
 
     /// Resolves when the client closes the connection (or it fails) while its request
@@ -247,18 +241,7 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
     }
     let target = head.slice(target_at..target_at + target_len);
     let body = body_framing(&headers)?;
-    let says = |token: &str| {
-        headers
-            .get_all(CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case(token))
-    };
-    let keep_alive = match version {
-        Version::HTTP_10 => says("keep-alive"),
-        _ => !says("close"),
-    };
+    let keep_alive = super::keeps_alive(version, &headers);
     let expects_continue = version != Version::HTTP_10
         && headers
             .get(EXPECT)
@@ -317,10 +300,7 @@ fn body_framing(headers: &HeaderMap) -> Result<State, Refusal> {
         };
     }
     let length = super::content_length(headers).map_err(Refusal::Malformed)?;
-    Ok(match length {
-        None | Some(0) => State::Done,
-        Some(n) => State::Length(n),
-    })
+    Ok(length.map_or(State::Done, State::of_length))
 }
 
 /// How a response's body goes out.
@@ -339,33 +319,32 @@ enum Framing {
 /// Writes one response: its head, then its body as the body's size allows.
 pub(crate) struct ResponseWriter {
     framing: Framing,
+    /// Whether the connection closes after this response.
+    closes: bool,
     out: Vec<u8>,
 }
 
 impl ResponseWriter {
     /// The head of a response to `request` with `status` and `headers`, whose body is
-    /// `exact` bytes long when known. `close` says the connection closes after it.
+    /// `exact` bytes long when known. `close` says the connection closes after it (an
+    /// HTTP/1.0 client's stream closes it too: see [`closes`](Self::closes)).
     pub(crate) fn new(
         request: &RequestHead,
         status: StatusCode,
         headers: &HeaderMap,
         exact: Option<u64>,
-        close: &mut bool,
+        close: bool,
     ) -> Self {
-        let framing = if request.method == Method::HEAD
-            || status.is_informational()
-            || status == StatusCode::NO_CONTENT
-            || status == StatusCode::NOT_MODIFIED
-        {
+        let framing = if super::bodiless(&request.method, status) {
             Framing::None
         } else if let Some(len) = exact {
             Framing::Length(len)
         } else if request.version == Version::HTTP_10 {
-            *close = true;
             Framing::Close
         } else {
             Framing::Chunked
         };
+        let close = close || framing == Framing::Close;
         let fields: usize = headers
             .iter()
             .map(|(name, value)| name.as_str().len() + value.len() + 4)
@@ -375,13 +354,9 @@ impl ResponseWriter {
             _ => 0,
         };
         let mut out = Vec::with_capacity(fields + 128 + body);
-        out.extend_from_slice(b"HTTP/1.1 ");
-        out.extend_from_slice(status.as_str().as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
-        out.extend_from_slice(b"\r\n");
+        status_line(&mut out, status);
         for (name, value) in headers {
-            if name == CONTENT_LENGTH || name == TRANSFER_ENCODING || (*close && name == CONNECTION)
+            if name == CONTENT_LENGTH || name == TRANSFER_ENCODING || (close && name == CONNECTION)
             {
                 continue;
             }
@@ -399,13 +374,22 @@ impl ResponseWriter {
             Framing::Chunked => field(&mut out, "transfer-encoding", b"chunked"),
             Framing::None | Framing::Close => {}
         }
-        if *close && request.version != Version::HTTP_10 {
+        if close && request.version != Version::HTTP_10 {
             field(&mut out, "connection", b"close");
-        } else if !*close && request.version == Version::HTTP_10 {
+        } else if !close && request.version == Version::HTTP_10 {
             field(&mut out, "connection", b"keep-alive");
         }
         out.extend_from_slice(b"\r\n");
-        Self { framing, out }
+        Self {
+            framing,
+            closes: close,
+            out,
+        }
+    }
+
+    /// Whether the connection closes once this response is written.
+    pub(crate) fn closes(&self) -> bool {
+        self.closes
     }
 
     /// Adds a piece of the body. A body of known length is held until [`finish`], so
@@ -456,12 +440,18 @@ impl ResponseWriter {
 /// A response with no body but its status: what a refused head is answered with.
 pub(crate) fn bare(status: StatusCode) -> Vec<u8> {
     let mut out = Vec::with_capacity(96);
+    status_line(&mut out, status);
+    out.extend_from_slice(b"content-length: 0\r\nconnection: close\r\n\r\n");
+    out
+}
+
+/// `HTTP/1.1 {code} {reason}` and its line end.
+fn status_line(out: &mut Vec<u8>, status: StatusCode) {
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
-    out.extend_from_slice(b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-    out
+    out.extend_from_slice(b"\r\n");
 }
 
 fn field(out: &mut Vec<u8>, name: &str, value: &[u8]) {

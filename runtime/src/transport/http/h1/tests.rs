@@ -21,7 +21,7 @@ impl Kept {
 }
 
 impl Recycle for Kept {
-    fn recycle(&self, conn: Conn) {
+    fn recycle(self: Arc<Self>, conn: Conn) {
         self.0.lock().unwrap().push(conn);
     }
 }
