@@ -64,8 +64,10 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
                 fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
                     self.meta.as_ref()
                 }
-                fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta> {
-                    self.meta.as_mut()
+                fn request_meta_slot(
+                    &mut self,
+                ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>> {
+                    ::std::option::Option::Some(&mut self.meta)
                 }
             }
         }
@@ -75,16 +77,22 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
         pub trait ClientRequestParams {
             /// The request's `_meta`, when it carries one.
             fn request_meta(&self) -> ::std::option::Option<&super::#meta>;
-            /// The request's `_meta`, to take parts out of (a server moves what it
-            /// keeps for the handler's context rather than copying it).
-            fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta>;
+            /// Where the request's `_meta` is kept: a server moves what it keeps for the
+            /// handler's context out of it rather than copying it, and puts back a
+            /// `_meta` it read before instead of reading the same text again. `None`
+            /// when the params themselves are absent.
+            fn request_meta_slot(
+                &mut self,
+            ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>>;
         }
         impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
             fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
                 self.as_ref()?.request_meta()
             }
-            fn request_meta_mut(&mut self) -> ::std::option::Option<&mut super::#meta> {
-                self.as_mut()?.request_meta_mut()
+            fn request_meta_slot(
+                &mut self,
+            ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>> {
+                self.as_mut()?.request_meta_slot()
             }
         }
         #(#impls)*

@@ -6556,90 +6556,108 @@ pub mod method {
     pub trait ClientRequestParams {
         /// The request's `_meta`, when it carries one.
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject>;
-        /// The request's `_meta`, to take parts out of (a server moves what it
-        /// keeps for the handler's context rather than copying it).
-        fn request_meta_mut(
+        /// Where the request's `_meta` is kept: a server moves what it keeps for the
+        /// handler's context out of it rather than copying it, and puts back a
+        /// `_meta` it read before instead of reading the same text again. `None`
+        /// when the params themselves are absent.
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject>;
+        ) -> ::std::option::Option<&mut ::std::option::Option<super::RequestMetaObject>>;
     }
     impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.as_ref()?.request_meta()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.as_mut()?.request_meta_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            self.as_mut()?.request_meta_slot()
         }
     }
     impl ClientRequestParams for super::CallToolRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::CompleteRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::GetPromptRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::PaginatedRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::ReadResourceRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::RequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::SubscriptionsListenRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_ref()
         }
-        fn request_meta_mut(
+        fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut super::RequestMetaObject> {
-            self.meta.as_mut()
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<super::RequestMetaObject>,
+        > {
+            ::std::option::Option::Some(&mut self.meta)
         }
     }
     /// `server/discover`: A request from the client asking the server to advertise its supported

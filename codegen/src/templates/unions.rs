@@ -258,7 +258,7 @@ pub mod scan {
     }
 
     /// Just past the string that opens at `at`, its contents skipped a vector at a time.
-    fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    pub fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
@@ -276,7 +276,7 @@ pub mod scan {
     /// Just past the value that starts at `at`: a string, a container (brackets
     /// matched, strings skipped, nothing else checked), or a bare word up to what must
     /// follow it.
-    fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    pub fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
         match *bytes.get(at)? {
             b'"' => string_end(bytes, at),
             b'{' | b'[' => {

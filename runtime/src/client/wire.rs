@@ -63,7 +63,7 @@ impl Client {
         params: &impl Serialize,
         progress_token: Option<&str>,
     ) -> crate::Result<EncodedParams> {
-        let mut text = serde_json::to_string(params).map_err(Error::Encode)?;
+        let text = serde_json::to_string(params).map_err(Error::Encode)?;
         // The key `_meta` written anywhere in the params (most likely their own `_meta`)
         // sends them the general way, which merges it.
         let plain = text.len() >= 2
@@ -82,12 +82,11 @@ impl Client {
                 protocol_version: None,
             });
         }
-        text.reserve(self.inner.meta.len() + 48);
-        text.pop();
-        if text.len() > 1 {
-            text.push(',');
-        }
-        text.push_str(r#""_meta":{"#);
+        // `_meta` goes first: a server finds it without passing over the params' own
+        // members (tern's keeps the `_meta` of each client it has read).
+        let own = text;
+        let mut text = String::with_capacity(own.len() + self.inner.meta.len() + 48);
+        text.push_str(r#"{"_meta":{"#);
         let mut empty = true;
         if stateless {
             text.push_str(&self.inner.meta);
@@ -109,7 +108,12 @@ impl Client {
         for (key, value) in trace.iter().flat_map(|t| t.members()) {
             member(key, value);
         }
-        text.push_str("}}");
+        text.push('}');
+        // The params' own members after it: `{` dropped, `}` kept.
+        if own.len() > 2 {
+            text.push(',');
+        }
+        text.push_str(&own[1..]);
         Ok(EncodedParams {
             text,
             protocol_version: stateless.then_some(Cow::Borrowed(PROTOCOL_VERSION)),
@@ -161,7 +165,8 @@ impl Client {
             .and_then(Value::as_str)
             .map(|v| Cow::Owned(v.to_owned()));
         if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
+            // First, as the fast path writes it.
+            params.shift_insert(0, "_meta".into(), Value::Object(meta));
         }
         Ok(EncodedParams {
             text: Value::Object(params).to_string(),

@@ -46,7 +46,7 @@ pub struct RequestMeta {
 
 /// One reading of a request's `_meta`: what a transport needs before serving (the era
 /// and the version the headers must repeat) and what the handler will see.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct MetaRead {
     /// The `_meta` protocol version, when `_meta` names one as a string, even if the
     /// rest of `_meta` is malformed: present exactly on stateless requests.

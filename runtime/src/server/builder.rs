@@ -147,9 +147,11 @@ impl ServerBuilder {
                 tracing::error!(method = M::METHOD, "params decoded for another method");
                 return Err(RpcError::internal("Internal error"));
             };
-            let Typed(mut params) = *typed;
+            // The params stay boxed until the handler takes them: they are large (their
+            // `_meta` alone is hundreds of bytes), and each move is a copy.
+            let mut typed = typed;
             let mut binding = match call.sealing {
-                Some(sealing) => Some(state::open::<M>(sealing, &mut params)?),
+                Some(sealing) => Some(state::open::<M>(sealing, &mut typed.0)?),
                 None => None,
             };
             let handler = Arc::clone(&handler);
@@ -158,7 +160,7 @@ impl ServerBuilder {
                 ctx.set_sealed_state(token);
             }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
-                let encoded = match handler(ctx, params).await? {
+                let encoded = match handler(ctx, typed.0).await? {
                     Tasked::Task(task) => serde_json::to_string(&task),
                     Tasked::Now(answer) => match answer.into_answer() {
                         Answer::Complete(result) => serde_json::to_string(&result),
@@ -249,6 +251,7 @@ impl ServerBuilder {
                 events: self.events,
                 session_input: self.session_input,
                 layers: self.layers.into(),
+                metas: Default::default(),
             }),
         })
     }

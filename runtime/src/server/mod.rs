@@ -29,6 +29,7 @@ mod context;
 mod dispatch;
 mod events;
 mod fulfil;
+mod known_meta;
 mod mcp;
 pub mod middleware;
 mod pipeline;
@@ -96,8 +97,10 @@ pub(crate) struct Call<'a> {
 /// A request's params read into its method's type (once, at `accept`): what the server
 /// reads from them before the handler runs, then the value the handler gets.
 pub(crate) trait Decoded: std::any::Any + Send + std::fmt::Debug {
-    /// The request's `_meta`, to move what the handler's context keeps out of it.
-    fn meta_mut(&mut self) -> Option<&mut RequestMetaObject>;
+    /// Where the request's `_meta` is kept: what the handler's context keeps is moved
+    /// out of it, and a `_meta` read before is put back into it. `None` when the params
+    /// themselves are absent.
+    fn meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>>;
     /// The request's target (a tool or prompt name, a resource URI).
     fn target(&self) -> Option<&str>;
     /// The value, for the route to take back as its method's type.
@@ -118,8 +121,8 @@ where
     M: Request,
     M::Params: ClientRequestParams,
 {
-    fn meta_mut(&mut self) -> Option<&mut RequestMetaObject> {
-        self.0.request_meta_mut()
+    fn meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>> {
+        self.0.request_meta_slot()
     }
 
     fn target(&self) -> Option<&str> {
@@ -235,6 +238,8 @@ struct Inner {
     session_input: Option<SessionInput>,
     /// The layers around dispatch, outermost first.
     layers: middleware::Layers,
+    /// The `_meta` texts read lately, not read again when a client repeats one.
+    metas: known_meta::KnownMetas,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.

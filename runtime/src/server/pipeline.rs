@@ -154,18 +154,33 @@ impl Server {
     /// Reads `request` as a stateless request: its params into their method's type, once,
     /// and from them its `_meta` and its target.
     pub fn accept(&self, request: IncomingRequest) -> Accepted {
+        let mut known = None;
         let routed = self
             .inner
             .handlers
             .get(request.method.as_str())
-            .map(|route| Routed {
-                params: (route.decode)(request.params.as_ref().map_or("{}", RawParams::get)),
-                route: route.clone(),
+            .map(|route| {
+                let text = request.params.as_ref().map_or("{}", RawParams::get);
+                if let Some((params, meta)) = self.read_split(route, text, request.auth.as_ref()) {
+                    known = Some(meta);
+                    return Routed {
+                        params: Ok(params),
+                        route: route.clone(),
+                    };
+                }
+                Routed {
+                    params: (route.decode)(text),
+                    route: route.clone(),
+                }
             });
         let mut routed = routed;
-        let (meta, target) = match routed.as_mut().map(|r| &mut r.params) {
-            Some(Ok(typed)) => (
-                MetaRead::typed(typed.meta_mut(), protocol::SUPPORTED_VERSIONS),
+        let (meta, target) = match (known, routed.as_mut().map(|r| &mut r.params)) {
+            (Some(meta), _) => (meta, None),
+            (None, Some(Ok(typed))) => (
+                MetaRead::typed(
+                    typed.meta_slot().and_then(Option::as_mut),
+                    protocol::SUPPORTED_VERSIONS,
+                ),
                 None,
             ),
             // Unrouted, or params that are not their type: `_meta` and the target are
@@ -199,6 +214,31 @@ impl Server {
             tracing::error!(error = %e, "a result was not JSON");
             RpcError::internal("Internal error")
         })
+    }
+}
+
+impl Server {
+    /// The usual request's params read apart: the `_meta` found among those the server
+    /// knows (or read on its own), the rest into the route's type. `None` when in any
+    /// doubt, and the params are read whole.
+    fn read_split(
+        &self,
+        route: &Route,
+        text: &str,
+        auth: Option<&AuthInfo>,
+    ) -> Option<(Box<dyn Decoded>, MetaRead)> {
+        let split = self
+            .inner
+            .metas
+            .split(text, auth, protocol::SUPPORTED_VERSIONS)?;
+        let mut params = (route.decode)(&split.rest).ok()?;
+        let slot = params.meta_slot()?;
+        // A second `_meta` member: the general read says which one counts.
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(split.meta.left());
+        Some((params, split.meta.read()))
     }
 }
 
@@ -389,6 +429,11 @@ impl std::fmt::Debug for Admitted {
 }
 
 impl Admitted {
+    /// The token that cancels the handler, as the request came with it.
+    pub(crate) fn cancellation(&self) -> &CancellationToken {
+        &self.request.cancel
+    }
+
     /// The token that cancels the handler.
     pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.request.cancel = cancel;

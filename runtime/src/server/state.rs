@@ -100,21 +100,40 @@ pub(super) fn finish_input_required(
     capabilities: &ClientCapabilities,
     mut asked: InputRequiredResult,
 ) -> Result<String, RpcError> {
-    check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
-    serde_json::to_string(&asked).map_err(|e| {
+    let sealed = check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
+    // A sealed token is `t1.` and base64url: written as it is, not scanned for escapes.
+    let token = if sealed {
+        asked.request_state.take()
+    } else {
+        None
+    };
+    let mut text = serde_json::to_string(&asked).map_err(|e| {
         tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
         RpcError::internal("Internal error")
-    })
+    })?;
+    if let Some(token) = token
+        && text.pop() == Some('}')
+    {
+        text.reserve(token.len() + 18);
+        if text.len() > 1 {
+            text.push(',');
+        }
+        text.push_str(r#""requestState":""#);
+        text.push_str(&token);
+        text.push_str(r#""}"#);
+    }
+    Ok(text)
 }
 
-/// The checks and the sealing of [`finish_input_required`], on the typed value.
+/// The checks and the sealing of [`finish_input_required`], on the typed value: whether
+/// the state was sealed.
 pub(super) fn check_and_seal(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
     principal: Option<&Principal>,
     capabilities: &ClientCapabilities,
     asked: &mut InputRequiredResult,
-) -> Result<(), RpcError> {
+) -> Result<bool, RpcError> {
     let requests = asked.input_requests.as_ref().filter(|r| !r.is_empty());
     if requests.is_none() && asked.request_state.is_none() {
         tracing::error!(
@@ -126,6 +145,7 @@ pub(super) fn check_and_seal(
     if let Some(missing) = requests.and_then(|r| protocol::missing_capabilities(r, capabilities)) {
         return Err(RpcError::missing_capability(&missing));
     }
+    let mut sealed = false;
     if let (Some((sealer, binding)), Some(state)) = (sealing, asked.request_state.as_mut()) {
         *state = sealer
             .seal_round(
@@ -134,8 +154,9 @@ pub(super) fn check_and_seal(
                 Some(binding.round),
             )
             .map_err(|_| RpcError::internal("Internal error"))?;
+        sealed = true;
     }
     // The type says what this is, whatever the handler wrote in the field.
     asked.result_type = ResultType::InputRequired;
-    Ok(())
+    Ok(sealed)
 }

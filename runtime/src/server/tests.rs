@@ -36,13 +36,27 @@ fn reads() -> usize {
 
 // A current-thread runtime keeps the server's tasks on this thread, where the counter is.
 #[tokio::test(flavor = "current_thread")]
-async fn a_message_transport_request_reads_meta_once() {
+async fn a_message_transport_request_reads_meta_at_most_once() {
     let (client, server_end) = memory::pair();
     tokio::spawn(async move { server().serve(server_end).await });
     let (sink, mut source) = client.split();
     let before = reads();
     for id in 1..=3 {
         sink.send(call(id).to_string()).await.unwrap();
+        let answer: Value = serde_json::from_str(&source.recv().await.unwrap().unwrap()).unwrap();
+        assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+    }
+    assert_eq!(
+        reads() - before,
+        1,
+        "the same _meta is read once, then known"
+    );
+    // A `_meta` that is the request's own (a progress token) is read each time.
+    let before = reads();
+    for id in 4..=6 {
+        let mut call = call(id);
+        call["params"]["_meta"]["progressToken"] = json!(id);
+        sink.send(call.to_string()).await.unwrap();
         let answer: Value = serde_json::from_str(&source.recv().await.unwrap().unwrap()).unwrap();
         assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
     }
@@ -124,4 +138,71 @@ async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
         Verdict::Answered(Ok(text)) => assert!(text.contains("\"done\""), "{text}"),
         other => panic!("expected the result, got {other:?}"),
     }
+}
+
+/// A `_meta` the server knows reaches the handler exactly as one it reads: in the params
+/// (with the members the context does not take) and in the context; a second `_meta`
+/// member, or params that are not their type, are read whole as before.
+#[tokio::test]
+async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
+    use std::sync::{Arc, Mutex};
+
+    use super::{IncomingRequest, Verdict};
+    use crate::types::v2026_07_28::{RequestId, RequestMetaObject};
+
+    type Seen = (Option<RequestMetaObject>, Option<String>, String);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let server = Server::builder("recording", "1.0.0")
+        .handle::<method::CallTool, _, _>(move |ctx, params| {
+            record.lock().unwrap().push((
+                params.meta.clone(),
+                ctx.client_info().map(|i| i.name.clone()),
+                ctx.protocol_version().to_owned(),
+            ));
+            async move {
+                Ok(CallToolResult::new(vec![ContentBlock::Text(TextContent::new("done"))]).into())
+            }
+        })
+        .build()
+        .unwrap();
+    let serve = |params: &str| {
+        let params = crate::jsonrpc::RawParams::from(
+            serde_json::value::RawValue::from_string(params.to_owned()).unwrap(),
+        );
+        let request = IncomingRequest::from_raw(
+            RequestId::Integer(1),
+            method::CallTool::METHOD,
+            Some(params),
+        );
+        server.accept(request).serve()
+    };
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"com.example/mark":7}"#;
+    for params in [
+        format!(r#"{{"name":"t","_meta":{meta}}}"#),
+        format!(r#"{{"_meta":{meta},"name":"t","arguments":{{}}}}"#),
+    ] {
+        assert!(matches!(serve(&params).await, Verdict::Answered(Ok(_))));
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0], seen[1], "read, then known");
+    let (kept, info, version) = &seen[0];
+    let kept = kept.as_ref().expect("the params keep their _meta");
+    assert_eq!(kept.extra["com.example/mark"], json!(7));
+    assert_eq!(
+        (info.as_deref(), version.as_str()),
+        (Some("c"), "2026-07-28")
+    );
+
+    // Two `_meta` members: the general read decides (here, the last one counts).
+    let twice = format!(
+        r#"{{"name":"t","_meta":{meta},"_meta":{{"io.modelcontextprotocol/protocolVersion":"1999-01-01","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+    );
+    let general = match serve(&twice).await {
+        Verdict::Refused { error, .. } => error.message,
+        Verdict::Answered(Ok(_)) => "answered".to_owned(),
+        Verdict::Answered(Err(error)) => error.message,
+    };
+    assert_ne!(general, "answered", "the second _meta was not overlooked");
 }

@@ -85,8 +85,8 @@ impl<P: TaskParams> ClientRequestParams for WithMeta<P> {
     fn request_meta(&self) -> Option<&RequestMetaObject> {
         self.meta.as_ref()
     }
-    fn request_meta_mut(&mut self) -> Option<&mut RequestMetaObject> {
-        self.meta.as_mut()
+    fn request_meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>> {
+        Some(&mut self.meta)
     }
 }
 

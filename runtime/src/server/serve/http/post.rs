@@ -8,7 +8,7 @@ use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::DropGuard;
 
 use http_body_util::BodyExt as _;
 
@@ -395,7 +395,8 @@ async fn run(
     let cancel = if accepted_listen {
         shared.closing.child_token()
     } else {
-        CancellationToken::new()
+        // The request's own token, made with it: nothing else holds it yet.
+        admitted.cancellation().clone()
     };
     // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
     let guard = cancel.clone().drop_guard();
