@@ -37,7 +37,13 @@ impl RequestHead {
     /// The target's path: the origin form's, or the absolute form's.
     pub(crate) fn path(&self) -> &str {
         let target = std::str::from_utf8(&self.target).unwrap_or("");
-        let path = match target.find("://") {
+        // The origin form, as clients send it, has no scheme to look for.
+        let absolute = if target.starts_with('/') {
+            None
+        } else {
+            target.find("://")
+        };
+        let path = match absolute {
             Some(scheme_end) => {
                 let rest = &target[scheme_end + 3..];
                 rest.find('/').map_or("/", |at| &rest[at..])
