@@ -10,8 +10,11 @@
 //! server runs on its own multi-threaded runtime (two workers), the client on another,
 //! so both compete for the machine's cores as they would in two processes.
 //!
-//! It also runs the flow in memory, on one current-thread runtime (the flow's own cost)
-//! and across the two multi-threaded runtimes (what thread hops add).
+//! It also runs the flow in memory: on one current-thread runtime (the flow's own cost);
+//! on a multi-threaded runtime with the client in a task on its workers, as a request
+//! handler or any spawned work calls it (`in_memory_multi_thread`); and with the client
+//! in `block_on` on the main thread, which is no worker, so that every message to the
+//! server and back is a hop between threads (`in_memory_block_on`: what hops cost).
 //!
 //! First it measures the machine's floor: a one-byte TCP echo between the same two
 //! runtimes. A flow is two HTTP round trips, so twice that median is what no HTTP
@@ -158,15 +161,25 @@ fn main() -> BenchResult<()> {
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
             .build(Arc::new(transport));
 
-        // The same flow in memory, server and client on two multi-threaded runtimes: what
-        // the HTTP figures add to it is the transport.
+        // The same flow in memory, the server a task on this multi-threaded runtime and
+        // the client in `block_on`: what the HTTP figures add to it is the transport.
         let (client_end, server_end) = tern::transport::memory::pair();
         let server = seed::provision_server().build()?;
         tokio::spawn(async move { server.serve(server_end).await });
         let in_memory = Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
             .connect(client_end);
-        sequential("in_memory_baseline", &in_memory).await?;
+        sequential("in_memory_block_on", &in_memory).await?;
+        // The same, the client in a task on the runtime's workers, as a request handler
+        // or any spawned work calls it, rather than in `block_on` on the main thread
+        // (whose every message to the server is a hop between threads).
+        let in_task = in_memory.clone();
+        tokio::spawn(async move {
+            sequential("in_memory_multi_thread", &in_task)
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await??;
         sequential("sequential", &client).await?;
 
         let deadline = Instant::now() + CONCURRENT_FOR;
