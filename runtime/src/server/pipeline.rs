@@ -430,6 +430,7 @@ impl std::fmt::Debug for Admitted {
 
 impl Admitted {
     /// The token that cancels the handler, as the request came with it.
+    #[cfg(feature = "http-server")]
     pub(crate) fn cancellation(&self) -> &CancellationToken {
         &self.request.cancel
     }

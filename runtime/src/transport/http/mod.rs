@@ -15,6 +15,8 @@ pub mod client;
 #[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) mod fetch;
 #[cfg(any(feature = "http-client", feature = "http-server"))]
+pub(crate) mod fields;
+#[cfg(any(feature = "http-client", feature = "http-server"))]
 pub(crate) mod h1;
 mod param_headers;
 // The SSE reader is the client's (the server writes its streams, it never reads one).

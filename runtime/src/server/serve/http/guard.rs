@@ -1,12 +1,12 @@
 //! Who may talk to the endpoint: DNS-rebinding protection (`Host`, `Origin`) and bearer
 //! tokens.
 
-use http::HeaderMap;
 use http::header::{AUTHORIZATION, HOST, ORIGIN};
 
 use super::Shared;
 use super::protected::challenge;
 use crate::auth::{AuthError, AuthInfo};
+use crate::transport::http::fields::{Fields, visible};
 
 /// Which `Host` and `Origin` headers the endpoint accepts. A web page on another site
 /// whose name was rebound to 127.0.0.1 still sends its own name in `Host` and its own
@@ -36,22 +36,19 @@ impl HostPolicy {
     }
 
     /// Whether the request's `Host` and `Origin` are acceptable.
-    pub(crate) fn check(&self, headers: &HeaderMap) -> Result<(), &'static str> {
+    pub(crate) fn check(&self, headers: &impl Fields) -> Result<(), &'static str> {
         if *self == Self::Any {
             return Ok(());
         }
         let host = headers
-            .get(HOST)
-            .and_then(|h| h.to_str().ok())
+            .text(&HOST)
             .map(strip_port)
             .ok_or("missing Host header")?;
         if !self.allows(host) {
             return Err("Host header not allowed");
         }
-        if let Some(origin) = headers.get(ORIGIN) {
-            let origin_host = origin
-                .to_str()
-                .ok()
+        if let Some(origin) = headers.get(&ORIGIN) {
+            let origin_host = visible(origin)
                 .and_then(|o| o.split_once("://"))
                 .map(|(_, rest)| strip_port(rest.split('/').next().unwrap_or_default()));
             if !origin_host.is_some_and(|h| self.allows(h)) {
@@ -83,15 +80,14 @@ pub(crate) struct Unauthorized {
 
 pub(crate) async fn authenticate(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
 ) -> Result<Option<AuthInfo>, Unauthorized> {
     let Some(verifier) = &shared.verifier else {
         return Ok(None);
     };
     let metadata = shared.resource_metadata.as_deref();
     let token = headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
+        .text(&AUTHORIZATION)
         .and_then(|v| {
             let (scheme, token) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
@@ -121,6 +117,8 @@ pub(crate) async fn authenticate(
 
 #[cfg(test)]
 mod tests {
+    use http::HeaderMap;
+
     use super::*;
 
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {

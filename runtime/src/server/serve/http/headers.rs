@@ -1,12 +1,13 @@
 //! The request metadata headers against the body: any disagreement is -32020.
 
-use http::{HeaderMap, HeaderName};
+use http::HeaderName;
 use serde_json::Value;
 
 use super::Shared;
 use super::sessions::SESSION_HEADER;
 use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
+use crate::transport::http::fields::{Fields, visible};
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
     header_value,
@@ -24,31 +25,26 @@ const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 /// Refuses a request that repeats a header tern routes on (`MCP-Protocol-Version`,
 /// `Mcp-Method`, `Mcp-Name`, `Mcp-Session-Id`, `Mcp-Param-*`): a gateway reading the last
 /// value and tern reading the first would act on different requests.
-pub(crate) fn single_valued(headers: &HeaderMap) -> Result<(), RpcError> {
-    if headers.len() == headers.keys_len() {
-        // No name repeats at all (the usual request).
-        return Ok(());
-    }
-    for name in headers.keys() {
-        let key = name.as_str();
-        let routing = matches!(
+pub(crate) fn single_valued(headers: &impl Fields) -> Result<(), RpcError> {
+    let routing = |key: &str| {
+        matches!(
             key,
             PROTOCOL_VERSION_HEADER | METHOD_HEADER | NAME_HEADER | SESSION_HEADER
-        ) || key.starts_with(PARAM_HEADER_PREFIX);
-        if routing && headers.get_all(name).iter().nth(1).is_some() {
-            return Err(RpcError::header_mismatch(format!(
-                "Header mismatch: the {key} header is sent more than once"
-            )));
-        }
+        ) || key.starts_with(PARAM_HEADER_PREFIX)
+    };
+    match headers.repeated(routing) {
+        Some(key) => Err(RpcError::header_mismatch(format!(
+            "Header mismatch: the {key} header is sent more than once"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks `MCP-Protocol-Version` against `body_version`, `Mcp-Method`, `Mcp-Name` and
 /// the `Mcp-Param-*` headers of an annotated tool.
 pub(crate) fn check_headers(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     body_version: &str,
     request: &Accepted,
 ) -> Result<(), RpcError> {
@@ -77,7 +73,7 @@ pub(crate) fn check_headers(
     let raw = headers
         .get(&NAME)
         .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
-    let name = header_value(raw.as_bytes()).ok_or_else(|| {
+    let name = header_value(raw).ok_or_else(|| {
         RpcError::header_mismatch("Header mismatch: Mcp-Name header has invalid characters")
     })?;
     if name != body_name {
@@ -104,25 +100,22 @@ pub(crate) fn check_headers(
 }
 
 fn plain_header<'a>(
-    headers: &'a HeaderMap,
+    headers: &'a impl Fields,
     key: &HeaderName,
     name: &str,
 ) -> Result<&'a str, RpcError> {
-    headers
-        .get(key)
-        .ok_or_else(|| {
-            RpcError::header_mismatch(format!("Header mismatch: missing {name} header"))
-        })?
-        .to_str()
-        .map_err(|_| {
-            RpcError::header_mismatch(format!(
-                "Header mismatch: {name} header has invalid characters"
-            ))
-        })
+    let value = headers.get(key).ok_or_else(|| {
+        RpcError::header_mismatch(format!("Header mismatch: missing {name} header"))
+    })?;
+    visible(value).ok_or_else(|| {
+        RpcError::header_mismatch(format!(
+            "Header mismatch: {name} header has invalid characters"
+        ))
+    })
 }
 
 fn check_param_headers(
-    headers: &HeaderMap,
+    headers: &impl Fields,
     annotated: &[ParamHeader],
     arguments: Option<&serde_json::Map<String, Value>>,
 ) -> Result<(), RpcError> {
@@ -136,7 +129,11 @@ fn check_param_headers(
             }
             obj.get(last)
         });
-        match (headers.get(&header_name), body) {
+        // A name that is no header name cannot have come.
+        let sent = HeaderName::from_bytes(header_name.as_bytes())
+            .ok()
+            .and_then(|name| headers.get(&name));
+        match (sent, body) {
             (None, None) => {}
             (None, Some(_)) => {
                 return Err(RpcError::header_mismatch(format!(
@@ -152,7 +149,7 @@ fn check_param_headers(
                 )));
             }
             (Some(raw), Some(body)) => {
-                let value = header_value(raw.as_bytes()).ok_or_else(|| {
+                let value = header_value(raw).ok_or_else(|| {
                     RpcError::header_mismatch(format!(
                         "Header mismatch: Mcp-Param-{} header has invalid characters",
                         param.name

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
@@ -13,7 +13,7 @@ use tokio_util::sync::DropGuard;
 use http_body_util::BodyExt as _;
 
 use super::conn::Conn;
-use super::sessions::{HttpSession, Lookup, SESSION_HEADER, Sessions};
+use super::sessions::{HttpSession, Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
@@ -22,15 +22,19 @@ use crate::protocol::LEGACY_PROTOCOL_VERSION;
 use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
 use crate::transport::http::PROTOCOL_VERSION_HEADER;
 use crate::transport::http::body::Joined;
+use crate::transport::http::fields::{Fields, visible};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{self as v2026, RequestId};
+
+/// [`PROTOCOL_VERSION_HEADER`], as a name to look up.
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 
 /// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
 /// (401). The identity of a verified token, if any.
 async fn admit(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
 ) -> Result<Option<crate::auth::AuthInfo>, Box<Response>> {
     if let Err(why) = shared.hosts.check(headers) {
         tracing::warn!(
@@ -52,7 +56,7 @@ async fn admit(
 /// body is in (the body budget ends, the whole-request budget starts).
 pub(crate) async fn handle_post<B>(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     body: B,
     conn: Option<&Conn>,
 ) -> Response
@@ -117,7 +121,7 @@ where
     if let Some(sessions) = &shared.sessions {
         // A session's requests belong to it whatever their `_meta` says; only a
         // request outside one is stateless by its 2026-07-28 `_meta`.
-        let in_session = headers.contains_key(SESSION_HEADER) || !accepted.names_protocol_version();
+        let in_session = headers.contains(&SESSION) || !accepted.names_protocol_version();
         if in_session && legacy_header(headers) {
             return legacy_request(shared, sessions, headers, accepted).await;
         }
@@ -149,14 +153,10 @@ fn scopes_refused(shared: &Shared, accepted: &Accepted) -> Option<Response> {
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
 /// its `MCP-Protocol-Version` header, if any, names an older version (a modern header
 /// on a body without `_meta` is a malformed modern request).
-fn legacy_header(headers: &HeaderMap) -> bool {
-    match headers
-        .get(PROTOCOL_VERSION_HEADER)
-        .map(HeaderValue::to_str)
-    {
+fn legacy_header(headers: &impl Fields) -> bool {
+    match headers.get(&PROTOCOL_VERSION) {
         None => true,
-        Some(Ok(version)) => legacy::is_legacy_version(version),
-        Some(Err(_)) => false,
+        Some(version) => visible(version).is_some_and(legacy::is_legacy_version),
     }
 }
 
@@ -165,7 +165,7 @@ fn legacy_header(headers: &HeaderMap) -> bool {
 async fn legacy_request(
     shared: &Shared,
     sessions: &Sessions,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     accepted: Accepted,
 ) -> Response {
     let id = accepted.id();
@@ -197,8 +197,7 @@ async fn legacy_request(
         Err(missing) => return no_session(Some(id), &missing),
     };
     if let Some(other) = headers
-        .get(PROTOCOL_VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
+        .text(&PROTOCOL_VERSION)
         .filter(|v| *v != LEGACY_PROTOCOL_VERSION)
     {
         let error = RpcError::invalid_request(format!(
@@ -221,7 +220,7 @@ async fn legacy_request(
 /// 2026-07-28 does not define over HTTP) is accepted and ignored.
 fn notification(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     auth: Option<&crate::auth::AuthInfo>,
     method: &str,
     params: Option<Value>,
@@ -230,7 +229,7 @@ fn notification(
         tracing::trace!(method, "ignoring a client notification");
         return status_only(StatusCode::ACCEPTED);
     };
-    if !headers.contains_key(SESSION_HEADER) {
+    if !headers.contains(&SESSION) {
         tracing::trace!(method, "ignoring a client notification outside a session");
         return status_only(StatusCode::ACCEPTED);
     }
@@ -249,7 +248,7 @@ fn notification(
 /// The client's answer to a request the server sent on a 2025-11-25 session.
 fn answer(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     auth: Option<&crate::auth::AuthInfo>,
     id: RequestId,
     result: Result<Value, RpcError>,
@@ -257,7 +256,7 @@ fn answer(
     let Some(sessions) = shared
         .sessions
         .as_ref()
-        .filter(|_| headers.contains_key(SESSION_HEADER))
+        .filter(|_| headers.contains(&SESSION))
     else {
         let error = RpcError::invalid_request("Invalid Request: clients send no responses");
         return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
@@ -291,7 +290,7 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
 
 /// GET on a dual-era endpoint: the standalone stream of the session it names, from
 /// where its `Last-Event-ID` left off (406 unless it accepts `text/event-stream`).
-pub(crate) async fn handle_get(shared: &Shared, headers: &HeaderMap) -> Response {
+pub(crate) async fn handle_get(shared: &Shared, headers: &impl Fields) -> Response {
     let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
@@ -300,8 +299,7 @@ pub(crate) async fn handle_get(shared: &Shared, headers: &HeaderMap) -> Response
         return status_only(StatusCode::METHOD_NOT_ALLOWED);
     };
     let takes_sse = headers
-        .get(ACCEPT)
-        .and_then(|v| v.to_str().ok())
+        .text(&ACCEPT)
         .is_some_and(|accept| accept.contains("text/event-stream"));
     if !takes_sse {
         return rpc_error(
@@ -317,7 +315,7 @@ pub(crate) async fn handle_get(shared: &Shared, headers: &HeaderMap) -> Response
 }
 
 /// DELETE on a dual-era endpoint: ends the session it names.
-pub(crate) async fn handle_delete(shared: &Shared, headers: &HeaderMap) -> Response {
+pub(crate) async fn handle_delete(shared: &Shared, headers: &impl Fields) -> Response {
     let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
@@ -332,7 +330,11 @@ pub(crate) async fn handle_delete(shared: &Shared, headers: &HeaderMap) -> Respo
     }
 }
 
-async fn read_body<B>(shared: &Shared, headers: &HeaderMap, body: B) -> Result<Bytes, Box<Response>>
+async fn read_body<B>(
+    shared: &Shared,
+    headers: &impl Fields,
+    body: B,
+) -> Result<Bytes, Box<Response>>
 where
     B: http_body::Body<Data = Bytes>,
     B::Error: std::fmt::Display,
@@ -348,8 +350,7 @@ where
         ))
     };
     let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
+        .text(&CONTENT_LENGTH)
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > shared.max_body_bytes as u64) {
         return Err(too_large());
@@ -376,7 +377,7 @@ where
 /// notification on (see the module docs).
 async fn run(
     shared: &Shared,
-    headers: &HeaderMap,
+    headers: &impl Fields,
     accepted: Accepted,
     session: Option<Arc<HttpSession>>,
 ) -> Response {

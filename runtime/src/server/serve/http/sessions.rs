@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http::HeaderMap;
+use http::HeaderName;
 use tokio::sync::broadcast;
 
 use super::events::EventStore;
@@ -19,10 +19,13 @@ use super::stream::SessionStreams;
 use crate::auth::AuthInfo;
 use crate::seal::Principal;
 use crate::server::{ServerEvent, Session};
+use crate::transport::http::fields::Fields;
 use crate::util::{InFlight, lock};
 
 /// `Mcp-Session-Id`.
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+/// [`SESSION_HEADER`], as a name to look up.
+pub(crate) const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
 
 /// How long a session may go without a request before it expires (default).
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
@@ -166,7 +169,7 @@ impl Sessions {
     /// keeps it alive.
     pub(crate) fn find(
         &self,
-        headers: &HeaderMap,
+        headers: &impl Fields,
         auth: Option<&AuthInfo>,
     ) -> Result<Arc<HttpSession>, Lookup> {
         let name = session_name(headers).ok_or(Lookup::Missing)?;
@@ -187,7 +190,7 @@ impl Sessions {
     }
 
     /// Ends the session a DELETE names.
-    pub(crate) fn end(&self, headers: &HeaderMap, auth: Option<&AuthInfo>) -> Result<(), Lookup> {
+    pub(crate) fn end(&self, headers: &impl Fields, auth: Option<&AuthInfo>) -> Result<(), Lookup> {
         let session = self.find(headers, auth)?;
         if let Some(name) = session_name(headers) {
             lock(&self.live).remove(name);
@@ -241,8 +244,8 @@ fn evict_lru(
     true
 }
 
-fn session_name(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+fn session_name(headers: &impl Fields) -> Option<&str> {
+    headers.text(&SESSION)
 }
 
 /// 128 random bits, hex: visible ASCII as the header requires, and unguessable.
@@ -256,7 +259,7 @@ fn new_session_id() -> String {
 mod tests {
     use super::*;
     use crate::types::v2026_07_28::RequestId;
-    use http::HeaderValue;
+    use http::{HeaderMap, HeaderValue};
     use tokio_util::sync::CancellationToken;
 
     fn session() -> Session {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use http::HeaderValue;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderMap, HeaderValue};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
@@ -18,14 +18,15 @@ use super::stream::SessionStreams;
 use crate::jsonrpc::{self, RpcError};
 use crate::server::Verdict;
 use crate::transport::BoxFuture;
+use crate::transport::http::fields::Fields;
 use crate::types::v2026_07_28::RequestId;
 
 /// The handler's answer, still running.
 pub(super) type Outcome = BoxFuture<'static, Verdict>;
 
 /// Whether the client accepts JSON and SSE (a missing `Accept` accepts both).
-pub(super) fn accepts(headers: &HeaderMap) -> (bool, bool) {
-    let Some(accept) = headers.get(ACCEPT).map(|v| v.as_bytes()) else {
+pub(super) fn accepts(headers: &impl Fields) -> (bool, bool) {
+    let Some(accept) = headers.get(&ACCEPT) else {
         return (true, true);
     };
     // What MCP clients send, as the spec words it.
@@ -150,6 +151,8 @@ pub(super) fn sse(state: SseState) -> Response {
 
 #[cfg(test)]
 mod tests {
+    use http::HeaderMap;
+
     use super::*;
 
     fn accepting(value: Option<&str>) -> (bool, bool) {

@@ -17,11 +17,12 @@ use axum::body::Body;
 use axum::response::Response;
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderName, HeaderValue};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::events::EventStore;
+use crate::transport::http::fields::Fields;
 use crate::util::lock;
 
 /// The standalone stream's name in the store.
@@ -29,6 +30,7 @@ const GET_STREAM: &str = "get";
 
 /// `Last-Event-ID`.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+const LAST_EVENT: HeaderName = HeaderName::from_static(LAST_EVENT_ID);
 
 /// How long a client should wait before reconnecting a lost stream (default).
 pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
@@ -103,12 +105,11 @@ impl SessionStreams {
     /// `closing` is cancelled (the endpoint drains: the client resumes elsewhere).
     pub(crate) fn resume(
         self: &Arc<Self>,
-        headers: &HeaderMap,
+        headers: &impl Fields,
         closing: &CancellationToken,
     ) -> Response {
         let last = headers
-            .get(LAST_EVENT_ID)
-            .and_then(|v| v.to_str().ok())
+            .text(&LAST_EVENT)
             .filter(|id| self.store.replay(&self.name, id).is_some());
         let from = match last {
             Some(id) => id.to_owned(),

@@ -20,6 +20,7 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::transport::http::fields::{Fields, visible};
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -115,10 +116,10 @@ async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
 
 /// The body length `headers` declare, if they do: every `Content-Length` value (and
 /// each item of a list) must be the same decimal number.
-fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, &'static str> {
+fn content_length(headers: &impl Fields) -> Result<Option<u64>, &'static str> {
     let mut length = None;
-    for value in headers.get_all(http::header::CONTENT_LENGTH) {
-        for item in value.as_bytes().split(|&b| b == b',') {
+    for value in headers.values(&http::header::CONTENT_LENGTH) {
+        for item in value.split(|&b| b == b',') {
             let item = item.trim_ascii();
             let parsed = std::str::from_utf8(item)
                 .ok()
@@ -136,12 +137,11 @@ fn content_length(headers: &http::HeaderMap) -> Result<Option<u64>, &'static str
 
 /// Whether a message's connection stays open after it, as its version and `Connection`
 /// tokens say: HTTP/1.1 unless `close`, HTTP/1.0 only with `keep-alive`.
-fn keeps_alive(version: http::Version, headers: &http::HeaderMap) -> bool {
+fn keeps_alive(version: http::Version, headers: &impl Fields) -> bool {
     let says = |token: &str| {
         headers
-            .get_all(http::header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
+            .values(&http::header::CONNECTION)
+            .filter_map(visible)
             .flat_map(|v| v.split(','))
             .any(|t| t.trim().eq_ignore_ascii_case(token))
     };

@@ -7,12 +7,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf as _, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, DATE, EXPECT, TRANSFER_ENCODING};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Version};
+use http::{HeaderMap, Method, StatusCode, Version};
 
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill, push_decimal};
 use crate::transport::http::body::Joined;
-use crate::transport::http::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
+use crate::transport::http::fields::{Fields as _, HeadFields, visible};
 
 /// How long a closing connection waits for the client's close.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(200);
@@ -25,7 +25,7 @@ pub(crate) struct RequestHead {
     /// The request target as sent (origin form, usually).
     pub(crate) target: Bytes,
     pub(crate) version: Version,
-    pub(crate) headers: HeaderMap,
+    pub(crate) headers: HeadFields,
     body: State,
     /// Whether the connection may carry another request after this one's response.
     pub(crate) keep_alive: bool,
@@ -230,28 +230,28 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
         target.as_ptr() as usize - buf.as_ptr() as usize,
         target.len(),
     );
-    let mut headers = HeaderMap::with_capacity(request.headers.len());
-    let mut values = Vec::with_capacity(request.headers.len());
-    for field in request.headers.iter() {
-        let name =
-            header_name(field.name.as_bytes()).ok_or(Refusal::Malformed("a header field name"))?;
-        let at = field.value.as_ptr() as usize - buf.as_ptr() as usize;
-        values.push((name, at, field.value.len()));
-    }
-    // The head's bytes, shared by the target and the field values without a copy each.
+    // Each field where it is in the head's bytes. `httparse` held names to the token
+    // characters and values to visible bytes, spaces and tabs (and obs-text): what
+    // `HeaderName` and `HeaderValue` accept.
+    let at = |part: &[u8]| {
+        let from = part.as_ptr() as usize - buf.as_ptr() as usize;
+        from..from + part.len()
+    };
+    let fields = request
+        .headers
+        .iter()
+        .map(|field| (at(field.name.as_bytes()), at(field.value)))
+        .collect();
+    // The head's bytes, shared by the target and the fields without a copy each.
     let head = buf.split_to(len).freeze();
-    for (name, at, len) in values {
-        let value = HeaderValue::from_maybe_shared(head.slice(at..at + len))
-            .map_err(|_| Refusal::Malformed("a header field value"))?;
-        headers.append(name, value);
-    }
     let target = head.slice(target_at..target_at + target_len);
+    let headers = HeadFields::new(head, fields);
     let body = body_framing(&headers)?;
     let keep_alive = super::keeps_alive(version, &headers);
     let expects_continue = version != Version::HTTP_10
         && headers
-            .get(EXPECT)
-            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+            .get(&EXPECT)
+            .is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"));
     Ok(Some(RequestHead {
         method,
         target,
@@ -263,37 +263,18 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
     }))
 }
 
-/// A field name, the MCP headers every request carries without a copy.
-fn header_name(name: &[u8]) -> Option<HeaderName> {
-    // Named at compile time: `from_static` checks its argument when it runs.
-    const KNOWN: [HeaderName; 3] = [
-        HeaderName::from_static(METHOD_HEADER),
-        HeaderName::from_static(NAME_HEADER),
-        HeaderName::from_static(PROTOCOL_VERSION_HEADER),
-    ];
-    if name.len() >= 8 && name[..4].eq_ignore_ascii_case(b"mcp-") {
-        for known in &KNOWN {
-            if name.eq_ignore_ascii_case(known.as_str().as_bytes()) {
-                return Some(known.clone());
-            }
-        }
-    }
-    HeaderName::from_bytes(name).ok()
-}
-
 /// How a request's body is framed (RFC 9112, section 6.3): by its chunks, its length,
 /// or not at all. A body framed both ways is refused (it is how requests are smuggled).
-fn body_framing(headers: &HeaderMap) -> Result<State, Refusal> {
-    if headers.contains_key(TRANSFER_ENCODING) {
-        if headers.contains_key(CONTENT_LENGTH) {
+fn body_framing(headers: &HeadFields) -> Result<State, Refusal> {
+    if headers.contains(&TRANSFER_ENCODING) {
+        if headers.contains(&CONTENT_LENGTH) {
             return Err(Refusal::Malformed(
                 "a body framed by both length and chunks",
             ));
         }
         let codings: Vec<&str> = headers
-            .get_all(TRANSFER_ENCODING)
-            .iter()
-            .map(|v| v.to_str().map_err(|_| Refusal::UnknownCoding))
+            .values(&TRANSFER_ENCODING)
+            .map(|v| visible(v).ok_or(Refusal::UnknownCoding))
             .collect::<Result<Vec<_>, _>>()?
             .into_iter()
             .flat_map(|v| v.split(','))
