@@ -95,7 +95,7 @@ impl KnownMetas {
             None => {
                 let end = value_end(bytes, at.value)?;
                 let text = params.get(at.value..end)?;
-                self.read(text, auth, supported)?
+                self.learn(text, auth, supported)?
             }
         };
         let end = at.value + meta.text.len();
@@ -114,8 +114,8 @@ impl KnownMetas {
             .cloned()
     }
 
-    /// Reads `text` as a `_meta` on its own and remembers it when it serves a request.
-    fn read(&self, text: &str, auth: Option<&AuthInfo>, supported: &[&str]) -> Option<Arc<Known>> {
+    /// Reads `text` as a `_meta` on its own, and remembers it when it serves a request.
+    fn learn(&self, text: &str, auth: Option<&AuthInfo>, supported: &[&str]) -> Option<Arc<Known>> {
         if !text.starts_with('{') {
             return None;
         }

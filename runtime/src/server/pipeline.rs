@@ -154,26 +154,18 @@ impl Server {
     /// Reads `request` as a stateless request: its params into their method's type, once,
     /// and from them its `_meta` and its target.
     pub fn accept(&self, request: IncomingRequest) -> Accepted {
-        let mut known = None;
-        let routed = self
-            .inner
-            .handlers
-            .get(request.method.as_str())
-            .map(|route| {
-                let text = request.params.as_ref().map_or("{}", RawParams::get);
-                if let Some((params, meta)) = self.read_split(route, text, request.auth.as_ref()) {
-                    known = Some(meta);
-                    return Routed {
-                        params: Ok(params),
-                        route: route.clone(),
-                    };
-                }
-                Routed {
-                    params: (route.decode)(text),
-                    route: route.clone(),
-                }
-            });
-        let mut routed = routed;
+        let text = request.params.as_ref().map_or("{}", RawParams::get);
+        let (mut routed, known) = match self.inner.handlers.get(request.method.as_str()) {
+            None => (None, None),
+            Some(route) => {
+                let (params, known) = match self.read_split(route, text, request.auth.as_ref()) {
+                    Some((params, meta)) => (Ok(params), Some(meta)),
+                    None => ((route.decode)(text), None),
+                };
+                let route = route.clone();
+                (Some(Routed { route, params }), known)
+            }
+        };
         let (meta, target) = match (known, routed.as_mut().map(|r| &mut r.params)) {
             (Some(meta), _) => (meta, None),
             (None, Some(Ok(typed))) => (
@@ -206,18 +198,6 @@ impl Server {
         }
     }
 
-    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
-    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
-    pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
-        let result = self.accept(request).serve().await.into_result()?;
-        serde_json::from_str(&result).map_err(|e| {
-            tracing::error!(error = %e, "a result was not JSON");
-            RpcError::internal("Internal error")
-        })
-    }
-}
-
-impl Server {
     /// The usual request's params read apart: the `_meta` found among those the server
     /// knows (or read on its own), the rest into the route's type. `None` when in any
     /// doubt, and the params are read whole.
@@ -239,6 +219,16 @@ impl Server {
         }
         *slot = Some(split.meta.left());
         Some((params, split.meta.read()))
+    }
+
+    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
+    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
+    pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
+        let result = self.accept(request).serve().await.into_result()?;
+        serde_json::from_str(&result).map_err(|e| {
+            tracing::error!(error = %e, "a result was not JSON");
+            RpcError::internal("Internal error")
+        })
     }
 }
 

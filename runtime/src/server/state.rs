@@ -102,18 +102,21 @@ pub(super) fn finish_input_required(
 ) -> Result<String, RpcError> {
     let sealed = check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
     // A sealed token is `t1.` and base64url: written as it is, not scanned for escapes.
-    let token = if sealed {
-        asked.request_state.take()
-    } else {
-        None
-    };
+    let token = asked.request_state.take_if(|_| sealed);
     let mut text = serde_json::to_string(&asked).map_err(|e| {
         tracing::error!(method, error = %e, "could not encode an InputRequiredResult");
         RpcError::internal("Internal error")
     })?;
-    if let Some(token) = token
-        && text.pop() == Some('}')
-    {
+    if let Some(token) = token {
+        // The object's last `}` gives way to the member (serde writes an object whole).
+        if !text.ends_with('}') {
+            tracing::error!(
+                method,
+                "an InputRequiredResult was not written as an object"
+            );
+            return Err(RpcError::internal("Internal error"));
+        }
+        text.pop();
         text.reserve(token.len() + 18);
         if text.len() > 1 {
             text.push(',');

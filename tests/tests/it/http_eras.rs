@@ -87,6 +87,14 @@ fn provisioner() -> Server {
         .unwrap()
 }
 
+/// Serves `app` on a port of its own on loopback.
+async fn serve_app(app: axum::Router) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
 async fn connect(addr: SocketAddr, asked: &Asked, mode: EraMode) -> tern::Result<Client> {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     connect_through(Arc::new(transport), asked, mode).await
@@ -370,9 +378,7 @@ async fn legacy_server(refusal: Refusal) -> (SocketAddr, Arc<Mutex<Seen>>) {
             axum::routing::post(legacy_post).delete(legacy_delete),
         )
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = serve_app(app).await;
     (addr, seen)
 }
 
@@ -496,9 +502,7 @@ async fn a_legacy_only_server_without_sessions_fails_discovery_clearly() {
         "/mcp",
         axum::routing::post(|| async { json_response(400, &json!({"error": "no"})) }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = serve_app(app).await;
     let err = connect(addr, &Asked::default(), EraMode::Auto)
         .await
         .unwrap_err();
@@ -749,9 +753,7 @@ async fn a_session_starts_once_its_standalone_stream_is_open() {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(opening_post).get(opening_get))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = serve_app(app).await;
     let client = connect(addr, &Asked::default(), EraMode::Session)
         .await
         .unwrap();

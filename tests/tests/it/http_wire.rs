@@ -30,6 +30,22 @@ fn fields(addr: SocketAddr) -> String {
     )
 }
 
+/// A request line, the fields every MCP POST carries, `extra` fields, and `body` with its
+/// `Content-Length`.
+fn post(addr: SocketAddr, line: &str, extra: &str, body: &str) -> String {
+    format!(
+        "{line}\r\n{}Content-Length: {}\r\n{extra}\r\n{body}",
+        fields(addr),
+        body.len()
+    )
+}
+
+/// `raw` is the 200 answer to `list(id)`.
+fn assert_listed(raw: &Raw, id: i64) {
+    assert_eq!(raw.status, 200);
+    assert_eq!(raw.json()["id"], id);
+}
+
 fn list(id: i64) -> String {
     body(id, "tools/list", serde_json::json!({}))
 }
@@ -102,11 +118,7 @@ async fn answers_carry_their_length_and_date_and_keep_the_connection() {
     let addr = endpoint(|h| h).await;
     let text = list(1);
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\n{}Content-Length: {}\r\n\r\n{text}",
-        fields(addr),
-        text.len()
-    );
+    let request = post(addr, "POST /mcp HTTP/1.1", "", &text);
     // The same connection twice: kept alive between requests.
     for _ in 0..2 {
         stream.write_all(request.as_bytes()).await.unwrap();
@@ -133,9 +145,7 @@ async fn a_chunked_request_is_read_whole_whatever_its_chunks() {
         a.len(),
         b.len()
     );
-    let raw = one(&exchange(addr, request.as_bytes()).await);
-    assert_eq!(raw.status, 200);
-    assert_eq!(raw.json()["id"], 7);
+    assert_listed(&one(&exchange(addr, request.as_bytes()).await), 7);
 }
 
 #[tokio::test]
@@ -156,9 +166,7 @@ async fn a_client_expecting_100_continue_gets_it_before_it_sends_the_body() {
         .unwrap();
     assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
     stream.write_all(text.as_bytes()).await.unwrap();
-    let raw = one(&until_closed(&mut stream).await);
-    assert_eq!(raw.status, 200);
-    assert_eq!(raw.json()["id"], 3);
+    assert_listed(&one(&until_closed(&mut stream).await), 3);
 }
 
 #[tokio::test]
@@ -168,14 +176,7 @@ async fn pipelined_requests_are_answered_in_order() {
     for (id, last) in [(1, false), (2, false), (3, true)] {
         let text = list(id);
         let close = if last { "Connection: close\r\n" } else { "" };
-        bytes.extend_from_slice(
-            format!(
-                "POST /mcp HTTP/1.1\r\n{}Content-Length: {}\r\n{close}\r\n{text}",
-                fields(addr),
-                text.len()
-            )
-            .as_bytes(),
-        );
+        bytes.extend_from_slice(post(addr, "POST /mcp HTTP/1.1", close, &text).as_bytes());
     }
     let all = answers(&exchange(addr, &bytes).await);
     let ids: Vec<_> = all.iter().map(|raw| raw.json()["id"].clone()).collect();
@@ -186,27 +187,17 @@ async fn pipelined_requests_are_answered_in_order() {
 async fn an_http_1_0_client_is_answered_and_the_connection_closed() {
     let addr = endpoint(|h| h).await;
     let text = list(4);
-    let request = format!(
-        "POST /mcp HTTP/1.0\r\n{}Content-Length: {}\r\n\r\n{text}",
-        fields(addr),
-        text.len()
-    );
-    let raw = one(&exchange(addr, request.as_bytes()).await);
-    assert_eq!(raw.status, 200);
-    assert_eq!(raw.json()["id"], 4);
+    let request = post(addr, "POST /mcp HTTP/1.0", "", &text);
+    assert_listed(&one(&exchange(addr, request.as_bytes()).await), 4);
 }
 
 #[tokio::test]
 async fn an_absolute_form_target_reaches_the_endpoint() {
     let addr = endpoint(|h| h).await;
     let text = list(5);
-    let request = format!(
-        "POST http://{addr}/mcp?x=1 HTTP/1.1\r\n{}Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
-        fields(addr),
-        text.len()
-    );
-    let raw = one(&exchange(addr, request.as_bytes()).await);
-    assert_eq!(raw.status, 200);
+    let line = format!("POST http://{addr}/mcp?x=1 HTTP/1.1");
+    let request = post(addr, &line, "Connection: close\r\n", &text);
+    assert_eq!(one(&exchange(addr, request.as_bytes()).await).status, 200);
 }
 
 #[tokio::test]

@@ -13,6 +13,8 @@ use std::ops::Range;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName};
 
+use super::visible;
+
 /// Header fields, looked up by name (names ignore case).
 // A client reads only a response's framing through it; the rest is the server's.
 #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
@@ -36,18 +38,6 @@ pub(crate) trait Fields {
     /// allowed), as `HeaderValue::to_str` reads it.
     fn text(&self, name: &HeaderName) -> Option<&str> {
         self.get(name).and_then(visible)
-    }
-}
-
-/// `value` as text, when every byte is visible ASCII, a space or a tab.
-pub(crate) fn visible(value: &[u8]) -> Option<&str> {
-    if value
-        .iter()
-        .all(|&b| b == b'\t' || (b' '..0x7f).contains(&b))
-    {
-        std::str::from_utf8(value).ok()
-    } else {
-        None
     }
 }
 

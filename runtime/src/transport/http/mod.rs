@@ -64,6 +64,20 @@ pub fn encode_header_value(value: &str) -> String {
     }
 }
 
+/// `value` as text, when every byte is visible ASCII, a space or a tab: what
+/// `HeaderValue::to_str` accepts.
+#[inline]
+pub(crate) fn visible(value: &[u8]) -> Option<&str> {
+    if value
+        .iter()
+        .all(|&b| b == b'\t' || (b' '..0x7f).contains(&b))
+    {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
+    }
+}
+
 /// The value a header carries, decoding the base64 sentinel form. `None` when the value
 /// holds bytes a header may not, or the sentinel form does not decode to UTF-8.
 pub fn decode_header_value(raw: &[u8]) -> Option<String> {
@@ -72,13 +86,7 @@ pub fn decode_header_value(raw: &[u8]) -> Option<String> {
 
 /// [`decode_header_value`], borrowing a plain value instead of copying it.
 pub(crate) fn header_value(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
-    let text = std::str::from_utf8(raw).ok()?;
-    if !text
-        .bytes()
-        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
-    {
-        return None;
-    }
+    let text = visible(raw)?;
     match text
         .strip_prefix(SENTINEL_START)
         .and_then(|rest| rest.strip_suffix(SENTINEL_END))

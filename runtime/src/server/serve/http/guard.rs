@@ -6,7 +6,8 @@ use http::header::{AUTHORIZATION, HOST, ORIGIN};
 use super::Shared;
 use super::protected::challenge;
 use crate::auth::{AuthError, AuthInfo};
-use crate::transport::http::fields::{Fields, visible};
+use crate::transport::http::fields::Fields;
+use crate::transport::http::visible;
 
 /// Which `Host` and `Origin` headers the endpoint accepts. A web page on another site
 /// whose name was rebound to 127.0.0.1 still sends its own name in `Host` and its own

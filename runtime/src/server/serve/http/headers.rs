@@ -7,7 +7,8 @@ use super::Shared;
 use super::sessions::SESSION_HEADER;
 use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
-use crate::transport::http::fields::{Fields, visible};
+use crate::transport::http::fields::Fields;
+use crate::transport::http::visible;
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
     header_value,
@@ -18,7 +19,7 @@ use crate::types::v2026_07_28 as v2026;
 
 // The headers compared with every stateless request's body, named once (a `&str` key is
 // parsed into a name again at each lookup).
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+pub(super) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
 const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 

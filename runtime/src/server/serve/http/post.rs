@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::{HeaderValue, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
@@ -13,6 +13,7 @@ use tokio_util::sync::DropGuard;
 use http_body_util::BodyExt as _;
 
 use super::conn::Conn;
+use super::headers::PROTOCOL_VERSION;
 use super::sessions::{HttpSession, Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::{Shared, guard, headers, protected};
@@ -20,15 +21,12 @@ use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
 use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
-use crate::transport::http::PROTOCOL_VERSION_HEADER;
 use crate::transport::http::body::Joined;
-use crate::transport::http::fields::{Fields, visible};
+use crate::transport::http::fields::Fields;
+use crate::transport::http::visible;
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{self as v2026, RequestId};
-
-/// [`PROTOCOL_VERSION_HEADER`], as a name to look up.
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 
 /// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
 /// (401). The identity of a verified token, if any.

@@ -20,7 +20,8 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::transport::http::fields::{Fields, visible};
+use crate::transport::http::fields::Fields;
+use crate::transport::http::visible;
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite};
 

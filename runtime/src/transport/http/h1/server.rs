@@ -12,7 +12,8 @@ use http::{HeaderMap, Method, StatusCode, Version};
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill, push_decimal};
 use crate::transport::http::body::Joined;
-use crate::transport::http::fields::{Fields as _, HeadFields, visible};
+use crate::transport::http::fields::{Fields as _, HeadFields};
+use crate::transport::http::visible;
 
 /// How long a closing connection waits for the client's close.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(200);
