@@ -70,33 +70,68 @@ impl Fields for HeaderMap {
 #[derive(Debug, Default)]
 pub(crate) struct HeadFields {
     head: Bytes,
-    /// Each field's name and value, in order.
-    fields: Vec<(Range<usize>, Range<usize>)>,
+    /// Each field, in order.
+    fields: Vec<Field>,
+}
+
+/// One field of a head: where its name and value are, and its name's [`fingerprint`].
+#[cfg(feature = "http-server")]
+#[derive(Debug)]
+pub(crate) struct Field {
+    name: Range<usize>,
+    value: Range<usize>,
+    fingerprint: u32,
+}
+
+#[cfg(feature = "http-server")]
+impl Field {
+    /// The field whose name `name` is at `name_at` of the head and whose value is at
+    /// `value_at`.
+    pub(crate) fn new(name: &[u8], name_at: Range<usize>, value_at: Range<usize>) -> Self {
+        Self {
+            name: name_at,
+            value: value_at,
+            fingerprint: fingerprint(name),
+        }
+    }
+}
+
+/// A name's length with its first, middle and last bytes, in lower case: two names with
+/// different fingerprints differ, so a lookup compares a name's bytes only when the
+/// fingerprints agree, which among a request's fields is nearly always the name sought.
+#[cfg(feature = "http-server")]
+fn fingerprint(name: &[u8]) -> u32 {
+    let byte = |at: usize| u32::from(name.get(at).map_or(0, u8::to_ascii_lowercase));
+    let len = name.len();
+    // A longer name keeps only its low bits of length; the bytes compared settle it.
+    u32::from(len.to_le_bytes()[0]) | byte(0) << 8 | byte(len / 2) << 16 | byte(len.wrapping_sub(1)) << 24
 }
 
 #[cfg(feature = "http-server")]
 impl HeadFields {
-    /// The fields whose names and values are at these ranges of `head`.
-    pub(crate) fn new(head: Bytes, fields: Vec<(Range<usize>, Range<usize>)>) -> Self {
+    /// The fields of `head`.
+    pub(crate) fn new(head: Bytes, fields: Vec<Field>) -> Self {
         Self { head, fields }
     }
 
-    /// Whether the field name at `name` is `wanted`, in any case.
-    fn is(&self, name: &Range<usize>, wanted: &[u8]) -> bool {
-        // Most names are told apart by their length, before a byte is read.
-        name.len() == wanted.len()
+    /// Whether `field` is named `wanted` (whose fingerprint is `print`), in any case.
+    fn is(&self, field: &Field, wanted: &[u8], print: u32) -> bool {
+        field.fingerprint == print
             && self
                 .head
-                .get(name.clone())
-                .is_some_and(|n| n.eq_ignore_ascii_case(wanted))
+                .get(field.name.clone())
+                // Most clients send names in lower case, as `wanted` is: one comparison
+                // of the bytes, not a folding of each.
+                .is_some_and(|n| n == wanted || n.eq_ignore_ascii_case(wanted))
     }
 
     /// The values of the fields named `wanted` (in lower case, as `HeaderName`s are).
     fn named<'a>(&'a self, wanted: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let print = fingerprint(wanted);
         self.fields
             .iter()
-            .filter(move |(name, _)| self.is(name, wanted))
-            .filter_map(|(_, value)| self.head.get(value.clone()))
+            .filter(move |field| self.is(field, wanted, print))
+            .filter_map(|field| self.head.get(field.value.clone()))
     }
 }
 
@@ -104,8 +139,9 @@ impl HeadFields {
 impl Fields for HeadFields {
     fn get(&self, name: &HeaderName) -> Option<&[u8]> {
         let wanted = name.as_str().as_bytes();
-        let (_, value) = self.fields.iter().find(|(name, _)| self.is(name, wanted))?;
-        self.head.get(value.clone())
+        let print = fingerprint(wanted);
+        let field = self.fields.iter().find(|f| self.is(f, wanted, print))?;
+        self.head.get(field.value.clone())
     }
 
     fn values<'a>(&'a self, name: &'a HeaderName) -> impl Iterator<Item = &'a [u8]> + 'a {
@@ -113,13 +149,17 @@ impl Fields for HeadFields {
     }
 
     fn repeated(&self, watched: impl Fn(&str) -> bool) -> Option<String> {
-        self.fields.iter().enumerate().find_map(|(i, (first, _))| {
-            let spelled = self.head.get(first.clone())?;
-            // Names are told apart by their length first: a name that does not come
-            // again costs a comparison of lengths per later field.
-            let again = self.fields[i + 1..]
+        self.fields.iter().enumerate().find_map(|(i, first)| {
+            // A name that does not come again costs a comparison of fingerprints per
+            // later field.
+            let later = self.fields.get(i + 1..)?;
+            if !later.iter().any(|other| other.fingerprint == first.fingerprint) {
+                return None;
+            }
+            let spelled = self.head.get(first.name.clone())?;
+            let again = later
                 .iter()
-                .any(|(other, _)| self.is(other, spelled));
+                .any(|other| self.is(other, spelled, first.fingerprint));
             // Only a name that does come again is spelled out (in lower case) to ask.
             let lower = again.then(|| String::from_utf8_lossy(spelled).to_ascii_lowercase())?;
             watched(&lower).then_some(lower)
@@ -138,7 +178,11 @@ mod tests {
         for line in text.split_inclusive("\r\n") {
             let (name, value) = line.trim_end().split_once(": ").expect("a field");
             let value_at = at + name.len() + 2;
-            fields.push((at..at + name.len(), value_at..value_at + value.len()));
+            fields.push(Field::new(
+                name.as_bytes(),
+                at..at + name.len(),
+                value_at..value_at + value.len(),
+            ));
             at += line.len();
         }
         HeadFields::new(Bytes::copy_from_slice(text.as_bytes()), fields)
@@ -172,6 +216,19 @@ mod tests {
             assert_eq!(fields.twice(), Some("x-two".to_owned()));
         }
         assert_eq!(head.fields.len(), 5);
+    }
+
+    #[test]
+    fn names_alike_in_length_and_ends_are_told_apart() {
+        // Same length, first, middle and last bytes: one fingerprint.
+        let fields = head("X-aAb: 1\r\nx-aZb: 2\r\n");
+        assert_eq!(fingerprint(b"x-aab"), fingerprint(b"X-aZB"));
+        assert_eq!(fields.get(&HeaderName::from_static("x-azb")), Some(&b"2"[..]));
+        assert_eq!(fields.get(&HeaderName::from_static("x-aab")), Some(&b"1"[..]));
+        assert_eq!(fields.repeated(|_| true), None);
+        let long = "x-".repeat(200);
+        let fields = head(&format!("{long}a: 1\r\n{long}A: 2\r\n"));
+        assert_eq!(fields.repeated(|_| true), Some(format!("{long}a")));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use http::{HeaderMap, Method, StatusCode, Version};
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill, push_decimal};
 use crate::transport::http::body::Joined;
-use crate::transport::http::fields::{Fields as _, HeadFields};
+use crate::transport::http::fields::{Field, Fields as _, HeadFields};
 use crate::transport::http::visible;
 
 /// How long a closing connection waits for the client's close.
@@ -241,7 +241,7 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
     let fields = request
         .headers
         .iter()
-        .map(|field| (at(field.name.as_bytes()), at(field.value)))
+        .map(|field| Field::new(field.name.as_bytes(), at(field.name.as_bytes()), at(field.value)))
         .collect();
     // The head's bytes, shared by the target and the fields without a copy each.
     let head = buf.split_to(len).freeze();
