@@ -74,6 +74,11 @@ impl Base {
         self.names.contains(name)
     }
 
+    /// The core module's method table.
+    pub(crate) fn methods(&self) -> &[Method] {
+        &self.methods
+    }
+
     /// The core module's prepared schema.
     pub(crate) fn prepared(&self) -> &Prepared {
         &self.prepared

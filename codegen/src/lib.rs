@@ -295,7 +295,12 @@ fn build_module(
         version: version.to_owned(),
         message: e.to_string(),
     })?;
-    passes::run(&mut file, &names, &defaulted, &first);
+    // The core's boxed members for an extension, whose repeats of core types must come
+    // out as the core has them.
+    let boxed: Vec<&str> = crate::views::request_meta(base.map_or(&methods, |b| b.methods()))
+        .into_iter()
+        .collect();
+    passes::run(&mut file, &names, &defaulted, &first, &boxed);
     if let Some(base) = base {
         base.drop_repeated(&mut file)?;
     }

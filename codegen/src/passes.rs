@@ -7,17 +7,19 @@ use syn::visit_mut::VisitMut;
 
 /// Runs every pass: docs cleaned (`names` maps schema names to Rust types for links),
 /// optional collections made `Option`s, protocol field names shortened,
-/// constructors added (`defaulted` types take their default in `new`), and open structs
-/// read without `flatten`.
+/// constructors added (`defaulted` types take their default in `new`), open structs
+/// read without `flatten`, and optional members of the `boxed` types boxed.
 pub(crate) fn run(
     file: &mut syn::File,
     names: &BTreeMap<String, String>,
     defaulted: &BTreeSet<String>,
     tags_first: &BTreeMap<String, String>,
+    boxed: &[&str],
 ) {
     crate::docs::DocFixer { names }.visit_file_mut(file);
     TagsFirst { tags: tags_first }.visit_file_mut(file);
     OptionalCollections.visit_file_mut(file);
+    BoxedMembers { types: boxed }.visit_file_mut(file);
     ProtocolFieldNames.visit_file_mut(file);
     add_constructors(file, defaulted);
     crate::open_structs::run(file);
@@ -127,6 +129,38 @@ impl VisitMut for ProtocolFieldNames {
             if let Some(short) = name.strip_prefix("io_modelcontextprotocol_") {
                 field.ident = Some(format_ident!("{}", short));
             }
+        }
+    }
+}
+
+/// An optional member whose type is one of `types` holds it boxed. The request's
+/// `_meta` object (about 1 KiB, most of it the client's capabilities) rides in every
+/// request's params, which a server moves from the read into the handler: boxed, the
+/// params of `tools/call` are a quarter of a kilobyte, and every move and every future
+/// that holds them shrinks by the rest.
+struct BoxedMembers<'a> {
+    types: &'a [&'a str],
+}
+
+impl VisitMut for BoxedMembers<'_> {
+    fn visit_field_mut(&mut self, field: &mut syn::Field) {
+        let syn::Type::Path(option) = &mut field.ty else {
+            return;
+        };
+        let Some(last) = option.path.segments.last_mut() else {
+            return;
+        };
+        if last.ident != "Option" {
+            return;
+        }
+        let syn::PathArguments::AngleBracketed(args) = &mut last.arguments else {
+            return;
+        };
+        let Some(syn::GenericArgument::Type(inner)) = args.args.first_mut() else {
+            return;
+        };
+        if last_segment(inner).is_some_and(|name| self.types.contains(&name.as_str())) {
+            *inner = syn::parse_quote!(::std::boxed::Box<#inner>);
         }
     }
 }

@@ -33,23 +33,29 @@ pub(crate) fn params_meta(p: &Prepared, request: &Value) -> Option<(String, Stri
     Some((rust_name(name), rust_name(Defs::ref_name(meta)?)))
 }
 
-/// When every client request's params keep their `_meta` in one definition (2026-07-28:
-/// `RequestMetaObject`), `ClientRequestParams` says where, for a server that reads the
-/// params once and takes the metadata from them. Nothing for other versions.
+/// The one definition every client request's params keep their `_meta` in (2026-07-28:
+/// `RequestMetaObject`), if there is one.
+pub(crate) fn request_meta(methods: &[Method]) -> Option<&str> {
+    let mut client = methods
+        .iter()
+        .filter(|m| m.directions.contains(&Direction::ClientRequest))
+        .map(|m| m.params_meta.as_ref().map(|(_, meta)| meta.as_str()));
+    let first = client.next()??;
+    client.all(|meta| meta == Some(first)).then_some(first)
+}
+
+/// When every client request's params keep their `_meta` in one definition,
+/// `ClientRequestParams` says where, for a server that reads the params once and takes
+/// the metadata from them. Nothing for other versions. The member is boxed (see
+/// `passes::BoxedMembers`).
 pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
+    let Some(meta) = request_meta(methods) else {
+        return TokenStream::new();
+    };
     let client: Vec<&Method> = methods
         .iter()
         .filter(|m| m.directions.contains(&Direction::ClientRequest))
         .collect();
-    let Some(Some((_, meta))) = client.first().map(|m| m.params_meta.as_ref()) else {
-        return TokenStream::new();
-    };
-    if client
-        .iter()
-        .any(|m| m.params_meta.as_ref().is_none_or(|(_, d)| d != meta))
-    {
-        return TokenStream::new();
-    }
     let meta = format_ident!("{meta}");
     let mut structs: Vec<&str> = client
         .iter()
@@ -62,11 +68,11 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
         quote! {
             impl ClientRequestParams for super::#s {
                 fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
-                    self.meta.as_ref()
+                    self.meta.as_deref()
                 }
                 fn request_meta_slot(
                     &mut self,
-                ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>> {
+                ) -> ::std::option::Option<&mut ::std::option::Option<::std::boxed::Box<super::#meta>>> {
                     ::std::option::Option::Some(&mut self.meta)
                 }
             }
@@ -83,7 +89,7 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
             /// when the params themselves are absent.
             fn request_meta_slot(
                 &mut self,
-            ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>>;
+            ) -> ::std::option::Option<&mut ::std::option::Option<::std::boxed::Box<super::#meta>>>;
         }
         impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
             fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
@@ -91,7 +97,7 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
             }
             fn request_meta_slot(
                 &mut self,
-            ) -> ::std::option::Option<&mut ::std::option::Option<super::#meta>> {
+            ) -> ::std::option::Option<&mut ::std::option::Option<::std::boxed::Box<super::#meta>>> {
                 self.as_mut()?.request_meta_slot()
             }
         }

@@ -143,3 +143,32 @@ fn logging_levels_order_by_severity() {
     assert!(Old::Debug < Old::Error && Old::Error < Old::Emergency);
     assert!(New::Warning < New::Alert && Old::Info < Old::Notice);
 }
+
+/// A client request's `_meta` (about 1 KiB) is boxed in its params, which a server moves
+/// from the read into the handler: the params stay small whatever the metadata holds.
+#[test]
+fn request_params_hold_their_meta_boxed() {
+    use v2026_07_28::*;
+    let params = CallToolRequestParams::new("t");
+    let meta: Option<Box<RequestMetaObject>> = params.meta;
+    assert!(meta.is_none());
+    assert!(std::mem::size_of::<RequestMetaObject>() > 512);
+    for (name, size) in [
+        ("CallToolRequestParams", size_of::<CallToolRequestParams>()),
+        (
+            "GetPromptRequestParams",
+            size_of::<GetPromptRequestParams>(),
+        ),
+        (
+            "ReadResourceRequestParams",
+            size_of::<ReadResourceRequestParams>(),
+        ),
+        ("CompleteRequestParams", size_of::<CompleteRequestParams>()),
+        (
+            "PaginatedRequestParams",
+            size_of::<PaginatedRequestParams>(),
+        ),
+    ] {
+        assert!(size <= 512, "{name} is {size} bytes");
+    }
+}

@@ -376,7 +376,7 @@ pub struct CallToolRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The name of the tool.
     pub name: ::std::string::String,
     /// The `requestState` member.
@@ -642,7 +642,7 @@ pub struct CompleteRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The `ref` member.
     #[serde(rename = "ref")]
     pub ref_: CompleteReference,
@@ -1320,7 +1320,7 @@ pub struct GetPromptRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The name of the prompt or prompt template.
     pub name: ::std::string::String,
     /// The `requestState` member.
@@ -1686,7 +1686,7 @@ pub struct InputResponseRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The `requestState` member.
     #[serde(
         rename = "requestState",
@@ -2708,7 +2708,7 @@ pub struct PaginatedRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2961,7 +2961,7 @@ pub struct ReadResourceRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The `requestState` member.
     #[serde(
         rename = "requestState",
@@ -3131,7 +3131,7 @@ pub struct RequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -3301,7 +3301,7 @@ pub struct ResourceRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: ::std::string::String,
     /// Members the schema does not name, kept so they survive a round trip.
@@ -3844,7 +3844,7 @@ pub struct SubscriptionsListenRequestParams {
         default,
         skip_serializing_if = "::std::option::Option::is_none"
     )]
-    pub meta: ::std::option::Option<RequestMetaObject>,
+    pub meta: ::std::option::Option<::std::boxed::Box<RequestMetaObject>>,
     /// The notifications the client opts in to on this stream. The server
     /// **MUST NOT** send notification types the client has not explicitly
     /// requested.
@@ -6562,7 +6562,9 @@ pub mod method {
         /// when the params themselves are absent.
         fn request_meta_slot(
             &mut self,
-        ) -> ::std::option::Option<&mut ::std::option::Option<super::RequestMetaObject>>;
+        ) -> ::std::option::Option<
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
+        >;
     }
     impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
@@ -6571,91 +6573,91 @@ pub mod method {
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             self.as_mut()?.request_meta_slot()
         }
     }
     impl ClientRequestParams for super::CallToolRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::CompleteRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::GetPromptRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::PaginatedRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::ReadResourceRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::RequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
     impl ClientRequestParams for super::SubscriptionsListenRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_ref()
+            self.meta.as_deref()
         }
         fn request_meta_slot(
             &mut self,
         ) -> ::std::option::Option<
-            &mut ::std::option::Option<super::RequestMetaObject>,
+            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
         > {
             ::std::option::Option::Some(&mut self.meta)
         }
@@ -9870,9 +9872,9 @@ crate::rpc::open_struct!(
     CallToolRequestParams { arguments : ::std::option::Option < ::serde_json::Map <
     ::std::string::String, ::serde_json::Value > > = "arguments" default, input_responses
     : ::std::option::Option < InputResponses > = "inputResponses" default, meta :
-    ::std::option::Option < RequestMetaObject > = "_meta" default, name :
-    ::std::string::String = "name" required, request_state : ::std::option::Option <
-    ::std::string::String > = "requestState" default }
+    ::std::option::Option < ::std::boxed::Box < RequestMetaObject > > = "_meta" default,
+    name : ::std::string::String = "name" required, request_state : ::std::option::Option
+    < ::std::string::String > = "requestState" default }
 );
 crate::rpc::open_struct!(
     CallToolResult { content : ::std::vec::Vec < ContentBlock > = "content" required,
@@ -9931,8 +9933,8 @@ crate::rpc::open_struct!(
 crate::rpc::open_struct!(
     CompleteRequestParams { argument : CompleteRequestParamsArgument = "argument"
     required, context : ::std::option::Option < CompleteRequestParamsContext > =
-    "context" default, meta : ::std::option::Option < RequestMetaObject > = "_meta"
-    default, ref_ : CompleteReference = "ref" required }
+    "context" default, meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, ref_ : CompleteReference = "ref" required }
 );
 crate::rpc::open_struct!(
     CompleteRequestParamsArgument { name : ::std::string::String = "name" required, value
@@ -10045,9 +10047,10 @@ crate::rpc::open_struct!(
     GetPromptRequestParams { arguments : ::std::option::Option <
     ::std::collections::BTreeMap < ::std::string::String, ::std::string::String > > =
     "arguments" default, input_responses : ::std::option::Option < InputResponses > =
-    "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
-    "_meta" default, name : ::std::string::String = "name" required, request_state :
-    ::std::option::Option < ::std::string::String > = "requestState" default }
+    "inputResponses" default, meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, name : ::std::string::String = "name"
+    required, request_state : ::std::option::Option < ::std::string::String > =
+    "requestState" default }
 );
 crate::rpc::open_struct!(
     GetPromptResult { description : ::std::option::Option < ::std::string::String > =
@@ -10101,9 +10104,9 @@ crate::rpc::open_struct!(
 );
 crate::rpc::open_struct!(
     InputResponseRequestParams { input_responses : ::std::option::Option < InputResponses
-    > = "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
-    "_meta" default, request_state : ::std::option::Option < ::std::string::String > =
-    "requestState" default }
+    > = "inputResponses" default, meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, request_state : ::std::option::Option <
+    ::std::string::String > = "requestState" default }
 );
 crate::rpc::open_struct!(
     InternalError { code : InternalCode = "code" required, data : ::std::option::Option <
@@ -10293,8 +10296,8 @@ crate::rpc::open_struct!(
 );
 crate::rpc::open_struct!(
     PaginatedRequestParams { cursor : ::std::option::Option < ::std::string::String > =
-    "cursor" default, meta : ::std::option::Option < RequestMetaObject > = "_meta"
-    default }
+    "cursor" default, meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default }
 );
 crate::rpc::open_struct!(
     PaginatedResult { meta : ::std::option::Option < ResultMetaObject > = "_meta"
@@ -10353,9 +10356,10 @@ crate::rpc::open_struct!(
 );
 crate::rpc::open_struct!(
     ReadResourceRequestParams { input_responses : ::std::option::Option < InputResponses
-    > = "inputResponses" default, meta : ::std::option::Option < RequestMetaObject > =
-    "_meta" default, request_state : ::std::option::Option < ::std::string::String > =
-    "requestState" default, uri : ::std::string::String = "uri" required }
+    > = "inputResponses" default, meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, request_state : ::std::option::Option <
+    ::std::string::String > = "requestState" default, uri : ::std::string::String = "uri"
+    required }
 );
 crate::rpc::open_struct!(
     ReadResourceResult { cache_scope : ::std::option::Option < CacheScope > =
@@ -10378,8 +10382,8 @@ crate::rpc::open_struct!(
     ::std::option::Option < ProgressToken > = "progressToken" default }
 );
 crate::rpc::open_struct!(
-    RequestParams { meta : ::std::option::Option < RequestMetaObject > = "_meta" default
-    }
+    RequestParams { meta : ::std::option::Option < ::std::boxed::Box < RequestMetaObject
+    > > = "_meta" default }
 );
 crate::rpc::open_struct!(
     Resource { annotations : ::std::option::Option < Annotations > = "annotations"
@@ -10413,8 +10417,9 @@ crate::rpc::open_struct!(
     ::std::option::Option < NotificationParams > = "params" default }
 );
 crate::rpc::open_struct!(
-    ResourceRequestParams { meta : ::std::option::Option < RequestMetaObject > = "_meta"
-    default, uri : ::std::string::String = "uri" required }
+    ResourceRequestParams { meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, uri : ::std::string::String = "uri" required
+    }
 );
 crate::rpc::open_struct!(
     ResourceTemplate { annotations : ::std::option::Option < Annotations > =
@@ -10513,8 +10518,9 @@ crate::rpc::open_struct!(
     : SubscriptionsListenRequestParams = "params" required }
 );
 crate::rpc::open_struct!(
-    SubscriptionsListenRequestParams { meta : ::std::option::Option < RequestMetaObject >
-    = "_meta" default, notifications : SubscriptionFilter = "notifications" required }
+    SubscriptionsListenRequestParams { meta : ::std::option::Option < ::std::boxed::Box <
+    RequestMetaObject > > = "_meta" default, notifications : SubscriptionFilter =
+    "notifications" required }
 );
 crate::rpc::open_struct!(
     SubscriptionsListenResult { meta : ::std::option::Option <

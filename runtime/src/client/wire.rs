@@ -259,7 +259,7 @@ mod tests {
         let mut params = call();
         let mut meta = RequestMetaObject::new(Default::default(), "1999-01-01");
         meta.extra.insert("trace".into(), json!("abc"));
-        params.meta = Some(meta);
+        params.meta = Some(Box::new(meta));
         let encoded = client.encode_params(&params, None).unwrap();
         let written: Value = serde_json::from_str(&encoded.text).unwrap();
         assert_eq!(written["_meta"][META_PROTOCOL_VERSION], PROTOCOL_VERSION);

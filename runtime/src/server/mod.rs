@@ -100,7 +100,7 @@ pub(crate) trait Decoded: std::any::Any + Send + std::fmt::Debug {
     /// Where the request's `_meta` is kept: what the handler's context keeps is moved
     /// out of it, and a `_meta` read before is put back into it. `None` when the params
     /// themselves are absent.
-    fn meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>>;
+    fn meta_slot(&mut self) -> Option<&mut Option<Box<RequestMetaObject>>>;
     /// The request's target (a tool or prompt name, a resource URI).
     fn target(&self) -> Option<&str>;
     /// The value, for the route to take back as its method's type.
@@ -121,7 +121,7 @@ where
     M: Request,
     M::Params: ClientRequestParams,
 {
-    fn meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>> {
+    fn meta_slot(&mut self) -> Option<&mut Option<Box<RequestMetaObject>>> {
         self.0.request_meta_slot()
     }
 

@@ -170,7 +170,7 @@ impl Server {
             (Some(meta), _) => (meta, None),
             (None, Some(Ok(typed))) => (
                 MetaRead::typed(
-                    typed.meta_slot().and_then(Option::as_mut),
+                    typed.meta_slot().and_then(Option::as_deref_mut),
                     protocol::SUPPORTED_VERSIONS,
                 ),
                 None,
@@ -217,7 +217,7 @@ impl Server {
         if slot.is_some() {
             return None;
         }
-        *slot = Some(split.meta.left());
+        *slot = Some(Box::new(split.meta.left()));
         Some((params, split.meta.read()))
     }
 

@@ -156,7 +156,7 @@ async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
     let server = Server::builder("recording", "1.0.0")
         .handle::<method::CallTool, _, _>(move |ctx, params| {
             record.lock().unwrap().push((
-                params.meta.clone(),
+                params.meta.as_deref().cloned(),
                 ctx.client_info().map(|i| i.name.clone()),
                 ctx.protocol_version().to_owned(),
             ));

@@ -21,7 +21,7 @@ use crate::types::v2026_07_28::{
 #[derive(Debug, Clone)]
 pub(crate) struct WithMeta<P> {
     pub(crate) params: P,
-    meta: Option<RequestMetaObject>,
+    meta: Option<Box<RequestMetaObject>>,
 }
 
 impl<P> WithMeta<P> {
@@ -83,9 +83,9 @@ impl<'de, P: TaskParams> Deserialize<'de> for WithMeta<P> {
 
 impl<P: TaskParams> ClientRequestParams for WithMeta<P> {
     fn request_meta(&self) -> Option<&RequestMetaObject> {
-        self.meta.as_ref()
+        self.meta.as_deref()
     }
-    fn request_meta_slot(&mut self) -> Option<&mut Option<RequestMetaObject>> {
+    fn request_meta_slot(&mut self) -> Option<&mut Option<Box<RequestMetaObject>>> {
         Some(&mut self.meta)
     }
 }

@@ -104,7 +104,10 @@ fn fingerprint(name: &[u8]) -> u32 {
     let byte = |at: usize| u32::from(name.get(at).map_or(0, u8::to_ascii_lowercase));
     let len = name.len();
     // A longer name keeps only its low bits of length; the bytes compared settle it.
-    u32::from(len.to_le_bytes()[0]) | byte(0) << 8 | byte(len / 2) << 16 | byte(len.wrapping_sub(1)) << 24
+    u32::from(len.to_le_bytes()[0])
+        | byte(0) << 8
+        | byte(len / 2) << 16
+        | byte(len.wrapping_sub(1)) << 24
 }
 
 #[cfg(feature = "http-server")]
@@ -153,7 +156,10 @@ impl Fields for HeadFields {
             // A name that does not come again costs a comparison of fingerprints per
             // later field.
             let later = self.fields.get(i + 1..)?;
-            if !later.iter().any(|other| other.fingerprint == first.fingerprint) {
+            if !later
+                .iter()
+                .any(|other| other.fingerprint == first.fingerprint)
+            {
                 return None;
             }
             let spelled = self.head.get(first.name.clone())?;
@@ -223,8 +229,14 @@ mod tests {
         // Same length, first, middle and last bytes: one fingerprint.
         let fields = head("X-aAb: 1\r\nx-aZb: 2\r\n");
         assert_eq!(fingerprint(b"x-aab"), fingerprint(b"X-aZB"));
-        assert_eq!(fields.get(&HeaderName::from_static("x-azb")), Some(&b"2"[..]));
-        assert_eq!(fields.get(&HeaderName::from_static("x-aab")), Some(&b"1"[..]));
+        assert_eq!(
+            fields.get(&HeaderName::from_static("x-azb")),
+            Some(&b"2"[..])
+        );
+        assert_eq!(
+            fields.get(&HeaderName::from_static("x-aab")),
+            Some(&b"1"[..])
+        );
         assert_eq!(fields.repeated(|_| true), None);
         let long = "x-".repeat(200);
         let fields = head(&format!("{long}a: 1\r\n{long}A: 2\r\n"));

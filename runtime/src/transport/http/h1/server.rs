@@ -241,7 +241,13 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
     let fields = request
         .headers
         .iter()
-        .map(|field| Field::new(field.name.as_bytes(), at(field.name.as_bytes()), at(field.value)))
+        .map(|field| {
+            Field::new(
+                field.name.as_bytes(),
+                at(field.name.as_bytes()),
+                at(field.value),
+            )
+        })
         .collect();
     // The head's bytes, shared by the target and the fields without a copy each.
     let head = buf.split_to(len).freeze();
