@@ -169,7 +169,9 @@ impl Admitted {
                         principal: principal.as_ref(),
                         capabilities,
                     };
-                    return match rounds.run(asked, binding).await {
+                    // Boxed: the rounds' future is large, and every request's future
+                    // would carry its room inline, sessions or not.
+                    return match Box::pin(rounds.run(asked, binding)).await {
                         Ok(result) => {
                             Dispatched::new(Verdict::Answered(Ok(result)), Outcome::Complete)
                         }
