@@ -307,8 +307,12 @@ fn input_response(p: &Prepared, u: &Union, header: TokenStream) -> Result<TokenS
     Ok(quote! {
         #header
         impl #name {
-            /// Decodes the answer to a request of `method` (an [`InputRequest`]'s method).
-            pub fn decode_for(method: &str, value: &::serde_json::Value) -> ::std::result::Result<Self, crate::rpc::DecodeError> {
+            /// Decodes the answer to a request of `method` (an [`InputRequest`]'s method)
+            /// from `value`: a `&serde_json::Value`, a `&RawValue`, or a JSON reader.
+            pub fn decode_for<'de, D>(method: &str, value: D) -> ::std::result::Result<Self, crate::rpc::DecodeError>
+            where
+                D: ::serde::Deserializer<'de, Error = ::serde_json::Error>,
+            {
                 match method {
                     #(#arms,)*
                     other => Err(crate::rpc::DecodeError::UnknownMethod { kind: "InputResponse", method: other.to_owned() }),

@@ -5197,11 +5197,15 @@ impl ::std::convert::From<ElicitResult> for InputResponse {
     }
 }
 impl InputResponse {
-    /// Decodes the answer to a request of `method` (an [`InputRequest`]'s method).
-    pub fn decode_for(
+    /// Decodes the answer to a request of `method` (an [`InputRequest`]'s method)
+    /// from `value`: a `&serde_json::Value`, a `&RawValue`, or a JSON reader.
+    pub fn decode_for<'de, D>(
         method: &str,
-        value: &::serde_json::Value,
-    ) -> ::std::result::Result<Self, crate::rpc::DecodeError> {
+        value: D,
+    ) -> ::std::result::Result<Self, crate::rpc::DecodeError>
+    where
+        D: ::serde::Deserializer<'de, Error = ::serde_json::Error>,
+    {
         match method {
             "sampling/createMessage" => {
                 <CreateMessageResult as ::serde::Deserialize>::deserialize(value)
@@ -6391,44 +6395,137 @@ impl ::std::convert::From<f64> for ElicitValue {
 /// The client's answers to an [`InputRequests`] map, under the same keys (`inputResponses`).
 ///
 /// An answer has no discriminator of its own: it is decoded by the method of the request
-/// it answers. This type keeps the raw JSON, so a server can decode lazily (see
-/// [`InputResponses::get`]) or all at once against the requests it sent
-/// ([`InputResponses::decode`]); keys it did not ask for are ignored.
-#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(transparent)]
+/// it answers. This type keeps the object as the JSON text it came in (checked to be an
+/// object whose keys are unique), so a server decodes an answer straight from its text,
+/// lazily ([`InputResponses::get`]) or all at once against the requests it sent
+/// ([`InputResponses::decode`]), and builds no tree for it; keys it did not ask for are
+/// never read.
+#[derive(Clone, Debug)]
 pub struct InputResponses(
     /// The wrapped value.
-    pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    ::std::boxed::Box<::serde_json::value::RawValue>,
 );
 impl InputResponses {
     /// An empty map.
     pub fn new() -> Self {
-        Self::default()
+        Self::from_text("{}".to_owned())
     }
-    /// Adds the answer to the request under `key`.
+    /// Text this type wrote itself: an object, by construction.
+    fn from_text(text: ::std::string::String) -> Self {
+        Self(
+            ::serde_json::value::RawValue::from_string(text)
+                .expect("tern writes JSON objects"),
+        )
+    }
+    /// Adds the answer to the request under `key`, in place of an answer already there.
     pub fn insert(
         &mut self,
         key: impl ::std::convert::Into<::std::string::String>,
         response: InputResponse,
     ) -> ::std::result::Result<(), ::serde_json::Error> {
-        self.0.insert(key.into(), ::serde_json::to_value(response)?);
+        let value = ::serde_json::value::to_raw_value(&response)?;
+        self.insert_raw(key, &value)
+    }
+    /// Adds `answer`, as it is, under `key`, in place of an answer already there (to be
+    /// decoded by whoever asked).
+    pub fn insert_raw(
+        &mut self,
+        key: impl ::std::convert::Into<::std::string::String>,
+        answer: &::serde_json::value::RawValue,
+    ) -> ::std::result::Result<(), ::serde_json::Error> {
+        let key = key.into();
+        let value = answer.get();
+        let mut text = ::std::string::String::with_capacity(
+            self.0.get().len() + key.len() + value.len() + 4,
+        );
+        text.push('{');
+        for (name, quoted, answer) in self.members() {
+            if name != key {
+                text.push_str(quoted);
+                text.push(':');
+                text.push_str(answer.get());
+                text.push(',');
+            }
+        }
+        text.push_str(&::serde_json::to_string(&key)?);
+        text.push(':');
+        text.push_str(value);
+        text.push('}');
+        *self = Self::from_text(text);
         Ok(())
+    }
+    /// Each answer: its key, its key as written (quoted), and its raw JSON, in order.
+    fn members(
+        &self,
+    ) -> ::std::vec::Vec<
+        (::std::borrow::Cow<'_, str>, &str, &::serde_json::value::RawValue),
+    > {
+        let text = self.0.get();
+        let mut out = ::std::vec::Vec::new();
+        let _ = crate::rpc::scan::each_member(
+            text.as_bytes(),
+            |name, value| {
+                let quoted = text.get(name)?;
+                let answer: &::serde_json::value::RawValue = ::serde_json::from_str(
+                        text.get(value)?,
+                    )
+                    .ok()?;
+                out.push((member_name(quoted)?, quoted, answer));
+                Some(())
+            },
+        );
+        out
+    }
+    /// Each answer's key and raw JSON, in the order they came.
+    pub fn iter(
+        &self,
+    ) -> impl ::std::iter::Iterator<
+        Item = (::std::borrow::Cow<'_, str>, &::serde_json::value::RawValue),
+    > {
+        self.members().into_iter().map(|(name, _, answer)| (name, answer))
+    }
+    /// The text of the answer under `key`, found without reading the others'.
+    fn find(&self, key: &str) -> ::std::option::Option<&str> {
+        let text = self.0.get();
+        let mut found = None;
+        let _ = crate::rpc::scan::each_member(
+            text.as_bytes(),
+            |name, value| {
+                if member_name(text.get(name)?)? == key {
+                    found = text.get(value);
+                    return None;
+                }
+                Some(())
+            },
+        );
+        found
     }
     /// Whether there is an answer under `key`.
     pub fn contains_key(&self, key: &str) -> bool {
-        self.0.contains_key(key)
+        self.find(key).is_some()
     }
     /// The number of answers.
     pub fn len(&self) -> usize {
-        self.0.len()
+        let mut len = 0;
+        let _ = crate::rpc::scan::each_member(
+            self.0.get().as_bytes(),
+            |_, _| {
+                len += 1;
+                Some(())
+            },
+        );
+        len
     }
     /// Whether there are no answers.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
     }
     /// The raw answer under `key`.
-    pub fn raw(&self, key: &str) -> ::std::option::Option<&::serde_json::Value> {
-        self.0.get(key)
+    pub fn raw(
+        &self,
+        key: &str,
+    ) -> ::std::option::Option<&::serde_json::value::RawValue> {
+        ::serde_json::from_str(self.find(key)?).ok()
     }
     /// The answer under `key`, decoded as the result of the input method `M`; `None`
     /// when there is no answer under that key.
@@ -6438,10 +6535,9 @@ impl InputResponses {
     ) -> ::std::option::Option<
         ::std::result::Result<M::Result, crate::rpc::DecodeError>,
     > {
-        self.0
-            .get(key)
-            .map(|v| {
-                <M::Result as ::serde::Deserialize>::deserialize(v)
+        self.find(key)
+            .map(|text| {
+                ::serde_json::from_str::<M::Result>(text)
                     .map_err(crate::rpc::DecodeError::Json)
             })
     }
@@ -6456,14 +6552,83 @@ impl InputResponses {
     > {
         let mut out = ::std::collections::BTreeMap::new();
         for (key, request) in requests.iter() {
-            if let Some(value) = self.0.get(key) {
+            if let Some(text) = self.find(key) {
+                let mut de = ::serde_json::Deserializer::from_str(text);
                 out.insert(
                     key.clone(),
-                    InputResponse::decode_for(request.method(), value)?,
+                    InputResponse::decode_for(request.method(), &mut de)?,
                 );
             }
         }
         Ok(out)
+    }
+}
+/// A member name as written (with its quotes), unescaped when it has escapes.
+fn member_name(quoted: &str) -> ::std::option::Option<::std::borrow::Cow<'_, str>> {
+    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
+    if inner.contains('\\') {
+        ::serde_json::from_str::<::std::string::String>(quoted)
+            .ok()
+            .map(::std::borrow::Cow::Owned)
+    } else {
+        Some(::std::borrow::Cow::Borrowed(inner))
+    }
+}
+impl ::std::default::Default for InputResponses {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+/// Two maps are equal when they hold the same answers under the same keys, whatever
+/// their order or spacing.
+impl ::std::cmp::PartialEq for InputResponses {
+    fn eq(&self, other: &Self) -> bool {
+        let read = |r: &Self| {
+            ::serde_json::from_str::<::serde_json::Value>(r.0.get()).ok()
+        };
+        read(self) == read(other)
+    }
+}
+impl ::serde::Serialize for InputResponses {
+    fn serialize<S: ::serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> ::std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+/// Read as text, once: refused unless it is an object whose keys are unique (a repeated
+/// key would leave which answer counts to the reader).
+impl<'de> ::serde::Deserialize<'de> for InputResponses {
+    fn deserialize<D: ::serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::std::result::Result<Self, D::Error> {
+        use ::serde::de::Error as _;
+        let raw = <::std::boxed::Box<
+            ::serde_json::value::RawValue,
+        >>::deserialize(deserializer)?;
+        let text = raw.get();
+        let mut names = ::std::vec::Vec::new();
+        crate::rpc::scan::each_member(
+                text.as_bytes(),
+                |name, _| {
+                    names.push(member_name(text.get(name)?)?);
+                    Some(())
+                },
+            )
+            .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;
+        if names.len() > 1 {
+            names.sort_unstable();
+            if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+                return Err(
+                    D::Error::custom(
+                        format_args!("inputResponses repeats the key `{}`", pair[0]),
+                    ),
+                );
+            }
+        }
+        drop(names);
+        Ok(Self(raw))
     }
 }
 impl ::std::iter::FromIterator<(::std::string::String, InputResponse)>
@@ -6471,12 +6636,11 @@ for InputResponses {
     fn from_iter<
         I: ::std::iter::IntoIterator<Item = (::std::string::String, InputResponse)>,
     >(iter: I) -> Self {
-        Self(
-            iter
-                .into_iter()
-                .filter_map(|(k, v)| ::serde_json::to_value(v).ok().map(|v| (k, v)))
-                .collect(),
-        )
+        let mut responses = Self::new();
+        for (key, response) in iter {
+            let _ = responses.insert(key, response);
+        }
+        responses
     }
 }
 /// One uninhabited marker type per protocol method, naming its parameters and

@@ -22,7 +22,7 @@
 //! // provisions.
 //! let mcp = McpServer::new("provisioner", "1.0.0");
 //! mcp.tool("provision").run(|_: NoArgs, ctx: ToolContext| async move {
-//!     let answer = |key: &str| ctx.input_responses()?.0.get(key).and_then(form_content);
+//!     let answer = |key: &str| ctx.input_responses()?.raw(key).and_then(form_content);
 //!     let form = |message: &str, field: &str, kind: &str| {
 //!         let schema = json!({"type": "object", "properties": {field: {"type": kind}}});
 //!         tern::ask::elicit_form(message, schema)
@@ -270,7 +270,7 @@ impl TestClient {
             if let Some(hook) = &self.between_rounds {
                 hook(&round);
             }
-            let answers = InputResponses(round.sent.iter().cloned().collect());
+            let answers = responses(&round.sent);
             rounds.push(round);
             let pending = self.altered(pending);
             step = self
@@ -317,6 +317,18 @@ impl TestClient {
 }
 
 /// A question's text: a form's or URL step's message, a sampling request's first text.
+/// The answers a round sent, as the retry carries them.
+fn responses(sent: &[(String, Value)]) -> InputResponses {
+    let mut answers = InputResponses::new();
+    for (key, answer) in sent {
+        // A `Value` always serialises, and a key is a string: neither can fail.
+        if let Ok(raw) = serde_json::value::to_raw_value(answer) {
+            let _ = answers.insert_raw(key.clone(), &raw);
+        }
+    }
+    answers
+}
+
 fn question_text(request: &InputRequest) -> Option<String> {
     match request {
         InputRequest::Elicit(e) => Some(match &e.params {

@@ -144,10 +144,9 @@ impl Client {
                 M::METHOD
             )));
         }
-        if let Some(stray) = answers
-            .0
-            .keys()
-            .find(|k| !pending.input_requests.contains_key(k.as_str()))
+        if let Some((stray, _)) = answers
+            .iter()
+            .find(|(k, _)| !pending.input_requests.contains_key(k.as_ref()))
         {
             return Err(Error::Resume(format!(
                 "an answer for `{stray}`, which the server did not ask"

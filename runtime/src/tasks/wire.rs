@@ -209,8 +209,8 @@ pub(crate) async fn update(
     let mut answers = Vec::new();
     // Answers to keys not outstanding are ignored unread; the others must be answers to
     // what was asked.
-    for (key, value) in &params.params.input_responses.0 {
-        let Some((_, asked)) = record.asks.iter().find(|(k, _)| k == key) else {
+    for (key, value) in params.params.input_responses.iter() {
+        let Some((_, asked)) = record.asks.iter().find(|(k, _)| *k == key) else {
             continue;
         };
         let method = serde_json::from_str::<Value>(asked)
@@ -220,7 +220,7 @@ pub(crate) async fn update(
         InputResponse::decode_for(&method, value).map_err(|e| {
             RpcError::invalid_params(format!("The answer to {key} is not a {method} result: {e}"))
         })?;
-        answers.push((key.clone(), value.to_string()));
+        answers.push((key.into_owned(), value.get().to_owned()));
     }
     if !answers.is_empty() {
         tasks

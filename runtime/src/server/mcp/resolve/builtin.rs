@@ -235,9 +235,12 @@ impl<A> Resolve<A> for ListRoots {
     }
 }
 
-/// Object maps for answers, so a custom resolver can read a form's content.
-pub fn form_content(response: &Value) -> Option<Map<String, Value>> {
-    let result: ElicitResult = serde_json::from_value(response.clone()).ok()?;
+/// Object maps for answers, so a custom resolver can read a form's content: `response`
+/// is an answer as JSON (a `Value`, or the raw text `InputResponses::raw` gives).
+pub fn form_content<T: serde::Serialize + ?Sized>(response: &T) -> Option<Map<String, Value>> {
+    let result: ElicitResult = serde_json::to_value(response)
+        .and_then(serde_json::from_value)
+        .ok()?;
     if result.action != ElicitResultAction::Accept {
         return None;
     }

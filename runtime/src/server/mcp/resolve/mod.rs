@@ -253,18 +253,14 @@ pub(crate) fn resolve_round<A>(
             }
         }
         let fresh = input_responses
+            .filter(|_| previous.asked.get(&node.key) == Some(&digest))
             .and_then(|r| r.raw(&node.key))
-            .filter(|_| previous.asked.get(&node.key) == Some(&digest));
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
         if let Some(raw) = fresh {
-            if let Some(value) = (node.decode)(raw, &store) {
+            if let Some(value) = (node.decode)(&raw, &store) {
                 store.0.insert(node.key.clone(), value);
-                next.answers.insert(
-                    node.key.clone(),
-                    Recorded {
-                        q: digest,
-                        a: raw.clone(),
-                    },
-                );
+                next.answers
+                    .insert(node.key.clone(), Recorded { q: digest, a: raw });
                 continue;
             }
             tracing::debug!(key = %node.key, "an answer did not fit its question; asking again");
