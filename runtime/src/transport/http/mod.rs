@@ -35,7 +35,7 @@ pub const NAME_HEADER: &str = "mcp-name";
 /// The prefix of `Mcp-Param-{Name}` headers mirroring annotated tool arguments.
 pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 
-const SENTINEL_START: &str = "=?base64?";
+pub(crate) const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
 /// The body field `Mcp-Name` mirrors for `method`, if it has one: the params member
@@ -68,14 +68,20 @@ pub fn encode_header_value(value: &str) -> String {
 /// `HeaderValue::to_str` accepts.
 #[inline]
 pub(crate) fn visible(value: &[u8]) -> Option<&str> {
-    if value
-        .iter()
-        .all(|&b| b == b'\t' || (b' '..0x7f).contains(&b))
-    {
+    if visible_bytes(value) {
         std::str::from_utf8(value).ok()
     } else {
         None
     }
+}
+
+/// Whether every byte of `value` is visible ASCII, a space or a tab (so [`visible`]
+/// would read it), without making it text.
+#[inline]
+pub(crate) fn visible_bytes(value: &[u8]) -> bool {
+    value
+        .iter()
+        .all(|&b| b == b'\t' || (b' '..0x7f).contains(&b))
 }
 
 /// The value a header carries, decoding the base64 sentinel form. `None` when the value

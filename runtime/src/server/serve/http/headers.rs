@@ -8,11 +8,11 @@ use super::sessions::SESSION_HEADER;
 use crate::jsonrpc::RpcError;
 use crate::server::Accepted;
 use crate::transport::http::fields::Fields;
-use crate::transport::http::visible;
 use crate::transport::http::{
     METHOD_HEADER, NAME_HEADER, PARAM_HEADER_PREFIX, PROTOCOL_VERSION_HEADER, ParamHeader,
     header_value,
 };
+use crate::transport::http::{SENTINEL_START, visible_bytes};
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28 as v2026;
@@ -50,18 +50,21 @@ pub(crate) fn check_headers(
     request: &Accepted,
 ) -> Result<(), RpcError> {
     let method = request.method();
+    // Compared as bytes: a value is made text only to say how it differs.
     let version = plain_header(headers, &PROTOCOL_VERSION, "MCP-Protocol-Version")?;
-    if version != body_version {
+    if version != body_version.as_bytes() {
         return Err(RpcError::header_mismatch(format!(
-            "Header mismatch: MCP-Protocol-Version header value '{version}' does not match \
-             body value '{body_version}'"
+            "Header mismatch: MCP-Protocol-Version header value '{}' does not match \
+             body value '{body_version}'",
+            String::from_utf8_lossy(version)
         )));
     }
     let header_method = plain_header(headers, &METHOD, "Mcp-Method")?;
-    if header_method != method {
+    if header_method != method.as_bytes() {
         return Err(RpcError::header_mismatch(format!(
-            "Header mismatch: Mcp-Method header value '{header_method}' does not match body \
-             value '{method}'"
+            "Header mismatch: Mcp-Method header value '{}' does not match body \
+             value '{method}'",
+            String::from_utf8_lossy(header_method)
         )));
     }
     if crate::protocol::method_info(method)
@@ -74,17 +77,25 @@ pub(crate) fn check_headers(
     let raw = headers
         .get(&NAME)
         .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
-    let name = header_value(raw).ok_or_else(|| {
-        RpcError::header_mismatch("Header mismatch: Mcp-Name header has invalid characters")
-    })?;
-    if name != body_name {
-        return Err(RpcError::header_mismatch(format!(
-            "Header mismatch: Mcp-Name header value '{name}' does not match body value \
-             '{body_name}'"
-        )));
+    // A name sent as it is (the usual case) is the body's byte for byte; any other is
+    // read (the sentinel form decoded) to compare and to say what differs.
+    let plain = raw == body_name.as_bytes()
+        && visible_bytes(raw)
+        && !raw.starts_with(SENTINEL_START.as_bytes());
+    if !plain {
+        let name = header_value(raw).ok_or_else(|| {
+            RpcError::header_mismatch("Header mismatch: Mcp-Name header has invalid characters")
+        })?;
+        if name != body_name {
+            return Err(RpcError::header_mismatch(format!(
+                "Header mismatch: Mcp-Name header value '{name}' does not match body value \
+                 '{body_name}'"
+            )));
+        }
     }
+    let name = body_name;
     if method == v2026::method::CallTool::METHOD {
-        if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(&name)) {
+        if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(name)) {
             let [arguments] = match request.params() {
                 Some(params) => members(params.get(), ["arguments"]),
                 None => [None],
@@ -100,19 +111,22 @@ pub(crate) fn check_headers(
     Ok(())
 }
 
+/// The value of `key`, when it came and holds only visible ASCII (spaces and tabs
+/// allowed), as `HeaderValue::to_str` has it.
 fn plain_header<'a>(
     headers: &'a impl Fields,
     key: &HeaderName,
     name: &str,
-) -> Result<&'a str, RpcError> {
+) -> Result<&'a [u8], RpcError> {
     let value = headers.get(key).ok_or_else(|| {
         RpcError::header_mismatch(format!("Header mismatch: missing {name} header"))
     })?;
-    visible(value).ok_or_else(|| {
-        RpcError::header_mismatch(format!(
+    if !visible_bytes(value) {
+        return Err(RpcError::header_mismatch(format!(
             "Header mismatch: {name} header has invalid characters"
-        ))
-    })
+        )));
+    }
+    Ok(value)
 }
 
 fn check_param_headers(
