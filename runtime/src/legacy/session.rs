@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
+
+use crate::server::Outbound;
 
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
@@ -195,7 +197,7 @@ impl LegacySession {
     /// (`notifications/cancelled`, on the same stream).
     pub(crate) async fn request(
         &self,
-        out: &mpsc::UnboundedSender<String>,
+        out: &Outbound,
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
@@ -256,7 +258,7 @@ fn recode<T: serde::Serialize, U: serde::de::DeserializeOwned>(
 /// Removes an unanswered request and tells the client it was withdrawn.
 struct Withdraw<'a> {
     session: &'a LegacySession,
-    out: &'a mpsc::UnboundedSender<String>,
+    out: &'a Outbound,
     id: &'a RequestId,
     key: IdKey,
     answered: bool,

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use super::Outbound;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::AuthInfo;
@@ -31,7 +31,7 @@ struct Inner {
     meta: RequestMeta,
     auth: Option<AuthInfo>,
     cancel: CancellationToken,
-    outbound: Option<mpsc::UnboundedSender<String>>,
+    outbound: Option<Outbound>,
     /// The 2025-11-25 session the request arrived on, if it did.
     session: Option<Arc<LegacySession>>,
     /// The sealed `requestState` this round redeemed, as the client sent it (for
@@ -48,7 +48,7 @@ impl RequestContext {
         meta: RequestMeta,
         auth: Option<AuthInfo>,
         cancel: CancellationToken,
-        outbound: Option<mpsc::UnboundedSender<String>>,
+        outbound: Option<Outbound>,
         session: Option<Arc<LegacySession>>,
     ) -> Self {
         Self {

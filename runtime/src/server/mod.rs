@@ -32,6 +32,7 @@ mod fulfil;
 mod known_meta;
 mod mcp;
 pub mod middleware;
+mod outbound;
 mod pipeline;
 pub mod replay;
 mod serve;
@@ -50,6 +51,7 @@ pub use context::RequestContext;
 pub use events::ServerEvent;
 pub use fulfil::SessionInput;
 pub use mcp::*;
+pub use outbound::Outbound;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 #[cfg(feature = "http-server")]
 pub use serve::http;

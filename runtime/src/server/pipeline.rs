@@ -2,10 +2,9 @@
 //! `_meta` read once), then served to a [`Verdict`] the transport maps onto its wire.
 
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{Decoded, Route, Server, Session};
+use super::{Decoded, Outbound, Route, Server, Session};
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RawParams, RpcError, code};
 use crate::legacy::Era;
@@ -29,7 +28,7 @@ pub struct IncomingRequest {
     /// Cancelled when the client cancels or goes away.
     pub cancel: CancellationToken,
     /// Where the request's notifications (progress, logs) go, as JSON-RPC messages.
-    pub outbound: Option<mpsc::UnboundedSender<String>>,
+    pub outbound: Option<Outbound>,
 }
 
 impl IncomingRequest {
@@ -65,7 +64,7 @@ impl IncomingRequest {
 
     /// Where the request's notifications (and, on a session, the server's requests to
     /// the client) go, as JSON-RPC messages.
-    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.outbound = outbound;
         self
     }
@@ -268,7 +267,7 @@ impl Accepted {
     }
 
     /// Where the request's notifications go.
-    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.request.outbound = outbound;
         self
     }
@@ -432,7 +431,7 @@ impl Admitted {
     }
 
     /// Where the request's notifications go.
-    pub fn with_outbound(mut self, outbound: Option<mpsc::UnboundedSender<String>>) -> Self {
+    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.request.outbound = outbound;
         self
     }

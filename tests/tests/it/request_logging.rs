@@ -25,7 +25,7 @@ async fn logged(log_level: Option<&str>) -> Vec<Value> {
     if let Some(level) = log_level {
         meta["io.modelcontextprotocol/logLevel"] = json!(level);
     }
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     logging_server()
         .handle(
             IncomingRequest::new(
@@ -33,7 +33,7 @@ async fn logged(log_level: Option<&str>) -> Vec<Value> {
                 "tools/call",
                 Some(json!({"name": "t", "arguments": {}, "_meta": meta})),
             )
-            .with_outbound(Some(tx)),
+            .with_outbound(Some(tx.into())),
         )
         .await
         .unwrap();

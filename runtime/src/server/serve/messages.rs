@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Incoming, RpcError};
-use crate::server::{IncomingRequest, Server, Session};
+use crate::server::{IncomingRequest, Outbound, Server, Session};
 use crate::transport::MessageTransport;
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
@@ -175,7 +175,7 @@ fn spawn_request(
     let out = out_tx.clone();
     let accepted = accepted
         .with_cancel(cancel.clone())
-        .with_outbound(Some(out.clone()));
+        .with_outbound(Some(Outbound::from(out.clone())));
     tokio::spawn(async move {
         let _tracked = tracked;
         let result = tokio::select! {

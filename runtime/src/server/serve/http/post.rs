@@ -7,7 +7,6 @@ use axum::response::Response;
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderValue, StatusCode};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use http_body_util::BodyExt as _;
@@ -20,7 +19,7 @@ use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::legacy;
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
-use crate::server::{Accepted, IncomingRequest, Refusal, Verdict};
+use crate::server::{Accepted, IncomingRequest, Refusal, Verdict, outbound};
 use crate::transport::http::body::Joined;
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible;
@@ -399,7 +398,7 @@ async fn run(
     };
     // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
     let guard = cancel.clone().drop_guard();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
     // come.

@@ -11,12 +11,12 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::HeaderValue;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
-use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use super::stream::SessionStreams;
 use crate::jsonrpc::{self, RpcError};
 use crate::server::Verdict;
+use crate::server::outbound::Messages;
 use crate::transport::BoxFuture;
 use crate::transport::http::fields::Fields;
 use crate::types::v2026_07_28::RequestId;
@@ -53,7 +53,7 @@ pub(super) fn accepts(headers: &impl Fields) -> (bool, bool) {
 pub(super) struct SseState {
     pub(super) id: RequestId,
     outcome: Option<Outcome>,
-    rx: mpsc::UnboundedReceiver<String>,
+    rx: Messages,
     pub(super) guard: Option<DropGuard>,
     /// Notifications read and not yet written.
     pub(super) pending: VecDeque<String>,
@@ -62,12 +62,7 @@ pub(super) struct SseState {
 }
 
 impl SseState {
-    pub(super) fn new(
-        id: RequestId,
-        outcome: Outcome,
-        rx: mpsc::UnboundedReceiver<String>,
-        guard: DropGuard,
-    ) -> Self {
+    pub(super) fn new(id: RequestId, outcome: Outcome, rx: Messages, guard: DropGuard) -> Self {
         Self {
             id,
             outcome: Some(outcome),
@@ -79,7 +74,7 @@ impl SseState {
     }
 
     pub(super) fn drain(&mut self) {
-        while let Ok(n) = self.rx.try_recv() {
+        while let Some(n) = self.rx.try_recv() {
             self.pending.push_back(n);
         }
     }
