@@ -2,6 +2,7 @@
 //! [`RequestMetaObject`]. The precise diagnostics (which key is missing, which one is
 //! malformed) are worked out only when that typed read fails.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -27,8 +28,8 @@ pub(crate) const META: &str = "_meta";
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestMeta {
-    /// The protocol version of this request.
-    pub protocol_version: String,
+    /// The protocol version of this request (borrowed when it is one tern knows).
+    pub protocol_version: Cow<'static, str>,
     /// The client's capabilities for this request (never inferred from earlier ones).
     /// Shared: a 2025-11-25 session's requests all see the one copy `initialize` sent.
     pub client_capabilities: Arc<ClientCapabilities>,
@@ -50,7 +51,7 @@ pub struct RequestMeta {
 pub(crate) struct MetaRead {
     /// The `_meta` protocol version, when `_meta` names one as a string, even if the
     /// rest of `_meta` is malformed: present exactly on stateless requests.
-    pub(crate) version: Option<String>,
+    pub(crate) version: Option<Cow<'static, str>>,
     /// Whether `_meta` has the protocol version key at all (whatever its value): the
     /// mark of a stateless request, which a session never sends.
     pub(crate) stateless: bool,
@@ -99,15 +100,17 @@ impl MetaRead {
         match meta {
             Some(typed) => {
                 let trace = super::TraceContext::from_meta(&typed.extra);
+                let version = super::version_text(&typed.protocol_version);
                 let taken = RequestMetaObject {
                     client_capabilities: std::mem::take(&mut typed.client_capabilities),
                     client_info: typed.client_info.take(),
                     log_level: typed.log_level,
-                    protocol_version: typed.protocol_version.clone(),
+                    // Given apart, as `version`: not copied.
+                    protocol_version: String::new(),
                     progress_token: typed.progress_token.clone(),
                     extra: Map::new(),
                 };
-                Self::from_typed(taken, trace, supported)
+                Self::from_parts(taken, version, trace, supported)
             }
             None => Self::refused(None, None, missing_meta()),
         }
@@ -119,12 +122,27 @@ impl MetaRead {
         trace: Option<super::TraceContext>,
         supported: &[&str],
     ) -> Self {
-        let version = typed.protocol_version.clone();
+        let version = super::version_text(&typed.protocol_version);
+        Self::from_parts(typed, version, trace, supported)
+    }
+
+    /// [`from_typed`](Self::from_typed) with the version already read (the one in
+    /// `typed` is not looked at).
+    fn from_parts(
+        typed: RequestMetaObject,
+        version: Cow<'static, str>,
+        trace: Option<super::TraceContext>,
+        supported: &[&str],
+    ) -> Self {
         let progress_token = typed.progress_token.clone();
-        let meta = if supported.contains(&version.as_str()) {
+        let meta = if supported.contains(&&*version) {
             Ok(RequestMeta {
+                protocol_version: version.clone(),
+                client_capabilities: Arc::new(typed.client_capabilities),
+                client_info: typed.client_info.map(Arc::new),
+                progress_token: typed.progress_token,
+                log_level: typed.log_level,
                 trace: trace.clone(),
-                ..RequestMeta::from(typed)
             })
         } else {
             Err(RpcError::unsupported_version(&version, supported))
@@ -145,7 +163,7 @@ impl MetaRead {
     }
 
     fn refused(
-        version: Option<String>,
+        version: Option<Cow<'static, str>>,
         progress_token: Option<ProgressToken>,
         error: RpcError,
     ) -> Self {
@@ -168,7 +186,7 @@ impl MetaRead {
         let version = object
             .get(META_PROTOCOL_VERSION)
             .and_then(Value::as_str)
-            .map(str::to_owned);
+            .map(super::version_text);
         let progress_token = object
             .get(META_PROGRESS_TOKEN)
             .and_then(|t| ProgressToken::deserialize(t).ok());
@@ -258,7 +276,7 @@ fn missing_meta() -> RpcError {
 impl From<RequestMetaObject> for RequestMeta {
     fn from(meta: RequestMetaObject) -> Self {
         Self {
-            protocol_version: meta.protocol_version,
+            protocol_version: super::version_text(&meta.protocol_version),
             client_capabilities: Arc::new(meta.client_capabilities),
             client_info: meta.client_info.map(Arc::new),
             progress_token: meta.progress_token,
@@ -285,7 +303,7 @@ impl RequestMeta {
         progress_token: Option<ProgressToken>,
     ) -> Self {
         Self {
-            protocol_version: protocol_version.to_owned(),
+            protocol_version: super::version_text(protocol_version),
             client_capabilities,
             client_info,
             progress_token,

@@ -25,6 +25,16 @@ pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Versions a tern server accepts on a stateless request.
 pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
+/// `version` as a `'static` text when it is one tern knows (no copy per request),
+/// else copied.
+pub(crate) fn version_text(version: &str) -> std::borrow::Cow<'static, str> {
+    match version {
+        PROTOCOL_VERSION => std::borrow::Cow::Borrowed(PROTOCOL_VERSION),
+        LEGACY_PROTOCOL_VERSION => std::borrow::Cow::Borrowed(LEGACY_PROTOCOL_VERSION),
+        other => std::borrow::Cow::Owned(other.to_owned()),
+    }
+}
+
 /// `_meta` key: the request's protocol version.
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request.
