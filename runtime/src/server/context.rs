@@ -1,5 +1,6 @@
 //! What a handler knows about the request it serves.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::Outbound;
@@ -27,7 +28,7 @@ pub struct RequestContext {
 #[derive(Debug)]
 struct Inner {
     id: RequestId,
-    method: String,
+    method: Cow<'static, str>,
     meta: RequestMeta,
     auth: Option<AuthInfo>,
     cancel: CancellationToken,
@@ -44,7 +45,7 @@ impl RequestContext {
     /// none.
     pub(crate) fn on_session(
         id: RequestId,
-        method: String,
+        method: Cow<'static, str>,
         meta: RequestMeta,
         auth: Option<AuthInfo>,
         cancel: CancellationToken,

@@ -1,6 +1,8 @@
 //! An admitted request served: its span, its route started (`requestState` opened),
 //! the layers around it, and its answer checked, gated and sealed into a [`Verdict`].
 
+use std::borrow::Cow;
+
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
@@ -81,7 +83,10 @@ impl Admitted {
         let on_session = legacy.is_some();
         let ctx = super::RequestContext::on_session(
             id,
-            method.clone(),
+            routed.as_ref().map_or_else(
+                || Cow::Owned(method.clone()),
+                |r| Cow::Borrowed(r.route.method),
+            ),
             meta,
             auth,
             cancel,

@@ -162,6 +162,8 @@ type Handler = Arc<dyn Fn(Call<'_>) -> Result<Running, RpcError> + Send + Sync>;
 /// around it, read from the method's marker at registration.
 #[derive(Clone)]
 pub(crate) struct Route {
+    /// The method's name, for the handler's context without a copy of the request's.
+    method: &'static str,
     call: Handler,
     /// Reads the params into the method's type.
     decode: fn(&str) -> Result<Box<dyn Decoded>, serde_json::Error>,
@@ -179,6 +181,7 @@ impl Route {
         M::Params: ClientRequestParams,
     {
         Self {
+            method: M::METHOD,
             call,
             decode: decode::<M>,
             may_require_input: M::MAY_REQUIRE_INPUT,
