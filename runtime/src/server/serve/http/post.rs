@@ -403,7 +403,8 @@ async fn run(
     // would ask it something fails at once instead of waiting for an answer that cannot
     // come.
     let outbound = sse_ok.then_some(tx);
-    let withdrawn = cancel.clone();
+    // Only a session's request can be withdrawn while its stream stays open.
+    let withdrawn = session.is_some().then(|| cancel.clone());
     let admitted = admitted.with_cancel(cancel).with_outbound(outbound);
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
@@ -412,6 +413,7 @@ async fn run(
         // A session's client may withdraw the request (`notifications/cancelled`)
         // while keeping the stream open: stop the handler and end the stream.
         Some(session) => {
+            let withdrawn = withdrawn.unwrap_or_default();
             let tracked = session.in_flight.track(&id, withdrawn.clone());
             Box::pin(async move {
                 let _tracked = tracked;
