@@ -7,7 +7,7 @@ use super::Shared;
 use super::protected::challenge;
 use crate::auth::{AuthError, AuthInfo};
 use crate::transport::http::fields::Fields;
-use crate::transport::http::visible;
+use crate::transport::http::visible_bytes;
 
 /// Which `Host` and `Origin` headers the endpoint accepts. A web page on another site
 /// whose name was rebound to 127.0.0.1 still sends its own name in `Host` and its own
@@ -26,13 +26,15 @@ pub enum HostPolicy {
 }
 
 impl HostPolicy {
-    fn allows(&self, host: &str) -> bool {
+    /// Whether `host` (without its port) is allowed. Compared as bytes: a name that is
+    /// not ASCII matches none of the (ASCII) names allowed.
+    fn allows(&self, host: &[u8]) -> bool {
         match self {
             Self::Any => true,
-            Self::Loopback => ["localhost", "127.0.0.1", "[::1]"]
+            Self::Loopback => [&b"localhost"[..], b"127.0.0.1", b"[::1]"]
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(host)),
-            Self::Allow(names) => names.iter().any(|n| n.eq_ignore_ascii_case(host)),
+            Self::Allow(names) => names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(host)),
         }
     }
 
@@ -42,16 +44,18 @@ impl HostPolicy {
             return Ok(());
         }
         let host = headers
-            .text(&HOST)
+            .get(&HOST)
+            .filter(|h| visible_bytes(h))
             .map(strip_port)
             .ok_or("missing Host header")?;
         if !self.allows(host) {
             return Err("Host header not allowed");
         }
         if let Some(origin) = headers.get(&ORIGIN) {
-            let origin_host = visible(origin)
-                .and_then(|o| o.split_once("://"))
-                .map(|(_, rest)| strip_port(rest.split('/').next().unwrap_or_default()));
+            let origin_host = visible_bytes(origin)
+                .then(|| after(origin, b"://"))
+                .flatten()
+                .map(|rest| strip_port(rest.split(|&b| b == b'/').next().unwrap_or_default()));
             if !origin_host.is_some_and(|h| self.allows(h)) {
                 return Err("Origin not allowed");
             }
@@ -60,15 +64,21 @@ impl HostPolicy {
     }
 }
 
+/// What follows the first `separator` in `text`.
+fn after<'a>(text: &'a [u8], separator: &[u8]) -> Option<&'a [u8]> {
+    let at = text.windows(separator.len()).position(|w| w == separator)?;
+    text.get(at + separator.len()..)
+}
+
 /// `host[:port]` without the port; IPv6 literals keep their brackets.
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
+fn strip_port(authority: &[u8]) -> &[u8] {
+    if authority.first() == Some(&b'[') {
+        return match authority.iter().position(|&b| b == b']') {
             Some(end) => &authority[..=end],
             None => authority,
         };
     }
-    authority.split(':').next().unwrap_or(authority)
+    authority.split(|&b| b == b':').next().unwrap_or(authority)
 }
 
 /// Why a request was not authenticated: what to put in `WWW-Authenticate`.
