@@ -53,7 +53,7 @@ async fn call(args: CallArgs, ui: Arc<Ui>) -> Result<u8> {
     let arguments = tool_arguments(&client, &args).await?;
     if let Some(file) = &args.output.state_file {
         let mut params = tern::types::v2026_07_28::CallToolRequestParams::new(&args.tool);
-        params.arguments = Some(arguments);
+        params.arguments = Some((&arguments).into());
         return pause::<method::CallTool>(&client, params, file, &args.target, &args.output, &ui)
             .await;
     }

@@ -374,6 +374,12 @@ pub(crate) fn support(p: &Prepared) -> Result<TokenStream> {
             include_str!("templates/input_responses.rs"),
         )?;
     }
+    if p.has_tool_arguments {
+        add(
+            "tool_arguments",
+            include_str!("templates/tool_arguments.rs"),
+        )?;
+    }
     Ok(out)
 }
 

@@ -106,6 +106,8 @@ pub(crate) struct Prepared {
     pub(crate) has_input_required: bool,
     /// Whether this version has `InputResponses` (decoded against `InputRequests`).
     pub(crate) has_input_responses: bool,
+    /// Whether this version's tool calls have `arguments` (kept as `ToolArguments`).
+    pub(crate) has_tool_arguments: bool,
 }
 
 /// The Rust name typify gives a definition.
@@ -145,6 +147,7 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
         has_input_required: defs.contains_key("InputRequiredResult"),
         has_input_responses: defs.contains_key("InputResponses")
             && defs.contains_key("InputRequests"),
+        has_tool_arguments: false,
     };
 
     for (schema_name, _) in RENAMES {
@@ -158,6 +161,7 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
 
     shapes::replace_json_values(&mut defs, &mut p);
     shapes::raw_json_properties(&mut defs);
+    p.has_tool_arguments = shapes::tool_arguments(&mut defs, &mut p);
     shapes::lenient_required(&mut defs);
     inline::extract_inline_unions(version, &mut defs, &mut p)?;
     unions::collect_unions(version, &mut defs, &mut p)?;
@@ -183,6 +187,7 @@ pub(crate) fn prepare(version: &str, root: &Value) -> Result<Prepared> {
         p.rust_names
             .insert("InputResponses".into(), "InputResponses".into());
     }
+
     p.defs = rewrite_refs_for_typify(defs);
     // typify looks replacements up by the Rust name it would give the definition.
     p.replacements = std::mem::take(&mut p.replacements)

@@ -136,10 +136,8 @@ pub(crate) fn retry_view(m: &Method) -> TokenStream {
         out.extend(quote! {
             fn arguments(
                 params: &Self::Params,
-            ) -> ::std::option::Option<
-                ::std::borrow::Cow<'_, ::serde_json::Map<::std::string::String, ::serde_json::Value>>,
-            > {
-                params.arguments.as_ref().map(crate::rpc::json_object)
+            ) -> ::std::option::Option<::std::borrow::Cow<'_, ::serde_json::value::RawValue>> {
+                params.arguments.as_ref().map(crate::rpc::ArgumentsText::arguments_text)
             }
         });
     }

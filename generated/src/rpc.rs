@@ -61,11 +61,9 @@ pub trait Request: 'static {
         let _ = params;
         None
     }
-    /// The request's `arguments`, as a JSON object (borrowed when they are one
-    /// already), for requests with a target and arguments.
-    fn arguments(
-        params: &Self::Params,
-    ) -> Option<Cow<'_, serde_json::Map<String, serde_json::Value>>> {
+    /// The request's `arguments`, as the JSON text of an object (borrowed when they
+    /// are kept as text already), for requests with a target and arguments.
+    fn arguments(params: &Self::Params) -> Option<Cow<'_, serde_json::value::RawValue>> {
         let _ = params;
         None
     }
@@ -139,21 +137,35 @@ impl<'de> Deserialize<'de> for MemberName<'de> {
         deserializer.deserialize_str(Name)
     }
 }
-/// `value` as a JSON object: borrowed when it is a `serde_json::Map` already, written
-/// into one otherwise (an object of strings, say); an empty object for a value that is
-/// not an object.
-pub fn json_object<T: Serialize + 'static>(
+/// A request's `arguments` as the JSON text of an object: borrowed when they are kept
+/// as text (a tool call's `ToolArguments`), written now
+/// otherwise (a prompt's map of strings).
+pub trait ArgumentsText {
+    /// The arguments as JSON text.
+    fn arguments_text(&self) -> Cow<'_, serde_json::value::RawValue>;
+}
+impl<K: Serialize + Ord, V: Serialize> ArgumentsText
+for std::collections::BTreeMap<K, V> {
+    fn arguments_text(&self) -> Cow<'_, serde_json::value::RawValue> {
+        written(self)
+    }
+}
+impl ArgumentsText for serde_json::Map<String, serde_json::Value> {
+    fn arguments_text(&self) -> Cow<'_, serde_json::value::RawValue> {
+        written(self)
+    }
+}
+/// `value` written as JSON text; `{}` when it does not serialize.
+fn written<T: Serialize + ?Sized>(
     value: &T,
-) -> Cow<'_, serde_json::Map<String, serde_json::Value>> {
-    if let Some(map) = (value as &dyn std::any::Any)
-        .downcast_ref::<serde_json::Map<String, serde_json::Value>>()
-    {
-        return Cow::Borrowed(map);
-    }
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::Object(map)) => Cow::Owned(map),
-        _ => Cow::Owned(serde_json::Map::new()),
-    }
+) -> Cow<'static, serde_json::value::RawValue> {
+    Cow::Owned(
+        serde_json::value::to_raw_value(value)
+            .unwrap_or_else(|_| {
+                serde_json::value::RawValue::from_string("{}".to_owned())
+                    .unwrap_or_default()
+            }),
+    )
 }
 /// A notification method: a marker type naming the method and its parameters.
 pub trait Notification: 'static {

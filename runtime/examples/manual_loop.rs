@@ -41,7 +41,7 @@ async fn provision(
     name: &str,
 ) -> Result<CallToolResult, Box<dyn std::error::Error>> {
     let mut params = CallToolRequestParams::new("provision");
-    params.arguments = json!({ "name": name }).as_object().cloned();
+    params.arguments = json!({ "name": name }).as_object().map(Into::into);
     for round in 1.. {
         match client.request::<method::CallTool>(params.clone()).await? {
             Outcome::Complete(result) => return Ok(result),

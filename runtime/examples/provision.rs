@@ -120,7 +120,7 @@ async fn call_tool(
         .arguments
         .as_ref()
         .and_then(|a| a.get("name"))
-        .and_then(|n| n.as_str())
+        .and_then(|n| n.as_str().map(str::to_owned))
         .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
     narrate(&format!(
         "server: got region {region:?} with state {:?}",

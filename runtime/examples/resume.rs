@@ -36,7 +36,7 @@ async fn connect(client: tern::client::ClientBuilder) -> Result<Client, Error> {
 
 fn params() -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new("provision");
-    params.arguments = json!({"name": "orders"}).as_object().cloned();
+    params.arguments = json!({"name": "orders"}).as_object().map(Into::into);
     params
 }
 

@@ -75,7 +75,7 @@ use crate::transport::memory;
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageResult,
     ElicitRequestParams, InputRequest, InputResponses, ListRootsResult, Role, Root,
-    SamplingMessageContent, SamplingMessageContentBlock, TextContent, method,
+    SamplingMessageContent, SamplingMessageContentBlock, TextContent, ToolArguments, method,
 };
 
 pub use crate::seal::ManualClock;
@@ -250,7 +250,7 @@ impl TestClient {
     /// the script, to the end or to the first question it does not answer.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Transcript {
         let mut params = CallToolRequestParams::new(name);
-        params.arguments = arguments.as_object().cloned();
+        params.arguments = arguments.as_object().map(ToolArguments::from);
         let mut rounds = Vec::new();
         let mut step = self.client.start::<method::CallTool>(params).await;
         loop {

@@ -243,6 +243,28 @@ pub(super) fn raw_json_properties(defs: &mut Map<String, Value>) {
     }
 }
 
+/// A tool call's `arguments` are kept as their JSON text (`ToolArguments`, from a
+/// template): the tool decodes them into its own type, and the state digest reads the
+/// same text, so the server builds no tree for them. Returns whether the schema has them.
+pub(super) fn tool_arguments(defs: &mut Map<String, Value>, p: &mut Prepared) -> bool {
+    let Some(slot) = defs
+        .get_mut("CallToolRequestParams")
+        .and_then(|d| d.get_mut("properties"))
+        .and_then(|p| p.get_mut("arguments"))
+    else {
+        return false;
+    };
+    let mut replaced = json!({"$ref": "#/$defs/ToolArguments"});
+    if let Some(description) = slot.get("description").cloned() {
+        replaced["description"] = description;
+    }
+    *slot = replaced;
+    defs.insert("ToolArguments".into(), json!({"type": "object"}));
+    p.replacements
+        .insert("ToolArguments".into(), "ToolArguments".into());
+    true
+}
+
 /// Turns every `const` property into a reference to a zero-sized type, so a wrong
 /// value (`"jsonrpc": "1.0"`) is an error rather than a string that happens to differ.
 pub(super) fn replace_consts(

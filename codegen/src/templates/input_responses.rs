@@ -56,7 +56,7 @@ impl InputResponses {
         let _ = crate::rpc::scan::each_member(text.as_bytes(), |name, value| {
             let quoted = text.get(name)?;
             let answer: &::serde_json::value::RawValue = ::serde_json::from_str(text.get(value)?).ok()?;
-            out.push((member_name(quoted)?, quoted, answer));
+            out.push((crate::rpc::scan::member_name(quoted)?, quoted, answer));
             Some(())
         });
         out
@@ -72,7 +72,7 @@ impl InputResponses {
         let text = self.0.get();
         let mut found = None;
         let _ = crate::rpc::scan::each_member(text.as_bytes(), |name, value| {
-            if member_name(text.get(name)?)? == key {
+            if crate::rpc::scan::member_name(text.get(name)?)? == key {
                 found = text.get(value);
                 // Found: the scan stops here (keys are unique).
                 return None;
@@ -128,16 +128,6 @@ impl InputResponses {
     }
 }
 
-/// A member name as written (with its quotes), unescaped when it has escapes.
-fn member_name(quoted: &str) -> ::std::option::Option<::std::borrow::Cow<'_, str>> {
-    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
-    if inner.contains('\\') {
-        ::serde_json::from_str::<::std::string::String>(quoted).ok().map(::std::borrow::Cow::Owned)
-    } else {
-        Some(::std::borrow::Cow::Borrowed(inner))
-    }
-}
-
 impl ::std::default::Default for InputResponses {
     fn default() -> Self {
         Self::new()
@@ -168,7 +158,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         let text = raw.get();
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(text.as_bytes(), |name, _| {
-            names.push(member_name(text.get(name)?)?);
+            names.push(crate::rpc::scan::member_name(text.get(name)?)?);
             Some(())
         })
         .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;

@@ -273,6 +273,15 @@ pub mod scan {
             }
         }
     }
+    /// A member name as written (with its quotes), unescaped when it has escapes.
+    pub fn member_name(quoted: &str) -> Option<std::borrow::Cow<'_, str>> {
+        let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
+        if inner.contains('\\') {
+            serde_json::from_str::<String>(quoted).ok().map(std::borrow::Cow::Owned)
+        } else {
+            Some(std::borrow::Cow::Borrowed(inner))
+        }
+    }
     /// Which of `keys` the member name `quoted` (with its quotes) is.
     fn slot(quoted: &str, keys: &[&str]) -> Option<usize> {
         let inner = quoted.get(1..quoted.len() - 1)?;

@@ -62,6 +62,12 @@ pub async fn list_tools(
     Ok(ListToolsResult::new(vec![tool]))
 }
 
+/// `provision`'s arguments.
+#[derive(serde::Deserialize)]
+struct ProvisionArguments {
+    name: String,
+}
+
 /// `tools/call`: asks for the region (state [`STATE`]), then provisions.
 pub async fn call_tool(
     _ctx: RequestContext,
@@ -70,13 +76,13 @@ pub async fn call_tool(
     let Some(region) = answered_region(&params) else {
         return Ok(ask::input_required([("region", ask_region())], Some(STATE)).into());
     };
-    let name = params
+    // The arguments are decoded once, straight from the text the client sent.
+    let ProvisionArguments { name } = params
         .arguments
         .as_ref()
-        .and_then(|a| a.get("name"))
-        .and_then(|n| n.as_str())
+        .and_then(|a| a.decode().ok())
         .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
-    Ok(CallToolResult::new(vec![ask::text(provisioned(name, &region))]).into())
+    Ok(CallToolResult::new(vec![ask::text(provisioned(&name, &region))]).into())
 }
 
 /// The seed's server, ready for `.seal(..)` or `.build()`.

@@ -169,7 +169,9 @@ impl Client {
                             key: None,
                             method: Some(M::METHOD),
                             target: M::target(&params).map(str::to_owned),
-                            arguments: M::arguments(&params).map(|a| std::sync::Arc::new(a.into_owned())),
+                            arguments: M::arguments(&params)
+                                .and_then(|a| serde_json::from_str(a.get()).ok())
+                                .map(std::sync::Arc::new),
                             round,
                             task: None,
                             server: self.inner.server_name.clone(),

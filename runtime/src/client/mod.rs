@@ -68,7 +68,7 @@ use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
     GetPromptResult, InputRequests, InputResponses, ProgressNotificationParams,
-    ReadResourceRequestParams, ReadResourceResult, method,
+    ReadResourceRequestParams, ReadResourceResult, ToolArguments, method,
 };
 use crate::{Era, Error};
 use callbacks::Callbacks;
@@ -412,9 +412,13 @@ fn tool_params(
     arguments: impl Serialize,
 ) -> crate::Result<CallToolRequestParams> {
     let mut params = CallToolRequestParams::new(name);
-    params.arguments = match serde_json::to_value(arguments).map_err(Error::Encode)? {
-        Value::Object(map) => Some(map),
-        Value::Null => None,
+    // Written once, as the text that goes on the wire: no tree in between.
+    let raw = serde_json::value::to_raw_value(&arguments).map_err(Error::Encode)?;
+    params.arguments = match raw.get() {
+        "null" => None,
+        object if object.starts_with('{') => {
+            Some(ToolArguments::from_value(&raw).map_err(Error::Encode)?)
+        }
         other => {
             return Err(Error::Encode(serde::ser::Error::custom(format!(
                 "tool arguments must be an object, not {other}"

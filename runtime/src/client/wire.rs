@@ -230,7 +230,9 @@ mod tests {
 
     fn call() -> CallToolRequestParams {
         let mut params = CallToolRequestParams::new("sql");
-        params.arguments = json!({"q": "select 1", "n": 1.5}).as_object().cloned();
+        params.arguments = json!({"q": "select 1", "n": 1.5})
+            .as_object()
+            .map(Into::into);
         params.request_state = Some("state \"quoted\"".into());
         params
     }

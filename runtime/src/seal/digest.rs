@@ -8,7 +8,10 @@
 
 use std::fmt::{self, Write as _};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+use super::canonical_text::{Shape, shape, without_spacing};
 
 use self::sha256::Sha256;
 
@@ -24,6 +27,27 @@ pub(crate) fn arguments_digest(arguments: Option<&Map<String, Value>>) -> [u8; A
             write_canonical(&mut sink, root);
         }
         None => sink.put(b"{}"),
+    }
+    truncate(&sink.finalize())
+}
+
+/// [`arguments_digest`] of the map `arguments` (JSON text of an object) reads as,
+/// computed from the text itself when it is canonical but for its spacing (see
+/// [`canonical_text`](super::canonical_text)), from the map read now otherwise. Text no
+/// map reads (a number out of range) is bound to as it was sent.
+pub(crate) fn text_arguments_digest(arguments: Option<&RawValue>) -> [u8; ARGS_DIGEST_LEN] {
+    let Some(raw) = arguments else {
+        return arguments_digest(None);
+    };
+    let text = raw.get().as_bytes();
+    let mut sink = HashSink::new();
+    match shape(text) {
+        Some(Shape::Compact) => sink.put(text),
+        Some(Shape::Spaced) => without_spacing(text, |piece| sink.put(piece)),
+        None => match serde_json::from_str::<Map<String, Value>>(raw.get()) {
+            Ok(map) => return arguments_digest(Some(&map)),
+            Err(_) => sink.put(text),
+        },
     }
     truncate(&sink.finalize())
 }

@@ -112,6 +112,7 @@
 //! `panic = "abort"` a panicking codec aborts the process instead.
 
 mod aead;
+mod canonical_text;
 mod claims;
 mod clock;
 mod codec;
@@ -128,7 +129,7 @@ mod tests;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::StateCodec;
-pub(crate) use digest::{ARGS_DIGEST_LEN, arguments_digest, json_digest};
+pub(crate) use digest::{ARGS_DIGEST_LEN, json_digest, text_arguments_digest};
 pub use keyring::{DEFAULT_MAX_TOKEN_LEN, Keyring, TOKEN_PREFIX};
 pub use policy::{DEFAULT_TTL, RequestStateSecurity};
 pub use principal::Principal;

@@ -4,11 +4,12 @@
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::RpcError;
 use crate::protocol;
-use crate::seal::{ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, arguments_digest};
+use crate::seal::{ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, text_arguments_digest};
 use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
 
@@ -21,14 +22,16 @@ pub(super) struct Sealing<'a> {
 
 /// What a sealed token is bound to besides the method and the principal: the request's
 /// target (tool or prompt name, resource URI) and its arguments: their digest when the
-/// request carried a token (checking it took one), else the arguments themselves, to be
+/// request carried a token (checking it took one), else the arguments' text, to be
 /// digested only if the handler asks again (a call that completes pays no digest).
 #[derive(Debug)]
 pub(super) struct Binding {
     target: String,
     /// The digest of the arguments, once computed.
     digest: Option<[u8; ARGS_DIGEST_LEN]>,
-    /// The arguments, kept while there is no digest, or for a `bind_principal` hook.
+    /// The arguments as sent, kept while there is no digest.
+    text: Option<Box<RawValue>>,
+    /// The arguments read into a map, for a `bind_principal` hook only.
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
     pub(super) redeemed: Option<String>,
@@ -43,13 +46,13 @@ impl Binding {
         method: &'a str,
         principal: Option<&'a Principal>,
     ) -> RequestBinding<'a> {
-        let binding = RequestBinding::new(method, &self.target)
+        let digest = self
+            .digest
+            .unwrap_or_else(|| text_arguments_digest(self.text.as_deref()));
+        RequestBinding::new(method, &self.target)
             .with_arguments(self.arguments.as_ref())
-            .with_principal(principal);
-        match self.digest {
-            Some(digest) => binding.with_arguments_digest(digest),
-            None => binding,
-        }
+            .with_principal(principal)
+            .with_arguments_digest(digest)
     }
 }
 
@@ -57,7 +60,8 @@ impl Binding {
 /// handler wrote in its place; or rejects the request with the fixed error. Returns what
 /// the state this request answers with will be bound to: the target and arguments, read
 /// through `M`'s entry in the method table (the target copied, as the handler takes the
-/// params; the arguments digested when a token is checked against them, else copied).
+/// params; the arguments digested when a token is checked against them, else their text
+/// copied).
 pub(super) fn open<M: Request>(
     sealing: Sealing<'_>,
     params: &mut M::Params,
@@ -65,12 +69,16 @@ pub(super) fn open<M: Request>(
     let arguments = M::arguments(params);
     let digest = M::request_state(params)
         .is_some()
-        .then(|| arguments_digest(arguments.as_deref()));
-    let keep = digest.is_none() || sealing.sealer.has_principal_hook();
+        .then(|| text_arguments_digest(arguments.as_deref()));
+    let for_hook = sealing.sealer.has_principal_hook().then(|| {
+        let text = arguments.as_deref().map_or("{}", RawValue::get);
+        serde_json::from_str::<Map<String, Value>>(text).ok()
+    });
     let mut binding = Binding {
         target: M::target(params).unwrap_or_default().to_owned(),
         digest,
-        arguments: arguments.filter(|_| keep).map(Cow::into_owned),
+        text: arguments.filter(|_| digest.is_none()).map(Cow::into_owned),
+        arguments: for_hook.flatten(),
         redeemed: None,
         round: 1,
     };

@@ -71,7 +71,7 @@ async fn main() -> Result<(), Failure> {
     let step = match phase.as_str() {
         "start" => {
             let mut params = CallToolRequestParams::new("deploy");
-            params.arguments = json!({"service": "orders"}).as_object().cloned();
+            params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
             client.start::<method::CallTool>(params).await?
         }
         "step" => {

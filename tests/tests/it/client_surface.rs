@@ -215,7 +215,7 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
     let seen = Arc::new(Mutex::new(Vec::new()));
     let strict = connect(answering(seen).restart_on_rejected_state(false), &url);
     let mut params = tern::types::v2026_07_28::CallToolRequestParams::new("deploy");
-    params.arguments = json!({"service": "orders"}).as_object().cloned();
+    params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
     let tern::types::v2026_07_28::Outcome::InputRequired(asked_round) = strict
         .request::<method::CallTool>(params.clone())
         .await
@@ -334,7 +334,7 @@ fn counting_server() -> Server {
         })
         .handle::<method::CallTool, _, _>(|_ctx, params| async move {
             let mut result = tern::types::v2026_07_28::CallToolResult::new(vec![]);
-            result.structured_content = params.arguments.and_then(|a| a.get("send").cloned());
+            result.structured_content = params.arguments.and_then(|a| a.get("send"));
             Ok(result.into())
         })
         .build()

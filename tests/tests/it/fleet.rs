@@ -255,7 +255,7 @@ async fn caller(url: String, figures: Arc<Figures>, done: Arc<AtomicBool>) {
         .build(Arc::new(transport));
     while !done.load(Ordering::Relaxed) {
         let mut params = CallToolRequestParams::new("deploy");
-        params.arguments = json!({"service": "orders"}).as_object().cloned();
+        params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
         let mut attempts = 0;
         loop {
             match client.request::<method::CallTool>(params.clone()).await {

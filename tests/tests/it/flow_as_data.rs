@@ -60,7 +60,7 @@ async fn a_pending_call_is_resumed_only_as_its_method_and_with_answers_it_asked_
         &url,
     );
     let mut params = CallToolRequestParams::new("deploy");
-    params.arguments = json!({"service": "orders"}).as_object().cloned();
+    params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
     let Step::NeedsInput(pending) = c.start::<method::CallTool>(params).await.unwrap() else {
         panic!("deploy asks first");
     };

@@ -40,7 +40,7 @@ async fn the_manual_loop_completes_the_seed_flow_echoing_the_state() {
     };
     over_each_transport(Fixture::Provision, manual, |client| async move {
         let mut params = CallToolRequestParams::new("provision");
-        params.arguments = json!({"name": "orders"}).as_object().cloned();
+        params.arguments = json!({"name": "orders"}).as_object().map(Into::into);
         let mut states = Vec::new();
         let result = loop {
             assert!(states.len() < 10, "the flow never completed: {states:?}");

@@ -267,7 +267,7 @@ async fn sql_endpoint(advertise: bool, lists: Arc<Mutex<u32>>) -> std::net::Sock
             }
         })
         .handle::<method::CallTool, _, _>(|_ctx, params| async move {
-            let region = params.arguments.as_ref().unwrap()["region"].clone();
+            let region = params.arguments.as_ref().unwrap().get("region").unwrap();
             Ok(CallToolResult::new(vec![ask::text(format!("ran in {region}"))]).into())
         })
         .build()

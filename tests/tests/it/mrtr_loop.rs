@@ -285,7 +285,12 @@ async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
 async fn concurrent_calls_do_not_share_answers_or_state() {
     let (transport, recording) = serve(Server::builder("s", "1").handle::<method::CallTool, _, _>(
         |_ctx, params| async move {
-            let who = params.arguments.as_ref().unwrap()["who"]
+            let who = params
+                .arguments
+                .as_ref()
+                .unwrap()
+                .get("who")
+                .unwrap()
                 .as_str()
                 .unwrap()
                 .to_owned();
@@ -814,7 +819,14 @@ async fn dropping_a_call_cancels_it_on_the_server() {
 pub(crate) fn progress_server() -> Server {
     Server::builder("s", "1")
         .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
-            let n: f64 = params.arguments.as_ref().unwrap()["n"].as_f64().unwrap();
+            let n: f64 = params
+                .arguments
+                .as_ref()
+                .unwrap()
+                .get("n")
+                .unwrap()
+                .as_f64()
+                .unwrap();
             for i in 1..=3 {
                 ctx.progress(n * 10.0 + f64::from(i), Some(n * 10.0 + 3.0), None);
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -834,7 +846,7 @@ pub(crate) async fn each_caller_sees_its_own_progress(client: &Client) {
         tasks.push(tokio::spawn(async move {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let mut params = CallToolRequestParams::new("t");
-            params.arguments = Some(json!({"n": n}).as_object().unwrap().clone());
+            params.arguments = Some(json!({"n": n}).as_object().unwrap().into());
             let outcome = client
                 .request_with_progress::<method::CallTool>(params, tx)
                 .await

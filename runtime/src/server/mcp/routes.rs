@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::paging::Paging;
 use super::prompt::PromptCall;
@@ -165,13 +165,23 @@ impl McpServer {
                 RpcError::invalid_params(format!("Unknown tool: {}", params.name))
             })?;
             let mut params = params;
-            let arguments = Value::Object(params.arguments.take().unwrap_or_default());
+            // Read into a tree once: the schema check needs one, and the tool decodes it.
+            let arguments = match params.arguments.take() {
+                Some(arguments) => arguments.to_map().map_err(|e| {
+                    RpcError::invalid_params(format!(
+                        "Invalid arguments for tool {}: {e}",
+                        params.name
+                    ))
+                })?,
+                None => Map::new(),
+            };
+            let arguments = Value::Object(arguments);
             entry.check_arguments(&arguments)?;
-            if let Value::Object(map) = arguments {
-                params.arguments = Some(map);
-            }
+            let Value::Object(arguments) = arguments else {
+                return Err(RpcError::internal("Internal error"));
+            };
             if super::tasked::as_task(&entry, &ctx)? {
-                return super::tasked::call(tasks, entry, ctx, params).await;
+                return super::tasked::call(tasks, entry, ctx, params, arguments).await;
             }
             let guard = guard.filter(|_| entry.single_use);
             if let Some(guard) = &guard {
@@ -182,7 +192,7 @@ impl McpServer {
             let call: &ToolFn = &entry.call;
             let outcome = call(ToolCall {
                 ctx: ctx.clone(),
-                arguments: params.arguments.unwrap_or_default(),
+                arguments,
                 input_responses: params.input_responses,
                 request_state: params.request_state,
                 detach: None,

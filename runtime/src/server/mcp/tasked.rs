@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -95,10 +96,10 @@ pub(super) async fn call(
     entry: Arc<ToolEntry>,
     ctx: RequestContext,
     params: CallToolRequestParams,
+    arguments: Map<String, Value>,
 ) -> Result<Tasked<CallToolOutcome>, RpcError> {
     let cancel = CancellationToken::new();
     let task_ctx = ctx.for_task(cancel.clone());
-    let arguments = params.arguments.unwrap_or_default();
     let next: run::NextRound = {
         let entry = Arc::clone(&entry);
         let ctx = task_ctx.clone();

@@ -34,7 +34,9 @@ impl HostPolicy {
             Self::Loopback => [&b"localhost"[..], b"127.0.0.1", b"[::1]"]
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(host)),
-            Self::Allow(names) => names.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(host)),
+            Self::Allow(names) => names
+                .iter()
+                .any(|n| n.as_bytes().eq_ignore_ascii_case(host)),
         }
     }
 
