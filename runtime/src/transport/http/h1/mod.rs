@@ -14,6 +14,7 @@ mod body;
 #[cfg(feature = "http-client")]
 mod client;
 #[cfg(feature = "http-server")]
+mod response;
 mod server;
 
 use std::io;
@@ -28,7 +29,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 #[cfg(feature = "http-client")]
 pub(crate) use body::{Body, Recycle};
 #[cfg(feature = "http-server")]
-pub(crate) use server::{ReadHead, RequestHead, ResponseWriter, bare};
+pub(crate) use response::{ResponseWriter, bare};
+pub(crate) use server::{ReadHead, RequestHead};
 
 /// The most a head may hold, its first line and fields together.
 pub(crate) const MAX_HEAD: usize = 64 * 1024;

@@ -1,0 +1,233 @@
+//! Writing a response on the server's side of a connection: its head (status line,
+//! fields, framing), then its body as its size allows.
+
+use std::cell::RefCell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use http::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
+use http::{HeaderMap, StatusCode, Version};
+
+use super::server::RequestHead;
+use super::{Conn, Error, push_decimal};
+
+/// How a response's body goes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Framing {
+    /// No body at all (`HEAD`, 1xx, 204, 304).
+    None,
+    /// `Content-Length`.
+    Length(u64),
+    /// Chunked, as it comes.
+    Chunked,
+    /// As it comes, ended by the close (an HTTP/1.0 client's stream).
+    Close,
+}
+
+/// Writes one response: its head, then its body as the body's size allows.
+pub(crate) struct ResponseWriter {
+    framing: Framing,
+    /// Whether the connection closes after this response.
+    closes: bool,
+    out: Vec<u8>,
+}
+
+impl ResponseWriter {
+    /// The head of a response to `request` with `status` and `headers`, whose body is
+    /// `exact` bytes long when known. `close` says the connection closes after it (an
+    /// HTTP/1.0 client's stream closes it too: see [`closes`](Self::closes)).
+    pub(crate) fn new(
+        request: &RequestHead,
+        status: StatusCode,
+        headers: &HeaderMap,
+        exact: Option<u64>,
+        close: bool,
+    ) -> Self {
+        let fields = || {
+            headers
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        };
+        Self::with_fields(request, status, fields, exact, close)
+    }
+
+    /// [`new`](Self::new) with the fields given as lower-case names and their values
+    /// (each call of `headers` lists them all), for a response that has no header map.
+    pub(crate) fn with_fields<'a, I>(
+        request: &RequestHead,
+        status: StatusCode,
+        headers: impl Fn() -> I,
+        exact: Option<u64>,
+        close: bool,
+    ) -> Self
+    where
+        I: Iterator<Item = (&'a str, &'a [u8])>,
+    {
+        let framing = if super::bodiless(&request.method, status) {
+            Framing::None
+        } else if let Some(len) = exact {
+            Framing::Length(len)
+        } else if request.version == Version::HTTP_10 {
+            Framing::Close
+        } else {
+            Framing::Chunked
+        };
+        let close = close || framing == Framing::Close;
+        let fields: usize = headers()
+            .map(|(name, value)| name.len() + value.len() + 4)
+            .sum();
+        let body = match framing {
+            Framing::Length(len) => usize::try_from(len).unwrap_or(0).min(1 << 20),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(fields + 128 + body);
+        status_line(&mut out, status);
+        let mut dated = false;
+        for (name, value) in headers() {
+            dated |= name == DATE.as_str();
+            if name == CONTENT_LENGTH.as_str()
+                || name == TRANSFER_ENCODING.as_str()
+                || (close && name == CONNECTION.as_str())
+            {
+                continue;
+            }
+            field(&mut out, name, value);
+        }
+        if !dated {
+            DATE_NOW.with_borrow_mut(|date| field(&mut out, "date", date.now()));
+        }
+        match framing {
+            Framing::Length(len) => {
+                out.extend_from_slice(b"content-length: ");
+                push_decimal(&mut out, len);
+                out.extend_from_slice(b"\r\n");
+            }
+            Framing::Chunked => field(&mut out, "transfer-encoding", b"chunked"),
+            Framing::None | Framing::Close => {}
+        }
+        if close && request.version != Version::HTTP_10 {
+            field(&mut out, "connection", b"close");
+        } else if !close && request.version == Version::HTTP_10 {
+            field(&mut out, "connection", b"keep-alive");
+        }
+        out.extend_from_slice(b"\r\n");
+        Self {
+            framing,
+            closes: close,
+            out,
+        }
+    }
+
+    /// Whether the connection closes once this response is written.
+    pub(crate) fn closes(&self) -> bool {
+        self.closes
+    }
+
+    /// Adds a piece of the body. A body of known length is held until [`finish`], so
+    /// the response goes out in one write; any other is written as it comes.
+    ///
+    /// [`finish`]: Self::finish
+    pub(crate) async fn data(&mut self, conn: &mut Conn, data: &[u8]) -> Result<(), Error> {
+        match self.framing {
+            Framing::None => Ok(()),
+            Framing::Length(_) => {
+                self.out.extend_from_slice(data);
+                Ok(())
+            }
+            Framing::Chunked if data.is_empty() => Ok(()),
+            Framing::Chunked => {
+                let mut size = [0u8; 16];
+                let digits = hex(&mut size, data.len());
+                self.out.extend_from_slice(digits);
+                self.out.extend_from_slice(b"\r\n");
+                self.out.extend_from_slice(data);
+                self.out.extend_from_slice(b"\r\n");
+                self.flush(conn).await
+            }
+            Framing::Close => {
+                self.out.extend_from_slice(data);
+                self.flush(conn).await
+            }
+        }
+    }
+
+    /// Writes what is held and ends the body.
+    pub(crate) async fn finish(mut self, conn: &mut Conn) -> Result<(), Error> {
+        if self.framing == Framing::Chunked {
+            self.out.extend_from_slice(b"0\r\n\r\n");
+        }
+        self.flush(conn).await
+    }
+
+    async fn flush(&mut self, conn: &mut Conn) -> Result<(), Error> {
+        if !self.out.is_empty() {
+            conn.write(&self.out).await?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+}
+
+/// A response with no body but its status: what a refused head is answered with.
+pub(crate) fn bare(status: StatusCode) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96);
+    status_line(&mut out, status);
+    out.extend_from_slice(b"content-length: 0\r\nconnection: close\r\n\r\n");
+    out
+}
+
+/// `HTTP/1.1 {code} {reason}` and its line end.
+fn status_line(out: &mut Vec<u8>, status: StatusCode) {
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+    out.extend_from_slice(b"\r\n");
+}
+
+fn field(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `n` in hexadecimal, in `buf`.
+fn hex(buf: &mut [u8; 16], mut n: usize) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b"0123456789abcdef"[n % 16];
+        n /= 16;
+        if n == 0 {
+            break;
+        }
+    }
+    &buf[at..]
+}
+
+/// The `Date` of responses, formatted once a second per thread.
+struct DateNow {
+    second: u64,
+    text: [u8; 29],
+}
+
+impl DateNow {
+    fn now(&mut self) -> &[u8] {
+        let now = SystemTime::now();
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if second != self.second {
+            self.second = second;
+            let text = httpdate::fmt_http_date(now);
+            if text.len() == self.text.len() {
+                self.text.copy_from_slice(text.as_bytes());
+            }
+        }
+        &self.text
+    }
+}
+
+thread_local! {
+    static DATE_NOW: RefCell<DateNow> = const {
+        RefCell::new(DateNow { second: 0, text: *b"Thu, 01 Jan 1970 00:00:00 GMT" })
+    };
+}
