@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::response::Response;
+use http::header::CONTENT_TYPE;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::conn::{Conn, Registry, Watched};
+use super::reply::{Reply, status_only};
 use super::{Shared, post, protected};
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
@@ -159,6 +160,29 @@ impl Endpoint {
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
             let close = !head.keep_alive || !whole || self.drain.is_cancelled();
+            let response = match response {
+                // The usual answer: its head and text go out in one write, no header map
+                // or body built to carry them here.
+                Reply::Json(status, text) => {
+                    let json =
+                        || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
+                    let len = u64::try_from(text.len()).ok();
+                    let mut writer = ResponseWriter::with_fields(&head, status, json, len, close);
+                    let close = writer.closes();
+                    if writer.data(&mut io, text.as_bytes()).await.is_err()
+                        || writer.finish(&mut io).await.is_err()
+                    {
+                        return;
+                    }
+                    drop(guard);
+                    if close {
+                        io.close().await;
+                        return;
+                    }
+                    continue;
+                }
+                Reply::Response(response) => response,
+            };
             let (parts, mut body) = response.into_parts();
             let exact = http_body::Body::size_hint(&body).exact();
             let mut writer = ResponseWriter::new(&head, parts.status, &parts.headers, exact, close);
@@ -196,7 +220,7 @@ impl Endpoint {
     }
 
     /// The response to one request: routed by its path and method.
-    async fn respond(&self, head: &RequestHead, body: Bytes) -> Response {
+    async fn respond(&self, head: &RequestHead, body: Bytes) -> Reply {
         let path = head.path();
         let shared = &*self.shared;
         if let Some(metadata) = shared
@@ -204,22 +228,22 @@ impl Endpoint {
             .as_ref()
             .filter(|m| head.method == Method::GET && m.serves(path))
         {
-            return protected::metadata_response(metadata);
+            return protected::metadata_response(metadata).into();
         }
         if path != &*self.path {
-            return post::status_only(StatusCode::NOT_FOUND);
+            return status_only(StatusCode::NOT_FOUND).into();
         }
         match head.method {
             Method::POST => {
                 post::handle_post(shared, &head.headers, Full::new(body), Some(&self.conn)).await
             }
             Method::GET if shared.sessions.is_some() => {
-                post::handle_get(shared, &head.headers).await
+                post::handle_get(shared, &head.headers).await.into()
             }
             Method::DELETE if shared.sessions.is_some() => {
-                post::handle_delete(shared, &head.headers).await
+                post::handle_delete(shared, &head.headers).await.into()
             }
-            _ => post::status_only(StatusCode::METHOD_NOT_ALLOWED),
+            _ => status_only(StatusCode::METHOD_NOT_ALLOWED).into(),
         }
     }
 }

@@ -55,6 +55,7 @@ mod headers;
 mod listen;
 mod post;
 mod protected;
+mod reply;
 mod sessions;
 mod sse;
 mod stream;
@@ -364,7 +365,9 @@ impl HttpServer {
             let shared = Arc::clone(&shared);
             async move {
                 let (parts, body) = request.into_parts();
-                post::handle_post(&shared, &parts.headers, body, None).await
+                post::handle_post(&shared, &parts.headers, body, None)
+                    .await
+                    .into_response()
             }
         });
         if let Some(shared) = on_delete {

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::response::Response;
-use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_LENGTH, WWW_AUTHENTICATE};
 use http::{HeaderValue, StatusCode};
 use serde_json::Value;
 use tokio_util::sync::DropGuard;
@@ -13,13 +13,14 @@ use http_body_util::BodyExt as _;
 
 use super::conn::Conn;
 use super::headers::PROTOCOL_VERSION;
+use super::reply::{Reply, json_body, rpc_error, status_only};
 use super::sessions::{HttpSession, Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::{Shared, guard, headers, protected};
-use crate::jsonrpc::{self, Incoming, RpcError, code};
+use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::legacy;
 use crate::protocol::LEGACY_PROTOCOL_VERSION;
-use crate::server::{Accepted, IncomingRequest, Refusal, Verdict, outbound};
+use crate::server::{Accepted, IncomingRequest, Verdict, outbound};
 use crate::transport::http::body::Joined;
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible;
@@ -56,24 +57,24 @@ pub(crate) async fn handle_post<B>(
     headers: &impl Fields,
     body: B,
     conn: Option<&Conn>,
-) -> Response
+) -> Reply
 where
     B: http_body::Body<Data = Bytes>,
     B::Error: std::fmt::Display,
 {
     let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
-        Err(refused) => return *refused,
+        Err(refused) => return (*refused).into(),
     };
     let bytes = match read_body(shared, headers, body).await {
         Ok(b) => b,
-        Err(response) => return *response,
+        Err(response) => return (*response).into(),
     };
     if let Some(conn) = conn {
         conn.serving();
     }
     if let Err(error) = shared.server.json_limits().check(&bytes) {
-        return rpc_error(StatusCode::BAD_REQUEST, None, error);
+        return rpc_error(StatusCode::BAD_REQUEST, None, error).into();
     }
     let incoming = match Incoming::read(&bytes) {
         Ok(incoming) => incoming,
@@ -82,7 +83,8 @@ where
                 StatusCode::BAD_REQUEST,
                 rejected.id.as_ref(),
                 rejected.error,
-            );
+            )
+            .into();
         }
     };
     if let Err(error) = headers::single_valued(headers) {
@@ -90,14 +92,14 @@ where
             Incoming::Request { id, .. } => Some(id),
             _ => None,
         };
-        return rpc_error(StatusCode::BAD_REQUEST, id, error);
+        return rpc_error(StatusCode::BAD_REQUEST, id, error).into();
     }
     let (id, method, params) = match incoming {
         Incoming::Notification { method, params } => {
-            return notification(shared, headers, auth.as_ref(), &method, params);
+            return notification(shared, headers, auth.as_ref(), &method, params).into();
         }
         Incoming::Response { id, result } => {
-            return answer(shared, headers, auth.as_ref(), id, result);
+            return answer(shared, headers, auth.as_ref(), id, result).into();
         }
         Incoming::Request { id, method, params } => (id, method, params),
     };
@@ -110,10 +112,11 @@ where
             StatusCode::BAD_REQUEST,
             rejected.id.as_ref(),
             rejected.error,
-        );
+        )
+        .into();
     }
     if let Some(refused) = scopes_refused(shared, &accepted) {
-        return refused;
+        return refused.into();
     }
     if let Some(sessions) = &shared.sessions {
         // A session's requests belong to it whatever their `_meta` says; only a
@@ -127,7 +130,7 @@ where
     // version has nothing to compare, and the server's own checks say what is wrong.
     if let Some(body_version) = accepted.protocol_version() {
         if let Err(error) = headers::check_headers(shared, headers, body_version, &accepted) {
-            return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error);
+            return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error).into();
         }
     }
     run(shared, headers, accepted, None).await
@@ -164,7 +167,7 @@ async fn legacy_request(
     sessions: &Sessions,
     headers: &impl Fields,
     accepted: Accepted,
-) -> Response {
+) -> Reply {
     let id = accepted.id();
     if accepted.method() == session_method::Initialize::METHOD {
         let params = accepted
@@ -172,7 +175,7 @@ async fn legacy_request(
             .and_then(|p| serde_json::from_str(p.get()).ok());
         let (session, result) = match shared.server.open_session(params.as_ref()) {
             Ok(opened) => opened,
-            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error),
+            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into(),
         };
         let auth = accepted.auth();
         let Some(name) = sessions.open(session, auth, shared.server.events()) else {
@@ -181,17 +184,18 @@ async fn legacy_request(
                 StatusCode::SERVICE_UNAVAILABLE,
                 Some(id),
                 RpcError::internal("Too many open sessions; try again later"),
-            );
+            )
+            .into();
         };
         let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(result)));
         if let Ok(value) = HeaderValue::from_str(&name) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
-        return response;
+        return response.into();
     }
     let session = match sessions.find(headers, accepted.auth()) {
         Ok(session) => session,
-        Err(missing) => return no_session(Some(id), &missing),
+        Err(missing) => return no_session(Some(id), &missing).into(),
     };
     if let Some(other) = headers
         .text(&PROTOCOL_VERSION)
@@ -200,13 +204,13 @@ async fn legacy_request(
         let error = RpcError::invalid_request(format!(
             "Bad Request: unsupported MCP-Protocol-Version {other}; the session speaks {LEGACY_PROTOCOL_VERSION}"
         ));
-        return rpc_error(StatusCode::BAD_REQUEST, Some(id), error);
+        return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into();
     }
     if let Some(own) = session
         .session
         .answer_own(accepted.method(), accepted.params())
     {
-        return json_body(StatusCode::OK, jsonrpc::response(Some(id), &own));
+        return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own));
     }
     let accepted = accepted.on_session(&session.session);
     run(shared, headers, accepted, Some(session)).await
@@ -377,7 +381,7 @@ async fn run(
     headers: &impl Fields,
     accepted: Accepted,
     session: Option<Arc<HttpSession>>,
-) -> Response {
+) -> Reply {
     let id = accepted.id().clone();
     let legacy = session.is_some();
     let accepted_listen = accepted.method()
@@ -385,7 +389,7 @@ async fn run(
     // Refusals are known before the handler runs: they are always plain JSON.
     let admitted = match accepted.admit() {
         Ok(admitted) => admitted,
-        Err(refused) => return json(&id, refused, legacy),
+        Err(refused) => return Reply::answer(&id, refused, legacy),
     };
     let (json_ok, sse_ok) = accepts(headers);
     // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
@@ -424,9 +428,12 @@ async fn run(
             })
         }
     };
-    let sse = |state: SseState| match &streams {
-        Some(streams) => session_sse(state, streams),
-        None => sse(state),
+    let sse = |state: SseState| -> Reply {
+        match &streams {
+            Some(streams) => session_sse(state, streams),
+            None => sse(state),
+        }
+        .into()
     };
     if !json_ok && sse_ok {
         return sse(SseState::new(id, outcome, rx, guard));
@@ -441,7 +448,7 @@ async fn run(
             if state.pending.is_empty() || !sse_ok {
                 let _ = state.guard.take().map(DropGuard::disarm);
                 let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
-                json(&state.id, Verdict::Answered(result), legacy)
+                Reply::answer(&state.id, Verdict::Answered(result), legacy)
             } else {
                 sse(state)
             }
@@ -454,50 +461,6 @@ async fn run(
     }
 }
 
-/// The HTTP status of an answer, decided here alone: a protocol refusal is 400 (an
-/// unknown method 404), and so is an error carrying one of 2026-07-28's protocol codes
-/// whoever raised it; anything else a handler decided is a 200. On a 2025-11-25
-/// session every JSON-RPC error is a 200: that era's clients take a 404 to mean the
-/// session is gone.
-fn status_for(verdict: &Verdict, on_session: bool) -> StatusCode {
-    match verdict {
-        _ if on_session => StatusCode::OK,
-        Verdict::Refused { reason, .. } => match reason {
-            Refusal::UnknownMethod => StatusCode::NOT_FOUND,
-            _ => StatusCode::BAD_REQUEST,
-        },
-        Verdict::Answered(Err(e)) => match e.code {
-            code::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-            code::HEADER_MISMATCH
-            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
-            | code::UNSUPPORTED_PROTOCOL_VERSION
-            | code::PARSE_ERROR
-            | code::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-            _ => StatusCode::OK,
-        },
-        Verdict::Answered(Ok(_)) => StatusCode::OK,
-    }
-}
-
-/// A JSON answer.
-fn json(id: &RequestId, verdict: Verdict, on_session: bool) -> Response {
-    let status = status_for(&verdict, on_session);
-    json_body(status, jsonrpc::answer(id, &verdict.into_result()))
-}
-
-fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: RpcError) -> Response {
-    json_body(status, jsonrpc::response(id, &Err(error)))
-}
-
-fn json_body(status: StatusCode, text: String) -> Response {
-    let mut response = Response::new(Body::from(text));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
 fn unauthorized(denied: guard::Unauthorized) -> Response {
     let mut response = rpc_error(
         denied.status,
@@ -507,11 +470,5 @@ fn unauthorized(denied: guard::Unauthorized) -> Response {
     if let Ok(v) = HeaderValue::from_str(&denied.challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, v);
     }
-    response
-}
-
-pub(crate) fn status_only(status: StatusCode) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = status;
     response
 }
