@@ -15,6 +15,7 @@ mod body;
 mod client;
 #[cfg(feature = "http-server")]
 mod response;
+#[cfg(feature = "http-server")]
 mod server;
 
 use std::io;
@@ -30,6 +31,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub(crate) use body::{Body, Recycle};
 #[cfg(feature = "http-server")]
 pub(crate) use response::{ResponseWriter, bare};
+#[cfg(feature = "http-server")]
 pub(crate) use server::{ReadHead, RequestHead};
 
 /// The most a head may hold, its first line and fields together.
