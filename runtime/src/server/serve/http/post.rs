@@ -393,23 +393,25 @@ async fn run(
     };
     let (json_ok, sse_ok) = accepts(headers);
     // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
-    // sessions' GET streams (`Shared::closing`); any other request is let finish.
-    let cancel = if accepted_listen {
-        shared.closing.child_token()
+    // sessions' GET streams (`Shared::closing`); any other request is let finish, on the
+    // token it was made with (nothing else holds it yet).
+    let (admitted, cancel) = if accepted_listen {
+        let closing = shared.closing.child_token();
+        (admitted.with_cancel(closing.clone()), closing)
     } else {
-        // The request's own token, made with it: nothing else holds it yet.
-        admitted.cancellation().clone()
+        let own = admitted.cancellation().clone();
+        (admitted, own)
     };
+    // Only a session's request can be withdrawn while its stream stays open.
+    let withdrawn = session.is_some().then(|| cancel.clone());
     // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
-    let guard = cancel.clone().drop_guard();
+    let guard = cancel.drop_guard();
     let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
     // come.
     let outbound = sse_ok.then_some(tx);
-    // Only a session's request can be withdrawn while its stream stays open.
-    let withdrawn = session.is_some().then(|| cancel.clone());
-    let admitted = admitted.with_cancel(cancel).with_outbound(outbound);
+    let admitted = admitted.with_outbound(outbound);
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
     let mut outcome: Outcome = match session {
