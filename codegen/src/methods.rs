@@ -99,6 +99,9 @@ pub struct Method {
     pub complete: Option<String>,
     /// Whether the result type requires `ttlMs` and `cacheScope`.
     pub cacheable: bool,
+    /// Whether the (complete) result type requires `resultType`, so its value always
+    /// writes one.
+    pub writes_result_type: bool,
     /// The params member that names what a client request acts on (`name`, `uri`).
     pub target: Option<String>,
     /// The member of the receiver's capabilities that says it handles the method.
@@ -163,11 +166,18 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 rust_name(stem)
             };
             let params = params_type(schema, &member);
-            let (result, complete, cacheable) = if direction.is_request() {
+            let (result, complete, cacheable, writes_result_type) = if direction.is_request() {
                 let (r, c, def) = result_type(p, stem);
-                (Some(r), c, def.is_some_and(|d| requires_caching(p, &d)))
+                let requires =
+                    |members: &[&str]| def.as_ref().is_some_and(|d| requires_all(p, d, members));
+                (
+                    Some(r),
+                    c,
+                    requires(&CACHING_MEMBERS),
+                    requires(&["resultType"]),
+                )
             } else {
-                (None, None, false)
+                (None, None, false, false)
             };
             let target = if direction == Direction::ClientRequest {
                 target_member(p, schema)
@@ -184,6 +194,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 result,
                 complete,
                 cacheable,
+                writes_result_type,
                 target,
                 capability: None,
                 params_members,
@@ -204,17 +215,15 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
 /// Members a result must carry for a client to cache it.
 const CACHING_MEMBERS: [&str; 2] = ["ttlMs", "cacheScope"];
 
-/// Whether the result definition `def` (after `allOf` merging) requires every
-/// [`CACHING_MEMBERS`] member.
-fn requires_caching(p: &Prepared, def: &str) -> bool {
+/// Whether the result definition `def` (after `allOf` merging) requires every one of
+/// `members` ([`CACHING_MEMBERS`], say).
+fn requires_all(p: &Prepared, def: &str, members: &[&str]) -> bool {
     let required = p
         .original
         .get(def)
         .map(schema::required)
         .unwrap_or_default();
-    CACHING_MEMBERS
-        .iter()
-        .all(|m| required.iter().any(|r| r == m))
+    members.iter().all(|m| required.iter().any(|r| r == m))
 }
 
 /// Params members that name the thing a request acts on, in order of preference: a
@@ -325,6 +334,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
         });
         let may_require_input = m.may_require_input();
         let cacheable = m.cacheable;
+        let writes_result_type = m.writes_result_type;
         let target = opt_str(m.target.as_deref());
         let capability = opt_str(m.capability.as_deref());
         let body = if let Some(result) = &m.result {
@@ -350,6 +360,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
                     const METHOD: &'static str = #method;
                     const MAY_REQUIRE_INPUT: bool = #may_require_input;
                     const CACHEABLE: bool = #cacheable;
+                    const WRITES_RESULT_TYPE: bool = #writes_result_type;
                     const TARGET: ::std::option::Option<&'static str> = #target;
                     const CAPABILITY: ::std::option::Option<&'static str> = #capability;
                     type Params = #params;

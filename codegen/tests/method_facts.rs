@@ -91,6 +91,24 @@ fn results_with_ttl_and_cache_scope_are_cacheable() {
 }
 
 #[test]
+fn results_whose_type_requires_result_type_always_write_it() {
+    use v2026_07_28::method::{CallTool, Discover, Elicit, ListTools};
+    let facts = [
+        CallTool::WRITES_RESULT_TYPE,
+        ListTools::WRITES_RESULT_TYPE,
+        Discover::WRITES_RESULT_TYPE,
+        Elicit::WRITES_RESULT_TYPE,
+        v2025_11_25::method::CallTool::WRITES_RESULT_TYPE,
+    ];
+    assert_eq!(facts, [true, true, true, false, false]);
+    // What the fact promises: the value writes the member, whatever else it holds.
+    let written = serde_json::to_value(v2026_07_28::CallToolResult::new(vec![])).unwrap();
+    assert_eq!(written["resultType"], "complete");
+    let written = serde_json::to_value(v2026_07_28::ListToolsResult::new(vec![])).unwrap();
+    assert!(written.get("resultType").is_some());
+}
+
+#[test]
 fn targets_name_tools_and_prompts_and_locate_resources() {
     use v2026_07_28::method::{CallTool, Complete, GetPrompt, ListTools, ReadResource};
     assert_eq!(CallTool::TARGET, Some("name"));

@@ -1427,6 +1427,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/cancel";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );
@@ -1442,6 +1443,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/get";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );
@@ -1457,6 +1459,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/update";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );

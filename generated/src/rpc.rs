@@ -20,6 +20,9 @@ pub trait Request: 'static {
     const MAY_REQUIRE_INPUT: bool;
     /// Whether the result requires `ttlMs` and `cacheScope`, so a client may cache it.
     const CACHEABLE: bool;
+    /// Whether the (complete) result's type requires `resultType`, so its value always
+    /// writes one and a server need not look for it in the written text.
+    const WRITES_RESULT_TYPE: bool = false;
     /// The params member naming what the request acts on: `Some("name")` for
     /// `tools/call` and `prompts/get`, `Some("uri")` for `resources/read`.
     const TARGET: Option<&'static str>;

@@ -6755,6 +6755,7 @@ pub mod method {
         const METHOD: &'static str = "initialize";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::InitializeRequestParams;
@@ -6768,6 +6769,7 @@ pub mod method {
         const METHOD: &'static str = "ping";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = ::std::option::Option<super::RequestParams>;
@@ -6782,6 +6784,7 @@ pub mod method {
         const METHOD: &'static str = "resources/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "resources",
@@ -6797,6 +6800,7 @@ pub mod method {
         const METHOD: &'static str = "resources/templates/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "resources",
@@ -6812,6 +6816,7 @@ pub mod method {
         const METHOD: &'static str = "resources/read";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "uri",
         );
@@ -6832,6 +6837,7 @@ pub mod method {
         const METHOD: &'static str = "resources/subscribe";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "uri",
         );
@@ -6852,6 +6858,7 @@ pub mod method {
         const METHOD: &'static str = "resources/unsubscribe";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "uri",
         );
@@ -6872,6 +6879,7 @@ pub mod method {
         const METHOD: &'static str = "prompts/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "prompts",
@@ -6887,6 +6895,7 @@ pub mod method {
         const METHOD: &'static str = "prompts/get";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "name",
         );
@@ -6914,6 +6923,7 @@ pub mod method {
         const METHOD: &'static str = "tools/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "tools",
@@ -6929,6 +6939,7 @@ pub mod method {
         const METHOD: &'static str = "tools/call";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "name",
         );
@@ -6956,6 +6967,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/get";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );
@@ -6974,6 +6986,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/result";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );
@@ -6992,6 +7005,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/cancel";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "taskId",
         );
@@ -7010,6 +7024,7 @@ pub mod method {
         const METHOD: &'static str = "tasks/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "tasks",
@@ -7026,6 +7041,7 @@ pub mod method {
         const METHOD: &'static str = "logging/setLevel";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "logging",
@@ -7041,6 +7057,7 @@ pub mod method {
         const METHOD: &'static str = "completion/complete";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "completions",
@@ -7056,6 +7073,7 @@ pub mod method {
         const METHOD: &'static str = "sampling/createMessage";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "sampling",
@@ -7077,6 +7095,7 @@ pub mod method {
         const METHOD: &'static str = "roots/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "roots",
@@ -7092,6 +7111,7 @@ pub mod method {
         const METHOD: &'static str = "elicitation/create";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "elicitation",

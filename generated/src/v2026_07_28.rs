@@ -6990,6 +6990,7 @@ pub mod method {
         const METHOD: &'static str = "server/discover";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::RequestParams;
@@ -7003,6 +7004,7 @@ pub mod method {
         const METHOD: &'static str = "resources/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "resources",
@@ -7018,6 +7020,7 @@ pub mod method {
         const METHOD: &'static str = "resources/templates/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "resources",
@@ -7033,6 +7036,7 @@ pub mod method {
         const METHOD: &'static str = "resources/read";
         const MAY_REQUIRE_INPUT: bool = true;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "uri",
         );
@@ -7067,6 +7071,7 @@ pub mod method {
         const METHOD: &'static str = "subscriptions/listen";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
         type Params = super::SubscriptionsListenRequestParams;
@@ -7080,6 +7085,7 @@ pub mod method {
         const METHOD: &'static str = "prompts/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "prompts",
@@ -7095,6 +7101,7 @@ pub mod method {
         const METHOD: &'static str = "prompts/get";
         const MAY_REQUIRE_INPUT: bool = true;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "name",
         );
@@ -7134,6 +7141,7 @@ pub mod method {
         const METHOD: &'static str = "tools/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = true;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "tools",
@@ -7149,6 +7157,7 @@ pub mod method {
         const METHOD: &'static str = "tools/call";
         const MAY_REQUIRE_INPUT: bool = true;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "name",
         );
@@ -7188,6 +7197,7 @@ pub mod method {
         const METHOD: &'static str = "completion/complete";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "completions",
@@ -7203,6 +7213,7 @@ pub mod method {
         const METHOD: &'static str = "sampling/createMessage";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "sampling",
@@ -7224,6 +7235,7 @@ pub mod method {
         const METHOD: &'static str = "roots/list";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "roots",
@@ -7239,6 +7251,7 @@ pub mod method {
         const METHOD: &'static str = "elicitation/create";
         const MAY_REQUIRE_INPUT: bool = false;
         const CACHEABLE: bool = false;
+        const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "elicitation",
