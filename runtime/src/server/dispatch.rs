@@ -70,11 +70,16 @@ impl Admitted {
         } = request;
         let inner = &server.inner;
         // The built-in `server/discover` has no route: its facts come from its marker.
-        let (may_require_input, cacheable) = match &routed {
-            Some(Routed { route, .. }) => (route.may_require_input, route.cacheable),
+        let (may_require_input, cacheable, writes_result_type) = match &routed {
+            Some(Routed { route, .. }) => (
+                route.may_require_input,
+                route.cacheable,
+                route.writes_result_type,
+            ),
             None => (
                 method::Discover::MAY_REQUIRE_INPUT,
                 method::Discover::CACHEABLE,
+                method::Discover::WRITES_RESULT_TYPE,
             ),
         };
         let principal = auth.as_ref().map(Principal::from_auth);
@@ -213,7 +218,13 @@ impl Admitted {
                 Verdict::Answered(answer::on_session(&result))
             } else {
                 let cache = cacheable.then_some(&inner.cache);
-                Verdict::Answered(Ok(answer::complete(result, cache)))
+                // A result whose type writes `resultType` lacks nothing but, when it is
+                // cacheable, its caching members: its text is searched only then.
+                let result = match cache {
+                    None if writes_result_type => result,
+                    cache => answer::complete(result, cache),
+                };
+                Verdict::Answered(Ok(result))
             };
             Dispatched::new(verdict, Outcome::Complete)
         };

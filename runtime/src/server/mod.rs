@@ -172,6 +172,8 @@ pub(crate) struct Route {
     may_require_input: bool,
     /// The result carries `ttlMs` and `cacheScope`.
     cacheable: bool,
+    /// The result's type always writes `resultType`: its text is not searched for one.
+    writes_result_type: bool,
 }
 
 impl Route {
@@ -186,6 +188,7 @@ impl Route {
             decode: decode::<M>,
             may_require_input: M::MAY_REQUIRE_INPUT,
             cacheable: M::CACHEABLE,
+            writes_result_type: M::WRITES_RESULT_TYPE,
         }
     }
 }
