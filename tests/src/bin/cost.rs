@@ -7,6 +7,9 @@
 //! cost serve-http layer  # the same with one pass-through middleware layer
 //! cost serve-http spans  # the same with a subscriber recording its spans (a registry)
 //! cost client URL N      # N sequential flows with tern's automatic client
+//! cost client URL N C    # 20 warm-up flows, then N flows over C concurrent callers,
+//!                        # timed (microseconds per flow, flows per second), as the
+//!                        # rmcp harness's client prints them
 //! cost memory N          # N flows, server and client in one process, in-memory transport
 //! ```
 //!
@@ -70,6 +73,28 @@ async fn flows(client: &Client, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// 20 warm-up flows, then `n` flows shared out over `callers` concurrent tasks on one
+/// client, timed: what the rmcp harness's client prints, for the same comparison.
+async fn timed(client: &Client, n: usize, callers: usize) -> Result<()> {
+    flows(client, 20).await?;
+    let callers = callers.max(1);
+    let started = std::time::Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..callers {
+        let client = client.clone();
+        let share = n / callers + usize::from(i < n % callers);
+        tasks.spawn(async move { flows(&client, share).await.map_err(|e| e.to_string()) });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done??;
+    }
+    let elapsed = started.elapsed();
+    let n = n.max(1) as f64;
+    println!("{:.1} us per flow", elapsed.as_secs_f64() * 1e6 / n);
+    println!("{:.0} flows/s", n / elapsed.as_secs_f64());
+    Ok(())
+}
+
 async fn serve_http(server: Server) -> Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
@@ -98,13 +123,18 @@ async fn run(args: &[&str]) -> Result<()> {
             let client = client().build(Arc::new(transport));
             flows(&client, n.parse()?).await
         }
+        ["client", url, n, callers] => {
+            let transport = HttpClientTransport::builder(*url).build()?;
+            let client = client().build(Arc::new(transport));
+            timed(&client, n.parse()?, callers.parse()?).await
+        }
         ["memory", n] => {
             let (client_end, server_end) = memory::pair();
             let server = server()?;
             tokio::spawn(async move { server.serve(server_end).await });
             flows(&client().connect(client_end), n.parse()?).await
         }
-        _ => Err("usage: cost (serve-http [layer | spans] | client URL N | memory N)".into()),
+        _ => Err("usage: cost (serve-http [layer | spans] | client URL N [CALLERS] | memory N)".into()),
     }
 }
 
