@@ -134,7 +134,9 @@ async fn run(args: &[&str]) -> Result<()> {
             tokio::spawn(async move { server.serve(server_end).await });
             flows(&client().connect(client_end), n.parse()?).await
         }
-        _ => Err("usage: cost (serve-http [layer | spans] | client URL N [CALLERS] | memory N)".into()),
+        _ => Err(
+            "usage: cost (serve-http [layer | spans] | client URL N [CALLERS] | memory N)".into(),
+        ),
     }
 }
 
