@@ -105,4 +105,41 @@ mod tests {
             assert!(members(text).is_none(), "{text}");
         }
     }
+
+    /// Any JSON text: strings of every length around the scan's one-by-one stretch,
+    /// with quotes, backslashes and escapes anywhere in them.
+    fn json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let text = "[a\"\\\\/\u{1}é]{0,40}";
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<f64>().prop_map(Value::from),
+            text.prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map(text, inner, 0..4)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_value_ends_where_its_text_ends_however_it_is_written(value in json()) {
+            use crate::types::rpc::scan::value_end;
+            for text in [value.to_string(), format!("{value:#}")] {
+                let padded = format!("{text} ,");
+                proptest::prop_assert_eq!(value_end(padded.as_bytes(), 0), Some(text.len()), "{}", text);
+                // Cut short, a string or a container has no end.
+                if text.len() > 1 && matches!(text.as_bytes()[0], b'"' | b'{' | b'[') {
+                    let cut = &text.as_bytes()[..text.len() - 1];
+                    proptest::prop_assert_eq!(value_end(cut, 0), None, "{}", text);
+                }
+            }
+        }
+    }
 }
