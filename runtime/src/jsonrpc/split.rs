@@ -106,8 +106,8 @@ mod tests {
         }
     }
 
-    /// Any JSON text: strings of every length around the scan's one-by-one stretch,
-    /// with quotes, backslashes and escapes anywhere in them.
+    /// Any JSON value: strings up to 40 characters, short and past a vector's width,
+    /// with quotes, backslashes and control characters (written escaped) anywhere.
     fn json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
         use serde_json::Value;
