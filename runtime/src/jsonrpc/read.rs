@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::split::{is_json, split};
-use super::{RawParams, RawResult, RpcError};
+use super::split::{id_text, is_json, split};
+use super::{JsonLimits, RawParams, RawResult, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
 /// A message as it arrives, classified by its members.
@@ -46,6 +46,19 @@ impl Incoming {
     /// Parses and classifies one message. Batches are not part of 2026-07-28.
     pub(crate) fn parse(text: &str) -> Result<Self, Box<Rejected>> {
         Self::read(text.as_bytes())
+    }
+
+    /// Reads one message whose bytes `limits` judge first. A message they refuse is
+    /// answered to its id when a cheap scan finds one, so that a client waiting on that
+    /// id learns why (a refusal to `null` reaches no caller).
+    pub(crate) fn read_within(bytes: &[u8], limits: &JsonLimits) -> Result<Self, Box<Rejected>> {
+        if let Err(error) = limits.check(bytes) {
+            let id = id_text(bytes)
+                .and_then(|text| std::str::from_utf8(text).ok())
+                .and_then(raw_id);
+            return Err(Box::new(Rejected { id, error }));
+        }
+        Self::read(bytes)
     }
 
     /// Parses and classifies one message from its bytes: a well-formed request in one

@@ -49,6 +49,21 @@ pub(super) fn split(bytes: &[u8]) -> Option<Members<'_>> {
     (blank(bytes, end) == bytes.len()).then_some(members)
 }
 
+/// The bytes of the `id` member of the object that opens `bytes`, found by extent and
+/// nothing else checked: how a message refused before it is parsed (too large, too
+/// deep) is still answered to the request that sent it. `None` when there is no such
+/// member, when a member name has an escape (it could spell `id`), or when `id` is
+/// repeated: the answer then goes to `null`, as for a message that is not JSON.
+pub(super) fn id_text(bytes: &[u8]) -> Option<&[u8]> {
+    let mut id = None;
+    each_member(bytes, |key, value| match bytes.get(key)? {
+        br#""id""# => id.replace(value).is_none().then_some(()),
+        quoted if quoted.contains(&b'\\') => None,
+        _ => Some(()),
+    })?;
+    bytes.get(id?)
+}
+
 /// Whether `text` is one JSON value (checked by serde_json, nothing built).
 pub(crate) fn is_json(text: impl AsRef<[u8]>) -> bool {
     serde_json::from_slice::<IgnoredAny>(text.as_ref()).is_ok()

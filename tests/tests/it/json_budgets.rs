@@ -58,6 +58,8 @@ async fn a_hundred_thousand_input_responses_are_refused() {
     );
     let raw = post(addr, &mcp_headers("tools/call", Some("provision")), &text).await;
     assert_too_complex(&raw, "more than 1000 inputResponses");
+    // Refused before it is parsed, and still answered to the request that sent it.
+    assert_eq!(raw.json()["id"], 3, "{raw:?}");
 }
 
 #[tokio::test]

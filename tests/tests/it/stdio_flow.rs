@@ -275,3 +275,37 @@ async fn every_request_before_the_end_of_input_is_answered() {
         assert_eq!(ids, (1..=20).collect::<Vec<_>>());
     }
 }
+
+#[tokio::test]
+async fn a_message_over_the_json_limits_is_refused_to_its_own_id_over_stdio() {
+    let child = ChildProcessTransport::spawn(provision_server_command()).unwrap();
+    let mut peer = RawPeer::new(child);
+    let answers: serde_json::Map<String, serde_json::Value> = (0..100_000)
+        .map(|i| (format!("q{i}"), json!({"action": "accept"})))
+        .collect();
+    let params = json!({
+        "name": "provision", "arguments": {"name": "x"},
+        "inputResponses": answers, "requestState": "s", "_meta": meta(json!({})),
+    });
+    // The id comes last, after 2 MB of answers: the scan still finds it.
+    let text =
+        format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{params},"id":"fat-1"}}"#);
+    peer.send_text(&text).await;
+    let refused = tokio::time::timeout(Duration::from_secs(10), peer.recv())
+        .await
+        .expect("no answer to the refused message");
+    assert_eq!(refused["id"], "fat-1", "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("more than 1000 inputResponses"),
+        "{message}"
+    );
+
+    // The connection goes on serving.
+    let listed = peer
+        .call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+                     "params": {"_meta": meta(json!({}))}}))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+}

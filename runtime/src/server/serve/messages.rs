@@ -55,12 +55,7 @@ impl Server {
                     break;
                 }
             };
-            let read = self
-                .json_limits()
-                .check(text.as_bytes())
-                .map_err(|error| Box::new(jsonrpc::Rejected { id: None, error }))
-                .and_then(|()| Incoming::parse(&text));
-            match read {
+            match Incoming::read_within(text.as_bytes(), self.json_limits()) {
                 Err(rejected) => {
                     let _ = out_tx.send(jsonrpc::response(
                         rejected.id.as_ref(),

@@ -73,10 +73,7 @@ where
     if let Some(conn) = conn {
         conn.serving();
     }
-    if let Err(error) = shared.server.json_limits().check(&bytes) {
-        return rpc_error(StatusCode::BAD_REQUEST, None, error).into();
-    }
-    let incoming = match Incoming::read(&bytes) {
+    let incoming = match Incoming::read_within(&bytes, shared.server.json_limits()) {
         Ok(incoming) => incoming,
         Err(rejected) => {
             return rpc_error(
