@@ -50,7 +50,11 @@ struct Inner {
     issuer: String,
     audience: String,
     http: Fetch,
-    keys: tokio::sync::Mutex<Keys>,
+    /// The key set in use: read under a lock held for a lookup, never across a fetch,
+    /// so a token whose key is known never waits for the issuer.
+    keys: std::sync::Mutex<Arc<Keys>>,
+    /// Held by the one fetch under way; the time of the last attempt, failed or not.
+    fetching: tokio::sync::Mutex<Option<Instant>>,
 }
 
 #[derive(Default)]
@@ -58,7 +62,15 @@ struct Keys {
     by_id: HashMap<String, Arc<DecodingKey>>,
     /// The one key of a set whose keys name no id.
     unnamed: Option<Arc<DecodingKey>>,
-    fetched: Option<Instant>,
+}
+
+impl Keys {
+    fn find(&self, kid: Option<&str>) -> Option<Arc<DecodingKey>> {
+        match kid {
+            Some(id) => self.by_id.get(id).cloned(),
+            None => self.unnamed.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for JwtVerifier {
@@ -101,7 +113,8 @@ impl JwtVerifier {
                 issuer: issuer.into(),
                 audience: audience.into(),
                 http: Fetch::new()?,
-                keys: tokio::sync::Mutex::default(),
+                keys: std::sync::Mutex::default(),
+                fetching: tokio::sync::Mutex::default(),
             }),
             leeway: Duration::from_secs(60),
         })
@@ -120,32 +133,43 @@ fn invalid(why: impl std::fmt::Display) -> AuthError {
 
 impl Inner {
     /// The key named `kid` (or the set's one unnamed key), fetching the set when it is
-    /// not known yet or does not have it.
+    /// not known yet or does not have it. A key already known is found without waiting
+    /// for anything; tokens naming unknown keys wait for one fetch at a time, and the set
+    /// is fetched again only [`REFETCH_AFTER`] after the last attempt ended, whether it
+    /// worked or not, so made-up key ids cannot keep the issuer (or us) busy.
     async fn key(&self, kid: Option<&str>) -> Result<Arc<DecodingKey>, AuthError> {
-        let mut keys = self.keys.lock().await;
-        let find = |keys: &Keys| match kid {
-            Some(id) => keys.by_id.get(id).cloned(),
-            None => keys.unnamed.clone(),
-        };
-        if let Some(key) = find(&keys) {
+        if let Some(key) = self.known().find(kid) {
             return Ok(key);
         }
-        let recent = keys.fetched.is_some_and(|at| at.elapsed() < REFETCH_AFTER);
-        if !recent {
-            *keys = self.fetch().await.map_err(|e| {
+        let mut last_attempt = self.fetching.lock().await;
+        // Another fetch may have brought the key while this one waited.
+        if let Some(key) = self.known().find(kid) {
+            return Ok(key);
+        }
+        if last_attempt.is_none_or(|at| at.elapsed() >= REFETCH_AFTER) {
+            let fetched = self.fetch().await;
+            // Counted from when the attempt ended: tokens that queued behind a slow
+            // fetch are answered by it, not by another one.
+            *last_attempt = Some(Instant::now());
+            let fetched = fetched.map_err(|e| {
                 tracing::warn!(error = %e, "could not fetch the JWKS");
                 invalid("the signing keys could not be fetched")
             })?;
+            *crate::util::lock(&self.keys) = Arc::new(fetched);
         }
-        find(&keys).ok_or_else(|| invalid("signed with a key the issuer does not publish"))
+        self.known()
+            .find(kid)
+            .ok_or_else(|| invalid("signed with a key the issuer does not publish"))
+    }
+
+    /// The key set in use now.
+    fn known(&self) -> Arc<Keys> {
+        Arc::clone(&crate::util::lock(&self.keys))
     }
 
     async fn fetch(&self) -> Result<Keys, TransportError> {
         let set: JwkSet = self.http.get(&self.jwks_uri).await?.json("the JWKS")?;
-        let mut keys = Keys {
-            fetched: Some(Instant::now()),
-            ..Keys::default()
-        };
+        let mut keys = Keys::default();
         for jwk in set.keys.iter().take(MAX_KEYS) {
             let Ok(key) = DecodingKey::from_jwk(jwk) else {
                 continue;

@@ -71,14 +71,26 @@ fn token(key: &SigningKey, audience: &str, claims: Value) -> String {
 /// The JWKS the verifier fetches, changeable while the test runs.
 type Jwks = Arc<Mutex<Value>>;
 
-async fn serve_jwks(jwks: Jwks) -> String {
+/// How the JWKS endpoint behaves: how long it takes to answer, and a count of the
+/// fetches it has begun to answer.
+#[derive(Clone, Default)]
+struct Issuer {
+    stall: Arc<Mutex<Duration>>,
+    fetches: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+async fn serve_jwks(jwks: Jwks, issuer: Issuer) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = axum::Router::new().route(
         "/jwks",
         axum::routing::get(move || {
             let jwks = Arc::clone(&jwks);
+            let issuer = issuer.clone();
             async move {
+                issuer.fetches.send_modify(|n| *n += 1);
+                let stall = *issuer.stall.lock().unwrap();
+                tokio::time::sleep(stall).await;
                 let text = jwks.lock().unwrap().to_string();
                 ([("content-type", "application/json")], text)
             }
@@ -127,13 +139,15 @@ struct Protected {
     addr: SocketAddr,
     audience: String,
     jwks: Jwks,
+    issuer: Issuer,
     key: SigningKey,
 }
 
 async fn protected_server() -> Protected {
     let key = signing_key("k1");
     let jwks: Jwks = Arc::new(Mutex::new(json!({"keys": [key.jwk.clone()]})));
-    let jwks_uri = serve_jwks(Arc::clone(&jwks)).await;
+    let issuer = Issuer::default();
+    let jwks_uri = serve_jwks(Arc::clone(&jwks), issuer.clone()).await;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let audience = format!("http://{addr}/mcp");
@@ -151,6 +165,7 @@ async fn protected_server() -> Protected {
         addr,
         audience,
         jwks,
+        issuer,
         key,
     }
 }
@@ -269,6 +284,51 @@ async fn a_token_signed_with_a_key_published_later_is_accepted_once_the_keys_are
     let next = token(&rotated, &s.audience, json!({}));
     let r = post(s.addr, &with_token(&headers, &next), &body).await;
     assert_eq!(r.status, 200, "{r:?}");
+}
+
+#[tokio::test]
+async fn a_valid_token_is_not_held_up_while_the_issuer_is_slow_to_send_its_keys() {
+    let s = protected_server().await;
+    let (headers, body) = call("read");
+    let valid = with_token(&headers, &token(&s.key, &s.audience, json!({})));
+    assert_eq!(post(s.addr, &valid, &body).await.status, 200);
+
+    // The issuer now takes 8 s to answer, and a token naming a key nobody published
+    // makes the verifier fetch the set again (a second after the last fetch).
+    *s.issuer.stall.lock().unwrap() = Duration::from_secs(8);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let mut fetches = s.issuer.fetches.subscribe();
+    let made_up = with_token(&headers, &token(&signing_key("k9"), &s.audience, json!({})));
+    let stalled = tokio::spawn({
+        let (addr, body) = (s.addr, body.clone());
+        async move { post(addr, &made_up, &body).await }
+    });
+    tokio::time::timeout(Duration::from_secs(5), fetches.wait_for(|n| *n == 2))
+        .await
+        .expect("the made-up key fetched the set again")
+        .unwrap();
+
+    // While that fetch hangs, a token whose key is known is served at once.
+    let started = std::time::Instant::now();
+    let r = post(s.addr, &valid, &body).await;
+    println!(
+        "a valid token while the JWKS stalls: answered in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        !stalled.is_finished(),
+        "the made-up key's fetch was over before the valid token was answered"
+    );
+    // Further made-up keys wait for the fetch under way instead of starting more.
+    let again = with_token(&headers, &token(&signing_key("k8"), &s.audience, json!({})));
+    let also = tokio::spawn({
+        let (addr, body) = (s.addr, body.clone());
+        async move { post(addr, &again, &body).await }
+    });
+    assert_eq!(stalled.await.unwrap().status, 401);
+    assert_eq!(also.await.unwrap().status, 401);
+    assert_eq!(*fetches.borrow(), 2, "one fetch served both made-up keys");
 }
 
 #[tokio::test]
