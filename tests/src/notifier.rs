@@ -14,6 +14,13 @@ use tern::types::v2026_07_28::{
 /// The URIs of the two resources a client may subscribe to.
 pub const RESOURCES: [&str; 2] = ["note://a", "note://b"];
 
+/// Arguments of `echo`.
+#[derive(Deserialize, JsonSchema)]
+struct Echo {
+    /// What to answer.
+    text: String,
+}
+
 /// Arguments of `touch`.
 #[derive(Deserialize, JsonSchema)]
 struct Touch {
@@ -22,7 +29,7 @@ struct Touch {
 }
 
 /// The notifier: `report` (progress 1..3 of 3, then logs at debug, info and warning),
-/// `wait` (logs, then answers 300 ms later),
+/// `wait` (logs, then answers 300 ms later), `echo` (logs, then answers its `text`),
 /// `touch` (says the resource at `uri` changed), `two_questions` (asks a name, then a
 /// colour, each in a round of its own, in the direct form), and the resources
 /// [`RESOURCES`]. With `fulfil`, the direct form reaches 2025-11-25 sessions too.
@@ -58,6 +65,12 @@ pub fn notifier(fulfil: bool) -> McpServer {
                 me.resource_updated(&args.uri);
                 Ok(format!("touched {}", args.uri))
             }
+        });
+    mcp.tool("echo")
+        .description("Logs, then answers with its `text`: a call answered on an SSE stream")
+        .run(|args: Echo, ctx: ToolContext| async move {
+            ctx.log(LoggingLevel::Info, json!("echoing"));
+            Ok(args.text)
         });
     mcp.tool("two_questions")
         .description("Asks a name, then a colour, one round each")

@@ -41,6 +41,7 @@ mod sealing_kit;
 mod server_layers;
 mod session_budgets;
 mod session_features;
+mod session_streams;
 mod single_use;
 mod stdio_flow;
 mod tasks;

@@ -20,14 +20,14 @@ use http_support::{
 };
 
 /// The notifier serving HTTP in a child process (killed on drop).
-async fn http_child(args: &[&str]) -> (tokio::process::Child, SocketAddr) {
+pub(crate) async fn http_child(args: &[&str]) -> (tokio::process::Child, SocketAddr) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_session_server"));
     command.args(["--http", "127.0.0.1:0"]).args(args);
     http_support::listening_child(command, "listening on http://").await
 }
 
 /// Opens a session (initialize, initialized); its id.
-async fn session(addr: SocketAddr) -> String {
+pub(crate) async fn session(addr: SocketAddr) -> String {
     let mut h = legacy_headers(None);
     set(&mut h, "MCP-Protocol-Version", None);
     let r = post(addr, &h, &initialize_body()).await;
@@ -39,7 +39,13 @@ async fn session(addr: SocketAddr) -> String {
     id
 }
 
-async fn call(addr: SocketAddr, session: &str, id: i64, method: &str, params: Value) -> Value {
+pub(crate) async fn call(
+    addr: SocketAddr,
+    session: &str,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Value {
     let r = post(
         addr,
         &legacy_headers(Some(session)),
@@ -175,7 +181,7 @@ async fn progress_and_logs_reach_a_session_over_stdio_and_set_level_filters_the_
 }
 
 /// `resources/updated` notifications among `messages`, by URI.
-fn updated(messages: &[Value]) -> Vec<String> {
+pub(crate) fn updated(messages: &[Value]) -> Vec<String> {
     messages
         .iter()
         .filter(|m| m["method"] == "notifications/resources/updated")
@@ -183,14 +189,14 @@ fn updated(messages: &[Value]) -> Vec<String> {
         .collect()
 }
 
-fn get_headers(session: &str, last_event_id: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn get_headers(session: &str, last_event_id: Option<&str>) -> Vec<(String, String)> {
     let mut h = legacy_headers(Some(session));
     set(&mut h, "Accept", Some("text/event-stream"));
     set(&mut h, "Last-Event-ID", last_event_id);
     h
 }
 
-async fn touch(addr: SocketAddr, session: &str, id: i64, uri: &str) {
+pub(crate) async fn touch(addr: SocketAddr, session: &str, id: i64, uri: &str) {
     let r = call(
         addr,
         session,

@@ -68,7 +68,8 @@ use axum::Router;
 use axum::routing::post;
 
 pub use events::{
-    DEFAULT_EVENT_AGE, DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
+    DEFAULT_EVENT_AGE, DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_PER_SESSION,
+    DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
 };
 pub use guard::HostPolicy;
 pub use protected::{ProtectedResource, RequiredScopes};

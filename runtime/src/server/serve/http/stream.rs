@@ -7,6 +7,12 @@
 //! A POST's stream is written into the store by a task of its own, so the handler goes
 //! on when the client's connection drops (the era's rule: a disconnection is not a
 //! cancellation); the session's end, or `notifications/cancelled`, stops it.
+//!
+//! Each GET is a stream of its own (`g<n>`), and a message outside any request goes to
+//! one of them, the newest connected, never to all (the 2025-11-25 transport: a message
+//! is sent on one stream, not broadcast). A session keeps at most
+//! [`MAX_GET_STREAMS`] connected; a newer one ends the oldest, whose client has most
+//! likely moved on.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -25,8 +31,11 @@ use super::events::EventStore;
 use crate::transport::http::fields::Fields;
 use crate::util::lock;
 
-/// The standalone stream's name in the store.
-const GET_STREAM: &str = "get";
+/// Where a session's messages outside any request go before it has opened a GET stream.
+const FIRST_GET_STREAM: &str = "g0";
+
+/// How many GET streams one session keeps connected; opening another ends the oldest.
+pub(crate) const MAX_GET_STREAMS: usize = 4;
 
 /// `Last-Event-ID`.
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
@@ -45,6 +54,19 @@ pub(crate) struct SessionStreams {
     next_stream: AtomicU64,
     retry: Duration,
     forwarder: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    gets: std::sync::Mutex<Gets>,
+}
+
+/// A session's GET streams.
+#[derive(Default)]
+struct Gets {
+    /// Connected now, oldest first.
+    live: Vec<LiveGet>,
+    /// Tells readers apart, including two of the same stream.
+    next_reader: u64,
+    /// The newest one opened: while none is connected, messages wait there for the
+    /// client to come back with its `Last-Event-ID`.
+    last: Option<String>,
 }
 
 impl SessionStreams {
@@ -56,6 +78,7 @@ impl SessionStreams {
             next_stream: AtomicU64::new(1),
             retry,
             forwarder: std::sync::Mutex::new(None),
+            gets: std::sync::Mutex::default(),
         }
     }
 
@@ -65,9 +88,18 @@ impl SessionStreams {
         *lock(&self.forwarder) = Some(task);
     }
 
-    /// The session's notification outside any request, on the GET stream.
+    /// The session's message outside any request, on one GET stream: the newest
+    /// connected, else the newest opened.
     pub(crate) fn notify(&self, message: &str) {
-        self.store.append(&self.name, GET_STREAM, message);
+        let stream = {
+            let gets = lock(&self.gets);
+            match (gets.live.last(), &gets.last) {
+                (Some(live), _) => live.stream.clone(),
+                (None, Some(last)) => last.clone(),
+                (None, None) => FIRST_GET_STREAM.to_owned(),
+            }
+        };
+        self.store.append(&self.name, &stream, message);
         self.changed.notify_waiters();
     }
 
@@ -100,28 +132,69 @@ impl SessionStreams {
         self.changed.notify_waiters();
     }
 
-    /// The GET stream from where the client left it (`Last-Event-ID`, on any of the
-    /// session's streams) or, without one it can resume, from now; it ends when
-    /// `closing` is cancelled (the endpoint drains: the client resumes elsewhere).
+    /// A GET stream: the one the client's `Last-Event-ID` names (any of the session's
+    /// streams), from where it left off, or a new one from now. A GET stream ends when
+    /// `closing` is cancelled (the endpoint drains: the client resumes elsewhere) or
+    /// when a newer one pushes it out.
     pub(crate) fn resume(
         self: &Arc<Self>,
         headers: &impl Fields,
         closing: &CancellationToken,
     ) -> Response {
-        let last = headers
+        let resumed = headers
             .text(&LAST_EVENT)
-            .filter(|id| self.store.replay(&self.name, id).is_some());
-        let from = match last {
-            Some(id) => id.to_owned(),
-            None => self.store.position(&self.name, GET_STREAM),
+            .and_then(|id| Some((id, self.store.replay(&self.name, id)?.stream)));
+        let (from, stream) = match resumed {
+            Some((id, stream)) => (id.to_owned(), stream),
+            None => {
+                let n = self.next_stream.fetch_add(1, Ordering::Relaxed);
+                let stream = format!("g{n}");
+                (self.store.position(&self.name, &stream), stream)
+            }
         };
-        self.respond_until(from, Some(closing.clone()))
+        // A request's stream replayed ends with its response; only GET streams are
+        // where the session's other messages may go.
+        let registered = stream
+            .starts_with('g')
+            .then(|| self.connect_get(stream, closing));
+        let closing = registered
+            .as_ref()
+            .map_or_else(|| closing.clone(), |r| r.ends.clone());
+        self.respond_until(from, Some(closing), registered)
+    }
+
+    /// Counts `stream` among the connected GET streams, ending the oldest past the cap.
+    fn connect_get(self: &Arc<Self>, stream: String, closing: &CancellationToken) -> Connected {
+        let ends = closing.child_token();
+        let mut gets = lock(&self.gets);
+        // A stream resumed while an older reader of it is still connected replaces it.
+        for older in gets.live.iter().filter(|live| live.stream == stream) {
+            older.ends.cancel();
+        }
+        gets.live.retain(|live| live.stream != stream);
+        gets.next_reader += 1;
+        let reader = gets.next_reader;
+        gets.live.push(LiveGet {
+            stream: stream.clone(),
+            reader,
+            ends: ends.clone(),
+        });
+        while gets.live.len() > MAX_GET_STREAMS {
+            tracing::debug!("a session's GET streams are at their cap: ending the oldest");
+            gets.live.remove(0).ends.cancel();
+        }
+        gets.last = Some(stream);
+        Connected {
+            streams: Arc::clone(self),
+            reader,
+            ends,
+        }
     }
 
     /// An SSE response reading the store from `from` on its stream: a priming event
     /// (the position, `retry`), then every event after it, live, until the stream ends.
     pub(crate) fn respond(self: &Arc<Self>, from: String) -> Response {
-        self.respond_until(from, None)
+        self.respond_until(from, None, None)
     }
 
     /// [`respond`](Self::respond), ending early when `closing` is cancelled.
@@ -129,6 +202,7 @@ impl SessionStreams {
         self: &Arc<Self>,
         from: String,
         closing: Option<CancellationToken>,
+        connected: Option<Connected>,
     ) -> Response {
         let priming = Bytes::from(format!(
             "id: {from}\nretry: {}\ndata: \n\n",
@@ -140,6 +214,7 @@ impl SessionStreams {
             queue: Vec::new().into_iter(),
             ended: false,
             closing,
+            _connected: connected,
         };
         let first = futures_util::stream::once(async move { Ok::<_, Infallible>(priming) });
         let rest = futures_util::stream::unfold(reader, |mut reader| async move {
@@ -164,6 +239,30 @@ struct Reader {
     ended: bool,
     /// Ends the stream when cancelled, whatever is still to come.
     closing: Option<CancellationToken>,
+    /// A GET stream's place among the connected ones, given up when the reader goes.
+    _connected: Option<Connected>,
+}
+
+/// One connected GET stream.
+struct LiveGet {
+    stream: String,
+    reader: u64,
+    ends: CancellationToken,
+}
+
+/// A connected GET stream's place; given up with its reader (the client went away).
+struct Connected {
+    streams: Arc<SessionStreams>,
+    reader: u64,
+    ends: CancellationToken,
+}
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        lock(&self.streams.gets)
+            .live
+            .retain(|live| live.reader != self.reader);
+    }
 }
 
 impl Reader {
