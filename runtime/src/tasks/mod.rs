@@ -38,9 +38,14 @@ use std::time::Duration;
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
 pub use store::{
-    DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore, TaskStoreError,
-    Transition,
+    Admission, DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore,
+    TaskStoreError, Transition,
 };
+
+/// How many live tasks one principal may hold unless told otherwise
+/// ([`Tasks::max_per_principal`]): far below any store's capacity, so that one caller
+/// cannot fill it for everyone.
+pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
 /// The extension's identifier, as declared under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -65,6 +70,7 @@ pub struct Tasks {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) lease: Duration,
+    pub(crate) per_principal: usize,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -73,6 +79,7 @@ impl std::fmt::Debug for Tasks {
             .field("ttl", &self.ttl)
             .field("poll_interval", &self.poll_interval)
             .field("lease", &self.lease)
+            .field("per_principal", &self.per_principal)
             .finish_non_exhaustive()
     }
 }
@@ -92,7 +99,16 @@ impl Tasks {
             ttl: Duration::from_secs(3600),
             poll_interval: Duration::from_secs(1),
             lease: Duration::from_secs(10),
+            per_principal: DEFAULT_TASKS_PER_PRINCIPAL,
         }
+    }
+
+    /// How many live tasks (not yet past their TTL, finished or not) one principal may
+    /// hold; one more is refused with an error naming this cap. Callers without
+    /// authentication count as one principal.
+    pub fn max_per_principal(mut self, max: usize) -> Self {
+        self.per_principal = max.max(1);
+        self
     }
 
     /// How long a task is kept after its creation (its `ttlMs`), finished or not.

@@ -2,7 +2,9 @@
 //! server. Each task is three keys, all expiring with the task's TTL: a hash of its
 //! fields (`PREFIX` + id), a hash of its outstanding input requests (`…:asks`) and a
 //! hash of the answers delivered and not yet taken (`…:answers`). Every change that
-//! reads before it writes is one Lua script, so it is atomic in Redis.
+//! reads before it writes is one Lua script, so it is atomic in Redis. Each owner has a
+//! sorted set of its tasks by expiry (`PREFIX` + `owner:` + owner), which caps how many
+//! live tasks one principal holds across the fleet.
 //!
 //! The instance running a task's body learns of answers and cancellation by reading
 //! these keys (every 50 ms while it waits), not through a channel of its own: any
@@ -13,7 +15,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::store::{Status, TaskRecord, TaskStore, TaskStoreError, Transition};
+use super::store::{Admission, Status, TaskRecord, TaskStore, TaskStoreError, Transition};
 use crate::transport::BoxFuture;
 
 /// How often a waiting body looks for answers and cancellation in Redis.
@@ -195,11 +197,56 @@ fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
 }
 
 impl TaskStore for RedisTaskStore {
-    fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+    fn create(
+        &self,
+        task: TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>> {
         let [_, _, key] = self.keys(&task.id);
+        let owned = format!("{}owner:{}", self.prefix, task.owner);
         let mut connection = self.connection.clone();
         Box::pin(async move {
             let expires = task.created_ms.saturating_add(task.ttl_ms);
+            // The owner's live tasks, scored by expiry: counted after this one is added,
+            // and taken out again if that is one too many (never over the cap, even when
+            // two instances create at once).
+            let count: usize = redis::pipe()
+                .atomic()
+                .cmd("ZREMRANGEBYSCORE")
+                .arg(&owned)
+                .arg("-inf")
+                .arg(super::now_ms())
+                .ignore()
+                .cmd("ZADD")
+                .arg(&owned)
+                .arg(expires)
+                .arg(&task.id)
+                .ignore()
+                .cmd("PEXPIREAT")
+                .arg(&owned)
+                .arg(expires)
+                .arg("NX")
+                .ignore()
+                .cmd("PEXPIREAT")
+                .arg(&owned)
+                .arg(expires)
+                .arg("GT")
+                .ignore()
+                .cmd("ZCARD")
+                .arg(&owned)
+                .query_async::<(usize,)>(&mut connection)
+                .await
+                .map_err(failed)?
+                .0;
+            if count > per_owner {
+                redis::cmd("ZREM")
+                    .arg(&owned)
+                    .arg(&task.id)
+                    .query_async::<()>(&mut connection)
+                    .await
+                    .map_err(failed)?;
+                return Ok(Admission::OwnerAtCap);
+            }
             redis::pipe()
                 .atomic()
                 .cmd("HSET")
@@ -226,7 +273,8 @@ impl TaskStore for RedisTaskStore {
                 .ignore()
                 .query_async::<()>(&mut connection)
                 .await
-                .map_err(failed)
+                .map_err(failed)?;
+            Ok(Admission::Created)
         })
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Status, TaskRecord, Tasks, Transition, millis, new_id, now_ms};
+use super::{Admission, Status, TaskRecord, Tasks, Transition, millis, new_id, now_ms};
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::Principal;
@@ -42,6 +42,10 @@ pub(crate) type NextRound = Arc<
         + Sync,
 >;
 
+/// The code of a task refused at a cap: a JSON-RPC server error (-32000 to -32099 are
+/// the implementation's own), with the message saying whose cap it was.
+const TOO_MANY_TASKS: i64 = -32000;
+
 /// Creates a task for `ctx`'s caller, `working`, and returns it once the store has it.
 pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRecord, RpcError> {
     let now = now_ms();
@@ -60,11 +64,30 @@ pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRe
         error: None,
         cancel_requested: false,
     };
-    tasks.store.create(record.clone()).await.map_err(|e| {
-        tracing::error!(error = %e, "could not create a task");
-        RpcError::internal("Internal error")
-    })?;
-    Ok(record)
+    let admission = tasks
+        .store
+        .create(record.clone(), tasks.per_principal)
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "could not create a task");
+            RpcError::internal("Internal error")
+        })?;
+    match admission {
+        Admission::Created => Ok(record),
+        Admission::OwnerAtCap => Err(RpcError::new(
+            TOO_MANY_TASKS,
+            format!(
+                "Too many tasks: you hold {} live tasks, the most one caller may; \
+                 wait for them to expire or cancel some",
+                tasks.per_principal
+            ),
+        )),
+        // Refused like an overloaded server: nothing of this caller's is at fault.
+        _ => Err(RpcError::new(
+            TOO_MANY_TASKS,
+            "Too many tasks: the server holds as many as it can; try again later",
+        )),
+    }
 }
 
 /// How long a cancelled body has to stop on its own before it is dropped.

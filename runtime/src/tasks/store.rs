@@ -107,10 +107,28 @@ impl Transition {
     }
 }
 
+/// Whether a store took a new task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Admission {
+    /// The task is stored.
+    Created,
+    /// Its owner already holds as many live tasks as one owner may.
+    OwnerAtCap,
+    /// The store holds as many tasks as it can.
+    StoreFull,
+}
+
 /// Where a fleet keeps its tasks. Every method is atomic in the store.
 pub trait TaskStore: Send + Sync + 'static {
-    /// Stores a new task; it is readable by every instance once this returns.
-    fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+    /// Stores a new task unless its owner already holds `per_owner` live (unexpired)
+    /// tasks, or the store is full; it is readable by every instance once this returns
+    /// [`Admission::Created`].
+    fn create(
+        &self,
+        task: TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>>;
 
     /// The task, if the store still has it.
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
@@ -231,19 +249,29 @@ impl Tasks {
 }
 
 impl TaskStore for MemoryTaskStore {
-    fn create(&self, task: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+    fn create(
+        &self,
+        task: TaskRecord,
+        per_owner: usize,
+    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>> {
         let capacity = self.capacity();
         let outcome = self.with(|tasks| {
-            if tasks.by_id.len() >= capacity {
-                let now = now_ms();
-                tasks
-                    .by_id
-                    .retain(|_, e| e.record.created_ms.saturating_add(e.record.ttl_ms) > now);
+            let now = now_ms();
+            let live = |e: &Entry| e.record.created_ms.saturating_add(e.record.ttl_ms) > now;
+            let owned = tasks
+                .by_id
+                .values()
+                .filter(|e| e.record.owner == task.owner && live(e))
+                .take(per_owner)
+                .count();
+            if owned >= per_owner {
+                return Ok(Admission::OwnerAtCap);
             }
             if tasks.by_id.len() >= capacity {
-                return Err(TaskStoreError(format!(
-                    "the store holds {capacity} tasks already"
-                )));
+                tasks.by_id.retain(|_, e| live(e));
+            }
+            if tasks.by_id.len() >= capacity {
+                return Ok(Admission::StoreFull);
             }
             let id = task.id.clone();
             tasks.by_id.insert(
@@ -254,7 +282,7 @@ impl TaskStore for MemoryTaskStore {
                     notify: Arc::new(Notify::new()),
                 },
             );
-            Ok(())
+            Ok(Admission::Created)
         });
         Box::pin(async move { outcome })
     }
@@ -409,7 +437,10 @@ mod tests {
     #[tokio::test]
     async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_the_task() {
         let store = MemoryTaskStore::new();
-        store.create(task("t", 60_000)).await.unwrap();
+        assert_eq!(
+            store.create(task("t", 60_000), 100).await.unwrap(),
+            Admission::Created
+        );
         store.transition("t", asking(&["a", "b"])).await.unwrap();
         let answer = |k: &str| {
             vec![
@@ -450,7 +481,10 @@ mod tests {
     #[tokio::test]
     async fn a_terminal_task_changes_no_more_and_a_cancel_of_it_asks_nothing() {
         let store = MemoryTaskStore::new();
-        store.create(task("t", 60_000)).await.unwrap();
+        assert_eq!(
+            store.create(task("t", 60_000), 100).await.unwrap(),
+            Admission::Created
+        );
         let mut done = Transition::to(Status::Completed, now_ms());
         done.result = Some("{}".into());
         assert!(store.transition("t", done).await.unwrap());
@@ -469,7 +503,10 @@ mod tests {
     #[tokio::test]
     async fn a_task_is_kept_for_its_ttl_from_creation_and_then_forgotten() {
         let store = MemoryTaskStore::new();
-        store.create(task("short", 50)).await.unwrap();
+        assert_eq!(
+            store.create(task("short", 50), 100).await.unwrap(),
+            Admission::Created
+        );
         assert!(store.get("short").await.unwrap().is_some());
         tokio::time::sleep(Duration::from_millis(80)).await;
         assert!(store.get("short").await.unwrap().is_none());
@@ -480,14 +517,50 @@ mod tests {
     #[tokio::test]
     async fn a_full_store_makes_room_only_from_expired_tasks() {
         let store = MemoryTaskStore::with_capacity(2);
-        store.create(task("a", 60_000)).await.unwrap();
-        store.create(task("b", 30)).await.unwrap();
-        assert!(store.create(task("c", 60_000)).await.is_err());
+        assert_eq!(
+            store.create(task("a", 60_000), 100).await.unwrap(),
+            Admission::Created
+        );
+        assert_eq!(
+            store.create(task("b", 30), 100).await.unwrap(),
+            Admission::Created
+        );
+        assert_eq!(
+            store.create(task("c", 60_000), 100).await.unwrap(),
+            Admission::StoreFull
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
-        store.create(task("c", 60_000)).await.unwrap();
+        assert_eq!(
+            store.create(task("c", 60_000), 100).await.unwrap(),
+            Admission::Created
+        );
         assert!(
             store.get("a").await.unwrap().is_some(),
             "a live task is never evicted"
         );
+    }
+
+    #[tokio::test]
+    async fn one_owner_at_its_cap_is_refused_and_others_are_not() {
+        let store = MemoryTaskStore::new();
+        let owned_by = |id: &str, owner: &str, ttl_ms| TaskRecord {
+            owner: owner.into(),
+            ..task(id, ttl_ms)
+        };
+        for n in 0..3 {
+            let mine = owned_by(&format!("m{n}"), "mallory", 60_000);
+            assert_eq!(store.create(mine, 3).await.unwrap(), Admission::Created);
+        }
+        let more = owned_by("m3", "mallory", 60_000);
+        assert_eq!(store.create(more, 3).await.unwrap(), Admission::OwnerAtCap);
+        let theirs = owned_by("a0", "alice", 60_000);
+        assert_eq!(store.create(theirs, 3).await.unwrap(), Admission::Created);
+        // Expired tasks no longer count against their owner.
+        let other = MemoryTaskStore::new();
+        let short = owned_by("s", "bob", 20);
+        assert_eq!(other.create(short, 1).await.unwrap(), Admission::Created);
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        let next = owned_by("t", "bob", 60_000);
+        assert_eq!(other.create(next, 1).await.unwrap(), Admission::Created);
     }
 }

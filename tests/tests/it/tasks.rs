@@ -410,3 +410,63 @@ async fn a_listener_hears_a_task_change_status_until_it_ends() {
     let err = plain.listen(watching(&[task.id()])).await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(-32021), "{err}");
 }
+
+/// The resident memory of process `pid` now, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Mallory starts tasks until she is refused: the refusal names her own cap, and Alice
+/// can still start hers.
+async fn one_user_cannot_fill_the_store_for_everyone(server: &Instance) {
+    let pid = server.child.id().unwrap();
+    let before = rss_kib(pid);
+    let mallory = client(server, "mallory");
+    let mut held = Vec::new();
+    let refusal = loop {
+        match mallory
+            .start_tool_call("slow", json!({"ms": 600_000}))
+            .await
+        {
+            Ok(ToolCallStart::Task(task)) => held.push(task),
+            Ok(ToolCallStart::Done(r)) => panic!("slow did not become a task: {r:?}"),
+            Err(e) => break e,
+        }
+        assert!(held.len() <= 100, "no cap stopped her");
+    };
+    println!(
+        "one user holding {} tasks: the server's resident memory grew {} KiB",
+        held.len(),
+        rss_kib(pid).saturating_sub(before)
+    );
+    assert_eq!(held.len(), 100, "the default cap per principal");
+    assert_eq!(rpc_code(&refusal), Some(-32000), "{refusal}");
+    let message = refusal.to_string();
+    assert!(message.contains("you hold 100 live tasks"), "{message}");
+    let alice = client(server, "alice");
+    let task = started_task(&alice, "slow", json!({"ms": 10})).await;
+    let done = until(&task, Duration::from_secs(10), |s| {
+        matches!(s, TaskState::Completed(_))
+    })
+    .await;
+    assert!(matches!(done, TaskState::Completed(_)));
+    // Her held tasks are cancelled when the handles go.
+    drop(held);
+}
+
+#[tokio::test]
+async fn one_user_at_the_task_cap_is_refused_by_name_and_others_are_served() {
+    one_user_cannot_fill_the_store_for_everyone(&start(&[]).await).await;
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn one_user_at_the_task_cap_is_refused_by_name_on_redis_too() {
+    let redis = redis("owner-cap").await;
+    one_user_cannot_fill_the_store_for_everyone(&start(&["--redis", &redis.url]).await).await;
+}
