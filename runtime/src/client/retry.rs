@@ -1,8 +1,8 @@
 //! Every retry the client makes, in one place and in the order they are tried.
 //!
 //! A transport sends a request once and reports how it failed; only this module decides
-//! whether the request goes out again. Each retry is tried at most once per call, and
-//! only when its refusal is the one named:
+//! whether the request goes out again. Each retry is tried at most once per call (a busy
+//! server's, three times), and only when its refusal is the one named:
 //!
 //! 1. **Tool headers** ([`Retry::ToolHeaders`]): a `tools/call` refused over HTTP with
 //!    -32020 `HeaderMismatch`. The tool's `x-mcp-header` annotations may have changed
@@ -17,6 +17,9 @@
 //! 3. **Version refused** ([`Retry::VersionRefused`]): in 2026-07-28, -32022
 //!    `UnsupportedProtocolVersion` whose `supported` lists the version tern speaks (a
 //!    load balancer may have reached an older instance). Sent once more as it was.
+//! 4. **Busy** ([`Retry::Busy`]): HTTP 503 or 429 with a `Retry-After` of at most
+//!    [`MAX_RETRY_AFTER`]: the server did not take the request. Sent again after that
+//!    wait, up to three times.
 //!
 //! A retry is a new request (a new id) with the same method, params and progress
 //! channel. When a mend fails, its error is the call's; when it finds nothing to mend,
@@ -41,11 +44,41 @@ enum Retry {
     SessionGone,
     /// -32022 listing our version, in 2026-07-28: resend.
     VersionRefused,
+    /// 503 or 429 with a short `Retry-After`: wait, resend.
+    Busy,
 }
+
+/// The longest `Retry-After` a busy server may ask the client to wait out; a longer one
+/// is the caller's error to handle.
+const MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Retry {
     /// Every retry, in the order they are tried.
-    const ORDER: [Retry; 3] = [Self::ToolHeaders, Self::SessionGone, Self::VersionRefused];
+    const ORDER: [Retry; 4] = [
+        Self::ToolHeaders,
+        Self::SessionGone,
+        Self::VersionRefused,
+        Self::Busy,
+    ];
+
+    /// How many times one call may take this retry.
+    fn times(self) -> usize {
+        match self {
+            Self::Busy => 3,
+            _ => 1,
+        }
+    }
+
+    /// The wait a busy server asked for, if `refusal` is one and the wait is short.
+    fn busy_wait(refusal: &CallError) -> Option<std::time::Duration> {
+        let CallError::Transport(t) = refusal else {
+            return None;
+        };
+        let wait =
+            t.0.retry_after
+                .filter(|_| matches!(t.http_status(), Some(429 | 503)))?;
+        (wait <= MAX_RETRY_AFTER).then_some(wait)
+    }
 
     /// Whether `refusal` of a request for `method`, in `era`, calls for this retry.
     fn answers(self, refusal: &CallError, method: &str, era: Era) -> bool {
@@ -62,11 +95,17 @@ impl Retry {
             Self::VersionRefused => {
                 era == Era::Stateless && refusal.rpc_error().is_some_and(lists_our_version)
             }
+            Self::Busy => Self::busy_wait(refusal).is_some(),
         }
     }
 
     /// Has the transport mend what the refusal named; whether sending again can help.
-    async fn mend(self, transport: &dyn ClientTransport, params: &str) -> Result<bool, CallError> {
+    async fn mend(
+        self,
+        transport: &dyn ClientTransport,
+        params: &str,
+        refusal: &CallError,
+    ) -> Result<bool, CallError> {
         match self {
             Self::ToolHeaders => {
                 // Only a refused call pays for reading its params back.
@@ -80,6 +119,10 @@ impl Retry {
             }
             Self::SessionGone => transport.reopen_session().await,
             Self::VersionRefused => Ok(true),
+            Self::Busy => {
+                tokio::time::sleep(Self::busy_wait(refusal).unwrap_or_default()).await;
+                Ok(true)
+            }
         }
     }
 }
@@ -93,14 +136,15 @@ pub(crate) async fn send(
     let mut outcome = transport.request_encoded(request).await;
     let mut tried = Vec::new();
     while let Err(refusal) = &outcome {
+        let taken = |r: Retry| tried.iter().filter(|t| **t == r).count();
         let Some(retry) = Retry::ORDER
             .into_iter()
-            .find(|r| !tried.contains(r) && r.answers(refusal, request.method, era))
+            .find(|r| taken(*r) < r.times() && r.answers(refusal, request.method, era))
         else {
             break;
         };
         tried.push(retry);
-        if !retry.mend(transport, request.params).await? {
+        if !retry.mend(transport, request.params, refusal).await? {
             break;
         }
         tracing::debug!(method = request.method, ?retry, error = %refusal, "sending a refused request again");
@@ -300,5 +344,48 @@ mod tests {
         let answer = send_call(&transport, Era::Stateless).await.unwrap();
         assert_eq!(answer, json!({"ok": true}));
         assert_eq!(lock(&transport.sent).len(), 3);
+    }
+
+    fn busy(status: u16, retry_after: Option<u64>) -> Result<Value, CallError> {
+        let mut e = TransportError::http(status, "refused", None);
+        e.0.retry_after = retry_after.map(std::time::Duration::from_secs);
+        Err(e.into())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_server_is_asked_again_after_its_retry_after_up_to_three_times() {
+        let transport = Scripted::new(
+            [
+                busy(503, Some(1)),
+                busy(429, Some(2)),
+                Ok(json!({"ok": true})),
+            ],
+            [],
+        );
+        let started = tokio::time::Instant::now();
+        let answer = send_call(&transport, Era::Stateless).await.unwrap();
+        assert_eq!(answer, json!({"ok": true}));
+        assert_eq!(started.elapsed(), std::time::Duration::from_secs(3));
+        let always = Scripted::new(
+            [
+                busy(503, Some(1)),
+                busy(503, Some(1)),
+                busy(503, Some(1)),
+                busy(503, Some(1)),
+            ],
+            [],
+        );
+        let refused = send_call(&always, Era::Stateless).await.unwrap_err();
+        assert!(matches!(&refused, CallError::Transport(t) if t.http_status() == Some(503)));
+        assert_eq!(lock(&always.sent).len(), 4, "the first try and three more");
+    }
+
+    #[tokio::test]
+    async fn a_busy_refusal_without_a_short_retry_after_is_the_callers() {
+        for refusal in [busy(503, None), busy(503, Some(3600)), busy(500, Some(1))] {
+            let transport = Scripted::new([refusal], []);
+            assert!(send_call(&transport, Era::Stateless).await.is_err());
+            assert_eq!(lock(&transport.sent).len(), 1);
+        }
     }
 }

@@ -49,6 +49,8 @@ pub struct TransportFailure {
     pub skipped: bool,
     /// The `WWW-Authenticate` challenge of a 401 or 403, when the server sent one.
     pub www_authenticate: Option<String>,
+    /// When a busy server (503 or 429) said to try again (`Retry-After`, in seconds).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 impl std::fmt::Display for TransportFailure {
@@ -92,8 +94,7 @@ impl TransportError {
             message: message.into(),
             http_status: Some(status),
             rpc_error: rpc_error.map(Box::new),
-            skipped: false,
-            www_authenticate: None,
+            ..TransportFailure::default()
         })
     }
 

@@ -25,6 +25,7 @@ mod http_budgets;
 mod http_eras;
 mod http_flow;
 mod http_instances;
+mod http_overload;
 mod http_rules;
 mod http_tls;
 mod http_wire;

@@ -1,7 +1,10 @@
 //! The connections of one endpoint and what each is doing: waiting, sending a request's
 //! head or body, or being served. The accept loop (`listen.rs`) registers each one; a
-//! reaper closes those over a budget, and at the connection cap the one that has waited
-//! longest without a request in flight makes room for a new one.
+//! reaper closes those over a budget. At the connection cap, the one that has waited
+//! longest without a request in flight makes room for a new one, if it has waited at
+//! least [`RACE`]: a connection newer than that may have a request on its way (a fresh
+//! one's may sit unread in the socket), and closing it would drop that request without
+//! an answer. When no connection can go, the new one is refused (`overload.rs`).
 //!
 //! The hot path touches two atomics per phase change and no clock: time is a coarse
 //! millisecond counter the reaper advances on each tick.
@@ -15,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::util::lock;
 
@@ -176,6 +179,24 @@ impl Drop for RequestGuard {
     }
 }
 
+/// How long a connection must have waited, idle or in its head, before the cap may close
+/// it for a newer one: longer than a client (or a proxy reusing a kept-alive connection)
+/// takes to send a request it has started.
+pub(crate) const RACE: Duration = Duration::from_secs(1);
+
+/// How many connections over the cap may be answered 503 at once, at most; past these,
+/// new connections wait in the listener's queue.
+const MAX_REFUSING: usize = 256;
+
+/// What the accept loop does with its next connection.
+pub(crate) enum Fit {
+    /// Serve it: it is under the cap.
+    Serve,
+    /// Answer its request 503: every slot is busy. The permit bounds the refusals under
+    /// way.
+    Refuse(OwnedSemaphorePermit),
+}
+
 /// Every live connection of one endpoint.
 pub(crate) struct Registry {
     clock: Clock,
@@ -184,6 +205,8 @@ pub(crate) struct Registry {
     left: Notify,
     budgets: Budgets,
     max: usize,
+    /// The refusals of connections over the cap under way.
+    refusing: Arc<Semaphore>,
 }
 
 #[derive(Default)]
@@ -200,6 +223,7 @@ impl Registry {
             left: Notify::new(),
             budgets,
             max: max.max(1),
+            refusing: Arc::new(Semaphore::new(MAX_REFUSING.min(max.max(1)))),
         })
     }
 
@@ -208,16 +232,20 @@ impl Registry {
     }
 
     /// Waits until a new connection fits: under the cap, or by closing the connection
-    /// that has waited longest without a request in flight. When every connection is
-    /// busy, waits for one to leave.
-    pub(crate) async fn room(&self) {
+    /// that has waited longest (at least [`RACE`]) without a request in flight. When no
+    /// connection can go, the new one is to be refused, if fewer than [`MAX_REFUSING`]
+    /// refusals are under way; else this waits for a connection to leave or a refusal
+    /// to end, and new connections wait in the listener's queue.
+    pub(crate) async fn room(&self) -> Fit {
         loop {
             let left = self.left.notified();
+            let mut victim_found = false;
             {
                 let live = lock(&self.live);
                 if live.conns.len() < self.max {
-                    return;
+                    return Fit::Serve;
                 }
+                let waited_since = self.clock.now().saturating_sub(RACE.as_millis() as u64);
                 // The clock is coarse: of those waiting since the same tick, the oldest
                 // connection goes (a connection between two requests of a flow is newer
                 // than the idle ones it competes with, and keeps its request).
@@ -226,16 +254,31 @@ impl Registry {
                     .iter()
                     .filter_map(|(id, c)| {
                         let (phase, since) = c.phase();
-                        matches!(phase, Phase::Idle | Phase::Head).then_some(((since, *id), c))
+                        let waiting = matches!(phase, Phase::Idle | Phase::Head);
+                        (waiting && since <= waited_since).then_some(((since, *id), c))
                     })
                     .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {
                     tracing::debug!("at the connection cap: closing the longest-waiting one");
                     conn.kill.notify_one();
+                    victim_found = true;
+                } else if let Ok(permit) = Arc::clone(&self.refusing).try_acquire_owned() {
+                    return Fit::Refuse(permit);
                 }
             }
-            // The victim (or any busy connection) leaving makes room.
-            left.await;
+            // The victim (or any connection) leaving makes room; without a victim, so
+            // does a refusal ending.
+            let refusal_ends = async {
+                if victim_found {
+                    std::future::pending().await
+                } else {
+                    Arc::clone(&self.refusing).acquire_owned().await
+                }
+            };
+            tokio::select! {
+                () = left => {}
+                Ok(permit) = refusal_ends => return Fit::Refuse(permit),
+            }
         }
     }
 

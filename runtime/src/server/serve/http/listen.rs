@@ -14,9 +14,9 @@ use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::conn::{Conn, Registry, Watched};
+use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
-use super::{Shared, post, protected};
+use super::{Shared, overload, post, protected};
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
 /// Serves `shared` on `listener` until `shutdown`, then drains: connections finish what
@@ -33,11 +33,11 @@ pub(crate) async fn serve(
     let path: Arc<str> = path.into();
     tokio::pin!(shutdown);
     loop {
-        tokio::select! {
+        let fit = tokio::select! {
             biased;
             () = &mut shutdown => break,
-            () = registry.room() => {}
-        }
+            fit = registry.room() => fit,
+        };
         let (tcp, _) = tokio::select! {
             biased;
             () = &mut shutdown => break,
@@ -56,6 +56,10 @@ pub(crate) async fn serve(
         // client's delayed ACK (tens of milliseconds).
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        if let Fit::Refuse(permit) = fit {
+            tokio::spawn(overload::refuse(tcp, permit));
+            continue;
         }
         let (id, conn) = registry.join();
         let endpoint = Endpoint {

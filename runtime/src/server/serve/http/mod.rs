@@ -53,6 +53,7 @@ mod events;
 mod guard;
 mod headers;
 mod listen;
+mod overload;
 mod post;
 mod protected;
 mod reply;

@@ -248,7 +248,7 @@ impl HttpClientTransport {
         let (head, body) = response.into_parts();
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;
-            let mut refused = refusal(status, head.headers.get(WWW_AUTHENTICATE), body);
+            let mut refused = refusal(status, &head.headers, body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
@@ -395,7 +395,7 @@ impl HttpClientTransport {
         let (head, body) = response.into_parts();
         if !status.is_success() {
             let body = collect(body, quiet).await;
-            return Err(refusal(status, head.headers.get(WWW_AUTHENTICATE), body));
+            return Err(refusal(status, &head.headers, body));
         }
         Ok(body)
     }
@@ -449,7 +449,7 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.
 fn refusal(
     status: StatusCode,
-    challenge: Option<&HeaderValue>,
+    headers: &http::HeaderMap,
     body: Result<Bytes, CallError>,
 ) -> CallError {
     let rpc_error = match body {
@@ -466,6 +466,17 @@ fn refusal(
         rpc_error,
     );
     // A challenge is kept only as long as a head may be (`h1::MAX_HEAD` bounds it).
-    error.0.www_authenticate = challenge.and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    error.0.www_authenticate = text(WWW_AUTHENTICATE).map(str::to_owned);
+    // Only the delta-seconds form: a date would need the two clocks to agree.
+    if matches!(status.as_u16(), 429 | 503) {
+        error.0.retry_after = text(http::header::RETRY_AFTER)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_secs);
+    }
     CallError::Transport(error)
 }

@@ -1,0 +1,91 @@
+//! Overload answered, not dropped: far more concurrent requests than the connection cap,
+//! each on a fresh connection, against a default `HttpServer` in a child process. Every
+//! request that arrived is answered, or refused with 503, `Retry-After` and a JSON-RPC
+//! error to its id; none is met with a bare close.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::http_support::{self, body, mcp_headers};
+
+/// How one request ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ending {
+    Answered,
+    /// 503 with `Retry-After` and a JSON-RPC error naming the request's id.
+    Refused,
+    /// Anything else: no status, another status, a refusal without its fields.
+    Dropped(String),
+}
+
+async fn one_call(addr: SocketAddr, id: i64) -> Ending {
+    let text = body(
+        id,
+        "tools/call",
+        json!({"name": "provision", "arguments": {"name": format!("db{id}")}}),
+    );
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in mcp_headers("tools/call", Some("provision")) {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    ));
+    let exchange = async {
+        let mut stream = TcpStream::connect(addr).await?;
+        stream.write_all(head.as_bytes()).await?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await?;
+        Ok::<_, std::io::Error>(raw)
+    };
+    let raw = match tokio::time::timeout(Duration::from_secs(120), exchange).await {
+        Ok(Ok(raw)) if !raw.is_empty() => raw,
+        Ok(Ok(_)) => return Ending::Dropped("closed without a response".into()),
+        Ok(Err(e)) => return Ending::Dropped(e.to_string()),
+        Err(_) => return Ending::Dropped("no answer in 120 s".into()),
+    };
+    let answer = http_support::parse_raw(&raw);
+    match answer.status {
+        200 => Ending::Answered,
+        503 if answer.header("retry-after").is_some() && answer.json()["id"] == id => {
+            Ending::Refused
+        }
+        _ => Ending::Dropped(format!("{answer:?}")),
+    }
+}
+
+#[tokio::test]
+async fn ten_thousand_concurrent_calls_are_each_answered_or_refused_with_503() {
+    let (_server, addr) = http_support::provision_child().await;
+    let started = Instant::now();
+    let calls: Vec<_> = (0..10_000)
+        .map(|id| tokio::spawn(one_call(addr, id)))
+        .collect();
+    let (mut answered, mut refused, mut dropped) = (0, 0, Vec::new());
+    for call in calls {
+        match call.await.unwrap() {
+            Ending::Answered => answered += 1,
+            Ending::Refused => refused += 1,
+            Ending::Dropped(why) => dropped.push(why),
+        }
+    }
+    println!(
+        "10,000 concurrent tools/call on fresh connections: {answered} answered, {refused} \
+         refused 503, {} dropped, in {:?}",
+        dropped.len(),
+        started.elapsed()
+    );
+    assert!(
+        dropped.is_empty(),
+        "{} dropped: {:?}",
+        dropped.len(),
+        &dropped[..dropped.len().min(5)]
+    );
+    assert_eq!(answered + refused, 10_000);
+    assert!(answered >= 1_000, "the cap's worth at least is served");
+}
