@@ -1,5 +1,6 @@
 //! The tern client against servers that misbehave on purpose: one that goes silent
-//! mid-stream, one whose SSE event is 16 MiB, one that asks 100,000 questions in a round,
+//! mid-stream, streams that never end (a notification every half second, a byte a
+//! second, progress forever), one whose SSE event is 16 MiB, one that asks 100,000 questions in a round,
 //! one that answers with another request's id, and one whose `server/discover` result
 //! has a `resultType` nobody defined. Each is a raw socket server here, so it can do what
 //! no real SDK would.
@@ -25,6 +26,22 @@ enum Reply {
     Json(String),
     /// `200 text/event-stream`: these chunks, then the connection stays open and silent.
     SseThenSilence(Vec<Vec<u8>>),
+    /// `200 text/event-stream`: `chunk` every `every`, `count` times (forever when
+    /// `None`), then `last`.
+    SseDrip {
+        every: Duration,
+        chunk: Vec<u8>,
+        count: Option<usize>,
+        last: Vec<u8>,
+    },
+}
+
+async fn write_chunk(stream: &mut TcpStream, chunk: &[u8]) -> std::io::Result<()> {
+    stream
+        .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+        .await?;
+    stream.write_all(chunk).await?;
+    stream.write_all(b"\r\n").await
 }
 
 /// Serves `script` on a loopback port, one request per connection.
@@ -64,13 +81,25 @@ async fn answer(mut stream: TcpStream, script: Script) -> std::io::Result<()> {
                     .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
                     .await?;
                 for chunk in chunks {
-                    stream
-                        .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
-                        .await?;
-                    stream.write_all(&chunk).await?;
-                    stream.write_all(b"\r\n").await?;
+                    write_chunk(&mut stream, &chunk).await?;
                 }
                 tokio::time::sleep(Duration::from_secs(3600)).await;
+            }
+            Reply::SseDrip {
+                every,
+                chunk,
+                count,
+                last,
+            } => {
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .await?;
+                for _ in 0..count.unwrap_or(usize::MAX) {
+                    write_chunk(&mut stream, &chunk).await?;
+                    tokio::time::sleep(every).await;
+                }
+                write_chunk(&mut stream, &last).await?;
+                write_chunk(&mut stream, b"").await?;
             }
         }
     }
@@ -265,5 +294,97 @@ async fn an_unknown_result_type_in_server_discover_is_refused() {
     assert!(
         matches!(&error, Error::UnknownResultType(t) if t == "teleport"),
         "{error:?}"
+    );
+}
+
+fn event(message: &Value) -> Vec<u8> {
+    format!("event: message\ndata: {message}\n\n").into_bytes()
+}
+
+fn progress(n: u64) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/progress",
+           "params": {"progressToken": "t", "progress": n}})
+}
+
+/// A client whose request timeout is `timeout` (pushed back by progress up to `max`),
+/// with a long idle timeout, so only the deadline can end a call.
+fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration) -> Client {
+    let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
+        .with_idle_timeout(Duration::from_secs(60))
+        .with_timeout(timeout)
+        .with_max_timeout(max)
+        .build()
+        .unwrap();
+    Client::builder("victim", "1.0").build(Arc::new(transport))
+}
+
+/// How long the client took to give up on a call to `script`'s server, and its error.
+async fn given_up(script: Script, timeout: Duration, max: Duration) -> (Duration, String) {
+    let addr = hostile(script).await;
+    let client = client_with_deadline(addr, timeout, max);
+    let started = Instant::now();
+    let error = client.call_tool("anything", json!({})).await.unwrap_err();
+    let took = started.elapsed();
+    (took, transport_message(&error))
+}
+
+#[tokio::test]
+async fn a_stream_of_notifications_that_never_answers_is_given_up_on_at_the_deadline() {
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                     "params": {"level": "info", "data": "still here"}});
+    let script: Script = Arc::new(move |_| Reply::SseDrip {
+        every: Duration::from_millis(500),
+        chunk: event(&log),
+        count: None,
+        last: Vec::new(),
+    });
+    let (took, error) = given_up(script, Duration::from_secs(2), Duration::from_secs(60)).await;
+    println!("a notification every 0.5 s, never the response: given up after {took:?}");
+    assert!(error.contains("request timeout"), "{error}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_drips_a_byte_a_second_is_given_up_on_at_the_deadline() {
+    let script: Script = Arc::new(|_| Reply::SseDrip {
+        every: Duration::from_secs(1),
+        chunk: b":".to_vec(),
+        count: None,
+        last: Vec::new(),
+    });
+    let (took, error) = given_up(script, Duration::from_secs(2), Duration::from_secs(60)).await;
+    println!("a byte a second, never the response: given up after {took:?}");
+    assert!(error.contains("request timeout"), "{error}");
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[tokio::test]
+async fn progress_pushes_the_deadline_back_up_to_the_hard_maximum() {
+    // Progress every half second for 3 s, then the answer: past a 1 s timeout.
+    let script: Script = Arc::new(|request| Reply::SseDrip {
+        every: Duration::from_millis(500),
+        chunk: event(&progress(1)),
+        count: Some(6),
+        last: event(&serde_json::from_str(&response(&request, json!({"content": []}))).unwrap()),
+    });
+    let addr = hostile(script).await;
+    let client = client_with_deadline(addr, Duration::from_secs(1), Duration::from_secs(60));
+    client.call_tool("anything", json!({})).await.unwrap();
+    // Progress forever: the hard maximum ends it.
+    let script: Script = Arc::new(|_| Reply::SseDrip {
+        every: Duration::from_millis(200),
+        chunk: event(&progress(1)),
+        count: None,
+        last: Vec::new(),
+    });
+    let (took, error) = given_up(script, Duration::from_secs(1), Duration::from_secs(3)).await;
+    println!("progress forever: given up after {took:?} (hard maximum 3 s)");
+    assert!(error.contains("longest a request may take"), "{error}");
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(5),
+        "{took:?}"
     );
 }

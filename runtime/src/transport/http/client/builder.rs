@@ -15,6 +15,10 @@ use crate::util::lock;
 
 /// The default of [`HttpClientBuilder::with_idle_timeout`]: 2 minutes.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// The default of [`HttpClientBuilder::with_timeout`]: 60 seconds.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default of [`HttpClientBuilder::with_max_timeout`]: 10 minutes.
+pub const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Builds an [`HttpClientTransport`]. Clones build transports that share one
 /// [`EraCache`].
@@ -22,7 +26,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct HttpClientBuilder {
     url: String,
     eras: EraCache,
-    timeout: Option<Duration>,
+    timeout: Duration,
+    max_timeout: Duration,
     idle_timeout: Duration,
     connect_timeout: Duration,
     bearer: Option<String>,
@@ -52,11 +57,21 @@ impl HttpClientBuilder {
         Ok(self)
     }
 
-    /// Fails a request (JSON or SSE) that has not completed after `timeout`; a retry
-    /// is a request of its own. Default: none (wrap calls in `tokio::time::timeout` for
-    /// per-call limits).
+    /// Fails a request (JSON or SSE) whose response has not come `timeout` after it
+    /// was sent or after the server's last progress notification for it (default
+    /// [`DEFAULT_REQUEST_TIMEOUT`], 60 s): a stream that sends other notifications, or
+    /// drips bytes, without ever answering is given up on. Progress, and a server's own
+    /// request to the user (2025-11-25), extend it up to
+    /// [`with_max_timeout`](Self::with_max_timeout). A retry is a request of its own.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = timeout;
+        self
+    }
+
+    /// The longest a request may take, whatever progress it reports (default
+    /// [`DEFAULT_MAX_REQUEST_TIMEOUT`], 10 minutes).
+    pub fn with_max_timeout(mut self, max: Duration) -> Self {
+        self.max_timeout = max;
         self
     }
 
@@ -146,6 +161,7 @@ impl HttpClientBuilder {
                 uri,
                 next_id: AtomicI64::new(1),
                 timeout: self.timeout,
+                max_timeout: self.max_timeout,
                 idle_timeout: self.idle_timeout,
                 bearer: Mutex::new(bearer),
                 authorizer: self.authorizer,
@@ -215,7 +231,8 @@ impl HttpClientTransport {
         HttpClientBuilder {
             url: url.into(),
             eras: EraCache::new(),
-            timeout: None,
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_timeout: DEFAULT_MAX_REQUEST_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             connect_timeout: Duration::from_secs(10),
             bearer: None,

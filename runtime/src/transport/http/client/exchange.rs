@@ -21,7 +21,7 @@ use crate::jsonrpc::{self, RawResponse, RawResult, Received};
 use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
-use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools};
+use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
 use crate::util::IdKey;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
@@ -229,7 +229,8 @@ impl HttpClientTransport {
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<RawResult, CallError> {
-        let mut quiet = Quiet::new(self.inner.idle_timeout);
+        let inner = &self.inner;
+        let mut quiet = Quiet::request(inner.idle_timeout, inner.timeout, inner.max_timeout);
         let response = quiet
             .within(self.inner.pool.send(http_request))
             .await?
@@ -310,6 +311,7 @@ impl HttpClientTransport {
                             return response.result.map_err(CallError::Rpc);
                         }
                         Ok(Received::Request { id, method, params }) => {
+                            quiet.asked();
                             answering.retain(|_, task| !task.is_finished());
                             let key = IdKey::from(&id);
                             answering.insert(key, self.answer_server_request(id, method, params));
@@ -328,6 +330,9 @@ impl HttpClientTransport {
                             }
                         }
                         Ok(Received::Notification { method, params }) => {
+                            if method == Progress::METHOD {
+                                quiet.progressed();
+                            }
                             if let Some(tx) = &request.notifications {
                                 let _ = tx.send(json!({ "method": method, "params": params }));
                             }

@@ -44,8 +44,9 @@
 //! dropped.
 //!
 //! Each request is sent once; the retries above are the client's decision. The
-//! transport's timeout ([`HttpClientBuilder::with_timeout`]) bounds each send, and each
-//! mend (a session reopened, `tools/list` re-read), on its own.
+//! transport's timeouts ([`HttpClientBuilder::with_timeout`], pushed back by progress,
+//! and [`HttpClientBuilder::with_max_timeout`]) bound each send, and each mend (a
+//! session reopened, `tools/list` re-read), on its own.
 //!
 //! The parts: `builder` makes the transport, `exchange` is one POST and the reading
 //! of its answer, `session` the 2025-11-25 session and `tools` the tool headers.
@@ -80,7 +81,9 @@ use crate::util::lock;
 pub use authorize::{Authorizer, Challenge, MAX_AUTHORIZATION_RETRIES};
 #[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) use builder::connector;
-pub use builder::{DEFAULT_IDLE_TIMEOUT, HttpClientBuilder};
+pub use builder::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HttpClientBuilder,
+};
 pub use era_cache::EraCache;
 use pool::Pool;
 use session::Session;
@@ -103,7 +106,8 @@ struct Inner {
     pool: Pool,
     uri: Uri,
     next_id: AtomicI64,
-    timeout: Option<Duration>,
+    timeout: Duration,
+    max_timeout: Duration,
     /// The longest silence allowed while waiting for an answer's head, bytes or events.
     idle_timeout: Duration,
     bearer: Mutex<Option<HeaderValue>>,
@@ -179,19 +183,17 @@ impl HttpClientTransport {
 }
 
 impl HttpClientTransport {
-    /// Runs `work` under the transport's timeout, if it has one.
+    /// Runs `work` (a mend, which reads no progress) under the transport's timeout.
     async fn within_timeout<T>(
         &self,
         work: impl Future<Output = Result<T, CallError>>,
     ) -> Result<T, CallError> {
-        match self.inner.timeout {
-            None => work.await,
-            Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
-                Err(CallError::Transport(TransportError::new(format!(
-                    "no response within {limit:?}"
-                ))))
-            }),
-        }
+        let limit = self.inner.timeout;
+        tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
+            Err(CallError::Transport(TransportError::new(format!(
+                "no response within {limit:?}"
+            ))))
+        })
     }
 }
 
@@ -204,11 +206,8 @@ impl ClientTransport for HttpClientTransport {
         &'a self,
         request: EncodedRequest<'a>,
     ) -> BoxFuture<'a, Result<crate::jsonrpc::RawResult, CallError>> {
-        // Boxed as it is built: a wrapper around the exchange would hold it twice.
-        match self.inner.timeout {
-            None => Box::pin(self.exchange_encoded(request)),
-            Some(_) => Box::pin(self.within_timeout(self.exchange_encoded(request))),
-        }
+        // Boxed as it is built; the exchange keeps its own deadline (see `quiet`).
+        Box::pin(self.exchange_encoded(request))
     }
 
     fn notify(
