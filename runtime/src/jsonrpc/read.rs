@@ -53,12 +53,18 @@ impl Incoming {
     /// id learns why (a refusal to `null` reaches no caller).
     pub(crate) fn read_within(bytes: &[u8], limits: &JsonLimits) -> Result<Self, Box<Rejected>> {
         if let Err(error) = limits.check(bytes) {
-            let id = id_text(bytes)
-                .and_then(|text| std::str::from_utf8(text).ok())
-                .and_then(raw_id);
+            let id = Self::id_of(bytes);
             return Err(Box::new(Rejected { id, error }));
         }
         Self::read(bytes)
+    }
+
+    /// The id of the message in `bytes`, found by a scan of its top-level members that
+    /// checks nothing else: for answering a message that will not be parsed.
+    pub(crate) fn id_of(bytes: &[u8]) -> Option<RequestId> {
+        id_text(bytes)
+            .and_then(|text| std::str::from_utf8(text).ok())
+            .and_then(raw_id)
     }
 
     /// Parses and classifies one message from its bytes: a well-formed request in one
