@@ -21,7 +21,7 @@ use crate::answers::{Preset, Presets};
 use crate::cli::Answering;
 use crate::error::{CliError, Result};
 use crate::notices::Ui;
-use crate::{form, sampling, schema};
+use crate::{form, safe, sampling, schema};
 
 /// Answers questions; one at a time, so two never share the terminal.
 pub(crate) struct Answerer {
@@ -331,7 +331,7 @@ fn answer_url(
     }
     if open {
         if let Err(e) = open::that(&url.url) {
-            tracing::warn!("could not open {}: {e}", url.url);
+            tracing::warn!("could not open {}: {e}", safe::line(&url.url));
         }
     }
     Ok(

@@ -67,13 +67,24 @@ pub(crate) async fn connect(
                 .ok_or_else(|| CliError::usage("TARGET is empty"))?;
             let mut command = tokio::process::Command::new(program);
             command.args(args);
-            let child = ChildProcessTransport::spawn_with_stderr(command, StderrSink::Tracing)
-                .map_err(|source| CliError::Spawn {
-                    command: target.to_owned(),
-                    source,
-                })?;
+            let (lines, stderr) = tokio::sync::mpsc::unbounded_channel();
+            let child =
+                ChildProcessTransport::spawn_with_stderr(command, StderrSink::Channel(lines))
+                    .map_err(|source| CliError::Spawn {
+                        command: target.to_owned(),
+                        source,
+                    })?;
+            tokio::spawn(show_stderr(stderr));
             Ok(builder.discover(child).await?)
         }
+    }
+}
+
+/// The server's stderr, a line at a time, where the SDK would log it (`info`, shown with
+/// `-vv`): through here, so what it writes is shown and not run.
+async fn show_stderr(mut lines: tokio::sync::mpsc::UnboundedReceiver<String>) {
+    while let Some(line) = lines.recv().await {
+        tracing::info!(target: "tern::transport::stdio", "{}", crate::safe::line(&line));
     }
 }
 
@@ -95,7 +106,8 @@ fn oauth(options: &Connect) -> Result<OAuthClient> {
         })?;
     }
     let agent = LoopbackRedirect::new(options.oauth_port, |url| {
-        eprintln!("Sign in at {url}");
+        // The authorization server chose this URL: shown, not run.
+        eprintln!("Sign in at {}", crate::safe::line(url.as_str()));
         if let Err(e) = open::that(url.as_str()) {
             tracing::warn!("could not open the browser: {e}");
         }

@@ -1,5 +1,7 @@
 //! Questions on the terminal (stderr, so stdout stays the result's): the first choice
-//! (accept, decline, cancel), each form field by its schema, a URL-mode step.
+//! (accept, decline, cancel), each form field by its schema, a URL-mode step. Every text
+//! the server wrote (who asks, the key, the message, labels, descriptions, choices,
+//! defaults, the URL) goes through `safe` before it reaches a prompt.
 
 use console::Term;
 use dialoguer::theme::SimpleTheme;
@@ -7,6 +9,7 @@ use dialoguer::{Confirm, Input, MultiSelect, Select};
 use tern::types::v2026_07_28::ElicitValue;
 
 use crate::error::Result;
+use crate::safe;
 use crate::schema::{Field, Kind};
 
 /// What the user does with a question.
@@ -24,7 +27,7 @@ fn term() -> Term {
 /// Shows who asks what, then asks accept, decline or cancel.
 pub(crate) fn choose_action(server: &str, key: &str, message: &str) -> Result<Action> {
     let term = term();
-    term.write_line(&format!("\n{server} asks ({key}): {message}"))?;
+    term.write_line(&asks(server, key, message))?;
     let choice = Select::with_theme(&SimpleTheme)
         .with_prompt("Answer")
         .items(["accept", "decline", "cancel"])
@@ -37,7 +40,18 @@ pub(crate) fn choose_action(server: &str, key: &str, message: &str) -> Result<Ac
     })
 }
 
-/// The prompt line of a field: its label, whether it is required, what it takes.
+/// Who asks what, the line above a question.
+fn asks(server: &str, key: &str, message: &str) -> String {
+    format!(
+        "\n{} asks ({}): {}",
+        safe::line(server),
+        safe::line(key),
+        safe::text(message)
+    )
+}
+
+/// The prompt line of a field: its label, whether it is required, what it takes; on one
+/// line, since the prompts redraw themselves by counting lines.
 fn prompt(field: &Field) -> String {
     let mut line = field.label.clone();
     if field.required {
@@ -52,7 +66,15 @@ fn prompt(field: &Field) -> String {
     {
         line.push_str(&format!(" [{hint}]"));
     }
-    line
+    safe::line(&line).into_owned()
+}
+
+/// The choices as the user sees them.
+fn shown(choices: &[crate::schema::Choice]) -> Vec<String> {
+    choices
+        .iter()
+        .map(|c| safe::line(&c.shown()).into_owned())
+        .collect()
 }
 
 /// Asks one field until the answer fits its schema; `None` for an optional field left
@@ -82,7 +104,7 @@ pub(crate) fn ask_field(field: &Field) -> Result<Option<ElicitValue>> {
             })
         }
         Kind::Choice(choices) => {
-            let mut items: Vec<String> = choices.iter().map(|c| c.shown()).collect();
+            let mut items = shown(choices);
             let optional = !field.required && default.is_none();
             if optional {
                 items.push("(no answer)".into());
@@ -105,7 +127,7 @@ pub(crate) fn ask_field(field: &Field) -> Result<Option<ElicitValue>> {
                 .iter()
                 .map(|c| matches!(&default, Some(ElicitValue::List(l)) if l.contains(&c.value)))
                 .collect();
-            let items: Vec<String> = choices.iter().map(|c| c.shown()).collect();
+            let items = shown(choices);
             loop {
                 let picked = MultiSelect::with_theme(&theme)
                     .with_prompt(format!(
@@ -122,51 +144,67 @@ pub(crate) fn ask_field(field: &Field) -> Result<Option<ElicitValue>> {
                     .collect();
                 match field.read_json(&serde_json::Value::Array(values)) {
                     Ok(value) => return Ok(Some(value)),
-                    Err(e) => term.write_line(&format!("  {e}"))?,
+                    Err(e) => term.write_line(&format!("  {}", safe::line(&e)))?,
                 }
             }
         }
-        Kind::Text { .. } | Kind::Number { .. } => {
-            let mut input = Input::<String>::with_theme(&theme)
-                .with_prompt(prompt(field))
-                .allow_empty(true);
-            if let Some(default) = &field.default {
-                let shown = match default {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                input = input.default(shown);
-            }
-            let required = field.required;
-            let text = input
-                .validate_with(|text: &String| -> std::result::Result<(), String> {
-                    if text.trim().is_empty() {
-                        return if required {
-                            Err("an answer is required".into())
-                        } else {
-                            Ok(())
-                        };
-                    }
-                    field.parse(text).map(|_| ())
-                })
-                .interact_text_on(&term)?;
+        Kind::Text { .. } | Kind::Number { .. } => ask_text(field, &term),
+    }
+}
+
+/// Asks a text or number field, its default pre-filled.
+fn ask_text(field: &Field, term: &Term) -> Result<Option<ElicitValue>> {
+    let default = field.default.as_ref().map(|default| match default {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    // The default is shown neutralized, and the prompt hands back what it showed: that
+    // text taken as is stands for the server's own default.
+    let shown_default = default.as_deref().map(|d| safe::line(d).into_owned());
+    let restore = |text: &str| -> String {
+        match (&default, &shown_default) {
+            (Some(default), Some(shown)) if text == shown => default.clone(),
+            _ => text.to_owned(),
+        }
+    };
+    let mut input = Input::<String>::with_theme(&SimpleTheme)
+        .with_prompt(prompt(field))
+        .allow_empty(true);
+    if let Some(shown) = &shown_default {
+        input = input.default(shown.clone());
+    }
+    let required = field.required;
+    let text = input
+        .validate_with(|text: &String| -> std::result::Result<(), String> {
             if text.trim().is_empty() {
-                return Ok(None);
+                return if required {
+                    Err("an answer is required".into())
+                } else {
+                    Ok(())
+                };
             }
             field
-                .parse(&text)
-                .map(Some)
-                .map_err(crate::error::CliError::Prompt)
-        }
+                .parse(&restore(text))
+                .map(|_| ())
+                .map_err(|e| safe::line(&e).into_owned())
+        })
+        .interact_text_on(term)?;
+    let text = restore(&text);
+    if text.trim().is_empty() {
+        return Ok(None);
     }
+    field
+        .parse(&text)
+        .map(Some)
+        .map_err(crate::error::CliError::Prompt)
 }
 
 /// A URL-mode question: the URL shown, then Enter once the step is done (or `d` to
 /// decline, `c` to cancel).
 pub(crate) fn wait_for_url(server: &str, key: &str, message: &str, url: &str) -> Result<Action> {
     let term = term();
-    term.write_line(&format!("\n{server} asks ({key}): {message}"))?;
-    term.write_line(&format!("  open: {url}"))?;
+    term.write_line(&asks(server, key, message))?;
+    term.write_line(&format!("  open: {}", safe::line(url)))?;
     let answer = Input::<String>::with_theme(&SimpleTheme)
         .with_prompt("Press Enter when done (d to decline, c to cancel)")
         .allow_empty(true)

@@ -6,6 +6,7 @@ use tern::client::Client;
 
 use crate::error::{CliError, Result};
 use crate::render::pretty;
+use crate::safe;
 
 /// What to list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +26,7 @@ pub(crate) async fn list(client: &Client, what: What, json: bool) -> Result<()> 
         What::Templates => values(client.list_all_resource_templates().await?)?,
     };
     if json {
-        println!("{}", pretty(&Value::Array(items)));
+        println!("{}", safe::json(&pretty(&Value::Array(items))));
         return Ok(());
     }
     if items.is_empty() {
@@ -54,7 +55,9 @@ fn header(what: What) -> &'static [&'static str] {
 }
 
 fn row(what: What, item: &Value) -> Vec<String> {
-    let s = |key: &str| item[key].as_str().unwrap_or_default().to_owned();
+    // Each cell on one line of its own: a server's line break or escape would break the
+    // table or reach the terminal.
+    let s = |key: &str| safe::line(item[key].as_str().unwrap_or_default()).into_owned();
     let description = || first_line(item["description"].as_str().unwrap_or_default());
     match what {
         What::Tools => vec![s("name"), description()],
@@ -64,11 +67,11 @@ fn row(what: What, item: &Value) -> Vec<String> {
                 .into_iter()
                 .flatten()
                 .map(|a| {
-                    let name = a["name"].as_str().unwrap_or_default();
+                    let name = safe::line(a["name"].as_str().unwrap_or_default());
                     if a["required"].as_bool() == Some(true) {
                         format!("{name}*")
                     } else {
-                        name.to_owned()
+                        name.into_owned()
                     }
                 })
                 .collect();
@@ -80,7 +83,7 @@ fn row(what: What, item: &Value) -> Vec<String> {
 }
 
 fn first_line(text: &str) -> String {
-    text.lines().next().unwrap_or_default().to_owned()
+    safe::line(text.lines().next().unwrap_or_default()).into_owned()
 }
 
 /// Columns padded to their widest cell; the last column is not padded.

@@ -56,6 +56,9 @@
 //! continues it from another process (the server must accept its own state: the same
 //! process, or instances sharing their requestState keys).
 //!
+//! Whatever a server says (results, questions, logs, errors) is shown with its terminal
+//! controls made visible (ESC as `\u{1b}`); `--json` stays JSON.
+//!
 //! # Exit codes
 //!
 //! - `0`: done.
@@ -77,6 +80,7 @@ mod list;
 mod notices;
 mod render;
 mod run;
+mod safe;
 mod sampling;
 mod schema;
 mod state;
@@ -125,7 +129,8 @@ fn main() -> ExitCode {
     let code = match runtime.block_on(run::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("tern: {e}");
+            // An error can quote the server (a JSON-RPC error, a question it asked).
+            eprintln!("tern: {}", safe::text(&e.to_string()));
             e.exit_code()
         }
     };

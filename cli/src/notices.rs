@@ -10,6 +10,8 @@ use serde_json::Value;
 use tern::client::{Notice, RoundEvent};
 use tern::types::v2026_07_28::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
+use crate::safe;
+
 /// The stderr side of a command.
 pub(crate) struct Ui {
     verbose: u8,
@@ -40,8 +42,10 @@ impl Ui {
         }
     }
 
-    /// A line on stderr, above the bar if there is one.
+    /// A line on stderr, above the bar if there is one; what the server wrote in it is
+    /// shown, not run.
     pub(crate) fn line(&self, line: &str) {
+        let line = safe::text(line);
         match self.bar.lock().ok().as_deref().and_then(Option::as_ref) {
             Some(bar) => bar.suspend(|| eprintln!("{line}")),
             None => eprintln!("{line}"),
@@ -67,7 +71,7 @@ impl Ui {
     fn progress(&self, p: &ProgressNotificationParams) {
         let done = p.progress.as_f64().unwrap_or(0.0);
         let total = p.total.as_ref().and_then(serde_json::Number::as_f64);
-        let message = p.message.clone().unwrap_or_default();
+        let message = safe::line(p.message.as_deref().unwrap_or_default()).into_owned();
         if !self.terminal {
             let of = total.map(|t| format!("/{t}")).unwrap_or_default();
             eprintln!("progress: {done}{of} {message}");
@@ -110,7 +114,7 @@ fn log_line(entry: &LoggingMessageNotificationParams) -> String {
         .unwrap_or_default();
     let data = match &entry.data {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => safe::json(&other.to_string()).into_owned(),
     };
     match &entry.logger {
         Some(logger) => format!("[{level}] {logger}: {data}"),

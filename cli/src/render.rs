@@ -1,8 +1,12 @@
 //! Results as a person reads them: text as text, structured content as pretty JSON,
-//! images and audio as their type and size, links as name and URI.
+//! images and audio as their type and size, links as name and URI. The server's text is
+//! kept as it came (JSON with its controls as JSON escapes); the caller neutralizes the
+//! whole (`safe::text`) on its way to the terminal.
 
 use base64::Engine as _;
 use serde_json::Value;
+
+use crate::safe;
 
 /// Which result it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,7 +28,7 @@ pub(crate) fn result(kind: Kind, value: &Value) -> String {
                 out.push(block(b));
             }
             if let Some(structured) = value.get("structuredContent").filter(|v| !v.is_null()) {
-                out.push(format!("structured content:\n{}", pretty(structured)));
+                out.push(format!("structured content:\n{}", json(structured)));
             }
         }
         Kind::Prompt => {
@@ -50,6 +54,11 @@ pub(crate) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
 }
 
+/// Pretty JSON whose every control is a JSON escape, so it reads as JSON on a terminal.
+fn json(value: &Value) -> String {
+    safe::json(&pretty(value)).into_owned()
+}
+
 /// One content block.
 fn block(b: &Value) -> String {
     let text = |key: &str| b[key].as_str().unwrap_or_default().to_owned();
@@ -60,7 +69,7 @@ fn block(b: &Value) -> String {
         }
         Some("resource_link") => format!("[link] {} <{}>", text("name"), text("uri")),
         Some("resource") => format!("[resource] {}", contents(&b["resource"])),
-        _ => pretty(b),
+        _ => json(b),
     }
 }
 
@@ -74,7 +83,7 @@ fn contents(c: &Value) -> String {
     match (c["text"].as_str(), c.get("blob")) {
         (Some(text), _) => format!("{uri}{mime}\n{text}"),
         (None, Some(blob)) => format!("{uri}{mime}, {}", size(blob)),
-        (None, None) => pretty(c),
+        (None, None) => json(c),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::error::{CliError, Result};
 use crate::list::{What, list};
 use crate::notices::Ui;
 use crate::render::{self, Kind};
-use crate::{exit, keys, state};
+use crate::{exit, keys, safe, state};
 
 /// A builder for tern's client.
 pub(crate) fn builder() -> ClientBuilder {
@@ -193,9 +193,9 @@ pub(crate) fn print_result<T: Serialize>(
     ui.finish();
     let value = serde_json::to_value(result).map_err(|e| CliError::Prompt(e.to_string()))?;
     if json {
-        println!("{}", render::pretty(&value));
+        println!("{}", safe::json(&render::pretty(&value)));
     } else {
-        println!("{}", render::result(kind, &value));
+        println!("{}", safe::text(&render::result(kind, &value)));
     }
     Ok(
         if kind == Kind::Call && value["isError"].as_bool() == Some(true) {
@@ -231,7 +231,10 @@ async fn tool_arguments(client: &Client, args: &CallArgs) -> Result<Map<String, 
             .find(|t| t.name == args.tool)
             .map(|t| t.input_schema),
         Err(e) => {
-            tracing::warn!("could not list the tools to read the arguments' types: {e}");
+            tracing::warn!(
+                "could not list the tools to read the arguments' types: {}",
+                safe::text(&e.to_string())
+            );
             None
         }
     };

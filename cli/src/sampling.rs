@@ -12,6 +12,7 @@ use tern::types::v2026_07_28::{CreateMessageRequestParams, CreateMessageResult};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::error::{CliError, Result};
+use crate::safe;
 
 /// How long the sampling command may take.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(300);
@@ -116,9 +117,13 @@ pub(crate) fn ask(
     params: &CreateMessageRequestParams,
 ) -> Result<CreateMessageResult> {
     let term = Term::stderr();
-    term.write_line(&format!("\n{server} asks the model ({key}):"))?;
+    term.write_line(&format!(
+        "\n{} asks the model ({}):",
+        safe::line(server),
+        safe::line(key)
+    ))?;
     for line in prompt_text(params).lines() {
-        term.write_line(&format!("  > {line}"))?;
+        term.write_line(&format!("  > {}", safe::line(line)))?;
     }
     let text = Input::<String>::with_theme(&SimpleTheme)
         .with_prompt("Reply as the model")

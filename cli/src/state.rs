@@ -18,7 +18,7 @@ use crate::error::{CliError, Result};
 use crate::notices::Ui;
 use crate::render::Kind;
 use crate::run::{builder, print_result};
-use crate::{exit, schema};
+use crate::{exit, safe, schema};
 
 /// The file's format version.
 const VERSION: u32 = 1;
@@ -181,7 +181,7 @@ fn remove(file: &Path) -> Result<()> {
     }
 }
 
-/// The questions on stderr, and how to go on.
+/// The questions on stderr, and how to go on; the server's words shown, not run.
 fn describe(file: &Path, pending: &PendingCall) {
     eprintln!(
         "paused after round {}: the server asks {} question(s), saved to {}",
@@ -190,7 +190,7 @@ fn describe(file: &Path, pending: &PendingCall) {
         file.display()
     );
     for (key, request) in &pending.input_requests().0 {
-        eprintln!("  {key}: {}", question(request));
+        eprintln!("  {}: {}", safe::line(key), safe::text(&question(request)));
     }
     eprintln!(
         "continue with: tern resume {} [--answer KEY.FIELD=VALUE ...]",

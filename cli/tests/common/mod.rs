@@ -1,6 +1,7 @@
-//! What the tests of the `tern` binary share: the SDK's `everything` example, built once
-//! per test binary and served over HTTP on port 0 per test, the binary run with stdin
-//! closed, and transcripts normalised for snapshots.
+//! What the tests of the `tern` binary share: the SDK's `everything` example and the
+//! CLI's own `hostile` one, built once per test binary and served over HTTP on port 0 per
+//! test (or spawned on stdio), the binary run with stdin closed, and transcripts
+//! normalised for snapshots.
 #![allow(dead_code)]
 
 use std::io::{BufRead as _, BufReader};
@@ -25,33 +26,33 @@ pub(crate) fn workspace() -> PathBuf {
 /// binary: its path as cargo reports it.
 pub(crate) fn everything_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
-            .current_dir(workspace())
-            .args([
-                "build",
-                "-q",
-                "-p",
-                "tern",
-                "--example",
-                "everything",
-                "--message-format=json",
-            ])
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo runs");
-        assert!(
-            out.status.success(),
-            "building the everything example failed"
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "everything")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo names the example's executable")
-    })
+    BIN.get_or_init(|| example("tern", "everything"))
+}
+
+/// The CLI's `hostile` example (a server whose every text carries terminal controls),
+/// built once per test binary.
+pub(crate) fn hostile_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| example("tern-cli", "hostile"))
+}
+
+/// Builds example `name` of `package`: its path as cargo reports it.
+fn example(package: &str, name: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(workspace())
+        .args(["build", "-q", "-p", package, "--example", name])
+        .arg("--message-format=json")
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "building the {name} example failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .expect("cargo names the example's executable")
 }
 
 /// A server process, killed when dropped.

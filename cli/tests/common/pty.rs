@@ -1,5 +1,7 @@
 //! `tern` on a pseudo-terminal: keys sent, the screen read back through a terminal
 //! emulator, so a snapshot shows what a person would see.
+// Each test binary that includes this uses a part of it.
+#![allow(dead_code)]
 
 use std::process::Command;
 use std::time::Duration;
@@ -62,7 +64,13 @@ impl Terminal {
     }
 
     /// Waits for tern to exit; its exit code and the final screen.
-    pub(crate) fn finish(mut self) -> (i32, String) {
+    pub(crate) fn finish(self) -> (i32, String) {
+        let (code, screen, _) = self.finish_raw();
+        (code, screen)
+    }
+
+    /// Waits for tern to exit; its exit code, the final screen and every byte it wrote.
+    pub(crate) fn finish_raw(mut self) -> (i32, String, Vec<u8>) {
         let rest = self.session.expect(Eof).expect("tern exits");
         self.seen.extend_from_slice(rest.as_bytes());
         let status = format!("{:?}", self.session.get_process().wait());
@@ -71,7 +79,7 @@ impl Terminal {
             .next()
             .and_then(|s| s.trim_end_matches(')').parse().ok())
             .unwrap_or(-1);
-        (code, self.screen())
+        (code, self.screen(), self.seen)
     }
 
     /// The screen as a terminal shows it now, trailing blanks trimmed.
