@@ -33,15 +33,32 @@ impl McpServer {
                 crate::types::v2026_07_28::RequestId::Integer(i) => i.to_string(),
             };
             let meta = json!({ "io.modelcontextprotocol/subscriptionId": id });
-            let filter = params.notifications;
-            let uris: Vec<String> = filter.resource_subscriptions.clone().unwrap_or_default();
+            // The URIs are taken out of the params, not copied: a stream keeps what it
+            // asked for once, for as long as it lives.
+            let mut filter = params.notifications;
+            let uris: Vec<String> = filter.resource_subscriptions.take().unwrap_or_default();
             if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
                 return Err(RpcError::invalid_params(format!(
                     "Invalid params: at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
                 )));
             }
-            let watched: HashSet<&str> = uris.iter().map(String::as_str).collect();
             let mut task_watch = crate::tasks::watch::Watch::start(&tasks, &ctx, &filter).await?;
+            let mut accepted = json!({
+                "toolsListChanged": filter.tools_list_changed == Some(true),
+                "promptsListChanged": filter.prompts_list_changed == Some(true),
+                "resourcesListChanged": filter.resources_list_changed == Some(true),
+            });
+            if !uris.is_empty() {
+                accepted["resourceSubscriptions"] = json!(&uris);
+            }
+            if filter.extra.contains_key("taskIds") {
+                accepted["taskIds"] = json!(task_watch.ids());
+            }
+            ctx.notify_value(
+                method::SubscriptionsAcknowledged::METHOD,
+                json!({ "_meta": meta, "notifications": accepted }),
+            );
+            let watched: HashSet<Box<str>> = uris.into_iter().map(String::into_boxed_str).collect();
             let notification = |event: &ServerEvent| -> Option<(&'static str, serde_json::Value)> {
                 let on = |flag: Option<bool>| flag == Some(true);
                 match event {
@@ -62,21 +79,6 @@ impl McpServer {
                     _ => None,
                 }
             };
-            let mut accepted = json!({
-                "toolsListChanged": filter.tools_list_changed == Some(true),
-                "promptsListChanged": filter.prompts_list_changed == Some(true),
-                "resourcesListChanged": filter.resources_list_changed == Some(true),
-            });
-            if !uris.is_empty() {
-                accepted["resourceSubscriptions"] = json!(uris);
-            }
-            if filter.extra.contains_key("taskIds") {
-                accepted["taskIds"] = json!(task_watch.ids());
-            }
-            ctx.notify_value(
-                method::SubscriptionsAcknowledged::METHOD,
-                json!({ "_meta": meta, "notifications": accepted }),
-            );
             loop {
                 tokio::select! {
                     () = ctx.cancellation().cancelled() => break,

@@ -117,6 +117,9 @@ impl Clock {
 
 /// One connection's state, shared by its task, its I/O and the reaper.
 pub(crate) struct Conn {
+    /// The client's address: who holds the connection when its requests carry no
+    /// credential.
+    pub(crate) peer: Option<std::net::IpAddr>,
     state: AtomicU64,
     /// Requests whose response has not finished (HTTP/1: at most one).
     in_flight: AtomicU32,
@@ -283,8 +286,9 @@ impl Registry {
     }
 
     /// Registers a fresh connection, waiting for its request head.
-    pub(crate) fn join(self: &Arc<Self>) -> (u64, Arc<Conn>) {
+    pub(crate) fn join(self: &Arc<Self>, peer: Option<std::net::IpAddr>) -> (u64, Arc<Conn>) {
         let conn = Arc::new(Conn {
+            peer,
             state: AtomicU64::new(0),
             in_flight: AtomicU32::new(0),
             kill: Notify::new(),

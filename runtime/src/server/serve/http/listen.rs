@@ -38,7 +38,7 @@ pub(crate) async fn serve(
             () = &mut shutdown => break,
             fit = registry.room() => fit,
         };
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
@@ -61,7 +61,7 @@ pub(crate) async fn serve(
             tokio::spawn(overload::refuse(tcp, permit));
             continue;
         }
-        let (id, conn) = registry.join();
+        let (id, conn) = registry.join(Some(peer.ip()));
         let endpoint = Endpoint {
             shared: Arc::clone(&shared),
             path: Arc::clone(&path),
@@ -242,7 +242,9 @@ impl Endpoint {
                 post::handle_post(shared, &head.headers, Full::new(body), Some(&self.conn)).await
             }
             Method::GET if shared.sessions.is_some() => {
-                post::handle_get(shared, &head.headers).await.into()
+                post::handle_get(shared, &head.headers, self.conn.peer)
+                    .await
+                    .into()
             }
             Method::DELETE if shared.sessions.is_some() => {
                 post::handle_delete(shared, &head.headers).await.into()

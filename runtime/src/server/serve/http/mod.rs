@@ -60,6 +60,7 @@ mod reply;
 mod sessions;
 mod sse;
 mod stream;
+mod streams;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -156,6 +157,8 @@ pub(crate) struct Shared {
     /// Cancelled when the endpoint starts draining: it ends the streams that never end
     /// on their own, `subscriptions/listen` and a session's GET stream.
     pub(crate) closing: tokio_util::sync::CancellationToken,
+    /// Those streams, counted per caller and in all.
+    pub(crate) streams: Arc<streams::Streams>,
 }
 
 impl HttpServer {
@@ -381,7 +384,7 @@ impl HttpServer {
                 })
                 .get(move |request: axum::extract::Request| {
                     let shared = Arc::clone(&on_get);
-                    async move { post::handle_get(&shared, request.headers()).await }
+                    async move { post::handle_get(&shared, request.headers(), None).await }
                 });
         }
         let mut router = Router::new().route(&path, route);
@@ -428,6 +431,7 @@ impl HttpServer {
             tool_headers: self.tool_headers,
             sessions: self.sessions.map(sessions::Sessions::new),
             closing: tokio_util::sync::CancellationToken::new(),
+            streams: streams::Streams::new(self.max_connections),
         }
     }
 }

@@ -16,6 +16,7 @@ use super::headers::PROTOCOL_VERSION;
 use super::reply::{Reply, json_body, rpc_error, status_only};
 use super::sessions::{HttpSession, Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
+use super::streams::{Caller, Slot};
 use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::legacy;
@@ -130,7 +131,17 @@ where
             return rpc_error(StatusCode::BAD_REQUEST, Some(accepted.id()), error).into();
         }
     }
-    run(shared, headers, accepted, None).await
+    // A stream that never ends on its own takes one of its caller's stream places.
+    let slot = if accepted.method() == v2026::method::SubscriptionsListen::METHOD {
+        let caller = Caller::of(accepted.auth(), conn.and_then(|c| c.peer));
+        match shared.streams.take(caller, Some(accepted.id())) {
+            Ok(slot) => Some(slot),
+            Err(refused) => return (*refused).into(),
+        }
+    } else {
+        None
+    };
+    run(shared, headers, accepted, None, slot).await
 }
 
 /// 403 for a request whose token lacks a scope its tool, prompt or resource requires.
@@ -210,7 +221,7 @@ async fn legacy_request(
         return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own));
     }
     let accepted = accepted.on_session(&session.session);
-    run(shared, headers, accepted, Some(session)).await
+    run(shared, headers, accepted, Some(session), None).await
 }
 
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
@@ -288,7 +299,11 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
 
 /// GET on a dual-era endpoint: the standalone stream of the session it names, from
 /// where its `Last-Event-ID` left off (406 unless it accepts `text/event-stream`).
-pub(crate) async fn handle_get(shared: &Shared, headers: &impl Fields) -> Response {
+pub(crate) async fn handle_get(
+    shared: &Shared,
+    headers: &impl Fields,
+    peer: Option<std::net::IpAddr>,
+) -> Response {
     let auth = match admit(shared, headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
@@ -306,9 +321,13 @@ pub(crate) async fn handle_get(shared: &Shared, headers: &impl Fields) -> Respon
             RpcError::invalid_request("Not Acceptable: the GET stream is text/event-stream"),
         );
     }
-    match sessions.find(headers, auth.as_ref()) {
-        Ok(session) => session.streams.resume(headers, &shared.closing),
-        Err(missing) => no_session(None, &missing),
+    let session = match sessions.find(headers, auth.as_ref()) {
+        Ok(session) => session,
+        Err(missing) => return no_session(None, &missing),
+    };
+    match shared.streams.take(Caller::of(auth.as_ref(), peer), None) {
+        Ok(slot) => session.streams.resume(headers, &shared.closing, slot),
+        Err(refused) => *refused,
     }
 }
 
@@ -378,6 +397,7 @@ async fn run(
     headers: &impl Fields,
     accepted: Accepted,
     session: Option<Arc<HttpSession>>,
+    slot: Option<Slot>,
 ) -> Reply {
     let id = accepted.id().clone();
     let legacy = session.is_some();
@@ -411,11 +431,16 @@ async fn run(
     let admitted = admitted.with_outbound(outbound);
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
-    let mut outcome: Outcome = match session {
-        None => Box::pin(admitted.serve()),
+    let mut outcome: Outcome = match (session, slot) {
+        (None, None) => Box::pin(admitted.serve()),
+        // The stream's place is held as long as its handler runs.
+        (None, Some(slot)) => Box::pin(async move {
+            let _slot = slot;
+            admitted.serve().await
+        }),
         // A session's client may withdraw the request (`notifications/cancelled`)
         // while keeping the stream open: stop the handler and end the stream.
-        Some(session) => {
+        (Some(session), _) => {
             let withdrawn = withdrawn.unwrap_or_default();
             let tracked = session.in_flight.track(&id, withdrawn.clone());
             Box::pin(async move {

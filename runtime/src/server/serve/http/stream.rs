@@ -28,6 +28,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::events::EventStore;
+use super::streams::{Slot, holding};
 use crate::transport::http::fields::Fields;
 use crate::util::lock;
 
@@ -136,10 +137,13 @@ impl SessionStreams {
     /// streams), from where it left off, or a new one from now. A GET stream ends when
     /// `closing` is cancelled (the endpoint drains: the client resumes elsewhere) or
     /// when a newer one pushes it out.
+    /// `slot` is the caller's place for the stream: given back when the stream ends or
+    /// a newer one pushes it out.
     pub(crate) fn resume(
         self: &Arc<Self>,
         headers: &impl Fields,
         closing: &CancellationToken,
+        slot: Slot,
     ) -> Response {
         let resumed = headers
             .text(&LAST_EVENT)
@@ -154,17 +158,21 @@ impl SessionStreams {
         };
         // A request's stream replayed ends with its response; only GET streams are
         // where the session's other messages may go.
-        let registered = stream
-            .starts_with('g')
-            .then(|| self.connect_get(stream, closing));
-        let closing = registered
-            .as_ref()
-            .map_or_else(|| closing.clone(), |r| r.ends.clone());
-        self.respond_until(from, Some(closing), registered)
+        if !stream.starts_with('g') {
+            return holding(self.respond_until(from, Some(closing.clone()), None), slot);
+        }
+        let connected = self.connect_get(stream, closing, slot);
+        let ends = connected.ends.clone();
+        self.respond_until(from, Some(ends), Some(connected))
     }
 
     /// Counts `stream` among the connected GET streams, ending the oldest past the cap.
-    fn connect_get(self: &Arc<Self>, stream: String, closing: &CancellationToken) -> Connected {
+    fn connect_get(
+        self: &Arc<Self>,
+        stream: String,
+        closing: &CancellationToken,
+        slot: Slot,
+    ) -> Connected {
         let ends = closing.child_token();
         let mut gets = lock(&self.gets);
         // A stream resumed while an older reader of it is still connected replaces it.
@@ -178,6 +186,7 @@ impl SessionStreams {
             stream: stream.clone(),
             reader,
             ends: ends.clone(),
+            _slot: slot,
         });
         while gets.live.len() > MAX_GET_STREAMS {
             tracing::debug!("a session's GET streams are at their cap: ending the oldest");
@@ -248,6 +257,8 @@ struct LiveGet {
     stream: String,
     reader: u64,
     ends: CancellationToken,
+    /// The caller's place, given back as soon as the stream is pushed out or ends.
+    _slot: Slot,
 }
 
 /// A connected GET stream's place; given up with its reader (the client went away).

@@ -39,7 +39,7 @@ pub(crate) const MAX_HEAD: usize = 64 * 1024;
 /// The most fields a head may have.
 pub(crate) const MAX_HEADERS: usize = 100;
 /// How much room a read asks for at least.
-const READ_CHUNK: usize = 8 * 1024;
+pub(super) const READ_CHUNK: usize = 8 * 1024;
 
 /// One connection: its stream, and what was read from it and not yet taken.
 pub(crate) struct Conn {

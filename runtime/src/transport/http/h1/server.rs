@@ -97,6 +97,9 @@ pub(crate) enum ReadHead {
     Failed(Error),
 }
 
+/// A read buffer larger than this is let go once empty (see `Conn::shrink`).
+const SHRINK_OVER: usize = 64 * 1024;
+
 impl Conn {
     /// Reads the next request's head.
     pub(crate) async fn read_request(&mut self) -> ReadHead {
@@ -151,7 +154,16 @@ impl Conn {
                 return Ok((joined.finish(), false));
             }
         }
+        self.shrink();
         Ok((joined.finish(), true))
+    }
+
+    /// Lets go of a read buffer that a large body grew, so that a connection kept open
+    /// (a stream, or keep-alive) holds a small one, not the largest body it ever read.
+    fn shrink(&mut self) {
+        if self.buf.is_empty() && self.buf.capacity() > SHRINK_OVER {
+            self.buf = BytesMut::with_capacity(super::READ_CHUNK);
+        }
     }
 
     /// Resolves when the client closes the connection (or it fails) while its request
