@@ -158,8 +158,9 @@ pub(crate) struct Output {
     /// Print the result as the server sent it (JSON).
     #[arg(long)]
     pub(crate) json: bool,
-    /// Stop at the first round that needs input and save the call to FILE (exit 4);
-    /// `tern resume FILE` continues it, from any process.
+    /// Stop at the first round that needs input and save the call to FILE (exit 4),
+    /// readable by you alone (mode 0600, the file replaced whole); `tern resume FILE`
+    /// continues it, from any process.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_file: Option<PathBuf>,
 }
@@ -202,11 +203,16 @@ pub(crate) struct ReadArgs {
 pub(crate) struct ResumeArgs {
     /// The file --state-file wrote; written again if the server asks again, removed
     /// once the call completes. It holds the target, not --token or --oauth: give
-    /// those again.
+    /// those again. A file that is not yours, or that others can write, is refused.
     pub(crate) file: PathBuf,
     /// Print the result as the server sent it (JSON).
     #[arg(long)]
     pub(crate) json: bool,
+    /// Run the server command the file names (a stdio target) without asking. The
+    /// command is shown first either way; on a terminal you are asked (default no), and
+    /// without a terminal resume refuses a command target unless this is given.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
     #[command(flatten)]
     pub(crate) answering: Answering,
     #[command(flatten)]

@@ -4,7 +4,9 @@
 pub(crate) const DONE: u8 = 0;
 /// The tool ran and reported an error (`isError: true`); its content is printed.
 pub(crate) const TOOL_ERROR: u8 = 1;
-/// The command line was wrong, or a question had no answer and no terminal to ask on.
+/// The command line was wrong, or a question had no answer and no terminal to ask on,
+/// or `tern resume` would not trust its file (another user's, writable by others, or a
+/// command not confirmed): nothing was sent, and the fix is on the user's side.
 pub(crate) const USAGE: u8 = 2;
 /// The server refused or failed the request (a JSON-RPC error, a protocol or
 /// transport failure, a rejected `requestState`).
@@ -19,7 +21,8 @@ macro_rules! exit_help {
 Exit codes:
   0  done
   1  the tool reported an error (isError: true); its content is printed
-  2  usage error, or a question had no answer and stdin is not a terminal
+  2  usage error, or a question had no answer and stdin is not a terminal, or
+     resume refused its state file or the command it names was not confirmed
   3  the server refused or failed the request (JSON-RPC error, protocol or
      connection failure, rejected requestState)
   4  paused: --state-file written; continue with `tern resume FILE`"

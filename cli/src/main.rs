@@ -52,9 +52,11 @@
 //! are shown with their level (`--log-level`), and `-v` narrates the rounds.
 //!
 //! `--state-file FILE` stops at the first round that needs input and saves the SDK's
-//! `PendingCall` with the target (exit 4); `tern resume FILE --answer ...` answers and
-//! continues it from another process (the server must accept its own state: the same
-//! process, or instances sharing their requestState keys).
+//! `PendingCall` with the target (exit 4), readable by the user alone; `tern resume FILE
+//! --answer ...` answers and continues it from another process (the server must accept
+//! its own state: the same process, or instances sharing their requestState keys). Resume
+//! refuses a file of another user or one others can write, and shows a stdio command
+//! before it runs it: confirmed on the terminal, or `--yes`.
 //!
 //! Whatever a server says (results, questions, logs, errors) is shown with its terminal
 //! controls made visible (ESC as `\u{1b}`); `--json` stays JSON.
@@ -63,7 +65,9 @@
 //!
 //! - `0`: done.
 //! - `1`: the tool reported an error (`isError: true`); its content is printed.
-//! - `2`: usage error, or a question had no answer and stdin is not a terminal.
+//! - `2`: usage error, or a question had no answer and stdin is not a terminal, or
+//!   `tern resume` refused its state file (another user's, or writable by others) or the
+//!   command it names was not confirmed.
 //! - `3`: the server refused or failed the request (a JSON-RPC error, a protocol or
 //!   connection failure, a rejected `requestState`).
 //! - `4`: paused: `--state-file` written; continue with `tern resume FILE`.
@@ -84,6 +88,7 @@ mod safe;
 mod sampling;
 mod schema;
 mod state;
+mod trust;
 
 use std::process::ExitCode;
 

@@ -1,5 +1,7 @@
 //! `--state-file` and `tern resume`: a call stopped at its questions, saved as the
-//! SDK's `PendingCall` with the target beside it, and continued by another process.
+//! SDK's `PendingCall` with the target beside it, and continued by another process. The
+//! file is written whole and readable by its owner alone; `trust` decides whether a file
+//! read back may be resumed.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,7 @@ use crate::error::{CliError, Result};
 use crate::notices::Ui;
 use crate::render::Kind;
 use crate::run::{builder, print_result};
-use crate::{exit, safe, schema};
+use crate::{exit, safe, schema, trust};
 
 /// The file's format version.
 const VERSION: u32 = 1;
@@ -97,6 +99,7 @@ where
 /// `tern resume FILE`: answers the saved questions and sends the retry.
 pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     let saved = load(&args.file)?;
+    trust::confirm_command(&args.file, &saved.target, args.yes)?;
     let answerer = Answerer::new(&args.answering, &saved.target, ui.clone())?;
     let client = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
     let answers = answerer
@@ -131,10 +134,7 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
 }
 
 fn load(file: &Path) -> Result<Saved> {
-    let text = std::fs::read_to_string(file).map_err(|source| CliError::File {
-        path: file.to_owned(),
-        source,
-    })?;
+    let text = trust::read_own(file)?;
     let saved: Saved = serde_json::from_str(&text).map_err(|source| CliError::Json {
         path: file.to_owned(),
         source,
@@ -149,7 +149,9 @@ fn load(file: &Path) -> Result<Saved> {
     Ok(saved)
 }
 
-/// Writes the file readable by its owner only: it holds the call's arguments.
+/// Writes the file readable by its owner only (it holds the call's arguments), whatever
+/// mode a file already there had: a new file, mode 0600, written beside it and renamed
+/// over it, so a crash never leaves half a file either.
 fn save(file: &Path, target: &str, pending: &PendingCall) -> Result<()> {
     let saved = Saved {
         tern_state_file: VERSION,
@@ -161,13 +163,26 @@ fn save(file: &Path, target: &str, pending: &PendingCall) -> Result<()> {
         source,
     };
     let text = serde_json::to_string_pretty(&saved).map_err(|e| CliError::Prompt(e.to_string()))?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    // Dropped before it is renamed (a failed write), the new file is removed.
+    let mut out = tempfile::Builder::new()
+        .prefix(".tern-state-")
+        .tempfile_in(dir)
+        .map_err(failed)?;
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut out = options.open(file).map_err(failed)?;
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let private = std::fs::Permissions::from_mode(0o600);
+        out.as_file().set_permissions(private).map_err(failed)?;
+    }
     out.write_all(text.as_bytes()).map_err(failed)?;
-    out.write_all(b"\n").map_err(failed)
+    out.write_all(b"\n").map_err(failed)?;
+    out.as_file().sync_all().map_err(failed)?;
+    out.persist(file).map_err(|e| failed(e.error))?;
+    Ok(())
 }
 
 fn remove(file: &Path) -> Result<()> {

@@ -147,3 +147,23 @@ fn a_call_paused_in_one_terminal_is_finished_from_two_others() {
         [shown(&paused), shown(&asked_again), shown(&finished)].join("\n=== next process\n")
     );
 }
+
+#[test]
+fn resume_shows_the_command_a_file_names_and_no_does_not_run_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (file, marker) = common::paused_on_stdio_behind_a_marker(dir.path());
+    let path = file.to_string_lossy().into_owned();
+    let mut t = Terminal::tern(&["resume", &path]);
+    t.expect("Run it?").send("n");
+    let (code, screen) = t.finish();
+    assert_eq!(code, 2, "{screen}");
+    assert!(!marker.exists(), "the command did not run:\n{screen}");
+    assert!(file.exists(), "the file stays");
+    insta::assert_snapshot!(
+        "resume_command_declined",
+        screen
+            .replace(&path, "FILE")
+            .replace(&*marker.to_string_lossy(), "MARKER")
+            .replace(&*common::everything_bin().to_string_lossy(), "EVERYTHING")
+    );
+}

@@ -127,3 +127,34 @@ pub(crate) fn transcript(out: &Output, replace: &[(&str, &str)]) -> String {
     }
     text
 }
+
+/// A requestState sealing secret for `everything --state-key`: a call paused by one
+/// server process is then resumed by another.
+pub(crate) const STATE_KEY: &str =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+/// A call to `everything` on stdio paused in `dir/call.json`, whose target was then
+/// changed to a command that first creates `dir/marker`, as anyone able to write the file
+/// could do: the file and the marker.
+pub(crate) fn paused_on_stdio_behind_a_marker(dir: &Path) -> (PathBuf, PathBuf) {
+    let file = dir.join("call.json");
+    let marker = dir.join("marker");
+    let server = format!(
+        "{} --stdio --state-key {STATE_KEY}",
+        everything_bin().display()
+    );
+    let out = tern(&[
+        "call",
+        &server,
+        "test_elicitation",
+        "message=hi",
+        "--state-file",
+        &file.to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", transcript(&out, &[]));
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("saved")).expect("JSON");
+    saved["target"] = format!("sh -c 'touch {} && exec {server}'", marker.display()).into();
+    std::fs::write(&file, saved.to_string()).expect("rewritten");
+    (file, marker)
+}
