@@ -217,6 +217,8 @@ struct Figures {
     flows: AtomicUsize,
     rounds: AtomicUsize,
     retries: AtomicUsize,
+    /// Rounds nginx answered 502: an instance cut a request it had been sent.
+    bad_gateways: AtomicUsize,
     rejections: AtomicUsize,
     lost: AtomicUsize,
 }
@@ -276,6 +278,11 @@ async fn caller(url: String, figures: Arc<Figures>, done: Arc<AtomicBool>) {
                 }
                 Err(e) if retryable(&e) && attempts < 50 => {
                     attempts += 1;
+                    if let Error::Transport(t) = &e {
+                        if t.http_status() == Some(502) {
+                            figures.bad_gateways.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                     figures.retries.fetch_add(1, Ordering::Relaxed);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
@@ -355,5 +362,49 @@ async fn a_fleet_behind_nginx_rotates_its_keys_and_loses_no_flow() {
         0,
         "sealed state refused"
     );
+    assert_eq!(figures.lost.load(Ordering::Relaxed), 0, "flows lost");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nginx: run scripts/fleet"]
+async fn ten_rolling_restarts_behind_nginx_cut_no_request() {
+    let mut instances = Vec::new();
+    for label in ["a", "b", "c"] {
+        instances.push(Instance::first(label, &[OLD]).await);
+    }
+    let ports: Vec<u16> = instances.iter().map(|i| i.port).collect();
+    let nginx = Nginx::start(&ports).await;
+    let figures = Arc::new(Figures::default());
+    let done = Arc::new(AtomicBool::new(false));
+    let callers: Vec<_> = (0..CALLERS)
+        .map(|_| {
+            tokio::spawn(caller(
+                nginx.url.clone(),
+                Arc::clone(&figures),
+                Arc::clone(&done),
+            ))
+        })
+        .collect();
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for instance in &mut instances {
+            instance.restart(&[OLD], "-TERM").await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    for caller in callers {
+        caller.await.unwrap();
+    }
+    let bad_gateways = figures.bad_gateways.load(Ordering::Relaxed);
+    println!(
+        "ten rolling restarts under {CALLERS} callers: {} flows, {bad_gateways} 502s, {} \
+         retried rounds, {} lost flows",
+        figures.flows.load(Ordering::Relaxed),
+        figures.retries.load(Ordering::Relaxed),
+        figures.lost.load(Ordering::Relaxed),
+    );
+    drop(nginx);
+    assert_eq!(bad_gateways, 0, "an instance cut requests it had been sent");
     assert_eq!(figures.lost.load(Ordering::Relaxed), 0, "flows lost");
 }

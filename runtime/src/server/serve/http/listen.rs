@@ -52,38 +52,57 @@ pub(crate) async fn serve(
                 }
             },
         };
-        // Without TCP_NODELAY, an SSE stream's second small write can wait for the
-        // client's delayed ACK (tens of milliseconds).
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
         if let Fit::Refuse(permit) = fit {
             tokio::spawn(overload::refuse(tcp, permit));
             continue;
         }
-        let (id, conn) = registry.join(Some(peer.ip()));
-        let endpoint = Endpoint {
-            shared: Arc::clone(&shared),
-            path: Arc::clone(&path),
-            conn: Arc::clone(&conn),
-            drain: drain.clone(),
-        };
-        let registry = Arc::clone(&registry);
-        tokio::spawn(async move {
-            let _leave = Leave(&registry, id);
-            let io = h1::Conn::new(Watched::new(tcp, Arc::clone(&conn)));
-            tokio::select! {
-                biased;
-                () = conn.killed() => {}
-                () = endpoint.serve(io) => {}
-            }
-        });
+        spawn_connection(&shared, &path, &registry, &drain, tcp, peer);
+    }
+    drain.cancel();
+    // Connections the kernel completed but nobody accepted yet may carry a request
+    // already (a proxy writes as soon as it connects): closing the listener would reset
+    // them, and the proxy would answer 502. They are served, draining, instead.
+    use futures_util::FutureExt as _;
+    while let Some(Ok((tcp, peer))) = listener.accept().now_or_never() {
+        spawn_connection(&shared, &path, &registry, &drain, tcp, peer);
     }
     drop(listener);
-    drain.cancel();
     shared.closing.cancel();
     registry.drained().await;
     Ok(())
+}
+
+/// Registers `tcp` and serves it in a task of its own.
+fn spawn_connection(
+    shared: &Arc<Shared>,
+    path: &Arc<str>,
+    registry: &Arc<Registry>,
+    drain: &CancellationToken,
+    tcp: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+) {
+    // Without TCP_NODELAY, an SSE stream's second small write can wait for the client's
+    // delayed ACK (tens of milliseconds).
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!(error = %e, "could not set TCP_NODELAY");
+    }
+    let (id, conn) = registry.join(Some(peer.ip()));
+    let endpoint = Endpoint {
+        shared: Arc::clone(shared),
+        path: Arc::clone(path),
+        conn: Arc::clone(&conn),
+        drain: drain.clone(),
+    };
+    let registry = Arc::clone(registry);
+    tokio::spawn(async move {
+        let _leave = Leave(&registry, id);
+        let io = h1::Conn::new(Watched::new(tcp, Arc::clone(&conn)));
+        tokio::select! {
+            biased;
+            () = conn.killed() => {}
+            () = endpoint.serve(io) => {}
+        }
+    });
 }
 
 /// How long a draining endpoint keeps an idle connection open for a request that may
