@@ -155,7 +155,10 @@ impl Nginx {
     /// one is tried: no test runs against a server it did not see start.
     async fn start(ports: &[u16]) -> Self {
         let nginx = nginx_binary();
-        let dir = std::env::temp_dir().join(format!("tern-fleet-{}", std::process::id()));
+        // One directory per nginx: the fleet tests run side by side in one process.
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tern-fleet-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let dir = TempDir(dir);
         for _ in 0..20 {
@@ -347,13 +350,14 @@ async fn a_fleet_behind_nginx_rotates_its_keys_and_loses_no_flow() {
     println!(
         "fleet: {flows} flows ({} rounds) in {:.1} s = {:.0} flows/s at {CALLERS} callers; \
          {} sealed-state rejections, {} lost flows, {} retried rounds (refused or cut \
-         connections, 502s)",
+         connections, 502s), {} of them 502s",
         figures.rounds.load(Ordering::Relaxed),
         elapsed.as_secs_f64(),
         flows as f64 / elapsed.as_secs_f64(),
         figures.rejections.load(Ordering::Relaxed),
         figures.lost.load(Ordering::Relaxed),
         figures.retries.load(Ordering::Relaxed),
+        figures.bad_gateways.load(Ordering::Relaxed),
     );
     drop(nginx);
     assert!(flows >= MIN_FLOWS);
