@@ -37,7 +37,7 @@ pub(super) enum State {
     ChunkData(u64),
     /// Chunked: the line end after a chunk's data comes next.
     ChunkEnd,
-    /// Chunked: the trailer fields (skipped), this many bytes of them so far.
+    /// Chunked: the trailer fields (checked, then skipped), this many bytes of them so far.
     Trailers(usize),
     /// Framed by the connection's close (responses only).
     #[cfg_attr(not(feature = "http-client"), allow(dead_code))]
@@ -160,7 +160,17 @@ pub(super) fn poll_data(
             State::ChunkEnd => false,
             State::Trailers(seen) => match conn.buf.iter().position(|&b| b == b'\n') {
                 Some(end) => {
-                    let blank = end == 0 || (end == 1 && conn.buf[0] == b'\r');
+                    // Each line ends in CRLF; a bare LF is refused, as in the head.
+                    let Some(line) = end
+                        .checked_sub(1)
+                        .and_then(|cr| (conn.buf[cr] == b'\r').then(|| &conn.buf[..cr]))
+                    else {
+                        return Poll::Ready(Some(Err(Error::Malformed("a trailer line end"))));
+                    };
+                    let blank = line.is_empty();
+                    if !blank && !trailer_field(line) {
+                        return Poll::Ready(Some(Err(Error::Malformed("a trailer field"))));
+                    }
                     conn.buf.advance(end + 1);
                     if blank {
                         *state = State::Done;
@@ -191,6 +201,23 @@ pub(super) fn poll_data(
 }
 
 #[cfg(feature = "http-client")]
+/// Whether `line` (without its CRLF) is a field line: a token, a colon, and a value of
+/// visible characters, spaces and tabs (RFC 9110 §5.5). A trailer is skipped, but one
+/// that is not a field is refused: a reader that parsed it differently could disagree
+/// about where the message ends.
+fn trailer_field(line: &[u8]) -> bool {
+    let Some(colon) = line.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    let (name, value) = (&line[..colon], &line[colon + 1..]);
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    !name.is_empty()
+        && name.iter().all(|&b| tchar(b))
+        && value
+            .iter()
+            .all(|&b| b == b'\t' || b == b' ' || (b >= 0x21 && b != 0x7f))
+}
+
 impl http_body::Body for Body {
     type Data = Bytes;
     type Error = Error;

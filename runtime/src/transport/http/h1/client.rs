@@ -125,7 +125,13 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
         return Ok(State::Done);
     }
     if head.headers.contains_key(TRANSFER_ENCODING) {
-        // Chunked when chunked is the last coding; any other ends with the connection.
+        // HTTP/1.0 has no transfer codings: framing said two ways is refused (RFC 9112
+        // §6.1), and a coding other than chunked last is one this client cannot undo.
+        if head.version == Version::HTTP_10 {
+            return Err(Error::Malformed(
+                "Transfer-Encoding in an HTTP/1.0 response",
+            ));
+        }
         let last = head
             .headers
             .get_all(TRANSFER_ENCODING)
@@ -134,10 +140,12 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .rfind(|coding| !coding.is_empty());
-        return Ok(match last {
-            Some(coding) if coding.eq_ignore_ascii_case("chunked") => State::ChunkSize,
-            _ => State::Close,
-        });
+        return match last {
+            Some(coding) if coding.eq_ignore_ascii_case("chunked") => Ok(State::ChunkSize),
+            _ => Err(Error::Malformed(
+                "a transfer coding other than chunked, last",
+            )),
+        };
     }
     let length = super::content_length(&head.headers).map_err(Error::Malformed)?;
     Ok(length.map_or(State::Close, State::of_length))

@@ -233,6 +233,43 @@ async fn lengths_that_disagree_or_are_not_numbers_are_refused() {
 }
 
 #[tokio::test]
+async fn a_trailer_that_is_not_a_field_line_is_refused() {
+    // Found by the differential fuzz target against hyper (h1_responses's sibling,
+    // h1_requests): a trailer name with a byte no token has.
+    for trailer in [
+        &b"x-tr\xe1iler: 1\r\n"[..],
+        b"no colon\r\n",
+        b": empty name\r\n",
+        b"x-bare: lf\n",
+        b" folded: on\r\n",
+    ] {
+        let mut answer =
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n".to_vec();
+        answer.extend_from_slice(trailer);
+        answer.extend_from_slice(b"\r\n");
+        let outcome = exchange(&answer).await;
+        assert!(
+            matches!(body_error(&outcome), Error::Malformed(_)),
+            "{:?}",
+            String::from_utf8_lossy(trailer)
+        );
+    }
+}
+
+#[tokio::test]
+async fn transfer_codings_tern_cannot_read_are_refused() {
+    // Found by the differential fuzz target h1_responses: hyper refuses these too.
+    for answer in [
+        &b"HTTP/1.0 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"[..],
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\nxyz",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked, gzip\r\n\r\nxyz",
+    ] {
+        let outcome = exchange(answer).await;
+        assert!(matches!(head_error(&outcome), Error::Malformed(_)));
+    }
+}
+
+#[tokio::test]
 async fn a_body_cut_short_fails_and_its_connection_goes() {
     let outcome = exchange_in(
         vec![b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc".to_vec()],

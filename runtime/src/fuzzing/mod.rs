@@ -4,6 +4,8 @@
 
 use std::sync::OnceLock;
 
+pub mod h1;
+
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{Incoming, JsonLimits, receive};
