@@ -134,6 +134,12 @@ pub(super) fn poll_data(
                     Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
                 }
             }
+            // A chunk-size line starts with its size: httparse would read a line with
+            // none (only an extension) as size 0, the end of the body, where another
+            // reader refuses it.
+            State::ChunkSize if conn.buf.first().is_some_and(|b| !b.is_ascii_hexdigit()) => {
+                return Poll::Ready(Some(Err(Error::Malformed("a chunk-size line"))));
+            }
             State::ChunkSize => match httparse::parse_chunk_size(&conn.buf) {
                 Ok(httparse::Status::Complete((used, size))) => {
                     conn.buf.advance(used);

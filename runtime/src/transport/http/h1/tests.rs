@@ -257,6 +257,23 @@ async fn a_trailer_that_is_not_a_field_line_is_refused() {
 }
 
 #[tokio::test]
+async fn a_chunk_size_line_without_a_size_is_refused_not_read_as_the_end() {
+    // Found by h1_responses: httparse reads ";ext" as a size of 0.
+    for line in [&b";ext=1"[..], b" 2", b"\t2", b"x"] {
+        let mut answer =
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n".to_vec();
+        answer.extend_from_slice(line);
+        answer.extend_from_slice(b"\r\n\r\n");
+        let outcome = exchange(&answer).await;
+        assert!(
+            matches!(body_error(&outcome), Error::Malformed(_)),
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
+    }
+}
+
+#[tokio::test]
 async fn transfer_codings_tern_cannot_read_are_refused() {
     // Found by the differential fuzz target h1_responses: hyper refuses these too.
     for answer in [
