@@ -134,14 +134,8 @@ pub(super) fn poll_data(
                     Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
                 }
             }
-            // A chunk-size line starts with its size: httparse would read a line with
-            // none (only an extension) as size 0, the end of the body, where another
-            // reader refuses it.
-            State::ChunkSize if conn.buf.first().is_some_and(|b| !b.is_ascii_hexdigit()) => {
-                return Poll::Ready(Some(Err(Error::Malformed("a chunk-size line"))));
-            }
-            State::ChunkSize => match httparse::parse_chunk_size(&conn.buf) {
-                Ok(httparse::Status::Complete((used, size))) => {
+            State::ChunkSize => match super::chunk::size_line(&conn.buf) {
+                Ok(Some((used, size))) => {
                     conn.buf.advance(used);
                     *state = match size {
                         0 => State::Trailers(0),
@@ -149,11 +143,11 @@ pub(super) fn poll_data(
                     };
                     true
                 }
-                Ok(httparse::Status::Partial) if conn.buf.len() > MAX_CHUNK_LINE => {
+                Ok(None) if conn.buf.len() > MAX_CHUNK_LINE => {
                     return Poll::Ready(Some(Err(Error::TooLarge("a chunk-size line"))));
                 }
-                Ok(httparse::Status::Partial) => false,
-                Err(_) => return Poll::Ready(Some(Err(Error::Malformed("a chunk-size line")))),
+                Ok(None) => false,
+                Err(why) => return Poll::Ready(Some(Err(Error::Malformed(why)))),
             },
             State::ChunkEnd if conn.buf.len() >= 2 => {
                 if &conn.buf[..2] != b"\r\n" {
@@ -174,7 +168,7 @@ pub(super) fn poll_data(
                         return Poll::Ready(Some(Err(Error::Malformed("a trailer line end"))));
                     };
                     let blank = line.is_empty();
-                    if !blank && !trailer_field(line) {
+                    if !blank && !super::chunk::trailer_field(line) {
                         return Poll::Ready(Some(Err(Error::Malformed("a trailer field"))));
                     }
                     conn.buf.advance(end + 1);
@@ -207,23 +201,6 @@ pub(super) fn poll_data(
 }
 
 #[cfg(feature = "http-client")]
-/// Whether `line` (without its CRLF) is a field line: a token, a colon, and a value of
-/// visible characters, spaces and tabs (RFC 9110 §5.5). A trailer is skipped, but one
-/// that is not a field is refused: a reader that parsed it differently could disagree
-/// about where the message ends.
-fn trailer_field(line: &[u8]) -> bool {
-    let Some(colon) = line.iter().position(|&b| b == b':') else {
-        return false;
-    };
-    let (name, value) = (&line[..colon], &line[colon + 1..]);
-    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    !name.is_empty()
-        && name.iter().all(|&b| tchar(b))
-        && value
-            .iter()
-            .all(|&b| b == b'\t' || b == b' ' || (b >= 0x21 && b != 0x7f))
-}
-
 impl http_body::Body for Body {
     type Data = Bytes;
     type Error = Error;

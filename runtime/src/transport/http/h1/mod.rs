@@ -11,6 +11,7 @@
 //! reader's budgets (the server's reaper, the client's idle timeout).
 
 mod body;
+mod chunk;
 #[cfg(feature = "http-client")]
 mod client;
 #[cfg(feature = "http-server")]
