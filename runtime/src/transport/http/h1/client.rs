@@ -54,12 +54,17 @@ impl Conn {
                 // 100 Continue and the like: the final answer follows.
                 continue;
             }
+            // A response framed two ways may be a smuggling attempt (RFC 9112 §6.3: to be
+            // handled as an error), and readers disagree on which way wins: refused.
+            if head.headers.contains_key(TRANSFER_ENCODING)
+                && head.headers.contains_key(CONTENT_LENGTH)
+            {
+                return Err(Error::Malformed(
+                    "a response framed by length and by coding",
+                ));
+            }
             let state = framing(&head, request.method())?;
-            // A response framed two ways may be a smuggling attempt: read it by its
-            // chunks, then close.
-            let framed_twice = head.headers.contains_key(TRANSFER_ENCODING)
-                && head.headers.contains_key(CONTENT_LENGTH);
-            let reusable = super::keeps_alive(head.version, &head.headers) && !framed_twice;
+            let reusable = super::keeps_alive(head.version, &head.headers);
             let recycle = reusable.then_some(recycle);
             let mut response = Response::new(Body::new(self, state, recycle));
             *response.status_mut() = head.status;
