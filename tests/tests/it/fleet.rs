@@ -303,27 +303,56 @@ async fn caller(url: String, figures: Arc<Figures>, done: Arc<AtomicBool>) {
     }
 }
 
+/// Three instances sealing with OLD behind nginx, and CALLERS callers running flows
+/// until `done`.
+struct Fleet {
+    instances: Vec<Instance>,
+    nginx: Nginx,
+    figures: Arc<Figures>,
+    done: Arc<AtomicBool>,
+    callers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Fleet {
+    async fn start() -> Self {
+        let mut instances = Vec::new();
+        for label in ["a", "b", "c"] {
+            instances.push(Instance::first(label, &[OLD]).await);
+        }
+        let ports: Vec<u16> = instances.iter().map(|i| i.port).collect();
+        let nginx = Nginx::start(&ports).await;
+        let figures = Arc::new(Figures::default());
+        let done = Arc::new(AtomicBool::new(false));
+        let callers: Vec<_> = (0..CALLERS)
+            .map(|_| {
+                tokio::spawn(caller(
+                    nginx.url.clone(),
+                    Arc::clone(&figures),
+                    Arc::clone(&done),
+                ))
+            })
+            .collect();
+        Self {
+            instances,
+            nginx,
+            figures,
+            done,
+            callers,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nginx: run scripts/fleet"]
 async fn a_fleet_behind_nginx_rotates_its_keys_and_loses_no_flow() {
-    let mut instances = Vec::new();
-    for label in ["a", "b", "c"] {
-        instances.push(Instance::first(label, &[OLD]).await);
-    }
-    let ports: Vec<u16> = instances.iter().map(|i| i.port).collect();
-    let nginx = Nginx::start(&ports).await;
-    let figures = Arc::new(Figures::default());
-    let done = Arc::new(AtomicBool::new(false));
+    let Fleet {
+        mut instances,
+        nginx,
+        figures,
+        done,
+        callers,
+    } = Fleet::start().await;
     let started = Instant::now();
-    let callers: Vec<_> = (0..CALLERS)
-        .map(|_| {
-            tokio::spawn(caller(
-                nginx.url.clone(),
-                Arc::clone(&figures),
-                Arc::clone(&done),
-            ))
-        })
-        .collect();
     // The three phases of a rotation, one instance at a time: NEW verifies, then NEW
     // seals, then OLD goes. A pause between phases lets the last OLD-sealed rounds land.
     let phases: [&[&str]; 3] = [&[OLD, NEW], &[NEW, OLD], &[NEW]];
@@ -372,23 +401,13 @@ async fn a_fleet_behind_nginx_rotates_its_keys_and_loses_no_flow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nginx: run scripts/fleet"]
 async fn ten_rolling_restarts_behind_nginx_cut_no_request() {
-    let mut instances = Vec::new();
-    for label in ["a", "b", "c"] {
-        instances.push(Instance::first(label, &[OLD]).await);
-    }
-    let ports: Vec<u16> = instances.iter().map(|i| i.port).collect();
-    let nginx = Nginx::start(&ports).await;
-    let figures = Arc::new(Figures::default());
-    let done = Arc::new(AtomicBool::new(false));
-    let callers: Vec<_> = (0..CALLERS)
-        .map(|_| {
-            tokio::spawn(caller(
-                nginx.url.clone(),
-                Arc::clone(&figures),
-                Arc::clone(&done),
-            ))
-        })
-        .collect();
+    let Fleet {
+        mut instances,
+        nginx,
+        figures,
+        done,
+        callers,
+    } = Fleet::start().await;
     for _ in 0..10 {
         tokio::time::sleep(Duration::from_millis(300)).await;
         for instance in &mut instances {

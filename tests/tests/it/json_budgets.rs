@@ -87,12 +87,7 @@ fn assert_too_complex_or_batch(raw: &http_support::Raw) {
 
 /// The peak resident memory of process `pid`, in KiB.
 fn peak_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    http_support::memory_kib(pid, "VmHWM")
 }
 
 #[tokio::test]

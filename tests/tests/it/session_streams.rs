@@ -48,12 +48,7 @@ async fn a_sessions_notification_goes_to_one_of_its_get_streams_not_to_all() {
 
 /// The resident memory of process `pid` now, in KiB.
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    crate::http_support::memory_kib(pid, "VmRSS")
 }
 
 #[tokio::test]

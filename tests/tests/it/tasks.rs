@@ -413,12 +413,7 @@ async fn a_listener_hears_a_task_change_status_until_it_ends() {
 
 /// The resident memory of process `pid` now, in KiB.
 fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    crate::http_support::memory_kib(pid, "VmRSS")
 }
 
 /// Mallory starts tasks until she is refused: the refusal names her own cap, and Alice

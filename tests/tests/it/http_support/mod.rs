@@ -357,3 +357,14 @@ impl SseSocket {
         }
     }
 }
+
+/// A figure of process `pid`'s memory from `/proc`, in KiB: `VmRSS` (resident now) or
+/// `VmHWM` (its peak).
+pub fn memory_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
