@@ -60,13 +60,15 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         if tern.len() > hyper.len() {
             assert!(
                 hyper_failed,
-                "tern read a request hyper did not see, and hyper ended cleanly"
+                "tern read a request hyper did not see, and hyper ended cleanly: \
+                 tern {tern:?}, hyper {hyper:?}"
             );
         }
         if hyper.len() > tern.len() {
             assert!(
                 tern_refused,
-                "hyper read a request tern did not see, and tern ended cleanly"
+                "hyper read a request tern did not see, and tern ended cleanly: \
+                 tern {tern:?}, hyper {hyper:?}"
             );
         }
     });

@@ -12,10 +12,19 @@ use bytes::{Buf as _, Bytes};
 #[cfg(feature = "http-client")]
 use http_body::{Frame, SizeHint};
 
-use super::{Conn, Error, MAX_HEAD, poll_fill};
+use super::{Conn, Error, poll_fill};
 
 /// The longest chunk-size line (the size and any extensions) a chunked body may send.
 const MAX_CHUNK_LINE: usize = 4 * 1024;
+
+/// The most bytes the trailer fields of a chunked body may take, with their line ends.
+/// Under hyper's 16 KiB, as [`MAX_TRAILERS`] is under its 100 lines: two readers of one
+/// body must agree on where it ends (h1_responses found tern reading 150 trailer lines
+/// that hyper refuses).
+const MAX_TRAILER_BYTES: usize = 8 * 1024;
+
+/// The most trailer fields a chunked body may send.
+const MAX_TRAILERS: usize = 64;
 
 #[cfg(feature = "http-client")]
 /// Takes back connections whose last answer was read to its end.
@@ -37,8 +46,9 @@ pub(super) enum State {
     ChunkData(u64),
     /// Chunked: the line end after a chunk's data comes next.
     ChunkEnd,
-    /// Chunked: the trailer fields (checked, then skipped), this many bytes of them so far.
-    Trailers(usize),
+    /// Chunked: the trailer fields (checked, then skipped), this many bytes and lines of
+    /// them so far.
+    Trailers(usize, usize),
     /// Framed by the connection's close (responses only).
     #[cfg_attr(not(feature = "http-client"), allow(dead_code))]
     Close,
@@ -138,7 +148,7 @@ pub(super) fn poll_data(
                 Ok(Some((used, size))) => {
                     conn.buf.advance(used);
                     *state = match size {
-                        0 => State::Trailers(0),
+                        0 => State::Trailers(0, 0),
                         size => State::ChunkData(size),
                     };
                     true
@@ -158,7 +168,7 @@ pub(super) fn poll_data(
                 true
             }
             State::ChunkEnd => false,
-            State::Trailers(seen) => match conn.buf.iter().position(|&b| b == b'\n') {
+            State::Trailers(seen, lines) => match conn.buf.iter().position(|&b| b == b'\n') {
                 Some(end) => {
                     // Each line ends in CRLF; a bare LF is refused, as in the head.
                     let Some(line) = end
@@ -176,13 +186,13 @@ pub(super) fn poll_data(
                         *state = State::Done;
                         return Poll::Ready(None);
                     }
-                    if seen + end + 1 > MAX_HEAD {
+                    if seen + end + 1 > MAX_TRAILER_BYTES || lines + 1 > MAX_TRAILERS {
                         return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
                     }
-                    *state = State::Trailers(seen + end + 1);
+                    *state = State::Trailers(seen + end + 1, lines + 1);
                     true
                 }
-                None if seen + conn.buf.len() > MAX_HEAD => {
+                None if seen + conn.buf.len() > MAX_TRAILER_BYTES => {
                     return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
                 }
                 None => false,

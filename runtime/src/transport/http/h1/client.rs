@@ -144,7 +144,9 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
             .map(str::trim)
-            .rfind(|coding| !coding.is_empty());
+            // The last element as written: hyper reads `chunked,` (an empty element
+            // last) as not chunked, and framed by the close.
+            .next_back();
         return match last {
             Some(coding) if coding.eq_ignore_ascii_case("chunked") => Ok(State::ChunkSize),
             _ => Err(Error::Malformed(

@@ -152,7 +152,10 @@ fn keeps_alive(version: http::Version, headers: &impl Fields) -> bool {
             .any(|t| t.trim().eq_ignore_ascii_case(token))
     };
     match version {
-        http::Version::HTTP_10 => says("keep-alive"),
+        // `close` wins over `keep-alive` whatever their order, as hyper reads them: two
+        // readers of one connection must agree on whether another request follows
+        // (h1_requests found tern reading on where hyper closed).
+        http::Version::HTTP_10 => says("keep-alive") && !says("close"),
         _ => !says("close"),
     }
 }

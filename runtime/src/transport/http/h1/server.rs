@@ -296,8 +296,9 @@ fn body_framing(headers: &HeadFields) -> Result<State, Refusal> {
             .into_iter()
             .flat_map(|v| v.split(','))
             .map(str::trim)
-            .filter(|c| !c.is_empty())
             .collect();
+        // An empty element ("chunked,") is refused, not skipped: hyper reads a list
+        // whose last element is empty as not chunked.
         return match codings.as_slice() {
             [only] if only.eq_ignore_ascii_case("chunked") => Ok(State::ChunkSize),
             _ => Err(Refusal::UnknownCoding),
