@@ -294,3 +294,82 @@ async fn a_sigterm_during_load_loses_no_request() {
     );
     assert!(total.lost.is_empty(), "lost: {:?}", total.lost);
 }
+
+/// `http` as an app serves it: its router, under axum's server, on loopback.
+async fn serve_router(http: HttpServer) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = http.router();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
+/// A tool that takes `for_` to answer.
+pub(crate) fn slow(for_: Duration) -> Server {
+    Server::builder("slow", "1")
+        .handle::<method::CallTool, _, _>(move |_ctx: RequestContext, _params| async move {
+            tokio::time::sleep(for_).await;
+            Ok(tern::types::v2026_07_28::CallToolResult::new(Vec::new()).into())
+        })
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_router_holds_a_request_to_the_body_and_request_budgets() {
+    let http = HttpServer::new(slow(Duration::from_secs(30)))
+        .with_body_timeout(Duration::from_millis(300))
+        .with_request_timeout(Some(Duration::from_millis(300)));
+    let addr = serve_router(http).await;
+    // A body announced and never sent: 400 at the body budget.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{\"jsonrpc\""
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let start = Instant::now();
+    let mut answer = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered within the body budget")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    // A handler past the request budget: 503 with -32001.
+    let start = Instant::now();
+    let text = body(1, "tools/call", json!({"name": "x", "arguments": {}}));
+    let raw = http_support::post(addr, &mcp_headers("tools/call", Some("x")), &text).await;
+    assert_eq!(raw.status, 503, "{}", raw.body);
+    assert_eq!(raw.error_code(), Some(-32001));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn the_router_refuses_requests_past_its_cap_with_503_and_retry_after() {
+    let http = HttpServer::new(slow(Duration::from_secs(2))).with_max_connections(1);
+    let addr = serve_router(http).await;
+    let text = body(1, "tools/call", json!({"name": "x", "arguments": {}}));
+    let headers = mcp_headers("tools/call", Some("x"));
+    let busy = {
+        let (headers, text) = (headers.clone(), text.clone());
+        tokio::spawn(async move { http_support::post(addr, &headers, &text).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = http_support::post(addr, &headers, &text).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.error_code(), Some(-32000));
+    // The request holding the slot is answered, and the slot freed.
+    assert_eq!(busy.await.unwrap().status, 200);
+    assert_eq!(http_support::post(addr, &headers, &text).await.status, 200);
+}

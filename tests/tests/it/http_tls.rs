@@ -1,13 +1,10 @@
-//! The HTTP client over TLS: a tern server behind a rustls endpoint on loopback with a
-//! self-signed certificate for `localhost`. The client completes the flow when it trusts
+//! The HTTP client over TLS: a tern server serving TLS itself (`HttpServer::with_tls`) on
+//! loopback with a self-signed certificate for `localhost`. The client completes the flow when it trusts
 //! that certificate, and refuses the server when it does not.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use serde_json::json;
 use tern::ask;
 use tern::client::EraMode;
@@ -16,10 +13,9 @@ use tern::server::{RequestContext, Server};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{CallToolResult, method};
 use tern_tests::{Asked, recording_client, text_of};
-use tokio_rustls::TlsAcceptor;
 
 /// A tool that asks for a region the MRTR way, then answers.
-fn server() -> Server {
+pub(crate) fn server() -> Server {
     Server::builder("tls", "1")
         .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
             let answered = params
@@ -46,8 +42,13 @@ fn server() -> Server {
         .unwrap()
 }
 
-/// Serves `server` over TLS on loopback; returns the address and the certificate (PEM).
-async fn tls_endpoint() -> (SocketAddr, String) {
+/// A rustls configuration with a fresh self-signed certificate for `localhost`, and the
+/// certificate a client must trust (PEM, and DER).
+pub(crate) fn tls_config() -> (
+    rustls::ServerConfig,
+    String,
+    rustls::pki_types::CertificateDer<'static>,
+) {
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let cert_pem = certified.cert.pem();
     let key = rustls::pki_types::PrivateKeyDer::Pkcs8(certified.signing_key.serialize_der().into());
@@ -59,28 +60,22 @@ async fn tls_endpoint() -> (SocketAddr, String) {
     .with_no_client_auth()
     .with_single_cert(vec![certified.cert.der().clone()], key)
     .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    (config, cert_pem, certified.cert.der().clone())
+}
+
+/// Serves `http` on loopback until the test ends; returns its address.
+pub(crate) async fn serve_on_loopback(http: HttpServer) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = HttpServer::new(server()).router();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                return;
-            };
-            let acceptor = acceptor.clone();
-            let service = TowerToHyperService::new(router.clone());
-            tokio::spawn(async move {
-                // A client that refuses our certificate ends the handshake: not our error.
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
-                let _ = auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tls), service)
-                    .await;
-            });
-        }
-    });
+    tokio::spawn(http.serve(listener, std::future::pending()));
+    addr
+}
+
+/// Serves the MRTR tool over TLS (tern's own accept loop) on loopback; returns the
+/// address and the certificate (PEM).
+async fn tls_endpoint() -> (SocketAddr, String) {
+    let (config, cert_pem, _) = tls_config();
+    let addr = serve_on_loopback(HttpServer::new(server()).with_tls(config)).await;
     (addr, cert_pem)
 }
 

@@ -21,6 +21,7 @@ mod flows;
 mod generated;
 mod high_level_server;
 mod hostile_server;
+mod http2;
 mod http_budgets;
 mod http_eras;
 mod http_flow;

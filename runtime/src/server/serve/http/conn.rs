@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -123,6 +123,9 @@ pub(crate) struct Conn {
     state: AtomicU64,
     /// Requests whose response has not finished (HTTP/1: at most one).
     in_flight: AtomicU32,
+    /// HTTP/2: bytes arriving between requests (pings, settings) do not start a request
+    /// head, so they do not end the idle budget.
+    multiplexed: AtomicBool,
     kill: Notify,
     registry: Arc<Registry>,
 }
@@ -162,6 +165,12 @@ impl Conn {
                 Ordering::Relaxed,
             );
         }
+    }
+
+    /// The connection carries HTTP/2 from here on: see `multiplexed`.
+    #[cfg(feature = "http-server-h2")]
+    pub(crate) fn multiplex(&self) {
+        self.multiplexed.store(true, Ordering::Relaxed);
     }
 
     /// Resolves when the reaper or the cap closes this connection.
@@ -291,6 +300,7 @@ impl Registry {
             peer,
             state: AtomicU64::new(0),
             in_flight: AtomicU32::new(0),
+            multiplexed: AtomicBool::new(false),
             kill: Notify::new(),
             registry: Arc::clone(self),
         });
@@ -332,6 +342,12 @@ impl Registry {
             let live = lock(&self.live);
             for conn in live.conns.values() {
                 let (phase, since) = conn.phase();
+                // An HTTP/2 connection's streams are each held to their budgets by the
+                // budget layer; one slow stream does not close its siblings.
+                let streams = !matches!(phase, Phase::Idle | Phase::Head);
+                if streams && conn.multiplexed.load(Ordering::Relaxed) {
+                    continue;
+                }
                 let age = Duration::from_millis(now.saturating_sub(since));
                 if !self.budgets.allows(phase, age) {
                     tracing::debug!(?phase, ?age, "closing a connection over its budget");
@@ -362,39 +378,57 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.io).poll_read(cx, buf);
-        if buf.filled().len() > before && self.conn.phase().0 == Phase::Idle {
+        if buf.filled().len() > before
+            && self.conn.phase().0 == Phase::Idle
+            && !self.conn.multiplexed.load(Ordering::Relaxed)
+        {
             self.conn.set(Phase::Head);
         }
         polled
     }
 }
 
+/// The `AsyncWrite` methods of a wrapper whose writes go through to its field `io`
+/// untouched (`Watched` here, `h2::Rewind`).
+macro_rules! write_through {
+    () => {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+        }
+
+        fn poll_write_vectored(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+            bufs: &[std::io::IoSlice<'_>],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            self.io.is_write_vectored()
+        }
+
+        fn poll_flush(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::pin::Pin::new(&mut self.io).poll_flush(cx)
+        }
+
+        fn poll_shutdown(
+            mut self: std::pin::Pin<&mut Self>,
+            cx: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+        }
+    };
+}
+pub(super) use write_through;
+
 impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
+    write_through!();
 }

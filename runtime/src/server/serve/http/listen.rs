@@ -1,7 +1,9 @@
 //! The accept loop of [`HttpServer::serve`](super::HttpServer::serve): each connection
-//! registered with its budgets and served by a task of its own, which reads a request
-//! (`transport::http::h1`), routes it (one path; POST, GET and DELETE, and 405 for the
-//! rest), writes its response and reads the next; drained on shutdown.
+//! registered with its budgets and served by a task of its own, which (after the TLS
+//! handshake, when there is one) reads a request (`transport::http::h1`), routes it
+//! (one path; POST, GET and DELETE, and 405 for the rest), writes its response and
+//! reads the next; drained on shutdown. A connection that speaks HTTP/2 (by ALPN, or
+//! by its preface in clear) goes to `h2.rs` instead.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -19,6 +21,16 @@ use super::reply::{Reply, status_only};
 use super::{Shared, overload, post, protected};
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
+/// What a connection may speak besides HTTP/1.1 in clear.
+pub(crate) struct Protocols {
+    /// The endpoint's router, which serves HTTP/2 streams.
+    #[cfg(feature = "http-server-h2")]
+    pub(crate) h2: axum::Router,
+    /// The TLS every connection starts with, if any.
+    #[cfg(feature = "http-server-tls")]
+    pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
 /// Serves `shared` on `listener` until `shutdown`, then drains: connections finish what
 /// they are serving (within their budgets) and idle ones close.
 pub(crate) async fn serve(
@@ -26,8 +38,10 @@ pub(crate) async fn serve(
     path: String,
     listener: TcpListener,
     registry: Arc<Registry>,
+    protocols: Protocols,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let protocols = Arc::new(protocols);
     tokio::spawn(Arc::clone(&registry).reap());
     let drain = CancellationToken::new();
     let path: Arc<str> = path.into();
@@ -56,7 +70,7 @@ pub(crate) async fn serve(
             tokio::spawn(overload::refuse(tcp, permit));
             continue;
         }
-        spawn_connection(&shared, &path, &registry, &drain, tcp, peer);
+        spawn_connection(&shared, &path, &protocols, &registry, &drain, tcp, peer);
     }
     drain.cancel();
     // Connections the kernel completed but nobody accepted yet may carry a request
@@ -64,7 +78,7 @@ pub(crate) async fn serve(
     // them, and the proxy would answer 502. They are served, draining, instead.
     use futures_util::FutureExt as _;
     while let Some(Ok((tcp, peer))) = listener.accept().now_or_never() {
-        spawn_connection(&shared, &path, &registry, &drain, tcp, peer);
+        spawn_connection(&shared, &path, &protocols, &registry, &drain, tcp, peer);
     }
     drop(listener);
     shared.closing.cancel();
@@ -76,6 +90,7 @@ pub(crate) async fn serve(
 fn spawn_connection(
     shared: &Arc<Shared>,
     path: &Arc<str>,
+    protocols: &Arc<Protocols>,
     registry: &Arc<Registry>,
     drain: &CancellationToken,
     tcp: tokio::net::TcpStream,
@@ -90,17 +105,17 @@ fn spawn_connection(
     let endpoint = Endpoint {
         shared: Arc::clone(shared),
         path: Arc::clone(path),
+        protocols: Arc::clone(protocols),
         conn: Arc::clone(&conn),
         drain: drain.clone(),
     };
     let registry = Arc::clone(registry);
     tokio::spawn(async move {
         let _leave = Leave(&registry, id);
-        let io = h1::Conn::new(Watched::new(tcp, Arc::clone(&conn)));
         tokio::select! {
             biased;
             () = conn.killed() => {}
-            () = endpoint.serve(io) => {}
+            () = endpoint.connect(tcp) => {}
         }
     });
 }
@@ -122,11 +137,46 @@ impl Drop for Leave<'_> {
 struct Endpoint {
     shared: Arc<Shared>,
     path: Arc<str>,
+    #[cfg_attr(
+        not(any(feature = "http-server-h2", feature = "http-server-tls")),
+        allow(dead_code)
+    )]
+    protocols: Arc<Protocols>,
     conn: Arc<Conn>,
     drain: CancellationToken,
 }
 
 impl Endpoint {
+    /// Serves the connection on `tcp`: TLS first if the endpoint has it, then HTTP/2 or
+    /// HTTP/1.1 as TLS's ALPN, or the client's first bytes, say.
+    async fn connect(&self, tcp: tokio::net::TcpStream) {
+        let io = Watched::new(tcp, Arc::clone(&self.conn));
+        #[cfg(feature = "http-server-tls")]
+        if let Some(tls) = &self.protocols.tls {
+            // Inside the header budget: the connection is in its head until a request.
+            let stream = match tls.accept(io).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    tracing::debug!(error = %e, "a TLS handshake failed");
+                    return;
+                }
+            };
+            #[cfg(feature = "http-server-h2")]
+            if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                return self.serve_h2(stream).await;
+            }
+            return self.serve(h1::Conn::new(stream)).await;
+        }
+        self.serve(h1::Conn::new(io)).await;
+    }
+
+    #[cfg(feature = "http-server-h2")]
+    async fn serve_h2(&self, io: impl h1::Io) {
+        self.conn.multiplex();
+        let app = self.protocols.h2.clone();
+        super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone()).await;
+    }
+
     /// Serves the connection's requests in turn until it closes, fails, goes over a
     /// budget (the caller's select), or the drain ends it.
     async fn serve(&self, mut io: h1::Conn) {
@@ -151,6 +201,11 @@ impl Endpoint {
             let head = match read {
                 ReadHead::Request(head) => head,
                 ReadHead::Closed => return,
+                #[cfg(feature = "http-server-h2")]
+                ReadHead::Refused(_) if io.buffered().starts_with(super::h2::PREFACE_LINE) => {
+                    let (io, read) = io.into_parts();
+                    return self.serve_h2(super::h2::Rewind::new(read, io)).await;
+                }
                 ReadHead::Refused(refusal) => {
                     tracing::debug!(%refusal, "refused a request head");
                     if io.write(&h1::bare(refusal.status())).await.is_ok() {

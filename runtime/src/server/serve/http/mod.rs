@@ -48,9 +48,13 @@
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
 //! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
 
+mod app;
+mod budget;
 mod conn;
 mod events;
 mod guard;
+#[cfg(feature = "http-server-h2")]
+mod h2;
 mod headers;
 mod listen;
 mod overload;
@@ -67,7 +71,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::post;
 
 pub use events::{
     DEFAULT_EVENT_AGE, DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_PER_SESSION,
@@ -126,6 +129,8 @@ pub struct HttpServer {
     sessions: Option<sessions::Limits>,
     budgets: conn::Budgets,
     max_connections: usize,
+    #[cfg(feature = "http-server-tls")]
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -191,6 +196,8 @@ impl HttpServer {
                 request: Some(DEFAULT_REQUEST_TIMEOUT),
             },
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            #[cfg(feature = "http-server-tls")]
+            tls: None,
         }
     }
 
@@ -228,11 +235,28 @@ impl HttpServer {
     }
 
     /// Holds at most `max` connections open (default [`DEFAULT_MAX_CONNECTIONS`]). At
-    /// the cap a new connection closes the one that has waited longest without a
-    /// request in flight (idle, or still sending its head); when every connection is
-    /// busy, new ones wait in the listen queue until one finishes.
+    /// the cap a new connection closes the one that has waited longest (at least a
+    /// second) without a request in flight; when none can go, the new connection's
+    /// request is answered 503 with `Retry-After`. A [`router`](Self::router) holds at
+    /// most `max` requests under way, and answers the next ones so.
     pub fn with_max_connections(mut self, max: usize) -> Self {
         self.max_connections = max;
+        self
+    }
+
+    /// Serves TLS (rustls) on every connection [`serve`](Self::serve) accepts: HTTP/2
+    /// when the client's ALPN offers `h2` (with the `http-server-h2` feature), else
+    /// HTTP/1.1. `config` keeps the ALPN protocols it names; without any, it offers
+    /// `h2` and `http/1.1`. The handshake counts within the header budget.
+    #[cfg(feature = "http-server-tls")]
+    pub fn with_tls(mut self, mut config: rustls::ServerConfig) -> Self {
+        if config.alpn_protocols.is_empty() {
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        }
+        if !cfg!(feature = "http-server-h2") {
+            config.alpn_protocols.retain(|p| p != b"h2");
+        }
+        self.tls = Some(Arc::new(config));
         self
     }
 
@@ -361,50 +385,22 @@ impl HttpServer {
     /// The endpoint as an axum router, to serve alone or merge into an app. GET opens a
     /// 2025-11-25 session's standalone stream and DELETE ends the session (both 405 when
     /// [`modern_only`](Self::modern_only)); every other method gets 405.
+    ///
+    /// The router carries the body and request budgets and the cap (as requests under
+    /// way, at most [`with_max_connections`](Self::with_max_connections)) as a tower
+    /// layer: the header and idle budgets are the accepting server's to enforce (hyper's
+    /// `header_read_timeout`, say), since they come before any request exists.
     pub fn router(self) -> Router {
         let path = self.path.clone();
-        let shared = Arc::new(self.into_shared());
-        let protected_metadata = shared.protected.clone();
-        let on_delete = shared.sessions.is_some().then(|| Arc::clone(&shared));
-        let mut route = post(move |request: axum::extract::Request| {
-            let shared = Arc::clone(&shared);
-            async move {
-                let (parts, body) = request.into_parts();
-                post::handle_post(&shared, &parts.headers, body, None)
-                    .await
-                    .into_response()
-            }
-        });
-        if let Some(shared) = on_delete {
-            let on_get = Arc::clone(&shared);
-            route = route
-                .delete(move |request: axum::extract::Request| {
-                    let shared = Arc::clone(&shared);
-                    async move { post::handle_delete(&shared, request.headers()).await }
-                })
-                .get(move |request: axum::extract::Request| {
-                    let shared = Arc::clone(&on_get);
-                    async move { post::handle_get(&shared, request.headers(), None).await }
-                });
-        }
-        let mut router = Router::new().route(&path, route);
-        if let Some(metadata) = protected_metadata {
-            let (aware, _) = metadata.well_known();
-            let serve = move || {
-                let metadata = Arc::clone(&metadata);
-                async move { protected::metadata_response(&metadata) }
-            };
-            router = router.route(protected::WELL_KNOWN, axum::routing::get(serve.clone()));
-            if aware != protected::WELL_KNOWN {
-                router = router.route(&aware, axum::routing::get(serve));
-            }
-        }
-        router
+        let limits = budget::Limits::new(self.budgets, self.max_connections);
+        app::router(Arc::new(self.into_shared()), &path, limits)
     }
 
     /// Serves on `listener` until `shutdown` resolves, then stops accepting and waits for
-    /// in-flight requests to finish (each within its budgets). Serves HTTP/1.1, with the
-    /// header, body, idle and request timeouts and the connection cap set here.
+    /// in-flight requests to finish (each within its budgets). Serves HTTP/1.1 on tern's
+    /// own connections, and HTTP/2 (by TLS's ALPN, or in clear by prior knowledge)
+    /// through hyper's, each with the header, body, idle and request timeouts and the
+    /// connection cap set here; TLS if [`with_tls`](Self::with_tls) set it.
     pub async fn serve(
         mut self,
         listener: tokio::net::TcpListener,
@@ -415,8 +411,18 @@ impl HttpServer {
         }
         let path = self.path.clone();
         let registry = conn::Registry::new(self.budgets, self.max_connections);
+        #[cfg(feature = "http-server-h2")]
+        let limits = budget::Limits::new(self.budgets, self.max_connections);
+        #[cfg(feature = "http-server-tls")]
+        let tls = self.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         let shared = Arc::new(self.into_shared());
-        listen::serve(shared, path, listener, registry, shutdown).await
+        let protocols = listen::Protocols {
+            #[cfg(feature = "http-server-h2")]
+            h2: app::router(Arc::clone(&shared), &path, limits),
+            #[cfg(feature = "http-server-tls")]
+            tls,
+        };
+        listen::serve(shared, path, listener, registry, protocols, shutdown).await
     }
 
     pub(crate) fn into_shared(self) -> Shared {

@@ -29,6 +29,14 @@ pub(crate) const RETRY_AFTER_SECS: u64 = 1;
 /// The JSON-RPC code of the refusal: a server error of the implementation's own range.
 const BUSY: i64 = -32000;
 
+/// The error a request refused for want of room is answered with.
+pub(crate) fn busy_error() -> RpcError {
+    RpcError::new(
+        BUSY,
+        format!("Server busy: every connection is in use; retry after {RETRY_AFTER_SECS} s"),
+    )
+}
+
 /// Answers the request on `tcp` 503, then closes it; `permit` is held until then.
 pub(crate) async fn refuse(tcp: TcpStream, permit: OwnedSemaphorePermit) {
     let mut io = h1::Conn::new(tcp);
@@ -48,11 +56,7 @@ async fn answer(io: &mut h1::Conn) -> bool {
         Ok((body, true)) => jsonrpc::Incoming::id_of(&body),
         Ok(_) | Err(_) => None,
     };
-    let error = RpcError::new(
-        BUSY,
-        format!("Server busy: every connection is in use; retry after {RETRY_AFTER_SECS} s"),
-    );
-    let text = jsonrpc::response(id.as_ref(), &Err(error));
+    let text = jsonrpc::response(id.as_ref(), &Err(busy_error()));
     let retry = RETRY_AFTER_SECS.to_string();
     let fields = || {
         [

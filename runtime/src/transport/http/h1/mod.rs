@@ -56,6 +56,19 @@ impl Conn {
             buf: BytesMut::with_capacity(READ_CHUNK),
         }
     }
+
+    /// What was read from the stream and not yet taken.
+    #[cfg(feature = "http-server-h2")]
+    pub(crate) fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The stream and what was read from it and not yet taken, for another protocol to
+    /// read on (HTTP/2 with prior knowledge).
+    #[cfg(feature = "http-server-h2")]
+    pub(crate) fn into_parts(self) -> (Box<dyn Io>, BytesMut) {
+        (self.io, self.buf)
+    }
 }
 
 /// A byte stream a connection runs on: TCP, or TLS over it.
