@@ -362,6 +362,24 @@ async fn a_stream_that_drips_a_byte_a_second_is_given_up_on_at_the_deadline() {
 }
 
 #[tokio::test]
+async fn a_message_dripped_a_byte_a_second_is_given_up_on_at_the_minimum_rate() {
+    // A deadline of a minute: the rate, not the deadline, ends it.
+    let script: Script = Arc::new(|_| Reply::SseDrip {
+        every: Duration::from_secs(1),
+        chunk: b"d".to_vec(),
+        count: None,
+        last: Vec::new(),
+    });
+    let (took, error) = given_up(script, Duration::from_secs(60), Duration::from_secs(600)).await;
+    println!("an event dripped a byte a second: given up after {took:?}");
+    assert!(error.contains("under the minimum"), "{error}");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(13),
+        "{took:?}"
+    );
+}
+
+#[tokio::test]
 async fn progress_pushes_the_deadline_back_up_to_the_hard_maximum() {
     // Progress every half second for 3 s, then the answer: past a 1 s timeout.
     let script: Script = Arc::new(|request| Reply::SseDrip {

@@ -44,6 +44,11 @@ impl SseReader {
         self.retry
     }
 
+    /// The bytes of an event begun and not yet whole.
+    pub(crate) fn pending(&self) -> usize {
+        self.buffer.len() + self.data.len()
+    }
+
     /// Feeds a chunk; returns the data of every event it completed.
     pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<Vec<String>, EventTooLarge> {
         self.buffer.extend_from_slice(chunk);

@@ -304,6 +304,7 @@ impl HttpClientTransport {
                         too_large.0
                     )))
                 })?;
+                quiet.arrived(chunk.len(), reader.pending())?;
                 // An event with no data primes a stream (its id and retry), and says nothing.
                 for data in events.into_iter().filter(|d| !d.is_empty()) {
                     match jsonrpc::receive(data.as_bytes()) {
@@ -441,6 +442,8 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
             )))
         })?;
         if let Ok(data) = frame.into_data() {
+            // Until the body ends, all of it is a message under way.
+            quiet.arrived(data.len(), usize::MAX)?;
             joined.push(data).map_err(|_| {
                 CallError::Transport(TransportError::new(format!(
                     "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"

@@ -6,6 +6,11 @@
 //! server waits for the user (it sent the client a request of its own), only the hard
 //! maximum counts.
 //!
+//! And a minimum rate: a message under way (a JSON body, an SSE event begun) must keep
+//! arriving at [`MIN_BYTES_PER_SEC`] on average once it has taken [`RATE_GRACE`], so a
+//! message dripped a byte at a time is given up on long before the deadline, even one
+//! that progress keeps pushing back.
+//!
 //! One timer serves the whole exchange: progress only notes the time, and the timer is
 //! re-armed only when it fires early, so a fast exchange registers one timer, not one
 //! per wait.
@@ -17,6 +22,12 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::transport::{CallError, TransportError};
+
+/// The slowest a message under way may arrive, on average from its first byte.
+pub(crate) const MIN_BYTES_PER_SEC: u64 = 1024;
+
+/// How long a message under way may take before its rate is judged.
+pub(crate) const RATE_GRACE: Duration = Duration::from_secs(10);
 
 /// A request's deadline: `timeout` from the start or the last progress, at most `hard`.
 struct Deadline {
@@ -30,6 +41,8 @@ pub(super) struct Quiet {
     last: Instant,
     deadline: Option<Deadline>,
     sleep: Pin<Box<Sleep>>,
+    /// The message under way: when its first byte came, and how many bytes since.
+    under_way: Option<(Instant, u64)>,
 }
 
 impl Quiet {
@@ -41,6 +54,7 @@ impl Quiet {
             last: now,
             deadline: None,
             sleep: Box::pin(tokio::time::sleep_until(now + idle)),
+            under_way: None,
         }
     }
 
@@ -70,6 +84,28 @@ impl Quiet {
         if let Some(d) = &mut self.deadline {
             d.due = d.hard;
         }
+    }
+
+    /// `n` bytes of a message came; `pending` of them (and before them) are of a message
+    /// not yet whole. Fails when that message is arriving under the minimum rate.
+    pub(super) fn arrived(&mut self, n: usize, pending: usize) -> Result<(), CallError> {
+        if pending == 0 {
+            self.under_way = None;
+            return Ok(());
+        }
+        let now = Instant::now();
+        let (since, bytes) = self.under_way.get_or_insert((now, 0));
+        *bytes += n.min(pending) as u64;
+        let took = now.duration_since(*since);
+        if took < RATE_GRACE || *bytes >= MIN_BYTES_PER_SEC * took.as_secs() {
+            return Ok(());
+        }
+        let rate = *bytes / took.as_secs().max(1);
+        Err(CallError::Transport(TransportError::new(format!(
+            "gave up on a message arriving at {rate} bytes/s, under the minimum of \
+             {MIN_BYTES_PER_SEC} bytes/s ({} bytes in {took:.0?})",
+            *bytes
+        ))))
     }
 
     fn next_due(&self) -> Instant {
@@ -113,6 +149,42 @@ impl Quiet {
                     self.sleep.as_mut().reset(due);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_message_dripped_under_the_minimum_rate_is_given_up_on_after_the_grace() {
+        let mut quiet = Quiet::new(Duration::from_secs(120));
+        let mut pending = 0;
+        let failed = loop {
+            pending += 1;
+            if let Err(e) = quiet.arrived(1, pending) {
+                break e;
+            }
+            tokio::time::advance(SECOND).await;
+        };
+        assert_eq!(pending, 11, "judged once the grace had passed");
+        assert!(failed.to_string().contains("under the minimum"), "{failed}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_message_over_the_minimum_rate_and_whole_messages_pass() {
+        let mut quiet = Quiet::new(Duration::from_secs(120));
+        for second in 1..=60 {
+            quiet.arrived(2048, second * 2048).unwrap();
+            tokio::time::advance(SECOND).await;
+        }
+        // A whole message each second, however small: nothing is under way between them.
+        for _ in 0..60 {
+            quiet.arrived(1, 0).unwrap();
+            tokio::time::advance(SECOND).await;
         }
     }
 }
