@@ -99,7 +99,14 @@ where
 /// `tern resume FILE`: answers the saved questions and sends the retry.
 pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     let saved = load(&args.file)?;
-    trust::confirm_command(&args.file, &saved.target, args.yes)?;
+    let credential = if args.connect.token.is_some() {
+        Some("your --token")
+    } else if args.connect.oauth {
+        Some("your OAuth sign-in")
+    } else {
+        None
+    };
+    trust::confirm_command(&args.file, &saved.target, args.yes, credential)?;
     let answerer = Answerer::new(&args.answering, &saved.target, ui.clone())?;
     let client = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
     let answers = answerer

@@ -67,8 +67,22 @@ fn check_owner_and_mode(path: &Path, metadata: &std::fs::Metadata) -> Result<()>
 /// Before `tern resume` starts the server a state file names: a command (not a URL) is
 /// shown on stderr, then run only with `yes` (`--yes`) or the user's yes on the
 /// terminal (the default is no); without a terminal, refused.
-pub(crate) fn confirm_command(path: &Path, target: &str, yes: bool) -> Result<()> {
+/// A URL target is shown when a credential (`--token`, `--oauth`) is to be sent to it:
+/// the file, not the command line, chose where it goes.
+pub(crate) fn confirm_command(
+    path: &Path,
+    target: &str,
+    yes: bool,
+    credential: Option<&str>,
+) -> Result<()> {
     let Target::Command(words) = Target::parse(target)? else {
+        if let Some(credential) = credential {
+            let file = safe::line(&path.display().to_string()).into_owned();
+            eprintln!(
+                "{file} resumes against {}; {credential} is sent there",
+                safe::line(target)
+            );
+        }
         return Ok(());
     };
     // The words as they will run, quoted where a word needs it: the word boundaries are

@@ -187,3 +187,33 @@ fn resume_runs_the_command_a_file_names_only_when_told_to() {
     assert!(marker.exists(), "with --yes the command ran: {text}");
     assert!(text.contains("action=accept"), "{text}");
 }
+
+#[test]
+fn resume_says_where_a_token_goes_when_the_file_chose_the_url() {
+    let server = everything();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("call.json");
+    pause(&server.url, &file);
+    let path = file.to_string_lossy().into_owned();
+    let out = tern(&[
+        "resume",
+        &path,
+        "--token",
+        "secret",
+        "--decline",
+        "user_input",
+    ]);
+    let text = transcript(
+        &out,
+        &[(path.as_str(), "FILE"), (server.url.as_str(), "URL")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("FILE resumes against URL; your --token is sent there"),
+        "{text}"
+    );
+    // Without a credential, nothing to say.
+    pause(&server.url, &file);
+    let out = tern(&["resume", &path, "--decline", "user_input"]);
+    assert!(!transcript(&out, &[]).contains("is sent there"));
+}
