@@ -234,3 +234,59 @@ fn tokio_stream_of<T: Send + 'static>(
 ) -> impl futures_util::Stream<Item = T> + Send {
     futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
+
+#[tokio::test]
+async fn a_draining_server_finishes_the_http2_streams_in_flight_then_closes() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let http = HttpServer::new(slow(Duration::from_millis(500)));
+    let serving = tokio::spawn(http.serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    let (mut sender, conn) = h2c(addr).await;
+    let uri = format!("http://localhost:{}/mcp", addr.port());
+    let in_flight = tokio::spawn(async move {
+        let text = body(1, "tools/call", json!({"name": "x", "arguments": {}}));
+        call(&mut sender, &uri, "x", text).await
+    });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    stop.send(()).unwrap();
+    let (status, answer) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer["result"]["content"].is_array(), "{answer}");
+    until_ended(conn, Duration::from_secs(5)).await;
+    tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("the server did not stop")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn http2_connections_count_against_the_connection_cap() {
+    let http = HttpServer::new(slow(Duration::from_secs(2))).with_max_connections(2);
+    let addr = serve_on_loopback(http).await;
+    let uri = format!("http://localhost:{}/mcp", addr.port());
+    let mut busy = Vec::new();
+    for id in 0..2 {
+        let (mut sender, _conn) = h2c(addr).await;
+        let uri = uri.clone();
+        busy.push(tokio::spawn(async move {
+            let text = body(id, "tools/call", json!({"name": "x", "arguments": {}}));
+            let answered = call(&mut sender, &uri, "x", text).await;
+            drop(_conn);
+            answered
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Both connections are serving: the third is refused, not dropped.
+    let text = body(9, "tools/call", json!({"name": "x", "arguments": {}}));
+    let refused =
+        crate::http_support::post(addr, &mcp_headers("tools/call", Some("x")), &text).await;
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    for answered in busy {
+        assert_eq!(answered.await.unwrap().0, 200);
+    }
+}

@@ -257,7 +257,8 @@ impl Registry {
                 if live.conns.len() < self.max {
                     return Fit::Serve;
                 }
-                let waited_since = self.clock.now().saturating_sub(RACE.as_millis() as u64);
+                // In the endpoint's first second no connection has waited that long.
+                let waited_since = self.clock.now().checked_sub(RACE.as_millis() as u64);
                 // The clock is coarse: of those waiting since the same tick, the oldest
                 // connection goes (a connection between two requests of a flow is newer
                 // than the idle ones it competes with, and keeps its request).
@@ -267,7 +268,8 @@ impl Registry {
                     .filter_map(|(id, c)| {
                         let (phase, since) = c.phase();
                         let waiting = matches!(phase, Phase::Idle | Phase::Head);
-                        (waiting && since <= waited_since).then_some(((since, *id), c))
+                        let long = waited_since.is_some_and(|w| since <= w);
+                        (waiting && long).then_some(((since, *id), c))
                     })
                     .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {

@@ -47,11 +47,6 @@ pub(crate) async fn serve(
     let path: Arc<str> = path.into();
     tokio::pin!(shutdown);
     loop {
-        let fit = tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            fit = registry.room() => fit,
-        };
         let (tcp, peer) = tokio::select! {
             biased;
             () = &mut shutdown => break,
@@ -65,6 +60,16 @@ pub(crate) async fn serve(
                     continue;
                 }
             },
+        };
+        // Room is made for a connection that came, not for one that may: a connection is
+        // closed at the cap only when another is waiting for its place.
+        let fit = tokio::select! {
+            biased;
+            () = &mut shutdown => {
+                spawn_connection(&shared, &path, &protocols, &registry, &drain, tcp, peer);
+                break;
+            }
+            fit = registry.room() => fit,
         };
         if let Fit::Refuse(permit) = fit {
             tokio::spawn(overload::refuse(tcp, permit));
