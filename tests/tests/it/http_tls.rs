@@ -133,3 +133,25 @@ async fn root_certificates_must_be_pem_certificates() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn a_tls_handshake_never_finished_is_closed_at_the_header_budget() {
+    use tokio::io::AsyncReadExt as _;
+    let (config, _, _) = tls_config();
+    let http = HttpServer::new(server())
+        .with_tls(config)
+        .with_header_timeout(std::time::Duration::from_millis(300));
+    let addr = serve_on_loopback(http).await;
+    // Connected, and not a byte of a ClientHello.
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let start = std::time::Instant::now();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(5), tcp.read(&mut [0; 64]))
+        .await
+        .expect("the server kept a silent TLS connection open");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
