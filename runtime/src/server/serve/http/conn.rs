@@ -429,6 +429,7 @@ macro_rules! write_through {
         }
     };
 }
+#[cfg_attr(not(feature = "http-server-h2"), allow(unused_imports))]
 pub(super) use write_through;
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {

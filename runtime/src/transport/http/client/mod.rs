@@ -313,7 +313,8 @@ impl EraTransport for HttpClientTransport {
 mod future_sizes {
     /// Every request's future is moved into a box once it is built, at a byte per
     /// instruction: what makes it large (the connect path, a wrapper holding it twice)
-    /// costs every request. 7 KiB here once cost 14 k instructions per request.
+    /// costs every request. 7 KiB here once cost 14 k instructions per request. (3 KiB
+    /// until the minimum rate's clock, 24 bytes, joined the request's deadline.)
     #[test]
     fn an_exchange_future_stays_small_to_move() {
         let transport = super::HttpClientTransport::builder("http://127.0.0.1:9/mcp")
@@ -330,7 +331,7 @@ mod future_sizes {
             notifications: None,
         });
         let size = std::mem::size_of_val(&exchange);
-        assert!(size <= 3 * 1024, "the exchange future is {size} bytes");
+        assert!(size <= 3 * 1024 + 64, "the exchange future is {size} bytes");
         let send = transport
             .inner
             .pool
