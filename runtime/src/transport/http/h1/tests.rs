@@ -346,7 +346,8 @@ async fn trailers_are_bounded_under_hypers_bounds() {
     // h1_responses found tern reading 150 short trailer lines that hyper refuses (it
     // takes 100): 64 lines are read, the 65th is refused.
     let with_trailers = |lines: usize| {
-        let mut answer = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n".to_vec();
+        let mut answer =
+            b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n".to_vec();
         for i in 0..lines {
             answer.extend_from_slice(format!("x-{i}: 1\r\n").as_bytes());
         }
