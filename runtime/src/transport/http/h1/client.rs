@@ -137,11 +137,18 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
                 "Transfer-Encoding in an HTTP/1.0 response",
             ));
         }
-        let last = head
+        // A value that is not visible ASCII is refused, not passed over: hyper reads the
+        // last field's value, whatever it holds, so a `chunked` before an unreadable
+        // value is not chunked to it (h1_responses found the two reading two bodies).
+        let values = head
             .headers
             .get_all(TRANSFER_ENCODING)
             .iter()
-            .filter_map(|v| v.to_str().ok())
+            .map(|v| v.to_str())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| Error::Malformed("a transfer coding that is not text"))?;
+        let last = values
+            .into_iter()
             .flat_map(|v| v.split(','))
             .map(str::trim)
             // The last element as written: hyper reads `chunked,` (an empty element

@@ -285,6 +285,8 @@ async fn transfer_codings_tern_cannot_read_are_refused() {
         b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked, gzip\r\n\r\nxyz",
         // An empty element last: hyper reads the body by the close, not as chunks.
         b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked,,,\r\n\r\n0\r\n\r\n",
+        // `chunked`, then a value of obs-text: hyper reads the last value, not chunked.
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ntransfer-encoding: x\xff\r\n\r\n0\r\n\r\n",
     ] {
         let outcome = exchange(answer).await;
         assert!(matches!(head_error(&outcome), Error::Malformed(_)));
