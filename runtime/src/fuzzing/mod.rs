@@ -5,6 +5,7 @@
 use std::sync::OnceLock;
 
 pub mod h1;
+mod oracle;
 
 use serde_json::value::RawValue;
 
