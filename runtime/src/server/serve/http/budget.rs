@@ -65,8 +65,9 @@ pub(crate) async fn hold(
     request: Request,
     next: Next,
 ) -> Response {
-    let on_conn = request.extensions().get::<OnConn>().cloned();
-    let (permit, guard) = match &on_conn {
+    // An HTTP/2 stream's guard keeps its connection out of the idle budget until the
+    // response ends; its own budgets are this layer's, not the reaper's.
+    let (permit, guard) = match request.extensions().get::<OnConn>() {
         Some(OnConn(conn)) => (None, Some(conn.request_started())),
         None => match Arc::clone(&limits.in_flight).try_acquire_owned() {
             Ok(permit) => (Some(permit), None),
@@ -86,7 +87,7 @@ pub(crate) async fn hold(
     });
     let Some(limit) = budgets.request else {
         let response = next.run(request).await;
-        return cut(response, None, on_conn.as_ref(), (guard, permit));
+        return cut(response, None, (guard, permit));
     };
     // The request budget counts from the body's end; until the body budget has passed,
     // the body may still be arriving.
@@ -111,25 +112,11 @@ pub(crate) async fn hold(
             ),
         );
     };
-    cut(
-        response,
-        Some(deadline()),
-        on_conn.as_ref(),
-        (guard, permit),
-    )
+    cut(response, Some(deadline()), (guard, permit))
 }
 
 /// `response` with its body cut at `deadline`, holding the request's place until then.
-fn cut(
-    response: Response,
-    deadline: Option<Instant>,
-    on_conn: Option<&OnConn>,
-    held: Held,
-) -> Response {
-    if let Some(OnConn(conn)) = on_conn {
-        conn.serving();
-        conn.writing();
-    }
+fn cut(response: Response, deadline: Option<Instant>, held: Held) -> Response {
     response.map(|body| {
         Body::new(Cut {
             inner: body,
