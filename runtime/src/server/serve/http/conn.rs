@@ -126,7 +126,14 @@ pub(crate) struct Conn {
     /// HTTP/2: bytes arriving between requests (pings, settings) do not start a request
     /// head, so they do not end the idle budget.
     multiplexed: AtomicBool,
+    /// Cuts the connection wherever it is: a request or response over its budget.
     kill: Notify,
+    /// Closes a waiting connection (idle, or in a head over its budget, or at the cap)
+    /// once its own task has read what arrived: a request already in the socket is served,
+    /// not reset with the connection.
+    evict: Notify,
+    /// An eviction is pending: a request that starts first voids it.
+    evicting: AtomicBool,
     registry: Arc<Registry>,
 }
 
@@ -146,6 +153,13 @@ impl Conn {
     pub(crate) fn request_started(self: &Arc<Self>) -> RequestGuard {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.set(Phase::Body);
+        if self.evicting.load(Ordering::Relaxed) && self.evicting.swap(false, Ordering::Relaxed) {
+            // Chosen while it waited, it has a request now: it stays, and the cap looks
+            // again for a connection to close.
+            use futures_util::FutureExt as _;
+            let _spent = self.evict.notified().now_or_never();
+            self.registry.left.notify_waiters();
+        }
         RequestGuard(Arc::clone(self))
     }
 
@@ -173,9 +187,20 @@ impl Conn {
         self.multiplexed.store(true, Ordering::Relaxed);
     }
 
-    /// Resolves when the reaper or the cap closes this connection.
+    /// Resolves when the reaper cuts this connection, busy over a budget.
     pub(crate) async fn killed(&self) {
         self.kill.notified().await;
+    }
+
+    /// Resolves when the reaper or the cap closes this connection while it waits: its
+    /// task then closes it, unless what it reads first is a request.
+    pub(crate) async fn evicted(&self) {
+        self.evict.notified().await;
+    }
+
+    fn close_waiting(&self) {
+        self.evicting.store(true, Ordering::Relaxed);
+        self.evict.notify_one();
     }
 }
 
@@ -274,7 +299,7 @@ impl Registry {
                     .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {
                     tracing::debug!("at the connection cap: closing the longest-waiting one");
-                    conn.kill.notify_one();
+                    conn.close_waiting();
                     victim_found = true;
                 } else if let Ok(permit) = Arc::clone(&self.refusing).try_acquire_owned() {
                     return Fit::Refuse(permit);
@@ -304,6 +329,8 @@ impl Registry {
             in_flight: AtomicU32::new(0),
             multiplexed: AtomicBool::new(false),
             kill: Notify::new(),
+            evict: Notify::new(),
+            evicting: AtomicBool::new(false),
             registry: Arc::clone(self),
         });
         conn.set(Phase::Head);
@@ -353,7 +380,11 @@ impl Registry {
                 let age = Duration::from_millis(now.saturating_sub(since));
                 if !self.budgets.allows(phase, age) {
                     tracing::debug!(?phase, ?age, "closing a connection over its budget");
-                    conn.kill.notify_one();
+                    if streams {
+                        conn.kill.notify_one();
+                    } else {
+                        conn.close_waiting();
+                    }
                 }
             }
         }

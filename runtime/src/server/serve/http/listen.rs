@@ -159,7 +159,12 @@ impl Endpoint {
         #[cfg(feature = "http-server-tls")]
         if let Some(tls) = &self.protocols.tls {
             // Inside the header budget: the connection is in its head until a request.
-            let stream = match tls.accept(io).await {
+            let accepted = tokio::select! {
+                biased;
+                accepted = tls.accept(io) => accepted,
+                () = self.conn.evicted() => return,
+            };
+            let stream = match accepted {
                 Ok(stream) => stream,
                 Err(e) => {
                     tracing::debug!(error = %e, "a TLS handshake failed");
@@ -179,7 +184,13 @@ impl Endpoint {
     async fn serve_h2(&self, io: impl h1::Io) {
         self.conn.multiplex();
         let app = self.protocols.h2.clone();
-        super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone()).await;
+        let serve = super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone());
+        // Evicted only while no stream is open (the reaper and the cap choose so).
+        tokio::select! {
+            biased;
+            () = serve => {}
+            () = self.conn.evicted() => {}
+        }
     }
 
     /// Serves the connection's requests in turn until it closes, fails, goes over a
@@ -189,9 +200,13 @@ impl Endpoint {
             let read = if !self.drain.is_cancelled() {
                 tokio::select! {
                     biased;
+                    // First, so a request that arrived before an eviction is served: a
+                    // busy endpoint may run this task for the first time long after.
                     read = io.read_request() => read,
                     // What was read so far stays in the connection's buffer.
                     () = self.drain.cancelled() => continue,
+                    // Nothing whole to read: the connection closes with nothing unread.
+                    () = self.conn.evicted() => return,
                 }
             } else if io.nothing_read() {
                 // A client may be sending its next request right now: give it the grace
