@@ -80,7 +80,7 @@ mod error;
 pub mod fuzzing;
 pub mod guide;
 pub mod jsonrpc;
-mod legacy;
+
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
@@ -95,5 +95,5 @@ pub mod transport;
 mod util;
 
 pub use error::{Error, Result};
-pub use legacy::Era;
+pub use protocol::Era;
 pub use tern_types as types;

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use super::callbacks::Callbacks;
 use crate::Era;
 use crate::Error;
-use crate::jsonrpc::RpcError;
-use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
-use crate::transport::{CallError, EraTransport, OutgoingRequest, is_modern_error};
+use crate::jsonrpc::{RpcError, code};
+use crate::protocol::{PROTOCOL_VERSION, RequestMeta, SESSION_PROTOCOL_VERSION};
+use crate::transport::{CallError, EraTransport, OutgoingRequest};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::method;
@@ -79,7 +79,7 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
     if era == Era::Session {
         // The server may ask (ping, even elicit) as soon as it has answered.
         let named = Arc::new(OnceLock::new());
-        transport.route_server_requests(super::legacy::server_request_handler(
+        transport.route_server_requests(super::session::server_request_handler(
             hello.callbacks.clone(),
             Arc::clone(&named),
         ));
@@ -148,7 +148,7 @@ async fn probe<T: EraTransport + ?Sized>(
             Some(versions) => pick(versions, "the -32022 error").map(|era| (era, None)),
             None => Ok((Era::Stateless, None)),
         },
-        Err(e) if transport.is_legacy_answer(&e) => {
+        Err(e) if shows_session_server(&e) => {
             tracing::debug!(error = %e, "server/discover failed without a modern error: a 2025-11-25 server");
             Ok((Era::Session, None))
         }
@@ -160,7 +160,34 @@ async fn probe<T: EraTransport + ?Sized>(
 /// The modern error a failed probe carries: as the JSON-RPC answer, or in the body of an
 /// HTTP refusal.
 fn modern_error(error: &CallError) -> Option<&RpcError> {
-    error.rpc_error().filter(|e| is_modern_error(e))
+    error.rpc_error().filter(|e| is_stateless_error(e))
+}
+
+/// Whether a failed probe shows a 2025-11-25 server, from the facts its transport
+/// reported: a JSON-RPC error no 2026-07-28 server sends, or an HTTP 400, 404 or 405
+/// without one in its body (what a session server answers a request outside a session).
+fn shows_session_server(error: &CallError) -> bool {
+    match error {
+        CallError::Rpc(e) => !is_stateless_error(e),
+        CallError::Transport(t) => {
+            matches!(t.http_status(), Some(400 | 404 | 405))
+                && !t.rpc_error().is_some_and(is_stateless_error)
+        }
+    }
+}
+
+/// Whether a JSON-RPC error is one only a 2026-07-28 server sends: -32022 with the
+/// supported versions, or -32020 (HTTP headers disagree with the body).
+fn is_stateless_error(error: &RpcError) -> bool {
+    match error.code {
+        code::UNSUPPORTED_PROTOCOL_VERSION => error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .is_some_and(Value::is_array),
+        code::HEADER_MISMATCH => true,
+        _ => false,
+    }
 }
 
 /// The era to speak given the versions a modern server listed.
@@ -168,7 +195,7 @@ fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
     let lists = |v: &str| versions.iter().any(|x| x.as_str() == Some(v));
     if lists(PROTOCOL_VERSION) {
         Ok(Era::Stateless)
-    } else if lists(LEGACY_PROTOCOL_VERSION) {
+    } else if lists(SESSION_PROTOCOL_VERSION) {
         Ok(Era::Session)
     } else {
         Err(Error::NoCommonVersion {
@@ -187,7 +214,7 @@ async fn initialize<T: EraTransport + ?Sized>(
         id: transport.next_id(),
         method: old::method::Initialize::METHOD.into(),
         params: json!({
-            "protocolVersion": LEGACY_PROTOCOL_VERSION,
+            "protocolVersion": SESSION_PROTOCOL_VERSION,
             "capabilities": hello.capabilities,
             "clientInfo": hello.info,
         }),
@@ -199,7 +226,7 @@ async fn initialize<T: EraTransport + ?Sized>(
             method: old::method::Initialize::METHOD,
             source,
         })?;
-    if result.protocol_version != LEGACY_PROTOCOL_VERSION {
+    if result.protocol_version != SESSION_PROTOCOL_VERSION {
         return Err(Error::NoCommonVersion {
             detail: format!("initialize answered {}", result.protocol_version),
         });

@@ -33,12 +33,12 @@ mod callbacks;
 mod connection;
 mod discovery;
 mod input_loop;
-mod legacy;
 mod listen;
 mod lists;
 mod outputs;
 mod pending;
 mod retry;
+mod session;
 mod tasks;
 mod wire;
 
@@ -61,7 +61,7 @@ pub use pending::{PendingCall, RoundEvent, Step};
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 // The era hooks belong to the transports that implement them; named here too, beside
 // the builder that drives them.
-pub use crate::transport::{EraTransport, ServerRequestHandler, is_modern_error};
+pub use crate::transport::{EraTransport, ServerRequestHandler};
 
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
 use crate::types::rpc::ClientRequestMethod;

@@ -191,12 +191,13 @@ impl Client {
                 source,
             })?;
         if self.inner.era == Era::Session {
-            value = crate::legacy::from_legacy_result(M::METHOD, value).map_err(|source| {
-                Error::Decode {
-                    method: M::METHOD,
-                    source,
-                }
-            })?;
+            value =
+                crate::protocol::era::from_session_result(M::METHOD, value).map_err(|source| {
+                    Error::Decode {
+                        method: M::METHOD,
+                        source,
+                    }
+                })?;
         }
         super::decode_result::<M>(value)
     }

@@ -37,7 +37,7 @@ pub mod code {
     /// The requested protocol version is not supported (2026-07-28).
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// Resource not found, as servers before 2026-07-28 reported it.
-    pub const LEGACY_RESOURCE_NOT_FOUND: i64 = -32002;
+    pub const SESSION_RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 /// An error response's `error` object: what a peer answers when a request fails.

@@ -1,11 +1,13 @@
 //! The stateless request model of 2026-07-28: what every request carries in `_meta`,
 //! and which client capability each input request needs.
 
+pub(crate) mod era;
 pub(crate) mod meta;
 mod trace;
 
 use serde_json::Map;
 
+pub use era::Era;
 pub use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
 pub(crate) use trace::current as current_trace;
@@ -20,7 +22,7 @@ use crate::types::v2026_07_28::{
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
 
 /// The previous protocol version (sessions with `initialize`).
-pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
+pub const SESSION_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Versions a tern server accepts on a stateless request.
 pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
@@ -30,7 +32,7 @@ pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 pub(crate) fn version_text(version: &str) -> std::borrow::Cow<'static, str> {
     match version {
         PROTOCOL_VERSION => std::borrow::Cow::Borrowed(PROTOCOL_VERSION),
-        LEGACY_PROTOCOL_VERSION => std::borrow::Cow::Borrowed(LEGACY_PROTOCOL_VERSION),
+        SESSION_PROTOCOL_VERSION => std::borrow::Cow::Borrowed(SESSION_PROTOCOL_VERSION),
         other => std::borrow::Cow::Owned(other.to_owned()),
     }
 }

@@ -50,7 +50,7 @@ pub(super) fn complete(result: String, cache: Option<&CacheMembers>) -> String {
 /// `result` for a 2025-11-25 session: without the members only 2026-07-28 has.
 pub(super) fn on_session(result: &str) -> Result<String, RpcError> {
     let value: Value = serde_json::from_str(result).map_err(internal)?;
-    serde_json::to_string(&crate::legacy::to_legacy_result(value)).map_err(internal)
+    serde_json::to_string(&crate::protocol::era::to_session_result(value)).map_err(internal)
 }
 
 fn internal(e: serde_json::Error) -> RpcError {

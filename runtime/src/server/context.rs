@@ -8,9 +8,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::session::SessionState;
+use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::RpcError;
-use crate::legacy::{Era, LegacySession};
 use crate::protocol::{self, RequestMeta};
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2026_07_28::{
@@ -34,7 +35,7 @@ struct Inner {
     cancel: CancellationToken,
     outbound: Option<Outbound>,
     /// The 2025-11-25 session the request arrived on, if it did.
-    session: Option<Arc<LegacySession>>,
+    session: Option<Arc<SessionState>>,
     /// The sealed `requestState` this round redeemed, as the client sent it (for
     /// single-use tools: its digest names the redemption).
     sealed_state: std::sync::OnceLock<String>,
@@ -50,7 +51,7 @@ impl RequestContext {
         auth: Option<AuthInfo>,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-        session: Option<Arc<LegacySession>>,
+        session: Option<Arc<SessionState>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {

@@ -84,8 +84,8 @@ impl Admitted {
         };
         let principal = auth.as_ref().map(Principal::from_auth);
         let sealer = inner.sealer.as_ref().filter(|_| may_require_input);
-        let legacy = session.as_ref().map(|s| s.legacy().clone());
-        let on_session = legacy.is_some();
+        let state = session.as_ref().map(|s| s.state().clone());
+        let on_session = state.is_some();
         let ctx = super::RequestContext::on_session(
             id,
             routed.as_ref().map_or_else(
@@ -96,7 +96,7 @@ impl Admitted {
             auth,
             cancel,
             outbound,
-            legacy,
+            state,
         );
         // Input requests are checked against the capabilities after the handler has the
         // context: a handle on it (not a copy of the capabilities) for the methods that
@@ -169,7 +169,7 @@ impl Admitted {
                         tracing::error!(method = %method, "a handler answered input_required to a 2025-11-25 session, which cannot receive it; ask with RequestContext::request_client there, or turn on ServerBuilder::fulfil_input_on_sessions");
                         return answered_error(RpcError::internal("Internal error"));
                     };
-                    let rounds = super::fulfil::Rounds {
+                    let rounds = super::session::Rounds {
                         policy,
                         route,
                         method: &method,

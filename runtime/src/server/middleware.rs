@@ -35,9 +35,9 @@
 use std::sync::Arc;
 
 use super::pipeline::{Refusal, Verdict};
+use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::RpcError;
-use crate::legacy::Era;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::RequestId;
 

@@ -28,7 +28,7 @@ mod builder;
 mod context;
 mod dispatch;
 mod events;
-mod fulfil;
+
 mod known_meta;
 mod mcp;
 pub mod middleware;
@@ -49,7 +49,6 @@ use serde_json::json;
 pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
 pub use events::ServerEvent;
-pub use fulfil::SessionInput;
 pub use mcp::*;
 pub use outbound::Outbound;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
@@ -57,6 +56,7 @@ pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 pub use serve::http;
 pub use serve::{END_OF_INPUT_DRAIN, shutdown_signal};
 pub use session::Session;
+pub use session::SessionInput;
 
 use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::protocol;

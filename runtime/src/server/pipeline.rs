@@ -5,9 +5,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Decoded, Outbound, Route, Server, Session};
+use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{RawParams, RpcError, code};
-use crate::legacy::Era;
 use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
@@ -367,7 +367,7 @@ impl Accepted {
         } = self;
         let meta = match &session {
             Some(s) => {
-                let mut on_session = s.legacy().request_meta(meta.progress_token);
+                let mut on_session = s.state().request_meta(meta.progress_token);
                 on_session.trace = meta.trace;
                 on_session
             }

@@ -19,7 +19,7 @@ pub mod memory;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 
-pub use era::{EraTransport, ServerRequestHandler, is_modern_error};
+pub use era::{EraTransport, ServerRequestHandler};
 
 /// A boxed future, as transports return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

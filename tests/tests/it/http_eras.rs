@@ -610,8 +610,8 @@ async fn a_tool_asking_a_client_that_takes_no_stream_fails_at_once() {
 }
 
 #[tokio::test]
-async fn a_modern_only_endpoint_has_no_sessions() {
-    let addr = serve(HttpServer::new(provisioner()).modern_only()).await;
+async fn a_stateless_only_endpoint_has_no_sessions() {
+    let addr = serve(HttpServer::new(provisioner()).stateless_only()).await;
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;
     assert_eq!((r.status, r.error_code()), (400, Some(-32602)), "{r:?}");
     assert_eq!(r.header("mcp-session-id"), None);

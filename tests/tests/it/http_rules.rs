@@ -244,7 +244,7 @@ async fn mcp_param_headers_must_mirror_annotated_arguments() {
 }
 
 #[tokio::test]
-async fn get_is_405_and_delete_is_405_in_modern_only_mode() {
+async fn get_is_405_and_delete_is_405_in_stateless_only_mode() {
     // A dual-era endpoint serves a session's GET stream: a GET that does not take
     // text/event-stream is 406, one that names no session 400.
     let addr = rules_server().await;
@@ -253,9 +253,9 @@ async fn get_is_405_and_delete_is_405_in_modern_only_mode() {
     let sse = [("Accept".to_owned(), "text/event-stream".to_owned())];
     let r = send(addr, "GET", &sse, "").await;
     assert_eq!(r.status, 400, "GET: {r:?}");
-    let modern_only = serve(HttpServer::new(server()).modern_only()).await;
+    let stateless_only = serve(HttpServer::new(server()).stateless_only()).await;
     for verb in ["GET", "DELETE"] {
-        let r = send(modern_only, verb, &sse, "").await;
+        let r = send(stateless_only, verb, &sse, "").await;
         assert_eq!(r.status, 405, "{verb}: {r:?}");
     }
 }

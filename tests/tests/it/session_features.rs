@@ -362,7 +362,7 @@ async fn a_session_call_whose_stream_drops_goes_on_and_its_response_is_resumed()
 }
 
 #[tokio::test]
-async fn get_without_a_session_or_sse_is_refused_and_a_modern_only_endpoint_has_none() {
+async fn get_without_a_session_or_sse_is_refused_and_a_stateless_only_endpoint_has_none() {
     let (_child, addr) = http_child(&[]).await;
     let id = session(addr).await;
     let mut h = get_headers(&id, None);
@@ -380,7 +380,7 @@ async fn get_without_a_session_or_sse_is_refused_and_a_modern_only_endpoint_has_
 
     let modern =
         tern::server::http::HttpServer::new(tern_tests::notifier::notifier(true).server().unwrap())
-            .modern_only();
+            .stateless_only();
     let addr = http_support::serve(modern).await;
     let r = http_support::send(addr, "GET", &get_headers(&id, None), "").await;
     assert_eq!(r.status, 405);

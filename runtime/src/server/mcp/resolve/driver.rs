@@ -41,7 +41,7 @@ impl<'a> ToolBuilder<'a> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = tool::decode_args("tool", &name, call.arguments)?;
-                let legacy = call.ctx.era() == crate::legacy::Era::Session;
+                let on_session = call.ctx.era() == crate::Era::Session;
                 let mut responses = call.input_responses;
                 let mut state = call.request_state;
                 // On a 2025-11-25 session there is no input-required result: the same
@@ -53,13 +53,13 @@ impl<'a> ToolBuilder<'a> {
                         super::resolve_round(&nodes, &args, responses.as_ref(), state.as_deref());
                     match round {
                         Ok(Resolution::Ready(store)) => break store,
-                        Ok(Resolution::Ask(asked)) if !legacy => {
+                        Ok(Resolution::Ask(asked)) if !on_session => {
                             return Ok(CallToolOutcome::InputRequired(*asked));
                         }
                         Ok(Resolution::Ask(asked)) => {
                             levels += 1;
                             if levels > nodes.len() + 1 {
-                                tracing::error!(tool = %name, "resolvers did not settle on a legacy session");
+                                tracing::error!(tool = %name, "resolvers did not settle on a 2025-11-25 session");
                                 return Err(RpcError::internal("Internal error"));
                             }
                             let asked = *asked;

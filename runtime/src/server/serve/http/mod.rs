@@ -46,7 +46,7 @@
 //! ([`with_session_idle_timeout`](HttpServer::with_session_idle_timeout)). Sessions
 //! live in the process, so instances behind a load balancer need sticky routing on
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
-//! anywhere. [`modern_only`](HttpServer::modern_only) turns sessions off.
+//! anywhere. [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
 mod budget;
@@ -261,7 +261,7 @@ impl HttpServer {
     }
 
     /// Serves 2026-07-28 only: no 2025-11-25 sessions, and GET and DELETE get 405.
-    pub fn modern_only(mut self) -> Self {
+    pub fn stateless_only(mut self) -> Self {
         self.sessions = None;
         self
     }
@@ -384,7 +384,7 @@ impl HttpServer {
 
     /// The endpoint as an axum router, to serve alone or merge into an app. GET opens a
     /// 2025-11-25 session's standalone stream and DELETE ends the session (both 405 when
-    /// [`modern_only`](Self::modern_only)); every other method gets 405.
+    /// [`stateless_only`](Self::stateless_only)); every other method gets 405.
     ///
     /// The router carries the body and request budgets and the cap (as requests under
     /// way, at most [`with_max_connections`](Self::with_max_connections)) as a tower

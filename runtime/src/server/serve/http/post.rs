@@ -19,8 +19,8 @@ use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::streams::{Caller, Slot};
 use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError};
-use crate::legacy;
-use crate::protocol::LEGACY_PROTOCOL_VERSION;
+use crate::protocol::SESSION_PROTOCOL_VERSION;
+use crate::protocol::era::is_session_version;
 use crate::server::{Accepted, IncomingRequest, Verdict, outbound};
 use crate::transport::http::body::Joined;
 use crate::transport::http::fields::Fields;
@@ -120,8 +120,8 @@ where
         // A session's requests belong to it whatever their `_meta` says; only a
         // request outside one is stateless by its 2026-07-28 `_meta`.
         let in_session = headers.contains(&SESSION) || !accepted.names_protocol_version();
-        if in_session && legacy_header(headers) {
-            return legacy_request(shared, sessions, headers, accepted).await;
+        if in_session && session_header(headers) {
+            return session_request(shared, sessions, headers, accepted).await;
         }
     }
     // A stateless request's headers must repeat its body; a body without a string
@@ -161,16 +161,16 @@ fn scopes_refused(shared: &Shared, accepted: &Accepted) -> Option<Response> {
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
 /// its `MCP-Protocol-Version` header, if any, names an older version (a modern header
 /// on a body without `_meta` is a malformed modern request).
-fn legacy_header(headers: &impl Fields) -> bool {
+fn session_header(headers: &impl Fields) -> bool {
     match headers.get(&PROTOCOL_VERSION) {
         None => true,
-        Some(version) => visible(version).is_some_and(legacy::is_legacy_version),
+        Some(version) => visible(version).is_some_and(is_session_version),
     }
 }
 
 /// A request of the 2025-11-25 era: `initialize` opens a session, anything else runs on
 /// the session its `Mcp-Session-Id` names.
-async fn legacy_request(
+async fn session_request(
     shared: &Shared,
     sessions: &Sessions,
     headers: &impl Fields,
@@ -207,10 +207,10 @@ async fn legacy_request(
     };
     if let Some(other) = headers
         .text(&PROTOCOL_VERSION)
-        .filter(|v| *v != LEGACY_PROTOCOL_VERSION)
+        .filter(|v| *v != SESSION_PROTOCOL_VERSION)
     {
         let error = RpcError::invalid_request(format!(
-            "Bad Request: unsupported MCP-Protocol-Version {other}; the session speaks {LEGACY_PROTOCOL_VERSION}"
+            "Bad Request: unsupported MCP-Protocol-Version {other}; the session speaks {SESSION_PROTOCOL_VERSION}"
         ));
         return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into();
     }
@@ -400,13 +400,13 @@ async fn run(
     slot: Option<Slot>,
 ) -> Reply {
     let id = accepted.id().clone();
-    let legacy = session.is_some();
+    let on_session = session.is_some();
     let accepted_listen = accepted.method()
         == <crate::types::v2026_07_28::method::SubscriptionsListen as crate::types::rpc::Request>::METHOD;
     // Refusals are known before the handler runs: they are always plain JSON.
     let admitted = match accepted.admit() {
         Ok(admitted) => admitted,
-        Err(refused) => return Reply::answer(&id, refused, legacy),
+        Err(refused) => return Reply::answer(&id, refused, on_session),
     };
     let (json_ok, sse_ok) = accepts(headers);
     // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
@@ -472,7 +472,7 @@ async fn run(
             if state.pending.is_empty() || !sse_ok {
                 let _ = state.guard.take().map(DropGuard::disarm);
                 let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
-                Reply::answer(&state.id, Verdict::Answered(result), legacy)
+                Reply::answer(&state.id, Verdict::Answered(result), on_session)
             } else {
                 sse(state)
             }

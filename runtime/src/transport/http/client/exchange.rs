@@ -18,7 +18,7 @@ use super::HttpClientTransport;
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::quiet::Quiet;
 use crate::jsonrpc::{self, RawResponse, RawResult, Received};
-use crate::protocol::{LEGACY_PROTOCOL_VERSION, PROTOCOL_VERSION};
+use crate::protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
@@ -57,14 +57,14 @@ impl HttpClientTransport {
         &self,
         body_version: Option<&str>,
     ) -> (http::request::Builder, Option<HeaderValue>) {
-        let legacy = body_version.is_none() && self.inner.session.is_legacy();
-        let version = body_version.unwrap_or(if legacy {
-            LEGACY_PROTOCOL_VERSION
+        let on_session = body_version.is_none() && self.inner.session.speaks_session();
+        let version = body_version.unwrap_or(if on_session {
+            SESSION_PROTOCOL_VERSION
         } else {
             PROTOCOL_VERSION
         });
         let builder = post_headers(self.inner.builder(Method::POST, version));
-        if legacy {
+        if on_session {
             self.inner.session.stamp(builder)
         } else {
             (builder, None)
@@ -79,7 +79,7 @@ impl HttpClientTransport {
         body: String,
     ) -> Result<(), TransportError> {
         let (mut builder, _) = self.post_builder(None);
-        if let Some(method) = method_header.filter(|_| !self.inner.session.is_legacy()) {
+        if let Some(method) = method_header.filter(|_| !self.inner.session.speaks_session()) {
             builder = builder.header(METHOD_HEADER, method);
         }
         let request = builder
@@ -352,7 +352,7 @@ impl HttpClientTransport {
             // A session's stream that closes before the response is resumed where it left
             // off (2025-11-25: a closed stream is not a cancellation), a few times.
             let last_id = reader.last_id().map(str::to_owned);
-            match last_id.filter(|_| self.inner.session.is_legacy() && resumed < MAX_RESUMES) {
+            match last_id.filter(|_| self.inner.session.speaks_session() && resumed < MAX_RESUMES) {
                 Some(last_id) => {
                     resumed += 1;
                     let wait = reader
@@ -385,7 +385,7 @@ impl HttpClientTransport {
     ) -> Result<Body, CallError> {
         let (builder, _) = self.inner.session.stamp(
             self.inner
-                .builder(Method::GET, crate::protocol::LEGACY_PROTOCOL_VERSION)
+                .builder(Method::GET, crate::protocol::SESSION_PROTOCOL_VERSION)
                 .header(ACCEPT, "text/event-stream"),
         );
         let builder = match last_id {

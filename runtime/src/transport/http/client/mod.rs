@@ -74,7 +74,7 @@ use crate::Era;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{
     BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, OutgoingRequest,
-    ServerRequestHandler, TransportError, is_modern_error,
+    ServerRequestHandler, TransportError,
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
@@ -221,7 +221,7 @@ impl ClientTransport for HttpClientTransport {
             self.post_message(Some(&method), body).await?;
             // A session is ready once initialized: its standalone stream opens then.
             if method == <crate::types::v2025_11_25::method::Initialized as crate::types::rpc::Notification>::METHOD
-                && self.inner.session.is_legacy()
+                && self.inner.session.speaks_session()
             {
                 self.open_standalone_stream().await;
             }
@@ -277,19 +277,6 @@ impl ClientTransport for HttpClientTransport {
 impl EraTransport for HttpClientTransport {
     fn route_server_requests(&self, handler: ServerRequestHandler) {
         self.inner.session.route_server_requests(handler);
-    }
-
-    /// A JSON-RPC error that is not a modern one, or an HTTP 400, 404 or 405 whose body
-    /// holds no modern error: what a 2025-11-25 server answers a request it cannot place
-    /// in a session.
-    fn is_legacy_answer(&self, error: &CallError) -> bool {
-        match error {
-            CallError::Rpc(e) => !is_modern_error(e),
-            CallError::Transport(t) => {
-                matches!(t.http_status(), Some(400 | 404 | 405))
-                    && !t.rpc_error().is_some_and(is_modern_error)
-            }
-        }
     }
 
     fn known_era(&self) -> Option<Era> {

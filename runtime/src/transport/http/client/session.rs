@@ -17,7 +17,7 @@ use super::{HttpClientTransport, Inner};
 use crate::Era;
 use crate::jsonrpc::Received;
 use crate::jsonrpc::{self, RpcError};
-use crate::protocol::LEGACY_PROTOCOL_VERSION;
+use crate::protocol::SESSION_PROTOCOL_VERSION;
 use crate::transport::http::sse::SseReader;
 use crate::transport::{CallError, ClientTransport as _, EncodedRequest, ServerRequestHandler};
 use crate::types::rpc::{Notification as _, Request as _};
@@ -33,7 +33,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 #[derive(Default)]
 pub(super) struct Session {
     /// Speaking 2025-11-25 (after negotiation chose it).
-    legacy: AtomicBool,
+    session_era: AtomicBool,
     /// The session `initialize` opened.
     id: Mutex<Option<HeaderValue>>,
     /// The last session the server answered 404 to a request in: the one to replace.
@@ -67,12 +67,13 @@ impl Session {
 }
 
 impl Session {
-    pub(super) fn is_legacy(&self) -> bool {
-        self.legacy.load(Ordering::Relaxed)
+    pub(super) fn speaks_session(&self) -> bool {
+        self.session_era.load(Ordering::Relaxed)
     }
 
     pub(super) fn negotiated(&self, era: Era) {
-        self.legacy.store(era == Era::Session, Ordering::Relaxed);
+        self.session_era
+            .store(era == Era::Session, Ordering::Relaxed);
     }
 
     pub(super) fn route_server_requests(&self, handler: ServerRequestHandler) {
@@ -286,7 +287,7 @@ impl Drop for Inner {
             return;
         };
         let request = self
-            .builder(Method::DELETE, LEGACY_PROTOCOL_VERSION)
+            .builder(Method::DELETE, SESSION_PROTOCOL_VERSION)
             .header(SESSION_HEADER, session);
         let Ok(request) = request.body(Bytes::new()) else {
             return;

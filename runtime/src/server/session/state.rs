@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use crate::server::Outbound;
 
 use crate::jsonrpc::{self, RpcError};
-use crate::protocol::{LEGACY_PROTOCOL_VERSION, RequestMeta};
+use crate::protocol::{RequestMeta, SESSION_PROTOCOL_VERSION};
 use crate::types::rpc::Notification;
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::{
@@ -67,7 +67,7 @@ struct Choices {
 }
 
 /// One client's 2025-11-25 session on one connection.
-pub(crate) struct LegacySession {
+pub(crate) struct SessionState {
     client_capabilities: Arc<ClientCapabilities>,
     client_info: Option<Arc<Implementation>>,
     pending: Mutex<Pending>,
@@ -76,9 +76,9 @@ pub(crate) struct LegacySession {
     choices: Mutex<Choices>,
 }
 
-impl std::fmt::Debug for LegacySession {
+impl std::fmt::Debug for SessionState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LegacySession")
+        f.debug_struct("SessionState")
             .field("client_info", &self.client_info)
             .finish_non_exhaustive()
     }
@@ -102,7 +102,7 @@ fn json_len(value: &Value) -> usize {
     count.0
 }
 
-impl LegacySession {
+impl SessionState {
     /// Opens a session from an `initialize` request's params, refusing capabilities and
     /// client info that would take more than `budget` bytes of JSON to keep: the session
     /// holds them for its whole life.
@@ -185,7 +185,7 @@ impl LegacySession {
     /// capabilities and client, and the request's own progress token.
     pub(crate) fn request_meta(&self, progress_token: Option<ProgressToken>) -> RequestMeta {
         RequestMeta::on_session(
-            LEGACY_PROTOCOL_VERSION,
+            SESSION_PROTOCOL_VERSION,
             Arc::clone(&self.client_capabilities),
             self.client_info.clone(),
             progress_token,
@@ -257,7 +257,7 @@ fn recode<T: serde::Serialize, U: serde::de::DeserializeOwned>(
 
 /// Removes an unanswered request and tells the client it was withdrawn.
 struct Withdraw<'a> {
-    session: &'a LegacySession,
+    session: &'a SessionState,
     out: &'a Outbound,
     id: &'a RequestId,
     key: IdKey,
@@ -298,7 +298,7 @@ pub(crate) fn session_result(
         capabilities: recode(capabilities).map_err(encode)?,
         instructions: instructions.map(str::to_owned),
         meta: None,
-        protocol_version: LEGACY_PROTOCOL_VERSION.to_owned(),
+        protocol_version: SESSION_PROTOCOL_VERSION.to_owned(),
         server_info: recode(info).map_err(encode)?,
         extra: serde_json::Map::new(),
     };
@@ -309,10 +309,10 @@ pub(crate) fn session_result(
 mod tests {
     use super::*;
 
-    fn opened() -> LegacySession {
+    fn opened() -> SessionState {
         let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "c", "version": "1"}});
-        LegacySession::open(Some(&params), 1 << 16, Offers::default()).unwrap()
+        SessionState::open(Some(&params), 1 << 16, Offers::default()).unwrap()
     }
 
     #[test]

@@ -4,41 +4,48 @@
 //! the server's events become the session's notifications, and the client's answers to
 //! the server's own requests are handed back to it.
 
+mod fulfil;
+mod state;
+
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub(crate) use fulfil::Rounds;
+pub use fulfil::SessionInput;
+pub(crate) use state::SessionState;
+
 use super::{Server, ServerEvent};
 use crate::jsonrpc::{self, RawParams, RpcError};
-use crate::legacy::{self, LegacySession, Offers};
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{
     LoggingLevel, LoggingMessageNotificationParams, RequestId, method,
 };
+use state::Offers;
 
 /// One client's 2025-11-25 session, as a transport holds it: cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Session {
-    legacy: Arc<LegacySession>,
+    state: Arc<SessionState>,
 }
 
 impl Session {
-    pub(crate) fn legacy(&self) -> &Arc<LegacySession> {
-        &self.legacy
+    pub(crate) fn state(&self) -> &Arc<SessionState> {
+        &self.state
     }
 
     /// Hands the client's response (to a request the server sent on this session) to
     /// the handler waiting for it.
     pub fn answer(&self, id: &RequestId, result: Result<Value, RpcError>) {
-        self.legacy.resolve(id, result);
+        self.state.resolve(id, result);
     }
 
     /// Ends the session: every request the server is waiting on fails.
     pub fn close(&self) {
-        self.legacy.close();
+        self.state.close();
     }
 
     /// Answers a request the session answers itself — `ping`, and, when the server
@@ -49,24 +56,24 @@ impl Session {
         method: &str,
         params: Option<&RawParams>,
     ) -> Option<Result<Value, RpcError>> {
-        let offers = self.legacy.offers;
+        let offers = self.state.offers;
         let empty = || Ok(Value::Object(serde_json::Map::new()));
         Some(match method {
             m if m == session_method::Ping::METHOD => empty(),
             m if m == session_method::SetLevel::METHOD && offers.logging => {
                 read::<session_method::SetLevel>(params).map(|p| {
-                    self.legacy.set_log_level(modern_level(p.level));
+                    self.state.set_log_level(modern_level(p.level));
                     Value::Object(serde_json::Map::new())
                 })
             }
             m if m == session_method::Subscribe::METHOD && offers.subscribe => {
                 read::<session_method::Subscribe>(params)
-                    .and_then(|p| self.legacy.subscribe(p.uri))
+                    .and_then(|p| self.state.subscribe(p.uri))
                     .and_then(|()| empty())
             }
             m if m == session_method::Unsubscribe::METHOD && offers.subscribe => {
                 read::<session_method::Unsubscribe>(params).map(|p| {
-                    self.legacy.unsubscribe(&p.uri);
+                    self.state.unsubscribe(&p.uri);
                     Value::Object(serde_json::Map::new())
                 })
             }
@@ -78,7 +85,7 @@ impl Session {
     /// if the client is to hear it: list changes the server offers, updates of the
     /// resources it subscribed to, log messages at or above its level.
     pub fn message_for(&self, event: &ServerEvent) -> Option<String> {
-        let offers = self.legacy.offers;
+        let offers = self.state.offers;
         let bare = |name: &str| Some(jsonrpc::notification(name, None));
         match event {
             ServerEvent::ToolsChanged if offers.tools_changed => {
@@ -90,7 +97,7 @@ impl Session {
             ServerEvent::ResourcesChanged if offers.resources_changed => {
                 bare(session_method::ResourceListChanged::METHOD)
             }
-            ServerEvent::ResourceUpdated(uri) if self.legacy.subscribed(uri) => {
+            ServerEvent::ResourceUpdated(uri) if self.state.subscribed(uri) => {
                 Some(jsonrpc::notification(
                     session_method::ResourceUpdated::METHOD,
                     Some(serde_json::json!({ "uri": &**uri })),
@@ -100,7 +107,7 @@ impl Session {
                 level,
                 logger,
                 data,
-            } if self.legacy.logs(*level) => {
+            } if self.state.logs(*level) => {
                 let mut params = LoggingMessageNotificationParams::new((**data).clone(), *level);
                 params.logger = logger.as_deref().map(str::to_owned);
                 let params = serde_json::to_value(params).ok()?;
@@ -173,15 +180,15 @@ impl Server {
     /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
     pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
         let offers = Offers::of(&self.inner.capabilities);
-        let legacy = LegacySession::open(params, self.inner.session_state_limit, offers)?;
-        let result = legacy::session_result(
+        let state = SessionState::open(params, self.inner.session_state_limit, offers)?;
+        let result = state::session_result(
             &self.inner.info,
             &self.inner.capabilities,
             self.inner.instructions.as_deref(),
         )?;
         Ok((
             Session {
-                legacy: Arc::new(legacy),
+                state: Arc::new(state),
             },
             result,
         ))

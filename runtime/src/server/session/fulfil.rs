@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{Call, Output, Route, Running, answer, state};
 use crate::jsonrpc::{RawParams, RpcError};
 use crate::seal::{Principal, Sealer};
 use crate::server::RequestContext;
+use crate::server::{Call, Output, Route, Running, answer, state};
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult};
 
 /// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
-/// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](super::ServerBuilder::fulfil_input_on_sessions)).
+/// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionInput {
     /// The most rounds one request may take (default 10); past it, -32603.
@@ -37,22 +37,22 @@ impl Default for SessionInput {
 }
 
 /// What the rounds need from the request being served.
-pub(super) struct Rounds<'a> {
-    pub(super) policy: SessionInput,
-    pub(super) route: Route,
-    pub(super) method: &'a str,
+pub(crate) struct Rounds<'a> {
+    pub(crate) policy: SessionInput,
+    pub(crate) route: Route,
+    pub(crate) method: &'a str,
     /// The params as the client sent them: each retry adds the answers and the state.
-    pub(super) params: &'a RawParams,
-    pub(super) ctx: RequestContext,
-    pub(super) sealer: Option<&'a Sealer>,
-    pub(super) principal: Option<&'a Principal>,
-    pub(super) capabilities: &'a ClientCapabilities,
+    pub(crate) params: &'a RawParams,
+    pub(crate) ctx: RequestContext,
+    pub(crate) sealer: Option<&'a Sealer>,
+    pub(crate) principal: Option<&'a Principal>,
+    pub(crate) capabilities: &'a ClientCapabilities,
 }
 
 impl Rounds<'_> {
     /// Fulfils `asked`, and every later round's, until the handler completes: the
     /// session-form result, or the error that ended the exchange.
-    pub(super) async fn run(
+    pub(crate) async fn run(
         self,
         mut asked: Box<InputRequiredResult>,
         mut binding: Option<state::Binding>,
