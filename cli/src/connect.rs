@@ -13,6 +13,11 @@ use tern::types::v2026_07_28::LoggingLevel;
 use crate::cli::Connect;
 use crate::error::{CliError, Result};
 
+/// A builder for tern's client.
+pub(crate) fn builder() -> ClientBuilder {
+    Client::builder("tern", env!("CARGO_PKG_VERSION"))
+}
+
 /// Where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Target {

@@ -4,9 +4,12 @@
 //! whole (`safe::text`) on its way to the terminal.
 
 use base64::Engine as _;
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::safe;
+use crate::error::{CliError, Result};
+use crate::notices::Ui;
+use crate::{exit, safe};
 
 /// Which result it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +97,29 @@ fn size(data: &Value) -> String {
         Ok(bytes) => format!("{} bytes", bytes.len()),
         Err(_) => format!("{} characters of undecodable base64", text.len()),
     }
+}
+
+/// Prints a complete result; the exit code it makes.
+pub(crate) fn print_result<T: Serialize>(
+    ui: &Ui,
+    kind: Kind,
+    outcome: &T,
+    json: bool,
+) -> Result<u8> {
+    ui.finish();
+    let value = serde_json::to_value(outcome).map_err(|e| CliError::Prompt(e.to_string()))?;
+    if json {
+        println!("{}", safe::json(&pretty(&value)));
+    } else {
+        println!("{}", safe::text(&result(kind, &value)));
+    }
+    Ok(
+        if kind == Kind::Call && value["isError"].as_bool() == Some(true) {
+            exit::TOOL_ERROR
+        } else {
+            exit::DONE
+        },
+    )
 }
 
 #[cfg(test)]

@@ -7,23 +7,18 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tern::client::{Client, ClientBuilder, InputLoopMethod, Notice};
+use tern::client::{Client, InputLoopMethod, Notice};
 use tern::types::v2026_07_28::{GetPromptRequestParams, ReadResourceRequestParams, method};
 use tokio::sync::mpsc;
 
 use crate::answerer::Answerer;
 use crate::cli::{CallArgs, Cli, Command, ListArgs, Output, PromptArgs, ReadArgs};
-use crate::connect::connect;
+use crate::connect::{builder, connect};
 use crate::error::{CliError, Result};
 use crate::list::{What, list};
 use crate::notices::Ui;
-use crate::render::{self, Kind};
+use crate::render::{Kind, print_result};
 use crate::{exit, keys, safe, state};
-
-/// A builder for tern's client.
-pub(crate) fn builder() -> ClientBuilder {
-    Client::builder("tern", env!("CARGO_PKG_VERSION"))
-}
 
 /// Runs the command; the exit code on success.
 pub(crate) async fn run(cli: Cli) -> Result<u8> {
@@ -181,29 +176,6 @@ where
         ui.notice(notice);
     }
     outcome.map_err(|e| answerer.take_failure().unwrap_or(CliError::Sdk(e)))
-}
-
-/// Prints a complete result; the exit code it makes.
-pub(crate) fn print_result<T: Serialize>(
-    ui: &Ui,
-    kind: Kind,
-    result: &T,
-    json: bool,
-) -> Result<u8> {
-    ui.finish();
-    let value = serde_json::to_value(result).map_err(|e| CliError::Prompt(e.to_string()))?;
-    if json {
-        println!("{}", safe::json(&render::pretty(&value)));
-    } else {
-        println!("{}", safe::text(&render::result(kind, &value)));
-    }
-    Ok(
-        if kind == Kind::Call && value["isError"].as_bool() == Some(true) {
-            exit::TOOL_ERROR
-        } else {
-            exit::DONE
-        },
-    )
 }
 
 fn split_pair(pair: &str) -> Result<(&str, &str)> {

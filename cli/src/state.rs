@@ -15,11 +15,10 @@ use tern::types::v2026_07_28::{ElicitRequestParams, InputRequest, method};
 
 use crate::answerer::Answerer;
 use crate::cli::ResumeArgs;
-use crate::connect::connect;
+use crate::connect::{builder, connect};
 use crate::error::{CliError, Result};
 use crate::notices::Ui;
-use crate::render::Kind;
-use crate::run::{builder, print_result};
+use crate::render::{Kind, print_result};
 use crate::{exit, safe, schema, trust};
 
 /// The file's format version.

@@ -18,8 +18,8 @@ use std::collections::BTreeSet;
 use quote::ToTokens;
 use serde_json::{Value, json};
 
-use crate::methods::Method;
 use crate::prepare::Prepared;
+use crate::rows::Method;
 use crate::{Error, Result};
 
 /// The core direction unions an extension's methods join, with the envelope each

@@ -23,6 +23,7 @@ mod methods;
 mod open_structs;
 mod passes;
 mod prepare;
+mod rows;
 mod schema;
 mod views;
 
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 use quote::quote;
 
 pub use error::{Error, Result};
-pub use methods::{Direction, Method};
+pub use rows::{Direction, Method};
 
 /// The command that regenerates the committed output.
 pub const REGENERATE: &str = "cargo run -p tern-codegen";

@@ -6,8 +6,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use crate::methods::{Direction, Method};
 use crate::prepare::{Prepared, rust_name};
+use crate::rows::{Direction, Method};
 use crate::schema::{self, Defs};
 
 /// The property names of a request's params, when the request requires params that

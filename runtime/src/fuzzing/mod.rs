@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 pub mod h1;
 mod oracle;
+mod replay;
 
 use serde_json::value::RawValue;
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
-use super::h1::{ReadRequest, ReadResponse, Replay, whole};
+use super::replay::{ReadRequest, ReadResponse, Replay, whole};
 use crate::util::lock;
 
 /// The requests hyper's server reads off a connection that sends `bytes`, and whether

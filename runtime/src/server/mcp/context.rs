@@ -15,7 +15,7 @@ pub struct ToolContext {
     request: RequestContext,
     input_responses: Option<InputResponses>,
     request_state: Option<String>,
-    detach: Option<std::sync::Arc<super::tasked::Detach>>,
+    detach: Option<std::sync::Arc<super::detach::Detach>>,
 }
 
 /// The context of a prompt function (the same as a tool's).
@@ -40,7 +40,7 @@ impl ToolContext {
 
     pub(crate) fn with_detach(
         mut self,
-        detach: Option<std::sync::Arc<super::tasked::Detach>>,
+        detach: Option<std::sync::Arc<super::detach::Detach>>,
     ) -> Self {
         self.detach = detach;
         self

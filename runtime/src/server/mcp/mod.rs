@@ -33,6 +33,7 @@
 //! ```
 
 mod context;
+mod detach;
 mod listen;
 mod paging;
 mod prompt;

@@ -1,83 +1,18 @@
 //! A `tools/call` of a tool that may run as a task: inline, a task from the start, or
 //! inline until the tool asks to go on as a task.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::detach::Detach;
 use super::tool::{ToolCall, ToolEntry};
 use crate::jsonrpc::RpcError;
 use crate::server::{RequestContext, Tasked};
 use crate::tasks::{TaskSupport, Tasks, run, wire};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{CallToolOutcome, CallToolRequestParams, InputResponses};
-
-/// A body's way to ask for its call to become a task: answered once the task is stored.
-pub(crate) struct Detach {
-    state: Mutex<DetachState>,
-}
-
-enum DetachState {
-    /// Not yet: the handler waits on the other end.
-    Inline(oneshot::Sender<oneshot::Sender<Result<(), RpcError>>>),
-    /// A task already.
-    Task,
-    /// Asked and failed, or the handler is gone.
-    Closed,
-}
-
-impl std::fmt::Debug for Detach {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Detach").finish_non_exhaustive()
-    }
-}
-
-impl Detach {
-    fn new() -> (
-        Arc<Self>,
-        oneshot::Receiver<oneshot::Sender<Result<(), RpcError>>>,
-    ) {
-        let (tx, rx) = oneshot::channel();
-        let me = Arc::new(Self {
-            state: Mutex::new(DetachState::Inline(tx)),
-        });
-        (me, rx)
-    }
-
-    fn detached() -> Arc<Self> {
-        Arc::new(Self {
-            state: Mutex::new(DetachState::Task),
-        })
-    }
-
-    pub(crate) async fn request(&self) -> Result<bool, RpcError> {
-        let sender = {
-            let mut state = crate::util::lock(&self.state);
-            match std::mem::replace(&mut *state, DetachState::Closed) {
-                DetachState::Inline(tx) => tx,
-                DetachState::Task => {
-                    *state = DetachState::Task;
-                    return Ok(true);
-                }
-                DetachState::Closed => return Ok(false),
-            }
-        };
-        let (ack, created) = oneshot::channel();
-        if sender.send(ack).is_err() {
-            return Ok(false);
-        }
-        match created.await {
-            Ok(Ok(())) => {
-                *crate::util::lock(&self.state) = DetachState::Task;
-                Ok(true)
-            }
-            Ok(Err(e)) => Err(e),
-            Err(_) => Ok(false),
-        }
-    }
-}
 
 /// Whether a call of `entry` under `ctx` runs as a task: `Ok(false)` inline, -32021 for
 /// a tool that must be a task and a request that cannot have one.

@@ -183,7 +183,7 @@ pub(crate) struct ToolCall {
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
     /// Where [`ToolContext::continue_as_task`] asks, when the call may become a task.
-    pub(crate) detach: Option<Arc<super::tasked::Detach>>,
+    pub(crate) detach: Option<Arc<super::detach::Detach>>,
 }
 
 pub(crate) type ToolFn =
