@@ -25,6 +25,15 @@ pub enum Era {
 }
 
 impl Era {
+    /// The era of a request served on a session, or not.
+    pub(crate) fn on_session(on_session: bool) -> Self {
+        if on_session {
+            Self::Session
+        } else {
+            Self::Stateless
+        }
+    }
+
     /// The protocol version tern speaks in this era.
     pub fn protocol_version(self) -> &'static str {
         match self {

@@ -4,7 +4,6 @@
 
 use serde_json::Value;
 
-use crate::jsonrpc::RpcError;
 use crate::types::rpc::{members, prepend_members};
 
 /// The `resultType` member of a complete result, as written.
@@ -45,17 +44,6 @@ pub(super) fn complete(result: String, cache: Option<&CacheMembers>) -> String {
     }
     let spliced = prepend_members(&result, added.into_iter().flatten());
     spliced.unwrap_or(result)
-}
-
-/// `result` for a 2025-11-25 session: without the members only 2026-07-28 has.
-pub(super) fn on_session(result: &str) -> Result<String, RpcError> {
-    let value: Value = serde_json::from_str(result).map_err(internal)?;
-    serde_json::to_string(&crate::protocol::era::to_session_result(value)).map_err(internal)
-}
-
-fn internal(e: serde_json::Error) -> RpcError {
-    tracing::error!(error = %e, "could not rewrite a result for a 2025-11-25 session");
-    RpcError::internal("Internal error")
 }
 
 #[cfg(test)]

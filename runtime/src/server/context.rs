@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::session::SessionState;
+use super::channel::Channel;
 use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::RpcError;
@@ -34,24 +34,24 @@ struct Inner {
     auth: Option<AuthInfo>,
     cancel: CancellationToken,
     outbound: Option<Outbound>,
-    /// The 2025-11-25 session the request arrived on, if it did.
-    session: Option<Arc<SessionState>>,
+    /// The channel the request arrived on (a 2025-11-25 session's), if not its own.
+    channel: Option<Arc<dyn Channel>>,
     /// The sealed `requestState` this round redeemed, as the client sent it (for
     /// single-use tools: its digest names the redemption).
     sealed_state: std::sync::OnceLock<String>,
 }
 
 impl RequestContext {
-    /// A context for a request that arrived on `session` (a 2025-11-25 session), or on
-    /// none.
-    pub(crate) fn on_session(
+    /// A context for a request that arrived on `channel` (a 2025-11-25 session's), or
+    /// on none.
+    pub(crate) fn new(
         id: RequestId,
         method: Cow<'static, str>,
         meta: RequestMeta,
         auth: Option<AuthInfo>,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-        session: Option<Arc<SessionState>>,
+        channel: Option<Arc<dyn Channel>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -61,7 +61,7 @@ impl RequestContext {
                 auth,
                 cancel,
                 outbound,
-                session,
+                channel,
                 sealed_state: std::sync::OnceLock::new(),
             }),
         }
@@ -72,7 +72,7 @@ impl RequestContext {
     /// progress or logs on (tasks have none).
     pub(crate) fn for_task(&self, cancel: CancellationToken) -> Self {
         let i = &self.inner;
-        Self::on_session(
+        Self::new(
             i.id.clone(),
             i.method.clone(),
             i.meta.clone(),
@@ -97,11 +97,7 @@ impl RequestContext {
     /// server asks the client with [`request_client`](Self::request_client), and
     /// [`Era::Stateless`] otherwise, where it asks by returning an `InputRequiredResult`.
     pub fn era(&self) -> Era {
-        if self.inner.session.is_some() {
-            Era::Session
-        } else {
-            Era::Stateless
-        }
+        Era::on_session(self.inner.channel.is_some())
     }
 
     /// Sends request `M` to the client and waits for its result: on a 2025-11-25
@@ -132,7 +128,7 @@ impl RequestContext {
 
     /// [`request_client`](Self::request_client) for a method known only by name.
     async fn request_client_value(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let Some(session) = &self.inner.session else {
+        let Some(channel) = &self.inner.channel else {
             return Err(RpcError::new(
                 crate::jsonrpc::code::METHOD_NOT_FOUND,
                 format!(
@@ -158,7 +154,7 @@ impl RequestContext {
                 "{method}: this request's transport cannot carry a request to the client"
             )));
         };
-        session.request(out, method, params).await
+        channel.ask(out, method, params).await
     }
 
     /// Asks the client `request` (the payload an `InputRequiredResult` would carry) as a
@@ -245,9 +241,9 @@ impl RequestContext {
     /// that severe. On a 2025-11-25 session the level the client set with
     /// `logging/setLevel` filters the same way (none set: every entry is sent).
     pub fn log(&self, level: LoggingLevel, data: Value) {
-        let wanted = match &self.inner.session {
+        let wanted = match &self.inner.channel {
             // A session's client chooses once, with `logging/setLevel`.
-            Some(session) => session.logs(level),
+            Some(channel) => channel.logs(level),
             None => self
                 .inner
                 .meta

@@ -25,9 +25,11 @@
 
 mod answer;
 mod builder;
+mod channel;
 mod context;
 mod dispatch;
 mod events;
+mod finish;
 
 mod known_meta;
 mod mcp;

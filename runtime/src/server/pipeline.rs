@@ -4,6 +4,9 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
+use super::channel::Channel;
 use super::{Decoded, Outbound, Route, Server, Session};
 use crate::Era;
 use crate::auth::AuthInfo;
@@ -130,7 +133,8 @@ pub struct Accepted {
     /// The value of the method's target member (a tool or prompt name, a resource URI),
     /// when it is a string and the params could not be read into their type.
     target: Option<String>,
-    session: Option<Session>,
+    /// The channel the request arrived on, if not its own (a session's).
+    channel: Option<Arc<dyn Channel>>,
     /// The params, found on the wire by their extent, turned out not to be JSON.
     malformed: bool,
 }
@@ -192,7 +196,7 @@ impl Server {
             meta,
             routed,
             target,
-            session: None,
+            channel: None,
             malformed,
         }
     }
@@ -312,11 +316,7 @@ impl Accepted {
 
     /// Whether the request is served statelessly or on a session.
     pub fn era(&self) -> Era {
-        if self.session.is_some() {
-            Era::Session
-        } else {
-            Era::Stateless
-        }
+        Era::on_session(self.channel.is_some())
     }
 
     /// Whether the request carries the 2026-07-28 `_meta` protocol version key (well
@@ -333,7 +333,11 @@ impl Accepted {
     /// and params whose `_meta` is not a 2026-07-28 one (a bare `progressToken`, as
     /// sessions send) are read again without it.
     pub fn on_session(mut self, session: &Session) -> Self {
-        self.session = Some(session.clone());
+        let channel = session.channel();
+        let mut meta = channel.request_meta(self.meta.progress_token.clone());
+        meta.trace = self.meta.trace.clone();
+        self.meta.meta = Ok(meta);
+        self.channel = Some(channel);
         if let Some(routed) = &mut self.routed {
             if routed.params.is_err() {
                 if let Some(text) = self.request.params.as_ref().and_then(without_meta) {
@@ -361,29 +365,23 @@ impl Accepted {
             server,
             request,
             meta,
-            session,
+            channel,
             routed,
             ..
         } = self;
-        let meta = match &session {
-            Some(s) => {
-                let mut on_session = s.state().request_meta(meta.progress_token);
-                on_session.trace = meta.trace;
-                on_session
+        let meta = match meta.meta {
+            Ok(meta) => meta,
+            Err(error) => {
+                let reason = if error.code == code::UNSUPPORTED_PROTOCOL_VERSION {
+                    Refusal::UnsupportedVersion
+                } else {
+                    Refusal::InvalidMeta
+                };
+                return Err(Verdict::refused(reason, error));
             }
-            None => match meta.meta {
-                Ok(meta) => meta,
-                Err(error) => {
-                    let reason = if error.code == code::UNSUPPORTED_PROTOCOL_VERSION {
-                        Refusal::UnsupportedVersion
-                    } else {
-                        Refusal::InvalidMeta
-                    };
-                    return Err(Verdict::refused(reason, error));
-                }
-            },
         };
-        let discover = session.is_none() && request.method == method::Discover::METHOD;
+        // `server/discover` is a stateless request's: a session knows its server.
+        let discover = channel.is_none() && request.method == method::Discover::METHOD;
         if routed.is_none() && !discover {
             let error = RpcError::method_not_found(&request.method);
             return Err(Verdict::refused(Refusal::UnknownMethod, error));
@@ -392,7 +390,7 @@ impl Accepted {
             server,
             request,
             meta,
-            session,
+            channel,
             routed,
         })
     }
@@ -403,7 +401,7 @@ pub struct Admitted {
     pub(super) server: Server,
     pub(super) request: IncomingRequest,
     pub(super) meta: RequestMeta,
-    pub(super) session: Option<Session>,
+    pub(super) channel: Option<Arc<dyn Channel>>,
     /// `None` for the built-in `server/discover`.
     pub(super) routed: Option<Routed>,
 }
@@ -438,10 +436,6 @@ impl Admitted {
 
     /// Whether the request is served statelessly or on a session.
     pub fn era(&self) -> Era {
-        if self.session.is_some() {
-            Era::Session
-        } else {
-            Era::Stateless
-        }
+        Era::on_session(self.channel.is_some())
     }
 }

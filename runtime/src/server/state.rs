@@ -25,7 +25,7 @@ pub(super) struct Sealing<'a> {
 /// request carried a token (checking it took one), else the arguments' text, to be
 /// digested only if the handler asks again (a call that completes pays no digest).
 #[derive(Debug)]
-pub(super) struct Binding {
+pub(crate) struct Binding {
     target: String,
     /// The digest of the arguments, once computed.
     digest: Option<[u8; ARGS_DIGEST_LEN]>,

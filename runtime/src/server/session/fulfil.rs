@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::state::SessionState;
 use crate::jsonrpc::{RawParams, RpcError};
-use crate::seal::{Principal, Sealer};
-use crate::server::RequestContext;
-use crate::server::{Call, Output, Route, Running, answer, state};
-use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult};
+use crate::server::channel::{Channel as _, Retry};
+use crate::server::{Call, Output, RequestContext, Running, state};
+use crate::types::v2026_07_28::InputRequiredResult;
 
 /// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
 /// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
@@ -36,88 +36,75 @@ impl Default for SessionInput {
     }
 }
 
-/// What the rounds need from the request being served.
-pub(crate) struct Rounds<'a> {
-    pub(crate) policy: SessionInput,
-    pub(crate) route: Route,
-    pub(crate) method: &'a str,
-    /// The params as the client sent them: each retry adds the answers and the state.
-    pub(crate) params: &'a RawParams,
-    pub(crate) ctx: RequestContext,
-    pub(crate) sealer: Option<&'a Sealer>,
-    pub(crate) principal: Option<&'a Principal>,
-    pub(crate) capabilities: &'a ClientCapabilities,
-}
-
-impl Rounds<'_> {
-    /// Fulfils `asked`, and every later round's, until the handler completes: the
-    /// session-form result, or the error that ended the exchange.
-    pub(crate) async fn run(
-        self,
-        mut asked: Box<InputRequiredResult>,
-        mut binding: Option<state::Binding>,
-    ) -> Result<String, RpcError> {
-        let deadline = tokio::time::Instant::now() + self.policy.timeout;
-        for _ in 0..self.policy.max_rounds {
-            let sealing = self.sealer.zip(binding.as_ref());
-            state::check_and_seal(
-                self.method,
-                sealing,
-                self.principal,
-                self.capabilities,
-                &mut asked,
-            )?;
-            let answers = tokio::time::timeout_at(deadline, self.answers(&asked))
-                .await
-                .map_err(|_| {
-                    tracing::warn!(
-                        method = self.method,
-                        "a session's client did not answer in time"
-                    );
-                    RpcError::internal("Timed out waiting for the client's input")
-                })??;
-            let retry = with_answers(self.params, answers, asked.request_state.take())?;
-            let call = Call {
-                ctx: self.ctx.clone(),
-                params: (self.route.decode)(&retry),
-                sealing: self.sealer.map(|sealer| state::Sealing {
-                    sealer,
-                    principal: self.principal,
-                }),
-            };
-            let Running {
-                future,
-                binding: next,
-            } = (self.route.call)(call)?;
-            match future.await? {
-                Output::Complete(result) => return answer::on_session(&result),
-                Output::InputRequired(more) => {
-                    asked = more;
-                    binding = next;
-                }
+/// Fulfils `asked`, and every later round's, until the handler completes: the result
+/// in `session`'s form, or the error that ended the exchange.
+pub(super) async fn rounds(
+    policy: SessionInput,
+    method: &str,
+    retry: Retry<'_>,
+    mut asked: Box<InputRequiredResult>,
+    session: &SessionState,
+) -> Result<String, RpcError> {
+    let Retry {
+        route,
+        params,
+        ctx,
+        sealer,
+        principal,
+        capabilities,
+        mut binding,
+    } = retry;
+    let deadline = tokio::time::Instant::now() + policy.timeout;
+    for _ in 0..policy.max_rounds {
+        let sealing = sealer.zip(binding.as_ref());
+        state::check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
+        let answers = tokio::time::timeout_at(deadline, answers(&ctx, &asked))
+            .await
+            .map_err(|_| {
+                tracing::warn!(method, "a session's client did not answer in time");
+                RpcError::internal("Timed out waiting for the client's input")
+            })??;
+        let again = with_answers(params, answers, asked.request_state.take())?;
+        let call = Call {
+            ctx: ctx.clone(),
+            params: (route.decode)(&again),
+            sealing: sealer.map(|sealer| state::Sealing { sealer, principal }),
+        };
+        let Running {
+            future,
+            binding: next,
+        } = (route.call)(call)?;
+        match future.await? {
+            Output::Complete(result) => return session.complete(&result),
+            Output::InputRequired(more) => {
+                asked = more;
+                binding = next;
             }
         }
-        tracing::error!(
-            method = self.method,
-            rounds = self.policy.max_rounds,
-            "a handler asked for input more rounds than a session request may take"
-        );
-        Err(RpcError::internal("Internal error: too many input rounds"))
     }
+    tracing::error!(
+        method,
+        rounds = policy.max_rounds,
+        "a handler asked for input more rounds than a session request may take"
+    );
+    Err(RpcError::internal("Internal error: too many input rounds"))
+}
 
-    /// Every input request of the round sent to the client at once; the answers by key.
-    async fn answers(&self, asked: &InputRequiredResult) -> Result<Map<String, Value>, RpcError> {
-        let requests = asked.input_requests.iter().flat_map(|r| r.iter());
-        let asking = requests.map(|(key, request)| async move {
-            let answer = self.ctx.request_input(request).await?;
-            let value = serde_json::to_value(answer)
-                .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
-            Ok::<_, RpcError>((key.clone(), value))
-        });
-        futures_util::future::try_join_all(asking)
-            .await
-            .map(|answers| answers.into_iter().collect())
-    }
+/// Every input request of the round sent to the client at once; the answers by key.
+async fn answers(
+    ctx: &RequestContext,
+    asked: &InputRequiredResult,
+) -> Result<Map<String, Value>, RpcError> {
+    let requests = asked.input_requests.iter().flat_map(|r| r.iter());
+    let asking = requests.map(|(key, request)| async move {
+        let answer = ctx.request_input(request).await?;
+        let value = serde_json::to_value(answer)
+            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))?;
+        Ok::<_, RpcError>((key.clone(), value))
+    });
+    futures_util::future::try_join_all(asking)
+        .await
+        .map(|answers| answers.into_iter().collect())
 }
 
 /// The params of the retry: as sent, with `inputResponses` and `requestState` set.

@@ -4,6 +4,7 @@
 //! the server's events become the session's notifications, and the client's answers to
 //! the server's own requests are handed back to it.
 
+mod channel;
 mod fulfil;
 mod state;
 
@@ -13,7 +14,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-pub(crate) use fulfil::Rounds;
 pub use fulfil::SessionInput;
 pub(crate) use state::SessionState;
 
@@ -33,8 +33,9 @@ pub struct Session {
 }
 
 impl Session {
-    pub(crate) fn state(&self) -> &Arc<SessionState> {
-        &self.state
+    /// The session as the core sees a request's channel.
+    pub(crate) fn channel(&self) -> Arc<dyn crate::server::channel::Channel> {
+        self.state.clone()
     }
 
     /// Hands the client's response (to a request the server sent on this session) to
@@ -180,7 +181,12 @@ impl Server {
     /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
     pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
         let offers = Offers::of(&self.inner.capabilities);
-        let state = SessionState::open(params, self.inner.session_state_limit, offers)?;
+        let state = SessionState::open(
+            params,
+            self.inner.session_state_limit,
+            offers,
+            self.inner.session_input,
+        )?;
         let result = state::session_result(
             &self.inner.info,
             &self.inner.capabilities,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::SessionInput;
 use crate::server::Outbound;
 
 use crate::jsonrpc::{self, RpcError};
@@ -73,6 +74,9 @@ pub(crate) struct SessionState {
     pending: Mutex<Pending>,
     next_id: AtomicI64,
     pub(crate) offers: Offers,
+    /// How an `InputRequiredResult` is fulfilled over the session, if the server opted
+    /// in.
+    pub(crate) input: Option<SessionInput>,
     choices: Mutex<Choices>,
 }
 
@@ -110,6 +114,7 @@ impl SessionState {
         params: Option<&Value>,
         budget: usize,
         offers: Offers,
+        input: Option<SessionInput>,
     ) -> Result<Self, RpcError> {
         if let Some(params) = params {
             let kept = ["capabilities", "clientInfo"]
@@ -144,6 +149,7 @@ impl SessionState {
             pending: Mutex::default(),
             next_id: AtomicI64::new(1),
             offers,
+            input,
             choices: Mutex::default(),
         })
     }
@@ -312,7 +318,7 @@ mod tests {
     fn opened() -> SessionState {
         let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "c", "version": "1"}});
-        SessionState::open(Some(&params), 1 << 16, Offers::default()).unwrap()
+        SessionState::open(Some(&params), 1 << 16, Offers::default(), None).unwrap()
     }
 
     #[test]

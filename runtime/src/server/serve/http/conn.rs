@@ -198,6 +198,11 @@ impl Conn {
         self.evict.notified().await;
     }
 
+    /// Whether an eviction is pending, not voided by a request since.
+    pub(crate) fn is_evicted(&self) -> bool {
+        self.evicting.load(Ordering::Relaxed)
+    }
+
     fn close_waiting(&self) {
         self.evicting.store(true, Ordering::Relaxed);
         self.evict.notify_one();

@@ -196,6 +196,11 @@ impl Endpoint {
     /// Serves the connection's requests in turn until it closes, fails, goes over a
     /// budget (the caller's select), or the drain ends it.
     async fn serve(&self, mut io: h1::Conn) {
+        // Waited on between requests, registered once for the connection's life rather
+        // than once a request.
+        let drained = self.drain.cancelled();
+        let evicted = self.conn.evicted();
+        tokio::pin!(drained, evicted);
         loop {
             let read = if !self.drain.is_cancelled() {
                 tokio::select! {
@@ -204,9 +209,16 @@ impl Endpoint {
                     // busy endpoint may run this task for the first time long after.
                     read = io.read_request() => read,
                     // What was read so far stays in the connection's buffer.
-                    () = self.drain.cancelled() => continue,
-                    // Nothing whole to read: the connection closes with nothing unread.
-                    () = self.conn.evicted() => return,
+                    () = &mut drained => continue,
+                    () = &mut evicted => {
+                        // Nothing whole to read: the connection closes with nothing
+                        // unread, unless a request came between and voided the notice.
+                        if self.conn.is_evicted() {
+                            return;
+                        }
+                        evicted.set(self.conn.evicted());
+                        continue;
+                    }
                 }
             } else if io.nothing_read() {
                 // A client may be sending its next request right now: give it the grace

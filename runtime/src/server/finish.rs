@@ -1,0 +1,209 @@
+//! The stages of an admitted request after its context: the route started (its
+//! `requestState` opened and verified), the handler run, and its answer finished: a
+//! complete result written with the members the protocol adds, an
+//! `InputRequiredResult` gated on the client's capabilities and sealed. A request that
+//! came on a channel (a session's) has the channel finish both its way.
+
+use std::borrow::Cow;
+
+use super::channel::{Channel, Retry};
+use super::middleware::{Dispatched, Outcome};
+use super::pipeline::{Refusal, Routed, Verdict};
+use super::state::{self, Binding};
+use super::{Call, Output, RequestContext, Route, Running, Server, answer};
+use crate::jsonrpc::{RawParams, RpcError, code};
+use crate::seal::{Principal, Sealer};
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, method};
+
+/// What the method table says of the request's method, as the finish needs it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Facts {
+    pub(super) may_require_input: bool,
+    cacheable: bool,
+    writes_result_type: bool,
+}
+
+impl Facts {
+    /// The routed method's facts; the built-in `server/discover`'s from its marker.
+    pub(super) fn of(routed: Option<&Routed>) -> Self {
+        match routed {
+            Some(Routed { route, .. }) => Self {
+                may_require_input: route.may_require_input,
+                cacheable: route.cacheable,
+                writes_result_type: route.writes_result_type,
+            },
+            None => Self {
+                may_require_input: method::Discover::MAY_REQUIRE_INPUT,
+                cacheable: method::Discover::CACHEABLE,
+                writes_result_type: method::Discover::WRITES_RESULT_TYPE,
+            },
+        }
+    }
+}
+
+/// The route started: its handler's future and binding, or why it could not start
+/// (`None` for `server/discover`); and what another round takes, when kept.
+pub(super) struct Opened {
+    started: Result<Option<Running>, RpcError>,
+    again: Option<(Route, RawParams, RequestContext)>,
+}
+
+impl Opened {
+    /// The round the request's `requestState` names, when it named one.
+    pub(super) fn round(&self) -> Option<u32> {
+        match &self.started {
+            Ok(Some(Running { binding, .. })) => binding.as_ref().map(|b| b.round),
+            _ => None,
+        }
+    }
+}
+
+/// What finishing a request's answer takes.
+pub(super) struct Finish<'a> {
+    pub(super) server: &'a Server,
+    pub(super) method: &'a str,
+    pub(super) facts: Facts,
+    pub(super) sealer: Option<&'a Sealer>,
+    pub(super) principal: Option<&'a Principal>,
+    /// The client's capabilities, for a method that may ask for input.
+    pub(super) capabilities: Option<&'a ClientCapabilities>,
+    pub(super) channel: Option<&'a dyn Channel>,
+}
+
+impl<'a> Finish<'a> {
+    /// Starts the route with `ctx`: its `requestState` is opened and verified here.
+    /// With `keep`, the params and the context stay for another round.
+    pub(super) fn open(
+        &self,
+        routed: Option<Routed>,
+        ctx: RequestContext,
+        params: Option<RawParams>,
+        keep: bool,
+    ) -> Opened {
+        let Some(Routed {
+            route,
+            params: typed,
+        }) = routed
+        else {
+            return Opened {
+                started: Ok(None),
+                again: None,
+            };
+        };
+        let again = keep.then(|| ctx.clone());
+        let call = Call {
+            ctx,
+            params: typed,
+            sealing: self.sealer.map(|sealer| state::Sealing {
+                sealer,
+                principal: self.principal,
+            }),
+        };
+        let started = (route.call)(call);
+        // Unless kept, the params were read into the handler's type: their text goes.
+        let again = match (&started, again, params) {
+            (Ok(_), Some(ctx), Some(params)) => Some((route, params, ctx)),
+            _ => None,
+        };
+        Opened {
+            started: started.map(Some),
+            again,
+        }
+    }
+
+    /// Runs the handler and finishes its answer.
+    pub(super) async fn run(self, opened: Opened) -> Dispatched {
+        let (output, binding) = match opened.started {
+            Err(e) if e.is_invalid_request_state() => {
+                return Dispatched::new(Verdict::Answered(Err(e)), Outcome::RejectedState);
+            }
+            Err(e) => return answered_error(e),
+            Ok(Some(Running { future, binding })) => (future.await, binding),
+            Ok(None) => (Ok(Output::Complete(self.server.discover())), None),
+        };
+        match output {
+            Err(e) => answered_error(e),
+            Ok(Output::Complete(result)) => self.complete(result),
+            Ok(Output::InputRequired(asked)) => {
+                self.input_required(asked, binding, opened.again).await
+            }
+        }
+    }
+
+    /// A complete result, with `resultType` and (for a cacheable method) the caching
+    /// members it lacks; in the channel's form on a channel.
+    fn complete(&self, result: String) -> Dispatched {
+        let answer = match self.channel {
+            Some(channel) => channel.complete(&result),
+            // A result whose type writes `resultType` lacks nothing but, when it is
+            // cacheable, its caching members: its text is searched only then.
+            None if self.facts.writes_result_type && !self.facts.cacheable => Ok(result),
+            None => {
+                let cache = self.facts.cacheable.then_some(&self.server.inner.cache);
+                Ok(answer::complete(result, cache))
+            }
+        };
+        Dispatched::new(Verdict::Answered(answer), Outcome::Complete)
+    }
+
+    /// An `InputRequiredResult`: checked against the client's capabilities and sealed;
+    /// handed to the channel on one.
+    async fn input_required(
+        &self,
+        asked: Box<InputRequiredResult>,
+        binding: Option<Binding>,
+        again: Option<(Route, RawParams, RequestContext)>,
+    ) -> Dispatched {
+        let Some(capabilities) = self.capabilities else {
+            tracing::error!(method = %self.method, "a handler answered input_required on a method that cannot");
+            return answered_error(RpcError::internal("Internal error"));
+        };
+        if let Some(channel) = self.channel {
+            let retry = again.as_ref().map(|(route, params, ctx)| Retry {
+                route: route.clone(),
+                params,
+                ctx: ctx.clone(),
+                sealer: self.sealer,
+                principal: self.principal,
+                capabilities,
+                binding,
+            });
+            // Boxed by the channel: the rounds' future is large, and every request's
+            // future would carry its room inline otherwise.
+            return match channel.input_required(self.method, asked, retry).await {
+                Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Outcome::Complete),
+                Err(e) => answered_error(e),
+            };
+        }
+        let sealing = self.sealer.zip(binding.as_ref());
+        match state::finish_input_required(
+            self.method,
+            sealing,
+            self.principal,
+            capabilities,
+            *asked,
+        ) {
+            Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Outcome::InputRequired),
+            Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => Dispatched::new(
+                Verdict::refused(Refusal::MissingCapability, e),
+                Outcome::Refused(Refusal::MissingCapability),
+            ),
+            Err(e) => answered_error(e),
+        }
+    }
+}
+
+/// The method's name as the context keeps it: the route's, or the request's own.
+pub(super) fn method_name(routed: Option<&Routed>, method: &str) -> Cow<'static, str> {
+    routed.map_or_else(
+        || Cow::Owned(method.to_owned()),
+        |r| Cow::Borrowed(r.route.method),
+    )
+}
+
+/// A request's error as its answer.
+fn answered_error(error: RpcError) -> Dispatched {
+    let code = error.code;
+    Dispatched::new(Verdict::Answered(Err(error)), Outcome::Error(code))
+}
