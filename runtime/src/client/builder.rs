@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::callbacks::{self, Callbacks};
+use super::dialect::Dialect;
 use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
-use crate::Era;
 use crate::transport::{ClientTransport, EraTransport, MessageTransport};
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -249,8 +249,9 @@ impl ClientBuilder {
         };
         let settled = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
         let era = settled.era;
-        let client = self.build_in(transport, era, settled.server_name.map(Into::into));
-        if era == Era::Session {
+        let dialect = move |meta| Dialect::of(era, meta);
+        let client = self.build_in(transport, dialect, settled.server_name.map(Into::into));
+        if client.inner.dialect.holds_session {
             client.set_session_log_level().await?;
         }
         Ok(client)
@@ -262,13 +263,13 @@ impl ClientBuilder {
 
     /// A client speaking 2026-07-28 through `transport`.
     pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
-        self.build_in(transport, Era::Stateless, None)
+        self.build_in(transport, Dialect::stateless, None)
     }
 
     fn build_in(
         self,
         transport: Arc<dyn ClientTransport>,
-        era: Era,
+        dialect: impl FnOnce(String) -> Dialect,
         server_name: Option<Arc<str>>,
     ) -> Client {
         let capabilities = self.capabilities_value();
@@ -276,7 +277,11 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 transport,
-                meta: super::wire::static_meta(&capabilities, &info, self.log_level),
+                dialect: dialect(super::wire::static_meta(
+                    &capabilities,
+                    &info,
+                    self.log_level,
+                )),
                 log_level: self.log_level,
                 on_log: self.on_log,
                 info,
@@ -288,7 +293,6 @@ impl ClientBuilder {
                     first: Duration::from_millis(50),
                     max: Duration::from_millis(250),
                 },
-                era,
                 server_name,
                 cache: self.cache,
                 own_partition: super::cache::Partition::own(),

@@ -284,7 +284,7 @@ impl Client {
             .cloned()
             .collect();
         let (tx, rx) = mpsc::unbounded_channel();
-        let task = match self.inner.era {
+        let task = match self.inner.dialect.era() {
             Era::Stateless => self.listen_stateless(filter, uris, tx).await?,
             Era::Session => self.listen_on_session(filter, uris, tx).await?,
         };

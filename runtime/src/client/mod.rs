@@ -31,6 +31,7 @@ mod builder;
 mod cache;
 mod callbacks;
 mod connection;
+mod dialect;
 mod discovery;
 mod input_loop;
 mod listen;
@@ -86,15 +87,14 @@ struct Inner {
     transport: Arc<dyn ClientTransport>,
     info: Value,
     capabilities: Value,
-    /// The `_meta` members of every 2026-07-28 request (see `wire`), rendered once.
-    meta: String,
     callbacks: Callbacks,
     max_rounds: usize,
     restart_on_rejected_state: bool,
     log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
     on_log: Option<LogCallback>,
     backoff: Backoff,
-    era: Era,
+    /// How it speaks to its server (the era, and what that changes on the wire).
+    dialect: dialect::Dialect,
     /// The name the server gave while the client negotiated its era.
     server_name: Option<Arc<str>>,
     /// Where reusable results are kept, if anywhere.
@@ -110,7 +110,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("info", &self.inner.info)
             .field("capabilities", &self.inner.capabilities)
-            .field("era", &self.inner.era)
+            .field("era", &self.inner.dialect.era())
             .finish_non_exhaustive()
     }
 }
@@ -130,7 +130,7 @@ impl Client {
     /// The protocol version in use: `"2026-07-28"`, or `"2025-11-25"` on a session
     /// with a server of that era.
     pub fn protocol_version(&self) -> &str {
-        self.inner.era.protocol_version()
+        self.inner.dialect.era().protocol_version()
     }
 
     /// The server's name, as it gave it while the client negotiated the era (the
@@ -142,7 +142,7 @@ impl Client {
 
     /// The protocol era in use.
     pub fn era(&self) -> Era {
-        self.inner.era
+        self.inner.dialect.era()
     }
 
     /// The capabilities this client declares on every request (derived from its
@@ -293,21 +293,24 @@ impl Client {
             protocol_version: params.protocol_version.as_deref(),
             notifications,
         };
-        retry::send(transport.as_ref(), self.inner.era, request)
-            .await
-            .map_err(|e| {
-                let rejected = |r: &crate::jsonrpc::RpcError| {
-                    M::MAY_REQUIRE_INPUT && r.is_invalid_request_state()
-                };
-                match e {
-                    CallError::Rpc(e) if rejected(&e) => Error::StateRejected(Box::new(e)),
-                    CallError::Rpc(e) => Error::Rpc(Box::new(e)),
-                    CallError::Transport(t) => match t.rpc_error().filter(|r| rejected(r)) {
-                        Some(r) => Error::StateRejected(Box::new(r.clone())),
-                        None => Error::Transport(t),
-                    },
-                }
-            })
+        retry::send(
+            transport.as_ref(),
+            self.inner.dialect.holds_session,
+            request,
+        )
+        .await
+        .map_err(|e| {
+            let rejected =
+                |r: &crate::jsonrpc::RpcError| M::MAY_REQUIRE_INPUT && r.is_invalid_request_state();
+            match e {
+                CallError::Rpc(e) if rejected(&e) => Error::StateRejected(Box::new(e)),
+                CallError::Rpc(e) => Error::Rpc(Box::new(e)),
+                CallError::Transport(t) => match t.rpc_error().filter(|r| rejected(r)) {
+                    Some(r) => Error::StateRejected(Box::new(r.clone())),
+                    None => Error::Transport(t),
+                },
+            }
+        })
     }
 
     /// Calls a tool and runs the input-required loop to its complete result. A call the

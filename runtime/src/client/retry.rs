@@ -28,7 +28,6 @@
 
 use serde_json::{Value, json};
 
-use crate::Era;
 use crate::jsonrpc::{RpcError, code};
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
@@ -80,8 +79,9 @@ impl Retry {
         (wait <= MAX_RETRY_AFTER).then_some(wait)
     }
 
-    /// Whether `refusal` of a request for `method`, in `era`, calls for this retry.
-    fn answers(self, refusal: &CallError, method: &str, era: Era) -> bool {
+    /// Whether `refusal` of a request for `method`, by a client that holds a session
+    /// or not, calls for this retry.
+    fn answers(self, refusal: &CallError, method: &str, on_session: bool) -> bool {
         match self {
             Self::ToolHeaders => {
                 method == CallTool::METHOD
@@ -89,11 +89,11 @@ impl Retry {
                         if t.rpc_error().is_some_and(|e| e.code == code::HEADER_MISMATCH))
             }
             Self::SessionGone => {
-                era == Era::Session
+                on_session
                     && matches!(refusal, CallError::Transport(t) if t.http_status() == Some(404))
             }
             Self::VersionRefused => {
-                era == Era::Stateless && refusal.rpc_error().is_some_and(lists_our_version)
+                !on_session && refusal.rpc_error().is_some_and(lists_our_version)
             }
             Self::Busy => Self::busy_wait(refusal).is_some(),
         }
@@ -127,10 +127,11 @@ impl Retry {
     }
 }
 
-/// Sends `request` through `transport`, in `era`, retrying it as the module says.
+/// Sends `request` through `transport` for a client that holds a session or not,
+/// retrying it as the module says.
 pub(crate) async fn send(
     transport: &dyn ClientTransport,
-    era: Era,
+    on_session: bool,
     request: EncodedRequest<'_>,
 ) -> Result<crate::jsonrpc::RawResult, CallError> {
     let mut outcome = transport.request_encoded(request).await;
@@ -139,7 +140,7 @@ pub(crate) async fn send(
         let taken = |r: Retry| tried.iter().filter(|t| **t == r).count();
         let Some(retry) = Retry::ORDER
             .into_iter()
-            .find(|r| taken(*r) < r.times() && r.answers(refusal, request.method, era))
+            .find(|r| taken(*r) < r.times() && r.answers(refusal, request.method, on_session))
         else {
             break;
         };
@@ -179,6 +180,7 @@ mod tests {
     use std::sync::atomic::{AtomicI64, Ordering};
 
     use super::*;
+    use crate::Era;
     use crate::transport::{BoxFuture, OutgoingRequest, TransportError};
     use crate::types::v2026_07_28::RequestId;
     use crate::util::lock;
@@ -269,7 +271,7 @@ mod tests {
             protocol_version: Some(PROTOCOL_VERSION),
             notifications: None,
         };
-        let answer = send(transport, era, request).await?;
+        let answer = send(transport, era == Era::Session, request).await?;
         Ok(serde_json::from_str(answer.get()).unwrap())
     }
 

@@ -13,9 +13,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Client;
-use crate::protocol::{META_PROTOCOL_VERSION, PROTOCOL_VERSION, RequestMeta};
+use crate::Error;
+use crate::protocol::{META_PROTOCOL_VERSION, RequestMeta};
 use crate::types::rpc::ClientRequestMethod;
-use crate::{Era, Error};
 
 /// `_meta` key: the token that asks for progress notifications on this request.
 const META_PROGRESS_TOKEN: &str = "progressToken";
@@ -73,25 +73,22 @@ impl Client {
         if !plain {
             return self.encode_merging(params, progress_token);
         }
-        let stateless = self.inner.era == Era::Stateless;
+        let dialect = &self.inner.dialect;
+        let protocol_version = dialect.version.map(Cow::Borrowed);
         let trace = crate::protocol::current_trace();
-        if !stateless && progress_token.is_none() && trace.is_none() {
-            // A session said who the client is once, in `initialize`.
+        if dialect.meta.is_empty() && progress_token.is_none() && trace.is_none() {
             return Ok(EncodedParams {
                 text,
-                protocol_version: None,
+                protocol_version,
             });
         }
         // `_meta` goes first: a server finds it without passing over the params' own
         // members (tern's keeps the `_meta` of each client it has read).
         let own = text;
-        let mut text = String::with_capacity(own.len() + self.inner.meta.len() + 48);
+        let mut text = String::with_capacity(own.len() + dialect.meta.len() + 48);
         text.push_str(r#"{"_meta":{"#);
-        let mut empty = true;
-        if stateless {
-            text.push_str(&self.inner.meta);
-            empty = self.inner.meta.is_empty();
-        }
+        text.push_str(&dialect.meta);
+        let mut empty = dialect.meta.is_empty();
         let mut member = |key: &str, value: &str| {
             if !empty {
                 text.push(',');
@@ -116,7 +113,7 @@ impl Client {
         text.push_str(&own[1..]);
         Ok(EncodedParams {
             text,
-            protocol_version: stateless.then_some(Cow::Borrowed(PROTOCOL_VERSION)),
+            protocol_version,
         })
     }
 
@@ -136,19 +133,13 @@ impl Client {
                 ))));
             }
         };
-        let progress_token = progress_token.map(Value::from);
-        let mut meta = match self.inner.era {
-            Era::Stateless => stateless_meta(
-                &self.inner.capabilities,
-                &self.inner.info,
-                progress_token.as_ref(),
-                self.inner.log_level,
-            ),
-            // A session said who the client is once, in `initialize`.
-            Era::Session => progress_token
-                .map(|t| Map::from_iter([(META_PROGRESS_TOKEN.to_owned(), t)]))
-                .unwrap_or_default(),
-        };
+        // What every request of the dialect carries, then the progress token.
+        let mut meta: Map<String, Value> =
+            serde_json::from_str(&format!("{{{}}}", self.inner.dialect.meta))
+                .map_err(Error::Encode)?;
+        if let Some(token) = progress_token {
+            meta.insert(META_PROGRESS_TOKEN.to_owned(), token.into());
+        }
         for (key, value) in crate::protocol::current_trace()
             .iter()
             .flat_map(|t| t.members())
@@ -182,7 +173,8 @@ impl Client {
         &self,
         result: &crate::jsonrpc::RawResult,
     ) -> crate::Result<M::Result> {
-        if self.inner.era == Era::Stateless && M::MAY_REQUIRE_INPUT {
+        let recode = self.inner.dialect.recode;
+        if recode.is_none() && M::MAY_REQUIRE_INPUT {
             return serde_json::from_str(result.get()).map_err(super::decode_error::<M>);
         }
         let mut value: Value =
@@ -190,14 +182,11 @@ impl Client {
                 method: M::METHOD,
                 source,
             })?;
-        if self.inner.era == Era::Session {
-            value =
-                crate::protocol::era::from_session_result(M::METHOD, value).map_err(|source| {
-                    Error::Decode {
-                        method: M::METHOD,
-                        source,
-                    }
-                })?;
+        if let Some(recode) = recode {
+            value = recode(M::METHOD, value).map_err(|source| Error::Decode {
+                method: M::METHOD,
+                source,
+            })?;
         }
         super::decode_result::<M>(value)
     }
@@ -215,6 +204,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::Era;
+    use crate::protocol::PROTOCOL_VERSION;
     use crate::transport::memory;
     use crate::types::v2026_07_28::{CallToolRequestParams, RequestMetaObject};
 
@@ -223,9 +214,9 @@ mod tests {
         let mut client = Client::builder("wire", "1.0")
             .on_elicitation(|_ctx, _p| async { Ok(crate::ask::accept([("a", "b")])) })
             .connect(end);
-        std::sync::Arc::get_mut(&mut client.inner)
-            .expect("the only handle")
-            .era = era;
+        let inner = std::sync::Arc::get_mut(&mut client.inner).expect("the only handle");
+        let meta = std::mem::take(&mut inner.dialect.meta);
+        inner.dialect = super::super::dialect::Dialect::of(era, meta);
         client
     }
 
