@@ -36,10 +36,10 @@ pub struct ServerBuilder {
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
 pub const DEFAULT_SESSION_STATE_LIMIT: usize = 64 * 1024;
 
-impl Server {
-    /// A builder for a server called `name` at `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {
+impl ServerBuilder {
+    /// A builder for a server called `name` at `version` ([`Server::builder`]).
+    pub(super) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
             info: Implementation::new(name, version),
             instructions: None,
             capabilities: None,

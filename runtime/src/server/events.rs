@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::Server;
 use crate::types::v2026_07_28::LoggingLevel;
 
 /// How many events a slow listener may fall behind before it misses some (it is told
@@ -59,24 +58,5 @@ impl Events {
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
         self.0.subscribe()
-    }
-}
-
-impl Server {
-    /// Tells every client listening (a `subscriptions/listen` stream, a 2025-11-25
-    /// session's stream) about `event`; each hears it only if it asked for it.
-    pub fn publish(&self, event: ServerEvent) {
-        self.inner.events.publish(event);
-    }
-
-    /// Tells the subscribers of `uri`, in either era, that the resource changed.
-    pub fn resource_updated(&self, uri: &str) {
-        self.publish(ServerEvent::ResourceUpdated(uri.into()));
-    }
-
-    /// The server's events from now on, for a transport that carries them to clients
-    /// (see [`Session::message_for`](super::Session::message_for)).
-    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
-        self.inner.events.subscribe()
     }
 }

@@ -46,7 +46,7 @@ mod tests;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
@@ -272,6 +272,58 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// A builder for a server called `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(name, version)
+    }
+
+    /// Reads `request` as a stateless request: its params into their method's type, once,
+    /// and from them its `_meta` and its target.
+    pub fn accept(&self, request: IncomingRequest) -> Accepted {
+        pipeline::accept(self, request)
+    }
+
+    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
+    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
+    pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
+        let result = self.accept(request).serve().await.into_result()?;
+        serde_json::from_str(&result).map_err(|e| {
+            tracing::error!(error = %e, "a result was not JSON");
+            RpcError::internal("Internal error")
+        })
+    }
+
+    /// Serves requests arriving on `transport` until the peer goes away. In-flight
+    /// handlers are cancelled when it does.
+    pub async fn serve<T: crate::transport::MessageTransport>(
+        &self,
+        transport: T,
+    ) -> crate::Result<()> {
+        serve::messages::serve(self, transport).await
+    }
+
+    /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
+    pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
+        session::open(self, params)
+    }
+
+    /// Tells every client listening (a `subscriptions/listen` stream, a 2025-11-25
+    /// session's stream) about `event`; each hears it only if it asked for it.
+    pub fn publish(&self, event: ServerEvent) {
+        self.inner.events.publish(event);
+    }
+
+    /// Tells the subscribers of `uri`, in either era, that the resource changed.
+    pub fn resource_updated(&self, uri: &str) {
+        self.publish(ServerEvent::ResourceUpdated(uri.into()));
+    }
+
+    /// The server's events from now on, for a transport that carries them to clients
+    /// (see [`Session::message_for`]).
+    pub fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+
     /// How complex an incoming message may be: transports check it before parsing.
     pub(crate) fn json_limits(&self) -> &JsonLimits {
         &self.inner.limits

@@ -153,86 +153,73 @@ impl std::fmt::Debug for Routed {
     }
 }
 
-impl Server {
-    /// Reads `request` as a stateless request: its params into their method's type, once,
-    /// and from them its `_meta` and its target.
-    pub fn accept(&self, request: IncomingRequest) -> Accepted {
-        let text = request.params.as_ref().map_or("{}", RawParams::get);
-        let (mut routed, known) = match self.inner.handlers.get(request.method.as_str()) {
-            None => (None, None),
-            Some(route) => {
-                let (params, known) = match self.read_split(route, text, request.auth.as_ref()) {
-                    Some((params, meta)) => (Ok(params), Some(meta)),
-                    None => ((route.decode)(text), None),
-                };
-                let route = route.clone();
-                (Some(Routed { route, params }), known)
-            }
-        };
-        let (meta, target) = match (known, routed.as_mut().map(|r| &mut r.params)) {
-            (Some(meta), _) => (meta, None),
-            (None, Some(Ok(typed))) => (
-                MetaRead::typed(
-                    typed.meta_slot().and_then(Option::as_deref_mut),
-                    protocol::SUPPORTED_VERSIONS,
-                ),
-                None,
+/// Reads `request` as a stateless request ([`Server::accept`]).
+pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
+    let text = request.params.as_ref().map_or("{}", RawParams::get);
+    let (mut routed, known) = match server.inner.handlers.get(request.method.as_str()) {
+        None => (None, None),
+        Some(route) => {
+            let (params, known) = match read_split(server, route, text, request.auth.as_ref()) {
+                Some((params, meta)) => (Ok(params), Some(meta)),
+                None => ((route.decode)(text), None),
+            };
+            let route = route.clone();
+            (Some(Routed { route, params }), known)
+        }
+    };
+    let (meta, target) = match (known, routed.as_mut().map(|r| &mut r.params)) {
+        (Some(meta), _) => (meta, None),
+        (None, Some(Ok(typed))) => (
+            MetaRead::typed(
+                typed.meta_slot().and_then(Option::as_deref_mut),
+                protocol::SUPPORTED_VERSIONS,
             ),
-            // Unrouted, or params that are not their type: `_meta` and the target are
-            // read on their own, so the refusal names exactly what is wrong.
-            _ => read_apart(&request),
-        };
-        // Params a transport did not check are JSON if they were read into their type;
-        // otherwise (no route, or not their type) they are checked now.
-        let read = matches!(&routed, Some(Routed { params: Ok(_), .. }));
-        let malformed = !read
-            && request
-                .params
-                .as_ref()
-                .is_some_and(|p| !p.is_checked() && !crate::jsonrpc::is_json(p.get()));
-        Accepted {
-            server: self.clone(),
-            request,
-            meta,
-            routed,
-            target,
-            channel: None,
-            malformed,
-        }
+            None,
+        ),
+        // Unrouted, or params that are not their type: `_meta` and the target are
+        // read on their own, so the refusal names exactly what is wrong.
+        _ => read_apart(&request),
+    };
+    // Params a transport did not check are JSON if they were read into their type;
+    // otherwise (no route, or not their type) they are checked now.
+    let read = matches!(&routed, Some(Routed { params: Ok(_), .. }));
+    let malformed = !read
+        && request
+            .params
+            .as_ref()
+            .is_some_and(|p| !p.is_checked() && !crate::jsonrpc::is_json(p.get()));
+    Accepted {
+        server: server.clone(),
+        request,
+        meta,
+        routed,
+        target,
+        channel: None,
+        malformed,
     }
+}
 
-    /// The usual request's params read apart: the `_meta` found among those the server
-    /// knows (or read on its own), the rest into the route's type. `None` when in any
-    /// doubt, and the params are read whole.
-    fn read_split(
-        &self,
-        route: &Route,
-        text: &str,
-        auth: Option<&AuthInfo>,
-    ) -> Option<(Box<dyn Decoded>, MetaRead)> {
-        let split = self
-            .inner
-            .metas
-            .split(text, auth, protocol::SUPPORTED_VERSIONS)?;
-        let mut params = (route.decode)(&split.rest).ok()?;
-        let slot = params.meta_slot()?;
-        // A second `_meta` member: the general read says which one counts.
-        if slot.is_some() {
-            return None;
-        }
-        *slot = Some(Box::new(split.meta.left()));
-        Some((params, split.meta.read()))
+/// The usual request's params read apart: the `_meta` found among those the server
+/// knows (or read on its own), the rest into the route's type. `None` when in any
+/// doubt, and the params are read whole.
+fn read_split(
+    server: &Server,
+    route: &Route,
+    text: &str,
+    auth: Option<&AuthInfo>,
+) -> Option<(Box<dyn Decoded>, MetaRead)> {
+    let split = server
+        .inner
+        .metas
+        .split(text, auth, protocol::SUPPORTED_VERSIONS)?;
+    let mut params = (route.decode)(&split.rest).ok()?;
+    let slot = params.meta_slot()?;
+    // A second `_meta` member: the general read says which one counts.
+    if slot.is_some() {
+        return None;
     }
-
-    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
-    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
-    pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
-        let result = self.accept(request).serve().await.into_result()?;
-        serde_json::from_str(&result).map_err(|e| {
-            tracing::error!(error = %e, "a result was not JSON");
-            RpcError::internal("Internal error")
-        })
-    }
+    *slot = Some(Box::new(split.meta.left()));
+    Some((params, split.meta.read()))
 }
 
 /// `_meta` and the target found in the params text on their own, for a request whose

@@ -23,137 +23,161 @@ use crate::util::InFlight;
 /// (stdin closed) before they are cancelled: 10 s.
 pub const END_OF_INPUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
-impl Server {
-    /// Serves requests arriving on `transport` until the peer goes away. In-flight
-    /// handlers are cancelled when it does.
-    pub async fn serve<T: MessageTransport>(&self, transport: T) -> crate::Result<()> {
-        let (sink, mut source) = transport.split();
-        let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
-        let writer = tokio::spawn(async move {
-            while let Some(message) = out_rx.recv().await {
-                if let Err(e) = sink.send(message).await {
-                    tracing::debug!(error = %e, "the client went away while we were writing");
-                    break;
-                }
-            }
-        });
-        let in_flight = InFlight::default();
-        let mut session: Option<Session> = None;
-        let mut forwarder: Option<tokio::task::JoinHandle<()>> = None;
-        while let Some(message) = source.recv().await {
-            let text = match message {
-                Ok(t) => t,
-                Err(e) if e.is_skipped() => {
-                    // One message was too large to read; the transport goes on.
-                    tracing::warn!(error = %e, "skipped a message");
-                    let error = RpcError::invalid_request(format!("Invalid Request: {e}"));
-                    let _ = out_tx.send(jsonrpc::response(None, &Err(error)));
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "transport failed");
-                    break;
-                }
-            };
-            match Incoming::read_within(text.as_bytes(), self.json_limits()) {
-                Err(rejected) => {
-                    let _ = out_tx.send(jsonrpc::response(
-                        rejected.id.as_ref(),
-                        &Err(rejected.error),
-                    ));
-                }
-                Ok(Incoming::Request { id, method, params }) => {
-                    let request = IncomingRequest::from_raw(id, method, params);
-                    let mut accepted = self.accept(request);
-                    if accepted.malformed() {
-                        let rejected = Incoming::rejection(text.as_bytes());
-                        let error = Err(rejected.error);
-                        let _ = out_tx.send(jsonrpc::response(rejected.id.as_ref(), &error));
-                        continue;
-                    }
-                    // Before `initialize` a request carrying the 2026-07-28 `_meta` is
-                    // stateless; once a session is open, every request belongs to it.
-                    let modern = accepted.names_protocol_version() && session.is_none();
-                    if accepted.method() == session_method::Initialize::METHOD && !modern {
-                        let params = accepted
-                            .params()
-                            .and_then(|p| serde_json::from_str(p.get()).ok());
-                        let result = self.open_connection_session(params.as_ref(), &mut session);
-                        if let (Ok(_), Some(s)) = (&result, &session) {
-                            // The session's notifications outside any request share
-                            // the connection's writer.
-                            // The writer ends when every sender is gone: this one is
-                            // dropped when the loop below aborts the task.
-                            let out = out_tx.clone();
-                            let forward = s
-                                .clone()
-                                .forward_events(self.events(), move |m| out.send(m).is_ok());
-                            forwarder = Some(tokio::spawn(forward));
-                        }
-                        let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &result));
-                        continue;
-                    }
-                    if let Some(s) = &session {
-                        if let Some(own) = s.answer_own(accepted.method(), accepted.params()) {
-                            let _ = out_tx.send(jsonrpc::response(Some(accepted.id()), &own));
-                            continue;
-                        }
-                        accepted = accepted.on_session(s);
-                    }
-                    spawn_request(accepted, &in_flight, &out_tx);
-                }
-                Ok(Incoming::Notification {
-                    method: name,
-                    params,
-                }) => {
-                    if name == method::Cancelled::METHOD {
-                        in_flight.cancel(params.as_ref());
-                    } else {
-                        tracing::trace!(method = name, "ignoring a client notification");
-                    }
-                }
-                Ok(Incoming::Response { id, result }) => match &session {
-                    Some(s) => s.answer(&id, result),
-                    None => tracing::debug!("ignoring a response outside a 2025-11-25 session"),
-                },
+/// Serves requests arriving on `transport` until the peer goes away (see
+/// [`Server::serve`]).
+pub(crate) async fn serve<T: MessageTransport>(server: &Server, transport: T) -> crate::Result<()> {
+    let (sink, mut source) = transport.split();
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(message) = out_rx.recv().await {
+            if let Err(e) = sink.send(message).await {
+                tracing::debug!(error = %e, "the client went away while we were writing");
+                break;
             }
         }
-        // The input ended: no answer to a session's own requests can come any more,
-        // but the requests already read are served (each task holds a sender, so the
-        // writer ends when the last one is done), for at most END_OF_INPUT_DRAIN.
-        if let Some(s) = &session {
+    });
+    let mut conn = MessageLoop {
+        server,
+        out: out_tx,
+        in_flight: InFlight::default(),
+        session: None,
+        forwarder: None,
+    };
+    while let Some(message) = source.recv().await {
+        match message {
+            Ok(text) => conn.message(&text),
+            Err(e) if e.is_skipped() => {
+                // One message was too large to read; the transport goes on.
+                tracing::warn!(error = %e, "skipped a message");
+                let error = RpcError::invalid_request(format!("Invalid Request: {e}"));
+                conn.send(jsonrpc::response(None, &Err(error)));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "transport failed");
+                break;
+            }
+        }
+    }
+    conn.end(writer).await;
+    Ok(())
+}
+
+/// One message transport's connection as the server serves it.
+struct MessageLoop<'a> {
+    server: &'a Server,
+    /// The connection's one writer.
+    out: mpsc::UnboundedSender<String>,
+    in_flight: InFlight,
+    /// The 2025-11-25 session `initialize` opened, once it has.
+    session: Option<Session>,
+    /// The task sending the session's notifications outside any request.
+    forwarder: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl MessageLoop<'_> {
+    fn send(&self, message: String) {
+        let _ = self.out.send(message);
+    }
+
+    /// One message read off the transport.
+    fn message(&mut self, text: &str) {
+        match Incoming::read_within(text.as_bytes(), self.server.json_limits()) {
+            Err(rejected) => self.send(jsonrpc::response(
+                rejected.id.as_ref(),
+                &Err(rejected.error),
+            )),
+            Ok(Incoming::Request { id, method, params }) => {
+                self.request(IncomingRequest::from_raw(id, method, params), text);
+            }
+            Ok(Incoming::Notification {
+                method: name,
+                params,
+            }) => {
+                if name == method::Cancelled::METHOD {
+                    self.in_flight.cancel(params.as_ref());
+                } else {
+                    tracing::trace!(method = name, "ignoring a client notification");
+                }
+            }
+            Ok(Incoming::Response { id, result }) => match &self.session {
+                Some(s) => s.answer(&id, result),
+                None => tracing::debug!("ignoring a response outside a 2025-11-25 session"),
+            },
+        }
+    }
+
+    /// A request: `initialize` and what a session answers itself here, the rest in a
+    /// task of its own.
+    fn request(&mut self, request: IncomingRequest, text: &str) {
+        let mut accepted = self.server.accept(request);
+        if accepted.malformed() {
+            let rejected = Incoming::rejection(text.as_bytes());
+            self.send(jsonrpc::response(
+                rejected.id.as_ref(),
+                &Err(rejected.error),
+            ));
+            return;
+        }
+        // Before `initialize` a request carrying the 2026-07-28 `_meta` is stateless;
+        // once a session is open, every request belongs to it.
+        let stateless = accepted.names_protocol_version() && self.session.is_none();
+        if accepted.method() == session_method::Initialize::METHOD && !stateless {
+            let params = accepted
+                .params()
+                .and_then(|p| serde_json::from_str(p.get()).ok());
+            let result = self.initialize(params.as_ref());
+            self.send(jsonrpc::response(Some(accepted.id()), &result));
+            return;
+        }
+        if let Some(s) = &self.session {
+            if let Some(own) = s.answer_own(accepted.method(), accepted.params()) {
+                self.send(jsonrpc::response(Some(accepted.id()), &own));
+                return;
+            }
+            accepted = accepted.on_session(s);
+        }
+        spawn_request(accepted, &self.in_flight, &self.out);
+    }
+
+    /// Answers `initialize`: opens the connection's 2025-11-25 session, once, and sends
+    /// its notifications outside any request through the connection's writer.
+    fn initialize(&mut self, params: Option<&Value>) -> Result<Value, RpcError> {
+        if self.session.is_some() {
+            return Err(RpcError::invalid_request(
+                "Invalid Request: the session is already initialized",
+            ));
+        }
+        let (session, result) = self.server.open_session(params)?;
+        // The writer ends when every sender is gone: this one goes when `end` aborts the
+        // task.
+        let out = self.out.clone();
+        let forward = session
+            .clone()
+            .forward_events(self.server.events(), move |m| out.send(m).is_ok());
+        self.forwarder = Some(tokio::spawn(forward));
+        self.session = Some(session);
+        Ok(result)
+    }
+
+    /// The input ended: no answer to a session's own requests can come any more, but
+    /// the requests already read are served (each task holds a sender, so the writer
+    /// ends when the last one is done), for at most [`END_OF_INPUT_DRAIN`].
+    async fn end(self, mut writer: tokio::task::JoinHandle<()>) {
+        if let Some(s) = &self.session {
             s.close();
         }
-        if let Some(forwarder) = forwarder {
+        if let Some(forwarder) = self.forwarder {
             forwarder.abort();
         }
-        drop(out_tx);
-        let mut writer = writer;
+        drop(self.out);
         if tokio::time::timeout(END_OF_INPUT_DRAIN, &mut writer)
             .await
             .is_err()
         {
             tracing::warn!("requests still running after the input ended: cancelling them");
-            in_flight.cancel_all();
+            self.in_flight.cancel_all();
             let _ = writer.await;
         }
-        Ok(())
-    }
-
-    /// Answers `initialize`: opens the connection's 2025-11-25 session, once.
-    fn open_connection_session(
-        &self,
-        params: Option<&Value>,
-        session: &mut Option<Session>,
-    ) -> Result<Value, RpcError> {
-        if session.is_some() {
-            return Err(RpcError::invalid_request(
-                "Invalid Request: the session is already initialized",
-            ));
-        }
-        let (opened, result) = self.open_session(params)?;
-        *session = Some(opened);
-        Ok(result)
     }
 }
 

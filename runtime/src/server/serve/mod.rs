@@ -8,7 +8,7 @@
 
 #[cfg(feature = "http-server")]
 pub mod http;
-mod messages;
+pub(super) mod messages;
 
 pub use messages::END_OF_INPUT_DRAIN;
 

@@ -177,26 +177,25 @@ where
         .map_err(|e| RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD)))
 }
 
-impl Server {
-    /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
-    pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
-        let offers = Offers::of(&self.inner.capabilities);
-        let state = SessionState::open(
-            params,
-            self.inner.session_state_limit,
-            offers,
-            self.inner.session_input,
-        )?;
-        let result = state::session_result(
-            &self.inner.info,
-            &self.inner.capabilities,
-            self.inner.instructions.as_deref(),
-        )?;
-        Ok((
-            Session {
-                state: Arc::new(state),
-            },
-            result,
-        ))
-    }
+/// Answers a 2025-11-25 `initialize` to `server`: the new session, and the result to
+/// send ([`Server::open_session`]).
+pub(crate) fn open(server: &Server, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
+    let offers = Offers::of(&server.inner.capabilities);
+    let state = SessionState::open(
+        params,
+        server.inner.session_state_limit,
+        offers,
+        server.inner.session_input,
+    )?;
+    let result = state::session_result(
+        &server.inner.info,
+        &server.inner.capabilities,
+        server.inner.instructions.as_deref(),
+    )?;
+    Ok((
+        Session {
+            state: Arc::new(state),
+        },
+        result,
+    ))
 }

@@ -194,8 +194,8 @@ impl Conn {
 
     /// Resolves when the reaper or the cap closes this connection while it waits: its
     /// task then closes it, unless what it reads first is a request.
-    pub(crate) async fn evicted(&self) {
-        self.evict.notified().await;
+    pub(crate) fn evicted(&self) -> tokio::sync::futures::Notified<'_> {
+        self.evict.notified()
     }
 
     /// Whether an eviction is pending, not voided by a request since.

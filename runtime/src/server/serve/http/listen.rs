@@ -6,6 +6,7 @@
 //! by its preface in clear) goes to `h2.rs` instead.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +15,8 @@ use http::header::CONTENT_TYPE;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::futures::Notified;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
@@ -125,6 +127,70 @@ fn spawn_connection(
     });
 }
 
+/// What reading a connection's next request head came to.
+enum Next {
+    Request(RequestHead),
+    /// Read again: the drain began, or an eviction was voided.
+    Again,
+    /// The client speaks HTTP/2 with prior knowledge.
+    #[cfg(feature = "http-server-h2")]
+    H2,
+    /// The refusal was written: the connection closes politely.
+    Close,
+    /// The connection is done (closed, failed, evicted, drained).
+    End,
+}
+
+/// Writes `reply` to the request `head` on `io`; whether the connection closes after
+/// it (`close`, or the response's own framing says so), or `None` when the connection
+/// failed or the client went away meanwhile.
+async fn write_reply(
+    io: &mut h1::Conn,
+    head: &RequestHead,
+    reply: Reply,
+    close: bool,
+) -> Option<bool> {
+    let response = match reply {
+        // The usual answer: its head and text go out in one write, no header map or
+        // body built to carry them here.
+        Reply::Json(status, text) => {
+            let json = || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
+            let len = u64::try_from(text.len()).ok();
+            let mut writer = ResponseWriter::with_fields(head, status, json, len, close);
+            let closes = writer.closes();
+            writer.data(io, text.as_bytes()).await.ok()?;
+            writer.finish(io).await.ok()?;
+            return Some(closes);
+        }
+        Reply::Response(response) => response,
+    };
+    let (parts, mut body) = response.into_parts();
+    let exact = http_body::Body::size_hint(&body).exact();
+    let mut writer = ResponseWriter::new(head, parts.status, &parts.headers, exact, close);
+    let closes = writer.closes();
+    loop {
+        let frame = tokio::select! {
+            biased;
+            frame = body.frame() => frame,
+            () = io.closed() => return None,
+        };
+        let data = match frame {
+            None => break,
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "a response body failed");
+                return None;
+            }
+        };
+        writer.data(io, &data).await.ok()?;
+    }
+    writer.finish(io).await.ok()?;
+    Some(closes)
+}
+
 /// How long a draining endpoint keeps an idle connection open for a request that may
 /// already be on its way.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
@@ -202,53 +268,19 @@ impl Endpoint {
         let evicted = self.conn.evicted();
         tokio::pin!(drained, evicted);
         loop {
-            let read = if !self.drain.is_cancelled() {
-                tokio::select! {
-                    biased;
-                    // First, so a request that arrived before an eviction is served: a
-                    // busy endpoint may run this task for the first time long after.
-                    read = io.read_request() => read,
-                    // What was read so far stays in the connection's buffer.
-                    () = &mut drained => continue,
-                    () = &mut evicted => {
-                        // Nothing whole to read: the connection closes with nothing
-                        // unread, unless a request came between and voided the notice.
-                        if self.conn.is_evicted() {
-                            return;
-                        }
-                        evicted.set(self.conn.evicted());
-                        continue;
-                    }
-                }
-            } else if io.nothing_read() {
-                // A client may be sending its next request right now: give it the grace
-                // to arrive and be answered with `Connection: close`, not a close under it.
-                match tokio::time::timeout(DRAIN_GRACE, io.read_request()).await {
-                    Ok(read) => read,
-                    Err(_) => return,
-                }
-            } else {
-                io.read_request().await
-            };
-            let head = match read {
-                ReadHead::Request(head) => head,
-                ReadHead::Closed => return,
+            let head = match self
+                .next_head(&mut io, drained.as_mut(), evicted.as_mut())
+                .await
+            {
+                Next::Request(head) => head,
+                Next::Again => continue,
                 #[cfg(feature = "http-server-h2")]
-                ReadHead::Refused(_) if io.buffered().starts_with(super::h2::PREFACE_LINE) => {
+                Next::H2 => {
                     let (io, read) = io.into_parts();
                     return self.serve_h2(super::h2::Rewind::new(read, io)).await;
                 }
-                ReadHead::Refused(refusal) => {
-                    tracing::debug!(%refusal, "refused a request head");
-                    if io.write(&h1::bare(refusal.status())).await.is_ok() {
-                        io.close().await;
-                    }
-                    return;
-                }
-                ReadHead::Failed(e) => {
-                    tracing::debug!(error = %e, "a connection failed in a request head");
-                    return;
-                }
+                Next::Close => return io.close().await,
+                Next::End => return,
             };
             let guard = self.conn.request_started();
             let (body, whole) = match io.read_body(&head, self.shared.max_body_bytes).await {
@@ -261,70 +293,77 @@ impl Endpoint {
                     return;
                 }
             };
-            let response = tokio::select! {
+            let reply = tokio::select! {
                 biased;
-                response = self.respond(&head, body) => response,
+                reply = self.respond(&head, body) => reply,
                 // The client is gone: its request's handler is dropped (and so cancelled).
                 () = io.closed() => return,
             };
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
             let close = !head.keep_alive || !whole || self.drain.is_cancelled();
-            let response = match response {
-                // The usual answer: its head and text go out in one write, no header map
-                // or body built to carry them here.
-                Reply::Json(status, text) => {
-                    let json =
-                        || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
-                    let len = u64::try_from(text.len()).ok();
-                    let mut writer = ResponseWriter::with_fields(&head, status, json, len, close);
-                    let close = writer.closes();
-                    if writer.data(&mut io, text.as_bytes()).await.is_err()
-                        || writer.finish(&mut io).await.is_err()
-                    {
-                        return;
-                    }
-                    drop(guard);
-                    if close {
-                        io.close().await;
-                        return;
-                    }
-                    continue;
-                }
-                Reply::Response(response) => response,
-            };
-            let (parts, mut body) = response.into_parts();
-            let exact = http_body::Body::size_hint(&body).exact();
-            let mut writer = ResponseWriter::new(&head, parts.status, &parts.headers, exact, close);
-            let close = writer.closes();
-            loop {
-                let frame = tokio::select! {
-                    biased;
-                    frame = body.frame() => frame,
-                    () = io.closed() => return,
-                };
-                let data = match frame {
-                    None => break,
-                    Some(Ok(frame)) => match frame.into_data() {
-                        Ok(data) => data,
-                        Err(_) => continue,
-                    },
-                    Some(Err(e)) => {
-                        tracing::debug!(error = %e, "a response body failed");
-                        return;
-                    }
-                };
-                if writer.data(&mut io, &data).await.is_err() {
-                    return;
-                }
-            }
-            if writer.finish(&mut io).await.is_err() {
+            let Some(close) = write_reply(&mut io, &head, reply, close).await else {
                 return;
-            }
+            };
             drop(guard);
             if close {
                 io.close().await;
                 return;
+            }
+        }
+    }
+
+    /// Reads the next request's head, answering one it refuses: while the endpoint
+    /// serves, until the drain or an eviction; while it drains, within a grace.
+    async fn next_head<'a>(
+        &'a self,
+        io: &mut h1::Conn,
+        drained: Pin<&mut WaitForCancellationFuture<'_>>,
+        mut evicted: Pin<&mut Notified<'a>>,
+    ) -> Next {
+        let read = if !self.drain.is_cancelled() {
+            tokio::select! {
+                biased;
+                // First, so a request that arrived before an eviction is served: a
+                // busy endpoint may run this task for the first time long after.
+                read = io.read_request() => read,
+                // What was read so far stays in the connection's buffer.
+                () = drained => return Next::Again,
+                () = evicted.as_mut() => {
+                    // Nothing whole to read: the connection closes with nothing
+                    // unread, unless a request came between and voided the notice.
+                    if self.conn.is_evicted() {
+                        return Next::End;
+                    }
+                    evicted.set(self.conn.evicted());
+                    return Next::Again;
+                }
+            }
+        } else if io.nothing_read() {
+            // A client may be sending its next request right now: give it the grace
+            // to arrive and be answered with `Connection: close`, not a close under it.
+            match tokio::time::timeout(DRAIN_GRACE, io.read_request()).await {
+                Ok(read) => read,
+                Err(_) => return Next::End,
+            }
+        } else {
+            io.read_request().await
+        };
+        match read {
+            ReadHead::Request(head) => Next::Request(head),
+            ReadHead::Closed => Next::End,
+            #[cfg(feature = "http-server-h2")]
+            ReadHead::Refused(_) if io.buffered().starts_with(super::h2::PREFACE_LINE) => Next::H2,
+            ReadHead::Refused(refusal) => {
+                tracing::debug!(%refusal, "refused a request head");
+                match io.write(&h1::bare(refusal.status())).await {
+                    Ok(()) => Next::Close,
+                    Err(_) => Next::End,
+                }
+            }
+            ReadHead::Failed(e) => {
+                tracing::debug!(error = %e, "a connection failed in a request head");
+                Next::End
             }
         }
     }

@@ -21,7 +21,7 @@ use super::{Shared, guard, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
 use crate::protocol::era::is_session_version;
-use crate::server::{Accepted, IncomingRequest, Verdict, outbound};
+use crate::server::{Accepted, Admitted, IncomingRequest, Verdict, outbound};
 use crate::transport::http::body::Joined;
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible;
@@ -63,35 +63,10 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: std::fmt::Display,
 {
-    let auth = match admit(shared, headers).await {
-        Ok(auth) => auth,
-        Err(refused) => return (*refused).into(),
+    let (auth, bytes, incoming) = match read_message(shared, headers, body, conn).await {
+        Ok(message) => message,
+        Err(refused) => return refused,
     };
-    let bytes = match read_body(shared, headers, body).await {
-        Ok(b) => b,
-        Err(response) => return (*response).into(),
-    };
-    if let Some(conn) = conn {
-        conn.serving();
-    }
-    let incoming = match Incoming::read_within(&bytes, shared.server.json_limits()) {
-        Ok(incoming) => incoming,
-        Err(rejected) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                rejected.id.as_ref(),
-                rejected.error,
-            )
-            .into();
-        }
-    };
-    if let Err(error) = headers::single_valued(headers) {
-        let id = match &incoming {
-            Incoming::Request { id, .. } => Some(id),
-            _ => None,
-        };
-        return rpc_error(StatusCode::BAD_REQUEST, id, error).into();
-    }
     let (id, method, params) = match incoming {
         Incoming::Notification { method, params } => {
             return notification(shared, headers, auth.as_ref(), &method, params).into();
@@ -142,6 +117,45 @@ where
         None
     };
     run(shared, headers, accepted, None, slot).await
+}
+
+/// The POST's message: its caller admitted, its body read within its budgets, its JSON
+/// read within the server's limits and its headers single-valued; or the refusal.
+async fn read_message<B>(
+    shared: &Shared,
+    headers: &impl Fields,
+    body: B,
+    conn: Option<&Conn>,
+) -> Result<(Option<crate::auth::AuthInfo>, Bytes, Incoming), Reply>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let auth = admit(shared, headers)
+        .await
+        .map_err(|refused| Reply::from(*refused))?;
+    let bytes = read_body(shared, headers, body)
+        .await
+        .map_err(|refused| Reply::from(*refused))?;
+    if let Some(conn) = conn {
+        conn.serving();
+    }
+    let incoming =
+        Incoming::read_within(&bytes, shared.server.json_limits()).map_err(|rejected| {
+            Reply::from(rpc_error(
+                StatusCode::BAD_REQUEST,
+                rejected.id.as_ref(),
+                rejected.error,
+            ))
+        })?;
+    if let Err(error) = headers::single_valued(headers) {
+        let id = match &incoming {
+            Incoming::Request { id, .. } => Some(id),
+            _ => None,
+        };
+        return Err(rpc_error(StatusCode::BAD_REQUEST, id, error).into());
+    }
+    Ok((auth, bytes, incoming))
 }
 
 /// 403 for a request whose token lacks a scope its tool, prompt or resource requires.
@@ -431,27 +445,7 @@ async fn run(
     let admitted = admitted.with_outbound(outbound);
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
-    let mut outcome: Outcome = match (session, slot) {
-        (None, None) => Box::pin(admitted.serve()),
-        // The stream's place is held as long as its handler runs.
-        (None, Some(slot)) => Box::pin(async move {
-            let _slot = slot;
-            admitted.serve().await
-        }),
-        // A session's client may withdraw the request (`notifications/cancelled`)
-        // while keeping the stream open: stop the handler and end the stream.
-        (Some(session), _) => {
-            let withdrawn = withdrawn.unwrap_or_default();
-            let tracked = session.in_flight.track(&id, withdrawn.clone());
-            Box::pin(async move {
-                let _tracked = tracked;
-                tokio::select! {
-                    verdict = admitted.serve() => verdict,
-                    () = withdrawn.cancelled() => Verdict::Answered(Err(RpcError::internal("Request cancelled by the client"))),
-                }
-            })
-        }
-    };
+    let mut outcome = served(admitted, &id, session, slot, withdrawn);
     let sse = |state: SseState| -> Reply {
         match &streams {
             Some(streams) => session_sse(state, streams),
@@ -481,6 +475,37 @@ async fn run(
             let mut state = SseState::new(id, outcome, rx, guard);
             state.pending.push_back(first);
             sse(state)
+        }
+    }
+}
+
+/// The handler's run as the reply waits on it: holding the caller's stream place, if
+/// it took one; on a session, ended early when the client withdraws the request
+/// (`notifications/cancelled`) while keeping the stream open.
+fn served(
+    admitted: Admitted,
+    id: &RequestId,
+    session: Option<Arc<HttpSession>>,
+    slot: Option<Slot>,
+    withdrawn: Option<tokio_util::sync::CancellationToken>,
+) -> Outcome {
+    match (session, slot) {
+        (None, None) => Box::pin(admitted.serve()),
+        // The stream's place is held as long as its handler runs.
+        (None, Some(slot)) => Box::pin(async move {
+            let _slot = slot;
+            admitted.serve().await
+        }),
+        (Some(session), _) => {
+            let withdrawn = withdrawn.unwrap_or_default();
+            let tracked = session.in_flight.track(id, withdrawn.clone());
+            Box::pin(async move {
+                let _tracked = tracked;
+                tokio::select! {
+                    verdict = admitted.serve() => verdict,
+                    () = withdrawn.cancelled() => Verdict::Answered(Err(RpcError::internal("Request cancelled by the client"))),
+                }
+            })
         }
     }
 }
