@@ -19,89 +19,99 @@ use crate::types::v2026_07_28::{
 /// How many resource URIs one listen stream may subscribe to.
 pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
-impl McpServer {
-    pub(super) fn listen(
-        self,
-        tasks: crate::tasks::Tasks,
-        ctx: RequestContext,
-        params: SubscriptionsListenRequestParams,
-    ) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
-        let mut rx = self.inner.events.subscribe();
-        Box::pin(async move {
-            let id = match ctx.id() {
-                crate::types::v2026_07_28::RequestId::String(s) => s.clone(),
-                crate::types::v2026_07_28::RequestId::Integer(i) => i.to_string(),
-            };
-            let meta = json!({ "io.modelcontextprotocol/subscriptionId": id });
-            // The URIs are taken out of the params, not copied: a stream keeps what it
-            // asked for once, for as long as it lives.
-            let mut filter = params.notifications;
-            let uris: Vec<String> = filter.resource_subscriptions.take().unwrap_or_default();
-            if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
-                return Err(RpcError::invalid_params(format!(
-                    "Invalid params: at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
-                )));
-            }
-            let mut task_watch = crate::tasks::watch::Watch::start(&tasks, &ctx, &filter).await?;
-            let mut accepted = json!({
-                "toolsListChanged": filter.tools_list_changed == Some(true),
-                "promptsListChanged": filter.prompts_list_changed == Some(true),
-                "resourcesListChanged": filter.resources_list_changed == Some(true),
-            });
-            if !uris.is_empty() {
-                accepted["resourceSubscriptions"] = json!(&uris);
-            }
-            if filter.extra.contains_key("taskIds") {
-                accepted["taskIds"] = json!(task_watch.ids());
-            }
-            ctx.notify_value(
-                method::SubscriptionsAcknowledged::METHOD,
-                json!({ "_meta": meta, "notifications": accepted }),
-            );
-            let watched: HashSet<Box<str>> = uris.into_iter().map(String::into_boxed_str).collect();
-            let notification = |event: &ServerEvent| -> Option<(&'static str, serde_json::Value)> {
-                let on = |flag: Option<bool>| flag == Some(true);
-                match event {
-                    ServerEvent::ToolsChanged if on(filter.tools_list_changed) => {
-                        Some((method::ToolListChanged::METHOD, json!({ "_meta": meta })))
+/// Serves `subscriptions/listen` on `me`: the acknowledgement, then the events the
+/// stream asked for until it is cancelled.
+pub(super) fn listen(
+    me: McpServer,
+    tasks: crate::tasks::Tasks,
+    ctx: RequestContext,
+    params: SubscriptionsListenRequestParams,
+) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
+    let mut rx = me.inner.events.subscribe();
+    Box::pin(async move {
+        let id = match ctx.id() {
+            crate::types::v2026_07_28::RequestId::String(s) => s.clone(),
+            crate::types::v2026_07_28::RequestId::Integer(i) => i.to_string(),
+        };
+        let meta = json!({ "io.modelcontextprotocol/subscriptionId": id });
+        // The URIs are taken out of the params, not copied: a stream keeps what it
+        // asked for once, for as long as it lives.
+        let mut filter = params.notifications;
+        let uris: Vec<String> = filter.resource_subscriptions.take().unwrap_or_default();
+        if uris.len() > MAX_RESOURCE_SUBSCRIPTIONS {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
+            )));
+        }
+        let mut task_watch = crate::tasks::watch::Watch::start(&tasks, &ctx, &filter).await?;
+        let mut accepted = json!({
+            "toolsListChanged": filter.tools_list_changed == Some(true),
+            "promptsListChanged": filter.prompts_list_changed == Some(true),
+            "resourcesListChanged": filter.resources_list_changed == Some(true),
+        });
+        if !uris.is_empty() {
+            accepted["resourceSubscriptions"] = json!(&uris);
+        }
+        if filter.extra.contains_key("taskIds") {
+            accepted["taskIds"] = json!(task_watch.ids());
+        }
+        ctx.notify_value(
+            method::SubscriptionsAcknowledged::METHOD,
+            json!({ "_meta": meta, "notifications": accepted }),
+        );
+        let watched: HashSet<Box<str>> = uris.into_iter().map(String::into_boxed_str).collect();
+        loop {
+            tokio::select! {
+                () = ctx.cancellation().cancelled() => break,
+                event = rx.recv() => match event {
+                    Ok(event) => {
+                        if let Some((name, params)) = notification(&event, &filter, &watched, &meta) {
+                            ctx.notify_value(name, params);
+                        }
                     }
-                    ServerEvent::PromptsChanged if on(filter.prompts_list_changed) => {
-                        Some((method::PromptListChanged::METHOD, json!({ "_meta": meta })))
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "a listen stream fell behind and missed events");
                     }
-                    ServerEvent::ResourcesChanged if on(filter.resources_list_changed) => Some((
-                        method::ResourceListChanged::METHOD,
-                        json!({ "_meta": meta }),
-                    )),
-                    ServerEvent::ResourceUpdated(uri) if watched.contains(&**uri) => Some((
-                        method::ResourceUpdated::METHOD,
-                        json!({ "_meta": meta, "uri": &**uri }),
-                    )),
-                    _ => None,
-                }
-            };
-            loop {
-                tokio::select! {
-                    () = ctx.cancellation().cancelled() => break,
-                    event = rx.recv() => match event {
-                        Ok(event) => {
-                            if let Some((name, params)) = notification(&event) {
-                                ctx.notify_value(name, params);
-                            }
-                        }
-                        Err(broadcast::error::RecvError::Lagged(missed)) => {
-                            tracing::warn!(missed, "a listen stream fell behind and missed events");
-                        }
-                        Err(broadcast::error::RecvError::Closed) => break,
-                    },
-                    changed = task_watch.changes(&meta) => {
-                        for params in changed {
-                            ctx.notify_value(crate::types::ext_tasks::method::TaskStatus::METHOD, params);
-                        }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                },
+                changed = task_watch.changes(&meta) => {
+                    for params in changed {
+                        ctx.notify_value(crate::types::ext_tasks::method::TaskStatus::METHOD, params);
                     }
                 }
             }
-            serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))
-                .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
-        })
-    }
+        }
+        serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))
+            .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
+    })
+}
+
+/// The notification `event` makes on a stream that asked for `filter` and the
+/// resources `watched`, if it asked for it.
+fn notification(
+    event: &ServerEvent,
+    filter: &crate::types::v2026_07_28::SubscriptionFilter,
+    watched: &HashSet<Box<str>>,
+    meta: &serde_json::Value,
+) -> Option<(&'static str, serde_json::Value)> {
+    let on = |flag: Option<bool>| flag == Some(true);
+    let name = match event {
+        ServerEvent::ToolsChanged if on(filter.tools_list_changed) => {
+            method::ToolListChanged::METHOD
+        }
+        ServerEvent::PromptsChanged if on(filter.prompts_list_changed) => {
+            method::PromptListChanged::METHOD
+        }
+        ServerEvent::ResourcesChanged if on(filter.resources_list_changed) => {
+            method::ResourceListChanged::METHOD
+        }
+        ServerEvent::ResourceUpdated(uri) if watched.contains(&**uri) => {
+            return Some((
+                method::ResourceUpdated::METHOD,
+                json!({ "_meta": meta, "uri": &**uri }),
+            ));
+        }
+        _ => return None,
+    };
+    Some((name, json!({ "_meta": meta })))
 }

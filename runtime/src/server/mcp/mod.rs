@@ -291,7 +291,7 @@ impl McpServer {
                 .cloned()
                 .ok_or_else(|| crate::Error::Config("McpServer::server() failed earlier".into()));
         };
-        let server = self.build_server(config)?;
+        let server = routes::build_server(self, config)?;
         Ok(self.inner.built.get_or_init(|| server).clone())
     }
 

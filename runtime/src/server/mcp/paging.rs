@@ -41,43 +41,41 @@ impl Paging {
     }
 }
 
-impl McpServer {
-    /// A list handler: one page of the registry's `pick`ed entries, as `make` builds the
-    /// result. A caller with a token sees only the entries whose `scopes` it holds.
-    pub(super) fn lister<E, T, R>(
-        &self,
-        pick: fn(&Registry) -> &Vec<Arc<E>>,
-        scopes: fn(&E) -> &[String],
-        item: fn(&E) -> T,
-        make: fn(Vec<T>, Option<String>) -> R,
-        paging: Paging,
-    ) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<R, RpcError>>
-    + Send
-    + Sync
-    + 'static
-    where
-        E: Send + Sync + 'static,
-        T: Send + 'static,
-        R: serde::Serialize + DeserializeOwned + Send + 'static,
-    {
-        let me = self.clone();
-        move |ctx, params| {
-            let registry = read(&me.inner.registry);
-            let all = pick(&registry);
-            let cursor = params.cursor.as_deref();
-            let page = match ctx.auth() {
-                None => paging.page(all, cursor, item),
-                Some(auth) => {
-                    let held = |e: &Arc<E>| scopes(e).iter().all(|s| auth.scopes.contains(s));
-                    let visible: Vec<Arc<E>> = all.iter().filter(|e| held(e)).cloned().collect();
-                    paging.page(&visible, cursor, item)
-                }
-            };
-            drop(registry);
-            Box::pin(async move {
-                let (items, next) = page?;
-                Ok(make(items, next))
-            })
-        }
+/// A list handler on `me`: one page of the registry's `pick`ed entries, as `make` builds the
+/// result. A caller with a token sees only the entries whose `scopes` it holds.
+pub(super) fn lister<E, T, R>(
+    me: &McpServer,
+    pick: fn(&Registry) -> &Vec<Arc<E>>,
+    scopes: fn(&E) -> &[String],
+    item: fn(&E) -> T,
+    make: fn(Vec<T>, Option<String>) -> R,
+    paging: Paging,
+) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<R, RpcError>>
++ Send
++ Sync
++ 'static
+where
+    E: Send + Sync + 'static,
+    T: Send + 'static,
+    R: serde::Serialize + DeserializeOwned + Send + 'static,
+{
+    let me = me.clone();
+    move |ctx, params| {
+        let registry = read(&me.inner.registry);
+        let all = pick(&registry);
+        let cursor = params.cursor.as_deref();
+        let page = match ctx.auth() {
+            None => paging.page(all, cursor, item),
+            Some(auth) => {
+                let held = |e: &Arc<E>| scopes(e).iter().all(|s| auth.scopes.contains(s));
+                let visible: Vec<Arc<E>> = all.iter().filter(|e| held(e)).cloned().collect();
+                paging.page(&visible, cursor, item)
+            }
+        };
+        drop(registry);
+        Box::pin(async move {
+            let (items, next) = page?;
+            Ok(make(items, next))
+        })
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::paging::Paging;
+use super::paging::{Paging, lister};
 use super::prompt::PromptCall;
 use super::registry::read;
 use super::resource::{self, ResourceEntry, TemplateCall, TemplateEntry};
@@ -16,7 +16,7 @@ use super::{Config, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::server::replay::MemoryReplayStore;
-use crate::server::{RequestContext, Server, Tasked};
+use crate::server::{RequestContext, Server, ServerBuilder, Tasked};
 use crate::tasks::Tasks;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
@@ -27,296 +27,304 @@ use crate::types::v2026_07_28::{
     ServerCapabilitiesResources, ServerCapabilitiesTools, SubscriptionsListenRequestParams, method,
 };
 
-impl McpServer {
-    pub(super) fn build_server(&self, config: Config) -> crate::Result<Server> {
-        let mut caps = ServerCapabilities::new();
-        let mut tools = ServerCapabilitiesTools::new();
-        tools.list_changed = Some(true);
-        caps.tools = Some(tools);
-        let mut prompts = ServerCapabilitiesPrompts::new();
-        prompts.list_changed = Some(true);
-        caps.prompts = Some(prompts);
-        let mut resources = ServerCapabilitiesResources::new();
-        resources.list_changed = Some(true);
-        // Sessions subscribe with `resources/subscribe`; `resource_updated` reaches them.
-        resources.subscribe = Some(true);
-        caps.resources = Some(resources);
-        caps.completions = Some(Default::default());
-        // Tools log through their context; sessions choose a level with `logging/setLevel`.
-        caps.logging = Some(Default::default());
-        // Tools may run as tasks: `tasks/*` are served, on any instance sharing the store.
-        let mut extensions = caps.extensions.take().unwrap_or_default();
-        extensions.insert(crate::tasks::EXTENSION.to_owned(), Default::default());
-        caps.extensions = Some(extensions);
-        let tasks = config.tasks.clone().unwrap_or_default();
+/// The low-level server `me` builds with `config`: its capabilities, sealing and
+/// caching, and its routes.
+pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Server> {
+    let tasks = config.tasks.clone().unwrap_or_default();
+    let paging = Paging {
+        page_size: config.page_size,
+    };
+    let security = config
+        .security
+        .unwrap_or_else(RequestStateSecurity::ephemeral);
+    let _ = me.inner.single_use.set(SingleUse {
+        store: config
+            .replay
+            .unwrap_or_else(|| Arc::new(MemoryReplayStore::default())),
+        ttl: security.state_ttl(),
+    });
+    let mut builder = Server::builder(me.inner.name.clone(), me.inner.version.clone())
+        .capabilities(capabilities())
+        .events(me.inner.events.clone())
+        .cache(config.ttl_ms, config.public)
+        .seal(security);
+    if let Some(i) = config.instructions {
+        builder = builder.instructions(i);
+    }
+    if let Some(policy) = config.session_input {
+        builder = builder.fulfil_input_on_sessions(policy);
+    }
+    let builder = builder.layers(config.layers);
+    let builder = list_routes(me, builder, paging);
+    let builder = call_routes(me, builder, &tasks);
+    crate::tasks::wire::routes(builder, &tasks).build()
+}
 
-        let paging = Paging {
-            page_size: config.page_size,
+/// What an `McpServer` offers: its lists and their changes, resource subscriptions,
+/// completions, logging, and tools that run as tasks (the tasks extension).
+fn capabilities() -> ServerCapabilities {
+    let mut caps = ServerCapabilities::new();
+    let mut tools = ServerCapabilitiesTools::new();
+    tools.list_changed = Some(true);
+    caps.tools = Some(tools);
+    let mut prompts = ServerCapabilitiesPrompts::new();
+    prompts.list_changed = Some(true);
+    caps.prompts = Some(prompts);
+    let mut resources = ServerCapabilitiesResources::new();
+    resources.list_changed = Some(true);
+    // Sessions subscribe with `resources/subscribe`; `resource_updated` reaches them.
+    resources.subscribe = Some(true);
+    caps.resources = Some(resources);
+    caps.completions = Some(Default::default());
+    // Tools log through their context; sessions choose a level with `logging/setLevel`.
+    caps.logging = Some(Default::default());
+    // Tools may run as tasks: `tasks/*` are served, on any instance sharing the store.
+    let mut extensions = caps.extensions.take().unwrap_or_default();
+    extensions.insert(crate::tasks::EXTENSION.to_owned(), Default::default());
+    caps.extensions = Some(extensions);
+    caps
+}
+
+/// The four lists, each a page of the registry.
+fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> ServerBuilder {
+    builder
+        .handle::<method::ListTools, _, _>(lister(
+            me,
+            |r| &r.tools,
+            |t| &t.scopes,
+            |t| t.tool.clone(),
+            |items, next| {
+                let mut result = ListToolsResult::new(items);
+                result.next_cursor = next;
+                result
+            },
+            paging,
+        ))
+        .handle::<method::ListPrompts, _, _>(lister(
+            me,
+            |r| &r.prompts,
+            |p| &p.scopes,
+            |p| p.prompt.clone(),
+            |items, next| {
+                let mut result = ListPromptsResult::new(items);
+                result.next_cursor = next;
+                result
+            },
+            paging,
+        ))
+        .handle::<method::ListResources, _, _>(lister(
+            me,
+            |r| &r.resources,
+            |x| &x.scopes,
+            |x| x.resource.clone(),
+            |items, next| {
+                let mut result = ListResourcesResult::new(items);
+                result.next_cursor = next;
+                result
+            },
+            paging,
+        ))
+        .handle::<method::ListResourceTemplates, _, _>(lister(
+            me,
+            |r| &r.templates,
+            |_| &[],
+            |x| x.template.clone(),
+            |items, next| {
+                let mut result = ListResourceTemplatesResult::new(items);
+                result.next_cursor = next;
+                result
+            },
+            paging,
+        ))
+}
+
+/// The calls into the registry's entries, and the listen stream.
+fn call_routes(me: &McpServer, builder: ServerBuilder, tasks: &Tasks) -> ServerBuilder {
+    let (call, get, read, complete, listen) =
+        (me.clone(), me.clone(), me.clone(), me.clone(), me.clone());
+    let (call_tasks, listen_tasks) = (tasks.clone(), tasks.clone());
+    builder
+        .handle_tasked::<method::CallTool, _, _>(move |ctx, params: CallToolRequestParams| {
+            call_tool(&call, call_tasks.clone(), ctx, params)
+        })
+        .handle::<method::GetPrompt, _, _>(move |ctx, params: GetPromptRequestParams| {
+            get_prompt(&get, ctx, params)
+        })
+        .handle::<method::ReadResource, _, _>(move |ctx, params: ReadResourceRequestParams| {
+            read_resource(&read, ctx, params)
+        })
+        .handle::<method::Complete, _, _>(move |_ctx, params: CompleteRequestParams| {
+            self::complete(&complete, params)
+        })
+        .handle::<method::SubscriptionsListen, _, _>(
+            move |ctx, params: SubscriptionsListenRequestParams| {
+                super::listen::listen(listen.clone(), listen_tasks.clone(), ctx, params)
+            },
+        )
+}
+
+fn call_tool(
+    me: &McpServer,
+    tasks: Tasks,
+    ctx: RequestContext,
+    params: CallToolRequestParams,
+) -> BoxFuture<'static, Result<Tasked<CallToolOutcome>, RpcError>> {
+    let entry = read(&me.inner.registry)
+        .tools
+        .iter()
+        .find(|t| t.tool.name == params.name)
+        .cloned();
+    let guard = me.inner.single_use.get().cloned();
+    Box::pin(async move {
+        let entry = entry
+            .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
+        let mut params = params;
+        // Read into a tree once: the schema check needs one, and the tool decodes it.
+        let arguments = match params.arguments.take() {
+            Some(arguments) => arguments.to_map().map_err(|e| {
+                RpcError::invalid_params(format!("Invalid arguments for tool {}: {e}", params.name))
+            })?,
+            None => Map::new(),
         };
-        let security = config
-            .security
-            .unwrap_or_else(RequestStateSecurity::ephemeral);
-        let _ = self.inner.single_use.set(SingleUse {
-            store: config
-                .replay
-                .unwrap_or_else(|| Arc::new(MemoryReplayStore::default())),
-            ttl: security.state_ttl(),
-        });
-        let mut builder = Server::builder(self.inner.name.clone(), self.inner.version.clone())
-            .capabilities(caps)
-            .events(self.inner.events.clone())
-            .cache(config.ttl_ms, config.public)
-            .seal(security);
-        if let Some(i) = config.instructions {
-            builder = builder.instructions(i);
+        let arguments = Value::Object(arguments);
+        entry.check_arguments(&arguments)?;
+        let Value::Object(arguments) = arguments else {
+            return Err(RpcError::internal("Internal error"));
+        };
+        if super::tasked::as_task(&entry, &ctx)? {
+            return super::tasked::call(tasks, entry, ctx, params, arguments).await;
         }
-        if let Some(policy) = config.session_input {
-            builder = builder.fulfil_input_on_sessions(policy);
+        let guard = guard.filter(|_| entry.single_use);
+        if let Some(guard) = &guard {
+            if let Some(answered) = guard.begin(&ctx).await? {
+                return Ok(Tasked::Now(answered));
+            }
         }
-        builder = builder.layers(config.layers);
-        let me = self.clone();
-        let builder = builder
-            .handle::<method::ListTools, _, _>(me.lister(
-                |r| &r.tools,
-                |t| &t.scopes,
-                |t| t.tool.clone(),
-                |items, next| {
-                    let mut result = ListToolsResult::new(items);
-                    result.next_cursor = next;
-                    result
-                },
-                paging,
-            ))
-            .handle_tasked::<method::CallTool, _, _>({
-                let me = me.clone();
-                let tasks = tasks.clone();
-                move |ctx, params: CallToolRequestParams| me.call_tool(tasks.clone(), ctx, params)
-            })
-            .handle::<method::ListPrompts, _, _>(me.lister(
-                |r| &r.prompts,
-                |p| &p.scopes,
-                |p| p.prompt.clone(),
-                |items, next| {
-                    let mut result = ListPromptsResult::new(items);
-                    result.next_cursor = next;
-                    result
-                },
-                paging,
-            ))
-            .handle::<method::GetPrompt, _, _>({
-                let me = me.clone();
-                move |ctx, params: GetPromptRequestParams| me.get_prompt(ctx, params)
-            })
-            .handle::<method::ListResources, _, _>(me.lister(
-                |r| &r.resources,
-                |x| &x.scopes,
-                |x| x.resource.clone(),
-                |items, next| {
-                    let mut result = ListResourcesResult::new(items);
-                    result.next_cursor = next;
-                    result
-                },
-                paging,
-            ))
-            .handle::<method::ListResourceTemplates, _, _>(me.lister(
-                |r| &r.templates,
-                |_| &[],
-                |x| x.template.clone(),
-                |items, next| {
-                    let mut result = ListResourceTemplatesResult::new(items);
-                    result.next_cursor = next;
-                    result
-                },
-                paging,
-            ))
-            .handle::<method::ReadResource, _, _>({
-                let me = me.clone();
-                move |ctx, params: ReadResourceRequestParams| me.read_resource(ctx, params)
-            })
-            .handle::<method::Complete, _, _>({
-                let me = me.clone();
-                move |_ctx, params: CompleteRequestParams| me.complete(params)
-            })
-            .handle::<method::SubscriptionsListen, _, _>({
-                let me = me.clone();
-                let tasks = tasks.clone();
-                move |ctx, params: SubscriptionsListenRequestParams| {
-                    me.clone().listen(tasks.clone(), ctx, params)
-                }
-            });
-        let builder = crate::tasks::wire::routes(builder, &tasks);
-        builder.build()
-    }
-
-    fn call_tool(
-        &self,
-        tasks: Tasks,
-        ctx: RequestContext,
-        params: CallToolRequestParams,
-    ) -> BoxFuture<'static, Result<Tasked<CallToolOutcome>, RpcError>> {
-        let entry = read(&self.inner.registry)
-            .tools
-            .iter()
-            .find(|t| t.tool.name == params.name)
-            .cloned();
-        let guard = self.inner.single_use.get().cloned();
-        Box::pin(async move {
-            let entry = entry.ok_or_else(|| {
-                RpcError::invalid_params(format!("Unknown tool: {}", params.name))
-            })?;
-            let mut params = params;
-            // Read into a tree once: the schema check needs one, and the tool decodes it.
-            let arguments = match params.arguments.take() {
-                Some(arguments) => arguments.to_map().map_err(|e| {
-                    RpcError::invalid_params(format!(
-                        "Invalid arguments for tool {}: {e}",
-                        params.name
-                    ))
-                })?,
-                None => Map::new(),
-            };
-            let arguments = Value::Object(arguments);
-            entry.check_arguments(&arguments)?;
-            let Value::Object(arguments) = arguments else {
-                return Err(RpcError::internal("Internal error"));
-            };
-            if super::tasked::as_task(&entry, &ctx)? {
-                return super::tasked::call(tasks, entry, ctx, params, arguments).await;
-            }
-            let guard = guard.filter(|_| entry.single_use);
-            if let Some(guard) = &guard {
-                if let Some(answered) = guard.begin(&ctx).await? {
-                    return Ok(Tasked::Now(answered));
-                }
-            }
-            let call: &ToolFn = &entry.call;
-            let outcome = call(ToolCall {
-                ctx: ctx.clone(),
-                arguments,
-                input_responses: params.input_responses,
-                request_state: params.request_state,
-                detach: None,
-            })
-            .await?;
-            if let Some(guard) = &guard {
-                guard.finish(&ctx, &outcome).await?;
-            }
-            Ok(Tasked::Now(outcome))
+        let call: &ToolFn = &entry.call;
+        let outcome = call(ToolCall {
+            ctx: ctx.clone(),
+            arguments,
+            input_responses: params.input_responses,
+            request_state: params.request_state,
+            detach: None,
         })
-    }
-
-    fn get_prompt(
-        &self,
-        ctx: RequestContext,
-        params: GetPromptRequestParams,
-    ) -> BoxFuture<'static, Result<GetPromptOutcome, RpcError>> {
-        let entry = read(&self.inner.registry)
-            .prompts
-            .iter()
-            .find(|p| p.prompt.name == params.name)
-            .cloned();
-        Box::pin(async move {
-            let entry = entry.ok_or_else(|| {
-                RpcError::invalid_params(format!("Unknown prompt: {}", params.name))
-            })?;
-            let arguments = params
-                .arguments
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| (k, Value::String(v)))
-                .collect();
-            (entry.get)(PromptCall {
-                ctx,
-                arguments,
-                input_responses: params.input_responses,
-                request_state: params.request_state,
-            })
-            .await
-        })
-    }
-
-    fn read_resource(
-        &self,
-        ctx: RequestContext,
-        params: ReadResourceRequestParams,
-    ) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> {
-        enum Target {
-            Static(Arc<ResourceEntry>),
-            Template(Arc<TemplateEntry>, BTreeMap<String, String>),
-            Missing,
+        .await?;
+        if let Some(guard) = &guard {
+            guard.finish(&ctx, &outcome).await?;
         }
-        let target = {
-            let r = read(&self.inner.registry);
-            if let Some(e) = r.resources.iter().find(|x| x.resource.uri == params.uri) {
-                Target::Static(Arc::clone(e))
-            } else if let Some((e, vars)) = r.templates.iter().find_map(|t| {
-                resource::match_template(&t.template.uri_template, &params.uri)
-                    .map(|v| (Arc::clone(t), v))
-            }) {
-                Target::Template(e, vars)
-            } else {
-                Target::Missing
+        Ok(Tasked::Now(outcome))
+    })
+}
+
+fn get_prompt(
+    me: &McpServer,
+    ctx: RequestContext,
+    params: GetPromptRequestParams,
+) -> BoxFuture<'static, Result<GetPromptOutcome, RpcError>> {
+    let entry = read(&me.inner.registry)
+        .prompts
+        .iter()
+        .find(|p| p.prompt.name == params.name)
+        .cloned();
+    Box::pin(async move {
+        let entry = entry
+            .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {}", params.name)))?;
+        let arguments = params
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        (entry.get)(PromptCall {
+            ctx,
+            arguments,
+            input_responses: params.input_responses,
+            request_state: params.request_state,
+        })
+        .await
+    })
+}
+
+fn read_resource(
+    me: &McpServer,
+    ctx: RequestContext,
+    params: ReadResourceRequestParams,
+) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> {
+    enum Target {
+        Static(Arc<ResourceEntry>),
+        Template(Arc<TemplateEntry>, BTreeMap<String, String>),
+        Missing,
+    }
+    let target = {
+        let r = read(&me.inner.registry);
+        if let Some(e) = r.resources.iter().find(|x| x.resource.uri == params.uri) {
+            Target::Static(Arc::clone(e))
+        } else if let Some((e, vars)) = r.templates.iter().find_map(|t| {
+            resource::match_template(&t.template.uri_template, &params.uri)
+                .map(|v| (Arc::clone(t), v))
+        }) {
+            Target::Template(e, vars)
+        } else {
+            Target::Missing
+        }
+    };
+    Box::pin(async move {
+        let outcome = match target {
+            Target::Static(e) => ReadResourceOutcome::Complete((e.read)().await?),
+            Target::Template(e, variables) => {
+                (e.read)(TemplateCall {
+                    ctx,
+                    uri: params.uri.clone(),
+                    variables,
+                    input_responses: params.input_responses,
+                    request_state: params.request_state,
+                })
+                .await?
+            }
+            Target::Missing => {
+                return Err(RpcError::invalid_params("Resource not found")
+                    .with_data(json!({ "uri": params.uri })));
             }
         };
-        Box::pin(async move {
-            let outcome = match target {
-                Target::Static(e) => ReadResourceOutcome::Complete((e.read)().await?),
-                Target::Template(e, variables) => {
-                    (e.read)(TemplateCall {
-                        ctx,
-                        uri: params.uri.clone(),
-                        variables,
-                        input_responses: params.input_responses,
-                        request_state: params.request_state,
-                    })
-                    .await?
-                }
-                Target::Missing => {
-                    return Err(RpcError::invalid_params("Resource not found")
-                        .with_data(json!({ "uri": params.uri })));
-                }
-            };
-            Ok(outcome)
-        })
-    }
+        Ok(outcome)
+    })
+}
 
-    fn complete(
-        &self,
-        params: CompleteRequestParams,
-    ) -> BoxFuture<'static, Result<CompleteResult, RpcError>> {
-        let completer = {
-            let r = read(&self.inner.registry);
-            let completers = match &params.ref_ {
-                CompleteReference::Prompt(p) => r
-                    .prompts
-                    .iter()
-                    .find(|x| x.prompt.name == p.name)
-                    .map(|x| x.completers.clone()),
-                CompleteReference::ResourceTemplate(t) => r
-                    .templates
-                    .iter()
-                    .find(|x| x.template.uri_template == t.uri)
-                    .map(|x| x.completers.clone()),
-            };
-            completers.and_then(|cs| {
-                cs.into_iter()
-                    .find(|(name, _)| *name == params.argument.name)
-                    .map(|(_, c)| c)
-            })
+fn complete(
+    me: &McpServer,
+    params: CompleteRequestParams,
+) -> BoxFuture<'static, Result<CompleteResult, RpcError>> {
+    let completer = {
+        let r = read(&me.inner.registry);
+        let completers = match &params.ref_ {
+            CompleteReference::Prompt(p) => r
+                .prompts
+                .iter()
+                .find(|x| x.prompt.name == p.name)
+                .map(|x| x.completers.clone()),
+            CompleteReference::ResourceTemplate(t) => r
+                .templates
+                .iter()
+                .find(|x| x.template.uri_template == t.uri)
+                .map(|x| x.completers.clone()),
         };
-        let value = params.argument.value.clone();
-        Box::pin(async move {
-            let values = match completer {
-                Some(c) => c(value).await,
-                None => Vec::new(),
-            };
-            const MAX: usize = 100;
-            let total = values.len();
-            let mut completion =
-                CompleteResultCompletion::new(values.into_iter().take(MAX).collect());
-            completion.total = i64::try_from(total).ok();
-            completion.has_more = Some(total > MAX);
-            Ok(CompleteResult::new(completion))
+        completers.and_then(|cs| {
+            cs.into_iter()
+                .find(|(name, _)| *name == params.argument.name)
+                .map(|(_, c)| c)
         })
-    }
+    };
+    let value = params.argument.value.clone();
+    Box::pin(async move {
+        let values = match completer {
+            Some(c) => c(value).await,
+            None => Vec::new(),
+        };
+        const MAX: usize = 100;
+        let total = values.len();
+        let mut completion = CompleteResultCompletion::new(values.into_iter().take(MAX).collect());
+        completion.total = i64::try_from(total).ok();
+        completion.has_more = Some(total > MAX);
+        Ok(CompleteResult::new(completion))
+    })
 }
