@@ -233,44 +233,63 @@ async fn drive(
             keys.insert(task_key.clone(), key.clone());
             asks.push((task_key, text));
         }
-        let mut answers = InputResponses::new();
-        if !asks.is_empty() {
-            let mut change = Transition::to(Status::InputRequired, now_ms());
-            change.asks = asks;
-            match tasks.store.transition(id, change).await {
-                Ok(true) => {}
-                Ok(false) => return End::Gone,
-                Err(e) => {
-                    tracing::error!(task = %id, error = %e, "could not record a task's input requests");
-                    return End::Failed(RpcError::internal("Internal error"));
-                }
+        let answers = if asks.is_empty() {
+            InputResponses::new()
+        } else {
+            match answers(tasks, id, cancel, asks, &keys).await {
+                Ok(answers) => answers,
+                Err(end) => return end,
             }
-            while answers.len() < keys.len() {
-                tokio::select! {
-                    () = tasks.store.changed(id, watch_interval(tasks)) => {}
-                    () = cancel.cancelled() => return End::Cancelled,
-                }
-                match tasks.store.take_answers(id).await {
-                    Ok(taken) => {
-                        for (task_key, text) in taken {
-                            let (Some(key), Ok(value)) = (
-                                keys.get(&task_key),
-                                serde_json::from_str::<&serde_json::value::RawValue>(&text),
-                            ) else {
-                                continue;
-                            };
-                            // A delivered answer was checked when it came, and its key
-                            // is a string: this cannot fail.
-                            let _ = answers.insert_raw(key.clone(), value);
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(task = %id, error = %e, "could not read a task's answers")
-                    }
-                }
-            }
-        }
+        };
         round = next(Some(answers), asked.request_state);
     }
     End::Gone
+}
+
+/// Records `asks` (each with its task key) as the task's input requests and waits until
+/// the client has answered every one of `keys` (task key to the body's key): the
+/// answers under the body's keys, or how the task ended meanwhile.
+async fn answers(
+    tasks: &Tasks,
+    id: &str,
+    cancel: &CancellationToken,
+    asks: Vec<(String, String)>,
+    keys: &BTreeMap<String, String>,
+) -> Result<InputResponses, End> {
+    let mut change = Transition::to(Status::InputRequired, now_ms());
+    change.asks = asks;
+    match tasks.store.transition(id, change).await {
+        Ok(true) => {}
+        Ok(false) => return Err(End::Gone),
+        Err(e) => {
+            tracing::error!(task = %id, error = %e, "could not record a task's input requests");
+            return Err(End::Failed(RpcError::internal("Internal error")));
+        }
+    }
+    let mut answers = InputResponses::new();
+    while answers.len() < keys.len() {
+        tokio::select! {
+            () = tasks.store.changed(id, watch_interval(tasks)) => {}
+            () = cancel.cancelled() => return Err(End::Cancelled),
+        }
+        let taken = match tasks.store.take_answers(id).await {
+            Ok(taken) => taken,
+            Err(e) => {
+                tracing::warn!(task = %id, error = %e, "could not read a task's answers");
+                continue;
+            }
+        };
+        for (task_key, text) in taken {
+            let (Some(key), Ok(value)) = (
+                keys.get(&task_key),
+                serde_json::from_str::<&serde_json::value::RawValue>(&text),
+            ) else {
+                continue;
+            };
+            // A delivered answer was checked when it came, and its key is a string:
+            // this cannot fail.
+            let _ = answers.insert_raw(key.clone(), value);
+        }
+    }
+    Ok(answers)
 }

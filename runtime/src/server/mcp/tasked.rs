@@ -35,22 +35,7 @@ pub(super) async fn call(
 ) -> Result<Tasked<CallToolOutcome>, RpcError> {
     let cancel = CancellationToken::new();
     let task_ctx = ctx.for_task(cancel.clone());
-    let next: run::NextRound = {
-        let entry = Arc::clone(&entry);
-        let ctx = task_ctx.clone();
-        let arguments = arguments.clone();
-        Arc::new(
-            move |input_responses: Option<InputResponses>, request_state: Option<String>| {
-                (entry.call)(ToolCall {
-                    ctx: ctx.clone(),
-                    arguments: arguments.clone(),
-                    input_responses,
-                    request_state,
-                    detach: Some(Detach::detached()),
-                })
-            },
-        )
-    };
+    let next = next_round(&entry, &task_ctx, &arguments);
     let capabilities = ctx.client_capabilities().clone();
     if !entry.tasks.on_request {
         let record = run::create(&tasks, &ctx).await?;
@@ -108,4 +93,25 @@ pub(super) async fn call(
             Ok(Tasked::Task(Box::new(wire::created(&record))))
         }
     }
+}
+
+/// How a task's body is called again, with a round's answers: `entry` with the same
+/// context and arguments, already a task.
+fn next_round(
+    entry: &Arc<ToolEntry>,
+    ctx: &RequestContext,
+    arguments: &Map<String, Value>,
+) -> run::NextRound {
+    let (entry, ctx, arguments) = (Arc::clone(entry), ctx.clone(), arguments.clone());
+    Arc::new(
+        move |input_responses: Option<InputResponses>, request_state: Option<String>| {
+            (entry.call)(ToolCall {
+                ctx: ctx.clone(),
+                arguments: arguments.clone(),
+                input_responses,
+                request_state,
+                detach: Some(Detach::detached()),
+            })
+        },
+    )
 }

@@ -307,45 +307,9 @@ impl HttpClientTransport {
                 quiet.arrived(chunk.len(), reader.pending())?;
                 // An event with no data primes a stream (its id and retry), and says nothing.
                 for data in events.into_iter().filter(|d| !d.is_empty()) {
-                    match jsonrpc::receive(data.as_bytes()) {
-                        Ok(Received::Response(response)) if response.id == *request.id => {
-                            return response.result.map_err(CallError::Rpc);
-                        }
-                        Ok(Received::Request { id, method, params }) => {
-                            quiet.asked();
-                            answering.retain(|_, task| !task.is_finished());
-                            let key = IdKey::from(&id);
-                            answering.insert(key, self.answer_server_request(id, method, params));
-                        }
-                        Ok(Received::Notification { method, params })
-                            if method == Cancelled::METHOD =>
-                        {
-                            let withdrawn = params
-                                .as_ref()
-                                .and_then(|p| p.get("requestId"))
-                                .and_then(IdKey::from_value)
-                                .and_then(|key| answering.remove(&key));
-                            if let Some(task) = withdrawn {
-                                tracing::debug!("the server withdrew a request it had sent");
-                                task.abort();
-                            }
-                        }
-                        Ok(Received::Notification { method, params }) => {
-                            if method == Progress::METHOD {
-                                quiet.progressed();
-                            }
-                            if let Some(tx) = &request.notifications {
-                                let _ = tx.send(json!({ "method": method, "params": params }));
-                            }
-                        }
-                        Ok(Received::Response(_)) => {
-                            tracing::debug!(
-                                "ignoring a response to another request on an SSE stream"
-                            );
-                        }
-                        Err(rejected) => {
-                            tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
-                        }
+                    if let Some(answer) = self.on_event(&data, request, &mut quiet, &mut answering)
+                    {
+                        return answer;
                     }
                 }
             }
@@ -374,6 +338,55 @@ impl HttpClientTransport {
                 }
             }
         }
+    }
+
+    /// One message of an SSE answer: the response ends it (`Some`); the server's own
+    /// requests go to the callbacks (and a `notifications/cancelled` withdraws one);
+    /// other notifications go to the request's channel.
+    fn on_event(
+        &self,
+        data: &str,
+        request: &EncodedRequest<'_>,
+        quiet: &mut Quiet,
+        answering: &mut HashMap<IdKey, tokio::task::AbortHandle>,
+    ) -> Option<Result<RawResult, CallError>> {
+        match jsonrpc::receive(data.as_bytes()) {
+            Ok(Received::Response(response)) if response.id == *request.id => {
+                return Some(response.result.map_err(CallError::Rpc));
+            }
+            Ok(Received::Request { id, method, params }) => {
+                quiet.asked();
+                answering.retain(|_, task| !task.is_finished());
+                let key = IdKey::from(&id);
+                answering.insert(key, self.answer_server_request(id, method, params));
+            }
+            Ok(Received::Notification { method, params }) if method == Cancelled::METHOD => {
+                let withdrawn = params
+                    .as_ref()
+                    .and_then(|p| p.get("requestId"))
+                    .and_then(IdKey::from_value)
+                    .and_then(|key| answering.remove(&key));
+                if let Some(task) = withdrawn {
+                    tracing::debug!("the server withdrew a request it had sent");
+                    task.abort();
+                }
+            }
+            Ok(Received::Notification { method, params }) => {
+                if method == Progress::METHOD {
+                    quiet.progressed();
+                }
+                if let Some(tx) = &request.notifications {
+                    let _ = tx.send(json!({ "method": method, "params": params }));
+                }
+            }
+            Ok(Received::Response(_)) => {
+                tracing::debug!("ignoring a response to another request on an SSE stream");
+            }
+            Err(rejected) => {
+                tracing::warn!(error = %rejected.error, "unreadable message on an SSE stream");
+            }
+        }
+        None
     }
 
     /// GETs the session's stream from `last_id` on (`Last-Event-ID`): the rest of a

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use bytes::{Buf as _, Bytes};
+use bytes::{Buf as _, Bytes, BytesMut};
 #[cfg(feature = "http-client")]
 use http_body::{Frame, SizeHint};
 
@@ -119,18 +119,7 @@ pub(super) fn poll_data(
         let ready = match *state {
             State::Done => return Poll::Ready(None),
             State::Length(left) | State::ChunkData(left) if !conn.buf.is_empty() => {
-                let take = usize::try_from(left)
-                    .unwrap_or(usize::MAX)
-                    .min(conn.buf.len());
-                let data = conn.buf.split_to(take).freeze();
-                let left = left - take as u64;
-                *state = match (*state, left) {
-                    (State::Length(_), 0) => State::Done,
-                    (State::Length(_), left) => State::Length(left),
-                    (_, 0) => State::ChunkEnd,
-                    (_, left) => State::ChunkData(left),
-                };
-                return Poll::Ready(Some(Ok(data)));
+                return Poll::Ready(Some(Ok(take_data(state, left, &mut conn.buf))));
             }
             State::Length(_) | State::ChunkData(_) => false,
             State::Close if !conn.buf.is_empty() => {
@@ -168,34 +157,17 @@ pub(super) fn poll_data(
                 true
             }
             State::ChunkEnd => false,
-            State::Trailers(seen, lines) => match conn.buf.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    // Each line ends in CRLF; a bare LF is refused, as in the head.
-                    let Some(line) = end
-                        .checked_sub(1)
-                        .and_then(|cr| (conn.buf[cr] == b'\r').then(|| &conn.buf[..cr]))
-                    else {
-                        return Poll::Ready(Some(Err(Error::Malformed("a trailer line end"))));
-                    };
-                    let blank = line.is_empty();
-                    if !blank && !super::chunk::trailer_field(line) {
-                        return Poll::Ready(Some(Err(Error::Malformed("a trailer field"))));
-                    }
-                    conn.buf.advance(end + 1);
-                    if blank {
-                        *state = State::Done;
-                        return Poll::Ready(None);
-                    }
-                    if seen + end + 1 > MAX_TRAILER_BYTES || lines + 1 > MAX_TRAILERS {
-                        return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
-                    }
-                    *state = State::Trailers(seen + end + 1, lines + 1);
+            State::Trailers(seen, lines) => match trailer(&mut conn.buf, seen, lines) {
+                Trailer::End => {
+                    *state = State::Done;
+                    return Poll::Ready(None);
+                }
+                Trailer::Next(next) => {
+                    *state = next;
                     true
                 }
-                None if seen + conn.buf.len() > MAX_TRAILER_BYTES => {
-                    return Poll::Ready(Some(Err(Error::TooLarge("the trailer fields"))));
-                }
-                None => false,
+                Trailer::More => false,
+                Trailer::Failed(e) => return Poll::Ready(Some(Err(e))),
             },
         };
         if ready {
@@ -208,6 +180,61 @@ pub(super) fn poll_data(
             Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
         }
     }
+}
+
+/// Takes what `buf` holds of the `left` bytes a body (or a chunk) has still to come,
+/// and moves `state` past them.
+fn take_data(state: &mut State, left: u64, buf: &mut BytesMut) -> Bytes {
+    let take = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+    let data = buf.split_to(take).freeze();
+    let left = left - take as u64;
+    *state = match (*state, left) {
+        (State::Length(_), 0) => State::Done,
+        (State::Length(_), left) => State::Length(left),
+        (_, 0) => State::ChunkEnd,
+        (_, left) => State::ChunkData(left),
+    };
+    data
+}
+
+/// What the next trailer line in `buf` came to.
+enum Trailer {
+    /// The blank line: the body has ended.
+    End,
+    /// A field, taken: the state that reads the next line.
+    Next(State),
+    /// The line is not all in `buf` yet.
+    More,
+    Failed(Error),
+}
+
+/// Reads one trailer line off `buf`, after `seen` bytes in `lines` lines of them.
+fn trailer(buf: &mut BytesMut, seen: usize, lines: usize) -> Trailer {
+    let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+        if seen + buf.len() > MAX_TRAILER_BYTES {
+            return Trailer::Failed(Error::TooLarge("the trailer fields"));
+        }
+        return Trailer::More;
+    };
+    // Each line ends in CRLF; a bare LF is refused, as in the head.
+    let Some(line) = end
+        .checked_sub(1)
+        .and_then(|cr| (buf[cr] == b'\r').then(|| &buf[..cr]))
+    else {
+        return Trailer::Failed(Error::Malformed("a trailer line end"));
+    };
+    let blank = line.is_empty();
+    if !blank && !super::chunk::trailer_field(line) {
+        return Trailer::Failed(Error::Malformed("a trailer field"));
+    }
+    buf.advance(end + 1);
+    if blank {
+        return Trailer::End;
+    }
+    if seen + end + 1 > MAX_TRAILER_BYTES || lines + 1 > MAX_TRAILERS {
+        return Trailer::Failed(Error::TooLarge("the trailer fields"));
+    }
+    Trailer::Next(State::Trailers(seen + end + 1, lines + 1))
 }
 
 #[cfg(feature = "http-client")]
