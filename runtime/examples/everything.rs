@@ -15,6 +15,8 @@
 //! opens. Without it the state is sealed under a key generated for this process.
 //! `scripts/conformance` runs the suite against this server.
 
+#[path = "support/everything_described.rs"]
+mod described;
 #[path = "support/everything_tasks.rs"]
 mod tasks;
 #[path = "support/everything_terminal.rs"]
@@ -804,6 +806,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     register_list_changers(&mcp);
     register_prompts(&mcp);
     register_resources(&mcp);
+    described::register(&mcp);
     tasks::register(&mcp);
     terminal::register(&mcp);
     Ok(mcp)

@@ -33,6 +33,7 @@
 //! ```
 
 mod context;
+mod describe;
 mod detach;
 mod listen;
 mod paging;

@@ -151,12 +151,6 @@ impl PromptBuilder<'_> {
         self
     }
 
-    /// A display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.prompt.title = Some(title.into());
-        self
-    }
-
     /// Completes values of the argument `argument` for `completion/complete`: `f`
     /// receives what the user typed so far and returns candidates.
     pub fn complete<F, Fut>(mut self, argument: impl Into<String>, f: F) -> Self

@@ -12,8 +12,9 @@ use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
-    AnyResourceContents, BlobResourceContents, InputRequiredResult, InputResponses, Outcome,
-    ReadResourceOutcome, ReadResourceResult, Resource, ResourceTemplate, TextResourceContents,
+    Annotations, AnyResourceContents, BlobResourceContents, InputRequiredResult, InputResponses,
+    Outcome, ReadResourceOutcome, ReadResourceResult, Resource, ResourceTemplate,
+    TextResourceContents,
 };
 
 /// A resource's body: text or bytes.
@@ -200,6 +201,12 @@ impl ResourceBuilder<'_> {
         self
     }
 
+    /// Hints for the client: who it is for, how much it matters, when it last changed.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.resource.annotations = Some(annotations);
+        self
+    }
+
     /// Registers `f`, which produces the contents. Static resources get no context, so
     /// they cannot ask for input.
     pub fn read<F, Fut, R>(self, f: F)
@@ -247,6 +254,13 @@ impl TemplateBuilder<'_> {
     /// The MIME type of their contents.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.template.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Hints for the client about the resources it makes (see
+    /// [`ResourceBuilder::annotations`]).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.template.annotations = Some(annotations);
         self
     }
 

@@ -337,12 +337,6 @@ impl ToolBuilder<'_> {
         self
     }
 
-    /// A display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.tool.title = Some(title.into());
-        self
-    }
-
     /// Advertises `schema` as the tool's `inputSchema`, exactly as given (every JSON
     /// Schema 2020-12 keyword kept), in place of the schema derived from the argument
     /// type; the arguments are still decoded into that type. For a schema the type's
