@@ -11,7 +11,6 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use super::pool::Pool;
 use super::{Authorizer, Connector, EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
-use crate::util::lock;
 
 /// The default of [`HttpClientBuilder::with_idle_timeout`]: 2 minutes.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -219,16 +218,15 @@ fn tls_config(
     Ok(config)
 }
 
-fn bearer_value(token: &str) -> Result<HeaderValue, TransportError> {
+pub(super) fn bearer_value(token: &str) -> Result<HeaderValue, TransportError> {
     HeaderValue::try_from(format!("Bearer {token}"))
         .map_err(|_| TransportError::new("the bearer token is not a valid header value"))
 }
 
-impl HttpClientTransport {
-    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`,
-    /// or `https://` with the `http-client-tls` feature).
-    pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
-        HttpClientBuilder {
+impl HttpClientBuilder {
+    /// A builder for the endpoint at `url` ([`HttpClientTransport::builder`]).
+    pub(super) fn new(url: impl Into<String>) -> Self {
+        Self {
             url: url.into(),
             eras: EraCache::new(),
             timeout: DEFAULT_REQUEST_TIMEOUT,
@@ -241,24 +239,5 @@ impl HttpClientTransport {
             #[cfg(feature = "http-client-tls")]
             roots: Vec::new(),
         }
-    }
-
-    /// The bearer token sent now, if any.
-    pub fn bearer_token(&self) -> Option<String> {
-        lock(&self.inner.bearer)
-            .as_ref()
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned)
-    }
-
-    /// Replaces (or with `None` removes) the bearer token sent from now on, for example
-    /// after a refresh.
-    pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
-        let value = token.map(bearer_value).transpose()?;
-        *lock(&self.inner.bearer) = value;
-        // The next POST renders its headers again, with the new token.
-        *lock(&self.inner.post_headers) = None;
-        Ok(())
     }
 }

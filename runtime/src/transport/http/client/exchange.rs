@@ -14,18 +14,15 @@ use super::super::body::Joined;
 use super::super::h1::Body;
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
-use super::HttpClientTransport;
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::quiet::Quiet;
+use super::{HttpClientTransport, MAX_RESPONSE_BYTES};
 use crate::jsonrpc::{self, RawResponse, RawResult, Received};
 use crate::protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
 use crate::util::IdKey;
-
-/// The most a JSON answer (or an error body) may hold: 64 MiB.
-pub(super) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
 const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
@@ -358,7 +355,10 @@ impl HttpClientTransport {
                 quiet.asked();
                 answering.retain(|_, task| !task.is_finished());
                 let key = IdKey::from(&id);
-                answering.insert(key, self.answer_server_request(id, method, params));
+                answering.insert(
+                    key,
+                    super::session::answer_server_request(self, id, method, params),
+                );
             }
             Ok(Received::Notification { method, params }) if method == Cancelled::METHOD => {
                 let withdrawn = params

@@ -89,6 +89,9 @@ use pool::Pool;
 use session::Session;
 use tools::ToolHeaders;
 
+/// The most a JSON answer (or an error body) may hold: 64 MiB.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
 /// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
 /// clone; clones share the pool, the tool cache, the session and the era cache.
 #[derive(Clone)]
@@ -176,6 +179,37 @@ impl std::fmt::Debug for HttpClientTransport {
 }
 
 impl HttpClientTransport {
+    /// A builder for a transport to the MCP endpoint at `url` (`http://host:port/mcp`,
+    /// or `https://` with the `http-client-tls` feature).
+    pub fn builder(url: impl Into<String>) -> HttpClientBuilder {
+        HttpClientBuilder::new(url)
+    }
+
+    /// The bearer token sent now, if any.
+    pub fn bearer_token(&self) -> Option<String> {
+        lock(&self.inner.bearer)
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned)
+    }
+
+    /// Replaces (or with `None` removes) the bearer token sent from now on, for example
+    /// after a refresh.
+    pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
+        let value = token.map(builder::bearer_value).transpose()?;
+        *lock(&self.inner.bearer) = value;
+        // The next POST renders its headers again, with the new token.
+        *lock(&self.inner.post_headers) = None;
+        Ok(())
+    }
+
+    /// Remembers a tool's input schema so calls to it carry its `Mcp-Param-*` headers.
+    /// Fails (and forgets the tool) when its `x-mcp-header` annotations are invalid.
+    pub fn remember_tool(&self, name: &str, input_schema: &Value) -> Result<(), String> {
+        self.inner.tools.remember(name, input_schema)
+    }
+
     /// The cache this transport remembers its endpoint's era in.
     pub fn era_cache(&self) -> &EraCache {
         &self.inner.eras
@@ -223,7 +257,7 @@ impl ClientTransport for HttpClientTransport {
             if method == <crate::types::v2025_11_25::method::Initialized as crate::types::rpc::Notification>::METHOD
                 && self.inner.session.speaks_session()
             {
-                self.open_standalone_stream().await;
+                session::open_standalone_stream(self).await;
             }
             Ok(())
         })
@@ -234,7 +268,7 @@ impl ClientTransport for HttpClientTransport {
     }
 
     fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
-        Box::pin(self.within_timeout(self.open_new_session()))
+        Box::pin(self.within_timeout(session::open_new_session(self)))
     }
 
     fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
@@ -270,7 +304,7 @@ impl ClientTransport for HttpClientTransport {
         tool: &'a str,
         meta: &'a Value,
     ) -> BoxFuture<'a, Result<bool, CallError>> {
-        Box::pin(self.within_timeout(self.reread_tool_headers(tool, meta)))
+        Box::pin(self.within_timeout(tools::reread_tool_headers(self, tool, meta)))
     }
 }
 

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};
 use serde_json::Value;
 
-use super::exchange::MAX_RESPONSE_BYTES;
+use super::MAX_RESPONSE_BYTES;
 use super::quiet::Quiet;
 use super::{HttpClientTransport, Inner};
 use crate::Era;
@@ -120,25 +120,25 @@ impl Session {
     }
 }
 
-impl HttpClientTransport {
-    /// The server no longer knows the 2025-11-25 session a request named (404: it
-    /// expired, or the server restarted). As that era asks, opens a new one with the
-    /// same `initialize`, unless a concurrent request that hit the same 404 already has;
-    /// `false` when no session was forgotten or none was ever opened.
-    pub(super) async fn open_new_session(&self) -> Result<bool, CallError> {
-        let session = &self.inner.session;
-        let Some(gone) = lock(&session.forgotten).clone() else {
-            return Ok(false);
-        };
-        let Some(initialize) = lock(&session.initialize).clone() else {
-            return Ok(false);
-        };
-        let _one_at_a_time = session.reopening.lock().await;
-        if lock(&session.id).as_ref() == Some(&gone) {
-            tracing::info!("the server ended the 2025-11-25 session; opening a new one");
-            *lock(&session.id) = None;
-            let id = self.next_id();
-            self.exchange_encoded(EncodedRequest {
+/// The server no longer knows the 2025-11-25 session a request named (404: it
+/// expired, or the server restarted). As that era asks, opens a new one with the
+/// same `initialize`, unless a concurrent request that hit the same 404 already has;
+/// `false` when no session was forgotten or none was ever opened.
+pub(super) async fn open_new_session(transport: &HttpClientTransport) -> Result<bool, CallError> {
+    let session = &transport.inner.session;
+    let Some(gone) = lock(&session.forgotten).clone() else {
+        return Ok(false);
+    };
+    let Some(initialize) = lock(&session.initialize).clone() else {
+        return Ok(false);
+    };
+    let _one_at_a_time = session.reopening.lock().await;
+    if lock(&session.id).as_ref() == Some(&gone) {
+        tracing::info!("the server ended the 2025-11-25 session; opening a new one");
+        *lock(&session.id) = None;
+        let id = transport.next_id();
+        transport
+            .exchange_encoded(EncodedRequest {
                 id: &id,
                 method: old::Initialize::METHOD,
                 params: &initialize,
@@ -147,61 +147,59 @@ impl HttpClientTransport {
                 notifications: None,
             })
             .await?;
-            let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
-            self.post_message(Some(old::Initialized::METHOD), initialized)
-                .await?;
-            self.open_standalone_stream().await;
-        }
-        Ok(true)
+        let initialized = jsonrpc::notification(old::Initialized::METHOD, None);
+        transport
+            .post_message(Some(old::Initialized::METHOD), initialized)
+            .await?;
+        open_standalone_stream(transport).await;
     }
-
-    /// Answers a request the server sent on a response stream (2025-11-25 sessions),
-    /// in its own task so the stream keeps being read. Returns the task, which a
-    /// `notifications/cancelled` from the server aborts.
-    pub(super) fn answer_server_request(
-        &self,
-        id: RequestId,
-        method: String,
-        params: Option<Value>,
-    ) -> tokio::task::AbortHandle {
-        let handler = lock(&self.inner.session.server_requests).clone();
-        let transport = self.clone();
-        tokio::spawn(async move {
-            let result = match handler {
-                Some(answer) => answer(method, params).await,
-                None => Err(RpcError::method_not_found(&method)),
-            };
-            let body = jsonrpc::response(Some(&id), &result);
-            if let Err(e) = transport.post_message(None, body).await {
-                tracing::warn!(error = %e, "could not send the answer to a server request");
-            }
-        })
-        .abort_handle()
-    }
+    Ok(true)
 }
 
-impl HttpClientTransport {
-    /// Opens the session's standalone stream (GET) in a task of its own: the server's
-    /// requests and notifications outside any of ours arrive there. A stream that
-    /// closes is resumed with `Last-Event-ID` after the server's `retry`; the task ends
-    /// with the transport, when the server has no such stream (405), or after a few
-    /// failures in a row. Resolves once the first attempt is answered (the stream is
-    /// open, or refused), or after [`STANDALONE_OPENING`]: a server may send to the
-    /// session outside any request (a tool's elicitation) as soon as it is ready, and
-    /// drops what it has no stream for.
-    pub(super) async fn open_standalone_stream(&self) {
-        let weak = Arc::downgrade(&self.inner);
-        let closing = self.inner.session.closing.clone();
-        let (opened, answered) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            tokio::select! {
-                () = closing.cancelled() => {}
-                () = standalone(weak, opened) => {}
-            }
-        });
-        // Dropped unsent (the task ended) resolves it too.
-        let _ = tokio::time::timeout(STANDALONE_OPENING, answered).await;
-    }
+/// Answers a request the server sent on a response stream (2025-11-25 sessions),
+/// in its own task so the stream keeps being read. Returns the task, which a
+/// `notifications/cancelled` from the server aborts.
+pub(super) fn answer_server_request(
+    transport: &HttpClientTransport,
+    id: RequestId,
+    method: String,
+    params: Option<Value>,
+) -> tokio::task::AbortHandle {
+    let handler = lock(&transport.inner.session.server_requests).clone();
+    let transport = transport.clone();
+    tokio::spawn(async move {
+        let result = match handler {
+            Some(answer) => answer(method, params).await,
+            None => Err(RpcError::method_not_found(&method)),
+        };
+        let body = jsonrpc::response(Some(&id), &result);
+        if let Err(e) = transport.post_message(None, body).await {
+            tracing::warn!(error = %e, "could not send the answer to a server request");
+        }
+    })
+    .abort_handle()
+}
+
+/// Opens the session's standalone stream (GET) in a task of its own: the server's
+/// requests and notifications outside any of ours arrive there. A stream that
+/// closes is resumed with `Last-Event-ID` after the server's `retry`; the task ends
+/// with the transport, when the server has no such stream (405), or after a few
+/// failures in a row. Resolves once the first attempt is answered (the stream is
+/// open, or refused), or after [`STANDALONE_OPENING`]: a server may send to the
+/// session outside any request (a tool's elicitation) as soon as it is ready, and
+/// drops what it has no stream for.
+pub(super) async fn open_standalone_stream(transport: &HttpClientTransport) {
+    let weak = Arc::downgrade(&transport.inner);
+    let closing = transport.inner.session.closing.clone();
+    let (opened, answered) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = closing.cancelled() => {}
+            () = standalone(weak, opened) => {}
+        }
+    });
+    // Dropped unsent (the task ended) resolves it too.
+    let _ = tokio::time::timeout(STANDALONE_OPENING, answered).await;
 }
 
 /// The longest a session's start waits for its standalone stream to open.
@@ -251,7 +249,7 @@ async fn standalone(weak: Weak<Inner>, opened: tokio::sync::oneshot::Sender<()>)
                         let transport = HttpClientTransport { inner };
                         match jsonrpc::receive(data.as_bytes()) {
                             Ok(Received::Request { id, method, params }) => {
-                                transport.answer_server_request(id, method, params);
+                                answer_server_request(&transport, id, method, params);
                             }
                             Ok(Received::Notification { method, params }) => {
                                 tracing::debug!(%method, "a session notification on the standalone stream");

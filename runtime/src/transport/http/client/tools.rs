@@ -23,7 +23,7 @@ const MAX_TOOL_PAGES: usize = 10;
 pub(super) struct ToolHeaders(Mutex<HashMap<String, Arc<[ParamHeader]>>>);
 
 impl ToolHeaders {
-    fn remember(&self, name: &str, input_schema: &Value) -> Result<(), String> {
+    pub(super) fn remember(&self, name: &str, input_schema: &Value) -> Result<(), String> {
         let mut tools = lock(&self.0);
         match param_headers(input_schema) {
             Ok(found) => {
@@ -90,37 +90,30 @@ impl ToolHeaders {
     }
 }
 
-impl HttpClientTransport {
-    /// Remembers a tool's input schema so calls to it carry its `Mcp-Param-*` headers.
-    /// Fails (and forgets the tool) when its `x-mcp-header` annotations are invalid.
-    pub fn remember_tool(&self, name: &str, input_schema: &Value) -> Result<(), String> {
-        self.inner.tools.remember(name, input_schema)
-    }
-
-    /// A `tools/call` of `tool` was refused with -32020: its `x-mcp-header` annotations
-    /// may have changed since we learned them (or we never did). Re-reads `tools/list`
-    /// (at most [`MAX_TOOL_PAGES`] pages, each request carrying `meta`) and tells
-    /// whether the tool's annotations changed.
-    pub(super) async fn reread_tool_headers(
-        &self,
-        tool: &str,
-        meta: &Value,
-    ) -> Result<bool, CallError> {
-        let before = self.inner.tools.of(tool);
-        let mut cursor: Option<Value> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let mut list_params = json!({ "_meta": meta });
-            if let Some(c) = cursor.take() {
-                list_params["cursor"] = c;
-            }
-            let page = OutgoingRequest::new(self.next_id(), method::ListTools::METHOD, list_params)
-                .send_as_text(self)
-                .await?;
-            match page.get("nextCursor") {
-                Some(c) if !c.is_null() => cursor = Some(c.clone()),
-                _ => break,
-            }
+/// A `tools/call` of `tool` through `transport` was refused with -32020: its `x-mcp-header` annotations
+/// may have changed since we learned them (or we never did). Re-reads `tools/list`
+/// (at most [`MAX_TOOL_PAGES`] pages, each request carrying `meta`) and tells
+/// whether the tool's annotations changed.
+pub(super) async fn reread_tool_headers(
+    transport: &HttpClientTransport,
+    tool: &str,
+    meta: &Value,
+) -> Result<bool, CallError> {
+    let before = transport.inner.tools.of(tool);
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let mut list_params = json!({ "_meta": meta });
+        if let Some(c) = cursor.take() {
+            list_params["cursor"] = c;
         }
-        Ok(self.inner.tools.of(tool) != before)
+        let page =
+            OutgoingRequest::new(transport.next_id(), method::ListTools::METHOD, list_params)
+                .send_as_text(transport)
+                .await?;
+        match page.get("nextCursor") {
+            Some(c) if !c.is_null() => cursor = Some(c.clone()),
+            _ => break,
+        }
     }
+    Ok(transport.inner.tools.of(tool) != before)
 }
