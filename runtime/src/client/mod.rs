@@ -448,12 +448,13 @@ fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::R
             obj.insert("resultType".into(), "complete".into());
         }
     }
-    serde_json::from_value(value).map_err(decode_error::<M>)
+    <M::Result as serde::Deserialize>::deserialize(&value)
+        .map_err(|e| decode_error::<M>(value.get("resultType").and_then(Value::as_str), e))
 }
 
 /// Refuses a result whose `resultType` `M` cannot have: anything but `complete` for a
 /// method that cannot answer input-required (the others are decoded by their union,
-/// which names an unknown one). A result without it counts as complete.
+/// which refuses an unknown one). A result without it counts as complete.
 pub(crate) fn check_result_type<M: ClientRequestMethod>(value: &Value) -> crate::Result<()> {
     match value.get("resultType").and_then(Value::as_str) {
         None | Some("complete") => Ok(()),
@@ -463,16 +464,23 @@ pub(crate) fn check_result_type<M: ClientRequestMethod>(value: &Value) -> crate:
     }
 }
 
-/// The error for a result of `M` that does not decode: an unknown `resultType` is named
-/// as such.
-fn decode_error<M: ClientRequestMethod>(e: serde_json::Error) -> Error {
-    let text = e.to_string();
-    if let Some(rest) = text.strip_prefix("unknown resultType \"") {
-        Error::UnknownResultType(rest.split('"').next().unwrap_or_default().to_owned())
-    } else {
-        Error::Decode {
+/// The error for a result of `M` that does not decode, given the `resultType` the
+/// result itself carries (read from it, not from the decoder's message): one the
+/// protocol does not define is named as such.
+fn decode_error<M: ClientRequestMethod>(result_type: Option<&str>, e: serde_json::Error) -> Error {
+    match result_type {
+        Some(other) if other != "complete" && other != "input_required" => {
+            Error::UnknownResultType(other.to_owned())
+        }
+        _ => Error::Decode {
             method: M::METHOD,
             source: e,
-        }
+        },
     }
+}
+
+/// The `resultType` a result's text carries, when it is a string.
+fn result_type_in(text: &str) -> Option<String> {
+    let [member] = crate::types::rpc::members(text, ["resultType"]);
+    serde_json::from_str(member?).ok()
 }

@@ -175,7 +175,9 @@ impl Client {
     ) -> crate::Result<M::Result> {
         let recode = self.inner.dialect.recode;
         if recode.is_none() && M::MAY_REQUIRE_INPUT {
-            return serde_json::from_str(result.get()).map_err(super::decode_error::<M>);
+            return serde_json::from_str(result.get()).map_err(|e| {
+                super::decode_error::<M>(super::result_type_in(result.get()).as_deref(), e)
+            });
         }
         let mut value: Value =
             serde_json::from_str(result.get()).map_err(|source| Error::Decode {
