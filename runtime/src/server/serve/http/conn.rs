@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use futures_util::task::AtomicWaker;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -128,12 +129,13 @@ pub(crate) struct Conn {
     multiplexed: AtomicBool,
     /// Cuts the connection wherever it is: a request or response over its budget.
     kill: Notify,
-    /// Closes a waiting connection (idle, or in a head over its budget, or at the cap)
-    /// once its own task has read what arrived: a request already in the socket is served,
-    /// not reset with the connection.
-    evict: Notify,
-    /// An eviction is pending: a request that starts first voids it.
+    /// A waiting connection (idle, or in a head over its budget, or at the cap) is to
+    /// close: while it waits, its socket reads its end once nothing more has arrived
+    /// (`Watched`), so a request already in it is served, not reset with the
+    /// connection. A request that starts first voids it.
     evicting: AtomicBool,
+    /// The task reading the socket, woken for an eviction.
+    reader: AtomicWaker,
     registry: Arc<Registry>,
 }
 
@@ -156,8 +158,6 @@ impl Conn {
         if self.evicting.load(Ordering::Relaxed) && self.evicting.swap(false, Ordering::Relaxed) {
             // Chosen while it waited, it has a request now: it stays, and the cap looks
             // again for a connection to close.
-            use futures_util::FutureExt as _;
-            let _spent = self.evict.notified().now_or_never();
             self.registry.left.notify_waiters();
         }
         RequestGuard(Arc::clone(self))
@@ -192,20 +192,15 @@ impl Conn {
         self.kill.notified().await;
     }
 
-    /// Resolves when the reaper or the cap closes this connection while it waits: its
-    /// task then closes it, unless what it reads first is a request.
-    pub(crate) fn evicted(&self) -> tokio::sync::futures::Notified<'_> {
-        self.evict.notified()
-    }
-
-    /// Whether an eviction is pending, not voided by a request since.
-    pub(crate) fn is_evicted(&self) -> bool {
-        self.evicting.load(Ordering::Relaxed)
-    }
-
+    /// Closes the connection while it waits: see `evicting`.
     fn close_waiting(&self) {
-        self.evicting.store(true, Ordering::Relaxed);
-        self.evict.notify_one();
+        self.evicting.store(true, Ordering::Release);
+        self.reader.wake();
+    }
+
+    /// Whether the connection is to read its end: evicted, and still waiting.
+    fn evicted(&self) -> bool {
+        self.evicting.load(Ordering::Acquire) && matches!(self.phase().0, Phase::Idle | Phase::Head)
     }
 }
 
@@ -334,8 +329,8 @@ impl Registry {
             in_flight: AtomicU32::new(0),
             multiplexed: AtomicBool::new(false),
             kill: Notify::new(),
-            evict: Notify::new(),
             evicting: AtomicBool::new(false),
+            reader: AtomicWaker::new(),
             registry: Arc::clone(self),
         });
         conn.set(Phase::Head);
@@ -416,6 +411,19 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if polled.is_pending() {
+            // Evicted with nothing more to read: the end of the stream, so the
+            // connection closes with nothing unread in it.
+            if self.conn.evicted() {
+                return Poll::Ready(Ok(()));
+            }
+            self.conn.reader.register(cx.waker());
+            // An eviction between the look and the registration woke nobody.
+            if self.conn.evicted() {
+                return Poll::Ready(Ok(()));
+            }
+            return Poll::Pending;
+        }
         if buf.filled().len() > before
             && self.conn.phase().0 == Phase::Idle
             && !self.conn.multiplexed.load(Ordering::Relaxed)

@@ -15,7 +15,6 @@ use http::header::CONTENT_TYPE;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
-use tokio::sync::futures::Notified;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::conn::{Conn, Fit, Registry, Watched};
@@ -130,7 +129,7 @@ fn spawn_connection(
 /// What reading a connection's next request head came to.
 enum Next {
     Request(RequestHead),
-    /// Read again: the drain began, or an eviction was voided.
+    /// Read again: the drain began.
     Again,
     /// The client speaks HTTP/2 with prior knowledge.
     #[cfg(feature = "http-server-h2")]
@@ -225,12 +224,7 @@ impl Endpoint {
         #[cfg(feature = "http-server-tls")]
         if let Some(tls) = &self.protocols.tls {
             // Inside the header budget: the connection is in its head until a request.
-            let accepted = tokio::select! {
-                biased;
-                accepted = tls.accept(io) => accepted,
-                () = self.conn.evicted() => return,
-            };
-            let stream = match accepted {
+            let stream = match tls.accept(io).await {
                 Ok(stream) => stream,
                 Err(e) => {
                     tracing::debug!(error = %e, "a TLS handshake failed");
@@ -250,13 +244,7 @@ impl Endpoint {
     async fn serve_h2(&self, io: impl h1::Io) {
         self.conn.multiplex();
         let app = self.protocols.h2.clone();
-        let serve = super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone());
-        // Evicted only while no stream is open (the reaper and the cap choose so).
-        tokio::select! {
-            biased;
-            () = serve => {}
-            () = self.conn.evicted() => {}
-        }
+        super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone()).await;
     }
 
     /// Serves the connection's requests in turn until it closes, fails, goes over a
@@ -265,13 +253,9 @@ impl Endpoint {
         // Waited on between requests, registered once for the connection's life rather
         // than once a request.
         let drained = self.drain.cancelled();
-        let evicted = self.conn.evicted();
-        tokio::pin!(drained, evicted);
+        tokio::pin!(drained);
         loop {
-            let head = match self
-                .next_head(&mut io, drained.as_mut(), evicted.as_mut())
-                .await
-            {
+            let head = match self.next_head(&mut io, drained.as_mut()).await {
                 Next::Request(head) => head,
                 Next::Again => continue,
                 #[cfg(feature = "http-server-h2")]
@@ -315,29 +299,20 @@ impl Endpoint {
 
     /// Reads the next request's head, answering one it refuses: while the endpoint
     /// serves, until the drain or an eviction; while it drains, within a grace.
-    async fn next_head<'a>(
-        &'a self,
+    async fn next_head(
+        &self,
         io: &mut h1::Conn,
         drained: Pin<&mut WaitForCancellationFuture<'_>>,
-        mut evicted: Pin<&mut Notified<'a>>,
     ) -> Next {
         let read = if !self.drain.is_cancelled() {
             tokio::select! {
                 biased;
-                // First, so a request that arrived before an eviction is served: a
-                // busy endpoint may run this task for the first time long after.
+                // An evicted connection reads its end here once nothing more has
+                // arrived (`conn::Watched`): a request already in it is served, though
+                // a busy endpoint may run this task for the first time long after.
                 read = io.read_request() => read,
                 // What was read so far stays in the connection's buffer.
                 () = drained => return Next::Again,
-                () = evicted.as_mut() => {
-                    // Nothing whole to read: the connection closes with nothing
-                    // unread, unless a request came between and voided the notice.
-                    if self.conn.is_evicted() {
-                        return Next::End;
-                    }
-                    evicted.set(self.conn.evicted());
-                    return Next::Again;
-                }
             }
         } else if io.nothing_read() {
             // A client may be sending its next request right now: give it the grace
