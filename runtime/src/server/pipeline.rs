@@ -321,8 +321,8 @@ impl Accepted {
     /// sessions send) are read again without it.
     pub fn on_session(mut self, session: &Session) -> Self {
         let channel = session.channel();
-        let mut meta = channel.request_meta(self.meta.progress_token.clone());
-        meta.trace = self.meta.trace.clone();
+        let mut meta = channel.request_meta(self.meta.progress_token.take());
+        meta.trace = self.meta.trace.take();
         self.meta.meta = Ok(meta);
         self.channel = Some(channel);
         if let Some(routed) = &mut self.routed {

@@ -433,10 +433,6 @@ async fn run(
         let own = admitted.cancellation().clone();
         (admitted, own)
     };
-    // Only a session's request can be withdrawn while its stream stays open.
-    let withdrawn = session.is_some().then(|| cancel.clone());
-    // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
-    let guard = cancel.drop_guard();
     let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
@@ -445,7 +441,9 @@ async fn run(
     let admitted = admitted.with_outbound(outbound);
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
-    let mut outcome = served(admitted, &id, session, slot, withdrawn);
+    let mut outcome = served(admitted, &id, session, slot, &cancel);
+    // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
+    let guard = cancel.drop_guard();
     let sse = |state: SseState| -> Reply {
         match &streams {
             Some(streams) => session_sse(state, streams),
@@ -487,7 +485,7 @@ fn served(
     id: &RequestId,
     session: Option<Arc<HttpSession>>,
     slot: Option<Slot>,
-    withdrawn: Option<tokio_util::sync::CancellationToken>,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Outcome {
     match (session, slot) {
         (None, None) => Box::pin(admitted.serve()),
@@ -497,7 +495,8 @@ fn served(
             admitted.serve().await
         }),
         (Some(session), _) => {
-            let withdrawn = withdrawn.unwrap_or_default();
+            // Only a session's request can be withdrawn while its stream stays open.
+            let withdrawn = cancel.clone();
             let tracked = session.in_flight.track(id, withdrawn.clone());
             Box::pin(async move {
                 let _tracked = tracked;
