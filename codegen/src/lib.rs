@@ -71,6 +71,9 @@ pub struct Extension {
     pub module: &'static str,
     /// The protocol version whose types it reuses.
     pub base: Version,
+    /// The base version's requests a server may answer with a task of this extension's
+    /// (`resultType: "task"`), as its specification says (the schema cannot).
+    pub task_results: &'static [&'static str],
 }
 
 /// Every extension tern-types carries.
@@ -79,6 +82,9 @@ pub const EXTENSIONS: [Extension; 1] = [Extension {
     schema: "ext-tasks/draft",
     module: "ext_tasks",
     base: VERSIONS[0],
+    // "This extension allows a server to respond to a tools/call request with an
+    // asynchronous task handle" (the extension's specification, 2026-07-28).
+    task_results: &["tools/call"],
 }];
 
 /// One file of generated output, relative to the `generated/` crate.
@@ -197,7 +203,12 @@ pub fn generate_extension(
         " The `{}` extension: its own types and method markers; the {} types it repeats are those of [`crate::{}`].",
         ext.id, ext.base.name, ext.base.module
     );
-    build_module(ext.base.name, &schema, &header, Some(&base))
+    let mut module = build_module(ext.base.name, &schema, &header, Some(&base))?;
+    module.source.push_str(&format!(
+        "/// The extension's identifier, as declared under `capabilities.extensions`.\npub const EXTENSION_ID: &str = {:?};\n",
+        ext.id
+    ));
+    Ok(module)
 }
 
 fn format_source(what: &str, src: &str) -> Result<String> {
@@ -248,6 +259,11 @@ fn build_module(
 ) -> Result<GeneratedVersion> {
     let mut prepared = prepare::prepare(version, schema)?;
     let mut methods = methods::table(&prepared)?;
+    for m in &mut methods {
+        m.may_become_task = EXTENSIONS
+            .iter()
+            .any(|e| e.base.name == version && e.task_results.contains(&m.method.as_str()));
+    }
     let mut names = prepared.rust_names.clone();
     for c in &prepared.consts {
         names

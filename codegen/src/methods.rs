@@ -89,6 +89,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                     .get("description")
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                may_become_task: false,
             });
         }
     }
@@ -228,9 +229,18 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             let complete = match &m.complete {
                 Some(c) => {
                     let c = parse_type(&p.version, &qualify(c))?;
+                    let round = crate::views::set_round(m);
+                    let task = m.may_become_task.then(|| {
+                        quote!(
+                            const MAY_BECOME_TASK: bool = true;
+                        )
+                    });
                     quote! {
                         impl crate::rpc::MayRequireInput for #marker {
                             type Complete = #c;
+                            type InputResponses = super::InputResponses;
+                            #task
+                            #round
                         }
                     }
                 }

@@ -104,6 +104,9 @@ pub struct Method {
     pub params_meta: Option<(String, String)>,
     /// The definition's description.
     pub description: Option<String>,
+    /// Whether an extension lets a server answer it with a task
+    /// ([`Extension::task_results`](crate::Extension::task_results)).
+    pub may_become_task: bool,
 }
 
 impl Method {

@@ -105,6 +105,32 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
     }
 }
 
+/// How a retry of a method that may ask for input writes its round into the params:
+/// the answers and the echoed state, each into its member when the params have it.
+pub(crate) fn set_round(m: &Method) -> TokenStream {
+    let has = |member: &str| m.params_members.iter().any(|x| x == member);
+    let responses = if has("inputResponses") {
+        quote!(params.input_responses = responses;)
+    } else {
+        quote!(let _ = responses;)
+    };
+    let state = if has("requestState") {
+        quote!(params.request_state = state;)
+    } else {
+        quote!(let _ = state;)
+    };
+    quote! {
+        fn set_round(
+            params: &mut Self::Params,
+            responses: ::std::option::Option<Self::InputResponses>,
+            state: ::std::option::Option<::std::string::String>,
+        ) {
+            #responses
+            #state
+        }
+    }
+}
+
 /// The retry view's accessors for one request marker: `requestState` (read and
 /// replaced), the target member and `arguments`, each emitted only when the params
 /// struct has that member; the trait's defaults answer `None` for the rest.

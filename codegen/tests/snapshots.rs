@@ -140,6 +140,7 @@ fn extension(
             name: "core",
             module: "core",
         },
+        task_results: &[],
     };
     tern_codegen::generate_extension(
         ext,

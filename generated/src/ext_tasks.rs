@@ -2762,3 +2762,5 @@ crate::rpc::open_struct!(
     ::std::string::String > = "statusMessage" default, task_id : ::std::string::String =
     "taskId" required, ttl_ms : ::std::option::Option < i64 > = "ttlMs" default }
 );
+/// The extension's identifier, as declared under `capabilities.extensions`.
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";

@@ -184,7 +184,8 @@ pub trait Notification: 'static {
         + 'static;
 }
 /// A request whose result may be an `InputRequiredResult` instead of the complete one
-/// (`tools/call`, `prompts/get` and `resources/read` in 2026-07-28).
+/// (`tools/call`, `prompts/get` and `resources/read` in 2026-07-28): what a multi
+/// round-trip flow needs of it, beside its [`Request`] facts and retry view.
 ///
 /// Its [`Request::Result`] is an `Outcome<Self::Complete>`; methods without this marker
 /// cannot answer with input-required at all.
@@ -197,6 +198,23 @@ pub trait MayRequireInput: Request {
         + Send
         + Sync
         + 'static;
+    /// The answers a retry carries (`inputResponses`).
+    type InputResponses: Serialize
+        + DeserializeOwned
+        + Clone
+        + fmt::Debug
+        + Send
+        + Sync
+        + 'static;
+    /// Whether a server may answer the request with a task instead (`resultType:
+    /// "task"`, the tasks extension), whose eventual result is [`Self::Complete`].
+    const MAY_BECOME_TASK: bool = false;
+    /// Writes a retry's answers and echoed `requestState` into `params`.
+    fn set_round(
+        params: &mut Self::Params,
+        responses: Option<Self::InputResponses>,
+        state: Option<String>,
+    );
 }
 /// What a server does with a request's result: send it as the complete answer, or (a
 /// method that may ask for input) check and seal an input-required one first.

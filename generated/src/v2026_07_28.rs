@@ -6165,6 +6165,13 @@ impl<T> crate::rpc::IntoAnswer for Outcome<T> {
         }
     }
 }
+/// A method that cannot ask for input has no input-required result to convert: a
+/// server treats both sides of every method's [`crate::rpc::IntoAnswer`] alike.
+impl ::std::convert::From<crate::rpc::Never> for InputRequiredResult {
+    fn from(never: crate::rpc::Never) -> Self {
+        match never {}
+    }
+}
 impl<T> ::std::convert::From<InputRequiredResult> for Outcome<T> {
     fn from(r: InputRequiredResult) -> Self {
         Self::InputRequired(r)
@@ -7060,6 +7067,15 @@ pub mod method {
     }
     impl crate::rpc::MayRequireInput for ReadResource {
         type Complete = super::ReadResourceResult;
+        type InputResponses = super::InputResponses;
+        fn set_round(
+            params: &mut Self::Params,
+            responses: ::std::option::Option<Self::InputResponses>,
+            state: ::std::option::Option<::std::string::String>,
+        ) {
+            params.input_responses = responses;
+            params.request_state = state;
+        }
     }
     impl crate::rpc::ClientRequestMethod for ReadResource {}
     /// `subscriptions/listen`: Sent from the client to open a long-lived channel for receiving notifications
@@ -7132,6 +7148,15 @@ pub mod method {
     }
     impl crate::rpc::MayRequireInput for GetPrompt {
         type Complete = super::GetPromptResult;
+        type InputResponses = super::InputResponses;
+        fn set_round(
+            params: &mut Self::Params,
+            responses: ::std::option::Option<Self::InputResponses>,
+            state: ::std::option::Option<::std::string::String>,
+        ) {
+            params.input_responses = responses;
+            params.request_state = state;
+        }
     }
     impl crate::rpc::ClientRequestMethod for GetPrompt {}
     /// `tools/list`: Sent from the client to request a list of tools the server has.
@@ -7188,6 +7213,16 @@ pub mod method {
     }
     impl crate::rpc::MayRequireInput for CallTool {
         type Complete = super::CallToolResult;
+        type InputResponses = super::InputResponses;
+        const MAY_BECOME_TASK: bool = true;
+        fn set_round(
+            params: &mut Self::Params,
+            responses: ::std::option::Option<Self::InputResponses>,
+            state: ::std::option::Option<::std::string::String>,
+        ) {
+            params.input_responses = responses;
+            params.request_state = state;
+        }
     }
     impl crate::rpc::ClientRequestMethod for CallTool {}
     /// `completion/complete`: A request from the client to the server, to ask for completion options.

@@ -783,9 +783,11 @@ fn register_resources(mcp: &McpServer) {
 
 fn build(options: &Options) -> Result<McpServer, BoxError> {
     // Direct-form tools serve 2025-11-25 sessions too, each round over the session.
+    // Tools that run as tasks (the tasks extension), kept in this process's memory.
     let mut mcp = McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION"))
         .cache(60_000, false)
-        .fulfil_input_on_sessions(SessionInput::default());
+        .fulfil_input_on_sessions(SessionInput::default())
+        .extension(tern::tasks::Tasks::default());
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
         let mut security = if options.state_keys.is_empty() {
             RequestStateSecurity::ephemeral()

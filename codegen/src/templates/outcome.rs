@@ -41,6 +41,14 @@ impl<T> crate::rpc::IntoAnswer for Outcome<T> {
     }
 }
 
+/// A method that cannot ask for input has no input-required result to convert: a
+/// server treats both sides of every method's [`crate::rpc::IntoAnswer`] alike.
+impl ::std::convert::From<crate::rpc::Never> for InputRequiredResult {
+    fn from(never: crate::rpc::Never) -> Self {
+        match never {}
+    }
+}
+
 impl<T> ::std::convert::From<InputRequiredResult> for Outcome<T> {
     fn from(r: InputRequiredResult) -> Self {
         Self::InputRequired(r)

@@ -66,7 +66,7 @@ pub(crate) fn register(mcp: &McpServer) {
         .run(|args: Greet, _ctx: ToolContext| async move { Ok(format!("Hello, {}!", args.name)) });
     mcp.tool("slow_compute")
         .description("Works for `seconds`: a task when the client supports tasks")
-        .task_support(TaskSupport::Optional)
+        .extension(TaskSupport::Optional)
         .run(|args: Compute, ctx: ToolContext| async move {
             let seconds = args.seconds.unwrap_or(3).min(MAX_SECONDS);
             let label = args.label.unwrap_or_else(|| "default".into());
@@ -77,14 +77,14 @@ pub(crate) fn register(mcp: &McpServer) {
         });
     mcp.tool("failing_job")
         .description("A task that ends with a tool error")
-        .task_support(TaskSupport::Required)
+        .extension(TaskSupport::Required)
         .run(|_: NoArgs, ctx: ToolContext| async move {
             work(&ctx, Duration::from_millis(200)).await?;
             Err::<String, _>(ToolError::new("The job failed: the disk is full"))
         });
     mcp.tool("protocol_error_job")
         .description("A task that fails with a JSON-RPC error")
-        .task_support(TaskSupport::Required)
+        .extension(TaskSupport::Required)
         .run(|_: NoArgs, ctx: ToolContext| async move {
             work(&ctx, Duration::from_millis(200)).await?;
             Err::<String, _>(ToolError::protocol(RpcError::internal(
@@ -93,7 +93,7 @@ pub(crate) fn register(mcp: &McpServer) {
         });
     mcp.tool("confirm_delete")
         .description("Deletes a file once the user confirms, as a task")
-        .task_support(TaskSupport::Required)
+        .extension(TaskSupport::Required)
         .run(|args: Delete, ctx: ToolContext| async move {
             let file = args.filename.unwrap_or_else(|| "important.txt".into());
             match field(&ctx, "confirm", "confirm") {
@@ -113,7 +113,7 @@ pub(crate) fn register(mcp: &McpServer) {
         });
     mcp.tool("multi_input")
         .description("Asks for a name and a confirmation at once, as a task")
-        .task_support(TaskSupport::Required)
+        .extension(TaskSupport::Required)
         .run(|_: NoArgs, ctx: ToolContext| async move {
             let name = field(&ctx, "name", "name");
             let confirmed = field(&ctx, "confirm", "confirm");
@@ -133,8 +133,7 @@ pub(crate) fn register(mcp: &McpServer) {
         });
     mcp.tool("test_tool_with_task")
         .description("Asks the user's name inline, then goes on as a task")
-        .task_support(TaskSupport::Required)
-        .task_on_request()
+        .extension(TaskSupport::Required.on_request())
         .run(|_: NoArgs, ctx: ToolContext| async move {
             let Some(ElicitValue::String(name)) = field(&ctx, "user_name", "name") else {
                 return Ok(ask::input_required(

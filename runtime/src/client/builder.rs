@@ -1,6 +1,7 @@
 //! Building a client: its name, the callbacks that answer input requests (and so the
 //! capabilities it declares), the cap on rounds, and how the protocol era is settled.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ pub struct ClientBuilder {
     restart_on_rejected_state: bool,
     elicitation_url: bool,
     sampling_tools: bool,
-    tasks: bool,
+    extensions: BTreeMap<String, Map<String, Value>>,
     log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
     on_log: Option<super::LogCallback>,
     declared: Option<ClientCapabilities>,
@@ -34,17 +35,21 @@ pub struct ClientBuilder {
     cache: Option<super::ResponseCache>,
 }
 
-impl Client {
-    /// A builder for a client called `name` at `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
-        ClientBuilder {
+impl ClientBuilder {
+    /// A builder for a client called `name` at `version` ([`Client::builder`]).
+    pub(super) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
             info: Implementation::new(name, version),
             callbacks: Callbacks::default(),
             max_rounds: DEFAULT_MAX_ROUNDS,
             restart_on_rejected_state: true,
             elicitation_url: false,
             sampling_tools: false,
-            tasks: true,
+            // tern follows tasks to their end: a call stays a call (`Client::call_tool`).
+            extensions: BTreeMap::from([(
+                crate::protocol::tasks::EXTENSION.to_owned(),
+                Map::new(),
+            )]),
             log_level: None,
             on_log: None,
             declared: None,
@@ -157,11 +162,22 @@ impl ClientBuilder {
         self
     }
 
-    /// Whether requests declare the tasks extension (`io.modelcontextprotocol/tasks`,
-    /// default yes): a server may then answer a tool call with a task, which
+    /// Declares extension `id` with `settings` under `capabilities.extensions` of
+    /// every request; `None` withdraws it. Its methods are called with
+    /// [`Client::request`], each a [`Request`](crate::types::rpc::Request) marker. The
+    /// tasks extension ([`tasks::EXTENSION`](crate::tasks::EXTENSION)) is declared
+    /// unless withdrawn: a server may then answer a tool call with a task, which
     /// [`Client::call_tool`] follows to its end as if the call had been synchronous.
-    pub fn tasks(mut self, yes: bool) -> Self {
-        self.tasks = yes;
+    pub fn extension(
+        mut self,
+        id: impl Into<String>,
+        settings: Option<Map<String, Value>>,
+    ) -> Self {
+        let id = id.into();
+        match settings {
+            Some(settings) => self.extensions.insert(id, settings),
+            None => self.extensions.remove(&id),
+        };
         self
     }
 
@@ -205,10 +221,8 @@ impl ClientBuilder {
         if self.callbacks.roots.is_some() {
             caps.roots = Some(Map::new());
         }
-        if self.tasks {
-            let mut extensions = std::collections::BTreeMap::new();
-            extensions.insert(crate::tasks::EXTENSION.to_owned(), Map::new());
-            caps.extensions = Some(extensions);
+        if !self.extensions.is_empty() {
+            caps.extensions = Some(self.extensions.clone());
         }
         serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
     }
@@ -252,7 +266,7 @@ impl ClientBuilder {
         let dialect = move |meta| Dialect::of(era, meta);
         let client = self.build_in(transport, dialect, settled.server_name.map(Into::into));
         if client.inner.dialect.holds_session {
-            client.set_session_log_level().await?;
+            super::listen::set_session_log_level(&client).await?;
         }
         Ok(client)
     }

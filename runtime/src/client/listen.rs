@@ -164,210 +164,201 @@ impl Drop for Listener {
     }
 }
 
-impl Client {
-    /// Like [`request`](Self::request), handing the request's notifications (progress,
-    /// log entries, anything else the server sends on the request's stream) to
-    /// `notices` as they arrive.
-    pub async fn request_with_notices<M: ClientRequestMethod>(
-        &self,
-        params: M::Params,
-        notices: mpsc::UnboundedSender<Notice>,
-    ) -> crate::Result<M::Result> {
-        self.observed::<M>(params, move |notice| {
-            let _ = notices.send(notice);
-        })
-        .await
-    }
+/// The work of [`Client::request_with_notices`].
+pub(super) async fn request_with_notices<M: ClientRequestMethod>(
+    client: &Client,
+    params: M::Params,
+    notices: mpsc::UnboundedSender<Notice>,
+) -> crate::Result<M::Result> {
+    observed::<M>(client, params, move |notice| {
+        let _ = notices.send(notice);
+    })
+    .await
+}
 
-    /// Sends one request of method `M`, each notification of its stream read as a
-    /// [`Notice`] and handed to `on` as it arrives (in a task of its own, so a slow `on`
-    /// does not hold up the stream); every one that arrived before the response is
-    /// handed over before this returns.
-    pub(crate) async fn observed<M: ClientRequestMethod>(
-        &self,
-        params: M::Params,
-        mut on: impl FnMut(Notice) + Send + 'static,
-    ) -> crate::Result<M::Result> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-        let forward = tokio::spawn(async move {
-            while let Some(message) = rx.recv().await {
-                if let Some(notice) = Notice::from_message(&message) {
-                    on(notice);
-                }
+/// Sends one request of method `M`, each notification of its stream read as a
+/// [`Notice`] and handed to `on` as it arrives (in a task of its own, so a slow `on`
+/// does not hold up the stream); every one that arrived before the response is
+/// handed over before this returns.
+pub(crate) async fn observed<M: ClientRequestMethod>(
+    client: &Client,
+    params: M::Params,
+    mut on: impl FnMut(Notice) + Send + 'static,
+) -> crate::Result<M::Result> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let forward = tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            if let Some(notice) = Notice::from_message(&message) {
+                on(notice);
             }
-        });
-        let result = self.send::<M>(&params, None, Some(&tx)).await;
-        drop(tx);
-        let _ = forward.await;
-        result
-    }
+        }
+    });
+    let result = client.send::<M>(&params, None, Some(&tx)).await;
+    drop(tx);
+    let _ = forward.await;
+    result
+}
 
-    /// Sends `logging/setLevel` with the client-wide level, on a 2025-11-25 session
-    /// that was given one ([`ClientBuilder::log_level`](super::ClientBuilder::log_level)).
-    pub(crate) async fn set_session_log_level(&self) -> crate::Result<()> {
-        let Some(level) = self.inner.log_level else {
-            return Ok(());
+/// Sends `logging/setLevel` with the client-wide level, on a 2025-11-25 session
+/// that was given one ([`ClientBuilder::log_level`](super::ClientBuilder::log_level)).
+pub(crate) async fn set_session_log_level(client: &Client) -> crate::Result<()> {
+    let Some(level) = client.inner.log_level else {
+        return Ok(());
+    };
+    let transport = &client.inner.transport;
+    let request = OutgoingRequest {
+        id: transport.next_id(),
+        method: session_method::SetLevel::METHOD.into(),
+        params: json!({ "level": level }),
+        notifications: None,
+    };
+    transport
+        .request(request)
+        .await
+        .map(drop)
+        .map_err(Error::from)
+}
+
+/// A sink for the automatic loop's notifications: log entries to the client's
+/// [`on_log`](super::ClientBuilder::on_log), everything to `notices`, with the
+/// loop's round events in order among them; `None` when neither listens. The task
+/// ends once the sink is dropped and what it holds is handed over.
+pub(crate) fn notice_sink(
+    client: &Client,
+    notices: Option<mpsc::UnboundedSender<Notice>>,
+) -> Option<NoticeSink> {
+    let on_log = client.inner.on_log.clone();
+    if notices.is_none() && on_log.is_none() {
+        return None;
+    }
+    let (raw, mut raw_rx) = mpsc::unbounded_channel::<Value>();
+    let (rounds, mut rounds_rx) = mpsc::unbounded_channel::<super::RoundEvent>();
+    let client = client.clone();
+    let forward = tokio::spawn(async move {
+        let hand = |notice: Notice| {
+            client.heard(&notice);
+            if let (Notice::Log(entry), Some(on_log)) = (&notice, &on_log) {
+                on_log(entry.clone());
+            }
+            if let Some(n) = &notices {
+                let _ = n.send(notice);
+            }
         };
-        let transport = &self.inner.transport;
+        // A round event is sent after the response that ended its round, and the
+        // transport queued that round's notifications before the response: taking
+        // the notifications first keeps the order they happened in.
+        loop {
+            tokio::select! {
+                biased;
+                Some(message) = raw_rx.recv() => {
+                    if let Some(notice) = Notice::from_message(&message) {
+                        hand(notice);
+                    }
+                }
+                Some(event) = rounds_rx.recv() => hand(Notice::Round(event)),
+                else => break,
+            }
+        }
+    });
+    Some(NoticeSink {
+        raw,
+        rounds,
+        forward,
+    })
+}
+
+/// The work of [`Client::listen`].
+pub(super) async fn listen(client: &Client, filter: SubscriptionFilter) -> crate::Result<Listener> {
+    let uris: HashSet<String> = filter
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let task = match client.inner.dialect.era() {
+        Era::Stateless => listen_stateless(client, filter, uris, tx).await?,
+        Era::Session => listen_on_session(client, filter, uris, tx).await?,
+    };
+    Ok(Listener { notices: rx, task })
+}
+
+async fn listen_stateless(
+    client: &Client,
+    filter: SubscriptionFilter,
+    uris: HashSet<String>,
+    tx: mpsc::UnboundedSender<Notice>,
+) -> crate::Result<tokio::task::AbortHandle> {
+    let (acknowledged, ack) = oneshot::channel::<crate::Result<()>>();
+    let client = client.clone();
+    let task = tokio::spawn(async move {
+        let stream = Stream {
+            client,
+            params: SubscriptionsListenRequestParams::new(filter.clone()),
+            filter,
+            uris,
+            tx,
+        };
+        stream.run(acknowledged).await;
+    });
+    let abort = task.abort_handle();
+    match tokio::time::timeout(ACKNOWLEDGE_TIMEOUT, ack).await {
+        Ok(Ok(Ok(()))) => Ok(abort),
+        Ok(Ok(Err(e))) => Err(e),
+        Ok(Err(_)) => Err(Error::Config("the listen stream ended at once".into())),
+        Err(_) => {
+            abort.abort();
+            Err(Error::Config(
+                "the server did not acknowledge subscriptions/listen".into(),
+            ))
+        }
+    }
+}
+
+async fn listen_on_session(
+    client: &Client,
+    filter: SubscriptionFilter,
+    uris: HashSet<String>,
+    tx: mpsc::UnboundedSender<Notice>,
+) -> crate::Result<tokio::task::AbortHandle> {
+    let transport = &client.inner.transport;
+    // Heard from before the first subscription, so no update falls in between.
+    let mut notices = transport.notices().ok_or_else(|| {
+        Error::Config("this transport carries no session notifications to listen to".into())
+    })?;
+    for uri in &uris {
         let request = OutgoingRequest {
             id: transport.next_id(),
-            method: session_method::SetLevel::METHOD.into(),
-            params: json!({ "level": level }),
+            method: session_method::Subscribe::METHOD.into(),
+            params: json!({ "uri": uri }),
             notifications: None,
         };
-        transport
-            .request(request)
-            .await
-            .map(drop)
-            .map_err(Error::from)
+        transport.request(request).await.map_err(Error::from)?;
     }
-
-    /// A sink for the automatic loop's notifications: log entries to the client's
-    /// [`on_log`](super::ClientBuilder::on_log), everything to `notices`, with the
-    /// loop's round events in order among them; `None` when neither listens. The task
-    /// ends once the sink is dropped and what it holds is handed over.
-    pub(crate) fn notice_sink(
-        &self,
-        notices: Option<mpsc::UnboundedSender<Notice>>,
-    ) -> Option<NoticeSink> {
-        let on_log = self.inner.on_log.clone();
-        if notices.is_none() && on_log.is_none() {
-            return None;
-        }
-        let (raw, mut raw_rx) = mpsc::unbounded_channel::<Value>();
-        let (rounds, mut rounds_rx) = mpsc::unbounded_channel::<super::RoundEvent>();
-        let client = self.clone();
-        let forward = tokio::spawn(async move {
-            let hand = |notice: Notice| {
-                client.heard(&notice);
-                if let (Notice::Log(entry), Some(on_log)) = (&notice, &on_log) {
-                    on_log(entry.clone());
-                }
-                if let Some(n) = &notices {
-                    let _ = n.send(notice);
-                }
-            };
-            // A round event is sent after the response that ended its round, and the
-            // transport queued that round's notifications before the response: taking
-            // the notifications first keeps the order they happened in.
-            loop {
-                tokio::select! {
-                    biased;
-                    Some(message) = raw_rx.recv() => {
-                        if let Some(notice) = Notice::from_message(&message) {
-                            hand(notice);
+    let client = client.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            match notices.recv().await {
+                Ok(message) => {
+                    let heard = Notice::from_message(&message);
+                    if let Some(notice) = &heard {
+                        client.heard(notice);
+                    }
+                    let wanted = heard.filter(|notice| notice.wanted(&filter, &uris));
+                    if let Some(notice) = wanted {
+                        if tx.send(notice).is_err() {
+                            break;
                         }
                     }
-                    Some(event) = rounds_rx.recv() => hand(Notice::Round(event)),
-                    else => break,
                 }
-            }
-        });
-        Some(NoticeSink {
-            raw,
-            rounds,
-            forward,
-        })
-    }
-
-    /// Listens for the list changes and resource updates `filter` names, until the
-    /// [`Listener`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
-    /// returned once the server acknowledged it; in a 2025-11-25 session each of
-    /// `filter.resource_subscriptions` is subscribed with `resources/subscribe`, and the
-    /// session's own stream is heard (the transport must carry one: HTTP's standalone
-    /// GET stream, or a message transport's connection).
-    pub async fn listen(&self, filter: SubscriptionFilter) -> crate::Result<Listener> {
-        let uris: HashSet<String> = filter
-            .resource_subscriptions
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
-        let (tx, rx) = mpsc::unbounded_channel();
-        let task = match self.inner.dialect.era() {
-            Era::Stateless => self.listen_stateless(filter, uris, tx).await?,
-            Era::Session => self.listen_on_session(filter, uris, tx).await?,
-        };
-        Ok(Listener { notices: rx, task })
-    }
-
-    async fn listen_stateless(
-        &self,
-        filter: SubscriptionFilter,
-        uris: HashSet<String>,
-        tx: mpsc::UnboundedSender<Notice>,
-    ) -> crate::Result<tokio::task::AbortHandle> {
-        let (acknowledged, ack) = oneshot::channel::<crate::Result<()>>();
-        let client = self.clone();
-        let task = tokio::spawn(async move {
-            let stream = Stream {
-                client,
-                params: SubscriptionsListenRequestParams::new(filter.clone()),
-                filter,
-                uris,
-                tx,
-            };
-            stream.run(acknowledged).await;
-        });
-        let abort = task.abort_handle();
-        match tokio::time::timeout(ACKNOWLEDGE_TIMEOUT, ack).await {
-            Ok(Ok(Ok(()))) => Ok(abort),
-            Ok(Ok(Err(e))) => Err(e),
-            Ok(Err(_)) => Err(Error::Config("the listen stream ended at once".into())),
-            Err(_) => {
-                abort.abort();
-                Err(Error::Config(
-                    "the server did not acknowledge subscriptions/listen".into(),
-                ))
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "a listener fell behind and missed notifications");
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
             }
         }
-    }
-
-    async fn listen_on_session(
-        &self,
-        filter: SubscriptionFilter,
-        uris: HashSet<String>,
-        tx: mpsc::UnboundedSender<Notice>,
-    ) -> crate::Result<tokio::task::AbortHandle> {
-        let transport = &self.inner.transport;
-        // Heard from before the first subscription, so no update falls in between.
-        let mut notices = transport.notices().ok_or_else(|| {
-            Error::Config("this transport carries no session notifications to listen to".into())
-        })?;
-        for uri in &uris {
-            let request = OutgoingRequest {
-                id: transport.next_id(),
-                method: session_method::Subscribe::METHOD.into(),
-                params: json!({ "uri": uri }),
-                notifications: None,
-            };
-            transport.request(request).await.map_err(Error::from)?;
-        }
-        let client = self.clone();
-        let task = tokio::spawn(async move {
-            loop {
-                match notices.recv().await {
-                    Ok(message) => {
-                        let heard = Notice::from_message(&message);
-                        if let Some(notice) = &heard {
-                            client.heard(notice);
-                        }
-                        let wanted = heard.filter(|notice| notice.wanted(&filter, &uris));
-                        if let Some(notice) = wanted {
-                            if tx.send(notice).is_err() {
-                                break;
-                            }
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a listener fell behind and missed notifications");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        });
-        Ok(task.abort_handle())
-    }
+    });
+    Ok(task.abort_handle())
 }
 
 /// One `subscriptions/listen` stream kept open: opened again, after a backoff, whenever

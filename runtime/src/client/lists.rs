@@ -5,7 +5,6 @@ use super::Client;
 use crate::Error;
 use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool, method,
 };
 
@@ -14,7 +13,7 @@ use crate::types::v2026_07_28::{
 pub const MAX_LIST_PAGES: usize = 1_000;
 
 /// A list method's page: its items and the cursor of the next.
-trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
+pub(super) trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
     type Item;
     fn split(result: Self::Result) -> (Vec<Self::Item>, Option<String>);
     /// What the client keeps of a page it received (the tools' output schemas).
@@ -40,7 +39,7 @@ paged!(
     method::ListTools,
     Tool,
     tools,
-    seen = Client::learn_output_schemas
+    seen = super::outputs::learn_output_schemas
 );
 paged!(method::ListPrompts, Prompt, prompts);
 paged!(method::ListResources, Resource, resources);
@@ -56,75 +55,30 @@ fn page_params(cursor: Option<String>) -> PaginatedRequestParams {
     params
 }
 
-impl Client {
-    /// One page of `M`, what the client keeps of it kept.
-    async fn page<M: Paged>(&self, cursor: Option<String>) -> crate::Result<M::Result> {
-        let result = self.request::<M>(page_params(cursor)).await?;
-        M::seen(self, &result);
-        Ok(result)
-    }
+/// One page of `M`, what the client keeps of it kept.
+pub(super) async fn page<M: Paged>(
+    client: &Client,
+    cursor: Option<String>,
+) -> crate::Result<M::Result> {
+    let result = client.request::<M>(page_params(cursor)).await?;
+    M::seen(client, &result);
+    Ok(result)
+}
 
-    async fn all_pages<M: Paged>(&self) -> crate::Result<Vec<M::Item>> {
-        let mut items = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_LIST_PAGES {
-            let (page, next) = M::split(self.page::<M>(cursor.take()).await?);
-            items.extend(page);
-            match next {
-                None => return Ok(items),
-                Some(next) => cursor = Some(next),
-            }
+/// Every page of `M`, at most [`MAX_LIST_PAGES`].
+pub(super) async fn all_pages<M: Paged>(client: &Client) -> crate::Result<Vec<M::Item>> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (page, next) = M::split(page::<M>(client, cursor.take()).await?);
+        items.extend(page);
+        match next {
+            None => return Ok(items),
+            Some(next) => cursor = Some(next),
         }
-        Err(Error::TooManyPages {
-            method: M::METHOD,
-            pages: MAX_LIST_PAGES,
-        })
     }
-
-    /// One page of `tools/list`: the first without a cursor, the next with the one the
-    /// previous page gave.
-    pub async fn list_tools(&self, cursor: Option<String>) -> crate::Result<ListToolsResult> {
-        self.page::<method::ListTools>(cursor).await
-    }
-
-    /// Every tool, page after page (at most [`MAX_LIST_PAGES`]).
-    pub async fn list_all_tools(&self) -> crate::Result<Vec<Tool>> {
-        self.all_pages::<method::ListTools>().await
-    }
-
-    /// One page of `prompts/list`.
-    pub async fn list_prompts(&self, cursor: Option<String>) -> crate::Result<ListPromptsResult> {
-        self.page::<method::ListPrompts>(cursor).await
-    }
-
-    /// Every prompt, page after page (at most [`MAX_LIST_PAGES`]).
-    pub async fn list_all_prompts(&self) -> crate::Result<Vec<Prompt>> {
-        self.all_pages::<method::ListPrompts>().await
-    }
-
-    /// One page of `resources/list`.
-    pub async fn list_resources(
-        &self,
-        cursor: Option<String>,
-    ) -> crate::Result<ListResourcesResult> {
-        self.page::<method::ListResources>(cursor).await
-    }
-
-    /// Every resource, page after page (at most [`MAX_LIST_PAGES`]).
-    pub async fn list_all_resources(&self) -> crate::Result<Vec<Resource>> {
-        self.all_pages::<method::ListResources>().await
-    }
-
-    /// One page of `resources/templates/list`.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> crate::Result<ListResourceTemplatesResult> {
-        self.page::<method::ListResourceTemplates>(cursor).await
-    }
-
-    /// Every resource template, page after page (at most [`MAX_LIST_PAGES`]).
-    pub async fn list_all_resource_templates(&self) -> crate::Result<Vec<ResourceTemplate>> {
-        self.all_pages::<method::ListResourceTemplates>().await
-    }
+    Err(Error::TooManyPages {
+        method: M::METHOD,
+        pages: MAX_LIST_PAGES,
+    })
 }

@@ -30,6 +30,7 @@
 mod builder;
 mod cache;
 mod callbacks;
+mod calls;
 mod connection;
 mod dialect;
 mod discovery;
@@ -127,6 +128,11 @@ pub(crate) struct Backoff {
 }
 
 impl Client {
+    /// A builder for a client called `name` at `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder::new(name, version)
+    }
+
     /// The protocol version in use: `"2026-07-28"`, or `"2025-11-25"` on a session
     /// with a server of that era.
     pub fn protocol_version(&self) -> &str {
@@ -177,7 +183,7 @@ impl Client {
         params: M::Params,
         progress: mpsc::UnboundedSender<ProgressNotificationParams>,
     ) -> crate::Result<M::Result> {
-        self.observed::<M>(params, move |notice| {
+        listen::observed::<M>(self, params, move |notice| {
             if let Notice::Progress(p) = notice {
                 let _ = progress.send(p);
             }
@@ -204,7 +210,7 @@ impl Client {
         notifications: Option<&mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
         let result = self.send_raw::<M>(params, target, notifications).await?;
-        self.decode::<M>(&result)
+        wire::decode::<M>(self, &result)
     }
 
     /// [`send`](Self::send), the result left as the server wrote it.
@@ -275,7 +281,7 @@ impl Client {
         let transport = &self.inner.transport;
         let id = transport.next_id();
         let progress_token = notifications.map(|_| id_string(&id));
-        let params = self.encode_params(params, progress_token.as_deref())?;
+        let params = wire::encode_params(self, params, progress_token.as_deref())?;
         let found;
         let target = match (target, M::TARGET) {
             (Some(t), _) => Some(t),
@@ -349,12 +355,12 @@ impl Client {
         notices: Option<mpsc::UnboundedSender<Notice>>,
     ) -> crate::Result<CallToolResult> {
         // The name is kept only when there is a schema to hold the result to.
-        let name = self.lists_output_schemas().then(|| params.name.clone());
+        let name = outputs::lists_output_schemas(self).then(|| params.name.clone());
         let result = self
             .run_input_loop_with_notices::<method::CallTool>(params, notices)
             .await?;
         if let Some(name) = name {
-            self.check_output(&name, &result)?;
+            outputs::check_output(self, &name, &result)?;
         }
         Ok(result)
     }
@@ -367,11 +373,13 @@ impl Client {
         arguments: impl Serialize,
     ) -> crate::Result<ToolCallStart> {
         let params = tool_params(name, arguments)?;
-        self.run_input_loop_until_task::<method::CallTool>(params, None)
+        input_loop::run_input_loop_until_task::<method::CallTool>(self, params, None)
             .await
             .map(|started| match started {
                 input_loop::Started::Done(result) => ToolCallStart::Done(Box::new(result)),
-                input_loop::Started::Task(created) => ToolCallStart::Task(self.handle_of(*created)),
+                input_loop::Started::Task(created) => {
+                    ToolCallStart::Task(tasks::handle_of(self, *created))
+                }
             })
     }
 

@@ -113,84 +113,76 @@ pub enum RoundEvent {
     },
 }
 
-impl Client {
-    /// Sends a call once and stops at its first questions, without the callbacks:
-    /// a [`Step::NeedsInput`] holds everything its retry needs, as data. Rounds that
-    /// carry state and no questions are retried here, with the usual backoff.
-    ///
-    /// The server asks only for what the client declares: a client without callbacks
-    /// (the answers come from elsewhere) declares them with
-    /// [`ClientBuilder::capabilities`](super::ClientBuilder::capabilities).
-    pub async fn start<M: InputLoopMethod>(
-        &self,
-        mut params: M::Params,
-    ) -> crate::Result<Step<M::Complete>> {
-        M::set_round(&mut params, None, None);
-        self.step::<M>(params, 0).await
-    }
+/// The work of [`Client::start`].
+pub(super) async fn start<M: InputLoopMethod>(
+    client: &Client,
+    mut params: M::Params,
+) -> crate::Result<Step<M::Complete>> {
+    M::set_round(&mut params, None, None);
+    step::<M>(client, params, 0).await
+}
 
-    /// Continues a [`PendingCall`] with the answers to its questions (keyed as its
-    /// [`input_requests`](PendingCall::input_requests) are): one retry, and the
-    /// next stop. The round cap of the client applies across the whole flow.
-    pub async fn resume<M: InputLoopMethod>(
-        &self,
-        pending: PendingCall,
-        answers: InputResponses,
-    ) -> crate::Result<Step<M::Complete>> {
-        if pending.method != M::METHOD {
-            return Err(Error::Resume(format!(
-                "it is a {} call, resumed as {}",
-                pending.method,
-                M::METHOD
-            )));
-        }
-        if let Some((stray, _)) = answers
-            .iter()
-            .find(|(k, _)| !pending.input_requests.contains_key(k.as_ref()))
-        {
-            return Err(Error::Resume(format!(
-                "an answer for `{stray}`, which the server did not ask"
-            )));
-        }
-        let mut params: M::Params =
-            serde_json::from_value(pending.params).map_err(|e| Error::Resume(e.to_string()))?;
-        M::set_round(&mut params, Some(answers), pending.request_state);
-        self.step::<M>(params, pending.round).await
+/// The work of [`Client::resume`].
+pub(super) async fn resume<M: InputLoopMethod>(
+    client: &Client,
+    pending: PendingCall,
+    answers: InputResponses,
+) -> crate::Result<Step<M::Complete>> {
+    if pending.method != M::METHOD {
+        return Err(Error::Resume(format!(
+            "it is a {} call, resumed as {}",
+            pending.method,
+            M::METHOD
+        )));
     }
+    if let Some((stray, _)) = answers
+        .iter()
+        .find(|(k, _)| !pending.input_requests.contains_key(k.as_ref()))
+    {
+        return Err(Error::Resume(format!(
+            "an answer for `{stray}`, which the server did not ask"
+        )));
+    }
+    let mut params: M::Params =
+        serde_json::from_value(pending.params).map_err(|e| Error::Resume(e.to_string()))?;
+    M::set_round(&mut params, Some(answers), pending.request_state);
+    step::<M>(client, params, pending.round).await
+}
 
-    /// Sends `params` (round `round` of the flow) until a complete result, questions
-    /// or a task.
-    async fn step<M: InputLoopMethod>(
-        &self,
-        mut params: M::Params,
-        mut round: usize,
-    ) -> crate::Result<Step<M::Complete>> {
-        let mut delay = self.inner.backoff.first;
-        loop {
-            let asked = match self.one_round::<M>(&params, None).await? {
-                Answered::Done(done) => return Ok(Step::Done(done)),
-                Answered::Task(created) => return Ok(Step::Task(self.handle_of(*created))),
-                Answered::Asked(asked) => asked,
-            };
-            round = self.count_round(round)?;
-            match asked.input_requests.filter(|r| !r.is_empty()) {
-                Some(input_requests) => {
-                    M::set_round(&mut params, None, None);
-                    return Ok(Step::NeedsInput(PendingCall {
-                        method: M::METHOD.to_owned(),
-                        params: serde_json::to_value(&params).map_err(Error::Encode)?,
-                        round,
-                        request_state: asked.request_state,
-                        input_requests,
-                    }));
-                }
-                None if asked.request_state.is_some() => {
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(self.inner.backoff.max);
-                    M::set_round(&mut params, None, asked.request_state);
-                }
-                None => return Err(Error::EmptyInputRequired),
+/// Sends `params` (round `round` of the flow) until a complete result, questions
+/// or a task.
+async fn step<M: InputLoopMethod>(
+    client: &Client,
+    mut params: M::Params,
+    mut round: usize,
+) -> crate::Result<Step<M::Complete>> {
+    let mut delay = client.inner.backoff.first;
+    loop {
+        let asked = match super::input_loop::one_round::<M>(client, &params, None).await? {
+            Answered::Done(done) => return Ok(Step::Done(done)),
+            Answered::Task(created) => {
+                return Ok(Step::Task(super::tasks::handle_of(client, *created)));
             }
+            Answered::Asked(asked) => asked,
+        };
+        round = super::input_loop::count_round(client, round)?;
+        match asked.input_requests.filter(|r| !r.is_empty()) {
+            Some(input_requests) => {
+                M::set_round(&mut params, None, None);
+                return Ok(Step::NeedsInput(PendingCall {
+                    method: M::METHOD.to_owned(),
+                    params: serde_json::to_value(&params).map_err(Error::Encode)?,
+                    round,
+                    request_state: asked.request_state,
+                    input_requests,
+                }));
+            }
+            None if asked.request_state.is_some() => {
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(client.inner.backoff.max);
+                M::set_round(&mut params, None, asked.request_state);
+            }
+            None => return Err(Error::EmptyInputRequired),
         }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::Client;
 use crate::Error;
-use crate::tasks::wire::{CancelTask, GetTask, UpdateTask, WithMeta};
+use crate::protocol::tasks::{CancelTask, GetTask, UpdateTask, WithMeta};
 use crate::types::ext_tasks::{
     CancelTaskRequestParams, CreateTaskResult, GetTaskRequestParams, GetTaskResult,
     UpdateTaskRequestParams,
@@ -55,36 +55,31 @@ pub enum TaskState {
     Cancelled,
 }
 
-impl Client {
-    /// The task `id` on this client's server (one created earlier, perhaps by another
-    /// process), polled at one-second intervals until it says otherwise.
-    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
-        TaskHandle {
-            client: self.clone(),
-            id: id.into(),
-            poll: Duration::from_secs(1),
-        }
-    }
-
-    /// Follows the task `created` to its result as JSON, answering its input requests;
-    /// cancels it if this future is dropped first.
-    pub(super) async fn await_task(&self, created: CreateTaskResult) -> crate::Result<Value> {
-        let handle = self.handle_of(created);
-        let mut guard = CancelOnDrop(Some(handle.clone()));
-        let outcome = handle.wait_value().await;
-        // Followed to its end: nothing to cancel.
-        guard.0 = None;
-        outcome
+/// The work of [`Client::task`].
+pub(super) fn task(client: &Client, id: impl Into<String>) -> TaskHandle {
+    TaskHandle {
+        client: client.clone(),
+        id: id.into(),
+        poll: Duration::from_secs(1),
     }
 }
 
-impl Client {
-    pub(super) fn handle_of(&self, created: CreateTaskResult) -> TaskHandle {
-        TaskHandle {
-            client: self.clone(),
-            poll: poll_interval(created.poll_interval_ms),
-            id: created.task_id,
-        }
+/// Follows the task `created` to its result as JSON, answering its input requests;
+/// cancels it if this future is dropped first.
+pub(super) async fn await_task(client: &Client, created: CreateTaskResult) -> crate::Result<Value> {
+    let handle = handle_of(client, created);
+    let mut guard = CancelOnDrop(Some(handle.clone()));
+    let outcome = handle.wait_value().await;
+    // Followed to its end: nothing to cancel.
+    guard.0 = None;
+    outcome
+}
+
+pub(super) fn handle_of(client: &Client, created: CreateTaskResult) -> TaskHandle {
+    TaskHandle {
+        client: client.clone(),
+        poll: poll_interval(created.poll_interval_ms),
+        id: created.task_id,
     }
 }
 

@@ -55,143 +55,140 @@ pub(super) struct EncodedParams {
     pub(super) protocol_version: Option<Cow<'static, str>>,
 }
 
-impl Client {
-    /// Writes `params` (any serializable value) as the params of a request, the
-    /// client's `_meta` added, `progress_token` in it when given.
-    pub(super) fn encode_params(
-        &self,
-        params: &impl Serialize,
-        progress_token: Option<&str>,
-    ) -> crate::Result<EncodedParams> {
-        let text = serde_json::to_string(params).map_err(Error::Encode)?;
-        // The key `_meta` written anywhere in the params (most likely their own `_meta`)
-        // sends them the general way, which merges it.
-        let plain = text.len() >= 2
-            && text.starts_with('{')
-            && text.ends_with('}')
-            && !text.contains(r#""_meta":"#);
-        if !plain {
-            return self.encode_merging(params, progress_token);
-        }
-        let dialect = &self.inner.dialect;
-        let protocol_version = dialect.version.map(Cow::Borrowed);
-        let trace = crate::protocol::current_trace();
-        if dialect.meta.is_empty() && progress_token.is_none() && trace.is_none() {
-            return Ok(EncodedParams {
-                text,
-                protocol_version,
-            });
-        }
-        // `_meta` goes first: a server finds it without passing over the params' own
-        // members (tern's keeps the `_meta` of each client it has read).
-        let own = text;
-        let mut text = String::with_capacity(own.len() + dialect.meta.len() + 48);
-        text.push_str(r#"{"_meta":{"#);
-        text.push_str(&dialect.meta);
-        let mut empty = dialect.meta.is_empty();
-        let mut member = |key: &str, value: &str| {
-            if !empty {
-                text.push(',');
-            }
-            empty = false;
-            text.push('"');
-            text.push_str(key);
-            text.push_str(r#"":"#);
-            text.push_str(&Value::from(value).to_string());
-        };
-        if let Some(token) = progress_token {
-            member(META_PROGRESS_TOKEN, token);
-        }
-        for (key, value) in trace.iter().flat_map(|t| t.members()) {
-            member(key, value);
-        }
-        text.push('}');
-        // The params' own members after it: `{` dropped, `}` kept.
-        if own.len() > 2 {
-            text.push(',');
-        }
-        text.push_str(&own[1..]);
-        Ok(EncodedParams {
+/// Writes `params` (any serializable value) as the params of a request, the
+/// client's `_meta` added, `progress_token` in it when given.
+pub(super) fn encode_params(
+    client: &Client,
+    params: &impl Serialize,
+    progress_token: Option<&str>,
+) -> crate::Result<EncodedParams> {
+    let text = serde_json::to_string(params).map_err(Error::Encode)?;
+    // The key `_meta` written anywhere in the params (most likely their own `_meta`)
+    // sends them the general way, which merges it.
+    let plain = text.len() >= 2
+        && text.starts_with('{')
+        && text.ends_with('}')
+        && !text.contains(r#""_meta":"#);
+    if !plain {
+        return encode_merging(client, params, progress_token);
+    }
+    let dialect = &client.inner.dialect;
+    let protocol_version = dialect.version.map(Cow::Borrowed);
+    let trace = crate::protocol::current_trace();
+    if dialect.meta.is_empty() && progress_token.is_none() && trace.is_none() {
+        return Ok(EncodedParams {
             text,
             protocol_version,
-        })
+        });
     }
+    // `_meta` goes first: a server finds it without passing over the params' own
+    // members (tern's keeps the `_meta` of each client it has read).
+    let own = text;
+    let mut text = String::with_capacity(own.len() + dialect.meta.len() + 48);
+    text.push_str(r#"{"_meta":{"#);
+    text.push_str(&dialect.meta);
+    let mut empty = dialect.meta.is_empty();
+    let mut member = |key: &str, value: &str| {
+        if !empty {
+            text.push(',');
+        }
+        empty = false;
+        text.push('"');
+        text.push_str(key);
+        text.push_str(r#"":"#);
+        text.push_str(&Value::from(value).to_string());
+    };
+    if let Some(token) = progress_token {
+        member(META_PROGRESS_TOKEN, token);
+    }
+    for (key, value) in trace.iter().flat_map(|t| t.members()) {
+        member(key, value);
+    }
+    text.push('}');
+    // The params' own members after it: `{` dropped, `}` kept.
+    if own.len() > 2 {
+        text.push(',');
+    }
+    text.push_str(&own[1..]);
+    Ok(EncodedParams {
+        text,
+        protocol_version,
+    })
+}
 
-    /// The general path: params (of any shape) and the client's `_meta` merged as
-    /// `Value`s, the client's keys winning over the params' own.
-    fn encode_merging(
-        &self,
-        params: &impl Serialize,
-        progress_token: Option<&str>,
-    ) -> crate::Result<EncodedParams> {
-        let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
-            other => {
-                return Err(Error::Encode(serde::ser::Error::custom(format!(
-                    "params must be an object, not {other}"
-                ))));
-            }
-        };
-        // What every request of the dialect carries, then the progress token.
-        let mut meta: Map<String, Value> =
-            serde_json::from_str(&format!("{{{}}}", self.inner.dialect.meta))
-                .map_err(Error::Encode)?;
-        if let Some(token) = progress_token {
-            meta.insert(META_PROGRESS_TOKEN.to_owned(), token.into());
+/// The general path: params (of any shape) and the client's `_meta` merged as
+/// `Value`s, the client's keys winning over the params' own.
+fn encode_merging(
+    client: &Client,
+    params: &impl Serialize,
+    progress_token: Option<&str>,
+) -> crate::Result<EncodedParams> {
+    let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
+        Value::Object(map) => map,
+        Value::Null => Map::new(),
+        other => {
+            return Err(Error::Encode(serde::ser::Error::custom(format!(
+                "params must be an object, not {other}"
+            ))));
         }
-        for (key, value) in crate::protocol::current_trace()
-            .iter()
-            .flat_map(|t| t.members())
-        {
-            meta.insert(key.to_owned(), value.into());
-        }
-        if let Some(Value::Object(user)) = params.remove("_meta") {
-            for (k, v) in user {
-                meta.entry(k).or_insert(v);
-            }
-        }
-        let protocol_version = meta
-            .get(META_PROTOCOL_VERSION)
-            .and_then(Value::as_str)
-            .map(|v| Cow::Owned(v.to_owned()));
-        if !meta.is_empty() {
-            // First, as the fast path writes it.
-            params.shift_insert(0, "_meta".into(), Value::Object(meta));
-        }
-        Ok(EncodedParams {
-            text: Value::Object(params).to_string(),
-            protocol_version,
-        })
+    };
+    // What every request of the dialect carries, then the progress token.
+    let mut meta: Map<String, Value> =
+        serde_json::from_str(&format!("{{{}}}", client.inner.dialect.meta))
+            .map_err(Error::Encode)?;
+    if let Some(token) = progress_token {
+        meta.insert(META_PROGRESS_TOKEN.to_owned(), token.into());
     }
+    for (key, value) in crate::protocol::current_trace()
+        .iter()
+        .flat_map(|t| t.members())
+    {
+        meta.insert(key.to_owned(), value.into());
+    }
+    if let Some(Value::Object(user)) = params.remove("_meta") {
+        for (k, v) in user {
+            meta.entry(k).or_insert(v);
+        }
+    }
+    let protocol_version = meta
+        .get(META_PROTOCOL_VERSION)
+        .and_then(Value::as_str)
+        .map(|v| Cow::Owned(v.to_owned()));
+    if !meta.is_empty() {
+        // First, as the fast path writes it.
+        params.shift_insert(0, "_meta".into(), Value::Object(meta));
+    }
+    Ok(EncodedParams {
+        text: Value::Object(params).to_string(),
+        protocol_version,
+    })
+}
 
-    /// Reads the result of a request for `M`. A 2026-07-28 result that may be
-    /// input-required is parsed straight into its type, whose own reading settles the
-    /// `resultType`; the others go through [`decode_result`](super::decode_result)
-    /// (after the 2025-11-25 conversion, in a session).
-    pub(super) fn decode<M: ClientRequestMethod>(
-        &self,
-        result: &crate::jsonrpc::RawResult,
-    ) -> crate::Result<M::Result> {
-        let recode = self.inner.dialect.recode;
-        if recode.is_none() && M::MAY_REQUIRE_INPUT {
-            return serde_json::from_str(result.get()).map_err(|e| {
-                super::decode_error::<M>(super::result_type_in(result.get()).as_deref(), e)
-            });
-        }
-        let mut value: Value =
-            serde_json::from_str(result.get()).map_err(|source| Error::Decode {
-                method: M::METHOD,
-                source,
-            })?;
-        if let Some(recode) = recode {
-            value = recode(M::METHOD, value).map_err(|source| Error::Decode {
-                method: M::METHOD,
-                source,
-            })?;
-        }
-        super::decode_result::<M>(value)
+/// Reads the result of a request for `M`. A 2026-07-28 result that may be
+/// input-required is parsed straight into its type, whose own reading settles the
+/// `resultType`; the others go through [`decode_result`](super::decode_result)
+/// (after the 2025-11-25 conversion, in a session).
+pub(super) fn decode<M: ClientRequestMethod>(
+    client: &Client,
+    result: &crate::jsonrpc::RawResult,
+) -> crate::Result<M::Result> {
+    let recode = client.inner.dialect.recode;
+    if recode.is_none() && M::MAY_REQUIRE_INPUT {
+        return serde_json::from_str(result.get()).map_err(|e| {
+            super::decode_error::<M>(super::result_type_in(result.get()).as_deref(), e)
+        });
     }
+    let mut value: Value = serde_json::from_str(result.get()).map_err(|source| Error::Decode {
+        method: M::METHOD,
+        source,
+    })?;
+    if let Some(recode) = recode {
+        value = recode(M::METHOD, value).map_err(|source| Error::Decode {
+            method: M::METHOD,
+            source,
+        })?;
+    }
+    super::decode_result::<M>(value)
 }
 
 /// The `field` member of params written as `text`, when it is a string: what a
@@ -237,13 +234,13 @@ mod tests {
             let client = client(era);
             for token in [None, Some("7")] {
                 for params in [json!(call()), json!({})] {
-                    let fast = client.encode_params(&params, token).unwrap();
-                    let general = client.encode_merging(&params, token).unwrap();
+                    let fast = encode_params(&client, &params, token).unwrap();
+                    let general = encode_merging(&client, &params, token).unwrap();
                     assert_eq!(fast.text, general.text, "{era:?} {token:?}");
                     assert_eq!(fast.protocol_version, general.protocol_version);
                 }
-                let typed = client.encode_params(&call(), token).unwrap();
-                let general = client.encode_merging(&call(), token).unwrap();
+                let typed = encode_params(&client, &call(), token).unwrap();
+                let general = encode_merging(&client, &call(), token).unwrap();
                 assert_eq!(typed.text, general.text);
             }
         }
@@ -256,7 +253,7 @@ mod tests {
         let mut meta = RequestMetaObject::new(Default::default(), "1999-01-01");
         meta.extra.insert("trace".into(), json!("abc"));
         params.meta = Some(Box::new(meta));
-        let encoded = client.encode_params(&params, None).unwrap();
+        let encoded = encode_params(&client, &params, None).unwrap();
         let written: Value = serde_json::from_str(&encoded.text).unwrap();
         assert_eq!(written["_meta"][META_PROTOCOL_VERSION], PROTOCOL_VERSION);
         assert_eq!(written["_meta"]["trace"], "abc");
@@ -266,8 +263,8 @@ mod tests {
     #[tokio::test]
     async fn params_that_are_not_an_object_are_refused() {
         let client = client(Era::Stateless);
-        assert!(client.encode_params(&json!([1]), None).is_err());
-        let empty = client.encode_params(&Value::Null, None).unwrap();
+        assert!(encode_params(&client, &json!([1]), None).is_err());
+        let empty = encode_params(&client, &Value::Null, None).unwrap();
         assert!(empty.text.starts_with(r#"{"_meta":{"#), "{}", empty.text);
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod era;
 pub(crate) mod meta;
+pub(crate) mod tasks;
 mod trace;
 
 use serde_json::Map;

@@ -8,15 +8,15 @@ use serde::Serialize;
 
 use super::answer::CacheMembers;
 use super::{
-    CachePolicy, Call, Handler, Inner, InputRequiredSide, Output, RequestContext, Route, Running,
-    Server, Tasked, Typed, discover_result, state,
+    CachePolicy, Call, Handler, Inner, Output, Reply, RequestContext, Route, Running, Server,
+    Typed, discover_result, state,
 };
 use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::seal::RequestStateSecurity;
 use crate::transport::BoxFuture;
 use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
 use crate::types::v2026_07_28::method::ClientRequestParams;
-use crate::types::v2026_07_28::{Implementation, ServerCapabilities, method};
+use crate::types::v2026_07_28::{Implementation, InputRequiredResult, ServerCapabilities, method};
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
@@ -31,6 +31,7 @@ pub struct ServerBuilder {
     events: super::events::Events,
     session_input: Option<super::SessionInput>,
     layers: Vec<Arc<dyn super::middleware::Middleware>>,
+    extensions: Vec<Arc<dyn super::Extension>>,
 }
 
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
@@ -54,6 +55,7 @@ impl ServerBuilder {
             events: super::events::Events::default(),
             session_input: None,
             layers: Vec::new(),
+            extensions: Vec::new(),
         }
     }
 }
@@ -115,28 +117,28 @@ impl ServerBuilder {
         M::Params: ClientRequestParams,
         M::Result: IntoAnswer,
         <M::Result as IntoAnswer>::Complete: Serialize,
-        <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
+        <M::Result as IntoAnswer>::InputRequired: Into<InputRequiredResult> + Send,
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
-        self.handle_tasked::<M, _, _>(move |ctx, params| {
+        self.handle_replying::<M, _, _>(move |ctx, params| {
             let answer = handler(ctx, params);
-            async move { answer.await.map(Tasked::Now) }
+            async move { answer.await.map(Reply::Now) }
         })
     }
 
-    /// [`handle`](Self::handle) for a handler that may answer with a task instead of
-    /// the method's result (the tasks extension; see [`crate::tasks`]).
-    pub(crate) fn handle_tasked<M, F, Fut>(mut self, handler: F) -> Self
+    /// [`handle`](Self::handle) for a handler that may answer with an extension's
+    /// result instead of the method's (an McpServer's `tools/call`).
+    pub(crate) fn handle_replying<M, F, Fut>(mut self, handler: F) -> Self
     where
         M: ClientRequestMethod,
         M::Params: ClientRequestParams,
         M::Result: IntoAnswer,
         <M::Result as IntoAnswer>::Complete: Serialize,
-        <M::Result as IntoAnswer>::InputRequired: InputRequiredSide,
+        <M::Result as IntoAnswer>::InputRequired: Into<InputRequiredResult> + Send,
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Tasked<M::Result>, RpcError>> + Send + 'static,
+        Fut: Future<Output = Result<Reply<M::Result>, RpcError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
         let call: Handler = Arc::new(move |call: Call<'_>| {
@@ -161,11 +163,11 @@ impl ServerBuilder {
             }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
                 let encoded = match handler(ctx, typed.0).await? {
-                    Tasked::Task(task) => serde_json::to_string(&task),
-                    Tasked::Now(answer) => match answer.into_answer() {
+                    Reply::Instead(raw) => Ok(String::from(Box::<str>::from(raw))),
+                    Reply::Now(answer) => match answer.into_answer() {
                         Answer::Complete(result) => serde_json::to_string(&result),
                         Answer::InputRequired(asked) => {
-                            return Ok(Output::InputRequired(Box::new(asked.into_result())));
+                            return Ok(Output::InputRequired(Box::new(asked.into())));
                         }
                     },
                 };
@@ -221,6 +223,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves `extension`: its methods are routed, and it is declared under
+    /// `capabilities.extensions` (added to capabilities given with
+    /// [`capabilities`](Self::capabilities) too).
+    pub fn extension(self, extension: impl super::Extension) -> Self {
+        let extension: Arc<dyn super::Extension> = Arc::new(extension);
+        let mut me = extension.routes(self);
+        me.extensions.push(extension);
+        me
+    }
+
     /// Builds the server. Fails when the sealing policy is invalid for this server.
     pub fn build(self) -> crate::Result<Server> {
         let sealer = match self.security {
@@ -233,9 +245,10 @@ impl ServerBuilder {
             ),
             None => None,
         };
-        let capabilities = self
+        let mut capabilities = self
             .capabilities
             .unwrap_or_else(|| derive_capabilities(self.handlers.keys().copied()));
+        super::extension::declare(&self.extensions, &mut capabilities);
         let discover = discover_result(&self.info, self.instructions.as_deref(), &capabilities)?;
         Ok(Server {
             inner: Arc::new(Inner {

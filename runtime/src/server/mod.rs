@@ -29,10 +29,11 @@ mod channel;
 mod context;
 mod dispatch;
 mod events;
+pub(crate) mod extension;
 mod finish;
 
 mod known_meta;
-mod mcp;
+pub(crate) mod mcp;
 pub mod middleware;
 mod outbound;
 mod pipeline;
@@ -51,6 +52,7 @@ use serde_json::{Value, json};
 pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
 pub use events::ServerEvent;
+pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};
 pub use mcp::*;
 pub use outbound::Outbound;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
@@ -80,14 +82,14 @@ pub(crate) enum Output {
     InputRequired(Box<InputRequiredResult>),
 }
 
-/// What a handler registered with [`ServerBuilder::handle_tasked`] answers: the
-/// method's result, or the task the server made of the request (written as is: its
-/// `resultType` is `task`).
-pub(crate) enum Tasked<R> {
+/// What a handler registered with [`ServerBuilder::handle_replying`] answers: the
+/// method's result, or an extension's result in its place (written as is: the tasks
+/// extension's task, whose `resultType` is `task`).
+pub(crate) enum Reply<R> {
     /// The result, now.
     Now(R),
-    /// A task standing for the result.
-    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
+    /// An extension's own result instead.
+    Instead(Box<serde_json::value::RawValue>),
 }
 
 /// What the server hands a route: the handler's context, the params as text, and the
@@ -193,33 +195,6 @@ impl Route {
             writes_result_type: M::WRITES_RESULT_TYPE,
         }
     }
-}
-
-/// The input-required side of a method's result, as a handler registered with
-/// [`ServerBuilder::handle`] returns it: an [`InputRequiredResult`] for the methods that
-/// may ask for input, [`Never`](crate::types::rpc::Never) for every other. Implemented
-/// for exactly those two.
-pub trait InputRequiredSide: Send + 'static + sealed::Sealed {
-    /// The result the server checks and seals.
-    fn into_result(self) -> InputRequiredResult;
-}
-
-impl InputRequiredSide for InputRequiredResult {
-    fn into_result(self) -> InputRequiredResult {
-        self
-    }
-}
-
-impl InputRequiredSide for crate::types::rpc::Never {
-    fn into_result(self) -> InputRequiredResult {
-        match self {}
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for crate::types::v2026_07_28::InputRequiredResult {}
-    impl Sealed for crate::types::rpc::Never {}
 }
 
 /// A low-level MCP server. Cheap to clone; serve it on as many transports as you like.

@@ -2,9 +2,11 @@
 //! server answers with a task the client polls, answers and cancels, instead of the
 //! result, for tools that outlive a request.
 //!
-//! A tool opts in with [`ToolBuilder::task_support`](crate::server::ToolBuilder::task_support);
-//! the server makes a call a task only when that request's capabilities declare the
-//! extension (never on a 2025-11-25 session). The body runs on the instance that took
+//! A server serves the extension with [`McpServer::extension`](crate::server::McpServer::extension)
+//! given a [`Tasks`]; a tool opts in with
+//! [`ToolBuilder::extension`](crate::server::ToolBuilder::extension) given its
+//! [`TaskSupport`]. The server makes a call a task only when that request's
+//! capabilities declare the extension (never on a 2025-11-25 session). The body runs on the instance that took
 //! the call and holds a lease on the task it renews; `tasks/get`, `tasks/update` and
 //! `tasks/cancel` work on any instance that shares the [`TaskStore`]. A task whose
 //! instance went away is `failed` once its lease lapses. A task is visible only to the
@@ -17,26 +19,34 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tern::tasks::{MemoryTaskStore, Tasks};
+//! use tern::server::{McpServer, NoArgs, ToolContext};
+//! use tern::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 //!
 //! let tasks = Tasks::new(MemoryTaskStore::new())
 //!     .ttl(Duration::from_secs(3600))
 //!     .poll_interval(Duration::from_millis(500));
-//! # let _ = tasks;
+//! let mcp = McpServer::new("deployer", "1.0.0").extension(tasks);
+//! mcp.tool("deploy")
+//!     .extension(TaskSupport::Optional)
+//!     .run(|_: NoArgs, _ctx: ToolContext| async { Ok("deployed") });
+//! # let _ = mcp.server()?;
+//! # Ok::<(), tern::Error>(())
 //! ```
 
 #[cfg(feature = "redis")]
 mod redis;
-pub(crate) mod run;
+mod run;
+mod serve;
 mod store;
-pub(crate) mod watch;
-pub(crate) mod wire;
+mod watch;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
+pub use serve::OnRequest;
 pub use store::{
     Admission, DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore,
     TaskStoreError, Transition,
@@ -47,8 +57,7 @@ pub use store::{
 /// cannot fill it for everyone.
 pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
-/// The extension's identifier, as declared under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+pub use crate::protocol::tasks::EXTENSION;
 
 /// Whether a tool may run as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

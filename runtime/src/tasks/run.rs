@@ -4,7 +4,6 @@
 //! and its end written to the store.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -33,14 +32,7 @@ pub(crate) fn failure(e: &RpcError) -> String {
 }
 
 /// One more round of the body: called with the answers and the state of the last.
-pub(crate) type NextRound = Arc<
-    dyn Fn(
-            Option<InputResponses>,
-            Option<String>,
-        ) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>>
-        + Send
-        + Sync,
->;
+pub(crate) type NextRound = crate::server::mcp::ToolBody;
 
 /// The code of a task refused at a cap: a JSON-RPC server error (-32000 to -32099 are
 /// the implementation's own), with the message saying whose cap it was.
@@ -241,7 +233,7 @@ async fn drive(
                 Err(end) => return end,
             }
         };
-        round = next(Some(answers), asked.request_state);
+        round = next.call(Some(answers), asked.request_state);
     }
     End::Gone
 }

@@ -45,13 +45,13 @@ async fn main() -> Result<(), Failure> {
             Tasks::new(MemoryTaskStore::with_capacity(200_000)),
         ),
     };
-    let mcp = McpServer::new("bench", "1").tasks(
+    let mcp = McpServer::new("bench", "1").extension(
         tasks
             .poll_interval(Duration::from_millis(1))
             .ttl(Duration::from_secs(2)),
     );
     mcp.tool("instant")
-        .task_support(TaskSupport::Optional)
+        .extension(TaskSupport::Optional)
         .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("done") });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/mcp", listener.local_addr()?);

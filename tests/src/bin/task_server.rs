@@ -115,7 +115,7 @@ fn register(mcp: &McpServer) {
         });
     mcp.tool("slow")
         .description("Works for `ms` milliseconds")
-        .task_support(TaskSupport::Optional)
+        .extension(TaskSupport::Optional)
         .run(|args: Slow, ctx: ToolContext| async move {
             tokio::select! {
                 () = tokio::time::sleep(Duration::from_millis(args.ms.min(600_000))) => {}
@@ -128,7 +128,7 @@ fn register(mcp: &McpServer) {
         });
     mcp.tool("deploy")
         .description("Asks for a region and a confirmation at once, then deploys")
-        .task_support(TaskSupport::Required)
+        .extension(TaskSupport::Required)
         .run(|_: NoArgs, ctx: ToolContext| async move {
             match (field(&ctx, "region", "region"), field(&ctx, "confirm", "confirm")) {
                 (Some(ElicitValue::String(region)), Some(ElicitValue::Boolean(yes))) => {
@@ -149,7 +149,7 @@ fn register(mcp: &McpServer) {
         });
     mcp.tool("plan")
         .description("Asks for a region, then a confirmation (resolvers)")
-        .task_support(TaskSupport::Optional)
+        .extension(TaskSupport::Optional)
         .resolve(
             |_: NoArgs, region: Elicit<Region>, confirm: Elicit<Confirm>| async move {
                 let region = region.accepted().map(|r| r.region).unwrap_or_default();
@@ -173,7 +173,7 @@ async fn main() -> Result<(), Failure> {
     .lease(s.lease)
     .ttl(s.ttl)
     .poll_interval(s.poll);
-    let mcp = McpServer::new("tasks", "1.0.0").tasks(tasks);
+    let mcp = McpServer::new("tasks", "1.0.0").extension(tasks);
     register(&mcp);
     let server = HttpServer::new(mcp.server()?).with_token_verifier(Arc::new(Users));
     let listener = tokio::net::TcpListener::bind(&s.addr).await?;

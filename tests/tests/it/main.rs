@@ -15,6 +15,7 @@ mod dispatch;
 mod era_discovery;
 mod era_interop;
 mod examples;
+mod extension_seam;
 mod fleet;
 mod flow_as_data;
 mod flows;

@@ -77,7 +77,7 @@ fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
         .unwrap();
     Client::builder("task-tests", "1")
         .on_elicitation(answer_form)
-        .tasks(tasks)
+        .extension(tern::tasks::EXTENSION, tasks.then(serde_json::Map::new))
         .era(EraMode::Stateless)
         .build(Arc::new(transport))
 }

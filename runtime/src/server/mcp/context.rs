@@ -47,7 +47,7 @@ impl ToolContext {
     }
 
     /// Makes the call a task from here on, for a tool registered with
-    /// [`task_on_request`](super::ToolBuilder::task_on_request): the client is answered
+    /// [`TaskSupport::on_request`](crate::tasks::TaskSupport::on_request): the client is answered
     /// with the task (once it is stored) and this function runs on, its result the
     /// task's. Returns whether the call is a task now: `false` when it cannot be one
     /// (the request did not declare the extension, or arrived on a 2025-11-25 session),

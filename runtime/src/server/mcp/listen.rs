@@ -1,15 +1,15 @@
 //! `subscriptions/listen` on an [`McpServer`]: the acknowledgement, then the list
-//! changes, resource updates and task changes (`notifications/tasks`) the client asked
-//! for, until it cancels.
+//! changes, resource updates and what its extensions add (the tasks extension's
+//! `notifications/tasks`) the client asked for, until it cancels.
 
 use std::collections::HashSet;
 
 use serde_json::json;
 use tokio::sync::broadcast;
 
-use super::McpServer;
+use super::{Extensions, McpServer};
 use crate::jsonrpc::RpcError;
-use crate::server::{RequestContext, ServerEvent};
+use crate::server::{ListenFeed, RequestContext, ServerEvent};
 use crate::transport::BoxFuture;
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::{
@@ -23,7 +23,7 @@ pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 /// stream asked for until it is cancelled.
 pub(super) fn listen(
     me: McpServer,
-    tasks: crate::tasks::Tasks,
+    extensions: Extensions,
     ctx: RequestContext,
     params: SubscriptionsListenRequestParams,
 ) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
@@ -43,7 +43,10 @@ pub(super) fn listen(
                 "Invalid params: at most {MAX_RESOURCE_SUBSCRIPTIONS} resourceSubscriptions per stream"
             )));
         }
-        let mut task_watch = crate::tasks::watch::Watch::start(&tasks, &ctx, &filter).await?;
+        let mut feeds = Vec::new();
+        for extension in extensions.iter() {
+            feeds.extend(extension.listen(&ctx, &filter).await?);
+        }
         let mut accepted = json!({
             "toolsListChanged": filter.tools_list_changed == Some(true),
             "promptsListChanged": filter.prompts_list_changed == Some(true),
@@ -52,8 +55,10 @@ pub(super) fn listen(
         if !uris.is_empty() {
             accepted["resourceSubscriptions"] = json!(&uris);
         }
-        if filter.extra.contains_key("taskIds") {
-            accepted["taskIds"] = json!(task_watch.ids());
+        if let serde_json::Value::Object(accepted) = &mut accepted {
+            for feed in &feeds {
+                accepted.extend(feed.accepted());
+            }
         }
         ctx.notify_value(
             method::SubscriptionsAcknowledged::METHOD,
@@ -74,9 +79,9 @@ pub(super) fn listen(
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
-                changed = task_watch.changes(&meta) => {
-                    for params in changed {
-                        ctx.notify_value(crate::types::ext_tasks::method::TaskStatus::METHOD, params);
+                changed = next_from(&mut feeds, &meta) => {
+                    for (name, params) in changed {
+                        ctx.notify_value(name, params);
                     }
                 }
             }
@@ -84,6 +89,18 @@ pub(super) fn listen(
         serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))
             .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
     })
+}
+
+/// The next notifications of whichever feed has some first; never, without feeds.
+async fn next_from(
+    feeds: &mut [Box<dyn ListenFeed>],
+    meta: &serde_json::Value,
+) -> Vec<(&'static str, serde_json::Value)> {
+    if feeds.is_empty() {
+        return std::future::pending().await;
+    }
+    let nexts = feeds.iter_mut().map(|feed| feed.next(meta));
+    futures_util::future::select_all(nexts).await.0
 }
 
 /// The notification `event` makes on a stream that asked for `filter` and the

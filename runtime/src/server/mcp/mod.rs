@@ -35,6 +35,7 @@
 mod context;
 mod describe;
 mod detach;
+mod handoff;
 mod listen;
 mod paging;
 mod prompt;
@@ -44,13 +45,14 @@ mod resource;
 mod routes;
 mod schema;
 mod single_use;
-mod tasked;
 mod tool;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use context::{PromptContext, ResourceContext, ToolContext};
+pub use handoff::ToolHandoff;
+pub(crate) use handoff::{Detaching, ToolBody};
 pub use prompt::{IntoPromptOutcome, PromptBuilder};
 pub use resolve::{
     Elicit, ElicitUrl, ListRoots, Resolve, ResolveSet, ResolverHandler, Sample, SamplePrompt,
@@ -65,6 +67,9 @@ use crate::server::replay::ReplayStore;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
 use registry::{Registry, read};
+
+/// The extensions an `McpServer` serves, shared by its routes.
+type Extensions = Arc<[Arc<dyn crate::server::Extension>]>;
 
 /// Completes an argument value: what the user typed so far -> candidates.
 pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
@@ -85,7 +90,7 @@ struct Config {
     ttl_ms: u64,
     public: bool,
     session_input: Option<crate::server::SessionInput>,
-    tasks: Option<crate::tasks::Tasks>,
+    extensions: Vec<Arc<dyn crate::server::Extension>>,
     layers: Vec<Arc<dyn crate::server::middleware::Middleware>>,
 }
 
@@ -149,7 +154,7 @@ impl McpServer {
                     ttl_ms: 0,
                     public: false,
                     session_input: None,
-                    tasks: None,
+                    extensions: Vec::new(),
                     layers: Vec::new(),
                 })),
                 registry: RwLock::default(),
@@ -201,12 +206,14 @@ impl McpServer {
         self.configure(|c| c.session_input = Some(policy))
     }
 
-    /// Where tasks are kept and the timings clients are told (see [`crate::tasks`]):
-    /// the default is [`Tasks::default`](crate::tasks::Tasks), one process's memory.
-    /// Instances behind one load balancer share a store, such as
-    /// [`RedisTaskStore`](crate::tasks) (feature `redis`).
-    pub fn tasks(self, tasks: crate::tasks::Tasks) -> Self {
-        self.configure(|c| c.tasks = Some(tasks))
+    /// Serves `extension` (see [`Extension`](crate::server::Extension)): its methods are
+    /// routed, it is declared under `capabilities.extensions`, and it takes the calls
+    /// of tools registered with a setting of its own
+    /// ([`ToolBuilder::extension`]) and its part of `subscriptions/listen` streams. For
+    /// the tasks extension, a [`Tasks`](crate::tasks::Tasks).
+    pub fn extension(self, extension: impl crate::server::Extension) -> Self {
+        let extension: Arc<dyn crate::server::Extension> = Arc::new(extension);
+        self.configure(|c| c.extensions.push(extension))
     }
 
     /// Adds a layer around dispatch: it sees every request (each round of a multi
@@ -241,7 +248,7 @@ impl McpServer {
             single_use: false,
             input_schema: None,
             scopes: Vec::new(),
-            tasks: Default::default(),
+            settings: Vec::new(),
         }
     }
 

@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::handoff::ToolHandoff;
 use super::paging::{Paging, lister};
 use super::prompt::PromptCall;
 use super::registry::read;
 use super::resource::{self, ResourceEntry, TemplateCall, TemplateEntry};
 use super::single_use::SingleUse;
-use super::tool::{ToolCall, ToolFn};
-use super::{Config, McpServer};
+use super::{Config, Extensions, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
+use crate::server::extension::ToolReply;
 use crate::server::replay::MemoryReplayStore;
-use crate::server::{RequestContext, Server, ServerBuilder, Tasked};
-use crate::tasks::Tasks;
+use crate::server::{Reply, RequestContext, Server, ServerBuilder};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CompleteReference, CompleteRequestParams,
@@ -30,7 +30,7 @@ use crate::types::v2026_07_28::{
 /// The low-level server `me` builds with `config`: its capabilities, sealing and
 /// caching, and its routes.
 pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Server> {
-    let tasks = config.tasks.clone().unwrap_or_default();
+    let extensions: Extensions = config.extensions.into();
     let paging = Paging {
         page_size: config.page_size,
     };
@@ -44,7 +44,7 @@ pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Serv
         ttl: security.state_ttl(),
     });
     let mut builder = Server::builder(me.inner.name.clone(), me.inner.version.clone())
-        .capabilities(capabilities())
+        .capabilities(capabilities(&extensions))
         .events(me.inner.events.clone())
         .cache(config.ttl_ms, config.public)
         .seal(security);
@@ -56,13 +56,16 @@ pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Serv
     }
     let builder = builder.layers(config.layers);
     let builder = list_routes(me, builder, paging);
-    let builder = call_routes(me, builder, &tasks);
-    crate::tasks::wire::routes(builder, &tasks).build()
+    let builder = call_routes(me, builder, &extensions);
+    extensions
+        .iter()
+        .fold(builder, |builder, x| x.routes(builder))
+        .build()
 }
 
 /// What an `McpServer` offers: its lists and their changes, resource subscriptions,
-/// completions, logging, and tools that run as tasks (the tasks extension).
-fn capabilities() -> ServerCapabilities {
+/// completions, logging, and its extensions.
+fn capabilities(extensions: &Extensions) -> ServerCapabilities {
     let mut caps = ServerCapabilities::new();
     let mut tools = ServerCapabilitiesTools::new();
     tools.list_changed = Some(true);
@@ -78,10 +81,7 @@ fn capabilities() -> ServerCapabilities {
     caps.completions = Some(Default::default());
     // Tools log through their context; sessions choose a level with `logging/setLevel`.
     caps.logging = Some(Default::default());
-    // Tools may run as tasks: `tasks/*` are served, on any instance sharing the store.
-    let mut extensions = caps.extensions.take().unwrap_or_default();
-    extensions.insert(crate::tasks::EXTENSION.to_owned(), Default::default());
-    caps.extensions = Some(extensions);
+    crate::server::extension::declare(extensions, &mut caps);
     caps
 }
 
@@ -139,13 +139,13 @@ fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> Server
 }
 
 /// The calls into the registry's entries, and the listen stream.
-fn call_routes(me: &McpServer, builder: ServerBuilder, tasks: &Tasks) -> ServerBuilder {
+fn call_routes(me: &McpServer, builder: ServerBuilder, extensions: &Extensions) -> ServerBuilder {
     let (call, get, read, complete, listen) =
         (me.clone(), me.clone(), me.clone(), me.clone(), me.clone());
-    let (call_tasks, listen_tasks) = (tasks.clone(), tasks.clone());
+    let (call_extensions, listen_extensions) = (Arc::clone(extensions), Arc::clone(extensions));
     builder
-        .handle_tasked::<method::CallTool, _, _>(move |ctx, params: CallToolRequestParams| {
-            call_tool(&call, call_tasks.clone(), ctx, params)
+        .handle_replying::<method::CallTool, _, _>(move |ctx, params: CallToolRequestParams| {
+            call_tool(&call, &call_extensions, ctx, params)
         })
         .handle::<method::GetPrompt, _, _>(move |ctx, params: GetPromptRequestParams| {
             get_prompt(&get, ctx, params)
@@ -158,23 +158,24 @@ fn call_routes(me: &McpServer, builder: ServerBuilder, tasks: &Tasks) -> ServerB
         })
         .handle::<method::SubscriptionsListen, _, _>(
             move |ctx, params: SubscriptionsListenRequestParams| {
-                super::listen::listen(listen.clone(), listen_tasks.clone(), ctx, params)
+                super::listen::listen(listen.clone(), Arc::clone(&listen_extensions), ctx, params)
             },
         )
 }
 
 fn call_tool(
     me: &McpServer,
-    tasks: Tasks,
+    extensions: &Extensions,
     ctx: RequestContext,
     params: CallToolRequestParams,
-) -> BoxFuture<'static, Result<Tasked<CallToolOutcome>, RpcError>> {
+) -> BoxFuture<'static, Result<Reply<CallToolOutcome>, RpcError>> {
     let entry = read(&me.inner.registry)
         .tools
         .iter()
         .find(|t| t.tool.name == params.name)
         .cloned();
     let guard = me.inner.single_use.get().cloned();
+    let extensions = Arc::clone(extensions);
     Box::pin(async move {
         let entry = entry
             .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
@@ -191,28 +192,20 @@ fn call_tool(
         let Value::Object(arguments) = arguments else {
             return Err(RpcError::internal("Internal error"));
         };
-        if super::tasked::as_task(&entry, &ctx)? {
-            return super::tasked::call(tasks, entry, ctx, params, arguments).await;
+        // The first extension the tool has a setting for takes the call.
+        let taker = extensions
+            .iter()
+            .find(|x| entry.settings.iter().any(|(id, _)| *id == x.id()))
+            .cloned();
+        let round = (params.input_responses, params.request_state);
+        let handoff = ToolHandoff::new(entry, ctx, arguments, round, guard);
+        match taker {
+            Some(extension) => match extension.call_tool(handoff).await? {
+                ToolReply::Result(outcome) => Ok(Reply::Now(outcome)),
+                ToolReply::Instead(raw) => Ok(Reply::Instead(raw)),
+            },
+            None => handoff.run().await.map(Reply::Now),
         }
-        let guard = guard.filter(|_| entry.single_use);
-        if let Some(guard) = &guard {
-            if let Some(answered) = guard.begin(&ctx).await? {
-                return Ok(Tasked::Now(answered));
-            }
-        }
-        let call: &ToolFn = &entry.call;
-        let outcome = call(ToolCall {
-            ctx: ctx.clone(),
-            arguments,
-            input_responses: params.input_responses,
-            request_state: params.request_state,
-            detach: None,
-        })
-        .await?;
-        if let Some(guard) = &guard {
-            guard.finish(&ctx, &outcome).await?;
-        }
-        Ok(Tasked::Now(outcome))
     })
 }
 

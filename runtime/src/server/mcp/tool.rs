@@ -13,6 +13,7 @@ use super::context::ToolContext;
 use super::{McpServer, schema};
 use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
+use crate::server::extension::{ToolSetting, ToolSettings};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ContentBlock, InputRequiredResult, InputResponses, Outcome,
@@ -200,19 +201,13 @@ pub(crate) struct ToolEntry {
     pub(crate) headers: Vec<crate::transport::http::ParamHeader>,
     /// The OAuth scopes a call needs (see [`ToolBuilder::required_scopes`]).
     pub(crate) scopes: Vec<String>,
-    /// Whether and how a call may run as a task.
-    pub(crate) tasks: TaskMode,
+    /// Its settings for the extensions that take its calls.
+    pub(crate) settings: ToolSettings,
+    /// Whether its body can ask mid-call to go on detached (a resolver's cannot).
+    pub(crate) can_detach: bool,
     /// The `inputSchema`, compiled once.
     #[cfg(feature = "schema-validation")]
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
-}
-
-/// Whether a tool may run as a task, and when a call becomes one.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TaskMode {
-    pub(crate) support: crate::tasks::TaskSupport,
-    /// The call runs inline until its body calls [`ToolContext::continue_as_task`].
-    pub(crate) on_request: bool,
 }
 
 impl ToolEntry {
@@ -237,7 +232,8 @@ impl ToolEntry {
             #[cfg(feature = "http-server")]
             headers,
             scopes,
-            tasks: TaskMode::default(),
+            settings: Vec::new(),
+            can_detach: true,
             #[cfg(feature = "schema-validation")]
             validator,
         }
@@ -259,8 +255,8 @@ impl ToolEntry {
         Ok(())
     }
 
-    pub(crate) fn with_tasks(mut self, tasks: TaskMode) -> Self {
-        self.tasks = tasks;
+    pub(crate) fn with_settings(mut self, settings: ToolSettings) -> Self {
+        self.settings = settings;
         self
     }
 }
@@ -294,27 +290,19 @@ pub struct ToolBuilder<'a> {
     /// An `inputSchema` given as is, in place of the one derived from the arguments.
     pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) scopes: Vec<String>,
-    pub(crate) tasks: TaskMode,
+    pub(crate) settings: ToolSettings,
 }
 
 impl ToolBuilder<'_> {
-    /// Whether a call may run as a task (the tasks extension, see [`crate::tasks`]):
-    /// [`Optional`](crate::tasks::TaskSupport::Optional) makes a call a task when the
-    /// request declares the extension, [`Required`](crate::tasks::TaskSupport::Required)
-    /// refuses with -32021 a request that does not. The default is
-    /// [`Forbidden`](crate::tasks::TaskSupport::Forbidden). A call becomes a task before
-    /// the tool runs, unless [`task_on_request`](Self::task_on_request) says otherwise;
-    /// its input requests become the task's.
-    pub fn task_support(mut self, support: crate::tasks::TaskSupport) -> Self {
-        self.tasks.support = support;
-        self
-    }
-
-    /// A call that may be a task runs inline (answering its input rounds as MRTR rounds)
-    /// until the tool calls [`ToolContext::continue_as_task`]: from there it is a task,
-    /// answered with `resultType: "task"`, and the tool runs on.
-    pub fn task_on_request(mut self) -> Self {
-        self.tasks.on_request = true;
+    /// How the tool takes part in an extension the server serves (see
+    /// [`McpServer::extension`]): that extension then takes its calls. For the tasks
+    /// extension, a [`TaskSupport`](crate::tasks::TaskSupport), or
+    /// [`TaskSupport::on_request`](crate::tasks::TaskSupport::on_request) for a call that
+    /// runs inline until the tool asks to go on as a task. One setting per extension: a
+    /// second replaces the first.
+    pub fn extension<S: ToolSetting>(mut self, setting: S) -> Self {
+        self.settings.retain(|(id, _)| *id != S::EXTENSION);
+        self.settings.push((S::EXTENSION, Arc::new(setting)));
         self
     }
 
@@ -393,7 +381,8 @@ impl ToolBuilder<'_> {
             })
         });
         self.server.add_tool(
-            ToolEntry::new(self.tool, call, self.single_use, self.scopes).with_tasks(self.tasks),
+            ToolEntry::new(self.tool, call, self.single_use, self.scopes)
+                .with_settings(self.settings),
         );
     }
 }

@@ -87,14 +87,11 @@ impl<'a> ToolBuilder<'a> {
                 }
             })
         });
-        // Resolvers have no context to ask for a task from: their calls become tasks
-        // before the resolvers run, or not at all.
-        let tasks = tool::TaskMode {
-            on_request: false,
-            ..self.tasks
-        };
-        self.server.add_tool(
-            ToolEntry::new(self.tool, call, self.single_use, self.scopes).with_tasks(tasks),
-        );
+        // Resolvers have no context to ask to go on detached from: an extension that
+        // would wait for them to ask detaches their calls from the start, or not at all.
+        let mut entry = ToolEntry::new(self.tool, call, self.single_use, self.scopes)
+            .with_settings(self.settings);
+        entry.can_detach = false;
+        self.server.add_tool(entry);
     }
 }

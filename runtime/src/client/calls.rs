@@ -1,0 +1,146 @@
+//! The calls `Client` offers beyond one request: the automatic and manual input loops,
+//! the lists, listening, and tasks by id. Each is a thin door into the module that
+//! does the work.
+
+use tokio::sync::mpsc;
+
+use super::input_loop::InputLoopMethod;
+use super::listen::Listener;
+use super::pending::{PendingCall, Step};
+use super::tasks::TaskHandle;
+use super::{Client, Notice, input_loop, listen, lists, pending, tasks};
+use crate::types::rpc::ClientRequestMethod;
+use crate::types::v2026_07_28::method;
+use crate::types::v2026_07_28::{
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool,
+};
+
+impl Client {
+    /// Runs the input-required loop for method `M` from `params` to its complete result.
+    ///
+    /// Each round's input requests go to the registered callbacks concurrently; the
+    /// retry is the same method with the same params, a new id, the answers under the
+    /// same keys and `requestState` echoed byte for byte. A round with state and no
+    /// requests waits 50 ms, doubling to 250 ms, before retrying.
+    ///
+    /// A request the server makes a task (a tool call, for a client that declares the
+    /// tasks extension) is followed to its end, and cancelled if this future is dropped
+    /// first.
+    pub async fn run_input_loop<M: InputLoopMethod>(
+        &self,
+        params: M::Params,
+    ) -> crate::Result<M::Complete> {
+        input_loop::run_input_loop::<M>(self, params).await
+    }
+
+    /// [`run_input_loop`](Self::run_input_loop), handing every notification the server
+    /// sends on the streams of the call's rounds (progress, log entries) to `notices`,
+    /// in order, as they arrive: one sink across all the rounds.
+    pub async fn run_input_loop_with_notices<M: InputLoopMethod>(
+        &self,
+        params: M::Params,
+        notices: Option<mpsc::UnboundedSender<Notice>>,
+    ) -> crate::Result<M::Complete> {
+        input_loop::run_input_loop_with_notices::<M>(self, params, notices).await
+    }
+
+    /// Like [`request`](Self::request), handing the request's notifications (progress,
+    /// log entries, anything else the server sends on the request's stream) to
+    /// `notices` as they arrive.
+    pub async fn request_with_notices<M: ClientRequestMethod>(
+        &self,
+        params: M::Params,
+        notices: mpsc::UnboundedSender<Notice>,
+    ) -> crate::Result<M::Result> {
+        listen::request_with_notices::<M>(self, params, notices).await
+    }
+
+    /// Listens for the list changes and resource updates `filter` names, until the
+    /// [`Listener`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
+    /// returned once the server acknowledged it; in a 2025-11-25 session each of
+    /// `filter.resource_subscriptions` is subscribed with `resources/subscribe`, and the
+    /// session's own stream is heard (the transport must carry one: HTTP's standalone
+    /// GET stream, or a message transport's connection).
+    pub async fn listen(&self, filter: SubscriptionFilter) -> crate::Result<Listener> {
+        listen::listen(self, filter).await
+    }
+
+    /// One page of `tools/list`: the first without a cursor, the next with the one the
+    /// previous page gave.
+    pub async fn list_tools(&self, cursor: Option<String>) -> crate::Result<ListToolsResult> {
+        lists::page::<method::ListTools>(self, cursor).await
+    }
+
+    /// Every tool, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
+    pub async fn list_all_tools(&self) -> crate::Result<Vec<Tool>> {
+        lists::all_pages::<method::ListTools>(self).await
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(&self, cursor: Option<String>) -> crate::Result<ListPromptsResult> {
+        lists::page::<method::ListPrompts>(self, cursor).await
+    }
+
+    /// Every prompt, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
+    pub async fn list_all_prompts(&self) -> crate::Result<Vec<Prompt>> {
+        lists::all_pages::<method::ListPrompts>(self).await
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> crate::Result<ListResourcesResult> {
+        lists::page::<method::ListResources>(self, cursor).await
+    }
+
+    /// Every resource, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
+    pub async fn list_all_resources(&self) -> crate::Result<Vec<Resource>> {
+        lists::all_pages::<method::ListResources>(self).await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> crate::Result<ListResourceTemplatesResult> {
+        lists::page::<method::ListResourceTemplates>(self, cursor).await
+    }
+
+    /// Every resource template, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
+    pub async fn list_all_resource_templates(&self) -> crate::Result<Vec<ResourceTemplate>> {
+        lists::all_pages::<method::ListResourceTemplates>(self).await
+    }
+
+    /// Sends a call once and stops at its first questions, without the callbacks:
+    /// a [`Step::NeedsInput`] holds everything its retry needs, as data. Rounds that
+    /// carry state and no questions are retried here, with the usual backoff.
+    ///
+    /// The server asks only for what the client declares: a client without callbacks
+    /// (the answers come from elsewhere) declares them with
+    /// [`ClientBuilder::capabilities`](super::ClientBuilder::capabilities).
+    pub async fn start<M: InputLoopMethod>(
+        &self,
+        params: M::Params,
+    ) -> crate::Result<Step<M::Complete>> {
+        pending::start::<M>(self, params).await
+    }
+
+    /// Continues a [`PendingCall`] with the answers to its questions (keyed as its
+    /// [`input_requests`](PendingCall::input_requests) are): one retry, and the
+    /// next stop. The round cap of the client applies across the whole flow.
+    pub async fn resume<M: InputLoopMethod>(
+        &self,
+        pending: PendingCall,
+        answers: InputResponses,
+    ) -> crate::Result<Step<M::Complete>> {
+        pending::resume::<M>(self, pending, answers).await
+    }
+
+    /// The task `id` on this client's server (one created earlier, perhaps by another
+    /// process), polled at one-second intervals until it says otherwise.
+    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
+        tasks::task(self, id)
+    }
+}

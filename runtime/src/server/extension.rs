@@ -1,0 +1,129 @@
+//! The one seam an extension plugs in through, as the core does: its identifier and
+//! settings under `capabilities.extensions`, its methods routed by the same pipeline
+//! (each a [`Request`](crate::types::rpc::Request) marker, generated from the
+//! extension's schema or written by its author), and, on an [`McpServer`], the tool
+//! calls and listen streams it takes part in.
+//!
+//! ```
+//! use serde_json::{Map, Value};
+//! use tern::server::{Extension, McpServer, ServerBuilder};
+//!
+//! /// An extension that only says it is there.
+//! struct Beacon;
+//!
+//! impl Extension for Beacon {
+//!     fn id(&self) -> &'static str {
+//!         "com.example/beacon"
+//!     }
+//!     fn settings(&self) -> Map<String, Value> {
+//!         let mut settings = Map::new();
+//!         settings.insert("interval".into(), 30.into());
+//!         settings
+//!     }
+//! }
+//!
+//! let mcp = McpServer::new("demo", "1.0.0").extension(Beacon);
+//! # let _ = mcp.server()?;
+//! # Ok::<(), tern::Error>(())
+//! ```
+//!
+//! [`McpServer`]: super::McpServer
+
+use std::any::Any;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{RequestContext, ServerBuilder};
+use crate::jsonrpc::RpcError;
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{CallToolOutcome, ServerCapabilities, SubscriptionFilter};
+
+use super::mcp::ToolHandoff;
+
+/// An extension a server serves. Declared once, on [`ServerBuilder::extension`] or
+/// [`McpServer::extension`](super::McpServer::extension); every method but
+/// [`id`](Self::id) has a default that does nothing.
+pub trait Extension: Send + Sync + 'static {
+    /// The identifier declared under `capabilities.extensions`.
+    fn id(&self) -> &'static str;
+
+    /// The settings declared under the identifier (an empty object by default).
+    fn settings(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// Routes the extension's methods, each with [`ServerBuilder::handle`].
+    fn routes(&self, server: ServerBuilder) -> ServerBuilder {
+        server
+    }
+
+    /// Takes a `tools/call` of a tool registered with a [`ToolSetting`] of this
+    /// extension ([`ToolBuilder::extension`](super::ToolBuilder::extension)), after the
+    /// arguments were checked. The default runs the tool as if the extension were not
+    /// there.
+    fn call_tool(&self, call: ToolHandoff) -> BoxFuture<'static, Result<ToolReply, RpcError>> {
+        Box::pin(async move { call.run().await.map(ToolReply::Result) })
+    }
+
+    /// What the extension adds to a `subscriptions/listen` stream that asked with
+    /// `filter`: `None` when the filter asks nothing of it. An error refuses the stream.
+    fn listen(
+        &self,
+        ctx: &RequestContext,
+        filter: &SubscriptionFilter,
+    ) -> BoxFuture<'static, Result<Option<Box<dyn ListenFeed>>, RpcError>> {
+        let _ = (ctx, filter);
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// How an [`Extension`] answered a `tools/call` it took.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved once per call an extension takes; a box would allocate on each"
+)]
+pub enum ToolReply {
+    /// The tool's result (complete or input-required).
+    Result(CallToolOutcome),
+    /// A result of the extension's own in place of the tool's (for the tasks
+    /// extension, the task it made of the call), sent as written.
+    Instead(Box<serde_json::value::RawValue>),
+}
+
+/// How a tool takes part in an extension: set with
+/// [`ToolBuilder::extension`](super::ToolBuilder::extension), read back by the extension
+/// with [`ToolHandoff::setting`].
+pub trait ToolSetting: Any + Send + Sync {
+    /// The identifier of the extension this setting is for.
+    const EXTENSION: &'static str;
+}
+
+/// A tool's settings, one per extension.
+pub(crate) type ToolSettings = Vec<(&'static str, Arc<dyn Any + Send + Sync>)>;
+
+/// What an extension adds to one listen stream, for as long as it lives.
+pub trait ListenFeed: Send {
+    /// The members of the acknowledgement's `notifications` this feed accepted.
+    fn accepted(&self) -> Map<String, Value>;
+
+    /// The next notifications to send, as (method, params); `meta` is the stream's
+    /// `_meta` (its subscription id), which each notification carries. Dropped and
+    /// called again whenever another event comes first.
+    fn next<'a>(&'a mut self, meta: &'a Value) -> BoxFuture<'a, Vec<(&'static str, Value)>>;
+}
+
+/// Declares `extensions` under `capabilities.extensions`, keeping any declared there
+/// already.
+pub(crate) fn declare(extensions: &[Arc<dyn Extension>], capabilities: &mut ServerCapabilities) {
+    if extensions.is_empty() {
+        return;
+    }
+    let declared = capabilities.extensions.get_or_insert_with(Default::default);
+    for extension in extensions {
+        declared
+            .entry(extension.id().to_owned())
+            .or_insert_with(|| extension.settings());
+    }
+}

@@ -1,0 +1,148 @@
+//! The tasks extension on the server's extension seam: declared, its methods routed,
+//! the calls of tools that may run as tasks taken (inline, a task from the start, or
+//! inline until the tool asks), and `notifications/tasks` on listen streams.
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::watch::Watch;
+use super::{EXTENSION, TaskRecord, TaskSupport, Tasks, run, wire};
+use crate::jsonrpc::RpcError;
+use crate::server::mcp::Detaching;
+use crate::server::{
+    Extension, ListenFeed, RequestContext, ServerBuilder, ToolHandoff, ToolReply, ToolSetting,
+};
+use crate::transport::BoxFuture;
+use crate::types::ext_tasks::method::TaskStatus;
+use crate::types::rpc::Notification as _;
+use crate::types::v2026_07_28::SubscriptionFilter;
+
+/// A tool that may run as a task, run inline until it asks
+/// ([`ToolContext::continue_as_task`](crate::server::ToolContext::continue_as_task)):
+/// what [`TaskSupport::on_request`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnRequest(pub TaskSupport);
+
+impl TaskSupport {
+    /// This support, for a call that runs inline (answering its input rounds as MRTR
+    /// rounds) until the tool calls
+    /// [`continue_as_task`](crate::server::ToolContext::continue_as_task): from there it
+    /// is a task, answered with `resultType: "task"`, and the tool runs on.
+    pub const fn on_request(self) -> OnRequest {
+        OnRequest(self)
+    }
+}
+
+impl ToolSetting for TaskSupport {
+    const EXTENSION: &'static str = EXTENSION;
+}
+
+impl ToolSetting for OnRequest {
+    const EXTENSION: &'static str = EXTENSION;
+}
+
+impl Extension for Tasks {
+    fn id(&self) -> &'static str {
+        EXTENSION
+    }
+
+    fn routes(&self, server: ServerBuilder) -> ServerBuilder {
+        wire::routes(server, self)
+    }
+
+    fn call_tool(&self, call: ToolHandoff) -> BoxFuture<'static, Result<ToolReply, RpcError>> {
+        let (support, on_request) =
+            match (call.setting::<OnRequest>(), call.setting::<TaskSupport>()) {
+                (Some(OnRequest(support)), _) => (*support, true),
+                (None, Some(support)) => (*support, false),
+                (None, None) => (TaskSupport::Forbidden, false),
+            };
+        // Never on a 2025-11-25 session: its client cannot have declared the extension.
+        let ctx = call.context();
+        let declared =
+            ctx.era() == crate::Era::Stateless && wire::declares(ctx.client_capabilities());
+        match (support, declared) {
+            (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => {
+                Box::pin(async move { call.run().await.map(ToolReply::Result) })
+            }
+            (TaskSupport::Required, false) => Box::pin(async { Err(wire::extension_required()) }),
+            (_, true) => {
+                let on_request = on_request && call.can_detach();
+                Box::pin(as_task(self.clone(), call, on_request))
+            }
+        }
+    }
+
+    fn listen(
+        &self,
+        ctx: &RequestContext,
+        filter: &SubscriptionFilter,
+    ) -> BoxFuture<'static, Result<Option<Box<dyn ListenFeed>>, RpcError>> {
+        if !filter.extra.contains_key("taskIds") {
+            return Box::pin(async { Ok(None) });
+        }
+        let (tasks, ctx, filter) = (self.clone(), ctx.clone(), filter.clone());
+        Box::pin(async move {
+            let watch = Watch::start(&tasks, &ctx, &filter).await?;
+            Ok(Some(Box::new(watch) as Box<dyn ListenFeed>))
+        })
+    }
+}
+
+/// Runs `call` as a task: made one now, or (`on_request`) when its body asks.
+async fn as_task(tasks: Tasks, call: ToolHandoff, on_request: bool) -> Result<ToolReply, RpcError> {
+    let ctx = call.context().clone();
+    let cancel = CancellationToken::new();
+    let task_ctx = ctx.for_task(cancel.clone());
+    let capabilities = ctx.client_capabilities().clone();
+    if !on_request {
+        let record = run::create(&tasks, &ctx).await?;
+        let (body, (responses, state)) = call.detach(task_ctx);
+        let first = body.call(responses, state);
+        run::spawn(tasks, record.id.clone(), capabilities, cancel, first, body);
+        return created(&record);
+    }
+    match call.run_until_detached(task_ctx, cancel.clone()).await {
+        Detaching::Finished(outcome) => outcome.map(ToolReply::Result),
+        Detaching::Asked(asked) => {
+            let record = match run::create(&tasks, &ctx).await {
+                Ok(record) => record,
+                Err(e) => {
+                    asked.refuse(e.clone());
+                    return Err(e);
+                }
+            };
+            let (first, body) = asked.accept();
+            run::spawn(tasks, record.id.clone(), capabilities, cancel, first, body);
+            created(&record)
+        }
+    }
+}
+
+/// The answer to a call made task `record`.
+fn created(record: &TaskRecord) -> Result<ToolReply, RpcError> {
+    serde_json::value::to_raw_value(&wire::created(record))
+        .map(ToolReply::Instead)
+        .map_err(|e| {
+            tracing::error!(error = %e, "could not encode a created task");
+            RpcError::internal("Internal error")
+        })
+}
+
+impl ListenFeed for Watch {
+    fn accepted(&self) -> Map<String, Value> {
+        let mut accepted = Map::new();
+        accepted.insert("taskIds".into(), Value::from(self.ids()));
+        accepted
+    }
+
+    fn next<'a>(&'a mut self, meta: &'a Value) -> BoxFuture<'a, Vec<(&'static str, Value)>> {
+        Box::pin(async move {
+            let changed = self.changes(meta).await;
+            changed
+                .into_iter()
+                .map(|params| (TaskStatus::METHOD, params))
+                .collect()
+        })
+    }
+}

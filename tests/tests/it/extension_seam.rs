@@ -1,0 +1,220 @@
+//! The extension seam: a toy extension with one method of its own, declared and served
+//! by an `McpServer` and called from tern's `Client` as a typed request, in both eras;
+//! and the tasks extension on the same seam (declared only where it is served).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use tern::client::{Client, EraMode};
+use tern::jsonrpc::RpcError;
+use tern::server::{Extension, McpServer, RequestContext, ServerBuilder};
+use tern::transport::memory;
+use tern::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
+use tern::types::v2026_07_28::method::ClientRequestParams;
+use tern::types::v2026_07_28::{RequestMetaObject, RequestParams, method};
+
+const ECHO: &str = "com.example/echo";
+
+/// `echo/reverse`: the toy extension's one method.
+#[derive(Debug)]
+enum Reverse {}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ReverseParams {
+    text: String,
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    meta: Option<Box<RequestMetaObject>>,
+}
+
+impl ClientRequestParams for ReverseParams {
+    fn request_meta(&self) -> Option<&RequestMetaObject> {
+        self.meta.as_deref()
+    }
+    fn request_meta_slot(&mut self) -> Option<&mut Option<Box<RequestMetaObject>>> {
+        Some(&mut self.meta)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ReverseResult {
+    reversed: String,
+    /// Whether this request's capabilities declared the extension.
+    declared: bool,
+}
+
+impl IntoAnswer for ReverseResult {
+    type Complete = Self;
+    type InputRequired = Never;
+    fn into_answer(self) -> Answer<Self, Never> {
+        Answer::Complete(self)
+    }
+}
+
+impl Request for Reverse {
+    const METHOD: &'static str = "echo/reverse";
+    const MAY_REQUIRE_INPUT: bool = false;
+    const CACHEABLE: bool = false;
+    const TARGET: Option<&'static str> = None;
+    const CAPABILITY: Option<&'static str> = None;
+    type Params = ReverseParams;
+    type Result = ReverseResult;
+}
+
+impl ClientRequestMethod for Reverse {}
+
+/// The toy extension: declared with a setting, serving `echo/reverse`.
+struct Echo;
+
+impl Extension for Echo {
+    fn id(&self) -> &'static str {
+        ECHO
+    }
+
+    fn settings(&self) -> Map<String, Value> {
+        let mut settings = Map::new();
+        settings.insert("maxLength".into(), json!(64));
+        settings
+    }
+
+    fn routes(&self, server: ServerBuilder) -> ServerBuilder {
+        server.handle::<Reverse, _, _>(|ctx: RequestContext, params: ReverseParams| async move {
+            if params.text.len() > 64 {
+                return Err(RpcError::invalid_params("text longer than maxLength"));
+            }
+            let declared = ctx
+                .client_capabilities()
+                .extensions
+                .as_ref()
+                .is_some_and(|x| x.contains_key(ECHO));
+            Ok(ReverseResult {
+                reversed: params.text.chars().rev().collect(),
+                declared,
+            })
+        })
+    }
+}
+
+fn echo_server() -> McpServer {
+    McpServer::new("echo", "1").extension(Echo)
+}
+
+async fn client_of(mcp: McpServer, era: EraMode, declare: bool) -> Client {
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { mcp.serve(server_end).await });
+    Client::builder("c", "1")
+        .extension(ECHO, declare.then(Map::new))
+        .era(era)
+        .discover(client_end)
+        .await
+        .unwrap()
+}
+
+fn reverse(text: &str) -> ReverseParams {
+    ReverseParams {
+        text: text.into(),
+        meta: None,
+    }
+}
+
+#[tokio::test]
+async fn a_toy_extension_is_declared_with_its_settings_and_its_method_answers_a_typed_call() {
+    let client = client_of(echo_server(), EraMode::Stateless, true).await;
+    let discovered = client
+        .request::<method::Discover>(RequestParams::default())
+        .await
+        .unwrap();
+    let declared = discovered.capabilities.extensions.unwrap_or_default();
+    assert_eq!(
+        declared.get(ECHO),
+        Some(&json!({"maxLength": 64}).as_object().cloned().unwrap())
+    );
+    // Served only where it is registered: no tasks extension on this server.
+    assert!(!declared.contains_key(tern::tasks::EXTENSION));
+
+    let answer = client
+        .request::<Reverse>(reverse("stressed"))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer,
+        ReverseResult {
+            reversed: "desserts".into(),
+            declared: true
+        }
+    );
+    let refused = client
+        .request::<Reverse>(reverse(&"x".repeat(65)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, tern::Error::Rpc(ref e) if e.code == -32602),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_extension_sees_each_requests_own_declaration() {
+    let client = client_of(echo_server(), EraMode::Stateless, false).await;
+    let answer = client.request::<Reverse>(reverse("ab")).await.unwrap();
+    assert_eq!(answer.reversed, "ba");
+    assert!(!answer.declared, "this client withdrew the extension");
+}
+
+#[tokio::test]
+async fn the_toy_method_is_served_on_a_2025_11_25_session_too() {
+    let client = client_of(echo_server(), EraMode::Session, true).await;
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    let answer = client.request::<Reverse>(reverse("drawer")).await.unwrap();
+    // A session's capabilities were said once, at `initialize`: the extension among them.
+    assert_eq!(
+        answer,
+        ReverseResult {
+            reversed: "reward".into(),
+            declared: true
+        }
+    );
+    let withdrawn = client_of(echo_server(), EraMode::Session, false).await;
+    let answer = withdrawn.request::<Reverse>(reverse("ab")).await.unwrap();
+    assert!(!answer.declared);
+}
+
+#[tokio::test]
+async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabilities() {
+    let server = tern::server::Server::builder("low", "1")
+        .capabilities(Default::default())
+        .extension(Echo)
+        .build()
+        .unwrap();
+    let (client_end, server_end) = memory::pair();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let client = Client::builder("c", "1")
+        .era(EraMode::Stateless)
+        .discover(client_end)
+        .await
+        .unwrap();
+    let discovered = client
+        .request::<method::Discover>(RequestParams::default())
+        .await
+        .unwrap();
+    assert!(
+        discovered
+            .capabilities
+            .extensions
+            .unwrap_or_default()
+            .contains_key(ECHO)
+    );
+    let answer = client.request::<Reverse>(reverse("ab")).await.unwrap();
+    assert_eq!(answer.reversed, "ba");
+}
+
+#[tokio::test]
+async fn the_tasks_extension_is_declared_where_it_is_served() {
+    let mcp = McpServer::new("t", "1").extension(tern::tasks::Tasks::default());
+    let client = client_of(mcp, EraMode::Stateless, false).await;
+    let discovered = client
+        .request::<method::Discover>(RequestParams::default())
+        .await
+        .unwrap();
+    let declared = discovered.capabilities.extensions.unwrap_or_default();
+    assert!(declared.contains_key(tern::tasks::EXTENSION));
+}
