@@ -7,6 +7,7 @@
 //! limit.
 
 use super::RpcError;
+use crate::types::rpc::scan;
 
 /// The complexity an incoming message may have. Beyond any limit the message is refused
 /// with -32600 (Invalid Request) before it is parsed.
@@ -73,9 +74,10 @@ impl JsonLimits {
         while i < bytes.len() {
             match bytes[i] {
                 b'"' => {
-                    let start = i + 1;
-                    i = string_end(bytes, start);
-                    last_key = (start, i);
+                    // Just past the closing quote; an unclosed string runs to the end.
+                    let end = scan::string_end(bytes, i).unwrap_or(bytes.len() + 1);
+                    last_key = (i + 1, end - 1);
+                    i = end - 1;
                 }
                 open @ (b'{' | b'[') => {
                     depth += 1;
@@ -148,21 +150,6 @@ fn opening_brackets(bytes: &[u8]) -> usize {
             .iter()
             .map(|&b| usize::from(is_open(b)))
             .sum::<usize>()
-}
-
-/// Where the string whose contents begin at `from` ends (its closing quote), or the
-/// end of `bytes`: the contents are skipped a vector at a time, escapes honoured.
-fn string_end(bytes: &[u8], mut from: usize) -> usize {
-    loop {
-        let Some(rest) = bytes.get(from..) else {
-            return bytes.len();
-        };
-        match memchr::memchr2(b'"', b'\\', rest) {
-            None => return bytes.len(),
-            Some(at) if rest[at] == b'"' => return from + at,
-            Some(at) => from += at + 2,
-        }
-    }
 }
 
 fn too_complex(what: String) -> RpcError {
