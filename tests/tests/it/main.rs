@@ -9,6 +9,7 @@ mod http_support;
 mod redis_support;
 mod transports;
 
+mod api_listing;
 mod client_cache;
 mod client_surface;
 mod dispatch;
