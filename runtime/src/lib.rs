@@ -94,6 +94,6 @@ pub mod testing;
 pub mod transport;
 mod util;
 
-pub use error::{Error, Result};
+pub use error::{ConfigError, Error, InputError, ProtocolError, Result};
 pub use protocol::Era;
 pub use tern_types as types;

@@ -113,14 +113,14 @@ impl ClientBuilder {
 
     /// The cap on input-required rounds per call (default 10). A server that keeps
     /// answering input-required beyond it makes the call fail with
-    /// [`Error::InputRequiredRoundsExceeded`](crate::Error::InputRequiredRoundsExceeded).
+    /// [`InputError::RoundsExceeded`](crate::InputError::RoundsExceeded).
     pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds;
         self
     }
 
     /// Fails a call whose server asks more than `max` input requests in one round
-    /// ([`Error::TooManyInputRequests`](crate::Error::TooManyInputRequests)) before any
+    /// ([`InputError::TooManyRequests`](crate::InputError::TooManyRequests)) before any
     /// callback runs (default 64).
     pub fn max_input_requests(mut self, max: usize) -> Self {
         self.callbacks.limits.max_requests = max;

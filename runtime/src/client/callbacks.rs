@@ -90,9 +90,9 @@ impl Callbacks {
         if present {
             Ok(())
         } else {
-            Err(Error::NoCallback {
+            Err(Error::Input(crate::InputError::NoCallback {
                 method: request.method().to_owned(),
-            })
+            }))
         }
     }
 
@@ -103,14 +103,16 @@ impl Callbacks {
         request: InputRequest,
     ) -> crate::Result<InputResponse> {
         fn missing(method: &str) -> Error {
-            Error::NoCallback {
+            Error::Input(crate::InputError::NoCallback {
                 method: method.to_owned(),
-            }
+            })
         }
         let method = request.method();
-        let failed = |error: RpcError| Error::Callback {
-            method: method.to_owned(),
-            error: Box::new(error),
+        let failed = |error: RpcError| {
+            Error::Input(crate::InputError::Callback {
+                method: method.to_owned(),
+                error: Box::new(error),
+            })
         };
         Ok(match request {
             InputRequest::Elicit(r) => {
@@ -151,10 +153,10 @@ impl Callbacks {
         // callback.
         let limits = self.limits;
         if requests.len() > limits.max_requests {
-            return Err(Error::TooManyInputRequests {
+            return Err(Error::Input(crate::InputError::TooManyRequests {
                 asked: requests.len(),
                 max: limits.max_requests,
-            });
+            }));
         }
         for request in requests.values() {
             self.check(request)?;

@@ -198,9 +198,9 @@ fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
     } else if lists(SESSION_PROTOCOL_VERSION) {
         Ok(Era::Session)
     } else {
-        Err(Error::NoCommonVersion {
+        Err(Error::Protocol(crate::ProtocolError::NoCommonVersion {
             detail: format!("{source} listed {}", Value::from(versions.to_vec())),
-        })
+        }))
     }
 }
 
@@ -221,15 +221,16 @@ async fn initialize<T: EraTransport + ?Sized>(
         notifications: None,
     };
     let result = transport.request(request).await.map_err(Error::from)?;
-    let result: old::InitializeResult =
-        serde_json::from_value(result).map_err(|source| Error::Decode {
+    let result: old::InitializeResult = serde_json::from_value(result).map_err(|source| {
+        Error::Protocol(crate::ProtocolError::Decode {
             method: old::method::Initialize::METHOD,
             source,
-        })?;
+        })
+    })?;
     if result.protocol_version != SESSION_PROTOCOL_VERSION {
-        return Err(Error::NoCommonVersion {
+        return Err(Error::Protocol(crate::ProtocolError::NoCommonVersion {
             detail: format!("initialize answered {}", result.protocol_version),
-        });
+        }));
     }
     transport
         .notify(old::method::Initialized::METHOD, None)

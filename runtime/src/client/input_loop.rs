@@ -29,11 +29,15 @@ impl<M> InputLoopMethod for M where
 /// The complete result of a task `M`'s request became (the task's `result`).
 fn task_result<M: InputLoopMethod>(result: serde_json::Value) -> crate::Result<M::Complete> {
     if !M::MAY_BECOME_TASK {
-        return Err(Error::UnknownResultType("task".into()));
+        return Err(Error::Protocol(crate::ProtocolError::UnknownResultType(
+            "task".into(),
+        )));
     }
-    serde_json::from_value(result).map_err(|source| Error::Decode {
-        method: M::METHOD,
-        source,
+    serde_json::from_value(result).map_err(|source| {
+        Error::Protocol(crate::ProtocolError::Decode {
+            method: M::METHOD,
+            source,
+        })
     })
 }
 
@@ -141,7 +145,7 @@ pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
                     delay = (delay * 2).min(client.inner.backoff.max);
                     None
                 }
-                None => return Err(Error::EmptyInputRequired),
+                None => return Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
             };
             M::set_round(&mut params, responses, asked.request_state);
         }
@@ -174,8 +178,11 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
         .send_raw::<M>(params, M::target(params), notifications)
         .await?;
     let result = match super::wire::decode::<M>(client, &raw) {
-        Err(Error::UnknownResultType(t)) if t == "task" && M::MAY_BECOME_TASK => {
-            let created = super::tasks::created_task(&raw)?.ok_or(Error::UnknownResultType(t))?;
+        Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)))
+            if t == "task" && M::MAY_BECOME_TASK =>
+        {
+            let created = super::tasks::created_task(&raw)?
+                .ok_or(Error::Protocol(crate::ProtocolError::UnknownResultType(t)))?;
             return Ok(Answered::Task(Box::new(created)));
         }
         other => other?,
@@ -190,7 +197,9 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
 pub(crate) fn count_round(client: &Client, round: usize) -> crate::Result<usize> {
     let max_rounds = client.inner.max_rounds;
     if round >= max_rounds {
-        return Err(Error::InputRequiredRoundsExceeded { max_rounds });
+        return Err(Error::Input(crate::InputError::RoundsExceeded {
+            max_rounds,
+        }));
     }
     Ok(round + 1)
 }

@@ -305,12 +305,14 @@ async fn listen_stateless(
     match tokio::time::timeout(ACKNOWLEDGE_TIMEOUT, ack).await {
         Ok(Ok(Ok(()))) => Ok(abort),
         Ok(Ok(Err(e))) => Err(e),
-        Ok(Err(_)) => Err(Error::Config("the listen stream ended at once".into())),
+        Ok(Err(_)) => Err(Error::Protocol(crate::ProtocolError::Listen(
+            "the listen stream ended at once".into(),
+        ))),
         Err(_) => {
             abort.abort();
-            Err(Error::Config(
+            Err(Error::Protocol(crate::ProtocolError::Listen(
                 "the server did not acknowledge subscriptions/listen".into(),
-            ))
+            )))
         }
     }
 }
@@ -324,7 +326,9 @@ async fn listen_on_session(
     let transport = &client.inner.transport;
     // Heard from before the first subscription, so no update falls in between.
     let mut notices = transport.notices().ok_or_else(|| {
-        Error::Config("this transport carries no session notifications to listen to".into())
+        Error::Protocol(crate::ProtocolError::Listen(
+            "this transport carries no session notifications to listen to".into(),
+        ))
     })?;
     for uri in &uris {
         let request = OutgoingRequest {

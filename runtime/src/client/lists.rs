@@ -9,7 +9,7 @@ use crate::types::v2026_07_28::{
 };
 
 /// The most pages a `list_all_*` call follows: a server that keeps answering with a
-/// next cursor is stopped there with [`Error::TooManyPages`].
+/// next cursor is stopped there with [`ProtocolError::TooManyPages`](crate::ProtocolError::TooManyPages).
 pub const MAX_LIST_PAGES: usize = 1_000;
 
 /// A list method's page: its items and the cursor of the next.
@@ -77,8 +77,8 @@ pub(super) async fn all_pages<M: Paged>(client: &Client) -> crate::Result<Vec<M:
             Some(next) => cursor = Some(next),
         }
     }
-    Err(Error::TooManyPages {
+    Err(Error::Protocol(crate::ProtocolError::TooManyPages {
         method: M::METHOD,
         pages: MAX_LIST_PAGES,
-    })
+    }))
 }

@@ -325,7 +325,7 @@ impl Client {
     ///
     /// With the `schema-validation` feature (a default), a result that is not an error
     /// is checked against the `outputSchema` this client last listed for the tool
-    /// ([`Error::InvalidStructuredContent`]).
+    /// ([`ProtocolError::InvalidStructuredContent`](crate::ProtocolError::InvalidStructuredContent)).
     pub async fn call_tool(
         &self,
         name: impl Into<String>,
@@ -466,7 +466,9 @@ pub(crate) fn check_result_type<M: ClientRequestMethod>(value: &Value) -> crate:
     match value.get("resultType").and_then(Value::as_str) {
         None | Some("complete") => Ok(()),
         Some("input_required") if M::MAY_REQUIRE_INPUT => Ok(()),
-        Some(other) => Err(Error::UnknownResultType(other.to_owned())),
+        Some(other) => Err(Error::Protocol(crate::ProtocolError::UnknownResultType(
+            other.to_owned(),
+        ))),
     }
 }
 
@@ -476,12 +478,12 @@ pub(crate) fn check_result_type<M: ClientRequestMethod>(value: &Value) -> crate:
 fn decode_error<M: ClientRequestMethod>(result_type: Option<&str>, e: serde_json::Error) -> Error {
     match result_type {
         Some(other) if other != "complete" && other != "input_required" => {
-            Error::UnknownResultType(other.to_owned())
+            Error::Protocol(crate::ProtocolError::UnknownResultType(other.to_owned()))
         }
-        _ => Error::Decode {
+        _ => Error::Protocol(crate::ProtocolError::Decode {
             method: M::METHOD,
             source: e,
-        },
+        }),
     }
 }
 

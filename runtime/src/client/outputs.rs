@@ -87,9 +87,11 @@ pub(crate) fn check_output(
         else {
             return Ok(());
         };
-        let fail = |detail: String| Error::InvalidStructuredContent {
-            tool: name.to_owned(),
-            detail,
+        let fail = |detail: String| {
+            Error::Protocol(crate::ProtocolError::InvalidStructuredContent {
+                tool: name.to_owned(),
+                detail,
+            })
         };
         let Some(content) = &result.structured_content else {
             return Err(fail(

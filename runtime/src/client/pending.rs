@@ -182,7 +182,7 @@ async fn step<M: InputLoopMethod>(
                 delay = (delay * 2).min(client.inner.backoff.max);
                 M::set_round(&mut params, None, asked.request_state);
             }
-            None => return Err(Error::EmptyInputRequired),
+            None => return Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
         }
     }
 }

@@ -55,8 +55,10 @@ async fn answer(
         .answer(asking, request)
         .await
         .map_err(|e| match e {
-            Error::NoCallback { .. } => RpcError::method_not_found(method),
-            Error::Callback { error, .. } => *error,
+            Error::Input(crate::InputError::NoCallback { .. }) => {
+                RpcError::method_not_found(method)
+            }
+            Error::Input(crate::InputError::Callback { error, .. }) => *error,
             other => {
                 tracing::warn!(method, error = %other, "could not answer a server request");
                 RpcError::internal("Internal error")

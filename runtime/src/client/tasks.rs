@@ -91,13 +91,13 @@ pub(super) fn created_task(
     if result_type != Some(r#""task""#) {
         return Ok(None);
     }
-    serde_json::from_str(raw.get())
-        .map(Some)
-        .map_err(|source| Error::Decode {
+    serde_json::from_str(raw.get()).map(Some).map_err(|source| {
+        Error::Protocol(crate::ProtocolError::Decode {
             method:
                 <crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD,
             source,
         })
+    })
 }
 
 fn poll_interval(ms: Option<i64>) -> Duration {
@@ -160,9 +160,11 @@ impl TaskHandle {
     /// callbacks, and returns its result as a tool's.
     pub async fn wait(&self) -> crate::Result<CallToolResult> {
         let value = self.wait_value().await?;
-        serde_json::from_value(value).map_err(|source| Error::Decode {
-            method: <GetTask as crate::types::rpc::Request>::METHOD,
-            source,
+        serde_json::from_value(value).map_err(|source| {
+            Error::Protocol(crate::ProtocolError::Decode {
+                method: <GetTask as crate::types::rpc::Request>::METHOD,
+                source,
+            })
         })
     }
 
@@ -189,7 +191,9 @@ impl TaskHandle {
                         rounds += 1;
                         let max_rounds = self.client.input_required_max_rounds();
                         if rounds > max_rounds {
-                            return Err(Error::InputRequiredRoundsExceeded { max_rounds });
+                            return Err(Error::Input(crate::InputError::RoundsExceeded {
+                                max_rounds,
+                            }));
                         }
                         answered.extend(fresh.keys().cloned());
                         let asking = super::InputContext {

@@ -178,14 +178,18 @@ pub(super) fn decode<M: ClientRequestMethod>(
             super::decode_error::<M>(super::result_type_in(result.get()).as_deref(), e)
         });
     }
-    let mut value: Value = serde_json::from_str(result.get()).map_err(|source| Error::Decode {
-        method: M::METHOD,
-        source,
-    })?;
-    if let Some(recode) = recode {
-        value = recode(M::METHOD, value).map_err(|source| Error::Decode {
+    let mut value: Value = serde_json::from_str(result.get()).map_err(|source| {
+        Error::Protocol(crate::ProtocolError::Decode {
             method: M::METHOD,
             source,
+        })
+    })?;
+    if let Some(recode) = recode {
+        value = recode(M::METHOD, value).map_err(|source| {
+            Error::Protocol(crate::ProtocolError::Decode {
+                method: M::METHOD,
+                source,
+            })
         })?;
     }
     super::decode_result::<M>(value)

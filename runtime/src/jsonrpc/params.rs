@@ -76,7 +76,7 @@ impl fmt::Debug for RawParams {
 /// A transport that reads a response finds its result by its extent and does not check
 /// it as JSON: reading it into its type does, so a well-formed response is parsed once.
 /// Text that turns out not to be JSON fails that read, as a result of the wrong shape
-/// does ([`Error::Decode`](crate::Error::Decode)).
+/// does ([`ProtocolError::Decode`](crate::ProtocolError::Decode)).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawResult {
     text: Box<str>,

@@ -20,7 +20,10 @@ use super::aead::{KEY_LEN, NONCE_LEN, TAG_LEN, XChaCha20Poly1305};
 use super::ct::bytes_ct_eq;
 use super::secret::{SECRET_LEN, generate_secret};
 use super::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason, StateCodec};
-use crate::{Error, Result};
+use crate::ConfigError;
+
+/// What configuring sealing returns.
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// The version prefix of tern's token format; bound into the tag as associated data.
 pub const TOKEN_PREFIX: &str = "t1.";
@@ -72,7 +75,7 @@ impl SealingKey {
         // HKDF-SHA256 expands up to 8160 bytes, so this cannot fail; if it ever did, an
         // all-zero key must not slip through.
         hkdf.expand(HKDF_INFO, &mut key[..])
-            .map_err(|_| Error::Config("requestState key derivation failed".into()))?;
+            .map_err(|_| ConfigError::Invalid("requestState key derivation failed".into()))?;
         let digest = Sha256::new()
             .chain_update(KEY_ID_LABEL)
             .chain_update(&key[..])
@@ -108,7 +111,7 @@ impl Keyring {
         for (index, secret) in secrets.into_iter().enumerate() {
             let secret = secret.as_ref();
             if secret.len() < SECRET_LEN {
-                return Err(Error::KeyTooShort {
+                return Err(ConfigError::KeyTooShort {
                     index,
                     len: secret.len(),
                 });
@@ -117,12 +120,12 @@ impl Keyring {
             for (first, (earlier, earlier_raw)) in derived.iter().enumerate() {
                 if earlier.id == key.id {
                     return Err(if bool::from(bytes_ct_eq(&earlier_raw[..], &raw[..])) {
-                        Error::DuplicateKey {
+                        ConfigError::DuplicateKey {
                             first,
                             second: index,
                         }
                     } else {
-                        Error::KeyIdCollision {
+                        ConfigError::KeyIdCollision {
                             first,
                             second: index,
                         }
@@ -132,7 +135,7 @@ impl Keyring {
             derived.push((key, raw));
         }
         if derived.is_empty() {
-            return Err(Error::EmptyKeyRing);
+            return Err(ConfigError::EmptyKeyRing);
         }
         Ok(Self {
             keys: derived.into_iter().map(|(key, _)| key).collect(),

@@ -8,7 +8,10 @@ use super::clock::{Clock, SystemClock};
 use super::keyring::{DEFAULT_MAX_TOKEN_LEN, Keyring};
 use super::sealer::{BindPrincipal, Codec, RequestBinding, Sealer};
 use super::{Principal, StateCodec};
-use crate::{Error, Result};
+use crate::ConfigError;
+
+/// What configuring sealing returns.
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// The default time-to-live of one round's token.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
@@ -84,7 +87,7 @@ impl RequestStateSecurity {
     /// fresh expiry, so this bounds thinking time per round, not the whole flow.
     pub fn ttl(mut self, ttl: Duration) -> Result<Self> {
         if ttl < Duration::from_millis(1) || ttl > MAX_TTL {
-            return Err(Error::InvalidTtl {
+            return Err(ConfigError::InvalidTtl {
                 got: format!("{ttl:?}"),
             });
         }
@@ -94,10 +97,10 @@ impl RequestStateSecurity {
 
     /// [`ttl`](Self::ttl) in seconds; zero, negative, NaN and infinite values are rejected.
     pub fn ttl_secs(self, seconds: f64) -> Result<Self> {
-        let ttl = Duration::try_from_secs_f64(seconds).map_err(|_| Error::InvalidTtl {
+        let ttl = Duration::try_from_secs_f64(seconds).map_err(|_| ConfigError::InvalidTtl {
             got: seconds.to_string(),
         })?;
-        self.ttl(ttl).map_err(|_| Error::InvalidTtl {
+        self.ttl(ttl).map_err(|_| ConfigError::InvalidTtl {
             got: seconds.to_string(),
         })
     }
@@ -145,7 +148,7 @@ impl RequestStateSecurity {
     /// exempt: its key never leaves the process.
     pub fn build(self, server_name: Option<&str>) -> Result<Sealer> {
         let audience = match self.audience {
-            Some(audience) if audience.is_empty() => return Err(Error::EmptyAudience),
+            Some(audience) if audience.is_empty() => return Err(ConfigError::EmptyAudience),
             Some(audience) => Some(audience),
             None => server_name
                 .filter(|name| !name.is_empty())
@@ -159,7 +162,7 @@ impl RequestStateSecurity {
                 Codec::Builtin(keyring.with_max_token_len(self.max_token_len))
             }
             Source::Codec(codec) if audience.is_some() => Codec::Custom(codec),
-            Source::Keys(_) | Source::Codec(_) => return Err(Error::MissingAudience),
+            Source::Keys(_) | Source::Codec(_) => return Err(ConfigError::MissingAudience),
         };
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(Sealer::new(

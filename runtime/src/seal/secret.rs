@@ -4,7 +4,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use zeroize::Zeroizing;
 
-use crate::{Error, Result};
+use crate::ConfigError;
+
+/// What configuring sealing returns.
+type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// The length of a generated secret, and the minimum length of any `requestState` key.
 pub const SECRET_LEN: usize = 32;
@@ -36,7 +39,7 @@ pub fn generate_secret_base64() -> String {
 /// The bytes are wiped when the returned buffer drops. Length is checked later, by
 /// `RequestStateSecurity::keys`, which says how to generate a long enough one.
 pub fn parse_secret_hex(text: &str) -> Result<Zeroizing<Vec<u8>>> {
-    let invalid = || Error::InvalidSecret {
+    let invalid = || ConfigError::InvalidSecret {
         expected: "an even number of hex digits with no whitespace",
     };
     let digits = text.as_bytes();
@@ -59,7 +62,7 @@ pub fn parse_secret_base64(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     STANDARD
         .decode(text)
         .map(Zeroizing::new)
-        .map_err(|_| Error::InvalidSecret {
+        .map_err(|_| ConfigError::InvalidSecret {
             expected: "standard padded base64 with no whitespace",
         })
 }

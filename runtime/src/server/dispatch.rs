@@ -42,7 +42,7 @@ impl Admitted {
             trace.set_parent_of(&span);
         }
         let dispatched = self.dispatch(Some(&span)).instrument(span.clone()).await;
-        span.record("mcp.outcome", tracing::field::debug(dispatched.outcome()));
+        span.record("mcp.outcome", tracing::field::debug(dispatched.ending()));
         dispatched.into_verdict()
     }
 

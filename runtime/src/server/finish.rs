@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use super::channel::{Channel, Retry};
-use super::middleware::{Dispatched, Outcome};
+use super::middleware::{Dispatched, Ending};
 use super::pipeline::{Refusal, Routed, Verdict};
 use super::state::{self, Binding};
 use super::{Call, Output, RequestContext, Route, Running, Server, answer};
@@ -116,7 +116,7 @@ impl<'a> Finish<'a> {
     pub(super) async fn run(self, opened: Opened) -> Dispatched {
         let (output, binding) = match opened.started {
             Err(e) if e.is_invalid_request_state() => {
-                return Dispatched::new(Verdict::Answered(Err(e)), Outcome::RejectedState);
+                return Dispatched::new(Verdict::Answered(Err(e)), Ending::RejectedState);
             }
             Err(e) => return answered_error(e),
             Ok(Some(Running { future, binding })) => (future.await, binding),
@@ -144,7 +144,7 @@ impl<'a> Finish<'a> {
                 Ok(answer::complete(result, cache))
             }
         };
-        Dispatched::new(Verdict::Answered(answer), Outcome::Complete)
+        Dispatched::new(Verdict::Answered(answer), Ending::Complete)
     }
 
     /// An `InputRequiredResult`: checked against the client's capabilities and sealed;
@@ -172,7 +172,7 @@ impl<'a> Finish<'a> {
             // Boxed by the channel: the rounds' future is large, and every request's
             // future would carry its room inline otherwise.
             return match channel.input_required(self.method, asked, retry).await {
-                Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Outcome::Complete),
+                Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::Complete),
                 Err(e) => answered_error(e),
             };
         }
@@ -184,10 +184,10 @@ impl<'a> Finish<'a> {
             capabilities,
             *asked,
         ) {
-            Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Outcome::InputRequired),
+            Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::InputRequired),
             Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => Dispatched::new(
                 Verdict::refused(Refusal::MissingCapability, e),
-                Outcome::Refused(Refusal::MissingCapability),
+                Ending::Refused(Refusal::MissingCapability),
             ),
             Err(e) => answered_error(e),
         }
@@ -205,5 +205,5 @@ pub(super) fn method_name(routed: Option<&Routed>, method: &str) -> Cow<'static,
 /// A request's error as its answer.
 fn answered_error(error: RpcError) -> Dispatched {
     let code = error.code;
-    Dispatched::new(Verdict::Answered(Err(error)), Outcome::Error(code))
+    Dispatched::new(Verdict::Answered(Err(error)), Ending::Error(code))
 }

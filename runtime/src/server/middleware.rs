@@ -16,7 +16,7 @@
 //!                 method = request.method,
 //!                 target = request.target,
 //!                 round = request.round,
-//!                 outcome = ?answered.outcome(),
+//!                 ending = ?answered.ending(),
 //!                 "audit"
 //!             );
 //!             answered
@@ -65,7 +65,7 @@ pub struct Dispatch<'a> {
 /// How a request ended, as a layer sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Outcome {
+pub enum Ending {
     /// A complete result.
     Complete,
     /// An `InputRequiredResult`: the client will retry with the answers.
@@ -84,7 +84,7 @@ pub enum Outcome {
 #[derive(Debug)]
 pub struct Dispatched {
     verdict: Verdict,
-    outcome: Outcome,
+    ending: Ending,
 }
 
 impl Dispatched {
@@ -92,14 +92,14 @@ impl Dispatched {
     /// (a rate limit, a guard), and the handler's body never runs.
     pub fn error(error: RpcError) -> Self {
         Self {
-            outcome: Outcome::Error(error.code),
+            ending: Ending::Error(error.code),
             verdict: Verdict::Answered(Err(error)),
         }
     }
 
     /// How the request ended.
-    pub fn outcome(&self) -> Outcome {
-        self.outcome
+    pub fn ending(&self) -> Ending {
+        self.ending
     }
 
     /// The answer as it will be sent.
@@ -107,8 +107,8 @@ impl Dispatched {
         &self.verdict
     }
 
-    pub(crate) fn new(verdict: Verdict, outcome: Outcome) -> Self {
-        Self { verdict, outcome }
+    pub(crate) fn new(verdict: Verdict, ending: Ending) -> Self {
+        Self { verdict, ending }
     }
 
     pub(crate) fn into_verdict(self) -> Verdict {

@@ -128,7 +128,12 @@ fn items(out: &mut String, path: &str, list: &[Item], dir: &Path, cfg: &[String]
                 let variants: Vec<String> = e
                     .variants
                     .iter()
-                    .map(|v| format!("{}{}", v.ident, flat(&v.fields)))
+                    .map(|v| {
+                        let mut v = v.clone();
+                        v.attrs.clear();
+                        v.fields.iter_mut().for_each(|f| f.attrs.clear());
+                        flat(&v)
+                    })
                     .collect();
                 here(
                     out,
@@ -216,6 +221,7 @@ fn flat(tokens: &impl ToTokens) -> String {
         ("->(", "-> ("),
         ("=(", "= ("),
         (",)", ")"),
+        (", }", " }"),
         ("=>", " => "),
     ] {
         text = text.replace(from, to);

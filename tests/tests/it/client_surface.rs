@@ -73,7 +73,7 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
     let c = connect(stateless(), &url(addr));
     let err = c.list_all_tools().await.unwrap_err();
     assert!(
-        matches!(err, Error::TooManyPages { method: "tools/list", pages } if pages == MAX_LIST_PAGES),
+        matches!(err, Error::Protocol(tern::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == MAX_LIST_PAGES),
         "{err}"
     );
     assert_eq!(pages.load(Ordering::SeqCst), MAX_LIST_PAGES);
@@ -365,7 +365,7 @@ async fn structured_content_breaking_the_listed_output_schema_is_an_error() {
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidStructuredContent { tool, detail } if tool == "count" && detail.contains(says)),
+            matches!(&err, Error::Protocol(tern::ProtocolError::InvalidStructuredContent { tool, detail }) if tool == "count" && detail.contains(says)),
             "{sent}: {err}"
         );
     }

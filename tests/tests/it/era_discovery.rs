@@ -174,7 +174,13 @@ async fn a_modern_server_listing_no_common_version_is_an_error() {
         .discover(client_end)
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::NoCommonVersion { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Protocol(tern::ProtocolError::NoCommonVersion { .. })
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("2099-01-01"), "{err}");
 }
 

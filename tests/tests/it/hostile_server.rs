@@ -250,10 +250,10 @@ async fn a_round_of_a_hundred_thousand_input_requests_fails_with_the_typed_error
     assert!(
         matches!(
             error,
-            Error::TooManyInputRequests {
+            Error::Input(tern::InputError::TooManyRequests {
                 asked: 100_000,
                 max: 64
-            }
+            })
         ),
         "{error:?}"
     );
@@ -292,7 +292,7 @@ async fn an_unknown_result_type_in_server_discover_is_refused() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, Error::UnknownResultType(t) if t == "teleport"),
+        matches!(&error, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "teleport"),
         "{error:?}"
     );
 }

@@ -139,7 +139,10 @@ async fn the_round_cap_defaults_to_ten_and_names_itself() {
         |client| async move {
             let err = client.call_tool("t", json!({})).await.unwrap_err();
             assert!(
-                matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 10 }),
+                matches!(
+                    err,
+                    Error::Input(tern::InputError::RoundsExceeded { max_rounds: 10 })
+                ),
                 "{err:?}"
             );
             assert!(err.to_string().contains("10 rounds"), "{err}");
@@ -160,7 +163,10 @@ async fn the_round_cap_can_be_configured() {
         |client| async move {
             let err = client.call_tool("t", json!({})).await.unwrap_err();
             assert!(
-                matches!(err, Error::InputRequiredRoundsExceeded { max_rounds: 3 }),
+                matches!(
+                    err,
+                    Error::Input(tern::InputError::RoundsExceeded { max_rounds: 3 })
+                ),
                 "{err:?}"
             );
             assert!(
@@ -388,7 +394,7 @@ async fn a_request_type_without_a_callback_is_a_clear_error() {
         .connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::NoCallback { method } if method == "sampling/createMessage"),
+        matches!(&err, Error::Input(tern::InputError::NoCallback { method }) if method == "sampling/createMessage"),
         "{err:?}"
     );
     assert!(err.to_string().contains("on_sampling"), "{err}");
@@ -448,7 +454,7 @@ async fn a_callback_error_aborts_the_round() {
         .connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Callback { method, .. } if method == "elicitation/create"),
+        matches!(&err, Error::Input(tern::InputError::Callback { method, .. }) if method == "elicitation/create"),
         "{err:?}"
     );
 }
@@ -470,7 +476,7 @@ async fn an_unknown_result_type_is_an_error() {
     let client = Client::builder("c", "1").connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::UnknownResultType(t) if t == "teleport"),
+        matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "teleport"),
         "{err:?}"
     );
 }
@@ -482,7 +488,10 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
         rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
     let client = Client::builder("c", "1").connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
-    assert!(matches!(&err, Error::Decode { .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::Protocol(tern::ProtocolError::Decode { .. })),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -510,7 +519,10 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
         .await
         .expect("the broken response ends the call")
         .unwrap_err();
-    assert!(matches!(&err, Error::Decode { .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::Protocol(tern::ProtocolError::Decode { .. })),
+        "{err:?}"
+    );
     let result = within(client.call_tool("t", json!({})))
         .await
         .expect("the next response ends its call")
@@ -526,7 +538,7 @@ async fn a_task_for_a_prompt_is_an_invalid_answer() {
     let client = Client::builder("c", "1").connect(transport);
     let err = client.get_prompt("p", None).await.unwrap_err();
     assert!(
-        matches!(&err, Error::UnknownResultType(t) if t == "task"),
+        matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "task"),
         "{err:?}"
     );
 }
@@ -536,7 +548,13 @@ async fn an_input_required_result_with_neither_requests_nor_state_is_an_error() 
     let transport = rogue_server(vec![json!({"resultType": "input_required"})]).await;
     let client = Client::builder("c", "1").connect(transport);
     let err = client.call_tool("t", json!({})).await.unwrap_err();
-    assert!(matches!(err, Error::EmptyInputRequired), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Protocol(tern::ProtocolError::EmptyInputRequired)
+        ),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

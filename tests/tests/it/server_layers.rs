@@ -9,7 +9,7 @@ use tern::client::{Client, EraMode};
 use tern::jsonrpc::RpcError;
 use tern::server::McpServer;
 use tern::server::http::HttpServer;
-use tern::server::middleware::{Dispatch, Dispatched, Middleware, Next, Outcome};
+use tern::server::middleware::{Dispatch, Dispatched, Ending, Middleware, Next};
 use tern::transport::BoxFuture;
 use tern::types::v2026_07_28::{CallToolRequestParams, method};
 
@@ -19,7 +19,7 @@ use crate::client_surface::connect;
 use crate::http_support::{serve, url};
 
 /// What a layer saw of one request.
-type Seen = Arc<Mutex<Vec<(String, Option<String>, Option<u32>, Outcome)>>>;
+type Seen = Arc<Mutex<Vec<(String, Option<String>, Option<u32>, Ending)>>>;
 
 /// Records each request it sees, after the rest of the chain answered.
 struct Recorder(&'static str, Seen, Arc<Mutex<Vec<&'static str>>>);
@@ -37,7 +37,7 @@ impl Middleware for Recorder {
                 request.method.to_owned(),
                 request.target.map(str::to_owned),
                 request.round,
-                answered.outcome(),
+                answered.ending(),
             ));
             answered
         })
@@ -90,9 +90,9 @@ async fn a_layer_sees_every_round_of_a_call_with_its_round_number_and_outcome() 
     assert_eq!(
         *seen.lock().unwrap(),
         [
-            call(1, Outcome::InputRequired),
-            call(2, Outcome::InputRequired),
-            call(3, Outcome::Complete),
+            call(1, Ending::InputRequired),
+            call(2, Ending::InputRequired),
+            call(3, Ending::Complete),
         ]
     );
     // Layers run in the order they were added, each round.
@@ -110,7 +110,7 @@ async fn a_layer_sees_every_round_of_a_call_with_its_round_number_and_outcome() 
             "tools/call".to_owned(),
             Some("steps".to_owned()),
             None,
-            Outcome::RejectedState
+            Ending::RejectedState
         )
     );
 }

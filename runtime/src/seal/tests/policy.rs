@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::Error;
+use crate::ConfigError;
 
 #[test]
 fn ttl_defaults_to_600_seconds() {
@@ -32,7 +32,7 @@ fn zero_negative_and_non_finite_ttls_are_rejected() {
         let err = RequestStateSecurity::ephemeral()
             .ttl_secs(seconds)
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidTtl { .. }), "{seconds}");
+        assert!(matches!(err, ConfigError::InvalidTtl { .. }), "{seconds}");
         assert!(err.to_string().contains("600"), "{err}");
     }
     assert!(
@@ -54,13 +54,13 @@ fn explicit_keys_on_an_unnamed_server_need_an_audience() {
         .unwrap()
         .build(None)
         .unwrap_err();
-    assert!(matches!(err, Error::MissingAudience));
+    assert!(matches!(err, ConfigError::MissingAudience));
     assert!(err.to_string().contains(".audience("), "{err}");
     let err = RequestStateSecurity::keys([SECRET_A])
         .unwrap()
         .build(Some(""))
         .unwrap_err();
-    assert!(matches!(err, Error::MissingAudience));
+    assert!(matches!(err, ConfigError::MissingAudience));
     assert!(
         RequestStateSecurity::keys([SECRET_A])
             .unwrap()
@@ -77,7 +77,7 @@ fn a_custom_codec_on_an_unnamed_server_needs_an_audience() {
         RequestStateSecurity::codec(codec())
             .build(None)
             .unwrap_err(),
-        Error::MissingAudience
+        ConfigError::MissingAudience
     ));
     assert!(
         RequestStateSecurity::codec(codec())
@@ -117,5 +117,5 @@ fn an_empty_audience_is_rejected() {
         .audience("")
         .build(Some("svc"))
         .unwrap_err();
-    assert!(matches!(err, Error::EmptyAudience));
+    assert!(matches!(err, ConfigError::EmptyAudience));
 }

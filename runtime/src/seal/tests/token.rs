@@ -330,7 +330,7 @@ fn garbage_input_is_rejected_without_panicking() {
 #[test]
 fn key_ring_rejects_an_empty_ring() {
     let err = Keyring::new(Vec::<Vec<u8>>::new()).unwrap_err();
-    assert!(matches!(err, crate::Error::EmptyKeyRing));
+    assert!(matches!(err, crate::ConfigError::EmptyKeyRing));
     assert!(err.to_string().contains("generate_secret_hex"), "{err}");
 }
 
@@ -339,7 +339,7 @@ fn key_ring_rejects_a_short_secret_and_says_how_to_generate_one() {
     let err = Keyring::new([&SECRET_A[..], &[1u8; 31][..]]).unwrap_err();
     assert!(matches!(
         err,
-        crate::Error::KeyTooShort { index: 1, len: 31 }
+        crate::ConfigError::KeyTooShort { index: 1, len: 31 }
     ));
     let message = err.to_string();
     assert!(message.contains("at least 32 bytes"), "{message}");
@@ -358,7 +358,7 @@ fn key_ring_rejects_a_duplicate_secret() {
     let err = Keyring::new([SECRET_A, SECRET_B, SECRET_A]).unwrap_err();
     assert!(matches!(
         err,
-        crate::Error::DuplicateKey {
+        crate::ConfigError::DuplicateKey {
             first: 0,
             second: 2
         }

@@ -292,12 +292,11 @@ impl McpServer {
         }
         let config = crate::util::lock(&self.inner.config).take();
         let Some(config) = config else {
-            return self
-                .inner
-                .built
-                .get()
-                .cloned()
-                .ok_or_else(|| crate::Error::Config("McpServer::server() failed earlier".into()));
+            return self.inner.built.get().cloned().ok_or_else(|| {
+                crate::Error::Config(crate::ConfigError::Invalid(
+                    "McpServer::server() failed earlier".into(),
+                ))
+            });
         };
         let server = routes::build_server(self, config)?;
         Ok(self.inner.built.get_or_init(|| server).clone())
