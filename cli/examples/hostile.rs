@@ -19,8 +19,8 @@
 use serde_json::{Value, json};
 use tern::ask;
 use tern::jsonrpc::RpcError;
+use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
 use tern::server::http::HttpServer;
-use tern::server::{McpServer, NoArgs, ToolContext, ToolError};
 use tern::transport::stdio::stdio;
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
 use tern::client::Client;
-use tern::server::{Elicit, McpServer, ToolContext, ToolError};
+use tern::mcp::{Elicit, McpServer, ToolContext, ToolError};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult, ElicitValue, method};
 

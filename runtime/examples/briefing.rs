@@ -10,7 +10,7 @@
 use serde_json::json;
 use tern::ask;
 use tern::client::Client;
-use tern::server::{McpServer, NoArgs, PromptContext, ToolError};
+use tern::mcp::{McpServer, NoArgs, PromptContext, ToolError};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{
     ContentBlock, ElicitValue, GetPromptOutcome, GetPromptResult, PromptMessage, Role, method,

@@ -29,11 +29,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
+use tern::mcp::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
 use tern::seal::RequestStateSecurity;
+use tern::server::SessionInput;
 use tern::server::http::HttpServer;
-use tern::server::{
-    ListRoots, McpServer, NoArgs, Sample, SamplePrompt, SessionInput, ToolContext, ToolError,
-};
 use tern::transport::stdio::stdio;
 use tern::types::v2026_07_28::{
     AudioContent, BlobResourceContents, CallToolOutcome, CallToolResult, ContentBlock,
@@ -518,7 +517,7 @@ fn register_mrtr_tools(mcp: &McpServer) {
         .description("Asks for a name, a model's greeting and the client's roots at once")
         .resolve(
             |_: NoArgs,
-             name: tern::server::Elicit<UserName>,
+             name: tern::mcp::Elicit<UserName>,
              greeting: Sample<Greeting>,
              roots: ListRoots| async move {
                 let name = name

@@ -22,9 +22,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tern::auth::JwtVerifier;
 use tern::client::Client;
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 use tern::oauth::{FileStore, LoopbackRedirect, MemoryStore, OAuthClient};
 use tern::server::http::{HttpServer, ProtectedResource};
-use tern::server::{McpServer, NoArgs, ToolContext};
 use tern::transport::http::client::HttpClientTransport;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
 use tern::client::Client;
-use tern::server::{Elicit, McpServer, ToolError};
+use tern::mcp::{Elicit, McpServer, ToolError};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{ContentBlock, ElicitRequestParams};
 

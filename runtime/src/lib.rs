@@ -13,7 +13,7 @@
 //! use serde_json::json;
 //! use tern::ask;
 //! use tern::client::Client;
-//! use tern::server::{Elicit, McpServer, ToolError};
+//! use tern::mcp::{Elicit, McpServer, ToolError};
 //! use tern::transport::memory;
 //!
 //! #[derive(Deserialize, JsonSchema)]
@@ -54,11 +54,12 @@
 //! ```
 //!
 //! Where things are:
+//! - [`mcp`]: the high-level [`McpServer`](mcp::McpServer): tools, prompts and
+//!   resources as typed async functions, resolvers.
 //! - [`server`]: the low-level [`Server`](server::Server) (one handler per method,
-//!   generic over the generated method types), the high-level
-//!   [`McpServer`](server::McpServer) (tools, prompts and resources as typed async
-//!   functions, resolvers), and the adapters that serve them on message transports and
-//!   over Streamable HTTP (`server::http`, feature `http-server`).
+//!   generic over the generated method types), the extension seam, and the adapters
+//!   that serve either on message transports and over Streamable HTTP
+//!   (`server::http`, feature `http-server`).
 //! - [`client`]: the automatic loop, the manual loop, era discovery.
 //! - [`seal`]: `requestState` sealing (XChaCha20-Poly1305, bound to the request, the
 //!   principal, the audience and a time window).
@@ -80,6 +81,18 @@ mod error;
 pub mod fuzzing;
 pub mod guide;
 pub mod jsonrpc;
+pub mod mcp {
+    //! The high-level server: tools, prompts and resources as async Rust functions with
+    //! typed arguments, `requestState` sealed by default, and resolvers. It builds a
+    //! low-level [`Server`](crate::server::Server) and serves on the same transports.
+    pub use crate::server::mcp::{
+        Body, Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome,
+        IntoReadResult, IntoToolOutcome, Json, ListRoots, McpServer, NoArgs, PromptBuilder,
+        PromptContext, Resolve, ResolveSet, ResolverHandler, ResourceBuilder, ResourceContext,
+        Sample, SamplePrompt, TemplateBuilder, ToolBuilder, ToolContext, ToolError, UrlPrompt,
+        form_content,
+    };
+}
 
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]

@@ -14,7 +14,7 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! use serde_json::json;
-//! use tern::server::{McpServer, NoArgs, ToolContext, form_content};
+//! use tern::mcp::{McpServer, NoArgs, ToolContext, form_content};
 //! use tern::testing::TestClient;
 //! use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 //!
@@ -70,7 +70,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::client::{Client, PendingCall, Step};
-use crate::server::{McpServer, Server};
+use crate::mcp::McpServer;
+use crate::server::Server;
 use crate::transport::memory;
 use crate::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ContentBlock, CreateMessageResult,

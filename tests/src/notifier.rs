@@ -6,7 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
-use tern::server::{McpServer, NoArgs, SessionInput, ToolContext, ToolError};
+use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern::server::SessionInput;
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,
 };

@@ -2,7 +2,7 @@
 //! the client-surface, layer and trace tests.
 
 use serde_json::json;
-use tern::server::{McpServer, NoArgs, ToolContext};
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 
 /// `steps`: three rounds, each reporting its progress and logging at info and debug; the
 /// first two ask for a go-ahead.

@@ -2,7 +2,7 @@
 // the call's inputResponses and requestState.
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tern::server::{Elicit, McpServer, ToolError};
+use tern::mcp::{Elicit, McpServer, ToolError};
 use tern::types::v2026_07_28::InputRequiredResult;
 
 #[derive(Deserialize, JsonSchema)]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use tern::server::{McpServer, NoArgs, ToolContext};
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 use tern::types::v2026_07_28::{Annotations, Icon, Role, ToolAnnotations};
 
 /// The icon every described entry shows.

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tern::ask;
 use tern::jsonrpc::RpcError;
-use tern::server::{McpServer, NoArgs, ToolContext, ToolError};
+use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
 use tern::tasks::TaskSupport;
 use tern::types::v2026_07_28::{ElicitValue, method};
 

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tern::ask;
-use tern::server::{McpServer, NoArgs, ToolContext};
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 
 use super::{ask_once, ask_until_answered};
 

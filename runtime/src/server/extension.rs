@@ -6,7 +6,8 @@
 //!
 //! ```
 //! use serde_json::{Map, Value};
-//! use tern::server::{Extension, McpServer, ServerBuilder};
+//! use tern::server::{Extension, ServerBuilder};
+//! use tern::mcp::McpServer;
 //!
 //! /// An extension that only says it is there.
 //! struct Beacon;
@@ -27,7 +28,7 @@
 //! # Ok::<(), tern::Error>(())
 //! ```
 //!
-//! [`McpServer`]: super::McpServer
+//! [`McpServer`]: crate::mcp::McpServer
 
 use std::any::Any;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ use crate::types::v2026_07_28::{CallToolOutcome, ServerCapabilities, Subscriptio
 use super::mcp::ToolHandoff;
 
 /// An extension a server serves. Declared once, on [`ServerBuilder::extension`] or
-/// [`McpServer::extension`](super::McpServer::extension); every method but
+/// [`McpServer::extension`](crate::mcp::McpServer::extension); every method but
 /// [`id`](Self::id) has a default that does nothing.
 pub trait Extension: Send + Sync + 'static {
     /// The identifier declared under `capabilities.extensions`.
@@ -59,7 +60,7 @@ pub trait Extension: Send + Sync + 'static {
     }
 
     /// Takes a `tools/call` of a tool registered with a [`ToolSetting`] of this
-    /// extension ([`ToolBuilder::extension`](super::ToolBuilder::extension)), after the
+    /// extension ([`ToolBuilder::extension`](crate::mcp::ToolBuilder::extension)), after the
     /// arguments were checked. The default runs the tool as if the extension were not
     /// there.
     fn call_tool(&self, call: ToolHandoff) -> BoxFuture<'static, Result<ToolReply, RpcError>> {
@@ -93,7 +94,7 @@ pub enum ToolReply {
 }
 
 /// How a tool takes part in an extension: set with
-/// [`ToolBuilder::extension`](super::ToolBuilder::extension), read back by the extension
+/// [`ToolBuilder::extension`](crate::mcp::ToolBuilder::extension), read back by the extension
 /// with [`ToolHandoff::setting`].
 pub trait ToolSetting: Any + Send + Sync {
     /// The identifier of the extension this setting is for.

@@ -23,7 +23,7 @@
 //!         })
 //!     }
 //! }
-//! # let _ = tern::server::McpServer::new("demo", "1").layer(Audit);
+//! # let _ = tern::mcp::McpServer::new("demo", "1").layer(Audit);
 //! ```
 //!
 //! A layer runs after the request's `_meta` and method were checked and its

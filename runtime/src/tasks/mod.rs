@@ -2,9 +2,9 @@
 //! server answers with a task the client polls, answers and cancels, instead of the
 //! result, for tools that outlive a request.
 //!
-//! A server serves the extension with [`McpServer::extension`](crate::server::McpServer::extension)
+//! A server serves the extension with [`McpServer::extension`](crate::mcp::McpServer::extension)
 //! given a [`Tasks`]; a tool opts in with
-//! [`ToolBuilder::extension`](crate::server::ToolBuilder::extension) given its
+//! [`ToolBuilder::extension`](crate::mcp::ToolBuilder::extension) given its
 //! [`TaskSupport`]. The server makes a call a task only when that request's
 //! capabilities declare the extension (never on a 2025-11-25 session). The body runs on the instance that took
 //! the call and holds a lease on the task it renews; `tasks/get`, `tasks/update` and
@@ -19,7 +19,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tern::server::{McpServer, NoArgs, ToolContext};
+//! use tern::mcp::{McpServer, NoArgs, ToolContext};
 //! use tern::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 //!
 //! let tasks = Tasks::new(MemoryTaskStore::new())

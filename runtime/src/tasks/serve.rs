@@ -18,7 +18,7 @@ use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::SubscriptionFilter;
 
 /// A tool that may run as a task, run inline until it asks
-/// ([`ToolContext::continue_as_task`](crate::server::ToolContext::continue_as_task)):
+/// ([`ToolContext::continue_as_task`](crate::mcp::ToolContext::continue_as_task)):
 /// what [`TaskSupport::on_request`] gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnRequest(pub TaskSupport);
@@ -26,7 +26,7 @@ pub struct OnRequest(pub TaskSupport);
 impl TaskSupport {
     /// This support, for a call that runs inline (answering its input rounds as MRTR
     /// rounds) until the tool calls
-    /// [`continue_as_task`](crate::server::ToolContext::continue_as_task): from there it
+    /// [`continue_as_task`](crate::mcp::ToolContext::continue_as_task): from there it
     /// is a task, answered with `resultType: "task"`, and the tool runs on.
     pub const fn on_request(self) -> OnRequest {
         OnRequest(self)

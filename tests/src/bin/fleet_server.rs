@@ -16,8 +16,8 @@
 
 use serde_json::json;
 use tern::ask;
+use tern::mcp::{McpServer, ToolContext, ToolError};
 use tern::seal::{RequestStateSecurity, parse_secret_hex};
-use tern::server::{McpServer, ToolContext, ToolError};
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, method,
 };

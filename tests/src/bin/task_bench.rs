@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern::client::{Client, EraMode, TaskState, ToolCallStart};
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 use tern::server::http::HttpServer;
-use tern::server::{McpServer, NoArgs, ToolContext};
 use tern::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;

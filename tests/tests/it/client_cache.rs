@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tern::client::{Client, EraMode, Notice, ResponseCache};
-use tern::server::McpServer;
+use tern::mcp::McpServer;
 use tern::server::http::HttpServer;
 use tern::server::middleware::{Dispatch, Dispatched, Middleware, Next};
 use tern::transport::BoxFuture;
@@ -41,7 +41,7 @@ fn catalog(public: bool) -> (McpServer, Arc<AtomicUsize>) {
         .cache(60_000, public)
         .layer(CountLists(Arc::clone(&served)));
     mcp.tool("first")
-        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("one") });
+        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("one") });
     (mcp, served)
 }
 
@@ -78,7 +78,7 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
     );
 
     mcp.tool("second")
-        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("two") });
+        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("two") });
     let heard = tokio::time::timeout(Duration::from_secs(10), listener.next())
         .await
         .unwrap();
@@ -172,7 +172,7 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
 
     // The stream is open again (the server acknowledged it): the next change is heard.
     mcp.tool("again")
-        .run(|_: tern::server::NoArgs, _ctx: tern::server::ToolContext| async { Ok("again") });
+        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("again") });
     let heard = tokio::time::timeout(Duration::from_secs(10), notices.next())
         .await
         .unwrap();

@@ -8,11 +8,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tern::auth::AuthInfo;
 use tern::jsonrpc::RpcError;
-use tern::seal::RequestStateSecurity;
-use tern::server::{
-    Elicit, IncomingRequest, ListRoots, McpServer, NoArgs, Resolve, Sample, SamplePrompt, Server,
-    ToolError, form_content,
+use tern::mcp::{
+    Elicit, ListRoots, McpServer, NoArgs, Resolve, Sample, SamplePrompt, ToolError, form_content,
 };
+use tern::seal::RequestStateSecurity;
+use tern::server::{IncomingRequest, Server};
 use tern::types::v2026_07_28::{
     CreateMessageRequestParams, InputRequest, RequestId, Role, SamplingMessage,
     SamplingMessageContent, SamplingMessageContentBlock, TextContent,
@@ -541,7 +541,7 @@ const FIXED: &str = "Invalid or expired requestState";
 
 fn direct_stateful(mcp: &McpServer, name: &str) {
     mcp.tool(name.to_owned()).run(
-        |_args: serde_json::Map<String, Value>, ctx: tern::server::ToolContext| async move {
+        |_args: serde_json::Map<String, Value>, ctx: tern::mcp::ToolContext| async move {
             Ok(match ctx.request_state() {
                 None => {
                     tern::ask::input_required(Vec::<(String, InputRequest)>::new(), Some("step-1"))
@@ -697,7 +697,7 @@ async fn state_minted_for_one_principal_is_rejected_for_another() {
 async fn every_incoming_state_is_verified_even_for_a_tool_that_never_emits_one() {
     let mcp = McpServer::new("s", "1");
     mcp.tool("plain")
-        .run(|_a: NoArgs, _ctx: tern::server::ToolContext| async move { Ok("fine") });
+        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("fine") });
     let server = server(&mcp);
     let err = call(
         &server,
@@ -767,8 +767,8 @@ async fn tools_list_is_ordered_paged_and_its_schemas_are_json_schema_2020_12() {
             .resolve(|args: Args, _r: Elicit<Region>| async move { Ok(args.name) });
     }
     mcp.tool("structured")
-        .run(|_a: NoArgs, _ctx: tern::server::ToolContext| async move {
-            Ok(tern::server::Json(json!({"n": 1})))
+        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move {
+            Ok(tern::mcp::Json(json!({"n": 1})))
         });
     let server = server(&mcp);
     let first = list(&server, "tools/list", None).await;
@@ -829,7 +829,7 @@ async fn prompts_and_templates_complete_their_arguments() {
                 .collect()
         })
         .run(
-            |args: serde_json::Map<String, Value>, _ctx: tern::server::PromptContext| async move {
+            |args: serde_json::Map<String, Value>, _ctx: tern::mcp::PromptContext| async move {
                 Ok(format!("{args:?}"))
             },
         );
@@ -845,7 +845,7 @@ async fn prompts_and_templates_complete_their_arguments() {
 }
 
 struct Authorize;
-impl tern::server::UrlPrompt<Args> for Authorize {
+impl tern::mcp::UrlPrompt<Args> for Authorize {
     const KEY: &'static str = "authorize";
     fn message(args: &Args) -> String {
         format!("Authorize access to {}", args.name)
@@ -859,7 +859,7 @@ impl tern::server::UrlPrompt<Args> for Authorize {
 async fn url_elicitation_is_asked_in_url_mode_and_resumes_when_the_user_is_done() {
     let mcp = McpServer::new("s", "1");
     mcp.tool("t").resolve(
-        |args: Args, grant: tern::server::ElicitUrl<Authorize>| async move {
+        |args: Args, grant: tern::mcp::ElicitUrl<Authorize>| async move {
             Ok(format!("{} {:?}", args.name, grant.0))
         },
     );
@@ -926,11 +926,9 @@ async fn subscribers_hear_that_the_tool_list_changed() {
     );
     // A prompt change is not what was asked for; a tool change is.
     mcp.prompt("p")
-        .run(|_a: NoArgs, _ctx: tern::server::PromptContext| async move { Ok("hi".to_owned()) });
+        .run(|_a: NoArgs, _ctx: tern::mcp::PromptContext| async move { Ok("hi".to_owned()) });
     mcp.tool("late")
-        .run(
-            |_a: NoArgs, _ctx: tern::server::ToolContext| async move { Ok("added while serving") },
-        );
+        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("added while serving") });
     let changed = peer.recv().await;
     assert_eq!(
         changed["method"], "notifications/tools/list_changed",

@@ -16,8 +16,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use tern::ask;
 use tern::auth::JwtVerifier;
+use tern::mcp::{McpServer, NoArgs, ToolContext};
 use tern::server::http::{HttpServer, ProtectedResource};
-use tern::server::{McpServer, NoArgs, ToolContext};
 use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 use tokio::net::TcpListener;
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use tern::client::{Client, EraMode};
 use tern::jsonrpc::RpcError;
-use tern::server::McpServer;
+use tern::mcp::McpServer;
 use tern::server::http::HttpServer;
 use tern::server::middleware::{Dispatch, Dispatched, Ending, Middleware, Next};
 use tern::transport::BoxFuture;
@@ -121,12 +121,11 @@ async fn a_guard_answers_in_the_tools_place_and_the_tool_never_runs() {
     let mcp = McpServer::new("guarded", "1").layer(Guard("danger"));
     for name in ["danger", "safe"] {
         let ran = Arc::clone(&ran);
-        mcp.tool(name).run(
-            move |_: tern::server::NoArgs, _ctx: tern::server::ToolContext| {
+        mcp.tool(name)
+            .run(move |_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| {
                 *ran.lock().unwrap() += 1;
                 async move { Ok("ran") }
-            },
-        );
+            });
     }
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(answering(), &url(addr));

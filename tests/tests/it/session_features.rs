@@ -568,7 +568,7 @@ async fn a_listen_stream_naming_too_many_uris_is_refused() {
 
 #[tokio::test]
 async fn a_draining_endpoint_ends_the_session_get_streams_instead_of_waiting_on_them() {
-    let server = tern::server::McpServer::new("drain", "1").server().unwrap();
+    let server = tern::mcp::McpServer::new("drain", "1").server().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

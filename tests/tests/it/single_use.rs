@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use tern::ask;
 use tern::client::Client;
+use tern::mcp::{McpServer, ToolContext, ToolError};
 use tern::seal::{RequestStateSecurity, parse_secret_hex};
 use tern::server::http::HttpServer;
 use tern::server::replay::{RedisReplayStore, ReplayStore};
-use tern::server::{McpServer, ToolContext, ToolError};
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitValue, InputResponse,

@@ -107,7 +107,7 @@ impl ToolHandoff {
     }
 
     /// The call detached from its request: its body under `ctx` (whose
-    /// [`continue_as_task`](crate::server::ToolContext::continue_as_task) says it is
+    /// [`continue_as_task`](crate::mcp::ToolContext::continue_as_task) says it is
     /// one already), and the first round's answers and state.
     pub(crate) fn detach(self, ctx: RequestContext) -> (ToolBody, Round) {
         let body = ToolBody {

@@ -4,7 +4,7 @@
 //! ```
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use tern::server::{Elicit, McpServer, ToolError};
+//! use tern::mcp::{Elicit, McpServer, ToolError};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct ProvisionArgs {

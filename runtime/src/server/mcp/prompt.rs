@@ -139,7 +139,7 @@ pub struct PromptBuilder<'a> {
 
 impl PromptBuilder<'_> {
     /// The OAuth scopes a `prompts/get` of this prompt needs (see
-    /// [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)).
+    /// [`ToolBuilder::required_scopes`](crate::mcp::ToolBuilder::required_scopes)).
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self

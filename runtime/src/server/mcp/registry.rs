@@ -47,7 +47,7 @@ impl McpServer {
     /// `tools/call` requests then have their `Mcp-Param-*` headers checked.
     ///
     /// ```no_run
-    /// # fn demo(mcp: tern::server::McpServer) -> tern::Result<()> {
+    /// # fn demo(mcp: tern::mcp::McpServer) -> tern::Result<()> {
     /// let lookup = mcp.clone();
     /// let http = tern::server::http::HttpServer::new(mcp.server()?)
     ///     .with_tool_headers(move |tool| lookup.param_headers(tool));

@@ -183,7 +183,7 @@ pub struct ResourceBuilder<'a> {
 
 impl ResourceBuilder<'_> {
     /// The OAuth scopes a `resources/read` of this resource needs (see
-    /// [`ToolBuilder::required_scopes`](crate::server::ToolBuilder::required_scopes)).
+    /// [`ToolBuilder::required_scopes`](crate::mcp::ToolBuilder::required_scopes)).
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self

@@ -1,5 +1,5 @@
 //! Single-use state: a tool that opts in with
-//! [`ToolBuilder::single_use`](crate::server::ToolBuilder::single_use) accepts each
+//! [`ToolBuilder::single_use`](crate::mcp::ToolBuilder::single_use) accepts each
 //! sealed `requestState` once. A second redemption of the same token is refused with
 //! the fixed -32602, except when its flow completed: then the stored final result is
 //! answered again, so a client whose response was lost gets it without the side effect

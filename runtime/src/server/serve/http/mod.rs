@@ -360,7 +360,7 @@ impl HttpServer {
     }
 
     /// The scopes each request needs, by method and target (a tool or prompt name, a
-    /// resource URI), such as [`McpServer::required_scopes`](crate::server::McpServer::required_scopes):
+    /// resource URI), such as [`McpServer::required_scopes`](crate::mcp::McpServer::required_scopes):
     /// with a token verifier, a request whose token lacks one gets 403
     /// `insufficient_scope` naming all it needs, before it is served.
     pub fn with_required_scopes(
