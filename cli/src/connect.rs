@@ -59,7 +59,7 @@ pub(crate) async fn connect(
             if options.oauth {
                 http = http.with_authorizer(Arc::new(oauth(options)?));
             }
-            Ok(builder.negotiate(Arc::new(http.build()?)).await?)
+            Ok(builder.connect(Arc::new(http.build()?)).await?)
         }
         Target::Command(words) => {
             if options.token.is_some() || options.oauth {
@@ -80,7 +80,7 @@ pub(crate) async fn connect(
                         source,
                     })?;
             tokio::spawn(show_stderr(stderr));
-            Ok(builder.discover(child).await?)
+            Ok(builder.connect(child).await?)
         }
     }
 }

@@ -149,7 +149,9 @@ fn main() -> BenchResult<()> {
                 .on_elicitation(|_ctx, _p| async {
                     Ok(tern::ask::accept([("region", "eu-west-1")]))
                 })
-                .connect(client_end);
+                .era(tern::client::EraMode::Stateless)
+                .connect(client_end)
+                .await?;
             sequential("in_memory_current_thread", &in_memory).await
         })?;
 
@@ -159,7 +161,9 @@ fn main() -> BenchResult<()> {
         let transport = HttpClientTransport::builder(format!("http://{addr}/mcp")).build()?;
         let client = Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
-            .build(Arc::new(transport));
+            .era(tern::client::EraMode::Stateless)
+            .connect(Arc::new(transport))
+            .await?;
 
         // The same flow in memory, the server a task on this multi-threaded runtime and
         // the client in `block_on`: what the HTTP figures add to it is the transport.
@@ -168,7 +172,9 @@ fn main() -> BenchResult<()> {
         tokio::spawn(async move { server.serve(server_end).await });
         let in_memory = Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
-            .connect(client_end);
+            .era(tern::client::EraMode::Stateless)
+            .connect(client_end)
+            .await?;
         sequential("in_memory_block_on", &in_memory).await?;
         // The same, the client in a task on the runtime's workers, as a request handler
         // or any spawned work calls it, rather than in `block_on` on the main thread

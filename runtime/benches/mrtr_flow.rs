@@ -30,7 +30,10 @@ fn client_for(rt: &tokio::runtime::Runtime, sealed: bool) -> Client {
         tokio::spawn(async move { server.serve(server_end).await });
         Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
+            .era(tern::client::EraMode::Stateless)
             .connect(client_end)
+            .await
+            .unwrap_or_else(|e| panic!("client: {e}"))
     })
 }
 

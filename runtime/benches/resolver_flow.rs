@@ -91,7 +91,10 @@ fn setup(rt: &tokio::runtime::Runtime) -> Client {
                     ask::accept([("gigabytes", ElicitValue::from(20i64))])
                 })
             })
+            .era(tern::client::EraMode::Stateless)
             .connect(client_end)
+            .await
+            .unwrap_or_else(|e| panic!("client: {e}"))
     })
 }
 

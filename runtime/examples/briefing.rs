@@ -57,7 +57,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             Ok(ask::accept([("audience", "the board")]))
         })
-        .connect(client_end);
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await?;
     let prompt = client.get_prompt("briefing", None).await?;
     for message in &prompt.messages {
         if let ContentBlock::Text(t) = &message.content {

@@ -194,7 +194,7 @@ async fn main() -> Result<(), BoxError> {
         .on_elicitation(elicit)
         .on_sampling(sample)
         .on_list_roots(roots)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await?;
     tracing::info!(version = client.protocol_version(), "negotiated");
 

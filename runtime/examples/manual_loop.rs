@@ -70,7 +70,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}}))?;
     let client = Client::builder("manual-loop", "1.0.0")
         .capabilities(capabilities)
-        .connect(client_end);
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await?;
 
     // A wall-clock limit instead of a round count.
     let result =

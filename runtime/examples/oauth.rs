@@ -95,7 +95,7 @@ async fn call(args: &[String]) -> Result<(), BoxError> {
         .with_authorizer(Arc::new(oauth))
         .build()?;
     let client = Client::builder("oauth-example", env!("CARGO_PKG_VERSION"))
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await?;
     let result = client.call_tool(tool.as_str(), json!({})).await?;
     println!("{}", serde_json::to_string_pretty(&result)?);

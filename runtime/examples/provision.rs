@@ -211,13 +211,13 @@ async fn call(target: &str, mode: EraMode) -> Result<(), Box<dyn std::error::Err
     let client = provision_client().era(mode);
     let client = if target.starts_with("http://") || target.starts_with("https://") {
         let transport = HttpClientTransport::builder(target).build()?;
-        client.negotiate(Arc::new(transport)).await?
+        client.connect(Arc::new(transport)).await?
     } else {
         let mut words = target.split_whitespace();
         let program = words.next().ok_or("call needs a URL or a command")?;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(words);
-        client.discover(ChildProcessTransport::spawn(cmd)?).await?
+        client.connect(ChildProcessTransport::spawn(cmd)?).await?
     };
     provision(&client).await
 }
@@ -227,5 +227,11 @@ async fn in_process() -> Result<(), Box<dyn std::error::Error>> {
     let (client_end, server_end) = memory::pair();
     let server = provision_server()?;
     tokio::spawn(async move { server.serve(server_end).await });
-    provision(&provision_client().connect(client_end)).await
+    provision(
+        &provision_client()
+            .era(tern::client::EraMode::Stateless)
+            .connect(client_end)
+            .await?,
+    )
+    .await
 }

@@ -58,7 +58,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(ask::accept([("region", "eu-west-1")]))
         })
-        .connect(client_end);
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await?;
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await?;

@@ -31,7 +31,10 @@ async fn connect(client: tern::client::ClientBuilder) -> Result<Client, Error> {
         .build()?;
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
-    Ok(client.connect(client_end))
+    Ok(client
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await?)
 }
 
 fn params() -> CallToolRequestParams {

@@ -45,7 +45,7 @@
 //!
 //! let client = Client::builder("my-app", "1.0.0")
 //!     .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
-//!     .connect(client_end);
+//!     .era(tern::client::EraMode::Stateless).connect(client_end).await?;
 //! let result = client.call_tool("provision", json!({"name": "orders"})).await?;
 //! let text = serde_json::to_value(&result.content[0])?;
 //! assert_eq!(text["text"], "Provisioned 'orders' in eu-west-1.");

@@ -43,7 +43,7 @@
 //!     .into())
 //! });
 //!
-//! let transcript = TestClient::new(&mcp)
+//! let transcript = TestClient::new(&mcp).await
 //!     .unwrap()
 //!     .answer("region", json!({"region": "eu-west-1"}))
 //!     .answer_question("Create it in", json!({"ok": true}))
@@ -59,7 +59,7 @@
 //! assert!(transcript.rounds[1].state_len.unwrap() > "eu-west-1".len());
 //!
 //! // Without a scripted answer the call stops at the question, and says which.
-//! let stopped = TestClient::new(&mcp).unwrap().call_tool("provision", json!({})).await;
+//! let stopped = TestClient::new(&mcp).await.unwrap().call_tool("provision", json!({})).await;
 //! assert!(stopped.to_string().contains("no scripted answer for `region`"));
 //! # }
 //! ```
@@ -149,12 +149,12 @@ impl fmt::Debug for TestClient {
 impl TestClient {
     /// A client of `server`, served in memory on a task of its own. It declares
     /// elicitation (form and URL), sampling and roots, so the server may ask any of them.
-    pub fn new(server: &McpServer) -> crate::Result<Self> {
-        Self::over(server.server()?)
+    pub async fn new(server: &McpServer) -> crate::Result<Self> {
+        Self::over(server.server()?).await
     }
 
     /// A client of a low-level [`Server`], served in memory as [`new`](Self::new) does.
-    pub fn over(server: Server) -> crate::Result<Self> {
+    pub async fn over(server: Server) -> crate::Result<Self> {
         let (client_end, server_end) = memory::pair();
         tokio::spawn(async move { server.serve(server_end).await });
         let capabilities: ClientCapabilities = serde_json::from_value(json!({
@@ -165,7 +165,9 @@ impl TestClient {
         .map_err(crate::Error::Encode)?;
         let client = Client::builder("tern-testing", env!("CARGO_PKG_VERSION"))
             .capabilities(capabilities)
-            .connect(client_end);
+            .era(crate::client::EraMode::Stateless)
+            .connect(client_end)
+            .await?;
         Ok(Self::with_client(client))
     }
 

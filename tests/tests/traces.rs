@@ -44,9 +44,12 @@ async fn client_of_steps(restart_on_rejected_state: bool) -> Client {
         .era(EraMode::Stateless)
         .restart_on_rejected_state(restart_on_rejected_state)
         .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) })
-        .build(Arc::new(
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(
             HttpClientTransport::builder(&url).build().unwrap(),
         ))
+        .await
+        .unwrap()
 }
 
 fn attribute(span: &SpanData, key: &str) -> Option<String> {

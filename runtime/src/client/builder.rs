@@ -227,8 +227,7 @@ impl ClientBuilder {
         serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
     }
 
-    /// How [`discover`](Self::discover) and [`negotiate`](Self::negotiate) pick the
-    /// protocol era (default [`EraMode::Auto`]: probe the server).
+    /// How [`connect`](Self::connect) picks the protocol era (default [`EraMode::Auto`]: probe the server).
     pub fn era(mut self, mode: EraMode) -> Self {
         self.era_mode = mode;
         self
@@ -241,18 +240,16 @@ impl ClientBuilder {
         self
     }
 
-    /// A client over a message transport (stdio, or one end of
-    /// [`memory::pair`](crate::transport::memory::pair)) speaking whichever era the
-    /// server does: under the default [`EraMode::Auto`] it probes with
+    /// Connects a client over `transport`: a message transport (stdio, one end of
+    /// [`memory::pair`](crate::transport::memory::pair)), an
+    /// [`HttpClientTransport`](crate::transport::http::client::HttpClientTransport), or
+    /// any [`EraTransport`] in an `Arc`. The era is settled first as [`era`](Self::era)
+    /// says: under the default [`EraMode::Auto`] the client probes with
     /// `server/discover` and falls back to a 2025-11-25 session (`initialize`) on any
-    /// answer that is not a modern one. [`Client::protocol_version`] tells the outcome.
-    pub async fn discover<T: MessageTransport>(self, transport: T) -> crate::Result<Client> {
-        self.negotiate(Arc::new(Connection::new(transport))).await
-    }
-
-    /// Like [`discover`](Self::discover), over any transport that can speak both eras
-    /// (such as HTTP).
-    pub async fn negotiate<T: EraTransport>(self, transport: Arc<T>) -> crate::Result<Client> {
+    /// answer that is not a modern one; [`EraMode::Stateless`] sends nothing before the
+    /// first call. [`Client::protocol_version`] tells the outcome.
+    pub async fn connect(self, transport: impl IntoClientTransport) -> crate::Result<Client> {
+        let transport = transport.into_client_transport();
         let capabilities = self.capabilities_value();
         let info = self.info_value();
         let hello = discovery::Hello {
@@ -275,8 +272,9 @@ impl ClientBuilder {
         serde_json::to_value(&self.info).unwrap_or_else(|_| Value::Object(Map::new()))
     }
 
-    /// A client speaking 2026-07-28 through `transport`.
-    pub fn build(self, transport: Arc<dyn ClientTransport>) -> Client {
+    /// A stateless client without a word to the server first (the client's unit tests).
+    #[cfg(test)]
+    pub(super) fn stateless(self, transport: Arc<dyn ClientTransport>) -> Client {
         self.build_in(transport, Dialect::stateless, None)
     }
 
@@ -314,12 +312,34 @@ impl ClientBuilder {
             }),
         }
     }
+}
 
-    /// A client over a message transport (such as one end of
-    /// [`memory::pair`](crate::transport::memory::pair)); speaks 2026-07-28 without
-    /// probing. Use [`discover`](Self::discover) for a server that may be of the
-    /// 2025-11-25 era.
-    pub fn connect<T: MessageTransport>(self, transport: T) -> Client {
-        self.build(Arc::new(Connection::new(transport)))
+/// What [`ClientBuilder::connect`] takes: anything that becomes a client transport.
+pub trait IntoClientTransport {
+    /// The transport the client speaks through.
+    type Transport: EraTransport;
+    /// The transport, shared.
+    fn into_client_transport(self) -> Arc<Self::Transport>;
+}
+
+impl<T: MessageTransport> IntoClientTransport for T {
+    type Transport = Connection;
+    fn into_client_transport(self) -> Arc<Connection> {
+        Arc::new(Connection::new(self))
+    }
+}
+
+impl<T: EraTransport> IntoClientTransport for Arc<T> {
+    type Transport = T;
+    fn into_client_transport(self) -> Arc<T> {
+        self
+    }
+}
+
+#[cfg(feature = "http-client")]
+impl IntoClientTransport for crate::transport::http::client::HttpClientTransport {
+    type Transport = Self;
+    fn into_client_transport(self) -> Arc<Self> {
+        Arc::new(self)
     }
 }

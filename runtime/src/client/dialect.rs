@@ -29,7 +29,8 @@ pub(crate) struct Dialect {
 }
 
 impl Dialect {
-    /// 2026-07-28's: `meta` on every request.
+    /// 2026-07-28's: `meta` on every request (the client's unit tests).
+    #[cfg(test)]
     pub(crate) fn stateless(meta: String) -> Self {
         Self::of(Era::Stateless, meta)
     }

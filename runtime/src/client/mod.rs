@@ -51,7 +51,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-pub use builder::ClientBuilder;
+pub use builder::{ClientBuilder, IntoClientTransport};
 pub use cache::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
 pub use callbacks::InputContext;
 pub use connection::Connection;
@@ -140,8 +140,8 @@ impl Client {
     }
 
     /// The server's name, as it gave it while the client negotiated the era (the
-    /// `serverInfo` of `server/discover` or `initialize`); `None` for a client made
-    /// with [`ClientBuilder::build`] or [`ClientBuilder::connect`], which do not ask.
+    /// `serverInfo` of `server/discover` or `initialize`); `None` when the client did
+    /// not ask ([`EraMode::Stateless`]).
     pub fn server_name(&self) -> Option<&str> {
         self.inner.server_name.as_deref()
     }

@@ -216,7 +216,7 @@ mod tests {
         let (end, _server) = memory::pair();
         let mut client = Client::builder("wire", "1.0")
             .on_elicitation(|_ctx, _p| async { Ok(crate::ask::accept([("a", "b")])) })
-            .connect(end);
+            .stateless(std::sync::Arc::new(super::super::Connection::new(end)));
         let inner = std::sync::Arc::get_mut(&mut client.inner).expect("the only handle");
         let meta = std::mem::take(&mut inner.dialect.meta);
         inner.dialect = super::super::dialect::Dialect::of(era, meta);

@@ -120,19 +120,35 @@ async fn run(args: &[&str]) -> Result<()> {
         }
         ["client", url, n] => {
             let transport = HttpClientTransport::builder(*url).build()?;
-            let client = client().build(Arc::new(transport));
+            let client = client()
+                .era(tern::client::EraMode::Stateless)
+                .connect(Arc::new(transport))
+                .await
+                .unwrap();
             flows(&client, n.parse()?).await
         }
         ["client", url, n, callers] => {
             let transport = HttpClientTransport::builder(*url).build()?;
-            let client = client().build(Arc::new(transport));
+            let client = client()
+                .era(tern::client::EraMode::Stateless)
+                .connect(Arc::new(transport))
+                .await
+                .unwrap();
             timed(&client, n.parse()?, callers.parse()?).await
         }
         ["memory", n] => {
             let (client_end, server_end) = memory::pair();
             let server = server()?;
             tokio::spawn(async move { server.serve(server_end).await });
-            flows(&client().connect(client_end), n.parse()?).await
+            flows(
+                &client()
+                    .era(tern::client::EraMode::Stateless)
+                    .connect(client_end)
+                    .await
+                    .unwrap(),
+                n.parse()?,
+            )
+            .await
         }
         _ => Err(
             "usage: cost (serve-http [layer | spans] | client URL N [CALLERS] | memory N)".into(),

@@ -19,7 +19,7 @@ use tern::types::v2026_07_28::{
 
 type Failure = Box<dyn std::error::Error>;
 
-fn client(url: &str) -> Result<Client, Failure> {
+async fn client(url: &str) -> Result<Client, Failure> {
     let transport = HttpClientTransport::builder(url).build()?;
     // No callbacks here (the answers are given as data), so the client says what it
     // will answer itself.
@@ -27,7 +27,10 @@ fn client(url: &str) -> Result<Client, Failure> {
     Ok(Client::builder("pending-flow", "1")
         .era(EraMode::Stateless)
         .capabilities(capabilities)
-        .build(Arc::new(transport)))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap())
 }
 
 /// The user's answers: a region for `region`, yes to anything else.
@@ -67,7 +70,7 @@ async fn main() -> Result<(), Failure> {
     let [phase, url, file] = args.as_slice() else {
         return Err("usage: pending_flow start|step URL FILE".into());
     };
-    let client = client(url)?;
+    let client = client(url).await?;
     let step = match phase.as_str() {
         "start" => {
             let mut params = CallToolRequestParams::new("deploy");

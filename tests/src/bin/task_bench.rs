@@ -67,7 +67,10 @@ async fn main() -> Result<(), Failure> {
             tern::transport::http::client::HttpClientTransport::builder(&url).build()?;
         let client = Client::builder("bench", "1")
             .era(EraMode::Stateless)
-            .build(Arc::new(transport));
+            .era(tern::client::EraMode::Stateless)
+            .connect(Arc::new(transport))
+            .await
+            .unwrap();
         let (done, polls, stop) = (done.clone(), polls.clone(), stop.clone());
         workers.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {

@@ -45,7 +45,7 @@ fn catalog(public: bool) -> (McpServer, Arc<AtomicUsize>) {
     (mcp, served)
 }
 
-fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
+async fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
     let transport = HttpClientTransport::builder(url)
         .with_bearer_token(token)
         .build()
@@ -53,7 +53,10 @@ fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
     Client::builder("cache", "1")
         .era(EraMode::Stateless)
         .response_cache(Some(cache.clone()))
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 fn tools_changed() -> SubscriptionFilter {
@@ -66,7 +69,7 @@ fn tools_changed() -> SubscriptionFilter {
 async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_changed() {
     let (mcp, served) = catalog(false);
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
-    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let c = client(&url(addr), "alice", &ResponseCache::default()).await;
     let mut listener = c.listen(tools_changed()).await.unwrap();
 
     assert_eq!(c.list_all_tools().await.unwrap().len(), 1);
@@ -94,9 +97,12 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
     let uncached = Client::builder("cache", "1")
         .era(EraMode::Stateless)
         .response_cache(None)
-        .build(Arc::new(
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(
             HttpClientTransport::builder(url(addr)).build().unwrap(),
-        ));
+        ))
+        .await
+        .unwrap();
     uncached.list_all_tools().await.unwrap();
     uncached.list_all_tools().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 4);
@@ -107,8 +113,8 @@ async fn a_private_answer_is_not_served_to_another_credential_and_a_public_one_i
     let (private, served) = catalog(false);
     let addr = serve(HttpServer::new(private.server().unwrap())).await;
     let shared = ResponseCache::default();
-    let alice = client(&url(addr), "alice-token", &shared);
-    let bob = client(&url(addr), "bob-token", &shared);
+    let alice = client(&url(addr), "alice-token", &shared).await;
+    let bob = client(&url(addr), "bob-token", &shared).await;
     alice.list_all_tools().await.unwrap();
     alice.list_all_tools().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 1);
@@ -117,8 +123,8 @@ async fn a_private_answer_is_not_served_to_another_credential_and_a_public_one_i
 
     let (public, served) = catalog(true);
     let addr = serve(HttpServer::new(public.server().unwrap())).await;
-    let alice = client(&url(addr), "alice-token", &shared);
-    let bob = client(&url(addr), "bob-token", &shared);
+    let alice = client(&url(addr), "alice-token", &shared).await;
+    let bob = client(&url(addr), "bob-token", &shared).await;
     alice.list_all_tools().await.unwrap();
     bob.list_all_tools().await.unwrap();
     assert_eq!(
@@ -154,7 +160,7 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
     let front = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = front.local_addr().unwrap();
     let mut first = relay(front, upstream);
-    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let c = client(&url(addr), "alice", &ResponseCache::default()).await;
     let mut notices = c.listen(tools_changed()).await.unwrap();
     c.list_all_tools().await.unwrap();
 
@@ -189,7 +195,7 @@ async fn a_draining_server_ends_its_listen_streams_and_the_client_listens_at_the
     let first = tokio::spawn(HttpServer::new(server.clone()).serve(listener, async {
         let _ = stopped.await;
     }));
-    let c = client(&url(addr), "alice", &ResponseCache::default());
+    let c = client(&url(addr), "alice", &ResponseCache::default()).await;
     let mut notices = c.listen(tools_changed()).await.unwrap();
 
     // A rolling restart: the old instance drains, promptly, though a stream was open.

@@ -25,8 +25,12 @@ fn stateless() -> tern::client::ClientBuilder {
     Client::builder("surface", "1").era(EraMode::Stateless)
 }
 
-pub(crate) fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
-    builder.build(Arc::new(HttpClientTransport::builder(url).build().unwrap()))
+pub(crate) async fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
+    builder
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(HttpClientTransport::builder(url).build().unwrap()))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -37,7 +41,7 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
             .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
     }
     let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(stateless(), &url(addr));
+    let c = connect(stateless(), &url(addr)).await;
     let first = c.list_tools(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
     let second = c.list_tools(first.next_cursor.clone()).await.unwrap();
@@ -71,7 +75,7 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
         .build()
         .unwrap();
     let addr = serve_default(server).await;
-    let c = connect(stateless(), &url(addr));
+    let c = connect(stateless(), &url(addr)).await;
     let err = c.list_all_tools().await.unwrap_err();
     assert!(
         matches!(err, Error::Protocol(tern::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == MAX_LIST_PAGES),
@@ -127,7 +131,7 @@ fn answering(seen: Arc<Mutex<Vec<InputContext>>>) -> tern::client::ClientBuilder
 async fn an_input_callback_is_told_the_method_tool_arguments_and_round_asking() {
     let (_server, url) = fleet_server("127.0.0.1:0").await;
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let c = connect(answering(Arc::clone(&seen)), &url);
+    let c = connect(answering(Arc::clone(&seen)), &url).await;
     let result = c
         .call_tool("deploy", json!({"service": "orders"}))
         .await
@@ -193,7 +197,7 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
                 }
             })
     };
-    let c = connect(builder, &url);
+    let c = connect(builder, &url).await;
     let result = c
         .call_tool("deploy", json!({"service": "orders"}))
         .await
@@ -214,7 +218,7 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
     // Without the restart, the refusal is its own error.
     asked.store(0, Ordering::SeqCst);
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let strict = connect(answering(seen).restart_on_rejected_state(false), &url);
+    let strict = connect(answering(seen).restart_on_rejected_state(false), &url).await;
     let mut params = tern::types::v2026_07_28::CallToolRequestParams::new("deploy");
     params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
     let tern::types::v2026_07_28::Outcome::InputRequired(asked_round) = strict
@@ -246,7 +250,7 @@ async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
         .log_level(tern::types::v2026_07_28::LoggingLevel::Info)
         .on_log(move |entry| heard.lock().unwrap().push(entry.data.to_string()))
         .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) });
-    let c = connect(builder, &url(addr));
+    let c = connect(builder, &url(addr)).await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let result = c
         .call_tool_with_notices("steps", json!({}), tx)
@@ -301,7 +305,7 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
             async move { Ok(args.code) }
         });
     let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(stateless(), &url(addr));
+    let c = connect(stateless(), &url(addr)).await;
     let err = c
         .call_tool("short", json!({"code": "much too long"}))
         .await
@@ -345,7 +349,7 @@ fn counting_server() -> Server {
 #[tokio::test]
 async fn structured_content_breaking_the_listed_output_schema_is_an_error() {
     let addr = serve_default(counting_server()).await;
-    let c = connect(stateless(), &url(addr));
+    let c = connect(stateless(), &url(addr)).await;
     // Before the client listed the tool it knows no schema to hold the result to.
     c.call_tool("count", json!({"send": {"count": -1}}))
         .await

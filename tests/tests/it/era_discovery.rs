@@ -69,7 +69,7 @@ fn legacy_only_server(silent_probe: bool) -> memory::MemoryTransport {
 async fn discovery_against_a_modern_server_speaks_2026_07_28() {
     let recording = Recording::default();
     let client = Client::builder("c", "1")
-        .discover(Tap::new(tern_server(), recording.clone()))
+        .connect(Tap::new(tern_server(), recording.clone()))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
@@ -89,7 +89,7 @@ async fn discovery_against_a_legacy_only_server_falls_back_to_initialize() {
     let transport = legacy_only_server(false);
     let recording = Recording::default();
     let client = Client::builder("c", "1")
-        .discover(Tap::new(transport, recording.clone()))
+        .connect(Tap::new(transport, recording.clone()))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
@@ -121,7 +121,7 @@ async fn a_server_that_ignores_the_probe_is_taken_for_legacy_after_the_timeout()
     let transport = legacy_only_server(true);
     let client = Client::builder("c", "1")
         .discovery_timeout(Duration::from_millis(100))
-        .discover(transport)
+        .connect(transport)
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
@@ -146,10 +146,7 @@ async fn a_modern_error_to_the_probe_keeps_the_client_modern() {
             peer.recv().await;
         }
     });
-    let client = Client::builder("c", "1")
-        .discover(client_end)
-        .await
-        .unwrap();
+    let client = Client::builder("c", "1").connect(client_end).await.unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
 }
 
@@ -171,7 +168,7 @@ async fn a_modern_server_listing_no_common_version_is_an_error() {
         }
     });
     let err = Client::builder("c", "1")
-        .discover(client_end)
+        .connect(client_end)
         .await
         .unwrap_err();
     assert!(
@@ -189,7 +186,7 @@ async fn explicit_legacy_mode_opens_a_session_with_a_dual_era_server() {
     let recording = Recording::default();
     let client = Client::builder("c", "1")
         .era(EraMode::Session)
-        .discover(Tap::new(tern_server(), recording.clone()))
+        .connect(Tap::new(tern_server(), recording.clone()))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
@@ -201,7 +198,11 @@ async fn explicit_legacy_mode_opens_a_session_with_a_dual_era_server() {
 #[tokio::test]
 async fn connect_speaks_2026_07_28_without_probing() {
     let recording = Recording::default();
-    let client = Client::builder("c", "1").connect(Tap::new(tern_server(), recording.clone()));
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(Tap::new(tern_server(), recording.clone()))
+        .await
+        .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
     client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(recording.requests().len(), 1);
@@ -227,7 +228,11 @@ async fn a_version_refusal_that_lists_our_version_is_retried_once_with_a_new_id(
             .await;
         (first, retry)
     });
-    let client = Client::builder("c", "1").connect(client_end);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await
+        .unwrap();
     let listed = client
         .request::<method::ListTools>(Default::default())
         .await

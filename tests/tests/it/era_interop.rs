@@ -56,7 +56,7 @@ async fn python_http_server(script: &str) -> Option<PythonHttp> {
     let url = line.strip_prefix("listening on ").unwrap().to_owned();
     // Ready when it answers a protocol request, not when a connect succeeds.
     let probe = HttpClientTransport::builder(&url).build().unwrap();
-    let ready = tern_client(EraMode::Auto).negotiate(Arc::new(probe));
+    let ready = tern_client(EraMode::Auto).connect(Arc::new(probe));
     tokio::time::timeout(Duration::from_secs(60), ready)
         .await
         .expect("the Python HTTP server answers")
@@ -78,7 +78,7 @@ async fn provision_with(client: &Client) -> (String, String) {
 
 async fn provision(mode: EraMode) -> Option<(String, String)> {
     let transport = python_server("provision_server.py")?;
-    let client = tern_client(mode).discover(transport).await.unwrap();
+    let client = tern_client(mode).connect(transport).await.unwrap();
     Some(provision_with(&client).await)
 }
 
@@ -86,7 +86,7 @@ async fn provision_over_http(mode: EraMode) -> Option<(String, String)> {
     let server = python_http_server("provision_server.py").await?;
     let transport = HttpClientTransport::builder(&server.url).build().unwrap();
     let client = tern_client(mode)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap();
     Some(provision_with(&client).await)
@@ -185,7 +185,7 @@ async fn tern_hears_progress_logs_and_updates_from_the_python_http_server_in_a_s
     };
     let transport = HttpClientTransport::builder(&server.url).build().unwrap();
     let client = tern_client(EraMode::Session)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap();
     hears_the_python_notifier(&client).await;
@@ -198,7 +198,7 @@ async fn tern_hears_progress_logs_and_updates_from_the_python_stdio_server_in_a_
         return;
     };
     let client = tern_client(EraMode::Session)
-        .discover(transport)
+        .connect(transport)
         .await
         .unwrap();
     hears_the_python_notifier(&client).await;
@@ -217,7 +217,7 @@ async fn tern_lists_listens_and_caches_against_the_python_http_server() {
     };
     let transport = HttpClientTransport::builder(&server.url).build().unwrap();
     let client = tern_client(EraMode::Auto)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");

@@ -105,7 +105,7 @@ async fn client_of(mcp: McpServer, era: EraMode, declare: bool) -> Client {
     Client::builder("c", "1")
         .extension(ECHO, declare.then(Map::new))
         .era(era)
-        .discover(client_end)
+        .connect(client_end)
         .await
         .unwrap()
 }
@@ -190,7 +190,7 @@ async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabili
     tokio::spawn(async move { server.serve(server_end).await });
     let client = Client::builder("c", "1")
         .era(EraMode::Stateless)
-        .discover(client_end)
+        .connect(client_end)
         .await
         .unwrap();
     let discovered = client

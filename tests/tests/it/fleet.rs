@@ -204,7 +204,11 @@ async fn ready(url: &str, child: &mut Child) -> bool {
             return false;
         }
         let transport = HttpClientTransport::builder(url).build().unwrap();
-        let client = Client::builder("probe", "1").build(Arc::new(transport));
+        let client = Client::builder("probe", "1")
+            .era(tern::client::EraMode::Stateless)
+            .connect(Arc::new(transport))
+            .await
+            .unwrap();
         let probe = client.request::<method::ListTools>(Default::default());
         if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), probe).await {
             return true;
@@ -257,7 +261,10 @@ async fn caller(url: String, figures: Arc<Figures>, done: Arc<AtomicBool>) {
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
     let client = Client::builder("fleet-caller", "1")
         .capabilities(capabilities)
-        .build(Arc::new(transport));
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap();
     while !done.load(Ordering::Relaxed) {
         let mut params = CallToolRequestParams::new("deploy");
         params.arguments = json!({"service": "orders"}).as_object().map(Into::into);

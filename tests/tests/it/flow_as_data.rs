@@ -58,7 +58,8 @@ async fn a_pending_call_is_resumed_only_as_its_method_and_with_answers_it_asked_
             .era(EraMode::Stateless)
             .capabilities(capabilities),
         &url,
-    );
+    )
+    .await;
     let mut params = CallToolRequestParams::new("deploy");
     params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
     let Step::NeedsInput(pending) = c.start::<method::CallTool>(params).await.unwrap() else {
@@ -120,7 +121,7 @@ async fn the_input_callback_is_told_the_name_of_the_server_asking() {
         .build()
         .unwrap();
     // Discovery (server/discover) is where the client learns the name.
-    let c = builder.negotiate(Arc::new(transport)).await.unwrap();
+    let c = builder.connect(Arc::new(transport)).await.unwrap();
     assert_eq!(c.server_name(), Some("fleet"));
     c.call_tool("deploy", json!({"service": "orders"}))
         .await

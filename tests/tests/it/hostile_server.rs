@@ -139,19 +139,23 @@ fn response(request: &Value, result: Value) -> String {
     json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string()
 }
 
-fn client_of(addr: SocketAddr, idle: Duration) -> Client {
+async fn client_of(addr: SocketAddr, idle: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
         .with_idle_timeout(idle)
         .build()
         .unwrap();
     Client::builder("victim", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(ElicitResult::new(ElicitResultAction::Accept)) })
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 /// Calls a tool on the hostile server; the error the client reports.
 async fn failed_call(addr: SocketAddr, idle: Duration) -> Error {
     client_of(addr, idle)
+        .await
         .call_tool("anything", json!({}))
         .await
         .unwrap_err()
@@ -217,6 +221,7 @@ async fn a_sixteen_mebibyte_sse_event_is_read_whole() {
     .await;
     let started = Instant::now();
     let result = client_of(addr, Duration::from_secs(30))
+        .await
         .call_tool("big", json!({}))
         .await
         .unwrap();
@@ -244,6 +249,7 @@ async fn a_round_of_a_hundred_thousand_input_requests_fails_with_the_typed_error
     }))
     .await;
     let error = client_of(addr, Duration::from_secs(30))
+        .await
         .call_tool("greedy", json!({}))
         .await
         .unwrap_err();
@@ -288,7 +294,7 @@ async fn an_unknown_result_type_in_server_discover_is_refused() {
         .unwrap();
     let error = Client::builder("victim", "1.0")
         .era(EraMode::Auto)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap_err();
     assert!(
@@ -308,20 +314,24 @@ fn progress(n: u64) -> Value {
 
 /// A client whose request timeout is `timeout` (pushed back by progress up to `max`),
 /// with a long idle timeout, so only the deadline can end a call.
-fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration) -> Client {
+async fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
         .with_idle_timeout(Duration::from_secs(60))
         .with_timeout(timeout)
         .with_max_timeout(max)
         .build()
         .unwrap();
-    Client::builder("victim", "1.0").build(Arc::new(transport))
+    Client::builder("victim", "1.0")
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 /// How long the client took to give up on a call to `script`'s server, and its error.
 async fn given_up(script: Script, timeout: Duration, max: Duration) -> (Duration, String) {
     let addr = hostile(script).await;
-    let client = client_with_deadline(addr, timeout, max);
+    let client = client_with_deadline(addr, timeout, max).await;
     let started = Instant::now();
     let error = client.call_tool("anything", json!({})).await.unwrap_err();
     let took = started.elapsed();
@@ -389,7 +399,7 @@ async fn progress_pushes_the_deadline_back_up_to_the_hard_maximum() {
         last: event(&serde_json::from_str(&response(&request, json!({"content": []}))).unwrap()),
     });
     let addr = hostile(script).await;
-    let client = client_with_deadline(addr, Duration::from_secs(1), Duration::from_secs(60));
+    let client = client_with_deadline(addr, Duration::from_secs(1), Duration::from_secs(60)).await;
     client.call_tool("anything", json!({})).await.unwrap();
     // Progress forever: the hard maximum ends it.
     let script: Script = Arc::new(|_| Reply::SseDrip {

@@ -19,15 +19,18 @@ use tokio::net::TcpStream;
 
 use http_support::{body, mcp_headers, serve, url};
 
-fn provision() -> Server {
+async fn provision() -> Server {
     seed::provision_server().build().unwrap()
 }
 
-fn client(addr: std::net::SocketAddr) -> Client {
+async fn client(addr: std::net::SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     Client::builder("budget-test", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 async fn one_flow(client: &Client) {
@@ -71,7 +74,7 @@ async fn half_a_head(addr: std::net::SocketAddr) -> TcpStream {
 #[tokio::test]
 async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
     let budget = Duration::from_millis(300);
-    let addr = serve(HttpServer::new(provision()).with_header_timeout(budget)).await;
+    let addr = serve(HttpServer::new(provision().await).with_header_timeout(budget)).await;
     let mut stream = half_a_head(addr).await;
     // A byte every 50 ms: steady progress, never a whole head.
     let dripping = {
@@ -100,7 +103,7 @@ async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
 #[tokio::test]
 async fn a_silent_connection_is_closed_within_the_header_timeout() {
     let budget = Duration::from_millis(300);
-    let addr = serve(HttpServer::new(provision()).with_header_timeout(budget)).await;
+    let addr = serve(HttpServer::new(provision().await).with_header_timeout(budget)).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     until_closed(&mut stream, budget * 4).await;
 }
@@ -109,7 +112,7 @@ async fn a_silent_connection_is_closed_within_the_header_timeout() {
 async fn a_body_that_stops_half_way_is_closed_within_the_body_timeout() {
     let budget = Duration::from_millis(300);
     let addr = serve(
-        HttpServer::new(provision())
+        HttpServer::new(provision().await)
             .with_header_timeout(Duration::from_secs(30))
             .with_body_timeout(budget),
     )
@@ -127,7 +130,7 @@ async fn a_body_that_stops_half_way_is_closed_within_the_body_timeout() {
 #[tokio::test]
 async fn a_keep_alive_connection_is_closed_after_the_idle_timeout_and_not_before() {
     let idle = Duration::from_millis(400);
-    let addr = serve(HttpServer::new(provision()).with_idle_timeout(idle)).await;
+    let addr = serve(HttpServer::new(provision().await).with_idle_timeout(idle)).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request = body(1, "tools/list", json!({}));
     let mut head = format!(
@@ -191,7 +194,7 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
 async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
     // Long timeouts: here it is the cap's eviction, not a timeout, that makes room.
     let addr = serve(
-        HttpServer::new(provision())
+        HttpServer::new(provision().await)
             .with_header_timeout(Duration::from_secs(60))
             .with_max_connections(500),
     )
@@ -200,7 +203,7 @@ async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
     for _ in 0..2_000 {
         slow.push(half_a_head(addr).await);
     }
-    let client = client(addr);
+    let client = client(addr).await;
     let started = Instant::now();
     for _ in 0..20 {
         tokio::time::timeout(Duration::from_secs(10), one_flow(&client))
@@ -241,9 +244,13 @@ struct Tally {
 async fn a_sigterm_during_load_loses_no_request() {
     let (mut server, addr) = http_support::provision_child().await;
     let pid = server.id().unwrap();
-    let callers: Vec<_> = (0..8)
-        .map(|_| {
-            let client = client(addr);
+    let mut clients = Vec::new();
+    for _ in 0..8 {
+        clients.push(client(addr).await);
+    }
+    let callers: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
             tokio::spawn(async move {
                 let mut tally = Tally::default();
                 loop {

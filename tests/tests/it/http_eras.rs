@@ -108,7 +108,7 @@ async fn connect_through(
     recording_client(asked)
         .era(mode)
         .discovery_timeout(Duration::from_secs(5))
-        .negotiate(transport)
+        .connect(transport)
         .await
 }
 

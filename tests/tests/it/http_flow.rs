@@ -45,17 +45,20 @@ fn provisioner(notify: bool) -> Server {
         .unwrap()
 }
 
-fn http_client(addr: std::net::SocketAddr) -> Client {
+async fn http_client(addr: std::net::SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
 async fn the_full_mrtr_flow_runs_over_http_with_json_responses() {
     let addr = serve_default(provisioner(false)).await;
-    let client = http_client(addr);
+    let client = http_client(addr).await;
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -75,7 +78,7 @@ async fn the_full_mrtr_flow_runs_over_http_with_json_responses() {
 #[tokio::test]
 async fn the_full_mrtr_flow_runs_over_http_with_sse_responses() {
     let addr = serve_default(provisioner(true)).await;
-    let client = http_client(addr);
+    let client = http_client(addr).await;
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -114,7 +117,7 @@ async fn a_client_that_accepts_only_json_gets_json_without_the_notifications() {
 #[tokio::test]
 async fn progress_notifications_reach_the_call_that_asked_over_sse() {
     let addr = serve_default(crate::mrtr_loop::progress_server()).await;
-    crate::mrtr_loop::each_caller_sees_its_own_progress(&http_client(addr)).await;
+    crate::mrtr_loop::each_caller_sees_its_own_progress(&http_client(addr).await).await;
 }
 
 type Signal = Arc<Mutex<Option<tokio::sync::oneshot::Sender<()>>>>;
@@ -211,7 +214,7 @@ async fn dropping_a_client_call_cancels_the_handler() {
         Arc::new(Mutex::new(Some(cancelled_tx))),
     );
     let addr = serve_default(server).await;
-    let client = http_client(addr);
+    let client = http_client(addr).await;
     let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     call.abort();
@@ -224,7 +227,7 @@ async fn dropping_a_client_call_cancels_the_handler() {
 #[tokio::test]
 async fn refusals_carry_the_http_status_and_the_json_rpc_error() {
     let addr = serve_default(provisioner(false)).await;
-    let client = http_client(addr);
+    let client = http_client(addr).await;
     let err = client
         .request::<method::ListPrompts>(PaginatedRequestParams::new())
         .await
@@ -286,7 +289,7 @@ async fn sql_endpoint(advertise: bool, lists: Arc<Mutex<u32>>) -> std::net::Sock
 #[tokio::test]
 async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
     let lists = Arc::new(Mutex::new(0));
-    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await);
+    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await).await;
     // tools/list teaches the annotation; the tool with an invalid one is left out.
     let tools = client
         .request::<method::ListTools>(PaginatedRequestParams::new())
@@ -303,7 +306,7 @@ async fn the_client_mirrors_annotated_arguments_it_learned_from_tools_list() {
 #[tokio::test]
 async fn a_call_refused_for_its_param_headers_is_retried_after_rereading_tools_list() {
     let lists = Arc::new(Mutex::new(0));
-    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await);
+    let client = http_client(sql_endpoint(true, Arc::clone(&lists)).await).await;
     let args = json!({"region": "us-west1", "query": "SELECT 1"});
     let result = client.call_tool("sql", args).await.unwrap();
     assert_eq!(text_of(&result), "ran in \"us-west1\"");
@@ -313,7 +316,7 @@ async fn a_call_refused_for_its_param_headers_is_retried_after_rereading_tools_l
 #[tokio::test]
 async fn a_header_refusal_that_tools_list_cannot_explain_is_reported_with_its_status() {
     let lists = Arc::new(Mutex::new(0));
-    let client = http_client(sql_endpoint(false, Arc::clone(&lists)).await);
+    let client = http_client(sql_endpoint(false, Arc::clone(&lists)).await).await;
     let args = json!({"region": "us-west1", "query": "SELECT 1"});
     let err = client.call_tool("sql", args).await.unwrap_err();
     let Error::Transport(e) = &err else {
@@ -344,7 +347,7 @@ async fn the_client_sends_its_bearer_token() {
     }
     let addr =
         serve(HttpServer::new(provisioner(false)).with_token_verifier(Arc::new(Token))).await;
-    let anonymous = http_client(addr);
+    let anonymous = http_client(addr).await;
     let err = anonymous
         .call_tool("provision", json!({"name": "x"}))
         .await
@@ -360,7 +363,10 @@ async fn the_client_sends_its_bearer_token() {
         .unwrap();
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(seed::answer_region()) })
-        .build(Arc::new(transport));
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap();
     let result = client
         .call_tool("provision", json!({"name": "x"}))
         .await
@@ -496,7 +502,11 @@ async fn over_http_a_400_version_refusal_listing_our_version_is_retried_once() {
         (first, second)
     });
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
-    let client = Client::builder("c", "1").build(Arc::new(transport));
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap();
     let listed = client
         .request::<method::ListTools>(PaginatedRequestParams::new())
         .await

@@ -87,6 +87,11 @@ impl RoundRobin {
     }
 }
 
+/// No server requests: these tests speak 2026-07-28 only.
+impl tern::transport::EraTransport for RoundRobin {
+    fn route_server_requests(&self, _handler: tern::transport::ServerRequestHandler) {}
+}
+
 impl ClientTransport for RoundRobin {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.instances.len();
@@ -109,7 +114,7 @@ impl ClientTransport for RoundRobin {
 }
 
 /// A client answering both of `deploy`'s questions.
-fn fleet_client(transport: Arc<dyn ClientTransport>) -> Client {
+async fn fleet_client(transport: Arc<RoundRobin>) -> Client {
     // These tests count the restarts themselves.
     Client::builder("fleet-client", "1.0")
         .restart_on_rejected_state(false)
@@ -123,7 +128,10 @@ fn fleet_client(transport: Arc<dyn ClientTransport>) -> Client {
                 tern::ask::accept([("region", "eu-west-1")])
             })
         })
-        .build(transport)
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap()
 }
 
 fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
@@ -164,7 +172,7 @@ async fn flows_cross_instances_that_share_keys_and_a_name() {
     let a = spawn("a", "fleet", Some(KEY));
     let b = spawn("b", "fleet", Some(KEY));
     let balancer = Arc::new(RoundRobin::new(&[&a, &b]));
-    let client = fleet_client(balancer.clone());
+    let client = fleet_client(balancer.clone()).await;
     // Three requests per flow (call, two retries): flows alternate between starting and
     // finishing on a and on b, and every round lands on the other instance.
     for finisher in ["a", "b", "a", "b"] {
@@ -183,7 +191,7 @@ async fn with_ephemeral_keys_a_crossing_round_is_refused_and_the_flow_starts_ove
     let a = spawn("a", "fleet", None);
     let b = spawn("b", "fleet", None);
     let balancer = Arc::new(RoundRobin::new(&[&a, &b]));
-    let client = fleet_client(balancer.clone());
+    let client = fleet_client(balancer.clone()).await;
     // Every attempt is accepted by one instance and refused by the other at the retry,
     // so restarting over the same balancer never completes: bounded, then given up.
     let (result, rejected) = deploy_restarting(&client, 3).await;
@@ -200,7 +208,7 @@ async fn with_ephemeral_keys_a_crossing_round_is_refused_and_the_flow_starts_ove
     // The instances themselves are fine: a restarted flow whose rounds all reach one
     // instance (the affinity an ephemeral key needs) completes on either.
     for (instance, label) in [(&a, "a"), (&b, "b")] {
-        let pinned = fleet_client(Arc::new(RoundRobin::new(&[instance])));
+        let pinned = fleet_client(Arc::new(RoundRobin::new(&[instance]))).await;
         let (result, rejected) = deploy_restarting(&pinned, 1).await;
         assert_eq!(
             result.unwrap(),
@@ -216,7 +224,7 @@ async fn shared_keys_under_different_names_do_not_let_a_flow_cross() {
     // replay this one's state.
     let a = spawn("a", "fleet", Some(KEY));
     let b = spawn("b", "another-service", Some(KEY));
-    let client = fleet_client(Arc::new(RoundRobin::new(&[&a, &b])));
+    let client = fleet_client(Arc::new(RoundRobin::new(&[&a, &b]))).await;
     let (result, rejected) = deploy_restarting(&client, 2).await;
     assert!(is_fixed_rejection(&result.unwrap_err()));
     assert_eq!(rejected, 2);

@@ -94,7 +94,7 @@ async fn the_flow_completes_over_https_with_a_trusted_certificate() {
         .unwrap();
     let client = client()
         .era(EraMode::Auto)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
@@ -110,7 +110,11 @@ async fn an_untrusted_certificate_is_refused() {
     let (addr, _cert) = tls_endpoint().await;
     let url = format!("https://localhost:{}/mcp", addr.port());
     let transport = HttpClientTransport::builder(&url).build().unwrap();
-    let client = client().build(Arc::new(transport));
+    let client = client()
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap();
     let err = client
         .call_tool("provision", json!({"name": "orders"}))
         .await

@@ -13,7 +13,7 @@ use tern_tests::wire::RawPeer;
 async fn session(builder: tern::client::ClientBuilder) -> (Client, RawPeer) {
     let (client_end, server_end) = memory::pair();
     let mut server = RawPeer::new(server_end);
-    let client = tokio::spawn(builder.era(EraMode::Session).discover(client_end));
+    let client = tokio::spawn(builder.era(EraMode::Session).connect(client_end));
     let init = server.recv().await;
     assert_eq!(init["method"], "initialize");
     server

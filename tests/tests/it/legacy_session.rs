@@ -96,13 +96,13 @@ async fn one_elicitation_callback_answers_both_eras() {
     };
     let modern = Client::builder("c", "1")
         .on_elicitation(callback.clone())
-        .discover(serve(provisioner()))
+        .connect(serve(provisioner()))
         .await
         .unwrap();
     let legacy = Client::builder("c", "1")
         .on_elicitation(callback)
         .era(EraMode::Session)
-        .discover(serve(provisioner()))
+        .connect(serve(provisioner()))
         .await
         .unwrap();
     assert_eq!(modern.protocol_version(), "2026-07-28");
@@ -225,7 +225,11 @@ async fn request_client_outside_a_legacy_session_is_method_not_found() {
         })
         .build()
         .unwrap();
-    let client = Client::builder("c", "1").connect(serve(server));
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(serve(server))
+        .await
+        .unwrap();
     let done = client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(text_of(&done), "-32601");
 }
@@ -275,7 +279,7 @@ async fn a_client_refusing_a_legacy_elicitation_fails_the_tool() {
             Err(RpcError::new(-32000, "the user walked away"))
         })
         .era(EraMode::Session)
-        .discover(serve(provisioner()))
+        .connect(serve(provisioner()))
         .await
         .unwrap();
     let err = client.call_tool("provision", json!({})).await.unwrap_err();

@@ -50,10 +50,13 @@ fn serve(builder: ServerBuilder) -> (memory::MemoryTransport, Recording) {
     (client_end, recording)
 }
 
-fn answering_client(transport: memory::MemoryTransport, recording: &Recording) -> Client {
+async fn answering_client(transport: memory::MemoryTransport, recording: &Recording) -> Client {
     Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
+        .era(tern::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording.clone()))
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -66,7 +69,7 @@ async fn one_round() {
             })
         },
     ));
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -121,7 +124,10 @@ async fn requests_of_one_round_run_concurrently() {
                 Ok(ask::accept([("region", "x")]))
             }
         })
-        .connect(Tap::new(transport, recording));
+        .era(tern::client::EraMode::Stateless)
+        .connect(Tap::new(transport, recording))
+        .await
+        .unwrap();
     let result = tokio::time::timeout(Duration::from_secs(5), client.call_tool("t", json!({})))
         .await
         .expect("the three requests of one round did not run concurrently")
@@ -204,7 +210,7 @@ async fn a_state_only_round_backs_off_50_ms_doubling_to_250_and_resets_after_req
             }
         },
     ));
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     client.call_tool("t", json!({})).await.unwrap();
     let times = times.lock().unwrap();
     let gaps: Vec<u128> = times
@@ -238,7 +244,7 @@ async fn request_state_is_echoed_byte_for_byte() {
             }
         },
     ));
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(seen.lock().unwrap()[1].as_deref(), Some(state));
     assert_eq!(
@@ -257,7 +263,7 @@ async fn no_state_is_sent_when_the_server_gave_none() {
             })
         },
     ));
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     client.call_tool("t", json!({})).await.unwrap();
     let retry = &recording.requests()[1]["params"];
     assert!(retry.get("requestState").is_none(), "{retry}");
@@ -270,7 +276,10 @@ async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
         .input_required_max_rounds(3)
-        .connect(Tap::new(transport, recording.clone()));
+        .era(tern::client::EraMode::Stateless)
+        .connect(Tap::new(transport, recording.clone()))
+        .await
+        .unwrap();
     let _ = client
         .call_tool("provision", json!({"name": "orders"}))
         .await;
@@ -335,7 +344,10 @@ async fn concurrent_calls_do_not_share_answers_or_state() {
                 format!("answer-{}", form.message),
             )]))
         })
-        .connect(Tap::new(transport, recording));
+        .era(tern::client::EraMode::Stateless)
+        .connect(Tap::new(transport, recording))
+        .await
+        .unwrap();
     let calls = (0..8).map(|i| {
         let client = client.clone();
         async move {
@@ -391,7 +403,10 @@ async fn a_request_type_without_a_callback_is_a_clear_error() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .connect(transport);
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         matches!(&err, Error::Input(tern::InputError::NoCallback { method }) if method == "sampling/createMessage"),
@@ -409,7 +424,10 @@ async fn an_error_response_aborts_the_loop() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .connect(transport);
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     let rpc = err.rpc().expect("a JSON-RPC error");
     assert_eq!((rpc.code, rpc.message.as_str()), (-32603, "Internal error"));
@@ -429,7 +447,10 @@ async fn a_refused_state_starts_the_call_over_once_then_is_its_own_error() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .connect(transport);
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(matches!(err, Error::StateRejected(_)), "{err:?}");
     // Turned off, the first refusal fails the call.
@@ -437,7 +458,10 @@ async fn a_refused_state_starts_the_call_over_once_then_is_its_own_error() {
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
         .restart_on_rejected_state(false)
-        .connect(transport);
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(matches!(err, Error::StateRejected(_)), "{err:?}");
 }
@@ -451,7 +475,10 @@ async fn a_callback_error_aborts_the_round() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Err(RpcError::internal("the user closed the window")) })
-        .connect(transport);
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         matches!(&err, Error::Input(tern::InputError::Callback { method, .. }) if method == "elicitation/create"),
@@ -465,7 +492,11 @@ async fn a_result_without_result_type_is_complete() {
         json!({"content": [{"type": "text", "text": "from an older server"}]}),
     ])
     .await;
-    let client = Client::builder("c", "1").connect(transport);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let result = client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(text_of(&result), "from an older server");
 }
@@ -473,7 +504,11 @@ async fn a_result_without_result_type_is_complete() {
 #[tokio::test]
 async fn an_unknown_result_type_is_an_error() {
     let transport = rogue_server(vec![json!({"resultType": "teleport", "content": []})]).await;
-    let client = Client::builder("c", "1").connect(transport);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "teleport"),
@@ -486,7 +521,11 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
     // The 2025-11-25 shape nested the task; the extension's is flat.
     let transport =
         rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
-    let client = Client::builder("c", "1").connect(transport);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         matches!(&err, Error::Protocol(tern::ProtocolError::Decode { .. })),
@@ -512,7 +551,11 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
             "result": {"resultType": "complete", "content": [{"type": "text", "text": "fine"}]}}))
             .await;
     });
-    let client = Client::builder("c", "1").connect(client_end);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await
+        .unwrap();
     // Bounded: a reader that dropped the broken response would leave the call waiting.
     let within = |call| tokio::time::timeout(std::time::Duration::from_secs(10), call);
     let err = within(client.call_tool("t", json!({})))
@@ -535,7 +578,11 @@ async fn a_task_for_a_prompt_is_an_invalid_answer() {
     let created = json!({"resultType": "task", "taskId": "t1", "status": "working",
         "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z", "ttlMs": null});
     let transport = rogue_server(vec![created]).await;
-    let client = Client::builder("c", "1").connect(transport);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.get_prompt("p", None).await.unwrap_err();
     assert!(
         matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "task"),
@@ -546,7 +593,11 @@ async fn a_task_for_a_prompt_is_an_invalid_answer() {
 #[tokio::test]
 async fn an_input_required_result_with_neither_requests_nor_state_is_an_error() {
     let transport = rogue_server(vec![json!({"resultType": "input_required"})]).await;
-    let client = Client::builder("c", "1").connect(transport);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(transport)
+        .await
+        .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
         matches!(
@@ -594,7 +645,10 @@ async fn prompts_and_resource_templates_run_the_same_loop() {
         .on_list_roots(|_ctx, _p| async {
             Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///work"}]})).unwrap())
         })
-        .connect(client_end);
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await
+        .unwrap();
 
     let prompt = client.get_prompt("briefing", None).await.unwrap();
     let tern::types::v2026_07_28::ContentBlock::Text(t) = &prompt.messages[0].content else {
@@ -622,7 +676,7 @@ async fn asking_for_a_capability_the_client_did_not_declare_is_32021() {
         },
     ));
     // This client answers elicitation only: no sampling capability is declared.
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     let rpc = err.rpc().expect("a JSON-RPC error");
     assert_eq!(rpc.code, -32021);
@@ -721,7 +775,7 @@ fn stateful_tool(builder: ServerBuilder, seen: Log<Option<String>>) -> ServerBui
 async fn without_sealing_state_crosses_the_wire_verbatim() {
     let seen: Log<Option<String>> = Arc::default();
     let (transport, recording) = serve(stateful_tool(Server::builder("s", "1"), Arc::clone(&seen)));
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     client.call_tool("t", json!({})).await.unwrap();
     assert_eq!(
         recording.requests()[1]["params"]["requestState"],
@@ -736,7 +790,7 @@ async fn with_the_one_line_opt_in_state_is_sealed_on_the_wire_and_plain_for_the_
     let builder = stateful_tool(Server::builder("s", "1"), Arc::clone(&seen))
         .seal(RequestStateSecurity::ephemeral());
     let (transport, recording) = serve(builder);
-    let client = answering_client(transport, &recording);
+    let client = answering_client(transport, &recording).await;
     client.call_tool("t", json!({"a": 1})).await.unwrap();
     let on_wire = recording.requests()[1]["params"]["requestState"]
         .as_str()
@@ -815,7 +869,11 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     let (client_end, server_end) = memory::pair();
     let recording = Recording::default();
     tokio::spawn(async move { server.serve(server_end).await });
-    let client = Client::builder("c", "1").connect(Tap::new(client_end, recording.clone()));
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(Tap::new(client_end, recording.clone()))
+        .await
+        .unwrap();
     let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
     started_rx.await.unwrap();
     call.abort();
@@ -889,5 +947,12 @@ async fn progress_notifications_reach_the_request_that_asked() {
     let server = progress_server();
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
-    each_caller_sees_its_own_progress(&Client::builder("c", "1").connect(client_end)).await;
+    each_caller_sees_its_own_progress(
+        &Client::builder("c", "1")
+            .era(tern::client::EraMode::Stateless)
+            .connect(client_end)
+            .await
+            .unwrap(),
+    )
+    .await;
 }

@@ -214,7 +214,7 @@ async fn notes_behind(
         .build()
         .unwrap();
     Client::builder("e2e", "1")
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap()
 }

@@ -95,7 +95,11 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
     let (client_end, server_end) = memory::pair();
     let s = mcp.server().unwrap();
     tokio::spawn(async move { s.serve(server_end).await });
-    let modern = builder().connect(client_end);
+    let modern = builder()
+        .era(tern::client::EraMode::Stateless)
+        .connect(client_end)
+        .await
+        .unwrap();
     let result = modern
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -110,7 +114,7 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
     tokio::spawn(async move { s.serve(server_end).await });
     let legacy = builder()
         .era(EraMode::Session)
-        .discover(client_end)
+        .connect(client_end)
         .await
         .unwrap();
     assert_eq!(legacy.protocol_version(), "2025-11-25");
@@ -149,7 +153,7 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
         let transport = HttpClientTransport::builder(&url).build().unwrap();
         let client = builder()
             .era(mode)
-            .negotiate(Arc::new(transport))
+            .connect(Arc::new(transport))
             .await
             .unwrap();
         let result = client
@@ -177,6 +181,7 @@ async fn one_resolver_tool_serves_both_eras_over_http() {
 async fn the_resolver_asks_region_then_confirmation_one_round_each() {
     let mcp = server();
     TestClient::new(&mcp)
+        .await
         .unwrap()
         .answer("elicit_region", json!({"region": "eu-west-1"}))
         .answer_question("Create orders?", json!({"ok": true}))
@@ -188,6 +193,7 @@ async fn the_resolver_asks_region_then_confirmation_one_round_each() {
         .assert_text("Provisioned 'orders' in eu-west-1 (confirmed: true).");
 
     TestClient::new(&mcp)
+        .await
         .unwrap()
         .decline("elicit_region")
         .answer("confirm", json!({"ok": false}))
@@ -196,6 +202,7 @@ async fn the_resolver_asks_region_then_confirmation_one_round_each() {
         .assert_text("Provisioned 'orders' in  (confirmed: false).");
 
     let stopped = TestClient::new(&mcp)
+        .await
         .unwrap()
         .answer("elicit_region", json!({"region": "eu-west-1"}))
         .call_tool("provision", json!({"name": "orders"}))

@@ -15,7 +15,7 @@ const KEY: [u8; 32] = [42; 32];
 const TTL: Duration = Duration::from_secs(60);
 
 /// The seed's server, its state sealed under [`KEY`] with a TTL of [`TTL`] on `clock`.
-fn client(clock: &Arc<ManualClock>, key: [u8; 32]) -> TestClient {
+async fn client(clock: &Arc<ManualClock>, key: [u8; 32]) -> TestClient {
     let security = RequestStateSecurity::keys([key])
         .unwrap()
         .ttl(TTL)
@@ -23,6 +23,7 @@ fn client(clock: &Arc<ManualClock>, key: [u8; 32]) -> TestClient {
         .clock(Arc::clone(clock) as Arc<dyn tern::seal::Clock>);
     let server = seed::provision_server().seal(security).build().unwrap();
     TestClient::over(server)
+        .await
         .unwrap()
         .answer("region", json!({"region": seed::REGION}))
 }
@@ -36,6 +37,7 @@ async fn a_state_answered_within_its_ttl_completes_the_call() {
     let clock = clock();
     let ticking = Arc::clone(&clock);
     let transcript = client(&clock, KEY)
+        .await
         .between_rounds(move |_| ticking.advance(TTL - Duration::from_secs(1)))
         .call_tool("provision", json!({"name": "orders"}))
         .await;
@@ -52,6 +54,7 @@ async fn a_state_answered_past_its_ttl_is_refused() {
     let clock = clock();
     let ticking = Arc::clone(&clock);
     client(&clock, KEY)
+        .await
         .between_rounds(move |_| ticking.advance(TTL + Duration::from_secs(1)))
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -63,6 +66,7 @@ async fn a_state_answered_past_its_ttl_is_refused() {
 async fn a_state_altered_on_the_way_is_refused() {
     let clock = clock();
     client(&clock, KEY)
+        .await
         .alter_state(|state| {
             // One character of the sealed text changed (the tag no longer matches).
             let last = state.pop().unwrap_or('A');
@@ -79,6 +83,7 @@ async fn a_state_sealed_by_another_key_is_refused_by_the_instance_that_has_not_g
     // what a fleet without the key on every instance does.
     let clock = clock();
     let first = client(&clock, KEY)
+        .await
         .call_tool("provision", json!({"name": "orders"}))
         .await;
     first.assert_text(&seed::provisioned("orders", seed::REGION));
@@ -86,12 +91,14 @@ async fn a_state_sealed_by_another_key_is_refused_by_the_instance_that_has_not_g
     let taken: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let seen = Arc::clone(&taken);
     client(&clock, KEY)
+        .await
         .alter_state(move |state| *seen.lock().unwrap() = Some(state.clone()))
         .call_tool("provision", json!({"name": "orders"}))
         .await
         .assert_text(&seed::provisioned("orders", seed::REGION));
     let sealed_elsewhere = taken.lock().unwrap().clone().unwrap();
     client(&clock, [7; 32])
+        .await
         .alter_state(move |state| *state = sealed_elsewhere.clone())
         .call_tool("provision", json!({"name": "orders"}))
         .await

@@ -76,7 +76,7 @@ async fn a_layer_sees_every_round_of_a_call_with_its_round_number_and_outcome() 
         .layer(Recorder("outer", Arc::clone(&seen), Arc::clone(&order)))
         .layer(Recorder("inner", Arc::default(), Arc::clone(&order)));
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(answering(), &url(addr));
+    let c = connect(answering(), &url(addr)).await;
     c.call_tool("steps", json!({})).await.unwrap();
 
     let call = |round, outcome| {
@@ -128,7 +128,7 @@ async fn a_guard_answers_in_the_tools_place_and_the_tool_never_runs() {
             });
     }
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
-    let c = connect(answering(), &url(addr));
+    let c = connect(answering(), &url(addr)).await;
     let err = c.call_tool("danger", json!({})).await.unwrap_err();
     assert!(err.to_string().contains("switched off"), "{err}");
     assert_eq!(*ran.lock().unwrap(), 0);

@@ -406,7 +406,7 @@ async fn session_client(addr: SocketAddr) -> Client {
             Ok(tern::ask::accept([(field.as_str(), value)]))
         })
         .era(EraMode::Session)
-        .negotiate(std::sync::Arc::new(transport))
+        .connect(std::sync::Arc::new(transport))
         .await
         .unwrap()
 }
@@ -443,7 +443,7 @@ async fn listens_to_one_uri(mode: EraMode, expected_version: &str) {
         .unwrap();
     let client = Client::builder("c", "1")
         .era(mode)
-        .negotiate(std::sync::Arc::new(transport))
+        .connect(std::sync::Arc::new(transport))
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), expected_version);
@@ -510,7 +510,7 @@ async fn always_asking_on_a_session(
             }
         })
         .era(EraMode::Session)
-        .discover(client_end)
+        .connect(client_end)
         .await
         .unwrap();
     let err = client.call_tool("any", json!({})).await.unwrap_err();

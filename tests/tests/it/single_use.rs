@@ -89,14 +89,17 @@ async fn serve(mcp: &McpServer) -> SocketAddr {
     addr
 }
 
-fn client(addr: SocketAddr) -> Client {
+async fn client(addr: SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
         .build()
         .unwrap();
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
     Client::builder("payer", "1")
         .capabilities(capabilities)
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 /// The params of the round after `asked`, answering its one question with `value`.
@@ -167,7 +170,7 @@ async fn a_single_use_tool_completes_once_refuses_a_replay_and_answers_a_lost_re
     let transfers = Arc::new(AtomicUsize::new(0));
     let server = transfer_server(Arc::clone(&transfers), None);
     let addr = serve(&server).await;
-    let c = client(addr);
+    let c = client(addr).await;
     flow_across(&c, &c, &transfers).await;
 }
 
@@ -187,7 +190,7 @@ async fn across_two_instances_on_one_redis_a_single_use_flow_completes_once() {
     let store_b: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
     let a = transfer_server(Arc::clone(&transfers), Some(store_a));
     let b = transfer_server(Arc::clone(&transfers), Some(store_b));
-    let (a, b) = (client(serve(&a).await), client(serve(&b).await));
+    let (a, b) = (client(serve(&a).await).await, client(serve(&b).await).await);
     flow_across(&a, &b, &transfers).await;
     // And again: a fresh flow is not confused with the first.
     transfers.store(0, Ordering::SeqCst);

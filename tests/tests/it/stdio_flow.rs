@@ -32,7 +32,10 @@ async fn the_full_mrtr_flow_runs_over_stdio_with_a_spawned_server() {
     .unwrap();
     let client = Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .connect(child);
+        .era(tern::client::EraMode::Stateless)
+        .connect(child)
+        .await
+        .unwrap();
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
         .await
@@ -81,7 +84,7 @@ async fn the_call_command_spawns_a_stdio_server_and_provisions() {
 async fn discovery_over_stdio_finds_2026_07_28_on_a_tern_child() {
     let asked = Asked::default();
     let client = recording_client(&asked)
-        .discover(ChildProcessTransport::spawn(provision_server_command()).unwrap())
+        .connect(ChildProcessTransport::spawn(provision_server_command()).unwrap())
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), "2026-07-28");
@@ -102,7 +105,7 @@ async fn discovery_over_stdio_opens_a_session_with_a_legacy_only_child() {
     )
     .unwrap();
     let asked = Asked::default();
-    let client = recording_client(&asked).discover(child).await.unwrap();
+    let client = recording_client(&asked).connect(child).await.unwrap();
     assert_eq!(client.protocol_version(), "2025-11-25");
     let result = client
         .call_tool("provision", json!({"name": "orders"}))
@@ -174,7 +177,11 @@ async fn a_raw_peer_over_a_child_gets_parse_errors_for_garbage() {
 async fn dropping_the_client_ends_the_child_process() {
     let child = ChildProcessTransport::spawn(provision_server_command()).unwrap();
     let pid = child.id().unwrap();
-    let client = Client::builder("c", "1").connect(child);
+    let client = Client::builder("c", "1")
+        .era(tern::client::EraMode::Stateless)
+        .connect(child)
+        .await
+        .unwrap();
     drop(client);
     let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

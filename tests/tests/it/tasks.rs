@@ -48,7 +48,7 @@ async fn start(args: &[&str]) -> Instance {
         .to_owned();
     let instance = Instance { child, url };
     // Ready when it answers a protocol request, not when its port is bound.
-    let probe = client(&instance, "probe");
+    let probe = client(&instance, "probe").await;
     for _ in 0..200 {
         if probe
             .task("nothing")
@@ -66,11 +66,11 @@ async fn start(args: &[&str]) -> Instance {
 
 /// A client of `instance` for `user`, answering every form: a region `eu`, a
 /// confirmation `true`.
-fn client(instance: &Instance, user: &str) -> Client {
-    client_with(instance, user, true)
+async fn client(instance: &Instance, user: &str) -> Client {
+    client_with(instance, user, true).await
 }
 
-fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
+async fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
     let transport = tern::transport::http::client::HttpClientTransport::builder(&instance.url)
         .with_bearer_token(format!("user:{user}"))
         .build()
@@ -79,7 +79,10 @@ fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
         .on_elicitation(answer_form)
         .extension(tern::tasks::EXTENSION, tasks.then(serde_json::Map::new))
         .era(EraMode::Stateless)
-        .build(Arc::new(transport))
+        .era(tern::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap()
 }
 
 async fn answer_form(
@@ -158,11 +161,11 @@ fn answer(key: &str, field: &str, value: ElicitValue) -> InputResponses {
 async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_session() {
     let server = start(&[]).await;
     // Inline MRTR: a client that does not declare tasks answers two rounds.
-    let inline = client_with(&server, "ada", false);
+    let inline = client_with(&server, "ada", false).await;
     let result = inline.call_tool("plan", json!({})).await.unwrap();
     assert_eq!(text(&result), "planned eu: true");
     // As a task: the same questions surface as the task's input requests.
-    let tasks = client(&server, "ada");
+    let tasks = client(&server, "ada").await;
     let task = started_task(&tasks, "plan", json!({})).await;
     let asked = until(&task, Duration::from_secs(10), |s| {
         matches!(s, TaskState::InputRequired(_))
@@ -183,7 +186,7 @@ async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_
     let session = Client::builder("task-tests", "1")
         .on_elicitation(answer_form)
         .era(EraMode::Session)
-        .negotiate(Arc::new(transport))
+        .connect(Arc::new(transport))
         .await
         .unwrap();
     assert_eq!(session.protocol_version(), "2025-11-25");
@@ -194,11 +197,11 @@ async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_
 #[tokio::test]
 async fn a_task_only_tool_refuses_a_client_without_tasks_and_a_dropped_call_cancels_its_task() {
     let server = start(&["--poll-ms", "20"]).await;
-    let plain = client_with(&server, "ada", false);
+    let plain = client_with(&server, "ada", false).await;
     let err = plain.call_tool("deploy", json!({})).await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(-32021), "{err}");
     // The automatic call gives up (a timeout): the task it followed is cancelled.
-    let c = client(&server, "ada");
+    let c = client(&server, "ada").await;
     let cancelled = || async { text(&c.call_tool("cancelled", json!({})).await.unwrap()) };
     assert_eq!(cancelled().await, "0");
     let call = c.call_tool("slow", json!({"ms": 60_000}));
@@ -235,8 +238,8 @@ async fn a_task_created_on_a_is_answered_partially_then_fully_and_completed_thro
     let redis = redis("answer").await;
     let a = start(&["--redis", &redis.url]).await;
     let b = start(&["--redis", &redis.url]).await;
-    let task = started_task(&client(&a, "ada"), "deploy", json!({})).await;
-    let on_b = client(&b, "ada").task(task.id());
+    let task = started_task(&client(&a, "ada").await, "deploy", json!({})).await;
+    let on_b = client(&b, "ada").await.task(task.id());
     let TaskState::InputRequired(asked) = until(&on_b, Duration::from_secs(10), |s| {
         matches!(s, TaskState::InputRequired(_))
     })
@@ -272,8 +275,8 @@ async fn a_task_running_on_a_is_cancelled_through_b() {
     let redis = redis("cancel").await;
     let a = start(&["--redis", &redis.url]).await;
     let b = start(&["--redis", &redis.url]).await;
-    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 60_000})).await;
-    let on_b = client(&b, "ada").task(task.id());
+    let task = started_task(&client(&a, "ada").await, "slow", json!({"ms": 60_000})).await;
+    let on_b = client(&b, "ada").await.task(task.id());
     assert!(matches!(on_b.get().await.unwrap(), TaskState::Working));
     on_b.cancel().await.unwrap();
     until(&on_b, Duration::from_secs(5), |s| {
@@ -292,8 +295,8 @@ async fn a_task_whose_instance_is_killed_fails_once_its_lease_lapses() {
     let lease_ms = lease.as_millis().to_string();
     let mut a = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
     let b = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
-    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 60_000})).await;
-    let on_b = client(&b, "ada").task(task.id());
+    let task = started_task(&client(&a, "ada").await, "slow", json!({"ms": 60_000})).await;
+    let on_b = client(&b, "ada").await.task(task.id());
     tokio::time::sleep(lease * 2).await;
     assert!(
         matches!(on_b.get().await.unwrap(), TaskState::Working),
@@ -321,7 +324,7 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     let ttl = ["--ttl-ms", "4000"];
     let mut a = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
     let mut b = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
-    let task = started_task(&client(&a, "ada"), "slow", json!({"ms": 10})).await;
+    let task = started_task(&client(&a, "ada").await, "slow", json!({"ms": 10})).await;
     let id = task.id().to_owned();
     until(&task, Duration::from_secs(5), |s| {
         matches!(s, TaskState::Completed(_))
@@ -332,15 +335,22 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     let a = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
     let b = start(&[&["--redis", &redis.url][..], &ttl].concat()).await;
     for instance in [&a, &b] {
-        let TaskState::Completed(result) = client(instance, "ada").task(&id).get().await.unwrap()
+        let TaskState::Completed(result) =
+            client(instance, "ada").await.task(&id).get().await.unwrap()
         else {
             panic!("the result is kept")
         };
         assert_eq!(result["content"][0]["text"], "worked 10 ms");
         // Another caller: as if there were no such task.
-        let err = client(instance, "eve").task(&id).get().await.unwrap_err();
+        let err = client(instance, "eve")
+            .await
+            .task(&id)
+            .get()
+            .await
+            .unwrap_err();
         assert_eq!(rpc_code(&err), Some(-32602), "{err}");
         let err = client(instance, "eve")
+            .await
             .task(&id)
             .cancel()
             .await
@@ -349,7 +359,7 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     }
     // Past its TTL the task is gone.
     tokio::time::sleep(Duration::from_millis(4200)).await;
-    let err = client(&a, "ada").task(&id).get().await.unwrap_err();
+    let err = client(&a, "ada").await.task(&id).get().await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(-32602), "{err}");
 }
 
@@ -360,7 +370,7 @@ fn watching(ids: &[&str]) -> tern::types::v2026_07_28::SubscriptionFilter {
 #[tokio::test]
 async fn a_listener_hears_a_task_change_status_until_it_ends() {
     let server = start(&["--poll-ms", "20"]).await;
-    let c = client(&server, "ada");
+    let c = client(&server, "ada").await;
     let task = started_task(&c, "deploy", json!({})).await;
     let mut listener = c.listen(watching(&[task.id()])).await.unwrap();
     let mut statuses = Vec::new();
@@ -406,7 +416,7 @@ async fn a_listener_hears_a_task_change_status_until_it_ends() {
     );
     assert_eq!(statuses.last().map(String::as_str), Some("completed"));
     // Naming tasks without declaring the extension is refused.
-    let plain = client_with(&server, "ada", false);
+    let plain = client_with(&server, "ada", false).await;
     let err = plain.listen(watching(&[task.id()])).await.unwrap_err();
     assert_eq!(rpc_code(&err), Some(-32021), "{err}");
 }
@@ -421,7 +431,7 @@ fn rss_kib(pid: u32) -> u64 {
 async fn one_user_cannot_fill_the_store_for_everyone(server: &Instance) {
     let pid = server.child.id().unwrap();
     let before = rss_kib(pid);
-    let mallory = client(server, "mallory");
+    let mallory = client(server, "mallory").await;
     let mut held = Vec::new();
     let refusal = loop {
         match mallory
@@ -443,7 +453,7 @@ async fn one_user_cannot_fill_the_store_for_everyone(server: &Instance) {
     assert_eq!(rpc_code(&refusal), Some(-32000), "{refusal}");
     let message = refusal.to_string();
     assert!(message.contains("you hold 100 live tasks"), "{message}");
-    let alice = client(server, "alice");
+    let alice = client(server, "alice").await;
     let task = started_task(&alice, "slow", json!({"ms": 10})).await;
     let done = until(&task, Duration::from_secs(10), |s| {
         matches!(s, TaskState::Completed(_))

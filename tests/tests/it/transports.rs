@@ -39,13 +39,21 @@ impl Transport {
                 let server = fixture.server().unwrap();
                 let (client_end, server_end) = memory::pair();
                 tokio::spawn(async move { server.serve(server_end).await });
-                client.connect(client_end)
+                client
+                    .era(tern::client::EraMode::Stateless)
+                    .connect(client_end)
+                    .await
+                    .unwrap()
             }
             Transport::Stdio => {
                 let mut command =
                     tokio::process::Command::new(env!("CARGO_BIN_EXE_fixture_server"));
                 command.arg(fixture.name());
-                client.connect(ChildProcessTransport::spawn(command).unwrap())
+                client
+                    .era(tern::client::EraMode::Stateless)
+                    .connect(ChildProcessTransport::spawn(command).unwrap())
+                    .await
+                    .unwrap()
             }
             Transport::Http => {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -54,7 +62,11 @@ impl Transport {
                 tokio::spawn(http.serve(listener, std::future::pending()));
                 http_ready(&url).await;
                 let transport = HttpClientTransport::builder(&url).build().unwrap();
-                client.build(Arc::new(transport))
+                client
+                    .era(tern::client::EraMode::Stateless)
+                    .connect(Arc::new(transport))
+                    .await
+                    .unwrap()
             }
         }
     }
@@ -67,7 +79,7 @@ async fn http_ready(url: &str) {
     loop {
         let transport = HttpClientTransport::builder(url).build().unwrap();
         let probe = Client::builder("readiness-probe", "1.0")
-            .negotiate(Arc::new(transport))
+            .connect(Arc::new(transport))
             .await;
         match probe {
             Ok(_) => return,

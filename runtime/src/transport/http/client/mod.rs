@@ -8,7 +8,7 @@
 //! use tern::transport::http::client::HttpClientTransport;
 //!
 //! let transport = HttpClientTransport::builder("http://127.0.0.1:8080/mcp").build()?;
-//! let client = Client::builder("me", "1.0").build(Arc::new(transport));
+//! let client = Client::builder("me", "1.0").era(tern::client::EraMode::Stateless).connect(Arc::new(transport)).await?;
 //! # Ok(()) }
 //! ```
 //!
@@ -29,7 +29,7 @@
 //! Without it, only `http://`.
 //!
 //! **Both eras.** The transport is an [`EraTransport`]: hand it to
-//! [`ClientBuilder::negotiate`](crate::client::ClientBuilder::negotiate) and the client
+//! [`ClientBuilder::connect`](crate::client::ClientBuilder::connect) and the client
 //! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
 //! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
 //! found is remembered per endpoint URL in the transport's [`EraCache`], which the
