@@ -26,31 +26,30 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a transport could not carry a message.
 ///
-/// Built from a message (`TransportError("closed".into())`), or by
+/// Built from a message ([`TransportError::new`]), or by
 /// [`TransportError::http`] when an HTTP server refused a request: then
 /// [`http_status`](Self::http_status) tells a 400 from a 404 or 405 (what era discovery
 /// needs) and [`rpc_error`](Self::rpc_error) holds the JSON-RPC error the body carried.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("transport: {0}")]
-pub struct TransportError(pub TransportFailure);
+pub struct TransportError(pub(crate) TransportFailure);
 
-/// What a [`TransportError`] knows.
+/// What a [`TransportError`] knows, read through its accessors.
 #[derive(Debug, Clone, PartialEq, Default)]
-#[non_exhaustive]
-pub struct TransportFailure {
+pub(crate) struct TransportFailure {
     /// What went wrong.
-    pub message: String,
+    pub(crate) message: String,
     /// The HTTP status of a refused request, when an HTTP server answered with one.
-    pub http_status: Option<u16>,
+    pub(crate) http_status: Option<u16>,
     /// The JSON-RPC error the refusal's body carried, if it was one (boxed to keep
     /// errors small on the happy path).
-    pub rpc_error: Option<Box<RpcError>>,
+    pub(crate) rpc_error: Option<Box<RpcError>>,
     /// One message was dropped (too large to read) and the transport goes on.
-    pub skipped: bool,
+    pub(crate) skipped: bool,
     /// The `WWW-Authenticate` challenge of a 401 or 403, when the server sent one.
-    pub www_authenticate: Option<String>,
+    pub(crate) www_authenticate: Option<String>,
     /// When a busy server (503 or 429) said to try again (`Retry-After`, in seconds).
-    pub retry_after: Option<std::time::Duration>,
+    pub(crate) retry_after: Option<std::time::Duration>,
 }
 
 impl std::fmt::Display for TransportFailure {
@@ -131,6 +130,11 @@ impl TransportError {
     /// The `WWW-Authenticate` challenge a 401 or 403 carried.
     pub fn www_authenticate(&self) -> Option<&str> {
         self.0.www_authenticate.as_deref()
+    }
+
+    /// How long a busy server (503 or 429) asked the client to wait (`Retry-After`).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.0.retry_after
     }
 }
 
