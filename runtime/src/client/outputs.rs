@@ -64,6 +64,7 @@ pub(crate) fn lists_output_schemas(client: &Client) -> bool {
     }
     #[cfg(not(feature = "schema-validation"))]
     {
+        let _ = client;
         false
     }
 }
@@ -101,6 +102,6 @@ pub(crate) fn check_output(
         crate::util::schema::check(&validator, content, "the content").map_err(fail)?;
     }
     #[cfg(not(feature = "schema-validation"))]
-    let _ = (name, result);
+    let _ = (client, name, result);
     Ok(())
 }
