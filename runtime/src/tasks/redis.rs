@@ -59,7 +59,7 @@ impl std::fmt::Debug for RedisTaskStore {
 }
 
 fn failed(e: redis::RedisError) -> TaskStoreError {
-    TaskStoreError(e.to_string())
+    TaskStoreError::caused_by(e)
 }
 
 fn status_name(s: Status) -> &'static str {
@@ -189,7 +189,7 @@ fn field<T: std::str::FromStr>(
 ) -> Result<T, TaskStoreError> {
     h.get(name)
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| TaskStoreError(format!("a stored task has no valid {name}")))
+        .ok_or_else(|| TaskStoreError::new(format!("a stored task has no valid {name}")))
 }
 
 fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
@@ -296,7 +296,7 @@ impl TaskStore for RedisTaskStore {
             let status = h
                 .get("status")
                 .and_then(|s| status_of(s))
-                .ok_or_else(|| TaskStoreError("a stored task has no valid status".into()))?;
+                .ok_or_else(|| TaskStoreError::new("a stored task has no valid status"))?;
             Ok(Some(TaskRecord {
                 id: id.to_owned(),
                 owner: h.get("owner").cloned().unwrap_or_default(),

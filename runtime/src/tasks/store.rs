@@ -18,8 +18,31 @@ use crate::transport::BoxFuture;
 
 /// A task store failed (the backend is unreachable, or answered nonsense).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("task store: {0}")]
-pub struct TaskStoreError(pub String);
+#[error("task store: {message}")]
+pub struct TaskStoreError {
+    message: String,
+    #[source]
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl TaskStoreError {
+    /// A failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure of the backend, whose own error is kept as this one's
+    /// [`source`](std::error::Error::source).
+    pub fn caused_by(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            message: source.to_string(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+}
 
 /// A task's status, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -408,6 +431,16 @@ impl TaskStore for MemoryTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_failure_keeps_the_backends_error_as_its_source() {
+        let backend = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = TaskStoreError::caused_by(backend);
+        assert_eq!(e.to_string(), "task store: refused");
+        let source = std::error::Error::source(&e).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("refused"));
+        assert!(std::error::Error::source(&TaskStoreError::new("full")).is_none());
+    }
 
     fn task(id: &str, ttl_ms: u64) -> TaskRecord {
         let now = now_ms();

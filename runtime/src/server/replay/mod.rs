@@ -63,8 +63,31 @@ pub enum Redemption {
 /// Why a store could not answer. The request fails with an internal error (closed: a
 /// store that cannot tell is never taken for a first redemption).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("replay store: {0}")]
-pub struct StoreError(pub String);
+#[error("replay store: {message}")]
+pub struct StoreError {
+    message: String,
+    #[source]
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// A failure described by `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A failure of the backend, whose own error is kept as this one's
+    /// [`source`](std::error::Error::source).
+    pub fn caused_by(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            message: source.to_string(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+}
 
 /// Where redemptions of single-use state are recorded. Implementations must make
 /// [`redeem`](Self::redeem) atomic: of two concurrent redemptions of one token, exactly
@@ -140,7 +163,7 @@ impl ReplayStore for MemoryReplayStore {
                     entries.retain(|_, e| e.expires > now);
                 }
                 if entries.len() >= self.max {
-                    Err(StoreError(format!(
+                    Err(StoreError::new(format!(
                         "{} live redemptions: the store is full",
                         self.max
                     )))

@@ -31,7 +31,7 @@ impl std::fmt::Debug for RedisReplayStore {
 }
 
 fn failed(e: redis::RedisError) -> StoreError {
-    StoreError(e.to_string())
+    StoreError::caused_by(e)
 }
 
 fn millis(ttl: Duration) -> u64 {
