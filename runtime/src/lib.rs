@@ -107,6 +107,7 @@ pub mod testing;
 pub mod transport;
 mod util;
 
-pub use error::{ConfigError, Error, InputError, ProtocolError, Result};
+pub use error::detail::{ConfigError, InputError, ProtocolError, StoreError};
+pub use error::{Error, Result};
 pub use protocol::Era;
 pub use tern_types as types;

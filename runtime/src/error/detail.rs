@@ -187,3 +187,54 @@ pub enum InputError {
         max: usize,
     },
 }
+
+/// A store could not answer: a replay store ([`ReplayStore`](crate::server::replay::ReplayStore))
+/// or a task store ([`TaskStore`](crate::tasks::TaskStore)) whose backend is unreachable
+/// or answered nonsense. The request it served fails with an internal error.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{store}: {message}")]
+pub struct StoreError {
+    store: &'static str,
+    message: String,
+    #[source]
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl StoreError {
+    /// `store` (such as "task store") failed as `message` says.
+    pub fn new(store: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            store,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// `store`'s backend failed; its own error is kept as this one's
+    /// [`source`](std::error::Error::source).
+    pub fn caused_by(
+        store: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            store,
+            message: source.to_string(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_failure_keeps_the_backends_error_as_its_source() {
+        let backend = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = StoreError::caused_by("task store", backend);
+        assert_eq!(e.to_string(), "task store: refused");
+        let source = std::error::Error::source(&e).map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("refused"));
+        assert!(std::error::Error::source(&StoreError::new("task store", "full")).is_none());
+    }
+}

@@ -2,9 +2,9 @@
 //! ([`ProtocolError`], [`InputError`]), and [`ConfigError`] for configuration and
 //! building, apart.
 
-mod detail;
+pub(crate) mod detail;
 
-pub use detail::{ConfigError, InputError, ProtocolError};
+use detail::{ConfigError, InputError, ProtocolError};
 
 /// Everything that can go wrong in tern, outside the wire errors a peer sends.
 #[derive(Debug, thiserror::Error)]

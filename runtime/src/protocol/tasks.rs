@@ -12,7 +12,7 @@ use crate::types::v2026_07_28::RequestMetaObject;
 use crate::types::v2026_07_28::method::ClientRequestParams;
 
 /// The extension's identifier, as declared under `capabilities.extensions`.
-pub const EXTENSION: &str = ext::EXTENSION_ID;
+pub(crate) const EXTENSION: &str = ext::EXTENSION_ID;
 
 /// A tasks method's params: the extension's params (which do not name `_meta`) and the
 /// request's `_meta`, read out of them once.

@@ -53,7 +53,7 @@ pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
 pub use context::RequestContext;
 pub use events::ServerEvent;
 pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};
-pub use mcp::ToolHandoff;
+pub use mcp::handoff::ToolHandoff;
 pub use outbound::Outbound;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 #[cfg(feature = "http-server")]

@@ -48,16 +48,19 @@ use std::time::Duration;
 pub use redis::RedisTaskStore;
 pub use serve::OnRequest;
 pub use store::{
-    Admission, DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore,
-    TaskStoreError, Transition,
+    Admission, DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition,
 };
+
+/// How a task store names itself in its errors.
+const STORE: &str = "task store";
 
 /// How many live tasks one principal may hold unless told otherwise
 /// ([`Tasks::max_per_principal`]): far below any store's capacity, so that one caller
 /// cannot fill it for everyone.
 pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
-pub use crate::protocol::tasks::EXTENSION;
+/// The extension's identifier, as declared under `capabilities.extensions`.
+pub const EXTENSION: &str = crate::protocol::tasks::EXTENSION;
 
 /// Whether a tool may run as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

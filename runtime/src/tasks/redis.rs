@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::store::{Admission, Status, TaskRecord, TaskStore, TaskStoreError, Transition};
+use super::store::{Admission, Status, TaskRecord, TaskStore, Transition};
+use crate::StoreError;
 use crate::transport::BoxFuture;
 
 /// How often a waiting body looks for answers and cancellation in Redis.
@@ -58,8 +59,8 @@ impl std::fmt::Debug for RedisTaskStore {
     }
 }
 
-fn failed(e: redis::RedisError) -> TaskStoreError {
-    TaskStoreError::caused_by(e)
+fn failed(e: redis::RedisError) -> StoreError {
+    StoreError::caused_by(super::STORE, e)
 }
 
 fn status_name(s: Status) -> &'static str {
@@ -151,7 +152,7 @@ impl RedisTaskStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
     /// its own if the link drops. Keys start with `tern:task:` unless
     /// [`with_prefix`](Self::with_prefix) says otherwise.
-    pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(failed)?;
         let connection = ConnectionManager::new(client).await.map_err(failed)?;
         Ok(Self {
@@ -183,13 +184,10 @@ fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
     out
 }
 
-fn field<T: std::str::FromStr>(
-    h: &HashMap<String, String>,
-    name: &str,
-) -> Result<T, TaskStoreError> {
+fn field<T: std::str::FromStr>(h: &HashMap<String, String>, name: &str) -> Result<T, StoreError> {
     h.get(name)
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| TaskStoreError::new(format!("a stored task has no valid {name}")))
+        .ok_or_else(|| StoreError::new(super::STORE, format!("a stored task has no valid {name}")))
 }
 
 fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
@@ -201,7 +199,7 @@ impl TaskStore for RedisTaskStore {
         &self,
         task: TaskRecord,
         per_owner: usize,
-    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>> {
+    ) -> BoxFuture<'_, Result<Admission, StoreError>> {
         let [_, _, key] = self.keys(&task.id);
         let owned = format!("{}owner:{}", self.prefix, task.owner);
         let mut connection = self.connection.clone();
@@ -278,7 +276,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
         let [asks, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -293,10 +291,9 @@ impl TaskStore for RedisTaskStore {
             if h.is_empty() {
                 return Ok(None);
             }
-            let status = h
-                .get("status")
-                .and_then(|s| status_of(s))
-                .ok_or_else(|| TaskStoreError::new("a stored task has no valid status"))?;
+            let status = h.get("status").and_then(|s| status_of(s)).ok_or_else(|| {
+                StoreError::new(super::STORE, "a stored task has no valid status")
+            })?;
             Ok(Some(TaskRecord {
                 id: id.to_owned(),
                 owner: h.get("owner").cloned().unwrap_or_default(),
@@ -319,7 +316,7 @@ impl TaskStore for RedisTaskStore {
         &'a self,
         id: &'a str,
         change: Transition,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let [asks, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -343,7 +340,7 @@ impl TaskStore for RedisTaskStore {
         id: &'a str,
         answers: Vec<(String, String)>,
         at_ms: u64,
-    ) -> BoxFuture<'a, Result<Vec<String>, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         let [asks, answered, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -359,7 +356,7 @@ impl TaskStore for RedisTaskStore {
     fn take_answers<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
         let [_, answered, _] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -374,7 +371,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -389,11 +386,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn renew<'a>(
-        &'a self,
-        id: &'a str,
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {

@@ -14,35 +14,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
+use crate::StoreError;
 use crate::transport::BoxFuture;
-
-/// A task store failed (the backend is unreachable, or answered nonsense).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("task store: {message}")]
-pub struct TaskStoreError {
-    message: String,
-    #[source]
-    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
-}
-
-impl TaskStoreError {
-    /// A failure described by `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    /// A failure of the backend, whose own error is kept as this one's
-    /// [`source`](std::error::Error::source).
-    pub fn caused_by(source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self {
-            message: source.to_string(),
-            source: Some(std::sync::Arc::new(source)),
-        }
-    }
-}
 
 /// A task's status, as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,17 +124,17 @@ pub trait TaskStore: Send + Sync + 'static {
         &self,
         task: TaskRecord,
         per_owner: usize,
-    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>>;
+    ) -> BoxFuture<'_, Result<Admission, StoreError>>;
 
     /// The task, if the store still has it.
-    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
 
     /// Applies `change` unless the task is terminal (or gone); whether it applied.
     fn transition<'a>(
         &'a self,
         id: &'a str,
         change: Transition,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Delivers answers: those whose key is outstanding leave the outstanding requests
     /// and wait for the body; the others are ignored. Once none is outstanding, the task
@@ -171,25 +144,21 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &'a str,
         answers: Vec<(String, String)>,
         at_ms: u64,
-    ) -> BoxFuture<'a, Result<Vec<String>, TaskStoreError>>;
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
 
     /// Takes the answers delivered since the last call.
     fn take_answers<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TaskStoreError>>;
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>>;
 
     /// Asks for the task's cancellation (nothing for a terminal task); whether the task
     /// exists.
-    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Extends the running instance's lease to `until_ms`; whether a cancellation was
     /// asked for (or the task is gone or terminal: the body should stop either way).
-    fn renew<'a>(
-        &'a self,
-        id: &'a str,
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>>;
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Waits until something may have changed for task `id` (an answer, a cancellation)
     /// or `at_most` passes. A store that cannot tell sleeps `at_most`.
@@ -276,7 +245,7 @@ impl TaskStore for MemoryTaskStore {
         &self,
         task: TaskRecord,
         per_owner: usize,
-    ) -> BoxFuture<'_, Result<Admission, TaskStoreError>> {
+    ) -> BoxFuture<'_, Result<Admission, StoreError>> {
         let capacity = self.capacity();
         let outcome = self.with(|tasks| {
             let now = now_ms();
@@ -310,7 +279,7 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move { outcome })
     }
 
-    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
         let record = self.with(|tasks| tasks.live(id).map(|e| e.record.clone()));
         Box::pin(async move { Ok(record) })
     }
@@ -319,7 +288,7 @@ impl TaskStore for MemoryTaskStore {
         &'a self,
         id: &'a str,
         change: Transition,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let applied = self.with(|tasks| {
             let Some(entry) = tasks.live(id) else {
                 return false;
@@ -345,7 +314,7 @@ impl TaskStore for MemoryTaskStore {
         id: &'a str,
         answers: Vec<(String, String)>,
         at_ms: u64,
-    ) -> BoxFuture<'a, Result<Vec<String>, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         let accepted = self.with(|tasks| {
             let Some(entry) = tasks.live(id) else {
                 return Vec::new();
@@ -376,7 +345,7 @@ impl TaskStore for MemoryTaskStore {
     fn take_answers<'a>(
         &'a self,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Vec<(String, String)>, TaskStoreError>> {
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
         let answers = self.with(|tasks| {
             tasks
                 .live(id)
@@ -386,7 +355,7 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move { Ok(answers) })
     }
 
-    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    fn request_cancel<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let exists = self.with(|tasks| match tasks.live(id) {
             Some(entry) => {
                 if !entry.record.status.is_terminal() {
@@ -400,11 +369,7 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move { Ok(exists) })
     }
 
-    fn renew<'a>(
-        &'a self,
-        id: &'a str,
-        until_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, TaskStoreError>> {
+    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
         let stop = self.with(|tasks| match tasks.live(id) {
             Some(entry) => {
                 entry.record.lease_ms = until_ms;
@@ -431,16 +396,6 @@ impl TaskStore for MemoryTaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_backend_failure_keeps_the_backends_error_as_its_source() {
-        let backend = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        let e = TaskStoreError::caused_by(backend);
-        assert_eq!(e.to_string(), "task store: refused");
-        let source = std::error::Error::source(&e).map(ToString::to_string);
-        assert_eq!(source.as_deref(), Some("refused"));
-        assert!(std::error::Error::source(&TaskStoreError::new("full")).is_none());
-    }
 
     fn task(id: &str, ttl_ms: u64) -> TaskRecord {
         let now = now_ms();

@@ -31,7 +31,7 @@ fn unknown_task() -> RpcError {
     RpcError::invalid_params("Unknown task")
 }
 
-fn store_failed(e: super::TaskStoreError) -> RpcError {
+fn store_failed(e: crate::StoreError) -> RpcError {
     tracing::error!(error = %e, "the task store failed");
     RpcError::internal("Internal error")
 }

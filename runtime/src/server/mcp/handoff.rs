@@ -14,7 +14,7 @@ use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
 use crate::server::extension::ToolSetting;
 use crate::transport::BoxFuture;
-use crate::types::v2026_07_28::{CallToolOutcome, InputResponses, Tool};
+use crate::types::v2026_07_28::{CallToolOutcome, InputResponses};
 
 /// A `tools/call` an [`Extension`](crate::server::Extension) takes: the tool, its
 /// setting for the extension, the request, and the checked arguments.
@@ -61,11 +61,6 @@ impl ToolHandoff {
     /// The request.
     pub fn context(&self) -> &RequestContext {
         &self.ctx
-    }
-
-    /// The tool, as `tools/list` shows it.
-    pub fn tool(&self) -> &Tool {
-        &self.entry.tool
     }
 
     /// The tool's setting of type `S`, if it was registered with one.

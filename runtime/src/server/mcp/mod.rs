@@ -35,7 +35,7 @@
 mod context;
 mod describe;
 mod detach;
-mod handoff;
+pub(crate) mod handoff;
 mod listen;
 mod paging;
 mod prompt;
@@ -51,8 +51,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use context::{PromptContext, ResourceContext, ToolContext};
-pub use handoff::ToolHandoff;
-pub(crate) use handoff::{Detaching, ToolBody};
+pub(crate) use handoff::{Detaching, ToolBody, ToolHandoff};
 pub use prompt::{IntoPromptOutcome, PromptBuilder};
 pub use resolve::{
     Elicit, ElicitUrl, ListRoots, Resolve, ResolveSet, ResolverHandler, Sample, SamplePrompt,

@@ -21,8 +21,12 @@ use sha2::{Digest, Sha256};
 
 #[cfg(feature = "redis")]
 pub use self::redis::RedisReplayStore;
+use crate::StoreError;
 use crate::transport::BoxFuture;
 use crate::util::lock;
+
+/// How a replay store names itself in its errors.
+const STORE: &str = "replay store";
 
 /// The id of one sealed `requestState` token: the first 16 bytes of its SHA-256.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,35 +62,6 @@ pub enum Redemption {
     Completed(String),
     /// Redeemed before (in progress, or answered with another round): refuse.
     Spent,
-}
-
-/// Why a store could not answer. The request fails with an internal error (closed: a
-/// store that cannot tell is never taken for a first redemption).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("replay store: {message}")]
-pub struct StoreError {
-    message: String,
-    #[source]
-    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
-}
-
-impl StoreError {
-    /// A failure described by `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    /// A failure of the backend, whose own error is kept as this one's
-    /// [`source`](std::error::Error::source).
-    pub fn caused_by(source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self {
-            message: source.to_string(),
-            source: Some(std::sync::Arc::new(source)),
-        }
-    }
 }
 
 /// Where redemptions of single-use state are recorded. Implementations must make
@@ -163,10 +138,10 @@ impl ReplayStore for MemoryReplayStore {
                     entries.retain(|_, e| e.expires > now);
                 }
                 if entries.len() >= self.max {
-                    Err(StoreError::new(format!(
-                        "{} live redemptions: the store is full",
-                        self.max
-                    )))
+                    Err(StoreError::new(
+                        STORE,
+                        format!("{} live redemptions: the store is full", self.max),
+                    ))
                 } else {
                     entries.insert(
                         token,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::{Redemption, ReplayStore, StoreError, TokenId};
+use super::{Redemption, ReplayStore, TokenId};
+use crate::StoreError;
 use crate::transport::BoxFuture;
 
 /// A redeemed token whose flow has not completed (or went on to another round).
@@ -31,7 +32,7 @@ impl std::fmt::Debug for RedisReplayStore {
 }
 
 fn failed(e: redis::RedisError) -> StoreError {
-    StoreError::caused_by(e)
+    StoreError::caused_by(super::STORE, e)
 }
 
 fn millis(ttl: Duration) -> u64 {
