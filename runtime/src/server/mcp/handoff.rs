@@ -74,25 +74,29 @@ impl ToolHandoff {
 
     /// Runs the tool inline, as if no extension had taken the call.
     pub fn run(self) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>> {
-        Box::pin(async move {
-            if let Some(guard) = &self.guard {
-                if let Some(answered) = guard.begin(&self.ctx).await? {
-                    return Ok(answered);
-                }
+        Box::pin(self.inline())
+    }
+
+    /// [`run`](Self::run) without the box: a call no extension takes runs this, in the
+    /// route's own future.
+    pub(crate) async fn inline(self) -> Result<CallToolOutcome, RpcError> {
+        if let Some(guard) = &self.guard {
+            if let Some(answered) = guard.begin(&self.ctx).await? {
+                return Ok(answered);
             }
-            let outcome = (self.entry.call)(ToolCall {
-                ctx: self.ctx.clone(),
-                arguments: self.arguments,
-                input_responses: self.input_responses,
-                request_state: self.request_state,
-                detach: None,
-            })
-            .await?;
-            if let Some(guard) = &self.guard {
-                guard.finish(&self.ctx, &outcome).await?;
-            }
-            Ok(outcome)
+        }
+        let outcome = (self.entry.call)(ToolCall {
+            ctx: self.ctx.clone(),
+            arguments: self.arguments,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
+            detach: None,
         })
+        .await?;
+        if let Some(guard) = &self.guard {
+            guard.finish(&self.ctx, &outcome).await?;
+        }
+        Ok(outcome)
     }
 
     /// Whether the body can ask mid-call to go on detached (a resolver tool's cannot:

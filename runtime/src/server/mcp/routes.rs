@@ -175,7 +175,13 @@ fn call_tool(
         .find(|t| t.tool.name == params.name)
         .cloned();
     let guard = me.inner.single_use.get().cloned();
-    let extensions = Arc::clone(extensions);
+    // The first extension the tool has a setting for takes the call.
+    let taker = entry.as_ref().and_then(|entry| {
+        extensions
+            .iter()
+            .find(|x| entry.settings.iter().any(|(id, _)| *id == x.id()))
+            .cloned()
+    });
     Box::pin(async move {
         let entry = entry
             .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
@@ -192,11 +198,6 @@ fn call_tool(
         let Value::Object(arguments) = arguments else {
             return Err(RpcError::internal("Internal error"));
         };
-        // The first extension the tool has a setting for takes the call.
-        let taker = extensions
-            .iter()
-            .find(|x| entry.settings.iter().any(|(id, _)| *id == x.id()))
-            .cloned();
         let round = (params.input_responses, params.request_state);
         let handoff = ToolHandoff::new(entry, ctx, arguments, round, guard);
         match taker {
@@ -204,7 +205,7 @@ fn call_tool(
                 ToolReply::Result(outcome) => Ok(Reply::Now(outcome)),
                 ToolReply::Instead(raw) => Ok(Reply::Instead(raw)),
             },
-            None => handoff.run().await.map(Reply::Now),
+            None => handoff.inline().await.map(Reply::Now),
         }
     })
 }
