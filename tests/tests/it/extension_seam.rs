@@ -2,6 +2,8 @@
 //! by an `McpServer` and called from tern's `Client` as a typed request, in both eras;
 //! and the tasks extension on the same seam (declared only where it is served).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tern::client::{Client, EraMode};
@@ -110,6 +112,15 @@ async fn client_of(mcp: McpServer, era: EraMode, declare: bool) -> Client {
         .unwrap()
 }
 
+/// The extensions the server declares in `server/discover`, by identifier.
+async fn declared_extensions(client: &Client) -> BTreeMap<String, Map<String, Value>> {
+    let discovered = client
+        .request::<method::Discover>(RequestParams::default())
+        .await
+        .unwrap();
+    discovered.capabilities.extensions.unwrap_or_default()
+}
+
 fn reverse(text: &str) -> ReverseParams {
     ReverseParams {
         text: text.into(),
@@ -120,11 +131,7 @@ fn reverse(text: &str) -> ReverseParams {
 #[tokio::test]
 async fn a_toy_extension_is_declared_with_its_settings_and_its_method_answers_a_typed_call() {
     let client = client_of(echo_server(), EraMode::Stateless, true).await;
-    let discovered = client
-        .request::<method::Discover>(RequestParams::default())
-        .await
-        .unwrap();
-    let declared = discovered.capabilities.extensions.unwrap_or_default();
+    let declared = declared_extensions(&client).await;
     assert_eq!(
         declared.get(ECHO),
         Some(&json!({"maxLength": 64}).as_object().cloned().unwrap())
@@ -193,17 +200,7 @@ async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabili
         .connect(client_end)
         .await
         .unwrap();
-    let discovered = client
-        .request::<method::Discover>(RequestParams::default())
-        .await
-        .unwrap();
-    assert!(
-        discovered
-            .capabilities
-            .extensions
-            .unwrap_or_default()
-            .contains_key(ECHO)
-    );
+    assert!(declared_extensions(&client).await.contains_key(ECHO));
     let answer = client.request::<Reverse>(reverse("ab")).await.unwrap();
     assert_eq!(answer.reversed, "ba");
 }
@@ -212,10 +209,6 @@ async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabili
 async fn the_tasks_extension_is_declared_where_it_is_served() {
     let mcp = McpServer::new("t", "1").extension(tern::tasks::Tasks::default());
     let client = client_of(mcp, EraMode::Stateless, false).await;
-    let discovered = client
-        .request::<method::Discover>(RequestParams::default())
-        .await
-        .unwrap();
-    let declared = discovered.capabilities.extensions.unwrap_or_default();
+    let declared = declared_extensions(&client).await;
     assert!(declared.contains_key(tern::tasks::EXTENSION));
 }
