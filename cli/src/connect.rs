@@ -54,10 +54,10 @@ pub(crate) async fn connect(
         Target::Http(url) => {
             let mut http = HttpClientTransport::builder(url);
             if let Some(token) = &options.token {
-                http = http.with_bearer_token(token);
+                http = http.bearer_token(token);
             }
             if options.oauth {
-                http = http.with_authorizer(Arc::new(oauth(options)?));
+                http = http.authorizer(Arc::new(oauth(options)?));
             }
             Ok(builder.connect(Arc::new(http.build()?)).await?)
         }

@@ -188,7 +188,7 @@ async fn main() -> Result<(), BoxError> {
     tracing::info!(%scenario, %url, "starting");
 
     let transport = HttpClientTransport::builder(url.as_str())
-        .with_authorizer(Arc::new(authorizer()?))
+        .authorizer(Arc::new(authorizer()?))
         .build()?;
     let client = Client::builder("tern-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicitation(elicit)
@@ -228,7 +228,9 @@ async fn main() -> Result<(), BoxError> {
             }
             // A scenario whose mock server lists tools but serves no calls (it checks
             // only what the client did with the list) answers -32601: nothing failed.
-            Err(tern::Error::Rpc(e)) if e.code == tern::jsonrpc::code::METHOD_NOT_FOUND => {
+            Err(tern::Error::Rpc(e))
+                if e.code == tern::types::v2026_07_28::MethodNotFoundCode::VALUE =>
+            {
                 tracing::info!(tool = %name, "the server serves no tools/call here");
             }
             Err(e) => {

@@ -832,7 +832,7 @@ async fn main() -> Result<(), BoxError> {
     // `tools/call` requests have their Mcp-Param-* headers checked against the arguments.
     let lookup = mcp.clone();
     HttpServer::new(mcp.server()?)
-        .with_tool_headers(move |tool| lookup.param_headers(tool))
+        .tool_headers(move |tool| lookup.param_headers(tool))
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())

@@ -68,11 +68,9 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
     let scopes = mcp.clone();
     println!("listening on {resource}");
     HttpServer::new(mcp.server()?)
-        .with_token_verifier(Arc::new(verifier))
-        .with_protected_resource(
-            ProtectedResource::new(resource, issuer).with_scopes(["notes:read"]),
-        )
-        .with_required_scopes(move |method, target| scopes.required_scopes(method, target))
+        .token_verifier(Arc::new(verifier))
+        .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["notes:read"]))
+        .required_scopes(move |method, target| scopes.required_scopes(method, target))
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())
@@ -92,7 +90,7 @@ async fn call(args: &[String]) -> Result<(), BoxError> {
         .store(store)
         .build()?;
     let transport = HttpClientTransport::builder(url.as_str())
-        .with_authorizer(Arc::new(oauth))
+        .authorizer(Arc::new(oauth))
         .build()?;
     let client = Client::builder("oauth-example", env!("CARGO_PKG_VERSION"))
         .connect(Arc::new(transport))

@@ -122,54 +122,6 @@ impl From<Form> for InputRequest {
     }
 }
 
-/// A single-select form field (SEP-1330): one of `values`, shown as they are.
-///
-/// ```
-/// use serde_json::json;
-/// use tern::ask;
-///
-/// let form = json!({"type": "object", "properties": {
-///     "size": ask::single_select(["small", "large"]),
-///     "colour": ask::titled_select([("red", "Bright red"), ("blue", "Deep blue")]),
-///     "tags": ask::multi_select(["a", "b", "c"]),
-/// }});
-/// assert!(ask::elicit_form("Choose", form).is_ok());
-/// ```
-pub fn single_select<'a>(values: impl IntoIterator<Item = &'a str>) -> Value {
-    serde_json::json!({"type": "string", "enum": values.into_iter().collect::<Vec<_>>()})
-}
-
-/// A single-select form field whose choices have titles: `(value, title)` pairs.
-pub fn titled_select<'a>(choices: impl IntoIterator<Item = (&'a str, &'a str)>) -> Value {
-    serde_json::json!({"type": "string", "oneOf": titled(choices)})
-}
-
-/// A multi-select form field: any of `values`.
-pub fn multi_select<'a>(values: impl IntoIterator<Item = &'a str>) -> Value {
-    let values: Vec<&str> = values.into_iter().collect();
-    serde_json::json!({"type": "array", "items": {"type": "string", "enum": values}})
-}
-
-/// A multi-select form field whose choices have titles: `(value, title)` pairs.
-pub fn titled_multi_select<'a>(choices: impl IntoIterator<Item = (&'a str, &'a str)>) -> Value {
-    serde_json::json!({"type": "array", "items": {"anyOf": titled(choices)}})
-}
-
-/// `field` (a form field's schema) with `default` as its default (SEP-1034).
-pub fn with_default(mut field: Value, default: impl Into<Value>) -> Value {
-    if let Value::Object(f) = &mut field {
-        f.insert("default".into(), default.into());
-    }
-    field
-}
-
-fn titled<'a>(choices: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Value> {
-    choices
-        .into_iter()
-        .map(|(value, title)| serde_json::json!({"const": value, "title": title}))
-        .collect()
-}
-
 /// A URL elicitation: the user completes a step out of band at `url`.
 pub fn elicit_url(message: impl Into<String>, url: impl Into<String>) -> InputRequest {
     InputRequest::Elicit(ElicitRequest::new(ElicitRequestParams::Url(

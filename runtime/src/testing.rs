@@ -172,7 +172,7 @@ impl TestClient {
     }
 
     /// A test client over a client of your own (another transport, other capabilities).
-    pub fn with_client(client: Client) -> Self {
+    pub(crate) fn with_client(client: Client) -> Self {
         Self {
             client,
             script: Vec::new(),

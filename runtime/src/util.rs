@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+#[cfg(test)]
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
@@ -109,6 +110,7 @@ impl Drop for Tracked {
 }
 
 /// `value` written as JSON text (a parsed value always writes back out).
+#[cfg(test)]
 pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_else(|e| {
         tracing::error!(error = %e, "could not write a JSON value");

@@ -124,3 +124,21 @@ pub fn signal(pid: u32, signal: &str) {
         .expect("kill(1) runs");
     assert!(sent.success(), "kill {signal} {pid}");
 }
+
+/// The default HTTP server limits with `change` applied: what a test sets in one line.
+pub fn http_limits(
+    change: impl FnOnce(&mut tern::server::http::HttpLimits),
+) -> tern::server::http::HttpLimits {
+    let mut limits = tern::server::http::HttpLimits::default();
+    change(&mut limits);
+    limits
+}
+
+/// The default HTTP client timeouts with `change` applied.
+pub fn http_timeouts(
+    change: impl FnOnce(&mut tern::transport::http::client::HttpTimeouts),
+) -> tern::transport::http::client::HttpTimeouts {
+    let mut timeouts = tern::transport::http::client::HttpTimeouts::default();
+    change(&mut timeouts);
+    timeouts
+}

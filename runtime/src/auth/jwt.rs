@@ -34,7 +34,7 @@ const MAX_KEYS: usize = 100;
 ///     "https://auth.example.com",
 ///     "https://mcp.example.com/mcp",
 /// )?;
-/// // HttpServer::new(server).with_token_verifier(Arc::new(verifier))
+/// // HttpServer::new(server).token_verifier(Arc::new(verifier))
 /// # let _ = Arc::new(verifier);
 /// # Ok(())
 /// # }

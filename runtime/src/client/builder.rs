@@ -234,7 +234,7 @@ impl ClientBuilder {
     }
 
     /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
-    /// for a 2025-11-25 one (default [`DEFAULT_DISCOVERY_TIMEOUT`]).
+    /// for a 2025-11-25 one (default 10 s).
     pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
         self.discovery_timeout = timeout;
         self

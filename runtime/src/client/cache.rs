@@ -26,9 +26,9 @@ use crate::types::v2026_07_28::{CacheScope, method};
 use crate::util::lock;
 
 /// The default of [`ResponseCache::new`]'s entry cap.
-pub const DEFAULT_CACHE_ENTRIES: usize = 1024;
+pub(crate) const DEFAULT_CACHE_ENTRIES: usize = 1024;
 /// The default cap on the bytes of results a cache holds: 16 MiB.
-pub const DEFAULT_CACHE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_CACHE_BYTES: usize = 16 * 1024 * 1024;
 /// The longest a result is kept, whatever `ttlMs` says.
 const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 

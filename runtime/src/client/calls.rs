@@ -27,14 +27,14 @@ impl Client {
     /// A request the server makes a task (a tool call, for a client that declares the
     /// tasks extension) is followed to its end, and cancelled if this future is dropped
     /// first.
-    pub async fn run_input_loop<M: InputLoopMethod>(
+    pub(crate) async fn run_input_loop<M: InputLoopMethod>(
         &self,
         params: M::Params,
     ) -> crate::Result<M::Complete> {
         input_loop::run_input_loop::<M>(self, params).await
     }
 
-    /// [`run_input_loop`](Self::run_input_loop), handing every notification the server
+    /// [`request`](Client::request)'s input loop, handing every notification the server
     /// sends on the streams of the call's rounds (progress, log entries) to `notices`,
     /// in order, as they arrive: one sink across all the rounds.
     pub async fn run_input_loop_with_notices<M: InputLoopMethod>(

@@ -96,12 +96,6 @@ impl Connection {
         });
         Self { inner }
     }
-
-    /// Server notifications that belong to no request (list changes, logs without a
-    /// request) go to `tx`.
-    pub fn set_notification_sink(&self, tx: mpsc::UnboundedSender<Value>) {
-        *lock(&self.inner.notifications) = Some(tx);
-    }
 }
 
 impl Inner {

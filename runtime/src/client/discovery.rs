@@ -25,7 +25,7 @@ use crate::types::v2026_07_28::method;
 
 /// How long [`EraMode::Auto`] waits for the answer to its probe before deciding the
 /// server is a 2025-11-25 one that ignores unknown requests.
-pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How a client picks the protocol era of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -66,7 +66,7 @@ pub enum Notice {
 
 impl Notice {
     /// Reads a notification given as `{"method": ..., "params": ...}`.
-    pub fn from_message(message: &Value) -> Option<Self> {
+    pub(crate) fn from_message(message: &Value) -> Option<Self> {
         let name = message.get("method")?.as_str()?;
         let params = message.get("params").filter(|p| !p.is_null());
         fn typed<T: serde::de::DeserializeOwned>(p: Option<&Value>) -> Option<T> {

@@ -52,10 +52,10 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 pub use builder::{ClientBuilder, IntoClientTransport};
-pub use cache::{DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
+pub use cache::ResponseCache;
 pub use callbacks::InputContext;
 pub use connection::Connection;
-pub use discovery::{DEFAULT_DISCOVERY_TIMEOUT, EraMode};
+pub use discovery::EraMode;
 pub use input_loop::InputLoopMethod;
 pub use listen::{Listener, Notice, task_id};
 pub use lists::MAX_LIST_PAGES;
@@ -76,7 +76,7 @@ use crate::{Era, Error};
 use callbacks::Callbacks;
 
 /// The default cap on input-required rounds per call.
-pub const DEFAULT_MAX_ROUNDS: usize = 10;
+pub(crate) const DEFAULT_MAX_ROUNDS: usize = 10;
 
 /// An MCP client. Cheap to clone; calls may run concurrently.
 #[derive(Clone)]

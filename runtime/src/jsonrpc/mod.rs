@@ -18,33 +18,27 @@ pub(crate) use read::RawResponse;
 pub(crate) use read::{Incoming, Received, receive};
 pub(crate) use split::is_json;
 
-/// The JSON-RPC and MCP error codes tern produces or recognises.
-pub mod code {
-    /// The message is not valid JSON.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// The JSON is not a valid JSON-RPC message.
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// No handler for the method.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// The params are missing, malformed, or name something that does not exist.
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// The receiver failed.
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// HTTP headers disagree with the body (2026-07-28).
-    pub const HEADER_MISMATCH: i64 = -32020;
-    /// The request needs a client capability the client did not declare (2026-07-28).
-    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-    /// The requested protocol version is not supported (2026-07-28).
-    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-    /// Resource not found, as servers before 2026-07-28 reported it.
-    pub const SESSION_RESOURCE_NOT_FOUND: i64 = -32002;
+/// The JSON-RPC and MCP error codes tern produces or recognises, read from the generated
+/// protocol types (users compare against those: `tern::types::v2026_07_28::InvalidParamsCode::VALUE`).
+pub(crate) mod code {
+    use crate::types::v2026_07_28 as v;
+    pub(crate) const PARSE_ERROR: i64 = v::ParseCode::VALUE;
+    pub(crate) const INVALID_REQUEST: i64 = v::InvalidRequestCode::VALUE;
+    pub(crate) const METHOD_NOT_FOUND: i64 = v::MethodNotFoundCode::VALUE;
+    pub(crate) const INVALID_PARAMS: i64 = v::InvalidParamsCode::VALUE;
+    pub(crate) const INTERNAL_ERROR: i64 = v::InternalCode::VALUE;
+    pub(crate) const HEADER_MISMATCH: i64 = v::HeaderMismatchCode::VALUE;
+    pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 =
+        v::MissingRequiredClientCapabilityCode::VALUE;
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = v::UnsupportedProtocolVersionCode::VALUE;
 }
 
 /// An error response's `error` object: what a peer answers when a request fails.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{message} (JSON-RPC error {code})")]
 pub struct RpcError {
-    /// The error code (see [`code`]).
+    /// The error code: JSON-RPC's, or MCP's (the generated `…Code` types name them, as
+    /// [`InvalidParamsCode::VALUE`](crate::types::v2026_07_28::InvalidParamsCode)).
     pub code: i64,
     /// A short description.
     pub message: String,
@@ -55,7 +49,7 @@ pub struct RpcError {
 
 impl RpcError {
     /// An error with `code` and `message`. A message longer than
-    /// [`MAX_MESSAGE_BYTES`](Self::MAX_MESSAGE_BYTES) is cut there: messages echo what
+    /// 1 KiB is cut there: messages echo what
     /// a peer sent (a method name, a header), and a peer must not size the answer.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         let mut message = message.into();
@@ -70,7 +64,7 @@ impl RpcError {
     }
 
     /// The longest message [`new`](Self::new) keeps, in bytes.
-    pub const MAX_MESSAGE_BYTES: usize = 1024;
+    pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
 
     /// Adds `data`.
     pub fn with_data(mut self, data: Value) -> Self {
@@ -84,7 +78,7 @@ impl RpcError {
     }
 
     /// -32601: no such method.
-    pub fn method_not_found(method: &str) -> Self {
+    pub(crate) fn method_not_found(method: &str) -> Self {
         Self::new(
             code::METHOD_NOT_FOUND,
             format!("Method not found: {method}"),
@@ -97,17 +91,17 @@ impl RpcError {
     }
 
     /// -32600: not a valid JSON-RPC message.
-    pub fn invalid_request(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_request(message: impl Into<String>) -> Self {
         Self::new(code::INVALID_REQUEST, message)
     }
 
     /// -32700: not JSON.
-    pub fn parse_error(message: impl Into<String>) -> Self {
+    pub(crate) fn parse_error(message: impl Into<String>) -> Self {
         Self::new(code::PARSE_ERROR, message)
     }
 
     /// -32021: the request needs client capabilities the client did not declare.
-    pub fn missing_capability(required: &ClientCapabilities) -> Self {
+    pub(crate) fn missing_capability(required: &ClientCapabilities) -> Self {
         Self::new(
             code::MISSING_REQUIRED_CLIENT_CAPABILITY,
             "Missing required client capability",
@@ -116,7 +110,7 @@ impl RpcError {
     }
 
     /// -32022: the requested protocol version is not one the server speaks.
-    pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
+    pub(crate) fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             code::UNSUPPORTED_PROTOCOL_VERSION,
             format!("Unsupported protocol version: {requested}"),
@@ -128,17 +122,17 @@ impl RpcError {
     }
 
     /// -32020: HTTP headers disagree with the body.
-    pub fn header_mismatch(message: impl Into<String>) -> Self {
+    pub(crate) fn header_mismatch(message: impl Into<String>) -> Self {
         Self::new(code::HEADER_MISMATCH, message)
     }
 
     /// The fixed rejection of a `requestState` that failed verification.
-    pub fn invalid_request_state() -> Self {
+    pub(crate) fn invalid_request_state() -> Self {
         Self::invalid_params(crate::seal::InvalidRequestState::MESSAGE)
     }
 
     /// Whether this is that error: a `requestState` that did not open.
-    pub fn is_invalid_request_state(&self) -> bool {
+    pub(crate) fn is_invalid_request_state(&self) -> bool {
         self.code == crate::seal::InvalidRequestState::CODE
             && self.message == crate::seal::InvalidRequestState::MESSAGE
     }

@@ -62,7 +62,7 @@ impl UserAgent for FetchRedirect {
 }
 
 /// How a [`LoopbackRedirect`] shows the user the authorization URL.
-pub type OpenUrl = Arc<dyn Fn(&Url) + Send + Sync>;
+pub(crate) type OpenUrl = Arc<dyn Fn(&Url) + Send + Sync>;
 
 /// The redirect for native apps (RFC 8252 §7.3): a listener on `127.0.0.1`, which takes
 /// exactly one request on its path, answers it with a page saying the user may close

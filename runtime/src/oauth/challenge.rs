@@ -4,7 +4,7 @@
 /// The parameters of a `Bearer` challenge that an MCP client acts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct BearerChallenge {
+pub(crate) struct BearerChallenge {
     /// `resource_metadata`: where the Protected Resource Metadata is.
     pub resource_metadata: Option<String>,
     /// `scope`: the scopes the refused request needs, space-separated.
@@ -18,7 +18,7 @@ pub struct BearerChallenge {
 impl BearerChallenge {
     /// The `Bearer` challenge in a `WWW-Authenticate` value, if there is one. Other
     /// schemes in the same header are skipped; unknown parameters ignored.
-    pub fn parse(header: &str) -> Option<Self> {
+    pub(crate) fn parse(header: &str) -> Option<Self> {
         let mut rest = header;
         let mut found = None;
         while let Some((scheme, after)) = next_token(rest) {
@@ -45,12 +45,12 @@ impl BearerChallenge {
     }
 
     /// The scopes the challenge names.
-    pub fn scopes(&self) -> Vec<String> {
+    pub(crate) fn scopes(&self) -> Vec<String> {
         self.scope.as_deref().map(split_scopes).unwrap_or_default()
     }
 
     /// Whether the token lacks a scope (`error="insufficient_scope"`).
-    pub fn is_insufficient_scope(&self) -> bool {
+    pub(crate) fn is_insufficient_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
     }
 }

@@ -12,7 +12,7 @@ use crate::transport::http::fetch::Fetch as OAuthHttp;
 /// What an MCP server says of itself as a protected resource (RFC 9728).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ResourceMetadata {
+pub(crate) struct ResourceMetadata {
     /// The resource identifier: what tokens are requested for (`resource`, RFC 8707).
     pub resource: String,
     /// The authorization servers that issue tokens for it.
@@ -26,7 +26,7 @@ pub struct ResourceMetadata {
 /// What an authorization server says of itself (RFC 8414, OpenID Connect Discovery).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ServerMetadata {
+pub(crate) struct ServerMetadata {
     /// Its issuer identifier.
     pub issuer: String,
     /// Where the user authorizes.

@@ -14,7 +14,7 @@
 //!     .user_agent(LoopbackRedirect::new(8976, |url| println!("Open {url} to sign in")))
 //!     .build()?;
 //! let transport = HttpClientTransport::builder("https://mcp.example.com/mcp")
-//!     .with_authorizer(Arc::new(oauth))
+//!     .authorizer(Arc::new(oauth))
 //!     .build()?;
 //! # let _ = transport;
 //! # Ok(())
@@ -28,8 +28,7 @@
 //! with PKCE S256, `resource` and the scopes the challenge names (else those the
 //! resource lists; `offline_access` added where the server offers refresh tokens). On a
 //! 403 `insufficient_scope` it steps up with the union of its scopes and the
-//! challenge's. The HTTP client resends a refused request at most
-//! [`MAX_AUTHORIZATION_RETRIES`](crate::transport::http::client::MAX_AUTHORIZATION_RETRIES)
+//! challenge's. The HTTP client resends a refused request at most three
 //! times.
 
 mod agent;
@@ -43,9 +42,10 @@ use std::sync::Arc;
 
 use url::Url;
 
-pub use agent::{FetchRedirect, LoopbackRedirect, OpenUrl, UserAgent};
-pub use challenge::BearerChallenge;
-pub use discovery::{ResourceMetadata, ServerMetadata};
+pub use agent::{FetchRedirect, LoopbackRedirect, UserAgent};
+
+pub(crate) use challenge::BearerChallenge;
+pub(crate) use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{CredentialStore, FileStore, MemoryStore, Registration, Tokens};
 
 use crate::transport::http::client::{Authorizer, Challenge};
@@ -54,7 +54,7 @@ use crate::transport::{BoxFuture, TransportError};
 use flow::{Authorization, Identity};
 
 /// An OAuth 2.1 client for MCP servers behind authorization. Cheap to clone; give it
-/// to [`HttpClientBuilder::with_authorizer`](crate::transport::http::client::HttpClientBuilder::with_authorizer).
+/// to [`HttpClientBuilder::authorizer`](crate::transport::http::client::HttpClientBuilder::authorizer).
 #[derive(Clone)]
 pub struct OAuthClient {
     inner: Arc<Inner>,

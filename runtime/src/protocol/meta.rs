@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{
@@ -42,7 +41,7 @@ pub struct RequestMeta {
     pub log_level: Option<LoggingLevel>,
     /// The W3C trace context of the span that sent the request, when `_meta` carried a
     /// valid `traceparent`.
-    pub trace: Option<super::TraceContext>,
+    pub(crate) trace: Option<super::TraceContext>,
 }
 
 /// One reading of a request's `_meta`: what a transport needs before serving (the era
@@ -157,9 +156,13 @@ impl MetaRead {
     }
 
     /// Reads `params._meta` from params already parsed.
+    #[cfg(test)]
     pub(crate) fn of_params(params: Option<&Value>, supported: &[&str]) -> Self {
         let meta = params.and_then(|p| p.get(META)).map(crate::util::raw_json);
-        Self::of(meta.as_deref().map(RawValue::get), supported)
+        Self::of(
+            meta.as_deref().map(serde_json::value::RawValue::get),
+            supported,
+        )
     }
 
     fn refused(
@@ -288,12 +291,6 @@ impl From<RequestMetaObject> for RequestMeta {
 }
 
 impl RequestMeta {
-    /// Reads and validates `_meta` from a request's params: -32602 when a required key is
-    /// missing or malformed, -32022 when the version is not one of `supported`.
-    pub fn from_params(params: Option<&Value>, supported: &[&str]) -> Result<Self, RpcError> {
-        MetaRead::of_params(params, supported).meta
-    }
-
     /// What a handler sees of a request on a 2025-11-25 session: the session's version,
     /// capabilities and client, and the request's own progress token.
     pub(crate) fn on_session(

@@ -11,8 +11,8 @@ use serde_json::Map;
 pub use era::Era;
 pub use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
+pub(crate) use trace::TraceContext;
 pub(crate) use trace::current as current_trace;
-pub use trace::{META_TRACEPARENT, META_TRACESTATE, TraceContext};
 
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling, InputRequest,
@@ -20,13 +20,13 @@ use crate::types::v2026_07_28::{
 };
 
 /// The protocol version tern speaks.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
+pub(crate) const PROTOCOL_VERSION: &str = "2026-07-28";
 
 /// The previous protocol version (sessions with `initialize`).
-pub const SESSION_PROTOCOL_VERSION: &str = "2025-11-25";
+pub(crate) const SESSION_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Versions a tern server accepts on a stateless request.
-pub const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
+pub(crate) const SUPPORTED_VERSIONS: &[&str] = &[PROTOCOL_VERSION];
 
 /// `version` as a `'static` text when it is one tern knows (no copy per request),
 /// else copied.
@@ -39,15 +39,15 @@ pub(crate) fn version_text(version: &str) -> std::borrow::Cow<'static, str> {
 }
 
 /// `_meta` key: the request's protocol version.
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// `_meta` key: the client's capabilities for this request.
-pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key: the client software.
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key: the server software, on results.
-pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the least severe log level the client wants on this request's stream.
-pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// What the method table says about `method`: 2026-07-28's, or an extension's tern
 /// serves (the tasks methods).
@@ -65,7 +65,7 @@ fn empty() -> Map<String, serde_json::Value> {
 /// Elicitation in form mode needs `elicitation` (an empty object counts as form support),
 /// URL mode needs `elicitation.url`; sampling needs `sampling` (and `sampling.tools` when
 /// the request offers tools); roots need `roots`.
-pub fn missing_capability(
+pub(crate) fn missing_capability(
     request: &InputRequest,
     declared: &ClientCapabilities,
 ) -> Option<ClientCapabilities> {
@@ -124,7 +124,7 @@ pub fn missing_capability(
 
 /// Every capability the requests need and the client did not declare, merged; `None`
 /// when all of them may be sent.
-pub fn missing_capabilities(
+pub(crate) fn missing_capabilities(
     requests: &InputRequests,
     declared: &ClientCapabilities,
 ) -> Option<ClientCapabilities> {

@@ -10,16 +10,16 @@
 use serde_json::{Map, Value};
 
 /// `_meta` key: the W3C `traceparent` of the span that sent the request.
-pub const META_TRACEPARENT: &str = "traceparent";
+pub(crate) const META_TRACEPARENT: &str = "traceparent";
 /// `_meta` key: the W3C `tracestate` that goes with it.
-pub const META_TRACESTATE: &str = "tracestate";
+pub(crate) const META_TRACESTATE: &str = "tracestate";
 
 /// The most a `tracestate` may hold (W3C Trace Context, 3.3.1.1: 512 characters).
 const MAX_TRACESTATE: usize = 512;
 
 /// A request's trace context: a checked `traceparent` and its `tracestate`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TraceContext {
+pub(crate) struct TraceContext {
     traceparent: String,
     tracestate: Option<String>,
 }
@@ -28,7 +28,7 @@ impl TraceContext {
     /// A context from its two values, if `traceparent` is a well-formed version-00 one
     /// (`00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`, lowercase, neither id
     /// all zeros). An oversized or empty `tracestate` is left out.
-    pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<Self> {
+    pub(crate) fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<Self> {
         let parts: Vec<&str> = traceparent.split('-').collect();
         let [version, trace_id, parent_id, flags] = parts.as_slice() else {
             return None;
@@ -58,27 +58,27 @@ impl TraceContext {
     }
 
     /// The `traceparent` value.
-    pub fn traceparent(&self) -> &str {
+    pub(crate) fn traceparent(&self) -> &str {
         &self.traceparent
     }
 
     /// The `tracestate` value, if any.
-    pub fn tracestate(&self) -> Option<&str> {
+    pub(crate) fn tracestate(&self) -> Option<&str> {
         self.tracestate.as_deref()
     }
 
     /// The trace id: 32 lowercase hex digits.
-    pub fn trace_id(&self) -> &str {
+    pub(crate) fn trace_id(&self) -> &str {
         &self.traceparent[3..35]
     }
 
     /// The id of the span that sent the request: 16 lowercase hex digits.
-    pub fn parent_id(&self) -> &str {
+    pub(crate) fn parent_id(&self) -> &str {
         &self.traceparent[36..52]
     }
 
     /// Whether the sender sampled the trace.
-    pub fn sampled(&self) -> bool {
+    pub(crate) fn sampled(&self) -> bool {
         u8::from_str_radix(&self.traceparent[53..55], 16).is_ok_and(|f| f & 1 == 1)
     }
 
@@ -101,7 +101,7 @@ mod otel {
     impl TraceContext {
         /// Makes this context the parent of `span` (a remote parent, in OpenTelemetry's
         /// terms).
-        pub fn set_parent_of(&self, span: &tracing::Span) {
+        pub(crate) fn set_parent_of(&self, span: &tracing::Span) {
             let (Ok(trace_id), Ok(span_id)) = (
                 TraceId::from_hex(self.trace_id()),
                 SpanId::from_hex(self.parent_id()),
@@ -122,7 +122,7 @@ mod otel {
         }
 
         /// The context of `span`, when OpenTelemetry gave it valid ids.
-        pub fn of_span(span: &tracing::Span) -> Option<Self> {
+        pub(crate) fn of_span(span: &tracing::Span) -> Option<Self> {
             let context = span.context();
             let span_ref = context.span();
             let sc = span_ref.span_context();

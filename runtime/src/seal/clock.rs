@@ -11,7 +11,7 @@ pub trait Clock: Send + Sync + 'static {
 
 /// The system's wall clock (the default).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_unix_ms(&self) -> u64 {

@@ -26,10 +26,10 @@ use crate::ConfigError;
 type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// The version prefix of tern's token format; bound into the tag as associated data.
-pub const TOKEN_PREFIX: &str = "t1.";
+pub(crate) const TOKEN_PREFIX: &str = "t1.";
 
 /// The default cap on a token's length, in bytes, on both seal and unseal.
-pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
 
 const KEY_ID_LEN: usize = 4;
 const HEADER_LEN: usize = KEY_ID_LEN + NONCE_LEN;
@@ -156,7 +156,7 @@ impl Keyring {
 
     /// Sets the cap on a token's length in bytes, enforced on seal and unseal
     /// (default [`DEFAULT_MAX_TOKEN_LEN`]).
-    pub fn with_max_token_len(mut self, max_token_len: usize) -> Self {
+    pub(crate) fn with_max_token_len(mut self, max_token_len: usize) -> Self {
         self.max_token_len = max_token_len;
         self
     }
@@ -167,7 +167,7 @@ impl Keyring {
     }
 
     /// The length of the token that sealing `payload_len` bytes produces.
-    pub fn token_len(payload_len: usize) -> usize {
+    pub(crate) fn token_len(payload_len: usize) -> usize {
         let raw = payload_len.saturating_add(OVERHEAD);
         TOKEN_PREFIX.len() + raw / 3 * 4 + [0, 2, 3][raw % 3]
     }

@@ -92,7 +92,7 @@
 //! Every cause (tampered, expired, replayed against another request or principal, sealed
 //! under an unknown key, too large) gets the same wire error,
 //! `{"code": -32602, "message": "Invalid or expired requestState"}`
-//! ([`InvalidRequestState::to_wire`]). The cause ([`RejectReason`]) goes to a `tracing`
+//! (an [`InvalidRequestState`]). The cause ([`RejectReason`]) goes to a `tracing`
 //! warning under the `tern::seal` target; the token, the state and the keys never do.
 //! The most common rejection in practice is not an attacker but the ephemeral key meeting
 //! a round from before a restart or from another instance: configure
@@ -127,15 +127,18 @@ mod secret;
 #[cfg(test)]
 mod tests;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, ManualClock};
+
 pub use codec::StateCodec;
 pub(crate) use digest::{ARGS_DIGEST_LEN, json_digest, text_arguments_digest};
-pub use keyring::{DEFAULT_MAX_TOKEN_LEN, Keyring, TOKEN_PREFIX};
+pub use keyring::Keyring;
+#[cfg(test)]
+use keyring::{DEFAULT_MAX_TOKEN_LEN, TOKEN_PREFIX};
 pub use policy::{DEFAULT_TTL, RequestStateSecurity};
 pub use principal::Principal;
 pub use rejection::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason};
 pub use sealer::{RequestBinding, Sealer};
 pub use secret::{
-    SECRET_LEN, generate_secret, generate_secret_base64, generate_secret_hex, parse_secret_base64,
+    generate_secret, generate_secret_base64, generate_secret_hex, parse_secret_base64,
     parse_secret_hex,
 };

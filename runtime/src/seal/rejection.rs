@@ -56,8 +56,8 @@ impl fmt::Display for RejectReason {
 
 /// An incoming `requestState` failed verification.
 ///
-/// Opaque on purpose: its [`Display`](fmt::Display) is always [`Self::MESSAGE`] and its wire
-/// form is always [`Self::CODE`] with that message, whatever the cause, so a client cannot
+/// Opaque on purpose: its [`Display`](fmt::Display) is always "Invalid or expired requestState"
+/// and its wire form is always -32602 with that message, whatever the cause, so a client cannot
 /// learn which check failed. The cause is available to the server through
 /// [`reason`](Self::reason) for logging.
 ///
@@ -70,9 +70,9 @@ pub struct InvalidRequestState {
 
 impl InvalidRequestState {
     /// The JSON-RPC error code every rejection carries (invalid params).
-    pub const CODE: i64 = -32602;
+    pub(crate) const CODE: i64 = -32602;
     /// The one message every rejection carries.
-    pub const MESSAGE: &'static str = "Invalid or expired requestState";
+    pub(crate) const MESSAGE: &'static str = "Invalid or expired requestState";
 
     /// A rejection from a custom codec; it is logged as [`RejectReason::Codec`].
     pub fn new() -> Self {
@@ -89,7 +89,8 @@ impl InvalidRequestState {
     }
 
     /// The JSON-RPC error object sent to the client: identical for every cause.
-    pub fn to_wire(&self) -> serde_json::Value {
+    #[cfg(test)]
+    pub(crate) fn to_wire(self) -> serde_json::Value {
         serde_json::json!({ "code": Self::CODE, "message": Self::MESSAGE })
     }
 }
@@ -144,7 +145,7 @@ impl SealFailureReason {
 
 /// Sealing an outgoing `requestState` failed; no token is sent.
 ///
-/// Maps to a sanitised JSON-RPC internal error ([`Self::CODE`], [`Self::MESSAGE`]): the
+/// Maps to a sanitised JSON-RPC internal error (-32603, "Internal error"): the
 /// server never falls back to sending state unsealed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct SealFailure {
@@ -153,9 +154,10 @@ pub struct SealFailure {
 
 impl SealFailure {
     /// The JSON-RPC error code (internal error).
-    pub const CODE: i64 = -32603;
+    #[cfg(test)]
+    pub(crate) const CODE: i64 = -32603;
     /// The one message a sealing failure carries on the wire.
-    pub const MESSAGE: &'static str = "Internal error";
+    pub(crate) const MESSAGE: &'static str = "Internal error";
 
     /// A failure from a custom codec; it is logged as [`SealFailureReason::Codec`].
     pub fn new() -> Self {
@@ -172,7 +174,8 @@ impl SealFailure {
     }
 
     /// The JSON-RPC error object sent to the client.
-    pub fn to_wire(&self) -> serde_json::Value {
+    #[cfg(test)]
+    pub(crate) fn to_wire(self) -> serde_json::Value {
         serde_json::json!({ "code": Self::CODE, "message": Self::MESSAGE })
     }
 }

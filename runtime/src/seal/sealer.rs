@@ -72,7 +72,7 @@ impl<'a> RequestBinding<'a> {
     }
 
     /// Sets the arguments.
-    pub fn with_arguments(mut self, arguments: Option<&'a Map<String, Value>>) -> Self {
+    pub(crate) fn with_arguments(mut self, arguments: Option<&'a Map<String, Value>>) -> Self {
         self.arguments = arguments;
         self.arguments_digest = None;
         self

@@ -10,7 +10,7 @@ use crate::ConfigError;
 type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 /// The length of a generated secret, and the minimum length of any `requestState` key.
-pub const SECRET_LEN: usize = 32;
+pub(crate) const SECRET_LEN: usize = 32;
 
 /// Returns 32 bytes from the operating system's CSPRNG (through a reseeding thread-local
 /// generator), suitable as a `requestState` key.

@@ -35,7 +35,7 @@ pub struct ServerBuilder {
 }
 
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
-pub const DEFAULT_SESSION_STATE_LIMIT: usize = 64 * 1024;
+pub(crate) const DEFAULT_SESSION_STATE_LIMIT: usize = 64 * 1024;
 
 impl ServerBuilder {
     /// A builder for a server called `name` at `version` ([`Server::builder`]).
@@ -70,8 +70,7 @@ impl ServerBuilder {
     }
 
     /// The most bytes (as JSON) of capabilities and client info a 2025-11-25 session may
-    /// keep for its life; a larger `initialize` is refused with -32602. Default
-    /// [`DEFAULT_SESSION_STATE_LIMIT`] (64 KiB).
+    /// keep for its life; a larger `initialize` is refused with -32602. Default 64 KiB.
     pub fn session_state_limit(mut self, bytes: usize) -> Self {
         self.session_state_limit = bytes;
         self

@@ -15,7 +15,7 @@ use crate::jsonrpc::RpcError;
 use crate::protocol::{self, RequestMeta};
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2026_07_28::{
-    self as types, ClientCapabilities, Implementation, InputRequest, InputResponse, LoggingLevel,
+    self as types, ClientCapabilities, InputRequest, InputResponse, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, RequestId,
 };
 
@@ -198,11 +198,6 @@ impl RequestContext {
         &self.inner.meta.client_capabilities
     }
 
-    /// The client software, if it said.
-    pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_deref()
-    }
-
     /// The identity of a validated access token, when the transport authenticated one.
     pub fn auth(&self) -> Option<&AuthInfo> {
         self.inner.auth.as_ref()
@@ -211,11 +206,6 @@ impl RequestContext {
     /// Cancelled when the client cancels the request or goes away.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.inner.cancel
-    }
-
-    /// Whether the client cancelled the request.
-    pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
     }
 
     /// Sends `notifications/progress` for this request, if the client asked for progress

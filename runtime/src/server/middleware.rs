@@ -102,11 +102,6 @@ impl Dispatched {
         self.ending
     }
 
-    /// The answer as it will be sent.
-    pub fn verdict(&self) -> &Verdict {
-        &self.verdict
-    }
-
     pub(crate) fn new(verdict: Verdict, ending: Ending) -> Self {
         Self { verdict, ending }
     }

@@ -49,7 +49,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-pub use builder::{DEFAULT_SESSION_STATE_LIMIT, ServerBuilder};
+pub use builder::ServerBuilder;
+
 pub use context::RequestContext;
 pub use events::ServerEvent;
 pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};
@@ -58,7 +59,7 @@ pub use outbound::Outbound;
 pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
 #[cfg(feature = "http-server")]
 pub use serve::http;
-pub use serve::{END_OF_INPUT_DRAIN, shutdown_signal};
+pub use serve::shutdown_signal;
 pub use session::Session;
 pub use session::SessionInput;
 
@@ -294,7 +295,7 @@ impl Server {
     }
 
     /// The server's events from now on, for a transport that carries them to clients
-    /// (see [`Session::message_for`]).
+    /// (a [`Session`] turns each into its message).
     pub fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe()
     }

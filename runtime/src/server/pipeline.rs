@@ -42,7 +42,11 @@ impl IncomingRequest {
     }
 
     /// A request whose params are still JSON text, as a transport read them.
-    pub fn from_raw(id: RequestId, method: impl Into<String>, params: Option<RawParams>) -> Self {
+    pub(crate) fn from_raw(
+        id: RequestId,
+        method: impl Into<String>,
+        params: Option<RawParams>,
+    ) -> Self {
         Self {
             id,
             method: method.into(),
@@ -56,12 +60,6 @@ impl IncomingRequest {
     /// The identity of the access token the transport validated.
     pub fn with_auth(mut self, auth: Option<AuthInfo>) -> Self {
         self.auth = auth;
-        self
-    }
-
-    /// The token the transport cancels when the client withdraws or goes away.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
         self
     }
 
@@ -113,7 +111,7 @@ impl Verdict {
 
     /// The JSON-RPC outcome, the result as JSON text, for transports that draw no
     /// distinction.
-    pub fn into_result(self) -> Result<String, RpcError> {
+    pub(crate) fn into_result(self) -> Result<String, RpcError> {
         match self {
             Self::Answered(result) => result,
             Self::Refused { error, .. } => Err(error),
@@ -252,7 +250,7 @@ impl Accepted {
     }
 
     /// The token that cancels the handler (the transport's, when it sets one here).
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+    pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.request.cancel = cancel;
         self
     }
@@ -308,7 +306,7 @@ impl Accepted {
 
     /// Whether the request carries the 2026-07-28 `_meta` protocol version key (well
     /// formed or not): such a request is stateless, whatever the connection did before.
-    pub fn names_protocol_version(&self) -> bool {
+    pub(crate) fn names_protocol_version(&self) -> bool {
         self.meta.stateless
     }
 
@@ -410,7 +408,7 @@ impl Admitted {
     }
 
     /// The token that cancels the handler.
-    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+    pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.request.cancel = cancel;
         self
     }

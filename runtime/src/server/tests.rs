@@ -157,7 +157,7 @@ async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
         .handle::<method::CallTool, _, _>(move |ctx, params| {
             record.lock().unwrap().push((
                 params.meta.as_deref().cloned(),
-                ctx.client_info().map(|i| i.name.clone()),
+                ctx.meta().client_info.as_deref().map(|i| i.name.clone()),
                 ctx.protocol_version().to_owned(),
             ));
             async move {

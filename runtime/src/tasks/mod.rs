@@ -47,9 +47,7 @@ use std::time::Duration;
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
 pub use serve::OnRequest;
-pub use store::{
-    Admission, DEFAULT_TASK_CAPACITY, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition,
-};
+pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};
 
 /// How a task store names itself in its errors.
 const STORE: &str = "task store";
@@ -57,7 +55,7 @@ const STORE: &str = "task store";
 /// How many live tasks one principal may hold unless told otherwise
 /// ([`Tasks::max_per_principal`]): far below any store's capacity, so that one caller
 /// cannot fill it for everyone.
-pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
+pub(crate) const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
 /// The extension's identifier, as declared under `capabilities.extensions`.
 pub const EXTENSION: &str = crate::protocol::tasks::EXTENSION;

@@ -194,10 +194,10 @@ impl std::fmt::Debug for MemoryTaskStore {
 }
 
 /// How many tasks a [`MemoryTaskStore`] holds unless told otherwise.
-pub const DEFAULT_TASK_CAPACITY: usize = 10_000;
+pub(crate) const DEFAULT_TASK_CAPACITY: usize = 10_000;
 
 impl MemoryTaskStore {
-    /// A store holding at most [`DEFAULT_TASK_CAPACITY`] tasks.
+    /// A store holding at most 10,000 tasks.
     pub fn new() -> Self {
         Self::default()
     }

@@ -108,7 +108,7 @@ impl TransportError {
     }
 
     /// Whether only one message was dropped ([`skipped`](Self::skipped)).
-    pub fn is_skipped(&self) -> bool {
+    pub(crate) fn is_skipped(&self) -> bool {
         self.0.skipped
     }
 
@@ -182,7 +182,7 @@ impl OutgoingRequest {
     }
 
     /// Where this request's server notifications (progress, logs) go.
-    pub fn with_notifications(
+    pub(crate) fn with_notifications(
         mut self,
         notifications: Option<mpsc::UnboundedSender<Value>>,
     ) -> Self {

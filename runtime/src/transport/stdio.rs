@@ -21,7 +21,7 @@ use tokio::sync::{Mutex, mpsc};
 use super::{BoxFuture, MessageSink, MessageSource, MessageTransport, TransportError};
 
 /// The largest message a stdio peer may send: 64 MiB.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long a child gets to exit after its stdin closes, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -45,7 +45,7 @@ where
 }
 
 /// The server's end of stdio: reads stdin, writes stdout.
-pub type StdioServerTransport = LineTransport<tokio::io::Stdin, tokio::io::Stdout>;
+pub(crate) type StdioServerTransport = LineTransport<tokio::io::Stdin, tokio::io::Stdout>;
 
 /// This process's stdin and stdout, for `server.serve(stdio())`.
 pub fn stdio() -> StdioServerTransport {

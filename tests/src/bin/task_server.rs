@@ -175,7 +175,7 @@ async fn main() -> Result<(), Failure> {
     .poll_interval(s.poll);
     let mcp = McpServer::new("tasks", "1.0.0").extension(tasks);
     register(&mcp);
-    let server = HttpServer::new(mcp.server()?).with_token_verifier(Arc::new(Users));
+    let server = HttpServer::new(mcp.server()?).token_verifier(Arc::new(Users));
     let listener = tokio::net::TcpListener::bind(&s.addr).await?;
     let addr = listener.local_addr()?;
     println!("listening on http://{addr}/mcp");

@@ -47,7 +47,7 @@ fn catalog(public: bool) -> (McpServer, Arc<AtomicUsize>) {
 
 async fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
     let transport = HttpClientTransport::builder(url)
-        .with_bearer_token(token)
+        .bearer_token(token)
         .build()
         .unwrap();
     Client::builder("cache", "1")

@@ -141,7 +141,7 @@ fn response(request: &Value, result: Value) -> String {
 
 async fn client_of(addr: SocketAddr, idle: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
-        .with_idle_timeout(idle)
+        .timeouts(tern_tests::http_timeouts(|t| t.idle = idle))
         .build()
         .unwrap();
     Client::builder("victim", "1.0")
@@ -316,9 +316,11 @@ fn progress(n: u64) -> Value {
 /// with a long idle timeout, so only the deadline can end a call.
 async fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
-        .with_idle_timeout(Duration::from_secs(60))
-        .with_timeout(timeout)
-        .with_max_timeout(max)
+        .timeouts(tern_tests::http_timeouts(|l| {
+            l.idle = Duration::from_secs(60);
+            l.request = timeout;
+            l.max_request = max;
+        }))
         .build()
         .unwrap();
     Client::builder("victim", "1.0")

@@ -114,7 +114,7 @@ async fn mrtr_flow(sender: &mut SendRequest<Body>, uri: &str) {
 #[tokio::test]
 async fn an_http2_client_completes_the_mrtr_flow_over_tls() {
     let (config, _, cert) = tls_config();
-    let addr = serve_on_loopback(HttpServer::new(server()).with_tls(config)).await;
+    let addr = serve_on_loopback(HttpServer::new(server()).tls(config)).await;
     let (mut sender, _conn) = h2_over_tls(addr, cert).await;
     let uri = format!("https://localhost:{}/mcp", addr.port());
     mrtr_flow(&mut sender, &uri).await;
@@ -164,9 +164,10 @@ async fn until_ended(conn: tokio::task::JoinHandle<()>, within: Duration) -> Dur
 
 #[tokio::test]
 async fn an_http2_connection_is_closed_at_its_header_and_idle_budgets() {
-    let http = HttpServer::new(server())
-        .with_header_timeout(Duration::from_millis(400))
-        .with_idle_timeout(Duration::from_millis(400));
+    let http = HttpServer::new(server()).limits(tern_tests::http_limits(|l| {
+        l.header_timeout = Duration::from_millis(400);
+        l.idle_timeout = Duration::from_millis(400);
+    }));
     let addr = serve_on_loopback(http).await;
     // Connected, HTTP/2 settings exchanged, no request: the header budget.
     let (_sender, silent) = h2c(addr).await;
@@ -185,9 +186,11 @@ async fn an_http2_connection_is_closed_at_its_header_and_idle_budgets() {
 
 #[tokio::test]
 async fn an_http2_stream_is_held_to_the_body_and_request_budgets() {
-    let http = HttpServer::new(slow(Duration::from_secs(30)))
-        .with_body_timeout(Duration::from_millis(300))
-        .with_request_timeout(Some(Duration::from_millis(300)));
+    let http =
+        HttpServer::new(slow(Duration::from_secs(30))).limits(tern_tests::http_limits(|l| {
+            l.body_timeout = Duration::from_millis(300);
+            l.request_timeout = Some(Duration::from_millis(300));
+        }));
     let addr = serve_on_loopback(http).await;
     let (mut sender, _conn) = h2c(addr).await;
     let uri = format!("http://localhost:{}/mcp", addr.port());
@@ -265,7 +268,8 @@ async fn a_draining_server_finishes_the_http2_streams_in_flight_then_closes() {
 
 #[tokio::test]
 async fn http2_connections_count_against_the_connection_cap() {
-    let http = HttpServer::new(slow(Duration::from_secs(2))).with_max_connections(2);
+    let http = HttpServer::new(slow(Duration::from_secs(2)))
+        .limits(tern_tests::http_limits(|l| l.max_connections = 2));
     let addr = serve_on_loopback(http).await;
     let uri = format!("http://localhost:{}/mcp", addr.port());
     let mut busy = Vec::new();

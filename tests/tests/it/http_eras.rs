@@ -164,7 +164,9 @@ async fn a_session_serves_many_calls_and_concurrent_elicitations() {
 
 #[tokio::test]
 async fn a_client_opens_a_new_session_when_the_server_forgot_its_own() {
-    let http = HttpServer::new(provisioner()).with_session_idle_timeout(Duration::from_millis(50));
+    let http = HttpServer::new(provisioner()).limits(tern_tests::http_limits(|l| {
+        l.session_idle_timeout = Duration::from_millis(50)
+    }));
     let addr = serve(http).await;
     let asked = Asked::default();
     let client = connect(addr, &asked, EraMode::Session).await.unwrap();
@@ -442,7 +444,7 @@ async fn the_era_found_is_remembered_in_the_era_cache_the_transports_share() {
     let eras = EraCache::new();
     let shared = || {
         let transport = HttpClientTransport::builder(url(addr))
-            .with_era_cache(eras.clone())
+            .era_cache(eras.clone())
             .build()
             .unwrap();
         Arc::new(transport)
@@ -661,7 +663,11 @@ async fn start_slow_call(addr: SocketAddr, session: &str) -> tokio::net::TcpStre
 
 #[tokio::test]
 async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503() {
-    let addr = serve(HttpServer::new(slow_streamer(None)).with_max_sessions(1)).await;
+    let addr = serve(
+        HttpServer::new(slow_streamer(None))
+            .limits(tern_tests::http_limits(|l| l.max_sessions = 1)),
+    )
+    .await;
     let session = open_session(addr).await;
     let busy = start_slow_call(addr, &session).await;
     let r = post(addr, &legacy_headers(None), &initialize_body()).await;

@@ -283,7 +283,7 @@ async fn sql_endpoint(advertise: bool, lists: Arc<Mutex<u32>>) -> std::net::Sock
             .unwrap()
         })
     };
-    serve(HttpServer::new(server).with_tool_headers(lookup)).await
+    serve(HttpServer::new(server).tool_headers(lookup)).await
 }
 
 #[tokio::test]
@@ -345,8 +345,7 @@ async fn the_client_sends_its_bearer_token() {
             })
         }
     }
-    let addr =
-        serve(HttpServer::new(provisioner(false)).with_token_verifier(Arc::new(Token))).await;
+    let addr = serve(HttpServer::new(provisioner(false)).token_verifier(Arc::new(Token))).await;
     let anonymous = http_client(addr).await;
     let err = anonymous
         .call_tool("provision", json!({"name": "x"}))
@@ -358,7 +357,7 @@ async fn the_client_sends_its_bearer_token() {
     );
 
     let transport = HttpClientTransport::builder(url(addr))
-        .with_bearer_token("s3cret")
+        .bearer_token("s3cret")
         .build()
         .unwrap();
     let client = Client::builder("c", "1")

@@ -47,7 +47,7 @@ fn sql_headers(tool: &str) -> Option<Vec<ParamHeader>> {
 }
 
 async fn rules_server() -> std::net::SocketAddr {
-    serve(HttpServer::new(server()).with_tool_headers(sql_headers)).await
+    serve(HttpServer::new(server()).tool_headers(sql_headers)).await
 }
 
 fn call(name: &str) -> String {
@@ -262,7 +262,10 @@ async fn get_is_405_and_delete_is_405_in_stateless_only_mode() {
 
 #[tokio::test]
 async fn an_oversized_body_is_413() {
-    let addr = serve(HttpServer::new(server()).with_max_body_bytes(1024)).await;
+    let addr = serve(
+        HttpServer::new(server()).limits(tern_tests::http_limits(|l| l.max_body_bytes = 1024)),
+    )
+    .await;
     let big = body(
         1,
         "tools/call",
@@ -321,14 +324,13 @@ async fn a_foreign_host_or_origin_is_403_and_loopback_ones_pass() {
 #[tokio::test]
 async fn hosts_can_be_allowed_by_name_or_unchecked() {
     let named =
-        serve(HttpServer::new(server()).with_hosts(HostPolicy::Allow(vec!["mcp.example".into()])))
-            .await;
+        serve(HttpServer::new(server()).hosts(HostPolicy::Allow(vec!["mcp.example".into()]))).await;
     let mut h = mcp_headers("tools/call", Some("echo"));
     set(&mut h, "Host", Some("mcp.example:443"));
     assert_eq!(post(named, &h, &call("echo")).await.status, 200);
     set(&mut h, "Host", Some("localhost"));
     assert_eq!(post(named, &h, &call("echo")).await.status, 403);
-    let open = serve(HttpServer::new(server()).with_hosts(HostPolicy::Any)).await;
+    let open = serve(HttpServer::new(server()).hosts(HostPolicy::Any)).await;
     set(&mut h, "Host", Some("anything.example"));
     assert_eq!(post(open, &h, &call("echo")).await.status, 200);
 }
@@ -350,8 +352,8 @@ impl TokenVerifier for OneToken {
 async fn bearer_tokens_are_verified_and_the_identity_reaches_the_handler() {
     let addr = serve(
         HttpServer::new(server())
-            .with_token_verifier(Arc::new(OneToken))
-            .with_resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource"),
+            .token_verifier(Arc::new(OneToken))
+            .resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource"),
     )
     .await;
     let mut h = mcp_headers("tools/call", Some("echo"));

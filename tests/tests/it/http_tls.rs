@@ -1,4 +1,4 @@
-//! The HTTP client over TLS: a tern server serving TLS itself (`HttpServer::with_tls`) on
+//! The HTTP client over TLS: a tern server serving TLS itself (`HttpServer::tls`) on
 //! loopback with a self-signed certificate for `localhost`. The client completes the flow when it trusts
 //! that certificate, and refuses the server when it does not.
 
@@ -75,7 +75,7 @@ pub(crate) async fn serve_on_loopback(http: HttpServer) -> SocketAddr {
 /// address and the certificate (PEM).
 async fn tls_endpoint() -> (SocketAddr, String) {
     let (config, cert_pem, _) = tls_config();
-    let addr = serve_on_loopback(HttpServer::new(server()).with_tls(config)).await;
+    let addr = serve_on_loopback(HttpServer::new(server()).tls(config)).await;
     (addr, cert_pem)
 }
 
@@ -88,7 +88,7 @@ async fn the_flow_completes_over_https_with_a_trusted_certificate() {
     let (addr, cert) = tls_endpoint().await;
     let url = format!("https://localhost:{}/mcp", addr.port());
     let transport = HttpClientTransport::builder(&url)
-        .with_root_certificates_pem(cert.as_bytes())
+        .root_certificates_pem(cert.as_bytes())
         .unwrap()
         .build()
         .unwrap();
@@ -127,13 +127,13 @@ async fn an_untrusted_certificate_is_refused() {
 #[tokio::test]
 async fn root_certificates_must_be_pem_certificates() {
     let err = HttpClientTransport::builder("https://localhost/mcp")
-        .with_root_certificates_pem(b"not a certificate")
+        .root_certificates_pem(b"not a certificate")
         .unwrap_err();
     assert!(err.to_string().contains("no CERTIFICATE"), "{err}");
     let bad = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
     assert!(
         HttpClientTransport::builder("https://localhost/mcp")
-            .with_root_certificates_pem(bad)
+            .root_certificates_pem(bad)
             .is_err()
     );
 }
@@ -143,8 +143,10 @@ async fn a_tls_handshake_never_finished_is_closed_at_the_header_budget() {
     use tokio::io::AsyncReadExt as _;
     let (config, _, _) = tls_config();
     let http = HttpServer::new(server())
-        .with_tls(config)
-        .with_header_timeout(std::time::Duration::from_millis(300));
+        .tls(config)
+        .limits(tern_tests::http_limits(|l| {
+            l.header_timeout = std::time::Duration::from_millis(300)
+        }));
     let addr = serve_on_loopback(http).await;
     // Connected, and not a byte of a ClientHello.
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();

@@ -199,18 +199,16 @@ async fn notes_behind(
     let mcp = notes();
     let scopes = mcp.clone();
     let http = HttpServer::new(mcp.server().unwrap())
-        .with_token_verifier(verifier)
-        .with_protected_resource(
-            ProtectedResource::new(resource, issuer).with_scopes(["files:read"]),
-        )
-        .with_required_scopes(move |method, target| scopes.required_scopes(method, target));
+        .token_verifier(verifier)
+        .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["files:read"]))
+        .required_scopes(move |method, target| scopes.required_scopes(method, target));
     tokio::spawn(http.serve(listener, std::future::pending()));
     let oauth = OAuthClient::builder("tern end to end")
         .user_agent(user.clone())
         .build()
         .unwrap();
     let transport = HttpClientTransport::builder(resource)
-        .with_authorizer(Arc::new(oauth))
+        .authorizer(Arc::new(oauth))
         .build()
         .unwrap();
     Client::builder("e2e", "1")

@@ -155,11 +155,11 @@ async fn protected_server() -> Protected {
     let verifier = JwtVerifier::new(jwks_uri, ISSUER, audience.clone()).unwrap();
     let scopes = mcp.clone();
     let http = HttpServer::new(mcp.server().unwrap())
-        .with_token_verifier(Arc::new(verifier))
-        .with_protected_resource(
+        .token_verifier(Arc::new(verifier))
+        .protected_resource(
             ProtectedResource::new(audience.clone(), ISSUER).with_scopes(["files:read"]),
         )
-        .with_required_scopes(move |method, target| scopes.required_scopes(method, target));
+        .required_scopes(move |method, target| scopes.required_scopes(method, target));
     tokio::spawn(http.serve(listener, std::future::pending()));
     Protected {
         addr,

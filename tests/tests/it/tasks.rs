@@ -72,7 +72,7 @@ async fn client(instance: &Instance, user: &str) -> Client {
 
 async fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
     let transport = tern::transport::http::client::HttpClientTransport::builder(&instance.url)
-        .with_bearer_token(format!("user:{user}"))
+        .bearer_token(format!("user:{user}"))
         .build()
         .unwrap();
     Client::builder("task-tests", "1")
@@ -180,7 +180,7 @@ async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_
     assert_eq!(text(&result), "planned eu: true");
     // On a 2025-11-25 session: each question a request over the session.
     let transport = tern::transport::http::client::HttpClientTransport::builder(&server.url)
-        .with_bearer_token("user:ada")
+        .bearer_token("user:ada")
         .build()
         .unwrap();
     let session = Client::builder("task-tests", "1")

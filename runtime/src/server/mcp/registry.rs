@@ -43,14 +43,14 @@ impl McpServer {
     }
 
     /// The `x-mcp-header` annotations of the tool `name` (read once, when it was
-    /// registered), for [`HttpServer::with_tool_headers`](crate::server::http::HttpServer::with_tool_headers):
+    /// registered), for [`HttpServer::tool_headers`](crate::server::http::HttpServer::tool_headers):
     /// `tools/call` requests then have their `Mcp-Param-*` headers checked.
     ///
     /// ```no_run
     /// # fn demo(mcp: tern::mcp::McpServer) -> tern::Result<()> {
     /// let lookup = mcp.clone();
     /// let http = tern::server::http::HttpServer::new(mcp.server()?)
-    ///     .with_tool_headers(move |tool| lookup.param_headers(tool));
+    ///     .tool_headers(move |tool| lookup.param_headers(tool));
     /// # let _ = http;
     /// # Ok(())
     /// # }
@@ -68,7 +68,7 @@ impl McpServer {
     /// The OAuth scopes a request needs, by its method and target: a `tools/call`,
     /// `prompts/get` or `resources/read` of an entry registered with `required_scopes`
     /// needs those; anything else, none. For
-    /// [`HttpServer::with_required_scopes`](crate::server::http::HttpServer::with_required_scopes).
+    /// [`HttpServer::required_scopes`](crate::server::http::HttpServer::required_scopes).
     /// The lists leave out what the caller's token may not use.
     pub fn required_scopes(&self, method: &str, target: Option<&str>) -> Option<Vec<String>> {
         use crate::types::rpc::Request as _;

@@ -335,7 +335,7 @@ impl ToolBuilder<'_> {
     }
 
     /// The OAuth scopes a call of this tool needs. With
-    /// [`HttpServer::with_required_scopes`](crate::server::http::HttpServer::with_required_scopes)
+    /// [`HttpServer::required_scopes`](crate::server::http::HttpServer::required_scopes)
     /// given [`McpServer::required_scopes`], a call whose token lacks one is answered
     /// 403 `insufficient_scope` naming them, before the tool runs.
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {

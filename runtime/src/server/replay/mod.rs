@@ -42,7 +42,7 @@ impl TokenId {
     }
 
     /// The id as 32 lowercase hex digits (what a shared store keys on).
-    pub fn to_hex(&self) -> String {
+    pub(crate) fn to_hex(self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut out = String::with_capacity(32);
         for b in self.0 {
@@ -86,7 +86,7 @@ pub trait ReplayStore: Send + Sync + 'static {
 }
 
 /// How many redemptions [`MemoryReplayStore::new`] keeps by default.
-pub const DEFAULT_MEMORY_REDEMPTIONS: usize = 100_000;
+pub(crate) const DEFAULT_MEMORY_REDEMPTIONS: usize = 100_000;
 
 /// Redemptions in this process's memory, at most a fixed number of them. Expired ones
 /// are dropped as room is needed; when every kept redemption is still live, a new one

@@ -21,7 +21,7 @@ use crate::util::InFlight;
 
 /// How long requests already read may run on after a message transport's input ends
 /// (stdin closed) before they are cancelled: 10 s.
-pub const END_OF_INPUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
+pub(crate) const END_OF_INPUT_DRAIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serves requests arriving on `transport` until the peer goes away (see
 /// [`Server::serve`]).

@@ -10,8 +10,6 @@
 pub mod http;
 pub(super) mod messages;
 
-pub use messages::END_OF_INPUT_DRAIN;
-
 /// Resolves on SIGTERM or SIGINT (ctrl-c; only ctrl-c off Unix): the `shutdown` to give
 /// [`HttpServer::serve`](http::HttpServer::serve), so a rolling restart (systemd,
 /// Kubernetes, a supervisor) drains the requests in flight instead of cutting them.

@@ -52,7 +52,7 @@ impl Session {
     /// Answers a request the session answers itself — `ping`, and, when the server
     /// offers them, `logging/setLevel`, `resources/subscribe` and
     /// `resources/unsubscribe` — or `None` for a request the server's handlers serve.
-    pub fn answer_own(
+    pub(crate) fn answer_own(
         &self,
         method: &str,
         params: Option<&RawParams>,
@@ -85,7 +85,7 @@ impl Session {
     /// The notification `event` makes for this session's client, as a JSON-RPC message,
     /// if the client is to hear it: list changes the server offers, updates of the
     /// resources it subscribed to, log messages at or above its level.
-    pub fn message_for(&self, event: &ServerEvent) -> Option<String> {
+    pub(crate) fn message_for(&self, event: &ServerEvent) -> Option<String> {
         let offers = self.state.offers;
         let bare = |name: &str| Some(jsonrpc::notification(name, None));
         match event {
@@ -127,7 +127,7 @@ impl Session {
     /// [`message_for`](Self::message_for) makes of one goes to `deliver`, until it
     /// returns `false` (the client is gone) or the server is. A transport spawns it
     /// when the session opens and aborts it when the session ends.
-    pub async fn forward_events(
+    pub(crate) async fn forward_events(
         self,
         mut events: broadcast::Receiver<ServerEvent>,
         mut deliver: impl FnMut(String) -> bool + Send,

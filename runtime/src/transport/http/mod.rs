@@ -26,14 +26,14 @@ pub(crate) mod sse;
 pub use param_headers::{ParamHeader, param_headers};
 
 /// `MCP-Protocol-Version`: the body's `_meta` protocol version.
-pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 /// `Mcp-Method`: the body's `method`.
-pub const METHOD_HEADER: &str = "mcp-method";
+pub(crate) const METHOD_HEADER: &str = "mcp-method";
 /// `Mcp-Name`: `params.name` (`tools/call`, `prompts/get`), `params.uri`
 /// (`resources/read`) or `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`).
-pub const NAME_HEADER: &str = "mcp-name";
+pub(crate) const NAME_HEADER: &str = "mcp-name";
 /// The prefix of `Mcp-Param-{Name}` headers mirroring annotated tool arguments.
-pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
+pub(crate) const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 
 pub(crate) const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
@@ -86,11 +86,12 @@ pub(crate) fn visible_bytes(value: &[u8]) -> bool {
 
 /// The value a header carries, decoding the base64 sentinel form. `None` when the value
 /// holds bytes a header may not, or the sentinel form does not decode to UTF-8.
-pub fn decode_header_value(raw: &[u8]) -> Option<String> {
+#[cfg(test)]
+pub(crate) fn decode_header_value(raw: &[u8]) -> Option<String> {
     header_value(raw).map(std::borrow::Cow::into_owned)
 }
 
-/// [`decode_header_value`], borrowing a plain value instead of copying it.
+/// The value a header carries (see `decode_header_value`), borrowing a plain value instead of copying it.
 pub(crate) fn header_value(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     let text = visible(raw)?;
     match text

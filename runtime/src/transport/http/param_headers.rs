@@ -14,7 +14,7 @@ pub struct ParamHeader {
 
 impl ParamHeader {
     /// The full header name, lowercase.
-    pub fn header_name(&self) -> String {
+    pub(crate) fn header_name(&self) -> String {
         format!(
             "{}{}",
             super::PARAM_HEADER_PREFIX,
@@ -26,7 +26,7 @@ impl ParamHeader {
     /// are, integers in decimal, booleans as `true`/`false`; `None` when the argument is
     /// absent or null (then no header is sent or expected). Numbers are written as JSON
     /// writes them.
-    pub fn value_in(&self, arguments: Option<&Map<String, Value>>) -> Option<String> {
+    pub(crate) fn value_in(&self, arguments: Option<&Map<String, Value>>) -> Option<String> {
         let (last, parents) = self.path.split_last()?;
         let mut object = arguments?;
         for key in parents {
@@ -62,8 +62,8 @@ impl ParamHeader {
 /// string, integer or boolean, or an annotation not reachable through
 /// `properties` alone).
 ///
-/// The property path and the `{Name}` are what [`ParamHeader::value_in`] and
-/// [`ParamHeader::header_name`] use to build or check the header.
+/// The property path and the `{Name}` are what the HTTP transports use to build or
+/// check the header.
 pub fn param_headers(input_schema: &Value) -> Result<Vec<ParamHeader>, String> {
     let mut found = Vec::new();
     collect(input_schema, &mut Vec::new(), &mut found)?;

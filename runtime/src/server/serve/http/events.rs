@@ -44,14 +44,14 @@ pub trait EventStore: Send + Sync + 'static {
 }
 
 /// How many events the in-memory store keeps per session (default).
-pub const DEFAULT_EVENTS_PER_SESSION: usize = 1_000;
+pub(crate) const DEFAULT_EVENTS_PER_SESSION: usize = 1_000;
 /// How long the in-memory store keeps an event (default).
-pub const DEFAULT_EVENT_AGE: Duration = Duration::from_secs(5 * 60);
+pub(crate) const DEFAULT_EVENT_AGE: Duration = Duration::from_secs(5 * 60);
 /// How many bytes of events the in-memory store keeps per session (default): a few
 /// large results, or a thousand ordinary notifications.
-pub const DEFAULT_EVENT_BYTES_PER_SESSION: usize = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_EVENT_BYTES_PER_SESSION: usize = 4 * 1024 * 1024;
 /// How many bytes of events the in-memory store keeps in all (default).
-pub const DEFAULT_EVENT_BYTES: usize = 256 * 1024 * 1024;
+pub(crate) const DEFAULT_EVENT_BYTES: usize = 256 * 1024 * 1024;
 
 /// What keeping one event costs besides its message and stream name: its place in the
 /// queue and its bookkeeping, so that empty messages are not free.
@@ -116,7 +116,7 @@ impl Default for MemoryEventStore {
 
 impl MemoryEventStore {
     /// A store keeping at most `max_events` per session, none older than `max_age`, in
-    /// [`DEFAULT_EVENT_BYTES_PER_SESSION`] per session and [`DEFAULT_EVENT_BYTES`] in all.
+    /// 4 MiB per session and 256 MiB in all (see [`with_max_bytes`](Self::with_max_bytes)).
     pub fn new(max_events: usize, max_age: Duration) -> Self {
         Self {
             max_events: max_events.max(1),

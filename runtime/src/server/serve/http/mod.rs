@@ -43,7 +43,7 @@
 //! priming event carrying `retry` and gives each event an id; a client that lost one
 //! GETs with `Last-Event-ID` and gets what it missed from the [`EventStore`], then the
 //! rest live. DELETE ends a session; idle ones expire
-//! ([`with_session_idle_timeout`](HttpServer::with_session_idle_timeout)). Sessions
+//! ([`HttpLimits::session_idle_timeout`]). Sessions
 //! live in the process, so instances behind a load balancer need sticky routing on
 //! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
 //! anywhere. [`stateless_only`](HttpServer::stateless_only) turns sessions off.
@@ -56,6 +56,7 @@ mod guard;
 #[cfg(feature = "http-server-h2")]
 mod h2;
 mod headers;
+mod limits;
 mod listen;
 mod overload;
 mod post;
@@ -68,56 +69,30 @@ mod streams;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 
-pub use events::{
-    DEFAULT_EVENT_AGE, DEFAULT_EVENT_BYTES, DEFAULT_EVENT_BYTES_PER_SESSION,
-    DEFAULT_EVENTS_PER_SESSION, EventStore, MemoryEventStore, Replay,
-};
+pub use events::{EventStore, MemoryEventStore, Replay};
+
 pub use guard::HostPolicy;
-pub use protected::{ProtectedResource, RequiredScopes};
-pub use sessions::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_SESSION_IDLE_TIMEOUT,
-};
-pub use stream::DEFAULT_SSE_RETRY;
+pub use limits::HttpLimits;
+pub use protected::ProtectedResource;
+pub(crate) use protected::RequiredScopes;
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;
 use crate::transport::http::ParamHeader;
 
-/// The default request body limit: 4 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
-
-/// How long a connection may take to send a request's head (default 10 s). It starts
-/// when the connection opens, or when the first byte of a later request arrives.
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long a request's body may take to arrive once its head is in (default 30 s).
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// How long a keep-alive connection may wait between requests (default 60 s).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How long a request may take from its body's last byte to its response's last byte
-/// (default 5 minutes): the handler, its SSE stream, and the client reading it.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// How many connections [`HttpServer::serve`] holds open at once (default 1,000; keep
-/// it under the process's file-descriptor limit).
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1_000;
-
 /// Looks up the `x-mcp-header` annotations of a tool by name.
-pub type ToolHeaders = Arc<dyn Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync>;
+pub(crate) type ToolHeaders = Arc<dyn Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync>;
 
-/// A Streamable HTTP endpoint for a [`Server`]. Settings are `with_*` methods; then
+/// A Streamable HTTP endpoint for a [`Server`]. Settings are builder methods ([`limits`](Self::limits)
+/// for the budgets); then
 /// [`router`](Self::router) to embed it in an axum app, or [`serve`](Self::serve).
 #[derive(Clone)]
 pub struct HttpServer {
     server: Server,
     path: String,
-    max_body_bytes: usize,
     hosts: HostPolicy,
     hosts_explicit: bool,
     verifier: Option<Arc<dyn TokenVerifier>>,
@@ -125,10 +100,10 @@ pub struct HttpServer {
     protected: Option<Arc<ProtectedResource>>,
     required_scopes: Option<RequiredScopes>,
     tool_headers: Option<ToolHeaders>,
-    /// `None` serves 2026-07-28 only; else the limits of 2025-11-25 sessions.
-    sessions: Option<sessions::Limits>,
-    budgets: conn::Budgets,
-    max_connections: usize,
+    /// Whether 2025-11-25 sessions are served.
+    sessions: bool,
+    events: Arc<dyn EventStore>,
+    limits: HttpLimits,
     #[cfg(feature = "http-server-tls")]
     tls: Option<Arc<rustls::ServerConfig>>,
 }
@@ -138,12 +113,10 @@ impl std::fmt::Debug for HttpServer {
         f.debug_struct("HttpServer")
             .field("server", &self.server)
             .field("path", &self.path)
-            .field("max_body_bytes", &self.max_body_bytes)
             .field("hosts", &self.hosts)
             .field("authenticated", &self.verifier.is_some())
             .field("sessions", &self.sessions)
-            .field("budgets", &self.budgets)
-            .field("max_connections", &self.max_connections)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -167,14 +140,13 @@ pub(crate) struct Shared {
 }
 
 impl HttpServer {
-    /// An endpoint at `/mcp` for `server`, with a 4 MiB body limit, accepting only
-    /// loopback `Host` and `Origin` values (see [`with_hosts`](Self::with_hosts)), and no
+    /// An endpoint at `/mcp` for `server`, with the default [`HttpLimits`], accepting
+    /// only loopback `Host` and `Origin` values (see [`hosts`](Self::hosts)), and no
     /// authentication.
     pub fn new(server: Server) -> Self {
         Self {
             server,
             path: "/mcp".into(),
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             hosts: HostPolicy::Loopback,
             hosts_explicit: false,
             verifier: None,
@@ -182,65 +154,18 @@ impl HttpServer {
             protected: None,
             required_scopes: None,
             tool_headers: None,
-            sessions: Some(sessions::Limits {
-                idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
-                max: DEFAULT_MAX_SESSIONS,
-                per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-                store: Arc::new(events::MemoryEventStore::default()),
-                retry: stream::DEFAULT_SSE_RETRY,
-            }),
-            budgets: conn::Budgets {
-                header: DEFAULT_HEADER_TIMEOUT,
-                body: DEFAULT_BODY_TIMEOUT,
-                idle: DEFAULT_IDLE_TIMEOUT,
-                request: Some(DEFAULT_REQUEST_TIMEOUT),
-            },
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            sessions: true,
+            events: Arc::new(events::MemoryEventStore::default()),
+            limits: HttpLimits::default(),
             #[cfg(feature = "http-server-tls")]
             tls: None,
         }
     }
 
-    /// Closes a connection that takes longer than `timeout` to send a request's head,
-    /// counted from the connection's opening or from the first byte of a later request
-    /// (default [`DEFAULT_HEADER_TIMEOUT`]). This is what ends a slowloris connection.
-    /// Enforced by [`serve`](Self::serve); an app embedding [`router`](Self::router)
-    /// sets its own.
-    pub fn with_header_timeout(mut self, timeout: Duration) -> Self {
-        self.budgets.header = timeout;
-        self
-    }
-
-    /// Closes a connection whose request body takes longer than `timeout` to arrive
-    /// once its head is in (default [`DEFAULT_BODY_TIMEOUT`]).
-    pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
-        self.budgets.body = timeout;
-        self
-    }
-
-    /// Closes a keep-alive connection after `timeout` without a request (default
-    /// [`DEFAULT_IDLE_TIMEOUT`]).
-    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.budgets.idle = timeout;
-        self
-    }
-
-    /// Closes a connection whose request is not answered, to its last byte, within
-    /// `timeout` of its body arriving (default [`DEFAULT_REQUEST_TIMEOUT`]; `None` for
-    /// no limit): the handler is dropped and its cancellation token fires. Long work
-    /// belongs in a task, which answers at once.
-    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.budgets.request = timeout;
-        self
-    }
-
-    /// Holds at most `max` connections open (default [`DEFAULT_MAX_CONNECTIONS`]). At
-    /// the cap a new connection closes the one that has waited longest (at least a
-    /// second) without a request in flight; when none can go, the new connection's
-    /// request is answered 503 with `Retry-After`. A [`router`](Self::router) holds at
-    /// most `max` requests under way, and answers the next ones so.
-    pub fn with_max_connections(mut self, max: usize) -> Self {
-        self.max_connections = max;
+    /// The budgets for connections, requests and sessions (default
+    /// [`HttpLimits::default`]).
+    pub fn limits(mut self, limits: HttpLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -249,7 +174,7 @@ impl HttpServer {
     /// HTTP/1.1. `config` keeps the ALPN protocols it names; without any, it offers
     /// `h2` and `http/1.1`. The handshake counts within the header budget.
     #[cfg(feature = "http-server-tls")]
-    pub fn with_tls(mut self, mut config: rustls::ServerConfig) -> Self {
+    pub fn tls(mut self, mut config: rustls::ServerConfig) -> Self {
         if config.alpn_protocols.is_empty() {
             config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         }
@@ -262,66 +187,21 @@ impl HttpServer {
 
     /// Serves 2026-07-28 only: no 2025-11-25 sessions, and GET and DELETE get 405.
     pub fn stateless_only(mut self) -> Self {
-        self.sessions = None;
+        self.sessions = false;
         self
     }
 
     /// Where 2025-11-25 sessions' SSE events are kept for clients that reconnect with
     /// `Last-Event-ID` (default [`MemoryEventStore::default`]: 1,000 events per session,
     /// five minutes each).
-    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
-        if let Some(limits) = &mut self.sessions {
-            limits.store = store;
-        }
-        self
-    }
-
-    /// The `retry` every session stream's priming event tells the client to wait
-    /// before reconnecting (default [`DEFAULT_SSE_RETRY`]).
-    pub fn with_sse_retry(mut self, retry: Duration) -> Self {
-        if let Some(limits) = &mut self.sessions {
-            limits.retry = retry;
-        }
-        self
-    }
-
-    /// Ends a 2025-11-25 session after `timeout` without a request (default one hour).
-    pub fn with_session_idle_timeout(mut self, timeout: Duration) -> Self {
-        if let Some(limits) = &mut self.sessions {
-            limits.idle_timeout = timeout;
-        }
-        self
-    }
-
-    /// Holds at most `max` 2025-11-25 sessions at once (default 10,000). At the cap,
-    /// `initialize` ends the least recently used session that is serving nothing; only
-    /// when every session is busy is it refused (503).
-    pub fn with_max_sessions(mut self, max: usize) -> Self {
-        if let Some(limits) = &mut self.sessions {
-            limits.max = max;
-        }
-        self
-    }
-
-    /// With a token verifier, holds at most `max` sessions per caller (default
-    /// [`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`]): a caller at its cap gives up its own
-    /// least recently used session, so one caller cannot push the others out.
-    pub fn with_max_sessions_per_principal(mut self, max: usize) -> Self {
-        if let Some(limits) = &mut self.sessions {
-            limits.per_principal = max;
-        }
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.events = store;
         self
     }
 
     /// The endpoint's path (default `/mcp`).
-    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+    pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
-        self
-    }
-
-    /// Bodies larger than `bytes` get 413.
-    pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
         self
     }
 
@@ -329,20 +209,20 @@ impl HttpServer {
     /// default is [`HostPolicy::Loopback`]; [`serve`](Self::serve) relaxes it to
     /// [`HostPolicy::Any`] on a listener that is not bound to a loopback address, unless
     /// a policy was set here.
-    pub fn with_hosts(mut self, hosts: HostPolicy) -> Self {
+    pub fn hosts(mut self, hosts: HostPolicy) -> Self {
         self.hosts = hosts;
         self.hosts_explicit = true;
         self
     }
 
     /// Requires `Authorization: Bearer ...` on every request, checked by `verifier`.
-    pub fn with_token_verifier(mut self, verifier: Arc<dyn TokenVerifier>) -> Self {
+    pub fn token_verifier(mut self, verifier: Arc<dyn TokenVerifier>) -> Self {
         self.verifier = Some(verifier);
         self
     }
 
     /// The protected resource metadata URL advertised in `WWW-Authenticate` on a 401.
-    pub fn with_resource_metadata(mut self, url: impl Into<String>) -> Self {
+    pub fn resource_metadata(mut self, url: impl Into<String>) -> Self {
         self.resource_metadata = Some(url.into());
         self
     }
@@ -350,8 +230,8 @@ impl HttpServer {
     /// Serves `metadata` as the endpoint's Protected Resource Metadata (RFC 9728) at
     /// `/.well-known/oauth-protected-resource{path}` and at the root well-known URI,
     /// and points every 401 and 403 challenge to it (unless
-    /// [`with_resource_metadata`](Self::with_resource_metadata) names another URL).
-    pub fn with_protected_resource(mut self, metadata: ProtectedResource) -> Self {
+    /// [`resource_metadata`](Self::resource_metadata) names another URL).
+    pub fn protected_resource(mut self, metadata: ProtectedResource) -> Self {
         if self.resource_metadata.is_none() {
             self.resource_metadata = Some(metadata.well_known().1);
         }
@@ -363,7 +243,7 @@ impl HttpServer {
     /// resource URI), such as [`McpServer::required_scopes`](crate::mcp::McpServer::required_scopes):
     /// with a token verifier, a request whose token lacks one gets 403
     /// `insufficient_scope` naming all it needs, before it is served.
-    pub fn with_required_scopes(
+    pub fn required_scopes(
         mut self,
         lookup: impl Fn(&str, Option<&str>) -> Option<Vec<String>> + Send + Sync + 'static,
     ) -> Self {
@@ -374,7 +254,7 @@ impl HttpServer {
     /// How to find a tool's `x-mcp-header` annotations, so `tools/call` requests have
     /// their `Mcp-Param-*` headers checked against the arguments. Without it only the
     /// standard headers are checked.
-    pub fn with_tool_headers(
+    pub fn tool_headers(
         mut self,
         lookup: impl Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync + 'static,
     ) -> Self {
@@ -387,12 +267,12 @@ impl HttpServer {
     /// [`stateless_only`](Self::stateless_only)); every other method gets 405.
     ///
     /// The router carries the body and request budgets and the cap (as requests under
-    /// way, at most [`with_max_connections`](Self::with_max_connections)) as a tower
+    /// way, at most [`HttpLimits::max_connections`]) as a tower
     /// layer: the header and idle budgets are the accepting server's to enforce (hyper's
     /// `header_read_timeout`, say), since they come before any request exists.
     pub fn router(self) -> Router {
         let path = self.path.clone();
-        let limits = budget::Limits::new(self.budgets, self.max_connections);
+        let limits = budget::Limits::new(self.budgets(), self.limits.max_connections);
         app::router(Arc::new(self.into_shared()), &path, limits)
     }
 
@@ -400,7 +280,7 @@ impl HttpServer {
     /// in-flight requests to finish (each within its budgets). Serves HTTP/1.1 on tern's
     /// own connections, and HTTP/2 (by TLS's ALPN, or in clear by prior knowledge)
     /// through hyper's, each with the header, body, idle and request timeouts and the
-    /// connection cap set here; TLS if [`with_tls`](Self::with_tls) set it.
+    /// connection cap set here; TLS if [`tls`](Self::tls) set it.
     pub async fn serve(
         mut self,
         listener: tokio::net::TcpListener,
@@ -410,9 +290,9 @@ impl HttpServer {
             self.hosts = HostPolicy::Any;
         }
         let path = self.path.clone();
-        let registry = conn::Registry::new(self.budgets, self.max_connections);
+        let registry = conn::Registry::new(self.budgets(), self.limits.max_connections);
         #[cfg(feature = "http-server-h2")]
-        let limits = budget::Limits::new(self.budgets, self.max_connections);
+        let limits = budget::Limits::new(self.budgets(), self.limits.max_connections);
         #[cfg(feature = "http-server-tls")]
         let tls = self.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         let shared = Arc::new(self.into_shared());
@@ -425,19 +305,36 @@ impl HttpServer {
         listen::serve(shared, path, listener, registry, protocols, shutdown).await
     }
 
+    fn budgets(&self) -> conn::Budgets {
+        conn::Budgets {
+            header: self.limits.header_timeout,
+            body: self.limits.body_timeout,
+            idle: self.limits.idle_timeout,
+            request: self.limits.request_timeout,
+        }
+    }
+
     pub(crate) fn into_shared(self) -> Shared {
+        let limits = self.limits;
+        let sessions = self.sessions.then(|| sessions::Limits {
+            idle_timeout: limits.session_idle_timeout,
+            max: limits.max_sessions,
+            per_principal: limits.max_sessions_per_principal,
+            store: self.events,
+            retry: limits.sse_retry,
+        });
         Shared {
             server: self.server,
-            max_body_bytes: self.max_body_bytes,
+            max_body_bytes: limits.max_body_bytes,
             hosts: self.hosts,
             verifier: self.verifier,
             resource_metadata: self.resource_metadata,
             protected: self.protected,
             required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
-            sessions: self.sessions.map(sessions::Sessions::new),
+            sessions: sessions.map(sessions::Sessions::new),
             closing: tokio_util::sync::CancellationToken::new(),
-            streams: streams::Streams::new(self.max_connections),
+            streams: streams::Streams::new(limits.max_connections),
         }
     }
 }
@@ -458,7 +355,7 @@ impl Fuzzed {
             .build()
             .ok()?;
         let shared = HttpServer::new(server)
-            .with_tool_headers(|tool| {
+            .tool_headers(|tool| {
                 (tool == "sql").then(|| {
                     vec![ParamHeader {
                         name: "Region".into(),

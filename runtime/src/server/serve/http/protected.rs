@@ -52,12 +52,6 @@ impl ProtectedResource {
         self
     }
 
-    /// A name for people.
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.resource_name = Some(name.into());
-        self
-    }
-
     /// The path of the path-aware well-known URI (`/.well-known/oauth-protected-resource`
     /// followed by the resource's path), and the metadata's URL.
     pub(crate) fn well_known(&self) -> (String, String) {
@@ -99,7 +93,8 @@ pub(crate) fn metadata_response(metadata: &ProtectedResource) -> Response {
 
 /// The scopes a request needs: from its method and target (a tool or prompt name, a
 /// resource URI). `None` or an empty list: no scope beyond a valid token.
-pub type RequiredScopes = Arc<dyn Fn(&str, Option<&str>) -> Option<Vec<String>> + Send + Sync>;
+pub(crate) type RequiredScopes =
+    Arc<dyn Fn(&str, Option<&str>) -> Option<Vec<String>> + Send + Sync>;
 
 /// The scopes of `required` that `auth` lacks.
 pub(crate) fn missing_scopes(required: &[String], auth: Option<&AuthInfo>) -> Vec<String> {

@@ -27,15 +27,6 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 /// [`SESSION_HEADER`], as a name to look up.
 pub(crate) const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
 
-/// How long a session may go without a request before it expires (default).
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60 * 60);
-
-/// How many sessions may be open at once (default).
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
-
-/// How many sessions one authenticated caller may hold at once (default).
-pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 100;
-
 /// One open session.
 pub(crate) struct HttpSession {
     pub(crate) session: Session,

@@ -42,9 +42,6 @@ pub(crate) const MAX_GET_STREAMS: usize = 4;
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 const LAST_EVENT: HeaderName = HeaderName::from_static(LAST_EVENT_ID);
 
-/// How long a client should wait before reconnecting a lost stream (default).
-pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
-
 /// One session's streams.
 pub(crate) struct SessionStreams {
     /// The session's id, its key in the store.

@@ -9,7 +9,7 @@ use crate::transport::{BoxFuture, TransportError};
 
 /// How many times one request is sent again after its server refused it for want of
 /// authorization (an authorization, then step-ups): past it, the refusal stands.
-pub const MAX_AUTHORIZATION_RETRIES: usize = 3;
+pub(crate) const MAX_AUTHORIZATION_RETRIES: usize = 3;
 
 /// A refusal for want of authorization, as the server gave it.
 #[derive(Debug, Clone, Copy)]

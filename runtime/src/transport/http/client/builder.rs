@@ -12,12 +12,37 @@ use super::pool::Pool;
 use super::{Authorizer, Connector, EraCache, HttpClientTransport, Inner};
 use crate::transport::TransportError;
 
-/// The default of [`HttpClientBuilder::with_idle_timeout`]: 2 minutes.
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// The default of [`HttpClientBuilder::with_timeout`]: 60 seconds.
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-/// The default of [`HttpClientBuilder::with_max_timeout`]: 10 minutes.
-pub const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long an [`HttpClientTransport`] waits on the server: plain data, given to
+/// [`HttpClientBuilder::timeouts`]. Start from [`Default`] and change what you need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpTimeouts {
+    /// A request (JSON or SSE) whose response has not come this long after it was sent,
+    /// or after the server's last progress notification for it, fails (default 60 s): a
+    /// stream that sends other notifications, or drips bytes, without ever answering is
+    /// given up on. Progress, and a server's own request to the user (2025-11-25),
+    /// extend it up to `max_request`. A retry is a request of its own.
+    pub request: Duration,
+    /// The longest a request may take, whatever progress it reports (default 10 minutes).
+    pub max_request: Duration,
+    /// A request fails when the server sends nothing (no response head, no body bytes,
+    /// no SSE event or comment) for this long (default 2 minutes). Unlike `request`, a
+    /// long SSE stream that keeps sending progress lives on.
+    pub idle: Duration,
+    /// Connecting gives up after this long (default 10 s).
+    pub connect: Duration,
+}
+
+impl Default for HttpTimeouts {
+    fn default() -> Self {
+        Self {
+            request: Duration::from_secs(60),
+            max_request: Duration::from_secs(600),
+            idle: Duration::from_secs(120),
+            connect: Duration::from_secs(10),
+        }
+    }
+}
 
 /// Builds an [`HttpClientTransport`]. Clones build transports that share one
 /// [`EraCache`].
@@ -25,10 +50,7 @@ pub const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 pub struct HttpClientBuilder {
     url: String,
     eras: EraCache,
-    timeout: Duration,
-    max_timeout: Duration,
-    idle_timeout: Duration,
-    connect_timeout: Duration,
+    timeouts: HttpTimeouts,
     bearer: Option<String>,
     authorizer: Option<Arc<dyn Authorizer>>,
     headers: Vec<(String, String)>,
@@ -41,7 +63,7 @@ impl HttpClientBuilder {
     /// addition to the Mozilla set: for servers with a private CA or a self-signed
     /// certificate. Fails when `pem` holds no certificate or one that does not parse.
     #[cfg(feature = "http-client-tls")]
-    pub fn with_root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, TransportError> {
+    pub fn root_certificates_pem(mut self, pem: &[u8]) -> Result<Self, TransportError> {
         use rustls::pki_types::CertificateDer;
         use rustls::pki_types::pem::PemObject as _;
         let before = self.roots.len();
@@ -56,41 +78,14 @@ impl HttpClientBuilder {
         Ok(self)
     }
 
-    /// Fails a request (JSON or SSE) whose response has not come `timeout` after it
-    /// was sent or after the server's last progress notification for it (default
-    /// [`DEFAULT_REQUEST_TIMEOUT`], 60 s): a stream that sends other notifications, or
-    /// drips bytes, without ever answering is given up on. Progress, and a server's own
-    /// request to the user (2025-11-25), extend it up to
-    /// [`with_max_timeout`](Self::with_max_timeout). A retry is a request of its own.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// The longest a request may take, whatever progress it reports (default
-    /// [`DEFAULT_MAX_REQUEST_TIMEOUT`], 10 minutes).
-    pub fn with_max_timeout(mut self, max: Duration) -> Self {
-        self.max_timeout = max;
-        self
-    }
-
-    /// Fails a request when the server sends nothing (no response head, no body bytes,
-    /// no SSE event or comment) for `timeout` (default [`DEFAULT_IDLE_TIMEOUT`], 2
-    /// minutes). Unlike [`with_timeout`](Self::with_timeout), a long SSE stream that
-    /// keeps sending progress lives on.
-    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
-
-    /// Gives up connecting after `timeout` (default 10 s).
-    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+    /// How long to wait on the server (default [`HttpTimeouts::default`]).
+    pub fn timeouts(mut self, timeouts: HttpTimeouts) -> Self {
+        self.timeouts = timeouts;
         self
     }
 
     /// Sends `Authorization: Bearer {token}` on every request.
-    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
         self
     }
@@ -98,20 +93,20 @@ impl HttpClientBuilder {
     /// Consults `authorizer` when the server refuses a request with 401 or 403 (such as
     /// `tern::oauth::OAuthClient`, the OAuth 2.1 flow the MCP spec describes): the
     /// request goes again with the token it gives, which every later request carries.
-    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
         self
     }
 
     /// Remembers the era found at the endpoint in `cache`, shared with every transport
     /// given it, instead of in the cache this builder started with.
-    pub fn with_era_cache(mut self, cache: EraCache) -> Self {
+    pub fn era_cache(mut self, cache: EraCache) -> Self {
         self.eras = cache;
         self
     }
 
     /// Sends an extra header on every request.
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
@@ -150,18 +145,18 @@ impl HttpClientBuilder {
         }
         let bearer = self.bearer.as_deref().map(bearer_value).transpose()?;
         #[cfg(feature = "http-client-tls")]
-        let connector = connector(self.connect_timeout, self.roots)?;
+        let connector = connector(self.timeouts.connect, self.roots)?;
         #[cfg(not(feature = "http-client-tls"))]
-        let connector = connector(self.connect_timeout)?;
+        let connector = connector(self.timeouts.connect)?;
         let pool = Pool::new(connector, uri.clone(), Duration::from_secs(90));
         Ok(HttpClientTransport {
             inner: Arc::new(Inner {
                 pool,
                 uri,
                 next_id: AtomicI64::new(1),
-                timeout: self.timeout,
-                max_timeout: self.max_timeout,
-                idle_timeout: self.idle_timeout,
+                timeout: self.timeouts.request,
+                max_timeout: self.timeouts.max_request,
+                idle_timeout: self.timeouts.idle,
                 bearer: Mutex::new(bearer),
                 authorizer: self.authorizer,
                 headers,
@@ -229,10 +224,7 @@ impl HttpClientBuilder {
         Self {
             url: url.into(),
             eras: EraCache::new(),
-            timeout: DEFAULT_REQUEST_TIMEOUT,
-            max_timeout: DEFAULT_MAX_REQUEST_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            connect_timeout: Duration::from_secs(10),
+            timeouts: HttpTimeouts::default(),
             bearer: None,
             authorizer: None,
             headers: Vec::new(),

@@ -15,10 +15,10 @@ use crate::util::lock;
 /// Cheap to clone; clones share the entries. Every [`HttpClientBuilder`] starts with
 /// a new cache, which the transports built from it (clones of the builder included)
 /// share; hand one cache to several builders with
-/// [`HttpClientBuilder::with_era_cache`] to share it wider.
+/// [`HttpClientBuilder::era_cache`] to share it wider.
 ///
 /// [`HttpClientBuilder`]: super::HttpClientBuilder
-/// [`HttpClientBuilder::with_era_cache`]: super::HttpClientBuilder::with_era_cache
+/// [`HttpClientBuilder::era_cache`]: super::HttpClientBuilder::era_cache
 #[derive(Debug, Clone, Default)]
 pub struct EraCache {
     eras: Arc<Mutex<HashMap<String, Era>>>,

@@ -25,7 +25,7 @@
 //!
 //! **TLS.** With the `http-client-tls` feature (on by default) `https://` URLs work,
 //! through rustls, trusting the Mozilla root set (`webpki-roots`) plus any roots given to
-//! [`HttpClientBuilder::with_root_certificates_pem`] (a private CA, a test certificate).
+//! [`HttpClientBuilder::root_certificates_pem`] (a private CA, a test certificate).
 //! Without it, only `http://`.
 //!
 //! **Both eras.** The transport is an [`EraTransport`]: hand it to
@@ -34,7 +34,7 @@
 //! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
 //! found is remembered per endpoint URL in the transport's [`EraCache`], which the
 //! transports built from one builder share (and others given the same cache with
-//! [`HttpClientBuilder::with_era_cache`]), so later clients of the same server skip the
+//! [`HttpClientBuilder::era_cache`]), so later clients of the same server skip the
 //! probe ([`EraCache::forget`] clears it). In a session the transport keeps the `Mcp-Session-Id` the server gave at `initialize`, stamps
 //! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
 //! response's SSE stream with the client's callbacks (POSTing the answers back), opens
@@ -44,8 +44,8 @@
 //! dropped.
 //!
 //! Each request is sent once; the retries above are the client's decision. The
-//! transport's timeouts ([`HttpClientBuilder::with_timeout`], pushed back by progress,
-//! and [`HttpClientBuilder::with_max_timeout`]) bound each send, and each mend (a
+//! transport's timeouts ([`HttpTimeouts::request`], pushed back by progress,
+//! and [`HttpTimeouts::max_request`]) bound each send, and each mend (a
 //! session reopened, `tools/list` re-read), on its own.
 //!
 //! The parts: `builder` makes the transport, `exchange` is one POST and the reading
@@ -78,12 +78,10 @@ use crate::transport::{
 };
 use crate::types::v2026_07_28::RequestId;
 use crate::util::lock;
-pub use authorize::{Authorizer, Challenge, MAX_AUTHORIZATION_RETRIES};
+pub use authorize::{Authorizer, Challenge};
 #[cfg(any(feature = "oauth", feature = "jwt", feature = "introspection"))]
 pub(crate) use builder::connector;
-pub use builder::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_REQUEST_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HttpClientBuilder,
-};
+pub use builder::{HttpClientBuilder, HttpTimeouts};
 pub use era_cache::EraCache;
 use pool::Pool;
 use session::Session;
@@ -186,7 +184,7 @@ impl HttpClientTransport {
     }
 
     /// The bearer token sent now, if any.
-    pub fn bearer_token(&self) -> Option<String> {
+    pub(crate) fn bearer_token(&self) -> Option<String> {
         lock(&self.inner.bearer)
             .as_ref()
             .and_then(|v| v.to_str().ok())
