@@ -2,10 +2,8 @@
 //! key ring (see the SDK's `tern::seal`: the first key of a ring seals, every key
 //! verifies).
 
-use tern::seal::{
-    DEFAULT_TTL, Keyring, generate_secret_base64, generate_secret_hex, parse_secret_base64,
-    parse_secret_hex,
-};
+use base64::Engine as _;
+use tern::seal::{DEFAULT_TTL, Keyring, generate_secret, generate_secret_hex, parse_secret};
 
 use crate::cli::KeysCommand;
 use crate::error::{CliError, Result};
@@ -18,7 +16,8 @@ pub(crate) fn run(command: KeysCommand) -> Result<u8> {
             println!(
                 "{}",
                 if base64 {
-                    generate_secret_base64()
+                    let secret = generate_secret();
+                    base64::engine::general_purpose::STANDARD.encode(secret)
                 } else {
                     generate_secret_hex()
                 }
@@ -37,14 +36,12 @@ struct Secret {
 
 /// Reads a secret written as hex, else as base64.
 fn parse(text: &str, index: usize) -> Result<Secret> {
-    let bytes = parse_secret_hex(text)
-        .or_else(|_| parse_secret_base64(text))
-        .map_err(|_| {
-            CliError::usage(format!(
-                "key #{}: not a hex or base64 secret (make one with `tern keys gen`)",
-                index + 1
-            ))
-        })?;
+    let bytes = parse_secret(text).map_err(|_| {
+        CliError::usage(format!(
+            "key #{}: not a hex or base64 secret (make one with `tern keys gen`)",
+            index + 1
+        ))
+    })?;
     Ok(Secret {
         text: text.to_owned(),
         bytes: bytes.to_vec(),

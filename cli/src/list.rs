@@ -3,6 +3,9 @@
 use serde::Serialize;
 use serde_json::Value;
 use tern::client::Client;
+use tern::types::v2026_07_28::method::{
+    ListPrompts, ListResourceTemplates, ListResources, ListTools,
+};
 
 use crate::error::{CliError, Result};
 use crate::render::pretty;
@@ -20,10 +23,10 @@ pub(crate) enum What {
 /// Lists `what`, printed to stdout.
 pub(crate) async fn list(client: &Client, what: What, json: bool) -> Result<()> {
     let items = match what {
-        What::Tools => values(client.list_all_tools().await?)?,
-        What::Prompts => values(client.list_all_prompts().await?)?,
-        What::Resources => values(client.list_all_resources().await?)?,
-        What::Templates => values(client.list_all_resource_templates().await?)?,
+        What::Tools => values(client.list_all::<ListTools>().await?)?,
+        What::Prompts => values(client.list_all::<ListPrompts>().await?)?,
+        What::Resources => values(client.list_all::<ListResources>().await?)?,
+        What::Templates => values(client.list_all::<ListResourceTemplates>().await?)?,
     };
     if json {
         println!("{}", safe::json(&pretty(&Value::Array(items))));

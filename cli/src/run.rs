@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
+use tern::types::v2026_07_28::method::ListTools;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -197,7 +198,7 @@ async fn tool_arguments(client: &Client, args: &CallArgs) -> Result<Map<String, 
     if args.arguments.is_empty() {
         return Ok(arguments);
     }
-    let schema = match client.list_all_tools().await {
+    let schema = match client.list_all::<ListTools>().await {
         Ok(tools) => tools
             .into_iter()
             .find(|t| t.name == args.tool)

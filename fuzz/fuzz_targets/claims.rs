@@ -18,7 +18,7 @@ impl StateCodec for PassThrough {
         Ok(payload.iter().map(|b| format!("{b:02x}")).collect())
     }
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
-        tern::seal::parse_secret_hex(token)
+        tern::seal::parse_secret(token)
             .map(|bytes| bytes.to_vec())
             .map_err(|_| InvalidRequestState::new())
     }

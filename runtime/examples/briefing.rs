@@ -10,13 +10,13 @@
 use serde_json::json;
 use tern::ask;
 use tern::client::Client;
-use tern::mcp::{McpServer, NoArgs, PromptContext, ToolError};
+use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{
     ContentBlock, ElicitValue, GetPromptOutcome, GetPromptResult, PromptMessage, Role, method,
 };
 
-async fn briefing(_args: NoArgs, ctx: PromptContext) -> Result<GetPromptOutcome, ToolError> {
+async fn briefing(_args: NoArgs, ctx: ToolContext) -> Result<GetPromptOutcome, ToolError> {
     let audience = ctx
         .input_responses()
         .and_then(|r| r.get::<method::Elicit>("audience"))

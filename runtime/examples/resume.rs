@@ -16,7 +16,7 @@ mod seed;
 
 use serde_json::json;
 use tern::client::{Client, PendingCall, Step};
-use tern::seal::{RequestStateSecurity, parse_secret_hex};
+use tern::seal::{RequestStateSecurity, parse_secret};
 use tern::transport::memory;
 use tern::types::v2026_07_28::{CallToolRequestParams, ContentBlock, method};
 
@@ -25,7 +25,7 @@ const DEMO_KEY: &str = "8d1c9b3e2f6a4d70b5e19c83f2a6d4e07b1c5f9a3e8d2b6c4f0a1e7d
 type Error = Box<dyn std::error::Error>;
 
 async fn connect(client: tern::client::ClientBuilder) -> Result<Client, Error> {
-    let key = parse_secret_hex(DEMO_KEY)?;
+    let key = parse_secret(DEMO_KEY)?;
     let server = seed::provision_server()
         .seal(RequestStateSecurity::keys([key.as_slice()])?)
         .build()?;

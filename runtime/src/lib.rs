@@ -88,9 +88,8 @@ pub mod mcp {
     pub use crate::server::mcp::{
         Body, Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome,
         IntoReadResult, IntoToolOutcome, Json, ListRoots, McpServer, NoArgs, PromptBuilder,
-        PromptContext, Resolve, ResolveSet, ResolverHandler, ResourceBuilder, ResourceContext,
-        Sample, SamplePrompt, TemplateBuilder, ToolBuilder, ToolContext, ToolError, UrlPrompt,
-        form_content,
+        Resolve, ResolveSet, ResolverHandler, ResourceBuilder, Sample, SamplePrompt,
+        TemplateBuilder, ToolBuilder, ToolContext, ToolError, UrlPrompt, form_content,
     };
 }
 

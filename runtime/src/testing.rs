@@ -403,7 +403,7 @@ impl Transcript {
     }
 
     /// How many rounds asked the question keyed `key`.
-    pub fn times_asked(&self, key: &str) -> usize {
+    pub(crate) fn times_asked(&self, key: &str) -> usize {
         self.rounds
             .iter()
             .filter(|r| r.asked.iter().any(|(k, _)| k == key))

@@ -140,13 +140,13 @@ impl ResponseCache {
         }
     }
 
-    /// How many results it holds (expired ones included, until they are found).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         lock(&self.inner).map.len()
     }
 
-    /// Whether it holds nothing.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 

@@ -6,15 +6,12 @@ use tokio::sync::mpsc;
 
 use super::input_loop::InputLoopMethod;
 use super::listen::Listener;
+use super::lists::ListMethod;
 use super::pending::{PendingCall, Step};
 use super::tasks::TaskHandle;
 use super::{Client, Notice, input_loop, listen, lists, pending, tasks};
 use crate::types::rpc::ClientRequestMethod;
-use crate::types::v2026_07_28::method;
-use crate::types::v2026_07_28::{
-    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool,
-};
+use crate::types::v2026_07_28::{InputResponses, SubscriptionFilter};
 
 impl Client {
     /// Runs the input-required loop for method `M` from `params` to its complete result.
@@ -66,51 +63,25 @@ impl Client {
         listen::listen(self, filter).await
     }
 
-    /// One page of `tools/list`: the first without a cursor, the next with the one the
-    /// previous page gave.
-    pub async fn list_tools(&self, cursor: Option<String>) -> crate::Result<ListToolsResult> {
-        lists::page::<method::ListTools>(self, cursor).await
+    /// One page of a list method (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`): the first without a cursor, the next with the one
+    /// the previous page gave.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: tern::client::Client) -> tern::Result<()> {
+    /// use tern::types::v2026_07_28::method::ListTools;
+    /// let first = client.list::<ListTools>(None).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn list<M: ListMethod>(&self, cursor: Option<String>) -> crate::Result<M::Result> {
+        lists::page::<M>(self, cursor).await
     }
 
-    /// Every tool, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
-    pub async fn list_all_tools(&self) -> crate::Result<Vec<Tool>> {
-        lists::all_pages::<method::ListTools>(self).await
-    }
-
-    /// One page of `prompts/list`.
-    pub async fn list_prompts(&self, cursor: Option<String>) -> crate::Result<ListPromptsResult> {
-        lists::page::<method::ListPrompts>(self, cursor).await
-    }
-
-    /// Every prompt, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
-    pub async fn list_all_prompts(&self) -> crate::Result<Vec<Prompt>> {
-        lists::all_pages::<method::ListPrompts>(self).await
-    }
-
-    /// One page of `resources/list`.
-    pub async fn list_resources(
-        &self,
-        cursor: Option<String>,
-    ) -> crate::Result<ListResourcesResult> {
-        lists::page::<method::ListResources>(self, cursor).await
-    }
-
-    /// Every resource, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
-    pub async fn list_all_resources(&self) -> crate::Result<Vec<Resource>> {
-        lists::all_pages::<method::ListResources>(self).await
-    }
-
-    /// One page of `resources/templates/list`.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<String>,
-    ) -> crate::Result<ListResourceTemplatesResult> {
-        lists::page::<method::ListResourceTemplates>(self, cursor).await
-    }
-
-    /// Every resource template, page after page (at most [`MAX_LIST_PAGES`](super::MAX_LIST_PAGES)).
-    pub async fn list_all_resource_templates(&self) -> crate::Result<Vec<ResourceTemplate>> {
-        lists::all_pages::<method::ListResourceTemplates>(self).await
+    /// Every item of a list method, page after page (at most 1,000 pages: a server that
+    /// keeps answering with a next cursor is stopped there with
+    /// [`ProtocolError::TooManyPages`](crate::ProtocolError::TooManyPages)).
+    pub async fn list_all<M: ListMethod>(&self) -> crate::Result<Vec<M::Item>> {
+        lists::all_pages::<M>(self).await
     }
 
     /// Sends a call once and stops at its first questions, without the callbacks:

@@ -112,7 +112,7 @@ impl Notice {
 }
 
 /// The id of the task a `notifications/tasks` names.
-pub fn task_id(task: &crate::types::ext_tasks::TaskStatusNotificationParams) -> &str {
+pub(crate) fn task_id(task: &crate::types::ext_tasks::TaskStatusNotificationParams) -> &str {
     use crate::types::ext_tasks::TaskStatusNotificationParams as P;
     match task {
         P::Working(t) => &t.task_id,

@@ -8,13 +8,22 @@ use crate::types::v2026_07_28::{
     PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Tool, method,
 };
 
-/// The most pages a `list_all_*` call follows: a server that keeps answering with a
-/// next cursor is stopped there with [`ProtocolError::TooManyPages`](crate::ProtocolError::TooManyPages).
-pub const MAX_LIST_PAGES: usize = 1_000;
+/// The most pages a `list_all` call follows.
+pub(crate) const MAX_LIST_PAGES: usize = 1_000;
 
-/// A list method's page: its items and the cursor of the next.
-pub(super) trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A list method [`Client::list`] and [`Client::list_all`] page through: `tools/list`,
+/// `prompts/list`, `resources/list`, `resources/templates/list` (the generated method
+/// markers). Implemented by tern only.
+pub trait ListMethod:
+    ClientRequestMethod<Params = PaginatedRequestParams> + sealed::Sealed
+{
+    /// What a page lists.
     type Item;
+    /// A page's items and the cursor of the next.
     fn split(result: Self::Result) -> (Vec<Self::Item>, Option<String>);
     /// What the client keeps of a page it received (the tools' output schemas).
     fn seen(client: &Client, result: &Self::Result) {
@@ -24,7 +33,8 @@ pub(super) trait Paged: ClientRequestMethod<Params = PaginatedRequestParams> {
 
 macro_rules! paged {
     ($marker:ty, $item:ty, $field:ident $(, seen = $seen:expr)?) => {
-        impl Paged for $marker {
+        impl sealed::Sealed for $marker {}
+        impl ListMethod for $marker {
             type Item = $item;
             fn split(result: Self::Result) -> (Vec<$item>, Option<String>) {
                 (result.$field, result.next_cursor)
@@ -56,7 +66,7 @@ fn page_params(cursor: Option<String>) -> PaginatedRequestParams {
 }
 
 /// One page of `M`, what the client keeps of it kept.
-pub(super) async fn page<M: Paged>(
+pub(super) async fn page<M: ListMethod>(
     client: &Client,
     cursor: Option<String>,
 ) -> crate::Result<M::Result> {
@@ -66,7 +76,7 @@ pub(super) async fn page<M: Paged>(
 }
 
 /// Every page of `M`, at most [`MAX_LIST_PAGES`].
-pub(super) async fn all_pages<M: Paged>(client: &Client) -> crate::Result<Vec<M::Item>> {
+pub(super) async fn all_pages<M: ListMethod>(client: &Client) -> crate::Result<Vec<M::Item>> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {

@@ -57,20 +57,16 @@ pub use callbacks::InputContext;
 pub use connection::Connection;
 pub use discovery::EraMode;
 pub use input_loop::InputLoopMethod;
-pub use listen::{Listener, Notice, task_id};
-pub use lists::MAX_LIST_PAGES;
+pub use listen::{Listener, Notice};
+pub use lists::ListMethod;
 pub use pending::{PendingCall, RoundEvent, Step};
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
-// The era hooks belong to the transports that implement them; named here too, beside
-// the builder that drives them.
-pub use crate::transport::{EraTransport, ServerRequestHandler};
 
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
 use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, GetPromptRequestParams,
-    GetPromptResult, InputRequests, InputResponses, ProgressNotificationParams,
-    ReadResourceRequestParams, ReadResourceResult, ToolArguments, method,
+    CallToolRequestParams, CallToolResult, GetPromptRequestParams, GetPromptResult, InputRequests,
+    InputResponses, ReadResourceRequestParams, ReadResourceResult, ToolArguments, method,
 };
 use crate::{Era, Error};
 use callbacks::Callbacks;
@@ -151,14 +147,8 @@ impl Client {
         self.inner.dialect.era()
     }
 
-    /// The capabilities this client declares on every request (derived from its
-    /// callbacks).
-    pub fn capabilities(&self) -> ClientCapabilities {
-        serde_json::from_value(self.inner.capabilities.clone()).unwrap_or_default()
-    }
-
     /// The cap on input-required rounds per call.
-    pub fn input_required_max_rounds(&self) -> usize {
+    pub(crate) fn input_required_max_rounds(&self) -> usize {
         self.inner.max_rounds
     }
 
@@ -173,22 +163,6 @@ impl Client {
         params: M::Params,
     ) -> crate::Result<M::Result> {
         self.request_with::<M>(params, None).await
-    }
-
-    /// Like [`request`](Self::request), delivering the request's progress notifications
-    /// to `progress` as they arrive (see [`request_with_notices`](Self::request_with_notices)
-    /// for every notification of the request).
-    pub async fn request_with_progress<M: ClientRequestMethod>(
-        &self,
-        params: M::Params,
-        progress: mpsc::UnboundedSender<ProgressNotificationParams>,
-    ) -> crate::Result<M::Result> {
-        listen::observed::<M>(self, params, move |notice| {
-            if let Notice::Progress(p) = notice {
-                let _ = progress.send(p);
-            }
-        })
-        .await
     }
 
     async fn request_with<M: ClientRequestMethod>(
@@ -265,11 +239,6 @@ impl Client {
         if let Some(cache) = &self.inner.cache {
             cache.forget_server(&self.cache_partition());
         }
-    }
-
-    /// The response cache this client keeps results in, if any.
-    pub fn response_cache(&self) -> Option<&ResponseCache> {
-        self.inner.cache.as_ref()
     }
 
     async fn send_uncached<M: ClientRequestMethod>(

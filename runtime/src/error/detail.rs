@@ -57,7 +57,7 @@ pub enum ConfigError {
     /// A secret given as text could not be parsed.
     #[error(
         "a requestState secret must be {expected}; generate one with \
-         tern::seal::generate_secret_hex() or generate_secret_base64()"
+         tern::seal::generate_secret_hex() or `tern keys gen`"
     )]
     InvalidSecret {
         /// What the parser expected.
@@ -90,7 +90,7 @@ pub enum ConfigError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProtocolError {
-    /// A `list_all_*` call met more pages than [`MAX_LIST_PAGES`](crate::client::MAX_LIST_PAGES):
+    /// A [`list_all`](crate::client::Client::list_all) call met more pages than its cap (1,000):
     /// the server keeps answering with a next cursor.
     #[error("{method}: more than {pages} pages; the server keeps answering with a next cursor")]
     TooManyPages {

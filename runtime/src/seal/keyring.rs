@@ -161,11 +161,6 @@ impl Keyring {
         self
     }
 
-    /// The cap on a token's length in bytes.
-    pub fn max_token_len(&self) -> usize {
-        self.max_token_len
-    }
-
     /// The length of the token that sealing `payload_len` bytes produces.
     pub(crate) fn token_len(payload_len: usize) -> usize {
         let raw = payload_len.saturating_add(OVERHEAD);

@@ -52,15 +52,15 @@
 //!
 //! # Generating a secret and rotating keys
 //!
-//! [`generate_secret_hex`] (or [`generate_secret_base64`]) prints a fresh 32-byte secret,
-//! no CLI needed; read it back with [`parse_secret_hex`] (or [`parse_secret_base64`]):
+//! [`generate_secret_hex`] prints a fresh 32-byte secret, no CLI needed; read it back
+//! (hex, or base64) with [`parse_secret`]:
 //!
 //! ```
-//! use tern::seal::{RequestStateSecurity, generate_secret_hex, parse_secret_hex};
+//! use tern::seal::{RequestStateSecurity, generate_secret_hex, parse_secret};
 //!
 //! # fn main() -> tern::Result<()> {
 //! let text = generate_secret_hex(); // store this in your secret manager
-//! let secret = parse_secret_hex(&text)?;
+//! let secret = parse_secret(&text)?;
 //! let policy = RequestStateSecurity::keys([secret])?;
 //! # let _ = policy.build(Some("fleet"))?;
 //! # Ok(())
@@ -138,7 +138,4 @@ pub use policy::{DEFAULT_TTL, RequestStateSecurity};
 pub use principal::Principal;
 pub use rejection::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason};
 pub use sealer::{RequestBinding, Sealer};
-pub use secret::{
-    generate_secret, generate_secret_base64, generate_secret_hex, parse_secret_base64,
-    parse_secret_hex,
-};
+pub use secret::{generate_secret, generate_secret_hex, parse_secret};

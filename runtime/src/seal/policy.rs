@@ -95,16 +95,6 @@ impl RequestStateSecurity {
         Ok(self)
     }
 
-    /// [`ttl`](Self::ttl) in seconds; zero, negative, NaN and infinite values are rejected.
-    pub fn ttl_secs(self, seconds: f64) -> Result<Self> {
-        let ttl = Duration::try_from_secs_f64(seconds).map_err(|_| ConfigError::InvalidTtl {
-            got: seconds.to_string(),
-        })?;
-        self.ttl(ttl).map_err(|_| ConfigError::InvalidTtl {
-            got: seconds.to_string(),
-        })
-    }
-
     /// The audience written into every token and required on the way back (default: the
     /// server's name). Set it when the server has no name, or to let several services
     /// that share keys deliberately accept each other's state.

@@ -22,23 +22,27 @@ pub fn generate_secret() -> [u8; SECRET_LEN] {
     secret
 }
 
-/// A fresh secret as 64 lowercase hex characters, the form [`parse_secret_hex`] reads.
+/// A fresh secret as 64 lowercase hex characters, the form [`parse_secret`] reads.
 pub fn generate_secret_hex() -> String {
     let secret = Zeroizing::new(generate_secret());
     encode_hex(&secret[..])
 }
 
-/// A fresh secret as standard padded base64, the form [`parse_secret_base64`] reads.
-pub fn generate_secret_base64() -> String {
-    let secret = Zeroizing::new(generate_secret());
-    STANDARD.encode(&secret[..])
-}
-
-/// Parses a secret written as hex (either case, no separators or whitespace).
+/// Parses a secret kept as text: hex (either case, no separators), else standard padded
+/// base64 (the way `openssl rand -base64 32` prints it); no surrounding whitespace.
 ///
 /// The bytes are wiped when the returned buffer drops. Length is checked later, by
 /// `RequestStateSecurity::keys`, which says how to generate a long enough one.
-pub fn parse_secret_hex(text: &str) -> Result<Zeroizing<Vec<u8>>> {
+pub fn parse_secret(text: &str) -> Result<Zeroizing<Vec<u8>>> {
+    parse_secret_hex(text)
+        .or_else(|_| parse_secret_base64(text))
+        .map_err(|_| ConfigError::InvalidSecret {
+            expected: "hex digits, or standard padded base64, with no whitespace",
+        })
+}
+
+/// A secret written as hex.
+fn parse_secret_hex(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     let invalid = || ConfigError::InvalidSecret {
         expected: "an even number of hex digits with no whitespace",
     };
@@ -56,9 +60,8 @@ pub fn parse_secret_hex(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     Ok(out)
 }
 
-/// Parses a secret written as standard padded base64, the way `openssl rand -base64 32`
-/// prints it; surrounding whitespace is not accepted.
-pub fn parse_secret_base64(text: &str) -> Result<Zeroizing<Vec<u8>>> {
+/// A secret written as standard padded base64.
+fn parse_secret_base64(text: &str) -> Result<Zeroizing<Vec<u8>>> {
     STANDARD
         .decode(text)
         .map(Zeroizing::new)
@@ -109,8 +112,9 @@ mod tests {
 
     #[test]
     fn base64_secret_round_trips() {
-        let text = generate_secret_base64();
-        assert_eq!(parse_secret_base64(&text).unwrap().len(), 32);
+        let secret = generate_secret();
+        let text = STANDARD.encode(secret);
+        assert_eq!(*parse_secret(&text).unwrap(), secret.to_vec());
     }
 
     #[test]

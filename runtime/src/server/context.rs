@@ -188,13 +188,8 @@ impl RequestContext {
         &self.inner.meta
     }
 
-    /// The protocol version of this request.
-    pub fn protocol_version(&self) -> &str {
-        &self.inner.meta.protocol_version
-    }
-
     /// The client's capabilities, as declared on this request.
-    pub fn client_capabilities(&self) -> &ClientCapabilities {
+    pub(crate) fn client_capabilities(&self) -> &ClientCapabilities {
         &self.inner.meta.client_capabilities
     }
 
@@ -260,7 +255,7 @@ impl RequestContext {
 
     /// Sends a notification known only by name (for instance an extension's) on this
     /// request's stream.
-    pub fn notify_value(&self, method: &str, params: Value) {
+    pub(crate) fn notify_value(&self, method: &str, params: Value) {
         if let Some(out) = &self.inner.outbound {
             // The stream may be gone already; a notification to nobody is not an error.
             let _ = out.send(crate::jsonrpc::notification(method, Some(params)));

@@ -17,7 +17,7 @@ impl Admitted {
     /// ([`middleware`](super::middleware)) around it. All of it in the request's span,
     /// `mcp.request`, whose parent is the `traceparent` the request's `_meta` carried
     /// (with the `otel` feature).
-    pub async fn serve(self) -> Verdict {
+    pub(crate) async fn serve(self) -> Verdict {
         let span = tracing::info_span!(
             "mcp.request",
             rpc.method = %self.request.method,

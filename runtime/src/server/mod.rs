@@ -55,12 +55,13 @@ pub use context::RequestContext;
 pub use events::ServerEvent;
 pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};
 pub use mcp::handoff::ToolHandoff;
-pub use outbound::Outbound;
-pub use pipeline::{Accepted, Admitted, IncomingRequest, Refusal, Verdict};
+pub(crate) use outbound::Outbound;
+pub(crate) use pipeline::{Accepted, Admitted, Verdict};
+pub use pipeline::{IncomingRequest, Refusal};
 #[cfg(feature = "http-server")]
 pub use serve::http;
 pub use serve::shutdown_signal;
-pub use session::Session;
+pub(crate) use session::Session;
 pub use session::SessionInput;
 
 use crate::jsonrpc::{JsonLimits, RpcError};
@@ -255,12 +256,13 @@ impl Server {
 
     /// Reads `request` as a stateless request: its params into their method's type, once,
     /// and from them its `_meta` and its target.
-    pub fn accept(&self, request: IncomingRequest) -> Accepted {
+    pub(crate) fn accept(&self, request: IncomingRequest) -> Accepted {
         pipeline::accept(self, request)
     }
 
-    /// Serves one request and returns its JSON-RPC outcome: [`accept`](Self::accept)
-    /// then [`Accepted::serve`], for callers that need no [`Verdict`].
+    /// Serves one request and returns its JSON-RPC outcome: for a transport of its own
+    /// that answers each request with one response (notifications the handler sends
+    /// have nowhere to go; [`serve`](Self::serve) a message transport to carry them).
     pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
         let result = self.accept(request).serve().await.into_result()?;
         serde_json::from_str(&result).map_err(|e| {
@@ -279,7 +281,10 @@ impl Server {
     }
 
     /// Answers a 2025-11-25 `initialize`: the new session, and the result to send.
-    pub fn open_session(&self, params: Option<&Value>) -> Result<(Session, Value), RpcError> {
+    pub(crate) fn open_session(
+        &self,
+        params: Option<&Value>,
+    ) -> Result<(Session, Value), RpcError> {
         session::open(self, params)
     }
 
@@ -294,9 +299,8 @@ impl Server {
         self.publish(ServerEvent::ResourceUpdated(uri.into()));
     }
 
-    /// The server's events from now on, for a transport that carries them to clients
-    /// (a [`Session`] turns each into its message).
-    pub fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
+    /// The server's events from now on, for a transport that carries them to clients.
+    pub(crate) fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe()
     }
 

@@ -18,7 +18,7 @@ use std::task::{Poll, Waker};
 use tokio::sync::mpsc;
 
 /// Where a request's messages to its client go: each one a JSON-RPC message, as text.
-pub struct Outbound(Sink);
+pub(crate) struct Outbound(Sink);
 
 enum Sink {
     Channel(mpsc::UnboundedSender<String>),
@@ -28,7 +28,7 @@ enum Sink {
 impl Outbound {
     /// Sends `message`; gives it back when nobody reads this request's messages any more
     /// (its stream is gone).
-    pub fn send(&self, message: String) -> Result<(), String> {
+    pub(crate) fn send(&self, message: String) -> Result<(), String> {
         match &self.0 {
             Sink::Channel(sender) => sender.send(message).map_err(|e| e.0),
             Sink::Stream(shared) => {

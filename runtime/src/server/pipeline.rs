@@ -31,7 +31,7 @@ pub struct IncomingRequest {
     /// Cancelled when the client cancels or goes away.
     pub cancel: CancellationToken,
     /// Where the request's notifications (progress, logs) go, as JSON-RPC messages.
-    pub outbound: Option<Outbound>,
+    pub(crate) outbound: Option<Outbound>,
 }
 
 impl IncomingRequest {
@@ -62,13 +62,6 @@ impl IncomingRequest {
         self.auth = auth;
         self
     }
-
-    /// Where the request's notifications (and, on a session, the server's requests to
-    /// the client) go, as JSON-RPC messages.
-    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
-        self.outbound = outbound;
-        self
-    }
 }
 
 /// Why the server refused a request before (or instead of) its handler's answer: the
@@ -90,7 +83,7 @@ pub enum Refusal {
 /// How the server answered one request.
 #[derive(Debug)]
 #[must_use]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The request was served: the result, written as JSON text (from the handler's
     /// typed result, with the members the protocol adds), or the error its handler (or
     /// the sealing layer) decided.
@@ -122,7 +115,7 @@ impl Verdict {
 /// A request the server has read and is ready to serve: what a transport may still
 /// check before serving it (the HTTP headers against the body) is readable here.
 #[derive(Debug)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     server: Server,
     request: IncomingRequest,
     meta: MetaRead,
@@ -245,7 +238,7 @@ fn without_meta(params: &RawParams) -> Option<String> {
 
 impl Accepted {
     /// The request's JSON-RPC id.
-    pub fn id(&self) -> &RequestId {
+    pub(crate) fn id(&self) -> &RequestId {
         &self.request.id
     }
 
@@ -256,18 +249,18 @@ impl Accepted {
     }
 
     /// Where the request's notifications go.
-    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
+    pub(crate) fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.request.outbound = outbound;
         self
     }
 
     /// The method asked for.
-    pub fn method(&self) -> &str {
+    pub(crate) fn method(&self) -> &str {
         &self.request.method
     }
 
     /// The params, as sent.
-    pub fn params(&self) -> Option<&RawParams> {
+    pub(crate) fn params(&self) -> Option<&RawParams> {
         self.request.params.as_ref()
     }
 
@@ -280,7 +273,7 @@ impl Accepted {
 
     /// The request's target, when its method has one (a tool or prompt name, a resource
     /// URI) and the params name it with a string.
-    pub fn target(&self) -> Option<&str> {
+    pub(crate) fn target(&self) -> Option<&str> {
         match self.routed.as_ref().map(|r| &r.params) {
             Some(Ok(typed)) => typed.target(),
             _ => self.target.as_deref(),
@@ -288,20 +281,15 @@ impl Accepted {
     }
 
     /// The identity of the access token the transport validated, if any.
-    pub fn auth(&self) -> Option<&AuthInfo> {
+    pub(crate) fn auth(&self) -> Option<&AuthInfo> {
         self.request.auth.as_ref()
     }
 
     /// The protocol version named by the request's `_meta`, when it names one (even if
     /// the rest of `_meta` is malformed): stateless requests carry it, a 2025-11-25
     /// session's requests do not.
-    pub fn protocol_version(&self) -> Option<&str> {
+    pub(crate) fn protocol_version(&self) -> Option<&str> {
         self.meta.version.as_deref()
-    }
-
-    /// Whether the request is served statelessly or on a session.
-    pub fn era(&self) -> Era {
-        Era::on_session(self.channel.is_some())
     }
 
     /// Whether the request carries the 2026-07-28 `_meta` protocol version key (well
@@ -317,7 +305,7 @@ impl Accepted {
     /// A session's era belongs to the session: `_meta` only lends the progress token,
     /// and params whose `_meta` is not a 2026-07-28 one (a bare `progressToken`, as
     /// sessions send) are read again without it.
-    pub fn on_session(mut self, session: &Session) -> Self {
+    pub(crate) fn on_session(mut self, session: &Session) -> Self {
         let channel = session.channel();
         let mut meta = channel.request_meta(self.meta.progress_token.take());
         meta.trace = self.meta.trace.take();
@@ -335,7 +323,7 @@ impl Accepted {
 
     /// Runs the checks and the handler: [`admit`](Self::admit), then
     /// [`Admitted::serve`].
-    pub async fn serve(self) -> Verdict {
+    pub(crate) async fn serve(self) -> Verdict {
         match self.admit() {
             Ok(admitted) => admitted.serve().await,
             Err(refused) => refused,
@@ -345,7 +333,7 @@ impl Accepted {
     /// The checks that need no handler: a stateless request's `_meta` (its version
     /// supported), then the method. A transport that must choose its answer's form
     /// before the handler runs (HTTP: JSON or a stream) learns a refusal here.
-    pub fn admit(self) -> Result<Admitted, Verdict> {
+    pub(crate) fn admit(self) -> Result<Admitted, Verdict> {
         let Accepted {
             server,
             request,
@@ -382,7 +370,7 @@ impl Accepted {
 }
 
 /// A request that passed the checks and is ready for its handler.
-pub struct Admitted {
+pub(crate) struct Admitted {
     pub(super) server: Server,
     pub(super) request: IncomingRequest,
     pub(super) meta: RequestMeta,
@@ -414,13 +402,13 @@ impl Admitted {
     }
 
     /// Where the request's notifications go.
-    pub fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
+    pub(crate) fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.request.outbound = outbound;
         self
     }
 
     /// Whether the request is served statelessly or on a session.
-    pub fn era(&self) -> Era {
+    pub(crate) fn era(&self) -> Era {
         Era::on_session(self.channel.is_some())
     }
 }

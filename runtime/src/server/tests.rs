@@ -158,7 +158,7 @@ async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
             record.lock().unwrap().push((
                 params.meta.as_deref().cloned(),
                 ctx.meta().client_info.as_deref().map(|i| i.name.clone()),
-                ctx.protocol_version().to_owned(),
+                ctx.meta().protocol_version.to_string(),
             ));
             async move {
                 Ok(CallToolResult::new(vec![ContentBlock::Text(TextContent::new("done"))]).into())

@@ -35,7 +35,7 @@ pub enum Status {
 
 impl Status {
     /// Whether nothing changes a task in this status any more.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
     }
 }

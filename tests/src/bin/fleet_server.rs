@@ -17,7 +17,7 @@
 use serde_json::json;
 use tern::ask;
 use tern::mcp::{McpServer, ToolContext, ToolError};
-use tern::seal::{RequestStateSecurity, parse_secret_hex};
+use tern::seal::{RequestStateSecurity, parse_secret};
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, method,
 };
@@ -149,7 +149,7 @@ async fn main() -> Result<(), Failure> {
         let secrets = settings
             .keys
             .iter()
-            .map(|hex| parse_secret_hex(hex))
+            .map(|hex| parse_secret(hex))
             .collect::<Result<Vec<_>, _>>()?;
         mcp = mcp.request_state_security(RequestStateSecurity::keys(secrets)?);
     }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+use tern::types::v2026_07_28::method::ListTools;
 
 use tern::client::{Client, EraMode, Notice, ResponseCache};
 use tern::mcp::McpServer;
@@ -72,8 +73,8 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
     let c = client(&url(addr), "alice", &ResponseCache::default()).await;
     let mut listener = c.listen(tools_changed()).await.unwrap();
 
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 1);
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 1);
+    assert_eq!(c.list_all::<ListTools>().await.unwrap().len(), 1);
+    assert_eq!(c.list_all::<ListTools>().await.unwrap().len(), 1);
     assert_eq!(
         served.load(Ordering::SeqCst),
         1,
@@ -86,7 +87,7 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
         .await
         .unwrap();
     assert_eq!(heard, Some(Notice::ToolsChanged));
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 2);
+    assert_eq!(c.list_all::<ListTools>().await.unwrap().len(), 2);
     assert_eq!(
         served.load(Ordering::SeqCst),
         2,
@@ -103,8 +104,8 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
         ))
         .await
         .unwrap();
-    uncached.list_all_tools().await.unwrap();
-    uncached.list_all_tools().await.unwrap();
+    uncached.list_all::<ListTools>().await.unwrap();
+    uncached.list_all::<ListTools>().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 4);
 }
 
@@ -115,18 +116,18 @@ async fn a_private_answer_is_not_served_to_another_credential_and_a_public_one_i
     let shared = ResponseCache::default();
     let alice = client(&url(addr), "alice-token", &shared).await;
     let bob = client(&url(addr), "bob-token", &shared).await;
-    alice.list_all_tools().await.unwrap();
-    alice.list_all_tools().await.unwrap();
+    alice.list_all::<ListTools>().await.unwrap();
+    alice.list_all::<ListTools>().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 1);
-    bob.list_all_tools().await.unwrap();
+    bob.list_all::<ListTools>().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 2, "bob's list is his own");
 
     let (public, served) = catalog(true);
     let addr = serve(HttpServer::new(public.server().unwrap())).await;
     let alice = client(&url(addr), "alice-token", &shared).await;
     let bob = client(&url(addr), "bob-token", &shared).await;
-    alice.list_all_tools().await.unwrap();
-    bob.list_all_tools().await.unwrap();
+    alice.list_all::<ListTools>().await.unwrap();
+    bob.list_all::<ListTools>().await.unwrap();
     assert_eq!(
         served.load(Ordering::SeqCst),
         1,
@@ -162,7 +163,7 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
     let mut first = relay(front, upstream);
     let c = client(&url(addr), "alice", &ResponseCache::default()).await;
     let mut notices = c.listen(tools_changed()).await.unwrap();
-    c.list_all_tools().await.unwrap();
+    c.list_all::<ListTools>().await.unwrap();
 
     // The network between them drops every connection, and comes back.
     first.shutdown().await;
@@ -173,7 +174,7 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
         .unwrap();
     assert_eq!(heard, Some(Notice::Relistened));
     // What changed while the stream was down went unheard: the cache forgot it.
-    c.list_all_tools().await.unwrap();
+    c.list_all::<ListTools>().await.unwrap();
     assert_eq!(served.load(Ordering::SeqCst), 2);
 
     // The stream is open again (the server acknowledged it): the next change is heard.

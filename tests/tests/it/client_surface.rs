@@ -7,10 +7,13 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tern::types::v2026_07_28::method::{
+    ListPrompts, ListResourceTemplates, ListResources, ListTools,
+};
 
 use serde_json::json;
 use tern::Error;
-use tern::client::{Client, EraMode, InputContext, MAX_LIST_PAGES, Notice, RoundEvent};
+use tern::client::{Client, EraMode, InputContext, Notice, RoundEvent};
 use tern::mcp::{McpServer, NoArgs, ToolContext};
 use tern::server::Server;
 use tern::transport::http::client::HttpClientTransport;
@@ -42,21 +45,29 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
     }
     let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(stateless(), &url(addr)).await;
-    let first = c.list_tools(None).await.unwrap();
+    let first = c.list::<ListTools>(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
-    let second = c.list_tools(first.next_cursor.clone()).await.unwrap();
+    let second = c
+        .list::<ListTools>(first.next_cursor.clone())
+        .await
+        .unwrap();
     assert_eq!(second.tools[0].name, "c");
     let all: Vec<String> = c
-        .list_all_tools()
+        .list_all::<ListTools>()
         .await
         .unwrap()
         .into_iter()
         .map(|t| t.name)
         .collect();
     assert_eq!(all, ["a", "b", "c", "d", "e"]);
-    assert!(c.list_all_prompts().await.unwrap().is_empty());
-    assert!(c.list_all_resources().await.unwrap().is_empty());
-    assert!(c.list_all_resource_templates().await.unwrap().is_empty());
+    assert!(c.list_all::<ListPrompts>().await.unwrap().is_empty());
+    assert!(c.list_all::<ListResources>().await.unwrap().is_empty());
+    assert!(
+        c.list_all::<ListResourceTemplates>()
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -76,12 +87,12 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
         .unwrap();
     let addr = serve_default(server).await;
     let c = connect(stateless(), &url(addr)).await;
-    let err = c.list_all_tools().await.unwrap_err();
+    let err = c.list_all::<ListTools>().await.unwrap_err();
     assert!(
-        matches!(err, Error::Protocol(tern::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == MAX_LIST_PAGES),
+        matches!(err, Error::Protocol(tern::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == 1_000),
         "{err}"
     );
-    assert_eq!(pages.load(Ordering::SeqCst), MAX_LIST_PAGES);
+    assert_eq!(pages.load(Ordering::SeqCst), 1_000);
 }
 
 /// One `fleet_server` process on `addr` (port 0 for any), with its own ephemeral key.
@@ -354,7 +365,7 @@ async fn structured_content_breaking_the_listed_output_schema_is_an_error() {
     c.call_tool("count", json!({"send": {"count": -1}}))
         .await
         .unwrap();
-    c.list_all_tools().await.unwrap();
+    c.list_all::<ListTools>().await.unwrap();
     let ok = c
         .call_tool("count", json!({"send": {"count": 3}}))
         .await

@@ -17,7 +17,7 @@ use tern_tests::wire::{RawPeer, Recording, Tap};
 fn tern_server() -> memory::MemoryTransport {
     let server = Server::builder("dual", "1.0")
         .handle::<method::CallTool, _, _>(|ctx, _params| async move {
-            let text = format!("era {}", ctx.protocol_version());
+            let text = format!("era {}", ctx.meta().protocol_version);
             Ok(CallToolResult::new(vec![tern::ask::text(text)]).into())
         })
         .build()

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tern::types::v2026_07_28::method::ListTools;
 
 use serde_json::json;
 use tern::client::Notice;
@@ -230,10 +231,10 @@ async fn tern_lists_listens_and_caches_against_the_python_http_server() {
         names.sort();
         names
     };
-    let first = names(client.list_all_tools().await.unwrap());
+    let first = names(client.list_all::<ListTools>().await.unwrap());
     assert_eq!(first, ["add_tool", "lists_served"]);
     // Python's cache hint (a minute, private) lets the second come from tern's cache.
-    assert_eq!(names(client.list_all_tools().await.unwrap()), first);
+    assert_eq!(names(client.list_all::<ListTools>().await.unwrap()), first);
     assert_eq!(lists_served(&client).await, "1");
 
     client
@@ -246,7 +247,7 @@ async fn tern_lists_listens_and_caches_against_the_python_http_server() {
     assert_eq!(heard, Some(Notice::ToolsChanged));
     // The change dropped the cached list: this one is fetched, and has the new tool.
     assert_eq!(
-        names(client.list_all_tools().await.unwrap()),
+        names(client.list_all::<ListTools>().await.unwrap()),
         ["add_tool", "fresh", "lists_served"]
     );
     assert_eq!(lists_served(&client).await, "2");

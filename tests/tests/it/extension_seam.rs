@@ -85,7 +85,8 @@ impl Extension for Echo {
                 return Err(RpcError::invalid_params("text longer than maxLength"));
             }
             let declared = ctx
-                .client_capabilities()
+                .meta()
+                .client_capabilities
                 .extensions
                 .as_ref()
                 .is_some_and(|x| x.contains_key(ECHO));

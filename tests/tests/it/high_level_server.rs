@@ -829,7 +829,7 @@ async fn prompts_and_templates_complete_their_arguments() {
                 .collect()
         })
         .run(
-            |args: serde_json::Map<String, Value>, _ctx: tern::mcp::PromptContext| async move {
+            |args: serde_json::Map<String, Value>, _ctx: tern::mcp::ToolContext| async move {
                 Ok(format!("{args:?}"))
             },
         );
@@ -926,7 +926,7 @@ async fn subscribers_hear_that_the_tool_list_changed() {
     );
     // A prompt change is not what was asked for; a tool change is.
     mcp.prompt("p")
-        .run(|_a: NoArgs, _ctx: tern::mcp::PromptContext| async move { Ok("hi".to_owned()) });
+        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("hi".to_owned()) });
     mcp.tool("late")
         .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("added while serving") });
     let changed = peer.recv().await;

@@ -5,6 +5,7 @@
 //! answers input requests, the answer POSTed back), and the server's session rules.
 
 use crate::http_support;
+use tern::types::v2026_07_28::method::ListTools;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -78,7 +79,7 @@ fn provisioner() -> Server {
                     "{} in {} over {}",
                     params.name,
                     region.unwrap_or_default(),
-                    ctx.protocol_version()
+                    ctx.meta().protocol_version
                 );
                 Ok(CallToolResult::new(vec![ask::text(text)]).into())
             },
@@ -633,9 +634,11 @@ fn slow_streamer(stopped: Option<oneshot::Sender<()>>) -> Server {
             async move {
                 let _guard = guard;
                 // Stream something first, so the test knows the handler is running.
-                ctx.notify_value(
-                    "notifications/message",
-                    json!({"level": "info", "data": "started"}),
+                ctx.notify::<method::LoggingMessage>(
+                    tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                        json!("started"),
+                        tern::types::v2026_07_28::LoggingLevel::Info,
+                    ),
                 );
                 tokio::time::sleep(Duration::from_secs(60)).await;
                 Ok(CallToolResult::new(vec![ask::text("never sent")]).into())
@@ -763,7 +766,7 @@ async fn a_session_starts_once_its_standalone_stream_is_open() {
     let client = connect(addr, &Asked::default(), EraMode::Session)
         .await
         .unwrap();
-    client.list_tools(None).await.unwrap();
+    client.list::<ListTools>(None).await.unwrap();
     assert_eq!(
         *seen.0.lock().unwrap(),
         [

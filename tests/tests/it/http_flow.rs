@@ -31,9 +31,11 @@ fn provisioner(notify: bool) -> Server {
         .handle::<method::CallTool, _, _>(move |ctx: RequestContext, params| async move {
             if notify {
                 // A raw notification: it switches the answer to SSE whatever log level was asked.
-                ctx.notify_value(
-                    "notifications/message",
-                    json!({"level": "info", "data": "working"}),
+                ctx.notify::<method::LoggingMessage>(
+                    tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                        json!("working"),
+                        tern::types::v2026_07_28::LoggingLevel::Info,
+                    ),
                 );
             }
             if region_of(&params).is_some() {
@@ -139,9 +141,11 @@ fn waits_for_cancellation(notify: bool, stopped: Signal, cancelled: Signal) -> S
                     }
                 });
                 if notify {
-                    ctx.notify_value(
-                        "notifications/message",
-                        json!({"level": "info", "data": "started"}),
+                    ctx.notify::<method::LoggingMessage>(
+                        tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                            json!("started"),
+                            tern::types::v2026_07_28::LoggingLevel::Info,
+                        ),
                     );
                 }
                 tokio::time::sleep(Duration::from_secs(60)).await;

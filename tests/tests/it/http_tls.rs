@@ -33,7 +33,7 @@ pub(crate) fn server() -> Server {
                     ask::input_required([("region", form)], None).into()
                 }
                 Some(_) => {
-                    let text = format!("done over {}", ctx.protocol_version());
+                    let text = format!("done over {}", ctx.meta().protocol_version);
                     CallToolResult::new(vec![ask::text(text)]).into()
                 }
             })

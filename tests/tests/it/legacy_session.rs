@@ -57,7 +57,10 @@ async fn provision(
             other => return Err(RpcError::internal(format!("unexpected answer {other:?}"))),
         },
     };
-    let text = format!("provisioned in {region} over {}", ctx.protocol_version());
+    let text = format!(
+        "provisioned in {region} over {}",
+        ctx.meta().protocol_version
+    );
     Ok(CallToolResult::new(vec![ask::text(text)]).into())
 }
 

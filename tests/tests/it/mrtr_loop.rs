@@ -924,13 +924,15 @@ pub(crate) async fn each_caller_sees_its_own_progress(client: &Client) {
             let mut params = CallToolRequestParams::new("t");
             params.arguments = Some(json!({"n": n}).as_object().unwrap().into());
             let outcome = client
-                .request_with_progress::<method::CallTool>(params, tx)
+                .request_with_notices::<method::CallTool>(params, tx)
                 .await
                 .unwrap();
             assert!(matches!(outcome, Outcome::Complete(_)));
             let mut seen = Vec::new();
-            while let Ok(p) = rx.try_recv() {
-                seen.push(p.progress.as_f64().unwrap());
+            while let Ok(notice) = rx.try_recv() {
+                if let tern::client::Notice::Progress(p) = notice {
+                    seen.push(p.progress.as_f64().unwrap());
+                }
             }
             (n, seen)
         }));

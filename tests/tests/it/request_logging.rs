@@ -2,10 +2,9 @@
 //! request's `_meta["io.modelcontextprotocol/logLevel"]` asked for.
 
 use serde_json::{Value, json};
-use tern::server::{IncomingRequest, RequestContext, Server};
-use tern::types::v2026_07_28::{CallToolResult, LoggingLevel, RequestId, method};
-use tern_tests::wire::meta;
-use tokio::sync::mpsc;
+use tern::server::{RequestContext, Server};
+use tern::types::v2026_07_28::{CallToolResult, LoggingLevel, method};
+use tern_tests::wire::{RawPeer, meta};
 
 fn logging_server() -> Server {
     Server::builder("logs", "1")
@@ -19,31 +18,30 @@ fn logging_server() -> Server {
         .unwrap()
 }
 
-/// The log entries (their `data`) sent while serving one call with `log_level`.
+/// The log entries (their `data`) sent while serving one call with `log_level`, read
+/// off the wire of a message transport until the call's response.
 async fn logged(log_level: Option<&str>) -> Vec<Value> {
     let mut meta = meta(json!({}));
     if let Some(level) = log_level {
         meta["io.modelcontextprotocol/logLevel"] = json!(level);
     }
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    logging_server()
-        .handle(
-            IncomingRequest::new(
-                RequestId::Integer(1),
-                "tools/call",
-                Some(json!({"name": "t", "arguments": {}, "_meta": meta})),
-            )
-            .with_outbound(Some(tx.into())),
-        )
-        .await
-        .unwrap();
+    let (client_end, server_end) = tern::transport::memory::pair();
+    let server = logging_server();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let mut peer = RawPeer::new(client_end);
+    peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "t", "arguments": {}, "_meta": meta}}))
+        .await;
     let mut data = Vec::new();
-    while let Ok(line) = rx.try_recv() {
-        let message: Value = serde_json::from_str(&line).unwrap();
+    loop {
+        let message = peer.recv().await;
+        if message.get("id") == Some(&json!(1)) {
+            assert!(message.get("result").is_some(), "{message}");
+            return data;
+        }
         assert_eq!(message["method"], "notifications/message");
         data.push(message["params"]["data"].clone());
     }
-    data
 }
 
 #[tokio::test]

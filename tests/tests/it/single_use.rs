@@ -12,7 +12,7 @@ use serde_json::json;
 use tern::ask;
 use tern::client::Client;
 use tern::mcp::{McpServer, ToolContext, ToolError};
-use tern::seal::{RequestStateSecurity, parse_secret_hex};
+use tern::seal::{RequestStateSecurity, parse_secret};
 use tern::server::http::HttpServer;
 use tern::server::replay::{RedisReplayStore, ReplayStore};
 use tern::transport::http::client::HttpClientTransport;
@@ -32,9 +32,8 @@ fn answered(ctx: &ToolContext, key: &str) -> Option<ElicitValue> {
 /// The `transfer` tool on a server that seals with the shared key, recording
 /// redemptions in `store` (the default store when `None`).
 fn transfer_server(transfers: Arc<AtomicUsize>, store: Option<Arc<dyn ReplayStore>>) -> McpServer {
-    let mut mcp = McpServer::new("bank", "1.0").request_state_security(
-        RequestStateSecurity::keys([parse_secret_hex(KEY).unwrap()]).unwrap(),
-    );
+    let mut mcp = McpServer::new("bank", "1.0")
+        .request_state_security(RequestStateSecurity::keys([parse_secret(KEY).unwrap()]).unwrap());
     if let Some(store) = store {
         mcp = mcp.replay_store(store);
     }

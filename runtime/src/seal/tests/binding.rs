@@ -59,7 +59,7 @@ fn a_custom_ttl_sets_the_window() {
     let clock = Arc::new(ManualClock::new(T0));
     let sealer = RequestStateSecurity::keys([SECRET_A])
         .unwrap()
-        .ttl_secs(1.5)
+        .ttl(Duration::from_millis(1500))
         .unwrap()
         .clock(clock.clone())
         .build(Some("svc"))
@@ -444,7 +444,7 @@ impl StateCodec for IdentityCodec {
         Ok(payload.iter().map(|b| format!("{b:02x}")).collect())
     }
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
-        crate::seal::parse_secret_hex(token)
+        crate::seal::secret::parse_secret(token)
             .map(|bytes| bytes.to_vec())
             .map_err(|_| InvalidRequestState::new())
     }

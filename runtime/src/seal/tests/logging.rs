@@ -34,7 +34,7 @@ fn captured(run: impl FnOnce()) -> String {
 #[test]
 fn logs_name_the_reason_but_never_contain_the_state_the_token_or_the_secret() {
     let secret = generate_secret_hex();
-    let parsed = parse_secret_hex(&secret).unwrap();
+    let parsed = parse_secret(&secret).unwrap();
     let state = b"STATE-ssn-078-05-1120";
     let clock = Arc::new(ManualClock::new(T0));
     let sealer = RequestStateSecurity::keys([&parsed[..]])

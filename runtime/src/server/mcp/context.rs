@@ -18,12 +18,6 @@ pub struct ToolContext {
     detach: Option<std::sync::Arc<super::detach::Detach>>,
 }
 
-/// The context of a prompt function (the same as a tool's).
-pub type PromptContext = ToolContext;
-
-/// The context of a resource-template function (the same as a tool's).
-pub type ResourceContext = ToolContext;
-
 impl ToolContext {
     pub(crate) fn new(
         request: RequestContext,

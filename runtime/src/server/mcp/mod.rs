@@ -50,7 +50,7 @@ mod tool;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-pub use context::{PromptContext, ResourceContext, ToolContext};
+pub use context::ToolContext;
 pub(crate) use handoff::{Detaching, ToolBody, ToolHandoff};
 pub use prompt::{IntoPromptOutcome, PromptBuilder};
 pub use resolve::{

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::PromptContext;
+use super::context::ToolContext;
 use super::tool::{ToolError, decode_args};
 use super::{Completer, McpServer, schema};
 use crate::jsonrpc::RpcError;
@@ -163,11 +163,11 @@ impl PromptBuilder<'_> {
     }
 
     /// Registers `f` as the prompt. It receives the typed arguments and a
-    /// [`PromptContext`], and may return messages or an [`InputRequiredResult`].
+    /// [`ToolContext`], and may return messages or an [`InputRequiredResult`].
     pub fn run<A, F, Fut, R>(mut self, f: F)
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, PromptContext) -> Fut + Send + Sync + 'static,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
         R: IntoPromptOutcome + 'static,
     {
@@ -182,7 +182,7 @@ impl PromptBuilder<'_> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = decode_args("prompt", &name, call.arguments)?;
-                let ctx = PromptContext::new(call.ctx, call.input_responses, call.request_state);
+                let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state);
                 f(args, ctx)
                     .await
                     .map(IntoPromptOutcome::into_prompt_outcome)

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::context::ResourceContext;
+use super::context::ToolContext;
 use super::prompt::as_rpc;
 use super::tool::ToolError;
 use super::{Completer, McpServer};
@@ -275,10 +275,10 @@ impl TemplateBuilder<'_> {
     }
 
     /// Registers `f`, which receives the template's variables and a
-    /// [`ResourceContext`], and may return contents or an [`InputRequiredResult`].
+    /// [`ToolContext`], and may return contents or an [`InputRequiredResult`].
     pub fn read<F, Fut, R>(self, f: F)
     where
-        F: Fn(BTreeMap<String, String>, ResourceContext) -> Fut + Send + Sync + 'static,
+        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
         R: IntoReadOutcome + 'static,
     {
@@ -288,7 +288,7 @@ impl TemplateBuilder<'_> {
             let f = Arc::clone(&f);
             let mime = mime.clone();
             Box::pin(async move {
-                let ctx = ResourceContext::new(call.ctx, call.input_responses, call.request_state);
+                let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state);
                 f(call.variables, ctx)
                     .await
                     .map(|r| r.into_read_outcome(&call.uri, mime.as_deref()))

@@ -28,7 +28,7 @@ use state::Offers;
 
 /// One client's 2025-11-25 session, as a transport holds it: cheap to clone.
 #[derive(Clone, Debug)]
-pub struct Session {
+pub(crate) struct Session {
     state: Arc<SessionState>,
 }
 
@@ -40,12 +40,12 @@ impl Session {
 
     /// Hands the client's response (to a request the server sent on this session) to
     /// the handler waiting for it.
-    pub fn answer(&self, id: &RequestId, result: Result<Value, RpcError>) {
+    pub(crate) fn answer(&self, id: &RequestId, result: Result<Value, RpcError>) {
         self.state.resolve(id, result);
     }
 
     /// Ends the session: every request the server is waiting on fails.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.state.close();
     }
 
