@@ -109,13 +109,13 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     let answerer = Answerer::new(&args.answering, &saved.target, ui.clone())?;
     let client = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
     let answers = answerer
-        .answer_all(client.server_name(), saved.pending.input_requests())
+        .answer_all(client.server_name(), &saved.pending.input_requests)
         .await?;
     let saving = Saving {
         resuming: true,
         ..Saving::new(&args.file, &saved.target, &ui, args.json)
     };
-    let name = saved.pending.method().to_owned();
+    let name = saved.pending.method.clone();
     if name == method::CallTool::METHOD {
         let step = client
             .resume::<method::CallTool>(saved.pending, answers)
@@ -206,11 +206,11 @@ fn remove(file: &Path) -> Result<()> {
 fn describe(file: &Path, pending: &PendingCall) {
     eprintln!(
         "paused after round {}: the server asks {} question(s), saved to {}",
-        pending.round(),
-        pending.input_requests().len(),
+        pending.round,
+        pending.input_requests.len(),
         file.display()
     );
-    for (key, request) in &pending.input_requests().0 {
+    for (key, request) in &pending.input_requests.0 {
         eprintln!("  {}: {}", safe::line(key), safe::text(&question(request)));
     }
     eprintln!(

@@ -20,7 +20,7 @@ impl StateCodec for PassThrough {
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
         tern::seal::parse_secret(token)
             .map(|bytes| bytes.to_vec())
-            .map_err(|_| InvalidRequestState::new())
+            .map_err(|_| InvalidRequestState::default())
     }
 }
 

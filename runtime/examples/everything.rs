@@ -829,10 +829,9 @@ async fn main() -> Result<(), BoxError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
     // One line on stdout names the endpoint, so `--port 0` works for scripts.
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    // `tools/call` requests have their Mcp-Param-* headers checked against the arguments.
-    let lookup = mcp.clone();
+    // `tools/call` requests have their Mcp-Param-* headers checked against the arguments
+    // (the McpServer's server brings its tools' annotations to the endpoint).
     HttpServer::new(mcp.server()?)
-        .tool_headers(move |tool| lookup.param_headers(tool))
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())

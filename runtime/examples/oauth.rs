@@ -65,12 +65,10 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
     let resource = format!("http://{}/mcp", listener.local_addr()?);
     let verifier = JwtVerifier::new(jwks, issuer.clone(), resource.clone())?;
     let mcp = notes();
-    let scopes = mcp.clone();
     println!("listening on {resource}");
     HttpServer::new(mcp.server()?)
         .token_verifier(Arc::new(verifier))
         .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["notes:read"]))
-        .required_scopes(move |method, target| scopes.required_scopes(method, target))
         .serve(listener, tern::server::shutdown_signal())
         .await?;
     Ok(())

@@ -131,7 +131,7 @@ async fn call_tool(
 }
 
 /// The seed's low-level server.
-fn provision_server() -> tern::Result<Server> {
+fn provision_server() -> Result<Server, tern::ConfigError> {
     Server::builder("Provisioner", "1.0.0")
         .handle::<method::ListTools, _, _>(list_tools)
         .handle::<method::CallTool, _, _>(call_tool)

@@ -56,9 +56,9 @@ async fn start(file: &str) -> Result<(), Error> {
     println!(
         "[{}] saved round {} of {} with {} question(s) to {file}",
         std::process::id(),
-        pending.round(),
-        pending.method(),
-        pending.input_requests().len()
+        pending.round,
+        pending.method,
+        pending.input_requests.len()
     );
     Ok(())
 }
@@ -73,7 +73,7 @@ async fn finish(file: &str) -> Result<(), Error> {
     )
     .await?;
     loop {
-        let answers = client.fulfil(Some(pending.input_requests())).await?;
+        let answers = client.fulfil(Some(&pending.input_requests)).await?;
         match client.resume::<method::CallTool>(pending, answers).await? {
             Step::Done(result) => {
                 for block in &result.content {

@@ -46,12 +46,12 @@ pub fn elicit_form(
 ///
 /// ```
 /// use tern::ask::{self, Form};
-/// use tern::types::v2026_07_28::{BooleanSchema, StringSchema};
+/// use tern::types::v2026_07_28::{BooleanSchema, InputRequest, StringSchema};
 ///
-/// let question = Form::new("Which region should the database live in?")
+/// let question: InputRequest = Form::new("Which region should the database live in?")
 ///     .required("region", StringSchema::new())
 ///     .optional("replicated", BooleanSchema::new())
-///     .into_request();
+///     .into();
 /// let same = ask::elicit_form(
 ///     "Which region should the database live in?",
 ///     serde_json::json!({"type": "object", "properties": {
@@ -107,7 +107,7 @@ impl Form {
     }
 
     /// The form as an input request.
-    pub fn into_request(self) -> InputRequest {
+    pub(crate) fn into_request(self) -> InputRequest {
         let mut params = ElicitRequestFormParams::new(self.message, self.schema);
         // Said, though `form` is the default: a reader finds the variant at the first
         // member.

@@ -1,6 +1,6 @@
 //! A kit for testing an MRTR server (feature `testing`): a client with scripted answers,
 //! a record of every round, assertions that read like the behaviour, and a manual clock
-//! ([`ManualClock`]) to cross a state's TTL.
+//! ([`ManualClock`](crate::seal::ManualClock)) to cross a state's TTL.
 //!
 //! [`TestClient`] drives a call through [`Client::start`] and [`Client::resume`] over an
 //! in-memory transport: each round that needs input is answered from the script (by the
@@ -78,8 +78,6 @@ use crate::types::v2026_07_28::{
     ElicitRequestParams, InputRequest, InputResponses, ListRootsResult, Role, Root,
     SamplingMessageContent, SamplingMessageContentBlock, TextContent, ToolArguments, method,
 };
-
-pub use crate::seal::ManualClock;
 
 /// What a question is answered with.
 #[derive(Clone, Debug)]
@@ -218,7 +216,7 @@ impl TestClient {
     }
 
     /// Runs `hook` after each round is answered and before its retry is sent: to move
-    /// a [`ManualClock`] across a TTL, say.
+    /// a [`ManualClock`](crate::seal::ManualClock) across a TTL, say.
     pub fn between_rounds(mut self, hook: impl Fn(&Round) + Send + Sync + 'static) -> Self {
         self.between_rounds = Some(Arc::new(hook));
         self
@@ -286,13 +284,13 @@ impl TestClient {
     /// One round answered from the script, and the first question it had no answer for.
     fn answer_round(&self, pending: &PendingCall) -> (Round, Option<(String, String)>) {
         let mut round = Round {
-            number: pending.round(),
+            number: pending.round,
             asked: Vec::new(),
-            state_len: pending.request_state().map(str::len),
+            state_len: pending.request_state.as_deref().map(str::len),
             sent: Vec::new(),
         };
         let mut unanswered = None;
-        for (key, request) in &pending.input_requests().0 {
+        for (key, request) in &pending.input_requests.0 {
             round.asked.push((key.clone(), request.clone()));
             match self.answer_for(key, request) {
                 Some(answer) => round.sent.push((key.clone(), answer.response())),
@@ -308,7 +306,7 @@ impl TestClient {
     }
 
     fn altered(&self, pending: PendingCall) -> PendingCall {
-        match (&self.alter_state, pending.request_state()) {
+        match (&self.alter_state, pending.request_state.as_deref()) {
             (Some(alter), Some(state)) => {
                 let mut state = state.to_owned();
                 alter(&mut state);
@@ -359,6 +357,7 @@ fn kind_of(request: &InputRequest) -> &'static str {
 
 /// One round of a call that needed input.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Round {
     /// The round's number in the flow (1: the first answers).
     pub number: usize,
@@ -372,6 +371,7 @@ pub struct Round {
 
 /// How a call ended.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum End {
     /// It completed with this result.
     Complete(Box<CallToolResult>),
@@ -390,6 +390,7 @@ pub enum End {
 
 /// A call's rounds and how it ended, with assertions that read like the behaviour.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Transcript {
     /// The rounds that needed input, in order.
     pub rounds: Vec<Round>,

@@ -56,7 +56,7 @@ impl Fixture {
     }
 
     /// The fixture's server, built.
-    pub fn server(self) -> tern::Result<Server> {
+    pub fn server(self) -> Result<Server, tern::ConfigError> {
         self.builder().build()
     }
 }

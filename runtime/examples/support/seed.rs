@@ -23,7 +23,7 @@ pub const STATE: &str = "provision-v1";
 pub fn ask_region() -> InputRequest {
     ask::Form::new("Which region should the database live in?")
         .required("region", StringSchema::new())
-        .into_request()
+        .into()
 }
 
 /// The client's answer to [`ask_region`]: accept, with [`REGION`].

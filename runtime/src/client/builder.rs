@@ -11,7 +11,7 @@ use super::callbacks::{self, Callbacks};
 use super::dialect::Dialect;
 use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
-use crate::transport::{ClientTransport, EraTransport, MessageTransport};
+use crate::transport::{ClientTransport, MessageTransport};
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -165,7 +165,7 @@ impl ClientBuilder {
     /// Declares extension `id` with `settings` under `capabilities.extensions` of
     /// every request; `None` withdraws it. Its methods are called with
     /// [`Client::request`], each a [`Request`](crate::types::rpc::Request) marker. The
-    /// tasks extension ([`tasks::EXTENSION`](crate::tasks::EXTENSION)) is declared
+    /// tasks extension ([`EXTENSION_ID`](crate::types::ext_tasks::EXTENSION_ID)) is declared
     /// unless withdrawn: a server may then answer a tool call with a task, which
     /// [`Client::call_tool`] follows to its end as if the call had been synchronous.
     pub fn extension(
@@ -243,7 +243,7 @@ impl ClientBuilder {
     /// Connects a client over `transport`: a message transport (stdio, one end of
     /// [`memory::pair`](crate::transport::memory::pair)), an
     /// [`HttpClientTransport`](crate::transport::http::client::HttpClientTransport), or
-    /// any [`EraTransport`] in an `Arc`. The era is settled first as [`era`](Self::era)
+    /// any [`ClientTransport`] in an `Arc`. The era is settled first as [`era`](Self::era)
     /// says: under the default [`EraMode::Auto`] the client probes with
     /// `server/discover` and falls back to a 2025-11-25 session (`initialize`) on any
     /// answer that is not a modern one; [`EraMode::Stateless`] sends nothing before the
@@ -314,32 +314,28 @@ impl ClientBuilder {
     }
 }
 
-/// What [`ClientBuilder::connect`] takes: anything that becomes a client transport.
+/// What [`ClientBuilder::connect`] takes: anything that becomes a client transport (a
+/// message transport, an HTTP client transport, any [`ClientTransport`] in an `Arc`).
 pub trait IntoClientTransport {
-    /// The transport the client speaks through.
-    type Transport: EraTransport;
     /// The transport, shared.
-    fn into_client_transport(self) -> Arc<Self::Transport>;
+    fn into_client_transport(self) -> Arc<dyn ClientTransport>;
 }
 
 impl<T: MessageTransport> IntoClientTransport for T {
-    type Transport = Connection;
-    fn into_client_transport(self) -> Arc<Connection> {
+    fn into_client_transport(self) -> Arc<dyn ClientTransport> {
         Arc::new(Connection::new(self))
     }
 }
 
-impl<T: EraTransport> IntoClientTransport for Arc<T> {
-    type Transport = T;
-    fn into_client_transport(self) -> Arc<T> {
+impl<T: ClientTransport> IntoClientTransport for Arc<T> {
+    fn into_client_transport(self) -> Arc<dyn ClientTransport> {
         self
     }
 }
 
 #[cfg(feature = "http-client")]
 impl IntoClientTransport for crate::transport::http::client::HttpClientTransport {
-    type Transport = Self;
-    fn into_client_transport(self) -> Arc<Self> {
+    fn into_client_transport(self) -> Arc<dyn ClientTransport> {
         Arc::new(self)
     }
 }

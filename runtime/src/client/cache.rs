@@ -4,13 +4,13 @@
 //! Only the methods the table marks cacheable are kept (the lists, `resources/read`,
 //! `server/discover`), only complete first-round answers, only with a positive `ttlMs`
 //! (clamped to a day). A `private` answer is kept for the authorization context that
-//! received it ([`ClientTransport::cache_identity`]: the bearer token and extra headers,
+//! received it ([`HttpHooks::cache_identity`]: the bearer token and extra headers,
 //! digested) and never served to another; a `public` one is shared by every client of
 //! the same server that shares the cache. A list-changed or resource-updated
 //! notification the client hears (on a listen stream or a call's stream) drops what it
 //! makes stale. The cache is bounded in entries and bytes; the oldest go first.
 //!
-//! [`ClientTransport::cache_identity`]: crate::transport::ClientTransport::cache_identity
+//! [`HttpHooks::cache_identity`]: crate::transport::HttpHooks::cache_identity
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -11,8 +11,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::jsonrpc::{self, RawResult, Received, RpcError};
 use crate::transport::{
-    BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, MessageTransport,
-    OutgoingRequest, ServerRequestHandler, TransportError,
+    BoxFuture, CallError, ClientTransport, EncodedRequest, MessageTransport, OutgoingRequest,
+    ServerRequestHandler, TransportError,
 };
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::RequestId;
@@ -31,7 +31,7 @@ struct Routes {
 
 /// A [`ClientTransport`] over a [`MessageTransport`]: the in-memory pair, or stdio.
 #[derive(Clone)]
-pub struct Connection {
+pub(crate) struct Connection {
     inner: Arc<Inner>,
 }
 
@@ -56,7 +56,7 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Starts the connection's reader and writer tasks on the current tokio runtime.
-    pub fn new<T: MessageTransport>(transport: T) -> Self {
+    pub(crate) fn new<T: MessageTransport>(transport: T) -> Self {
         let (sink, mut source) = transport.split();
         let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
         let inner = Arc::new(Inner {
@@ -302,16 +302,14 @@ impl ClientTransport for Connection {
     fn next_id(&self) -> RequestId {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
     }
+
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        *lock(&self.inner.server_requests) = Some(handler);
+    }
 }
 
 /// The `_meta.progressToken` of params written as `text`.
 fn progress_token(text: &str) -> Option<IdKey> {
     let params: Value = serde_json::from_str(text).ok()?;
     IdKey::from_value(params.get("_meta")?.get("progressToken")?)
-}
-
-impl EraTransport for Connection {
-    fn route_server_requests(&self, handler: ServerRequestHandler) {
-        *lock(&self.inner.server_requests) = Some(handler);
-    }
 }

@@ -5,7 +5,7 @@
 //! a result, or a recognised modern error, means 2026-07-28; any other answer, or none
 //! within the discovery timeout, means a 2025-11-25 server, and the client opens a
 //! session with `initialize`. What counts as "any other answer" is the transport's call
-//! ([`EraTransport::is_legacy_answer`]): on a message transport it is a JSON-RPC error,
+//! (the transport): on a message transport it is a JSON-RPC error,
 //! over HTTP a 400, 404 or 405 whose body is not a modern error.
 
 use std::sync::{Arc, OnceLock};
@@ -18,7 +18,7 @@ use crate::Era;
 use crate::Error;
 use crate::jsonrpc::{RpcError, code};
 use crate::protocol::{PROTOCOL_VERSION, RequestMeta, SESSION_PROTOCOL_VERSION};
-use crate::transport::{CallError, EraTransport, OutgoingRequest};
+use crate::transport::{CallError, ClientTransport, OutgoingRequest};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25 as old;
 use crate::types::v2026_07_28::method;
@@ -55,7 +55,7 @@ pub(crate) struct Negotiated {
 
 /// Settles the era of `transport` under `mode`, opening a 2025-11-25 session when that
 /// is the answer.
-pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
+pub(crate) async fn negotiate<T: ClientTransport + ?Sized>(
     transport: &T,
     mode: EraMode,
     hello: &Hello<'_>,
@@ -93,7 +93,7 @@ pub(crate) async fn negotiate<T: EraTransport + ?Sized>(
 
 /// The era a probe found, and the name the server gave in its `serverInfo` (a
 /// 2026-07-28 server's `server/discover` result carries it in `_meta`).
-async fn probe<T: EraTransport + ?Sized>(
+async fn probe<T: ClientTransport + ?Sized>(
     transport: &T,
     hello: &Hello<'_>,
 ) -> crate::Result<(Era, Option<String>)> {
@@ -206,7 +206,7 @@ fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
 
 /// The 2025-11-25 handshake: `initialize`, then `notifications/initialized`. Returns
 /// the server's name.
-async fn initialize<T: EraTransport + ?Sized>(
+async fn initialize<T: ClientTransport + ?Sized>(
     transport: &T,
     hello: &Hello<'_>,
 ) -> crate::Result<Option<String>> {

@@ -54,7 +54,7 @@ use tokio::sync::mpsc;
 pub use builder::{ClientBuilder, IntoClientTransport};
 pub use cache::ResponseCache;
 pub use callbacks::InputContext;
-pub use connection::Connection;
+pub(crate) use connection::Connection;
 pub use discovery::EraMode;
 pub use input_loop::InputLoopMethod;
 pub use listen::{Listener, Notice};
@@ -219,7 +219,12 @@ impl Client {
     /// Where this client's answers sit in its response cache, now (the credential in
     /// use may have changed since the last request).
     fn cache_partition(&self) -> cache::Partition {
-        match self.inner.transport.cache_identity() {
+        match self
+            .inner
+            .transport
+            .http_hooks()
+            .and_then(|http| http.cache_identity())
+        {
             Some(identity) => cache::Partition::of(identity),
             None => self.inner.own_partition.clone(),
         }

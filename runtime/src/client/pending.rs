@@ -21,43 +21,26 @@ use crate::types::v2026_07_28::{InputRequests, InputResponses};
 /// a server that restarted with an ephemeral key, or another instance with a
 /// different key, refuses it, and `resume` fails with
 /// [`Error::StateRejected`](crate::Error::StateRejected); start the call again.
+///
+/// Plain data: what it holds is read from its fields, and it travels as JSON (serde).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PendingCall {
-    method: String,
-    params: Value,
-    round: usize,
+    /// The call's method (`tools/call`, `prompts/get`, `resources/read`).
+    pub method: String,
+    /// The call's params as first sent (no answers, no state).
+    pub params: Value,
+    /// How many input-required answers the call has had: 1 after its first.
+    pub round: usize,
+    /// The server's state, to be echoed with the answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    request_state: Option<String>,
-    input_requests: InputRequests,
+    pub request_state: Option<String>,
+    /// The questions outstanding, by key.
+    pub input_requests: InputRequests,
 }
 
 impl PendingCall {
-    /// The call's method (`tools/call`, `prompts/get`, `resources/read`).
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-
-    /// The call's params as first sent (no answers, no state).
-    pub fn params(&self) -> &Value {
-        &self.params
-    }
-
-    /// How many input-required answers the call has had: 1 after its first.
-    pub fn round(&self) -> usize {
-        self.round
-    }
-
-    /// The server's state, to be echoed with the answers.
-    pub fn request_state(&self) -> Option<&str> {
-        self.request_state.as_deref()
-    }
-
-    /// The questions outstanding, by key.
-    pub fn input_requests(&self) -> &InputRequests {
-        &self.input_requests
-    }
-
     /// The call with another `requestState` (the test kit's altered state).
     #[cfg(feature = "testing")]
     pub(crate) fn with_request_state(mut self, state: Option<String>) -> Self {

@@ -7,12 +7,12 @@
 //! 1. **Tool headers** ([`Retry::ToolHeaders`]): a `tools/call` refused over HTTP with
 //!    -32020 `HeaderMismatch`. The tool's `x-mcp-header` annotations may have changed
 //!    since the transport learned them, so it re-reads `tools/list`
-//!    ([`ClientTransport::refresh_tool_headers`], at most 10 pages); the call is sent
+//!    ([`HttpHooks::refresh_tool_headers`], at most 10 pages); the call is sent
 //!    once more only if the tool's headers changed.
 //! 2. **Session gone** ([`Retry::SessionGone`]): HTTP 404 to a request in a 2025-11-25
 //!    session, which the server no longer knows (it expired, or the server restarted).
 //!    The transport opens a new session with the same `initialize`
-//!    ([`ClientTransport::reopen_session`], shared by concurrent requests that hit the
+//!    ([`HttpHooks::reopen_session`], shared by concurrent requests that hit the
 //!    same 404), and the request is sent once more.
 //! 3. **Version refused** ([`Retry::VersionRefused`]): in 2026-07-28, -32022
 //!    `UnsupportedProtocolVersion` whose `supported` lists the version tern speaks (a
@@ -115,9 +115,15 @@ impl Retry {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let meta = params.get("_meta").cloned().unwrap_or_else(|| json!({}));
-                transport.refresh_tool_headers(tool, &meta).await
+                match transport.http_hooks() {
+                    Some(http) => http.refresh_tool_headers(tool, &meta).await,
+                    None => Ok(false),
+                }
             }
-            Self::SessionGone => transport.reopen_session().await,
+            Self::SessionGone => match transport.http_hooks() {
+                Some(http) => http.reopen_session().await,
+                None => Ok(false),
+            },
             Self::VersionRefused => Ok(true),
             Self::Busy => {
                 tokio::time::sleep(Self::busy_wait(refusal).unwrap_or_default()).await;
@@ -232,6 +238,12 @@ mod tests {
         fn next_id(&self) -> RequestId {
             RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed))
         }
+        fn http_hooks(&self) -> Option<&dyn crate::transport::HttpHooks> {
+            Some(self)
+        }
+    }
+
+    impl crate::transport::HttpHooks for Scripted {
         fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
             self.mend("session")
         }

@@ -12,6 +12,7 @@ use crate::types::rpc::scan;
 /// The complexity an incoming message may have. Beyond any limit the message is refused
 /// with -32600 (Invalid Request) before it is parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct JsonLimits {
     /// Values (objects, arrays, members and elements) in one message. Default 100,000.
     pub max_values: usize,
@@ -38,7 +39,7 @@ const SHORTEST_MEMBER: usize = 4;
 impl JsonLimits {
     /// Refuses `bytes` when the message breaks a limit, or is a batch (an array:
     /// 2026-07-28 has no batches, and 2025-11-25 dropped them too).
-    pub fn check(&self, bytes: &[u8]) -> Result<(), RpcError> {
+    pub(crate) fn check(&self, bytes: &[u8]) -> Result<(), RpcError> {
         if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return Err(RpcError::invalid_request(
                 "Invalid Request: batches (JSON arrays of messages) are not supported",

@@ -32,7 +32,7 @@ pub enum RejectReason {
 
 impl RejectReason {
     /// A short, stable code for logs and metrics.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Malformed => "malformed",
             Self::UnknownKey => "unknown_key",
@@ -61,7 +61,7 @@ impl fmt::Display for RejectReason {
 /// learn which check failed. The cause is available to the server through
 /// [`reason`](Self::reason) for logging.
 ///
-/// A custom [`StateCodec`](super::StateCodec) returns [`InvalidRequestState::new`] for every
+/// A custom [`StateCodec`](super::StateCodec) returns [`InvalidRequestState::default`] for every
 /// token it did not issue.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct InvalidRequestState {
@@ -73,11 +73,6 @@ impl InvalidRequestState {
     pub(crate) const CODE: i64 = -32602;
     /// The one message every rejection carries.
     pub(crate) const MESSAGE: &'static str = "Invalid or expired requestState";
-
-    /// A rejection from a custom codec; it is logged as [`RejectReason::Codec`].
-    pub fn new() -> Self {
-        Self::because(RejectReason::Codec)
-    }
 
     pub(crate) fn because(reason: RejectReason) -> Self {
         Self { reason }
@@ -95,9 +90,10 @@ impl InvalidRequestState {
     }
 }
 
+/// A rejection from a custom codec; it is logged as [`RejectReason::Codec`].
 impl Default for InvalidRequestState {
     fn default() -> Self {
-        Self::new()
+        Self::because(RejectReason::Codec)
     }
 }
 
@@ -133,7 +129,7 @@ pub enum SealFailureReason {
 
 impl SealFailureReason {
     /// A short, stable code for logs and metrics.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::TooLarge => "too_large",
             Self::Codec => "codec_error",
@@ -159,11 +155,6 @@ impl SealFailure {
     /// The one message a sealing failure carries on the wire.
     pub(crate) const MESSAGE: &'static str = "Internal error";
 
-    /// A failure from a custom codec; it is logged as [`SealFailureReason::Codec`].
-    pub fn new() -> Self {
-        Self::because(SealFailureReason::Codec)
-    }
-
     pub(crate) fn because(reason: SealFailureReason) -> Self {
         Self { reason }
     }
@@ -180,15 +171,22 @@ impl SealFailure {
     }
 }
 
+/// A failure from a custom codec; it is logged as [`SealFailureReason::Codec`].
 impl Default for SealFailure {
     fn default() -> Self {
-        Self::new()
+        Self::because(SealFailureReason::Codec)
     }
 }
 
 impl fmt::Display for SealFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(Self::MESSAGE)
+    }
+}
+
+impl fmt::Display for SealFailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -157,7 +157,8 @@ impl Sealer {
     }
 
     /// The audience this sealer writes and requires, if any.
-    pub fn audience(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn audience(&self) -> Option<&str> {
         self.inner.audience.as_deref()
     }
 

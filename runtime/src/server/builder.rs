@@ -29,6 +29,7 @@ pub struct ServerBuilder {
     limits: JsonLimits,
     session_state_limit: usize,
     events: super::events::Events,
+    lookups: super::lookups::Lookups,
     session_input: Option<super::SessionInput>,
     layers: Vec<Arc<dyn super::middleware::Middleware>>,
     extensions: Vec<Arc<dyn super::Extension>>,
@@ -53,6 +54,7 @@ impl ServerBuilder {
             limits: JsonLimits::default(),
             session_state_limit: DEFAULT_SESSION_STATE_LIMIT,
             events: super::events::Events::default(),
+            lookups: super::lookups::Lookups::default(),
             session_input: None,
             layers: Vec::new(),
             extensions: Vec::new(),
@@ -222,6 +224,13 @@ impl ServerBuilder {
         self
     }
 
+    /// What the server tells its transports about a request before serving it (an
+    /// `McpServer`'s registry).
+    pub(crate) fn lookups(mut self, lookups: super::lookups::Lookups) -> Self {
+        self.lookups = lookups;
+        self
+    }
+
     /// Serves `extension`: its methods are routed, and it is declared under
     /// `capabilities.extensions` (added to capabilities given with
     /// [`capabilities`](Self::capabilities) too).
@@ -233,7 +242,7 @@ impl ServerBuilder {
     }
 
     /// Builds the server. Fails when the sealing policy is invalid for this server.
-    pub fn build(self) -> crate::Result<Server> {
+    pub fn build(self) -> Result<Server, crate::ConfigError> {
         let sealer = match self.security {
             Some(s) => Some(
                 s.build(
@@ -261,6 +270,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 session_state_limit: self.session_state_limit,
                 events: self.events,
+                lookups: self.lookups,
                 session_input: self.session_input,
                 layers: self.layers.into(),
                 metas: Default::default(),

@@ -31,6 +31,7 @@ mod dispatch;
 mod events;
 pub(crate) mod extension;
 mod finish;
+pub(crate) mod lookups;
 
 mod known_meta;
 pub(crate) mod mcp;
@@ -72,7 +73,6 @@ use crate::types::rpc::Request;
 use crate::types::v2026_07_28::method::ClientRequestParams;
 use crate::types::v2026_07_28::{
     DiscoverResult, Implementation, InputRequiredResult, RequestMetaObject, ServerCapabilities,
-    method,
 };
 
 /// What a handler answered, told apart by its result's type when it was registered.
@@ -227,6 +227,8 @@ struct Inner {
     layers: middleware::Layers,
     /// The `_meta` texts read lately, not read again when a client repeats one.
     metas: known_meta::KnownMetas,
+    /// What its transports may ask before serving a request.
+    lookups: lookups::Lookups,
 }
 
 /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
@@ -299,6 +301,11 @@ impl Server {
         self.publish(ServerEvent::ResourceUpdated(uri.into()));
     }
 
+    /// What the server tells its transports about a request before serving it.
+    pub(crate) fn lookups(&self) -> &lookups::Lookups {
+        &self.inner.lookups
+    }
+
     /// The server's events from now on, for a transport that carries them to clients.
     pub(crate) fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe()
@@ -307,21 +314,6 @@ impl Server {
     /// How complex an incoming message may be: transports check it before parsing.
     pub(crate) fn json_limits(&self) -> &JsonLimits {
         &self.inner.limits
-    }
-
-    /// The server's name and version.
-    pub fn info(&self) -> &Implementation {
-        &self.inner.info
-    }
-
-    /// The capabilities `server/discover` advertises.
-    pub fn capabilities(&self) -> &ServerCapabilities {
-        &self.inner.capabilities
-    }
-
-    /// Whether `method` has a handler (or is built in).
-    pub fn handles(&self, method: &str) -> bool {
-        method == method::Discover::METHOD || self.inner.handlers.contains_key(method)
     }
 
     /// The `server/discover` result this server answers, as JSON text.
@@ -335,7 +327,7 @@ fn discover_result(
     info: &Implementation,
     instructions: Option<&str>,
     capabilities: &ServerCapabilities,
-) -> crate::Result<String> {
+) -> Result<String, crate::ConfigError> {
     let mut result = DiscoverResult::new(
         capabilities.clone(),
         protocol::SUPPORTED_VERSIONS
@@ -344,7 +336,9 @@ fn discover_result(
             .collect(),
     );
     result.instructions = instructions.map(str::to_owned);
-    let mut value = serde_json::to_value(result).map_err(crate::Error::Encode)?;
+    let mut value = serde_json::to_value(result).map_err(|e| {
+        crate::ConfigError::Invalid(format!("the server's info does not serialize: {e}"))
+    })?;
     value[protocol::META] = json!({ protocol::META_SERVER_INFO: info });
     Ok(value.to_string())
 }

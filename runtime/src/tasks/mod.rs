@@ -58,7 +58,7 @@ const STORE: &str = "task store";
 pub(crate) const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
 /// The extension's identifier, as declared under `capabilities.extensions`.
-pub const EXTENSION: &str = crate::protocol::tasks::EXTENSION;
+pub(crate) const EXTENSION: &str = crate::protocol::tasks::EXTENSION;
 
 /// Whether a tool may run as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -42,6 +42,7 @@ impl Status {
 
 /// One task, as a store holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskRecord {
     /// The task id (at least 128 random bits, URL-safe).
     pub id: String,
@@ -74,6 +75,7 @@ pub struct TaskRecord {
 
 /// A change of status, applied only to a task that is not terminal.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Transition {
     /// The new status.
     pub status: Status,

@@ -1,7 +1,7 @@
 //! How messages travel. A [`MessageTransport`] carries whole JSON-RPC messages as text
 //! in both directions (in-memory, stdio); the client reaches a server through a
-//! [`ClientTransport`], which a message transport gives through
-//! [`Connection`](crate::client::Connection) and which HTTP implements directly.
+//! [`ClientTransport`], which [`ClientBuilder::connect`](crate::client::ClientBuilder::connect)
+//! makes of a message transport and which HTTP implements directly.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,15 +19,15 @@ pub mod memory;
 #[cfg(feature = "stdio")]
 pub mod stdio;
 
-pub use era::{EraTransport, ServerRequestHandler};
+pub use era::ServerRequestHandler;
 
 /// A boxed future, as transports return them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Why a transport could not carry a message.
 ///
-/// Built from a message ([`TransportError::new`]), or by
-/// [`TransportError::http`] when an HTTP server refused a request: then
+/// Built from a message ([`TransportError::new`]), or by the HTTP transport when an
+/// HTTP server refused a request: then
 /// [`http_status`](Self::http_status) tells a 400 from a 404 or 405 (what era discovery
 /// needs) and [`rpc_error`](Self::rpc_error) holds the JSON-RPC error the body carried.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -88,7 +88,11 @@ impl TransportError {
 
     /// An HTTP server refused the request with `status`; `rpc_error` is the JSON-RPC error
     /// its body carried, if any.
-    pub fn http(status: u16, message: impl Into<String>, rpc_error: Option<RpcError>) -> Self {
+    pub(crate) fn http(
+        status: u16,
+        message: impl Into<String>,
+        rpc_error: Option<RpcError>,
+    ) -> Self {
         Self(TransportFailure {
             message: message.into(),
             http_status: Some(status),
@@ -99,7 +103,7 @@ impl TransportError {
 
     /// One incoming message was dropped (`message` says why) and the transport reads
     /// on: the receiver answers it with an error, rather than closing.
-    pub fn skipped(message: impl Into<String>) -> Self {
+    pub(crate) fn skipped(message: impl Into<String>) -> Self {
         Self(TransportFailure {
             message: message.into(),
             skipped: true,
@@ -172,7 +176,7 @@ pub struct OutgoingRequest {
 
 impl OutgoingRequest {
     /// A request whose server notifications go nowhere.
-    pub fn new(id: RequestId, method: impl Into<String>, params: Value) -> Self {
+    pub(crate) fn new(id: RequestId, method: impl Into<String>, params: Value) -> Self {
         Self {
             id,
             method: method.into(),
@@ -272,7 +276,7 @@ pub enum CallError {
 impl CallError {
     /// The JSON-RPC error the server answered with: the answer itself, or the body of a
     /// refused HTTP request.
-    pub fn rpc_error(&self) -> Option<&RpcError> {
+    pub(crate) fn rpc_error(&self) -> Option<&RpcError> {
         match self {
             Self::Rpc(e) => Some(e),
             Self::Transport(t) => t.rpc_error(),
@@ -280,7 +284,7 @@ impl CallError {
     }
 }
 
-/// What [`ClientTransport::cache_identity`] says: the server a transport reaches and
+/// What [`HttpHooks::cache_identity`] says: the server a transport reaches and
 /// the authorization context its requests carry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -311,10 +315,9 @@ pub(crate) const NOTICE_BACKLOG: usize = 256;
 ///
 /// A transport sends each request once. The client decides whether a refused request
 /// goes out again (it keeps all its retries in one place); for two of them it first
-/// asks the transport to mend what it owns, through
-/// [`reopen_session`](Self::reopen_session) and
-/// [`refresh_tool_headers`](Self::refresh_tool_headers). A transport that wraps
-/// another should pass both on.
+/// asks an HTTP transport to mend what it owns, through its [`HttpHooks`]. Three
+/// methods are required; the rest have defaults for a transport that speaks only
+/// 2026-07-28 and is not HTTP.
 pub trait ClientTransport: Send + Sync + 'static {
     /// Sends `request` once and resolves to its result.
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>>;
@@ -340,15 +343,6 @@ pub trait ClientTransport: Send + Sync + 'static {
     /// A new request id.
     fn next_id(&self) -> RequestId;
 
-    /// The server answered HTTP 404 to a request in the 2025-11-25 session it named (the
-    /// session expired, or the server restarted): opens a new session with the same
-    /// `initialize`, as that era asks, unless a concurrent caller already did. Resolves
-    /// to whether the request is worth sending again: `false` when the transport keeps
-    /// no such session. By default: `false`.
-    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
-        Box::pin(async { Ok(false) })
-    }
-
     /// The server's notifications that belong to no request of the client's, from now
     /// on, each as `{"method": ..., "params": ...}`: a 2025-11-25 session's standalone
     /// stream over HTTP, the connection of a message transport. What
@@ -356,6 +350,58 @@ pub trait ClientTransport: Send + Sync + 'static {
     /// default: `None` (the transport carries none).
     fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
         None
+    }
+
+    /// Sends the server's requests (2025-11-25 sessions) to `handler` and its answers
+    /// back to the server. By default the transport carries none.
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        let _ = handler;
+    }
+
+    /// The era this transport's server was already found to speak (by an earlier
+    /// client of the same endpoint, through a transport sharing what this one
+    /// remembers: over HTTP, its `EraCache`), so
+    /// [`EraMode::Auto`](crate::client::EraMode::Auto) need not probe again.
+    fn known_era(&self) -> Option<crate::Era> {
+        None
+    }
+
+    /// The probe found the server to speak `era`: remember it for
+    /// [`known_era`](Self::known_era).
+    fn discovered(&self, era: crate::Era) {
+        let _ = era;
+    }
+
+    /// Whether a request may wait on the user (an authorizer that sends them to sign
+    /// in): then the era probe waits for its answer however long that takes, rather
+    /// than reading silence as a 2025-11-25 server's.
+    fn may_wait_on_user(&self) -> bool {
+        false
+    }
+
+    /// The client is about to speak `era` on this transport (before `initialize`, for
+    /// a 2025-11-25 session), so version headers can follow.
+    fn negotiated(&self, era: crate::Era) {
+        let _ = era;
+    }
+
+    /// The HTTP-only hooks, when this transport is HTTP (or passes on one that is). By
+    /// default: `None`.
+    fn http_hooks(&self) -> Option<&dyn HttpHooks> {
+        None
+    }
+}
+
+/// What only an HTTP client transport mends or tells, asked by the client through
+/// [`ClientTransport::http_hooks`]: a transport that wraps an HTTP one passes them on.
+pub trait HttpHooks: Send + Sync {
+    /// The server answered HTTP 404 to a request in the 2025-11-25 session it named (the
+    /// session expired, or the server restarted): opens a new session with the same
+    /// `initialize`, as that era asks, unless a concurrent caller already did. Resolves
+    /// to whether the request is worth sending again: `false` when the transport keeps
+    /// no such session. By default: `false`.
+    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+        Box::pin(async { Ok(false) })
     }
 
     /// Who a cached answer from this transport may be reused for (the client's response

@@ -36,7 +36,7 @@ async fn client(url: &str) -> Result<Client, Failure> {
 /// The user's answers: a region for `region`, yes to anything else.
 fn answers(pending: &PendingCall) -> Result<InputResponses, Failure> {
     let mut out = InputResponses::new();
-    for key in pending.input_requests().keys() {
+    for key in pending.input_requests.keys() {
         let answer = match key.as_str() {
             "region" => tern::ask::accept([("region", "eu-north")]),
             other => tern::ask::accept([(other, ElicitValue::Boolean(true))]),
@@ -50,7 +50,7 @@ fn save(step: Step<CallToolResult>, file: &str) -> Result<(), Failure> {
     match step {
         Step::NeedsInput(pending) => {
             std::fs::write(file, serde_json::to_vec(&pending)?)?;
-            println!("pending round {}", pending.round());
+            println!("pending round {}", pending.round);
         }
         Step::Done(result) => {
             let text = result.content.iter().find_map(|b| match b {

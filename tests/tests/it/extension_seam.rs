@@ -138,7 +138,7 @@ async fn a_toy_extension_is_declared_with_its_settings_and_its_method_answers_a_
         Some(&json!({"maxLength": 64}).as_object().cloned().unwrap())
     );
     // Served only where it is registered: no tasks extension on this server.
-    assert!(!declared.contains_key(tern::tasks::EXTENSION));
+    assert!(!declared.contains_key(tern::types::ext_tasks::EXTENSION_ID));
 
     let answer = client
         .request::<Reverse>(reverse("stressed"))
@@ -211,5 +211,5 @@ async fn the_tasks_extension_is_declared_where_it_is_served() {
     let mcp = McpServer::new("t", "1").extension(tern::tasks::Tasks::default());
     let client = client_of(mcp, EraMode::Stateless, false).await;
     let declared = declared_extensions(&client).await;
-    assert!(declared.contains_key(tern::tasks::EXTENSION));
+    assert!(declared.contains_key(tern::types::ext_tasks::EXTENSION_ID));
 }

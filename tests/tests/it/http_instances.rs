@@ -87,11 +87,8 @@ impl RoundRobin {
     }
 }
 
-/// No server requests: these tests speak 2026-07-28 only.
-impl tern::transport::EraTransport for RoundRobin {
-    fn route_server_requests(&self, _handler: tern::transport::ServerRequestHandler) {}
-}
-
+/// No server requests (these tests speak 2026-07-28 only), so only the three required
+/// methods.
 impl ClientTransport for RoundRobin {
     fn request(&self, request: OutgoingRequest) -> BoxFuture<'_, Result<Value, CallError>> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.instances.len();

@@ -34,14 +34,8 @@ fn server() -> Server {
 fn sql_headers(tool: &str) -> Option<Vec<ParamHeader>> {
     (tool == "sql").then(|| {
         vec![
-            ParamHeader {
-                name: "Region".into(),
-                path: vec!["region".into()],
-            },
-            ParamHeader {
-                name: "Limit".into(),
-                path: vec!["limit".into()],
-            },
+            ParamHeader::new("Region", ["region"]),
+            ParamHeader::new("Limit", ["limit"]),
         ]
     })
 }
@@ -505,4 +499,38 @@ async fn a_repeated_routing_header_is_400_header_mismatch() {
         headers.push((n.into(), v.into()));
     }
     assert_eq!(post(addr, &headers, &sql).await.status, 200);
+}
+
+/// An `McpServer`'s tool annotations reach its HTTP endpoint with nothing wired: the
+/// endpoint checks `Mcp-Param-*` against the arguments of the tool that declares them.
+#[tokio::test]
+async fn an_mcp_server_brings_its_tools_header_annotations_to_the_endpoint() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Args {
+        /// Where to run.
+        #[schemars(extend("x-mcp-header" = "Region"))]
+        region: String,
+    }
+    let mcp = tern::mcp::McpServer::new("annotated", "1");
+    mcp.tool("sql")
+        .run(|args: Args, _ctx: tern::mcp::ToolContext| async move { Ok(args.region) });
+    let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
+    let call = body(
+        1,
+        "tools/call",
+        json!({"name": "sql", "arguments": {"region": "eu"}}),
+    );
+    let headers = |region: &str| {
+        let mut h = mcp_headers("tools/call", Some("sql"));
+        h.push(("Mcp-Param-Region".into(), region.into()));
+        h
+    };
+    let agreeing = post(addr, &headers("eu"), &call).await;
+    assert_eq!(agreeing.status, 200, "{agreeing:?}");
+    let disagreeing = post(addr, &headers("us"), &call).await;
+    assert_eq!(
+        (disagreeing.status, disagreeing.error_code()),
+        (400, Some(-32020)),
+        "{disagreeing:?}"
+    );
 }

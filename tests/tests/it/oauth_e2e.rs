@@ -197,11 +197,9 @@ async fn notes_behind(
     user: &User,
 ) -> Client {
     let mcp = notes();
-    let scopes = mcp.clone();
     let http = HttpServer::new(mcp.server().unwrap())
         .token_verifier(verifier)
-        .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["files:read"]))
-        .required_scopes(move |method, target| scopes.required_scopes(method, target));
+        .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["files:read"]));
     tokio::spawn(http.serve(listener, std::future::pending()));
     let oauth = OAuthClient::builder("tern end to end")
         .user_agent(user.clone())

@@ -153,13 +153,11 @@ async fn protected_server() -> Protected {
     let audience = format!("http://{addr}/mcp");
     let mcp = notes();
     let verifier = JwtVerifier::new(jwks_uri, ISSUER, audience.clone()).unwrap();
-    let scopes = mcp.clone();
     let http = HttpServer::new(mcp.server().unwrap())
         .token_verifier(Arc::new(verifier))
         .protected_resource(
             ProtectedResource::new(audience.clone(), ISSUER).with_scopes(["files:read"]),
-        )
-        .required_scopes(move |method, target| scopes.required_scopes(method, target));
+        );
     tokio::spawn(http.serve(listener, std::future::pending()));
     Protected {
         addr,

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tern::seal::ManualClock;
 use tern::seal::RequestStateSecurity;
-use tern::testing::{ManualClock, TestClient};
+use tern::testing::TestClient;
 use tern_tests::seed;
 
 const KEY: [u8; 32] = [42; 32];

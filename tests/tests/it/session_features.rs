@@ -526,10 +526,8 @@ fn rpc_code(err: &tern::Error) -> i64 {
 
 #[tokio::test]
 async fn a_handler_that_never_stops_asking_on_a_session_is_stopped_at_the_round_cap() {
-    let policy = tern::server::SessionInput {
-        max_rounds: 3,
-        ..Default::default()
-    };
+    let mut policy = tern::server::SessionInput::default();
+    policy.max_rounds = 3;
     let (err, asked) = always_asking_on_a_session(policy, Duration::ZERO).await;
     assert_eq!(rpc_code(&err), -32603, "{err}");
     assert_eq!(asked, 3, "one question per round, three rounds");
@@ -537,10 +535,9 @@ async fn a_handler_that_never_stops_asking_on_a_session_is_stopped_at_the_round_
 
 #[tokio::test]
 async fn a_session_client_that_never_answers_is_given_up_on_at_the_deadline() {
-    let policy = tern::server::SessionInput {
-        max_rounds: 10,
-        timeout: Duration::from_millis(200),
-    };
+    let mut policy = tern::server::SessionInput::default();
+    policy.max_rounds = 10;
+    policy.timeout = Duration::from_millis(200);
     let started = std::time::Instant::now();
     let (err, asked) = always_asking_on_a_session(policy, Duration::from_secs(30)).await;
     assert_eq!(rpc_code(&err), -32603, "{err}");

@@ -77,7 +77,10 @@ async fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
         .unwrap();
     Client::builder("task-tests", "1")
         .on_elicitation(answer_form)
-        .extension(tern::tasks::EXTENSION, tasks.then(serde_json::Map::new))
+        .extension(
+            tern::types::ext_tasks::EXTENSION_ID,
+            tasks.then(serde_json::Map::new),
+        )
         .era(EraMode::Stateless)
         .era(tern::client::EraMode::Stateless)
         .connect(Arc::new(transport))

@@ -429,10 +429,10 @@ struct FailingCodec;
 
 impl StateCodec for FailingCodec {
     fn seal(&self, _: &[u8]) -> Result<String, SealFailure> {
-        Err(SealFailure::new())
+        Err(SealFailure::default())
     }
     fn unseal(&self, _: &str) -> Result<Vec<u8>, InvalidRequestState> {
-        Err(InvalidRequestState::new())
+        Err(InvalidRequestState::default())
     }
 }
 
@@ -446,7 +446,7 @@ impl StateCodec for IdentityCodec {
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
         crate::seal::secret::parse_secret(token)
             .map(|bytes| bytes.to_vec())
-            .map_err(|_| InvalidRequestState::new())
+            .map_err(|_| InvalidRequestState::default())
     }
 }
 

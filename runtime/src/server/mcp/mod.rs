@@ -285,16 +285,14 @@ impl McpServer {
 
     /// The low-level [`Server`] that serves this one on any transport. Built once; the
     /// configuration is fixed from then on (registrations are not).
-    pub fn server(&self) -> crate::Result<Server> {
+    pub fn server(&self) -> Result<Server, crate::ConfigError> {
         if let Some(s) = self.inner.built.get() {
             return Ok(s.clone());
         }
         let config = crate::util::lock(&self.inner.config).take();
         let Some(config) = config else {
             return self.inner.built.get().cloned().ok_or_else(|| {
-                crate::Error::Config(crate::ConfigError::Invalid(
-                    "McpServer::server() failed earlier".into(),
-                ))
+                crate::ConfigError::Invalid("McpServer::server() failed earlier".into())
             });
         };
         let server = routes::build_server(self, config)?;

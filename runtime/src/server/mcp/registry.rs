@@ -43,20 +43,13 @@ impl McpServer {
     }
 
     /// The `x-mcp-header` annotations of the tool `name` (read once, when it was
-    /// registered), for [`HttpServer::tool_headers`](crate::server::http::HttpServer::tool_headers):
-    /// `tools/call` requests then have their `Mcp-Param-*` headers checked.
-    ///
-    /// ```no_run
-    /// # fn demo(mcp: tern::mcp::McpServer) -> tern::Result<()> {
-    /// let lookup = mcp.clone();
-    /// let http = tern::server::http::HttpServer::new(mcp.server()?)
-    ///     .tool_headers(move |tool| lookup.param_headers(tool));
-    /// # let _ = http;
-    /// # Ok(())
-    /// # }
-    /// ```
+    /// registered): what the server this one builds tells its HTTP endpoint, so
+    /// `tools/call` requests have their `Mcp-Param-*` headers checked.
     #[cfg(feature = "http-server")]
-    pub fn param_headers(&self, name: &str) -> Option<Vec<crate::transport::http::ParamHeader>> {
+    pub(crate) fn param_headers(
+        &self,
+        name: &str,
+    ) -> Option<Vec<crate::transport::http::ParamHeader>> {
         read(&self.inner.registry)
             .tools
             .iter()
@@ -67,10 +60,13 @@ impl McpServer {
 
     /// The OAuth scopes a request needs, by its method and target: a `tools/call`,
     /// `prompts/get` or `resources/read` of an entry registered with `required_scopes`
-    /// needs those; anything else, none. For
-    /// [`HttpServer::required_scopes`](crate::server::http::HttpServer::required_scopes).
-    /// The lists leave out what the caller's token may not use.
-    pub fn required_scopes(&self, method: &str, target: Option<&str>) -> Option<Vec<String>> {
+    /// needs those; anything else, none. What the server this one builds tells its
+    /// HTTP endpoint. The lists leave out what the caller's token may not use.
+    pub(crate) fn required_scopes(
+        &self,
+        method: &str,
+        target: Option<&str>,
+    ) -> Option<Vec<String>> {
         use crate::types::rpc::Request as _;
         use crate::types::v2026_07_28::method::{CallTool, GetPrompt, ReadResource};
         let name = target?;

@@ -29,7 +29,7 @@ use crate::types::v2026_07_28::{
 
 /// The low-level server `me` builds with `config`: its capabilities, sealing and
 /// caching, and its routes.
-pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Server> {
+pub(super) fn build_server(me: &McpServer, config: Config) -> Result<Server, crate::ConfigError> {
     let extensions: Extensions = config.extensions.into();
     let paging = Paging {
         page_size: config.page_size,
@@ -54,13 +54,32 @@ pub(super) fn build_server(me: &McpServer, config: Config) -> crate::Result<Serv
     if let Some(policy) = config.session_input {
         builder = builder.fulfil_input_on_sessions(policy);
     }
-    let builder = builder.layers(config.layers);
+    let builder = builder.layers(config.layers).lookups(lookups(me));
     let builder = list_routes(me, builder, paging);
     let builder = call_routes(me, builder, &extensions);
     extensions
         .iter()
         .fold(builder, |builder, x| x.routes(builder))
         .build()
+}
+
+/// The registry's answers for the transports: each lookup holds the `McpServer` weakly
+/// (the server it builds is kept inside it).
+fn lookups(me: &McpServer) -> crate::server::lookups::Lookups {
+    let scopes = Arc::downgrade(&me.inner);
+    #[cfg(feature = "http-server")]
+    let headers = Arc::downgrade(&me.inner);
+    crate::server::lookups::Lookups {
+        required_scopes: Some(Arc::new(move |method, target| {
+            let inner = scopes.upgrade()?;
+            McpServer { inner }.required_scopes(method, target)
+        })),
+        #[cfg(feature = "http-server")]
+        tool_headers: Some(Arc::new(move |tool| {
+            let inner = headers.upgrade()?;
+            McpServer { inner }.param_headers(tool)
+        })),
+    }
 }
 
 /// What an `McpServer` offers: its lists and their changes, resource subscriptions,

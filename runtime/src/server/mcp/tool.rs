@@ -334,10 +334,10 @@ impl ToolBuilder<'_> {
         self
     }
 
-    /// The OAuth scopes a call of this tool needs. With
-    /// [`HttpServer::required_scopes`](crate::server::http::HttpServer::required_scopes)
-    /// given [`McpServer::required_scopes`], a call whose token lacks one is answered
-    /// 403 `insufficient_scope` naming them, before the tool runs.
+    /// The OAuth scopes a call of this tool needs. On an
+    /// [`HttpServer`](crate::server::http::HttpServer) of this server's
+    /// [`server`](McpServer::server), with a token verifier, a call whose token lacks one
+    /// is answered 403 `insufficient_scope` naming them, before the tool runs.
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self

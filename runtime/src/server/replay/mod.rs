@@ -34,7 +34,7 @@ pub struct TokenId([u8; 16]);
 
 impl TokenId {
     /// The id of `token`.
-    pub fn of(token: &str) -> Self {
+    pub(crate) fn of(token: &str) -> Self {
         let digest = Sha256::digest(token.as_bytes());
         let mut id = [0u8; 16];
         id.copy_from_slice(&digest[..16]);

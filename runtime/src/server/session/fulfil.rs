@@ -19,6 +19,7 @@ use crate::types::v2026_07_28::InputRequiredResult;
 /// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
 /// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionInput {
     /// The most rounds one request may take (default 10); past it, -32603.
     pub max_rounds: usize,

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 /// One annotated tool argument: the `{Name}` of its `Mcp-Param-{Name}` header and the
 /// chain of `properties` keys that leads to it from the schema root.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParamHeader {
     /// The header name part (`Region` for `Mcp-Param-Region`).
     pub name: String,
@@ -13,6 +14,18 @@ pub struct ParamHeader {
 }
 
 impl ParamHeader {
+    /// The header `Mcp-Param-{name}`, carrying the argument at `path` (property names
+    /// from the arguments object down).
+    pub fn new<S: Into<String>>(
+        name: impl Into<String>,
+        path: impl IntoIterator<Item = S>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            path: path.into_iter().map(Into::into).collect(),
+        }
+    }
+
     /// The full header name, lowercase.
     pub(crate) fn header_name(&self) -> String {
         format!(

@@ -84,7 +84,7 @@ use crate::server::Server;
 use crate::transport::http::ParamHeader;
 
 /// Looks up the `x-mcp-header` annotations of a tool by name.
-pub(crate) type ToolHeaders = Arc<dyn Fn(&str) -> Option<Vec<ParamHeader>> + Send + Sync>;
+pub(crate) use crate::server::lookups::ToolHeaders;
 
 /// A Streamable HTTP endpoint for a [`Server`]. Settings are builder methods ([`limits`](Self::limits)
 /// for the budgets); then
@@ -142,8 +142,12 @@ pub(crate) struct Shared {
 impl HttpServer {
     /// An endpoint at `/mcp` for `server`, with the default [`HttpLimits`], accepting
     /// only loopback `Host` and `Origin` values (see [`hosts`](Self::hosts)), and no
-    /// authentication.
+    /// authentication. A server an [`McpServer`](crate::mcp::McpServer) built brings its
+    /// tools' required scopes and `x-mcp-header` annotations: the endpoint enforces
+    /// them without [`required_scopes`](Self::required_scopes) or
+    /// [`tool_headers`](Self::tool_headers).
     pub fn new(server: Server) -> Self {
+        let lookups = server.lookups().clone();
         Self {
             server,
             path: "/mcp".into(),
@@ -152,8 +156,8 @@ impl HttpServer {
             verifier: None,
             resource_metadata: None,
             protected: None,
-            required_scopes: None,
-            tool_headers: None,
+            required_scopes: lookups.required_scopes,
+            tool_headers: lookups.tool_headers,
             sessions: true,
             events: Arc::new(events::MemoryEventStore::default()),
             limits: HttpLimits::default(),
@@ -240,8 +244,8 @@ impl HttpServer {
     }
 
     /// The scopes each request needs, by method and target (a tool or prompt name, a
-    /// resource URI), such as [`McpServer::required_scopes`](crate::mcp::McpServer::required_scopes):
-    /// with a token verifier, a request whose token lacks one gets 403
+    /// resource URI), for a low-level server (an `McpServer`'s brings its own): with a
+    /// token verifier, a request whose token lacks one gets 403
     /// `insufficient_scope` naming all it needs, before it is served.
     pub fn required_scopes(
         mut self,

@@ -3,8 +3,6 @@
 //! point to it, and the scopes a request needs (per tool, prompt or resource) checked
 //! before it is served: 403 `insufficient_scope` naming them.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::response::Response;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
@@ -93,8 +91,7 @@ pub(crate) fn metadata_response(metadata: &ProtectedResource) -> Response {
 
 /// The scopes a request needs: from its method and target (a tool or prompt name, a
 /// resource URI). `None` or an empty list: no scope beyond a valid token.
-pub(crate) type RequiredScopes =
-    Arc<dyn Fn(&str, Option<&str>) -> Option<Vec<String>> + Send + Sync>;
+pub(crate) use crate::server::lookups::RequiredScopes;
 
 /// The scopes of `required` that `auth` lacks.
 pub(crate) fn missing_scopes(required: &[String], auth: Option<&AuthInfo>) -> Vec<String> {

@@ -14,10 +14,9 @@
 //!
 //! `Mcp-Param-*` headers come from the tools' input schemas: every `tools/list` result
 //! that passes through the transport fills its cache (and tools whose `x-mcp-header`
-//! annotations are invalid are removed from the result, as the spec requires); call
-//! [`HttpClientTransport::remember_tool`] to fill it by hand. When the server still
+//! annotations are invalid are removed from the result, as the spec requires). When the server still
 //! refuses a `tools/call` with -32020, the client has the transport re-read `tools/list`
-//! ([`ClientTransport::refresh_tool_headers`]) and, if the tool's annotations changed,
+//! ([`HttpHooks::refresh_tool_headers`]) and, if the tool's annotations changed,
 //! sends the call once more.
 //!
 //! Dropping a request's future drops its connection, which the server takes as
@@ -28,7 +27,7 @@
 //! [`HttpClientBuilder::root_certificates_pem`] (a private CA, a test certificate).
 //! Without it, only `http://`.
 //!
-//! **Both eras.** The transport is an [`EraTransport`]: hand it to
+//! **Both eras.** The transport speaks both eras: hand it to
 //! [`ClientBuilder::connect`](crate::client::ClientBuilder::connect) and the client
 //! probes with a 2026-07-28 request, falling back to a 2025-11-25 session when the server
 //! refuses it with 400, 404 or 405 and a body that is not a 2026-07-28 error. The era
@@ -39,7 +38,7 @@
 //! `MCP-Protocol-Version: 2025-11-25`, answers the server's requests arriving on a
 //! response's SSE stream with the client's callbacks (POSTing the answers back), opens
 //! a new session (same `initialize`) when the server answers 404 to a request in one it
-//! no longer knows ([`ClientTransport::reopen_session`]; the client then sends the
+//! no longer knows ([`HttpHooks::reopen_session`]; the client then sends the
 //! request again), and DELETEs the session when the last clone of the transport is
 //! dropped.
 //!
@@ -73,7 +72,7 @@ use super::PROTOCOL_VERSION_HEADER;
 use crate::Era;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{
-    BoxFuture, CallError, ClientTransport, EncodedRequest, EraTransport, OutgoingRequest,
+    BoxFuture, CallError, ClientTransport, EncodedRequest, HttpHooks, OutgoingRequest,
     ServerRequestHandler, TransportError,
 };
 use crate::types::v2026_07_28::RequestId;
@@ -202,12 +201,6 @@ impl HttpClientTransport {
         Ok(())
     }
 
-    /// Remembers a tool's input schema so calls to it carry its `Mcp-Param-*` headers.
-    /// Fails (and forgets the tool) when its `x-mcp-header` annotations are invalid.
-    pub fn remember_tool(&self, name: &str, input_schema: &Value) -> Result<(), String> {
-        self.inner.tools.remember(name, input_schema)
-    }
-
     /// The cache this transport remembers its endpoint's era in.
     pub fn era_cache(&self) -> &EraCache {
         &self.inner.eras
@@ -265,12 +258,38 @@ impl ClientTransport for HttpClientTransport {
         RequestId::Integer(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
-        Box::pin(self.within_timeout(session::open_new_session(self)))
-    }
-
     fn notices(&self) -> Option<tokio::sync::broadcast::Receiver<Value>> {
         Some(self.inner.session.notices())
+    }
+
+    fn http_hooks(&self) -> Option<&dyn HttpHooks> {
+        Some(self)
+    }
+
+    fn route_server_requests(&self, handler: ServerRequestHandler) {
+        self.inner.session.route_server_requests(handler);
+    }
+
+    fn known_era(&self) -> Option<Era> {
+        self.inner.eras.get(&self.inner.uri)
+    }
+
+    fn discovered(&self, era: Era) {
+        self.inner.eras.remember(&self.inner.uri, era);
+    }
+
+    fn negotiated(&self, era: Era) {
+        self.inner.session.negotiated(era);
+    }
+
+    fn may_wait_on_user(&self) -> bool {
+        self.inner.authorizer.is_some()
+    }
+}
+
+impl HttpHooks for HttpClientTransport {
+    fn reopen_session(&self) -> BoxFuture<'_, Result<bool, CallError>> {
+        Box::pin(self.within_timeout(session::open_new_session(self)))
     }
 
     /// The endpoint, and a SHA-256 of what authorizes the requests: the bearer token in
@@ -303,28 +322,6 @@ impl ClientTransport for HttpClientTransport {
         meta: &'a Value,
     ) -> BoxFuture<'a, Result<bool, CallError>> {
         Box::pin(self.within_timeout(tools::reread_tool_headers(self, tool, meta)))
-    }
-}
-
-impl EraTransport for HttpClientTransport {
-    fn route_server_requests(&self, handler: ServerRequestHandler) {
-        self.inner.session.route_server_requests(handler);
-    }
-
-    fn known_era(&self) -> Option<Era> {
-        self.inner.eras.get(&self.inner.uri)
-    }
-
-    fn discovered(&self, era: Era) {
-        self.inner.eras.remember(&self.inner.uri, era);
-    }
-
-    fn negotiated(&self, era: Era) {
-        self.inner.session.negotiated(era);
-    }
-
-    fn may_wait_on_user(&self) -> bool {
-        self.inner.authorizer.is_some()
     }
 }
 
