@@ -96,7 +96,7 @@ pub mod mcp {
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
-pub mod protocol;
+mod protocol;
 pub mod seal;
 pub mod server;
 pub mod tasks;
@@ -108,5 +108,5 @@ mod util;
 
 pub use error::detail::{ConfigError, InputError, ProtocolError, StoreError};
 pub use error::{Error, Result};
-pub use protocol::Era;
+pub use protocol::era::Era;
 pub use tern_types as types;

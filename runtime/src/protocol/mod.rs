@@ -8,8 +8,7 @@ mod trace;
 
 use serde_json::Map;
 
-pub use era::Era;
-pub use meta::RequestMeta;
+pub(crate) use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
 pub(crate) use trace::TraceContext;
 pub(crate) use trace::current as current_trace;

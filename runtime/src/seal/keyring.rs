@@ -145,7 +145,7 @@ impl Keyring {
 
     /// A ring of one random key that lives and dies with this value: tokens it seals can
     /// only be read by it, so not after a restart nor on another instance.
-    pub fn ephemeral() -> Result<Self> {
+    pub(crate) fn ephemeral() -> Result<Self> {
         let secret = Zeroizing::new(generate_secret());
         let (key, _raw) = SealingKey::derive(&secret[..])?;
         Ok(Self {

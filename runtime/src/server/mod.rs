@@ -52,6 +52,7 @@ use serde_json::{Value, json};
 
 pub use builder::ServerBuilder;
 
+pub use crate::protocol::meta::RequestMeta;
 pub use context::RequestContext;
 pub use events::ServerEvent;
 pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};

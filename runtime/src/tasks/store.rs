@@ -93,7 +93,7 @@ pub struct Transition {
 
 impl Transition {
     /// A change to `status` with nothing else.
-    pub fn to(status: Status, at_ms: u64) -> Self {
+    pub(crate) fn to(status: Status, at_ms: u64) -> Self {
         Self {
             status,
             message: None,

@@ -193,17 +193,12 @@ impl HttpClientTransport {
 
     /// Replaces (or with `None` removes) the bearer token sent from now on, for example
     /// after a refresh.
-    pub fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
+    pub(crate) fn set_bearer_token(&self, token: Option<&str>) -> Result<(), TransportError> {
         let value = token.map(builder::bearer_value).transpose()?;
         *lock(&self.inner.bearer) = value;
         // The next POST renders its headers again, with the new token.
         *lock(&self.inner.post_headers) = None;
         Ok(())
-    }
-
-    /// The cache this transport remembers its endpoint's era in.
-    pub fn era_cache(&self) -> &EraCache {
-        &self.inner.eras
     }
 }
 
