@@ -574,7 +574,7 @@ fn register_mrtr_tools(mcp: &McpServer) {
             if ctx.request_state() == Some("asked") {
                 return Ok(ask::text("answered").into_outcome());
             }
-            let declared = &ctx.request().meta().client_capabilities;
+            let declared = &ctx.meta().client_capabilities;
             let mut requests = Vec::new();
             if declared.elicitation.is_some() {
                 requests.push((
@@ -796,7 +796,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
         if let Some(ttl) = options.state_ttl {
             security = security.ttl(std::time::Duration::try_from_secs_f64(ttl)?)?;
         }
-        mcp = mcp.request_state_security(security);
+        mcp = mcp.seal(security);
     }
     register_content_tools(&mcp);
     register_asking_tools(&mcp);

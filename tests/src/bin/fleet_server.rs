@@ -151,7 +151,7 @@ async fn main() -> Result<(), Failure> {
             .iter()
             .map(|hex| parse_secret(hex))
             .collect::<Result<Vec<_>, _>>()?;
-        mcp = mcp.request_state_security(RequestStateSecurity::keys(secrets)?);
+        mcp = mcp.seal(RequestStateSecurity::keys(secrets)?);
     }
     register_deploy(&mcp, settings.instance);
     tern_tests::announce_and_serve(&settings.addr, mcp.server()?).await

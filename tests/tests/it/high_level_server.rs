@@ -104,7 +104,7 @@ fn server(mcp: &McpServer) -> Server {
 }
 
 fn keyed(name: &str, key: &[u8]) -> McpServer {
-    McpServer::new(name, "1").request_state_security(RequestStateSecurity::keys([key]).unwrap())
+    McpServer::new(name, "1").seal(RequestStateSecurity::keys([key]).unwrap())
 }
 
 /// One request straight into the server, as a transport would hand it over.
@@ -603,7 +603,7 @@ async fn a_bind_principal_hook_sees_the_arguments_when_state_is_sealed_and_when_
             log.lock().unwrap().push(tenant.clone());
             Some(tern::seal::Principal::custom(tenant))
         });
-    let mcp = McpServer::new("s", "1").request_state_security(security);
+    let mcp = McpServer::new("s", "1").seal(security);
     direct_stateful(&mcp, "a");
     let server = server(&mcp);
     let r1 = call(&server, "a", json!({"tenant": "acme"}), None, None)

@@ -33,7 +33,7 @@ fn answered(ctx: &ToolContext, key: &str) -> Option<ElicitValue> {
 /// redemptions in `store` (the default store when `None`).
 fn transfer_server(transfers: Arc<AtomicUsize>, store: Option<Arc<dyn ReplayStore>>) -> McpServer {
     let mut mcp = McpServer::new("bank", "1.0")
-        .request_state_security(RequestStateSecurity::keys([parse_secret(KEY).unwrap()]).unwrap());
+        .seal(RequestStateSecurity::keys([parse_secret(KEY).unwrap()]).unwrap());
     if let Some(store) = store {
         mcp = mcp.replay_store(store);
     }

@@ -64,11 +64,6 @@ impl ToolContext {
     pub fn request_state(&self) -> Option<&str> {
         self.request_state.as_deref()
     }
-
-    /// The request.
-    pub fn request(&self) -> &RequestContext {
-        &self.request
-    }
 }
 
 impl Deref for ToolContext {

@@ -138,7 +138,7 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     /// A server called `name` at `version`. `requestState` is sealed under a key
-    /// generated for this process unless [`request_state_security`](Self::request_state_security)
+    /// generated for this process unless [`seal`](Self::seal)
     /// says otherwise.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
@@ -184,7 +184,7 @@ impl McpServer {
     /// How `requestState` is sealed: shared `keys` for several instances or restarts, a
     /// custom codec, a TTL, an audience, a principal hook. The default is
     /// [`RequestStateSecurity::ephemeral`].
-    pub fn request_state_security(self, security: RequestStateSecurity) -> Self {
+    pub fn seal(self, security: RequestStateSecurity) -> Self {
         self.configure(|c| c.security = Some(security))
     }
 
