@@ -34,7 +34,7 @@ pub fn elicit_form(
     message: impl Into<String>,
     schema: Value,
 ) -> Result<InputRequest, serde_json::Error> {
-    let form = Form {
+    let form = ElicitForm {
         message: message.into(),
         schema: serde_json::from_value(schema)?,
     };
@@ -45,10 +45,10 @@ pub fn elicit_form(
 /// JSON tree to build and convert, and without a conversion that can fail.
 ///
 /// ```
-/// use tern::ask::{self, Form};
+/// use tern::ask::{self, ElicitForm};
 /// use tern::types::v2026_07_28::{BooleanSchema, InputRequest, StringSchema};
 ///
-/// let question: InputRequest = Form::new("Which region should the database live in?")
+/// let question: InputRequest = ElicitForm::new("Which region should the database live in?")
 ///     .required("region", StringSchema::new())
 ///     .optional("replicated", BooleanSchema::new())
 ///     .into();
@@ -63,12 +63,12 @@ pub fn elicit_form(
 /// ```
 #[derive(Debug, Clone)]
 #[must_use]
-pub struct Form {
+pub struct ElicitForm {
     message: String,
     schema: ElicitRequestFormParamsRequestedSchema,
 }
 
-impl Form {
+impl ElicitForm {
     /// A form showing `message`, with no fields yet.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
@@ -116,8 +116,8 @@ impl Form {
     }
 }
 
-impl From<Form> for InputRequest {
-    fn from(form: Form) -> Self {
+impl From<ElicitForm> for InputRequest {
+    fn from(form: ElicitForm) -> Self {
         form.into_request()
     }
 }
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn a_form_lists_each_field_once_and_requires_only_what_was_required_last() {
-        let form = Form::new("Where?")
+        let form = ElicitForm::new("Where?")
             .required("region", StringSchema::new())
             .required("region", StringSchema::new())
             .required("zone", StringSchema::new())
@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn a_form_without_required_fields_says_none() {
-        let form = Form::new("Anything to add?").optional("note", StringSchema::new());
+        let form = ElicitForm::new("Anything to add?").optional("note", StringSchema::new());
         let written = schema_of(&form.into_request());
         assert!(written["requestedSchema"].get("required").is_none());
     }

@@ -86,9 +86,9 @@ pub mod mcp {
     //! typed arguments, `requestState` sealed by default, and resolvers. It builds a
     //! low-level [`Server`](crate::server::Server) and serves on the same transports.
     pub use crate::server::mcp::{
-        Body, Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome,
-        IntoReadResult, IntoToolOutcome, Json, ListRoots, McpServer, NoArgs, PromptBuilder,
-        Resolve, ResolveSet, ResolverHandler, ResourceBuilder, Sample, SamplePrompt,
+        Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome, IntoReadResult,
+        IntoToolOutcome, ListRoots, McpServer, NoArgs, PromptBuilder, Resolve, ResolveSet,
+        ResolverHandler, ResourceBody, ResourceBuilder, Sample, SamplePrompt, Structured,
         TemplateBuilder, ToolBuilder, ToolContext, ToolError, UrlPrompt, form_content,
     };
 }

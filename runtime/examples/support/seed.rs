@@ -21,7 +21,7 @@ pub const STATE: &str = "provision-v1";
 
 /// Which region should the database live in? (A form with one required text field.)
 pub fn ask_region() -> InputRequest {
-    ask::Form::new("Which region should the database live in?")
+    ask::ElicitForm::new("Which region should the database live in?")
         .required("region", StringSchema::new())
         .into()
 }

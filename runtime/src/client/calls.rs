@@ -5,7 +5,7 @@
 use tokio::sync::mpsc;
 
 use super::input_loop::InputLoopMethod;
-use super::listen::Listener;
+use super::listen::Subscription;
 use super::lists::ListMethod;
 use super::pending::{PendingCall, Step};
 use super::tasks::TaskHandle;
@@ -54,12 +54,12 @@ impl Client {
     }
 
     /// Listens for the list changes and resource updates `filter` names, until the
-    /// [`Listener`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
+    /// [`Subscription`] is dropped. In 2026-07-28 this is a `subscriptions/listen` request,
     /// returned once the server acknowledged it; in a 2025-11-25 session each of
     /// `filter.resource_subscriptions` is subscribed with `resources/subscribe`, and the
     /// session's own stream is heard (the transport must carry one: HTTP's standalone
     /// GET stream, or a message transport's connection).
-    pub async fn listen(&self, filter: SubscriptionFilter) -> crate::Result<Listener> {
+    pub async fn listen(&self, filter: SubscriptionFilter) -> crate::Result<Subscription> {
         listen::listen(self, filter).await
     }
 

@@ -144,12 +144,12 @@ impl NoticeSink {
 
 /// The notices a [`Client::listen`] stream hears, until it is dropped.
 #[derive(Debug)]
-pub struct Listener {
+pub struct Subscription {
     notices: mpsc::UnboundedReceiver<Notice>,
     task: tokio::task::AbortHandle,
 }
 
-impl Listener {
+impl Subscription {
     /// The next notice; `None` once the stream ended (the server closed it, or the
     /// transport went away).
     pub async fn next(&mut self) -> Option<Notice> {
@@ -157,7 +157,7 @@ impl Listener {
     }
 }
 
-impl Drop for Listener {
+impl Drop for Subscription {
     fn drop(&mut self) {
         // Ends the listen request (2026-07-28) or stops forwarding (a session).
         self.task.abort();
@@ -268,7 +268,10 @@ pub(crate) fn notice_sink(
 }
 
 /// The work of [`Client::listen`].
-pub(super) async fn listen(client: &Client, filter: SubscriptionFilter) -> crate::Result<Listener> {
+pub(super) async fn listen(
+    client: &Client,
+    filter: SubscriptionFilter,
+) -> crate::Result<Subscription> {
     let uris: HashSet<String> = filter
         .resource_subscriptions
         .iter()
@@ -280,7 +283,7 @@ pub(super) async fn listen(client: &Client, filter: SubscriptionFilter) -> crate
         Era::Stateless => listen_stateless(client, filter, uris, tx).await?,
         Era::Session => listen_on_session(client, filter, uris, tx).await?,
     };
-    Ok(Listener { notices: rx, task })
+    Ok(Subscription { notices: rx, task })
 }
 
 async fn listen_stateless(
@@ -366,7 +369,7 @@ async fn listen_on_session(
 }
 
 /// One `subscriptions/listen` stream kept open: opened again, after a backoff, whenever
-/// it drops, until its [`Listener`] is dropped or the server refuses it.
+/// it drops, until its [`Subscription`] is dropped or the server refuses it.
 struct Stream {
     client: Client,
     params: SubscriptionsListenRequestParams,

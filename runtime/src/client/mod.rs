@@ -57,7 +57,7 @@ pub use callbacks::InputContext;
 pub(crate) use connection::Connection;
 pub use discovery::EraMode;
 pub use input_loop::InputLoopMethod;
-pub use listen::{Listener, Notice};
+pub use listen::{Notice, Subscription};
 pub use lists::ListMethod;
 pub use pending::{PendingCall, RoundEvent, Step};
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};

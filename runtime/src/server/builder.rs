@@ -32,7 +32,7 @@ pub struct ServerBuilder {
     lookups: super::lookups::Lookups,
     session_input: Option<super::SessionInput>,
     layers: Vec<Arc<dyn super::middleware::Middleware>>,
-    extensions: Vec<Arc<dyn super::Extension>>,
+    extensions: Vec<Arc<dyn super::ProtocolExtension>>,
 }
 
 /// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
@@ -234,8 +234,8 @@ impl ServerBuilder {
     /// Serves `extension`: its methods are routed, and it is declared under
     /// `capabilities.extensions` (added to capabilities given with
     /// [`capabilities`](Self::capabilities) too).
-    pub fn extension(self, extension: impl super::Extension) -> Self {
-        let extension: Arc<dyn super::Extension> = Arc::new(extension);
+    pub fn extension(self, extension: impl super::ProtocolExtension) -> Self {
+        let extension: Arc<dyn super::ProtocolExtension> = Arc::new(extension);
         let mut me = extension.routes(self);
         me.extensions.push(extension);
         me

@@ -6,13 +6,13 @@
 //!
 //! ```
 //! use serde_json::{Map, Value};
-//! use tern::server::{Extension, ServerBuilder};
+//! use tern::server::{ProtocolExtension, ServerBuilder};
 //! use tern::mcp::McpServer;
 //!
 //! /// An extension that only says it is there.
 //! struct Beacon;
 //!
-//! impl Extension for Beacon {
+//! impl ProtocolExtension for Beacon {
 //!     fn id(&self) -> &'static str {
 //!         "com.example/beacon"
 //!     }
@@ -45,7 +45,7 @@ use super::mcp::ToolHandoff;
 /// An extension a server serves. Declared once, on [`ServerBuilder::extension`] or
 /// [`McpServer::extension`](crate::mcp::McpServer::extension); every method but
 /// [`id`](Self::id) has a default that does nothing.
-pub trait Extension: Send + Sync + 'static {
+pub trait ProtocolExtension: Send + Sync + 'static {
     /// The identifier declared under `capabilities.extensions`.
     fn id(&self) -> &'static str;
 
@@ -79,7 +79,7 @@ pub trait Extension: Send + Sync + 'static {
     }
 }
 
-/// How an [`Extension`] answered a `tools/call` it took.
+/// How a [`ProtocolExtension`] answered a `tools/call` it took.
 #[derive(Debug)]
 #[expect(
     clippy::large_enum_variant,
@@ -117,7 +117,10 @@ pub trait ListenFeed: Send {
 
 /// Declares `extensions` under `capabilities.extensions`, keeping any declared there
 /// already.
-pub(crate) fn declare(extensions: &[Arc<dyn Extension>], capabilities: &mut ServerCapabilities) {
+pub(crate) fn declare(
+    extensions: &[Arc<dyn ProtocolExtension>],
+    capabilities: &mut ServerCapabilities,
+) {
     if extensions.is_empty() {
         return;
     }

@@ -2,14 +2,14 @@
 //! target, era, round and caller) and how it ended, composable in order.
 //!
 //! ```
-//! use tern::server::middleware::{Dispatch, Dispatched, Middleware, Next};
+//! use tern::server::middleware::{Dispatch, Dispatched, Middleware, Downstream};
 //! use tern::transport::BoxFuture;
 //!
 //! /// Writes one audit line per request, with the round and the outcome.
 //! struct Audit;
 //!
 //! impl Middleware for Audit {
-//!     fn handle<'a>(&'a self, request: &'a Dispatch<'a>, next: Next<'a>) -> BoxFuture<'a, Dispatched> {
+//!     fn handle<'a>(&'a self, request: &'a Dispatch<'a>, next: Downstream<'a>) -> BoxFuture<'a, Dispatched> {
 //!         Box::pin(async move {
 //!             let answered = next.run().await;
 //!             tracing::info!(
@@ -28,7 +28,7 @@
 //!
 //! A layer runs after the request's `_meta` and method were checked and its
 //! `requestState` opened, and before the handler's body: returning without
-//! [`Next::run`] (a rate limit, a per-tool guard) means the body never runs.
+//! [`Downstream::run`] (a rate limit, a per-tool guard) means the body never runs.
 //! Not a tower `Layer`: a tower `Service` owns its request and is polled for readiness,
 //! which here would mean boxing and copying what a layer only needs to borrow.
 
@@ -116,36 +116,39 @@ impl Dispatched {
 pub trait Middleware: Send + Sync + 'static {
     /// Handles `request`: call `next.run()` to go on to the next layer and the handler,
     /// or answer without it.
-    fn handle<'a>(&'a self, request: &'a Dispatch<'a>, next: Next<'a>)
-    -> BoxFuture<'a, Dispatched>;
+    fn handle<'a>(
+        &'a self,
+        request: &'a Dispatch<'a>,
+        next: Downstream<'a>,
+    ) -> BoxFuture<'a, Dispatched>;
 }
 
 /// The layers added to a server, in order.
 pub(crate) type Layers = Arc<[Arc<dyn Middleware>]>;
 
 /// The rest of the chain: the layers after this one, then the handler.
-pub struct Next<'a> {
+pub struct Downstream<'a> {
     rest: &'a [Arc<dyn Middleware>],
     request: &'a Dispatch<'a>,
     core: BoxFuture<'a, Dispatched>,
 }
 
-impl std::fmt::Debug for Next<'_> {
+impl std::fmt::Debug for Downstream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Next")
+        f.debug_struct("Downstream")
             .field("layers_left", &self.rest.len())
             .finish_non_exhaustive()
     }
 }
 
-impl<'a> Next<'a> {
+impl<'a> Downstream<'a> {
     /// Runs the rest of the chain and returns its answer.
     pub fn run(self) -> BoxFuture<'a, Dispatched> {
         match self.rest.split_first() {
             None => self.core,
             Some((layer, rest)) => layer.handle(
                 self.request,
-                Next {
+                Downstream {
                     rest,
                     request: self.request,
                     core: self.core,
@@ -161,7 +164,7 @@ pub(crate) async fn run<'a>(
     request: &'a Dispatch<'a>,
     core: BoxFuture<'a, Dispatched>,
 ) -> Dispatched {
-    Next {
+    Downstream {
         rest: layers,
         request,
         core,

@@ -55,7 +55,7 @@ pub use builder::ServerBuilder;
 pub use crate::protocol::meta::RequestMeta;
 pub use context::RequestContext;
 pub use events::ServerEvent;
-pub use extension::{Extension, ListenFeed, ToolReply, ToolSetting};
+pub use extension::{ListenFeed, ProtocolExtension, ToolReply, ToolSetting};
 pub use mcp::handoff::ToolHandoff;
 pub(crate) use outbound::Outbound;
 pub(crate) use pipeline::{Accepted, Admitted, Verdict};

@@ -10,7 +10,8 @@ use super::{EXTENSION, TaskRecord, TaskSupport, Tasks, run, wire};
 use crate::jsonrpc::RpcError;
 use crate::server::mcp::Detaching;
 use crate::server::{
-    Extension, ListenFeed, RequestContext, ServerBuilder, ToolHandoff, ToolReply, ToolSetting,
+    ListenFeed, ProtocolExtension, RequestContext, ServerBuilder, ToolHandoff, ToolReply,
+    ToolSetting,
 };
 use crate::transport::BoxFuture;
 use crate::types::ext_tasks::method::TaskStatus;
@@ -41,7 +42,7 @@ impl ToolSetting for OnRequest {
     const EXTENSION: &'static str = EXTENSION;
 }
 
-impl Extension for Tasks {
+impl ProtocolExtension for Tasks {
     fn id(&self) -> &'static str {
         EXTENSION
     }

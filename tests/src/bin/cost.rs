@@ -49,7 +49,7 @@ impl tern::server::middleware::Middleware for PassThrough {
     fn handle<'a>(
         &'a self,
         request: &'a tern::server::middleware::Dispatch<'a>,
-        next: tern::server::middleware::Next<'a>,
+        next: tern::server::middleware::Downstream<'a>,
     ) -> tern::transport::BoxFuture<'a, tern::server::middleware::Dispatched> {
         let _ = request;
         next.run()

@@ -276,3 +276,75 @@ fn tern_public_api() {
     let listing = listing(&lib);
     insta::assert_snapshot!(listing);
 }
+
+/// The names axum 0.8 exports that an app importing both crates would use unqualified
+/// (its root, `body`, `extract`, `middleware`, `response`, `routing`, `serve`).
+const AXUM_NAMES: &[&str] = &[
+    "Router",
+    "Json",
+    "Form",
+    "Extension",
+    "Body",
+    "BodyDataStream",
+    "Bytes",
+    "Path",
+    "Query",
+    "State",
+    "Request",
+    "ConnectInfo",
+    "MatchedPath",
+    "NestedPath",
+    "OriginalUri",
+    "RawForm",
+    "RawQuery",
+    "RawPathParams",
+    "WebSocketUpgrade",
+    "FromRef",
+    "FromRequest",
+    "FromRequestParts",
+    "Next",
+    "IntoResponse",
+    "IntoResponseParts",
+    "Response",
+    "ResponseParts",
+    "Html",
+    "Redirect",
+    "Sse",
+    "NoContent",
+    "AppendHeaders",
+    "ErrorResponse",
+    "MethodRouter",
+    "Route",
+    "Handler",
+    "HandlerService",
+    "Listener",
+    "ListenerExt",
+    "Serve",
+    "MethodFilter",
+    "ServiceExt",
+    "RequestExt",
+    "RequestPartsExt",
+];
+
+/// tern's public types leave axum's names alone: an app that embeds
+/// `HttpServer::router()` imports both without renaming.
+#[test]
+fn no_public_type_shares_a_name_with_axum() {
+    let lib = tern_tests::workspace_root().join("runtime/src/lib.rs");
+    let listing = listing(&lib);
+    let clashes: Vec<&str> = listing
+        .lines()
+        .filter_map(|line| {
+            let (_, item) = line.split_once(": pub ")?;
+            let mut words = item.split_whitespace();
+            let kind = words.next()?;
+            let name = words.next()?.split(['<', '(', '{']).next()?;
+            (matches!(kind, "struct" | "enum" | "trait" | "type") && AXUM_NAMES.contains(&name))
+                .then_some(name)
+        })
+        .collect();
+    assert!(
+        clashes.is_empty(),
+        "tern types named as axum's: {clashes:?}"
+    );
+}

@@ -11,7 +11,7 @@ use tern::types::v2026_07_28::method::ListTools;
 use tern::client::{Client, EraMode, Notice, ResponseCache};
 use tern::mcp::McpServer;
 use tern::server::http::HttpServer;
-use tern::server::middleware::{Dispatch, Dispatched, Middleware, Next};
+use tern::server::middleware::{Dispatch, Dispatched, Downstream, Middleware};
 use tern::transport::BoxFuture;
 use tern::transport::http::client::HttpClientTransport;
 use tern::types::v2026_07_28::SubscriptionFilter;
@@ -25,7 +25,7 @@ impl Middleware for CountLists {
     fn handle<'a>(
         &'a self,
         request: &'a Dispatch<'a>,
-        next: Next<'a>,
+        next: Downstream<'a>,
     ) -> BoxFuture<'a, Dispatched> {
         if request.method == "tools/list" {
             self.0.fetch_add(1, Ordering::SeqCst);

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use tern::client::{Client, EraMode};
 use tern::jsonrpc::RpcError;
 use tern::mcp::McpServer;
-use tern::server::{Extension, RequestContext, ServerBuilder};
+use tern::server::{ProtocolExtension, RequestContext, ServerBuilder};
 use tern::transport::memory;
 use tern::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
 use tern::types::v2026_07_28::method::ClientRequestParams;
@@ -68,7 +68,7 @@ impl ClientRequestMethod for Reverse {}
 /// The toy extension: declared with a setting, serving `echo/reverse`.
 struct Echo;
 
-impl Extension for Echo {
+impl ProtocolExtension for Echo {
     fn id(&self) -> &'static str {
         ECHO
     }

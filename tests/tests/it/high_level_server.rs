@@ -768,7 +768,7 @@ async fn tools_list_is_ordered_paged_and_its_schemas_are_json_schema_2020_12() {
     }
     mcp.tool("structured")
         .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move {
-            Ok(tern::mcp::Json(json!({"n": 1})))
+            Ok(tern::mcp::Structured(json!({"n": 1})))
         });
     let server = server(&mcp);
     let first = list(&server, "tools/list", None).await;

@@ -9,7 +9,7 @@ use tern::client::{Client, EraMode};
 use tern::jsonrpc::RpcError;
 use tern::mcp::McpServer;
 use tern::server::http::HttpServer;
-use tern::server::middleware::{Dispatch, Dispatched, Ending, Middleware, Next};
+use tern::server::middleware::{Dispatch, Dispatched, Downstream, Ending, Middleware};
 use tern::transport::BoxFuture;
 use tern::types::v2026_07_28::{CallToolRequestParams, method};
 
@@ -28,7 +28,7 @@ impl Middleware for Recorder {
     fn handle<'a>(
         &'a self,
         request: &'a Dispatch<'a>,
-        next: Next<'a>,
+        next: Downstream<'a>,
     ) -> BoxFuture<'a, Dispatched> {
         Box::pin(async move {
             self.2.lock().unwrap().push(self.0);
@@ -51,7 +51,7 @@ impl Middleware for Guard {
     fn handle<'a>(
         &'a self,
         request: &'a Dispatch<'a>,
-        next: Next<'a>,
+        next: Downstream<'a>,
     ) -> BoxFuture<'a, Dispatched> {
         Box::pin(async move {
             if request.target == Some(self.0) {

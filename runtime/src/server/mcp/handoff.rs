@@ -16,7 +16,7 @@ use crate::server::extension::ToolSetting;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{CallToolOutcome, InputResponses};
 
-/// A `tools/call` an [`Extension`](crate::server::Extension) takes: the tool, its
+/// A `tools/call` a [`ProtocolExtension`](crate::server::ProtocolExtension) takes: the tool, its
 /// setting for the extension, the request, and the checked arguments.
 pub struct ToolHandoff {
     entry: Arc<ToolEntry>,

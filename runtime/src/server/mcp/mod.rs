@@ -57,8 +57,10 @@ pub use resolve::{
     Elicit, ElicitUrl, ListRoots, Resolve, ResolveSet, ResolverHandler, Sample, SamplePrompt,
     UrlPrompt, form_content,
 };
-pub use resource::{Body, IntoReadOutcome, IntoReadResult, ResourceBuilder, TemplateBuilder};
-pub use tool::{IntoCallToolResult, IntoToolOutcome, Json, NoArgs, ToolBuilder, ToolError};
+pub use resource::{
+    IntoReadOutcome, IntoReadResult, ResourceBody, ResourceBuilder, TemplateBuilder,
+};
+pub use tool::{IntoCallToolResult, IntoToolOutcome, NoArgs, Structured, ToolBuilder, ToolError};
 
 use super::Server;
 use crate::seal::RequestStateSecurity;
@@ -68,7 +70,7 @@ use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
 use registry::{Registry, read};
 
 /// The extensions an `McpServer` serves, shared by its routes.
-type Extensions = Arc<[Arc<dyn crate::server::Extension>]>;
+type Extensions = Arc<[Arc<dyn crate::server::ProtocolExtension>]>;
 
 /// Completes an argument value: what the user typed so far -> candidates.
 pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
@@ -89,7 +91,7 @@ struct Config {
     ttl_ms: u64,
     public: bool,
     session_input: Option<crate::server::SessionInput>,
-    extensions: Vec<Arc<dyn crate::server::Extension>>,
+    extensions: Vec<Arc<dyn crate::server::ProtocolExtension>>,
     layers: Vec<Arc<dyn crate::server::middleware::Middleware>>,
 }
 
@@ -205,13 +207,13 @@ impl McpServer {
         self.configure(|c| c.session_input = Some(policy))
     }
 
-    /// Serves `extension` (see [`Extension`](crate::server::Extension)): its methods are
+    /// Serves `extension` (see [`ProtocolExtension`](crate::server::ProtocolExtension)): its methods are
     /// routed, it is declared under `capabilities.extensions`, and it takes the calls
     /// of tools registered with a setting of its own
     /// ([`ToolBuilder::extension`]) and its part of `subscriptions/listen` streams. For
     /// the tasks extension, a [`Tasks`](crate::tasks::Tasks).
-    pub fn extension(self, extension: impl crate::server::Extension) -> Self {
-        let extension: Arc<dyn crate::server::Extension> = Arc::new(extension);
+    pub fn extension(self, extension: impl crate::server::ProtocolExtension) -> Self {
+        let extension: Arc<dyn crate::server::ProtocolExtension> = Arc::new(extension);
         self.configure(|c| c.extensions.push(extension))
     }
 

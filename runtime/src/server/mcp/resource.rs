@@ -19,26 +19,26 @@ use crate::types::v2026_07_28::{
 
 /// A resource's body: text or bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Body {
+pub enum ResourceBody {
     /// Text.
     Text(String),
     /// Bytes, sent base64-encoded.
     Blob(Vec<u8>),
 }
 
-impl From<String> for Body {
+impl From<String> for ResourceBody {
     fn from(s: String) -> Self {
         Self::Text(s)
     }
 }
 
-impl From<&'static str> for Body {
+impl From<&'static str> for ResourceBody {
     fn from(s: &'static str) -> Self {
         Self::Text(s.to_owned())
     }
 }
 
-impl From<Vec<u8>> for Body {
+impl From<Vec<u8>> for ResourceBody {
     fn from(b: Vec<u8>) -> Self {
         Self::Blob(b)
     }
@@ -52,22 +52,22 @@ fn base64(bytes: &[u8]) -> String {
 /// What a resource function may return when it completes.
 #[diagnostic::on_unimplemented(
     message = "a resource cannot return `{Self}`",
-    note = "return a String (text), Vec<u8> (bytes), Body, or a ReadResourceResult"
+    note = "return a String (text), Vec<u8> (bytes), ResourceBody, or a ReadResourceResult"
 )]
 pub trait IntoReadResult {
     /// The result for the resource at `uri` with `mime_type`.
     fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResourceResult;
 }
 
-impl<B: Into<Body>> IntoReadResult for B {
+impl<B: Into<ResourceBody>> IntoReadResult for B {
     fn into_read_result(self, uri: &str, mime_type: Option<&str>) -> ReadResourceResult {
         let contents = match self.into() {
-            Body::Text(text) => {
+            ResourceBody::Text(text) => {
                 let mut c = TextResourceContents::new(text, uri);
                 c.mime_type = mime_type.map(str::to_owned);
                 AnyResourceContents::Text(c)
             }
-            Body::Blob(bytes) => {
+            ResourceBody::Blob(bytes) => {
                 let mut c = BlobResourceContents::new(base64(&bytes), uri);
                 c.mime_type = mime_type.map(str::to_owned);
                 AnyResourceContents::Blob(c)
@@ -87,7 +87,7 @@ impl IntoReadResult for ReadResourceResult {
 /// [`InputRequiredResult`] asking for input first.
 #[diagnostic::on_unimplemented(
     message = "a resource template cannot return `{Self}`",
-    note = "return a String, Vec<u8>, Body, ReadResourceResult, InputRequiredResult or ReadResourceOutcome"
+    note = "return a String, Vec<u8>, ResourceBody, ReadResourceResult, InputRequiredResult or ReadResourceOutcome"
 )]
 pub trait IntoReadOutcome {
     /// The outcome for `uri`.

@@ -66,16 +66,16 @@ impl<E: std::fmt::Display> From<E> for ToolError {
 /// schema as its `outputSchema`, and the result carries the value as
 /// `structuredContent` and as JSON text.
 #[derive(Debug, Clone)]
-pub struct Json<T>(pub T);
+pub struct Structured<T>(pub T);
 
 /// What a tool may return when it completes.
 ///
 /// Implemented for [`CallToolResult`], `String`, `&'static str`, [`ContentBlock`],
-/// `Vec<ContentBlock>` and [`Json<T>`].
+/// `Vec<ContentBlock>` and [`Structured<T>`].
 #[diagnostic::on_unimplemented(
     message = "a tool cannot return `{Self}` as its result",
     label = "this is not a complete tool result",
-    note = "return CallToolResult, String, ContentBlock, Vec<ContentBlock> or tern::mcp::Json<T> (T: Serialize + JsonSchema)",
+    note = "return CallToolResult, String, ContentBlock, Vec<ContentBlock> or tern::mcp::Structured<T> (T: Serialize + JsonSchema)",
     note = "a tool that uses resolvers (registered with `.resolve`) cannot return InputRequiredResult: the resolvers own the call's inputResponses and requestState; register it with `.run` instead"
 )]
 pub trait IntoCallToolResult {
@@ -119,7 +119,7 @@ impl IntoCallToolResult for Vec<ContentBlock> {
     }
 }
 
-impl<T: Serialize + JsonSchema> IntoCallToolResult for Json<T> {
+impl<T: Serialize + JsonSchema> IntoCallToolResult for Structured<T> {
     fn into_call_tool_result(self) -> Result<CallToolResult, RpcError> {
         let value = serde_json::to_value(&self.0).map_err(|e| {
             tracing::error!(error = %e, "could not encode a tool's structured result");
@@ -141,7 +141,7 @@ impl<T: Serialize + JsonSchema> IntoCallToolResult for Json<T> {
 /// an [`InputRequiredResult`] asking the client for input first.
 #[diagnostic::on_unimplemented(
     message = "a tool cannot return `{Self}`",
-    note = "return a complete result (CallToolResult, String, ContentBlock, Vec<ContentBlock>, Json<T>), an InputRequiredResult, or a CallToolOutcome"
+    note = "return a complete result (CallToolResult, String, ContentBlock, Vec<ContentBlock>, Structured<T>), an InputRequiredResult, or a CallToolOutcome"
 )]
 pub trait IntoToolOutcome {
     /// The outcome.

@@ -139,7 +139,7 @@ resolve_set!(R1, R2, R3, R4, R5, R6, R7, R8);
     message = "this function cannot be registered as a tool that uses resolvers",
     label = "not `async fn(Args, Resolver1, ...) -> Result<T, ToolError>` with T a complete result",
     note = "each parameter after the arguments must be a resolver (Elicit<T>, Sample<P>, ListRoots, or your own Resolve impl), at most eight",
-    note = "the result must be a complete one (CallToolResult, String, ContentBlock, Vec<ContentBlock>, Json<T>): a tool that uses resolvers cannot return InputRequiredResult, because the resolvers own the call's inputResponses and requestState; register it with `.run` to return InputRequiredResult yourself"
+    note = "the result must be a complete one (CallToolResult, String, ContentBlock, Vec<ContentBlock>, Structured<T>): a tool that uses resolvers cannot return InputRequiredResult, because the resolvers own the call's inputResponses and requestState; register it with `.run` to return InputRequiredResult yourself"
 )]
 pub trait ResolverHandler<A, P>: Send + Sync + 'static {
     /// Runs the body with the arguments and every resolved value.
