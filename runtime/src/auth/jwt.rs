@@ -101,7 +101,7 @@ struct Claims {
 
 impl JwtVerifier {
     /// A verifier of tokens from `issuer` for `audience`, signed with the keys at
-    /// `jwks_uri`. Clocks may disagree by 60 s ([`with_leeway`](Self::with_leeway)).
+    /// `jwks_uri`. Clocks may disagree by 60 s ([`leeway`](Self::leeway)).
     pub fn new(
         jwks_uri: impl Into<String>,
         issuer: impl Into<String>,
@@ -121,7 +121,7 @@ impl JwtVerifier {
     }
 
     /// How far `exp` and `nbf` may be off.
-    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+    pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
         self
     }

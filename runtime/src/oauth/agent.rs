@@ -97,7 +97,7 @@ impl LoopbackRedirect {
     }
 
     /// How long to wait for the user.
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+    pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }

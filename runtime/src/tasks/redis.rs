@@ -151,7 +151,7 @@ fn script(body: &str) -> redis::Script {
 impl RedisTaskStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
     /// its own if the link drops. Keys start with `tern:task:` unless
-    /// [`with_prefix`](Self::with_prefix) says otherwise.
+    /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(failed)?;
         let connection = ConnectionManager::new(client).await.map_err(failed)?;
@@ -164,7 +164,7 @@ impl RedisTaskStore {
 
     /// Keys start with `prefix` (to share a Redis between fleets that must not see
     /// each other's tasks).
-    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
     }

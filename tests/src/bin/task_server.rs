@@ -163,11 +163,7 @@ fn register(mcp: &McpServer) {
 async fn main() -> Result<(), Failure> {
     let s = settings()?;
     let tasks = match &s.redis {
-        Some(url) => Tasks::new(
-            RedisTaskStore::connect(url)
-                .await?
-                .with_prefix(s.prefix.clone()),
-        ),
+        Some(url) => Tasks::new(RedisTaskStore::connect(url).await?.prefix(s.prefix.clone())),
         None => Tasks::new(MemoryTaskStore::new()),
     }
     .lease(s.lease)

@@ -229,7 +229,7 @@ async fn tern_authorizes_refreshes_and_steps_up_against_oidc_provider() {
         &resource,
     )
     .unwrap()
-    .with_leeway(Duration::ZERO);
+    .leeway(Duration::ZERO);
     let user = User(Arc::default());
     let client = notes_behind(
         listener,

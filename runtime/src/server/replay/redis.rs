@@ -42,7 +42,7 @@ fn millis(ttl: Duration) -> u64 {
 impl RedisReplayStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`, or
     /// `redis+unix:///path/to.sock`), reconnecting on its own if the link drops. Keys
-    /// start with `tern:replay:` unless [`with_prefix`](Self::with_prefix) says otherwise.
+    /// start with `tern:replay:` unless [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(failed)?;
         let connection = ConnectionManager::new(client).await.map_err(failed)?;
@@ -54,7 +54,7 @@ impl RedisReplayStore {
 
     /// Keys start with `prefix` (to share a Redis between servers that must not see each
     /// other's redemptions).
-    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
     }

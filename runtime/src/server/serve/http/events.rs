@@ -59,7 +59,7 @@ const EVENT_OVERHEAD: usize = 64;
 
 /// The default [`EventStore`]: each session's events in memory, at most `max_events`
 /// of them and none older than `max_age`, within a byte budget per session and one for
-/// the whole store ([`with_max_bytes`](Self::with_max_bytes)).
+/// the whole store ([`max_bytes`](Self::max_bytes)).
 #[derive(Debug)]
 pub struct MemoryEventStore {
     max_events: usize,
@@ -116,7 +116,7 @@ impl Default for MemoryEventStore {
 
 impl MemoryEventStore {
     /// A store keeping at most `max_events` per session, none older than `max_age`, in
-    /// 4 MiB per session and 256 MiB in all (see [`with_max_bytes`](Self::with_max_bytes)).
+    /// 4 MiB per session and 256 MiB in all (see [`max_bytes`](Self::max_bytes)).
     pub fn new(max_events: usize, max_age: Duration) -> Self {
         Self {
             max_events: max_events.max(1),
@@ -130,7 +130,7 @@ impl MemoryEventStore {
     /// Keeps at most `per_session` bytes of events for one session and `total` for all:
     /// past either, a session's oldest events go first. A session that would push the
     /// store over `total` gives up its own events, never another session's.
-    pub fn with_max_bytes(mut self, per_session: usize, total: usize) -> Self {
+    pub fn max_bytes(mut self, per_session: usize, total: usize) -> Self {
         self.max_session_bytes = per_session;
         self.max_total_bytes = total;
         self
@@ -302,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_session_keeps_its_newest_events_within_its_byte_budget() {
-        let store = MemoryEventStore::default().with_max_bytes(10_000, 1_000_000);
+        let store = MemoryEventStore::default().max_bytes(10_000, 1_000_000);
         let big = "x".repeat(3_000);
         let ids: Vec<String> = (0..10).map(|_| store.append("s", "r1", &big)).collect();
         // Three 3 KB events fit in 10 KB; the fourth newest was pushed out.
@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn a_session_over_the_stores_budget_gives_up_its_own_events_not_others() {
-        let store = MemoryEventStore::default().with_max_bytes(1_000_000, 20_000);
+        let store = MemoryEventStore::default().max_bytes(1_000_000, 20_000);
         let quiet = store.append("quiet", "get", "hello");
         let big = "x".repeat(4_000);
         for _ in 0..100 {
