@@ -142,3 +142,12 @@ pub fn http_timeouts(
     change(&mut timeouts);
     timeouts
 }
+
+/// The default client limits with `change` applied.
+pub fn client_limits(
+    change: impl FnOnce(&mut tern::client::ClientLimits),
+) -> tern::client::ClientLimits {
+    let mut limits = tern::client::ClientLimits::default();
+    change(&mut limits);
+    limits
+}

@@ -18,6 +18,37 @@ use crate::types::v2026_07_28::{
     Implementation, ListRootsRequestParams, ListRootsResult,
 };
 
+/// What a client allows the servers it calls: plain data, given to
+/// [`ClientBuilder::limits`]. Start from [`Default`] and change what you need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientLimits {
+    /// Input-required rounds per call (default 10): a server that keeps answering
+    /// input-required beyond it makes the call fail with
+    /// [`InputError::RoundsExceeded`](crate::InputError::RoundsExceeded).
+    pub max_rounds: usize,
+    /// Input requests one round may ask (default 64): more fail the call with
+    /// [`InputError::TooManyRequests`](crate::InputError::TooManyRequests) before any
+    /// callback runs.
+    pub max_input_requests: usize,
+    /// A round's callbacks run at most this many at once (default 8; at least 1).
+    pub input_concurrency: usize,
+    /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
+    /// for a 2025-11-25 one (default 10 s).
+    pub discovery_timeout: Duration,
+}
+
+impl Default for ClientLimits {
+    fn default() -> Self {
+        Self {
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            max_input_requests: callbacks::DEFAULT_MAX_INPUT_REQUESTS,
+            input_concurrency: callbacks::DEFAULT_INPUT_CONCURRENCY,
+            discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
+        }
+    }
+}
+
 /// Builds a [`Client`].
 pub struct ClientBuilder {
     info: Implementation,
@@ -111,25 +142,12 @@ impl ClientBuilder {
         self
     }
 
-    /// The cap on input-required rounds per call (default 10). A server that keeps
-    /// answering input-required beyond it makes the call fail with
-    /// [`InputError::RoundsExceeded`](crate::InputError::RoundsExceeded).
-    pub fn input_required_max_rounds(mut self, rounds: usize) -> Self {
-        self.max_rounds = rounds;
-        self
-    }
-
-    /// Fails a call whose server asks more than `max` input requests in one round
-    /// ([`InputError::TooManyRequests`](crate::InputError::TooManyRequests)) before any
-    /// callback runs (default 64).
-    pub fn max_input_requests(mut self, max: usize) -> Self {
-        self.callbacks.limits.max_requests = max;
-        self
-    }
-
-    /// Runs at most `n` of a round's callbacks at once (default 8).
-    pub fn input_concurrency(mut self, n: usize) -> Self {
-        self.callbacks.limits.concurrency = n.max(1);
+    /// What the client allows a server (default [`ClientLimits::default`]).
+    pub fn limits(mut self, limits: ClientLimits) -> Self {
+        self.max_rounds = limits.max_rounds;
+        self.callbacks.limits.max_requests = limits.max_input_requests;
+        self.callbacks.limits.concurrency = limits.input_concurrency.max(1);
+        self.discovery_timeout = limits.discovery_timeout;
         self
     }
 
@@ -230,13 +248,6 @@ impl ClientBuilder {
     /// How [`connect`](Self::connect) picks the protocol era (default [`EraMode::Auto`]: probe the server).
     pub fn era(mut self, mode: EraMode) -> Self {
         self.era_mode = mode;
-        self
-    }
-
-    /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
-    /// for a 2025-11-25 one (default 10 s).
-    pub fn discovery_timeout(mut self, timeout: Duration) -> Self {
-        self.discovery_timeout = timeout;
         self
     }
 

@@ -65,9 +65,9 @@ pub(crate) struct RoundLimits {
     pub(crate) concurrency: usize,
 }
 
-/// The default of `ClientBuilder::max_input_requests`.
+/// The default of `ClientLimits::max_input_requests`.
 pub(crate) const DEFAULT_MAX_INPUT_REQUESTS: usize = 64;
-/// The default of `ClientBuilder::input_concurrency`.
+/// The default of `ClientLimits::input_concurrency`.
 pub(crate) const DEFAULT_INPUT_CONCURRENCY: usize = 8;
 
 impl Default for RoundLimits {

@@ -51,7 +51,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-pub use builder::{ClientBuilder, IntoClientTransport};
+pub use builder::{ClientBuilder, ClientLimits, IntoClientTransport};
 pub use cache::ResponseCache;
 pub use callbacks::InputContext;
 pub(crate) use connection::Connection;

@@ -148,8 +148,8 @@ pub enum InputError {
     /// The server kept answering input-required beyond the client's cap.
     #[error(
         "the server still required input after {max_rounds} rounds \
-         (input_required_max_rounds = {max_rounds}); raise the cap with \
-         ClientBuilder::input_required_max_rounds or drive the loop yourself"
+         (ClientLimits::max_rounds = {max_rounds}); raise the cap with \
+         ClientBuilder::limits or drive the loop yourself"
     )]
     RoundsExceeded {
         /// The cap in force.
@@ -178,7 +178,7 @@ pub enum InputError {
     /// The server asked for more input in one round than this client answers.
     #[error(
         "the server sent {asked} input requests in one round; this client answers at most \
-         {max} (ClientBuilder::max_input_requests)"
+         {max} (ClientLimits::max_input_requests)"
     )]
     TooManyRequests {
         /// How many the server sent.

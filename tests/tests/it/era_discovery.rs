@@ -120,7 +120,9 @@ async fn discovery_against_a_legacy_only_server_falls_back_to_initialize() {
 async fn a_server_that_ignores_the_probe_is_taken_for_legacy_after_the_timeout() {
     let transport = legacy_only_server(true);
     let client = Client::builder("c", "1")
-        .discovery_timeout(Duration::from_millis(100))
+        .limits(tern_tests::client_limits(|l| {
+            l.discovery_timeout = Duration::from_millis(100)
+        }))
         .connect(transport)
         .await
         .unwrap();

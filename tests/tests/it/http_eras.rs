@@ -108,7 +108,9 @@ async fn connect_through(
 ) -> tern::Result<Client> {
     recording_client(asked)
         .era(mode)
-        .discovery_timeout(Duration::from_secs(5))
+        .limits(tern_tests::client_limits(|l| {
+            l.discovery_timeout = Duration::from_secs(5)
+        }))
         .connect(transport)
         .await
 }

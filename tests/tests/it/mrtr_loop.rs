@@ -165,7 +165,7 @@ async fn the_round_cap_can_be_configured() {
     let asked = &asked;
     over_each_transport(
         Fixture::AlwaysAsking,
-        || recording_client(asked).input_required_max_rounds(3),
+        || recording_client(asked).limits(tern_tests::client_limits(|l| l.max_rounds = 3)),
         |client| async move {
             let err = client.call_tool("t", json!({})).await.unwrap_err();
             assert!(
@@ -176,7 +176,7 @@ async fn the_round_cap_can_be_configured() {
                 "{err:?}"
             );
             assert!(
-                err.to_string().contains("input_required_max_rounds = 3"),
+                err.to_string().contains("ClientLimits::max_rounds = 3"),
                 "{err}"
             );
             assert_eq!(asked.take().len(), 3);
@@ -275,7 +275,7 @@ async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
     let (transport, recording) = serve(Fixture::AlwaysAsking.builder());
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .input_required_max_rounds(3)
+        .limits(tern_tests::client_limits(|l| l.max_rounds = 3))
         .era(tern::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording.clone()))
         .await
