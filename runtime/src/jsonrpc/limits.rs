@@ -12,15 +12,14 @@ use crate::types::rpc::scan;
 /// The complexity an incoming message may have. Beyond any limit the message is refused
 /// with -32600 (Invalid Request) before it is parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct JsonLimits {
+pub(crate) struct JsonLimits {
     /// Values (objects, arrays, members and elements) in one message. Default 100,000.
-    pub max_values: usize,
+    pub(crate) max_values: usize,
     /// Nesting depth of objects and arrays. Default 64.
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// Members of `params.inputResponses`: a server asks few questions a round, and
     /// each answer is a tree of its own. Default 1,000.
-    pub max_input_responses: usize,
+    pub(crate) max_input_responses: usize,
 }
 
 impl Default for JsonLimits {

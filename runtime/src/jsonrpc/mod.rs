@@ -6,7 +6,7 @@ mod params;
 mod read;
 mod split;
 
-pub use limits::JsonLimits;
+pub(crate) use limits::JsonLimits;
 pub use params::{RawParams, RawResult};
 
 use serde::{Deserialize, Serialize};

@@ -35,9 +35,6 @@ pub struct ServerBuilder {
     extensions: Vec<Arc<dyn super::ProtocolExtension>>,
 }
 
-/// The default of [`ServerBuilder::session_state_limit`]: 64 KiB.
-pub(crate) const DEFAULT_SESSION_STATE_LIMIT: usize = 64 * 1024;
-
 impl ServerBuilder {
     /// A builder for a server called `name` at `version` ([`Server::builder`]).
     pub(super) fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
@@ -51,8 +48,8 @@ impl ServerBuilder {
                 ttl_ms: 0,
                 scope: "private",
             },
-            limits: JsonLimits::default(),
-            session_state_limit: DEFAULT_SESSION_STATE_LIMIT,
+            limits: super::ServerLimits::default().json(),
+            session_state_limit: super::ServerLimits::default().max_session_state_bytes,
             events: super::events::Events::default(),
             lookups: super::lookups::Lookups::default(),
             session_input: None,
@@ -63,18 +60,11 @@ impl ServerBuilder {
 }
 
 impl ServerBuilder {
-    /// How complex an incoming message may be (values, depth, `inputResponses`
-    /// members), checked on its bytes before it is parsed, on every transport. The
-    /// default ([`JsonLimits::default`]) suits tools with ordinary arguments.
-    pub fn json_limits(mut self, limits: JsonLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// The most bytes (as JSON) of capabilities and client info a 2025-11-25 session may
-    /// keep for its life; a larger `initialize` is refused with -32602. Default 64 KiB.
-    pub fn session_state_limit(mut self, bytes: usize) -> Self {
-        self.session_state_limit = bytes;
+    /// What the server allows its clients (default [`ServerLimits::default`](super::ServerLimits::default): suits
+    /// tools with ordinary arguments).
+    pub fn limits(mut self, limits: super::ServerLimits) -> Self {
+        self.limits = limits.json();
+        self.session_state_limit = limits.max_session_state_bytes;
         self
     }
 

@@ -31,6 +31,7 @@ mod dispatch;
 mod events;
 pub(crate) mod extension;
 mod finish;
+mod limits;
 pub(crate) mod lookups;
 
 mod known_meta;
@@ -51,6 +52,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 pub use builder::ServerBuilder;
+pub use limits::ServerLimits;
 
 pub use crate::protocol::meta::RequestMeta;
 pub use context::RequestContext;

@@ -154,3 +154,20 @@ async fn errors_echo_at_most_a_clipped_prefix_of_what_the_peer_sent() {
     assert_eq!(raw.error_code(), Some(-32020));
     assert!(raw.body.len() < 2_000, "a {} byte answer", raw.body.len());
 }
+
+/// An `McpServer` takes the same limits as the low-level builder: a server that allows
+/// less refuses what the default would take.
+#[tokio::test]
+async fn an_mcp_server_holds_messages_to_the_limits_it_is_given() {
+    let mut limits = tern::server::ServerLimits::default();
+    limits.max_json_values = 50;
+    let mcp = tern::mcp::McpServer::new("strict", "1").limits(limits);
+    mcp.tool("provision")
+        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("done") });
+    let addr = serve_default(mcp.server().unwrap()).await;
+    let headers = mcp_headers("tools/call", Some("provision"));
+    let small = post(addr, &headers, &fat_arguments(10)).await;
+    assert_eq!(small.status, 200, "{small:?}");
+    let larger = post(addr, &headers, &fat_arguments(100)).await;
+    assert_too_complex(&larger, "more than 50 values");
+}

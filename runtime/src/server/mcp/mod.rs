@@ -93,6 +93,7 @@ struct Config {
     session_input: Option<crate::server::SessionInput>,
     extensions: Vec<Arc<dyn crate::server::ProtocolExtension>>,
     layers: Vec<Arc<dyn crate::server::middleware::Middleware>>,
+    limits: crate::server::ServerLimits,
 }
 
 struct Inner {
@@ -157,6 +158,7 @@ impl McpServer {
                     session_input: None,
                     extensions: Vec::new(),
                     layers: Vec::new(),
+                    limits: crate::server::ServerLimits::default(),
                 })),
                 registry: RwLock::default(),
                 events: Default::default(),
@@ -224,6 +226,12 @@ impl McpServer {
     pub fn layer(self, layer: impl crate::server::middleware::Middleware) -> Self {
         let layer: Arc<dyn crate::server::middleware::Middleware> = Arc::new(layer);
         self.configure(|c| c.layers.push(layer))
+    }
+
+    /// What the server allows its clients (default
+    /// [`ServerLimits::default`](crate::server::ServerLimits::default)).
+    pub fn limits(self, limits: crate::server::ServerLimits) -> Self {
+        self.configure(|c| c.limits = limits)
     }
 
     /// How many items a list result holds before it pages (default 100).

@@ -54,7 +54,10 @@ pub(super) fn build_server(me: &McpServer, config: Config) -> Result<Server, cra
     if let Some(policy) = config.session_input {
         builder = builder.fulfil_input_on_sessions(policy);
     }
-    let builder = builder.layers(config.layers).lookups(lookups(me));
+    let builder = builder
+        .layers(config.layers)
+        .limits(config.limits)
+        .lookups(lookups(me));
     let builder = list_routes(me, builder, paging);
     let builder = call_routes(me, builder, &extensions);
     extensions
