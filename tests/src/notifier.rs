@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tern::ask;
 use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern::server::SessionInput;
+use tern::server::{ServerEvent, SessionInput};
 use tern::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,
 };
@@ -63,7 +63,7 @@ pub fn notifier(fulfil: bool) -> McpServer {
         .run(move |args: Touch, _ctx: ToolContext| {
             let me = me.clone();
             async move {
-                me.resource_updated(&args.uri);
+                me.publish(ServerEvent::ResourceUpdated(args.uri.as_str().into()));
                 Ok(format!("touched {}", args.uri))
             }
         });

@@ -299,11 +299,6 @@ impl Server {
         self.inner.events.publish(event);
     }
 
-    /// Tells the subscribers of `uri`, in either era, that the resource changed.
-    pub fn resource_updated(&self, uri: &str) {
-        self.publish(ServerEvent::ResourceUpdated(uri.into()));
-    }
-
     /// What the server tells its transports about a request before serving it.
     pub(crate) fn lookups(&self) -> &lookups::Lookups {
         &self.inner.lookups

@@ -22,7 +22,7 @@
 //! use tern::mcp::{McpServer, NoArgs, ToolContext};
 //! use tern::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 //!
-//! let tasks = Tasks::new(MemoryTaskStore::new())
+//! let tasks = Tasks::new(MemoryTaskStore::default())
 //!     .ttl(Duration::from_secs(3600))
 //!     .poll_interval(Duration::from_millis(500));
 //! let mcp = McpServer::new("deployer", "1.0.0").extension(tasks);
@@ -96,7 +96,7 @@ impl std::fmt::Debug for Tasks {
 
 impl Default for Tasks {
     fn default() -> Self {
-        Self::new(MemoryTaskStore::new())
+        Self::new(MemoryTaskStore::default())
     }
 }
 

@@ -167,9 +167,9 @@ pub trait TaskStore: Send + Sync + 'static {
     fn changed<'a>(&'a self, id: &'a str, at_most: Duration) -> BoxFuture<'a, ()>;
 }
 
-/// The in-memory [`TaskStore`]: one process's tasks, bounded in number, each forgotten
-/// when its TTL from creation passes. The default; a fleet shares a
-/// `RedisTaskStore` (feature `redis`) instead.
+/// The in-memory [`TaskStore`]: one process's tasks, bounded in number (10,000 by
+/// [`Default`]), each forgotten when its TTL from creation passes. The default; a fleet
+/// shares a `RedisTaskStore` (feature `redis`) instead.
 #[derive(Clone, Default)]
 pub struct MemoryTaskStore {
     inner: Arc<Mutex<Tasks>>,
@@ -199,11 +199,6 @@ impl std::fmt::Debug for MemoryTaskStore {
 pub(crate) const DEFAULT_TASK_CAPACITY: usize = 10_000;
 
 impl MemoryTaskStore {
-    /// A store holding at most 10,000 tasks.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// A store holding at most `capacity` tasks: creating one more first forgets the
     /// expired ones, then fails if the store is still full (a running task is never
     /// dropped to make room).
@@ -426,7 +421,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_the_task() {
-        let store = MemoryTaskStore::new();
+        let store = MemoryTaskStore::default();
         assert_eq!(
             store.create(task("t", 60_000), 100).await.unwrap(),
             Admission::Created
@@ -470,7 +465,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_terminal_task_changes_no_more_and_a_cancel_of_it_asks_nothing() {
-        let store = MemoryTaskStore::new();
+        let store = MemoryTaskStore::default();
         assert_eq!(
             store.create(task("t", 60_000), 100).await.unwrap(),
             Admission::Created
@@ -492,7 +487,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_task_is_kept_for_its_ttl_from_creation_and_then_forgotten() {
-        let store = MemoryTaskStore::new();
+        let store = MemoryTaskStore::default();
         assert_eq!(
             store.create(task("short", 50), 100).await.unwrap(),
             Admission::Created
@@ -532,7 +527,7 @@ mod tests {
 
     #[tokio::test]
     async fn one_owner_at_its_cap_is_refused_and_others_are_not() {
-        let store = MemoryTaskStore::new();
+        let store = MemoryTaskStore::default();
         let owned_by = |id: &str, owner: &str, ttl_ms| TaskRecord {
             owner: owner.into(),
             ..task(id, ttl_ms)
@@ -546,7 +541,7 @@ mod tests {
         let theirs = owned_by("a0", "alice", 60_000);
         assert_eq!(store.create(theirs, 3).await.unwrap(), Admission::Created);
         // Expired tasks no longer count against their owner.
-        let other = MemoryTaskStore::new();
+        let other = MemoryTaskStore::default();
         let short = owned_by("s", "bob", 20);
         assert_eq!(other.create(short, 1).await.unwrap(), Admission::Created);
         tokio::time::sleep(Duration::from_millis(40)).await;

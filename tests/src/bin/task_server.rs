@@ -164,7 +164,7 @@ async fn main() -> Result<(), Failure> {
     let s = settings()?;
     let tasks = match &s.redis {
         Some(url) => Tasks::new(RedisTaskStore::connect(url).await?.prefix(s.prefix.clone())),
-        None => Tasks::new(MemoryTaskStore::new()),
+        None => Tasks::new(MemoryTaskStore::default()),
     }
     .lease(s.lease)
     .ttl(s.ttl)

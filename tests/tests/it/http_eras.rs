@@ -444,7 +444,7 @@ async fn a_modern_error_in_a_refusal_is_read_as_the_servers_versions() {
 async fn the_era_found_is_remembered_in_the_era_cache_the_transports_share() {
     let (addr, seen) = legacy_server(Refusal::BadRequest).await;
     let builder = HttpClientTransport::builder(url(addr));
-    let eras = EraCache::new();
+    let eras = EraCache::default();
     let shared = || {
         let transport = HttpClientTransport::builder(url(addr))
             .era_cache(eras.clone())

@@ -28,15 +28,6 @@ pub(super) fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl McpServer {
-    /// Tells the subscribers of `uri` that the resource changed: 2025-11-25 sessions
-    /// that sent `resources/subscribe` for it, and `subscriptions/listen` streams that
-    /// named it in `resourceSubscriptions`. Nobody else hears it.
-    pub fn resource_updated(&self, uri: &str) {
-        self.inner
-            .events
-            .publish(ServerEvent::ResourceUpdated(uri.into()));
-    }
-
     /// Tells listening clients about `event` (see [`Server::publish`](crate::server::Server::publish)).
     pub fn publish(&self, event: ServerEvent) {
         self.inner.events.publish(event);

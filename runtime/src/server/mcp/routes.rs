@@ -97,7 +97,7 @@ fn capabilities(extensions: &Extensions) -> ServerCapabilities {
     caps.prompts = Some(prompts);
     let mut resources = ServerCapabilitiesResources::new();
     resources.list_changed = Some(true);
-    // Sessions subscribe with `resources/subscribe`; `resource_updated` reaches them.
+    // Sessions subscribe with `resources/subscribe`; `ServerEvent::ResourceUpdated` reaches them.
     resources.subscribe = Some(true);
     caps.resources = Some(resources);
     caps.completions = Some(Default::default());

@@ -223,7 +223,7 @@ impl HttpClientBuilder {
     pub(super) fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
-            eras: EraCache::new(),
+            eras: EraCache::default(),
             timeouts: HttpTimeouts::default(),
             bearer: None,
             authorizer: None,

@@ -25,11 +25,6 @@ pub struct EraCache {
 }
 
 impl EraCache {
-    /// An empty cache.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Forgets the era found at the endpoint `url`, so the next client of it probes
     /// again (after the server there was replaced by one of another era, say).
     pub fn forget(&self, url: &str) {
@@ -59,7 +54,7 @@ mod tests {
 
     #[test]
     fn an_era_is_found_by_any_spelling_of_its_url_and_forgotten_the_same_way() {
-        let cache = EraCache::new();
+        let cache = EraCache::default();
         let endpoint: Uri = "http://example.test".parse().unwrap();
         cache.remember(&endpoint, Era::Session);
         let spelled: Uri = "http://example.test/".parse().unwrap();
