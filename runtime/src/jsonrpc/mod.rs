@@ -122,6 +122,7 @@ impl RpcError {
     }
 
     /// -32020: HTTP headers disagree with the body.
+    #[cfg(any(test, feature = "http-server"))]
     pub(crate) fn header_mismatch(message: impl Into<String>) -> Self {
         Self::new(code::HEADER_MISMATCH, message)
     }

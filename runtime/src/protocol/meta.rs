@@ -50,6 +50,7 @@ pub struct RequestMeta {
 pub(crate) struct MetaRead {
     /// The `_meta` protocol version, when `_meta` names one as a string, even if the
     /// rest of `_meta` is malformed: present exactly on stateless requests.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     pub(crate) version: Option<Cow<'static, str>>,
     /// Whether `_meta` has the protocol version key at all (whatever its value): the
     /// mark of a stateless request, which a session never sends.

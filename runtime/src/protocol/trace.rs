@@ -63,21 +63,25 @@ impl TraceContext {
     }
 
     /// The `tracestate` value, if any.
+    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn tracestate(&self) -> Option<&str> {
         self.tracestate.as_deref()
     }
 
     /// The trace id: 32 lowercase hex digits.
+    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn trace_id(&self) -> &str {
         &self.traceparent[3..35]
     }
 
     /// The id of the span that sent the request: 16 lowercase hex digits.
+    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn parent_id(&self) -> &str {
         &self.traceparent[36..52]
     }
 
     /// Whether the sender sampled the trace.
+    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn sampled(&self) -> bool {
         u8::from_str_radix(&self.traceparent[53..55], 16).is_ok_and(|f| f & 1 == 1)
     }

@@ -60,7 +60,11 @@ pub use events::ServerEvent;
 pub use extension::{ListenFeed, ProtocolExtension, ToolReply, ToolSetting};
 pub use mcp::handoff::ToolHandoff;
 pub(crate) use outbound::Outbound;
-pub(crate) use pipeline::{Accepted, Admitted, Verdict};
+pub(crate) use pipeline::Accepted;
+#[cfg(feature = "http-server")]
+pub(crate) use pipeline::Admitted;
+#[cfg(any(test, feature = "http-server"))]
+pub(crate) use pipeline::Verdict;
 pub use pipeline::{IncomingRequest, Refusal};
 #[cfg(feature = "http-server")]
 pub use serve::http;
@@ -231,6 +235,7 @@ struct Inner {
     /// The `_meta` texts read lately, not read again when a client repeats one.
     metas: known_meta::KnownMetas,
     /// What its transports may ask before serving a request.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     lookups: lookups::Lookups,
 }
 
@@ -300,6 +305,7 @@ impl Server {
     }
 
     /// What the server tells its transports about a request before serving it.
+    #[cfg(feature = "http-server")]
     pub(crate) fn lookups(&self) -> &lookups::Lookups {
         &self.inner.lookups
     }

@@ -91,6 +91,7 @@ pub(crate) enum Verdict {
     /// The request was refused for a protocol reason.
     Refused {
         /// Which rule the request broke.
+        #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
         reason: Refusal,
         /// The JSON-RPC error to send.
         error: RpcError,
@@ -123,6 +124,7 @@ pub(crate) struct Accepted {
     routed: Option<Routed>,
     /// The value of the method's target member (a tool or prompt name, a resource URI),
     /// when it is a string and the params could not be read into their type.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     target: Option<String>,
     /// The channel the request arrived on, if not its own (a session's).
     channel: Option<Arc<dyn Channel>>,
@@ -273,6 +275,7 @@ impl Accepted {
 
     /// The request's target, when its method has one (a tool or prompt name, a resource
     /// URI) and the params name it with a string.
+    #[cfg(feature = "http-server")]
     pub(crate) fn target(&self) -> Option<&str> {
         match self.routed.as_ref().map(|r| &r.params) {
             Some(Ok(typed)) => typed.target(),
@@ -281,6 +284,7 @@ impl Accepted {
     }
 
     /// The identity of the access token the transport validated, if any.
+    #[cfg(feature = "http-server")]
     pub(crate) fn auth(&self) -> Option<&AuthInfo> {
         self.request.auth.as_ref()
     }
@@ -288,6 +292,7 @@ impl Accepted {
     /// The protocol version named by the request's `_meta`, when it names one (even if
     /// the rest of `_meta` is malformed): stateless requests carry it, a 2025-11-25
     /// session's requests do not.
+    #[cfg(feature = "http-server")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
         self.meta.version.as_deref()
     }
@@ -396,12 +401,14 @@ impl Admitted {
     }
 
     /// The token that cancels the handler.
+    #[cfg(feature = "http-server")]
     pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
         self.request.cancel = cancel;
         self
     }
 
     /// Where the request's notifications go.
+    #[cfg(feature = "http-server")]
     pub(crate) fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
         self.request.outbound = outbound;
         self

@@ -50,6 +50,7 @@ pub use serve::OnRequest;
 pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};
 
 /// How a task store names itself in its errors.
+#[cfg(feature = "redis")]
 const STORE: &str = "task store";
 
 /// How many live tasks one principal may hold unless told otherwise

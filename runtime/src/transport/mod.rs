@@ -88,6 +88,7 @@ impl TransportError {
 
     /// An HTTP server refused the request with `status`; `rpc_error` is the JSON-RPC error
     /// its body carried, if any.
+    #[cfg(any(test, feature = "http-client"))]
     pub(crate) fn http(
         status: u16,
         message: impl Into<String>,
@@ -103,6 +104,7 @@ impl TransportError {
 
     /// One incoming message was dropped (`message` says why) and the transport reads
     /// on: the receiver answers it with an error, rather than closing.
+    #[cfg(feature = "stdio")]
     pub(crate) fn skipped(message: impl Into<String>) -> Self {
         Self(TransportFailure {
             message: message.into(),

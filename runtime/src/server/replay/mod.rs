@@ -42,6 +42,7 @@ impl TokenId {
     }
 
     /// The id as 32 lowercase hex digits (what a shared store keys on).
+    #[cfg(any(test, feature = "redis"))]
     pub(crate) fn to_hex(self) -> String {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut out = String::with_capacity(32);

@@ -92,6 +92,7 @@ pub(crate) fn decode_header_value(raw: &[u8]) -> Option<String> {
 }
 
 /// The value a header carries (see `decode_header_value`), borrowing a plain value instead of copying it.
+#[cfg(any(test, feature = "http-server"))]
 pub(crate) fn header_value(raw: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
     let text = visible(raw)?;
     match text
