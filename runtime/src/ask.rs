@@ -148,6 +148,7 @@ pub fn list_roots() -> InputRequest {
 
 /// An `InputRequiredResult` asking `requests` (under the given keys) and carrying
 /// `state` for the retry.
+#[inline]
 pub fn input_required<K: Into<String>>(
     requests: impl IntoIterator<Item = (K, InputRequest)>,
     state: Option<&str>,
