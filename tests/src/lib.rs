@@ -125,29 +125,11 @@ pub fn signal(pid: u32, signal: &str) {
     assert!(sent.success(), "kill {signal} {pid}");
 }
 
-/// The default HTTP server limits with `change` applied: what a test sets in one line.
-pub fn http_limits(
-    change: impl FnOnce(&mut tern::server::http::HttpLimits),
-) -> tern::server::http::HttpLimits {
-    let mut limits = tern::server::http::HttpLimits::default();
-    change(&mut limits);
-    limits
-}
-
-/// The default HTTP client timeouts with `change` applied.
-pub fn http_timeouts(
-    change: impl FnOnce(&mut tern::transport::http::client::HttpTimeouts),
-) -> tern::transport::http::client::HttpTimeouts {
-    let mut timeouts = tern::transport::http::client::HttpTimeouts::default();
-    change(&mut timeouts);
-    timeouts
-}
-
-/// The default client limits with `change` applied.
-pub fn client_limits(
-    change: impl FnOnce(&mut tern::client::ClientLimits),
-) -> tern::client::ClientLimits {
-    let mut limits = tern::client::ClientLimits::default();
-    change(&mut limits);
-    limits
+/// A settings value (`HttpLimits`, `HttpTimeouts`, `ClientLimits`, `ServerLimits`) at its
+/// defaults with `change` applied: what a test sets in one line. Name the type on the
+/// closure's parameter (`|l: &mut HttpLimits| ...`).
+pub fn tuned<T: Default>(change: impl FnOnce(&mut T)) -> T {
+    let mut value = T::default();
+    change(&mut value);
+    value
 }

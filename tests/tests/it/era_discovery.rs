@@ -3,6 +3,7 @@
 //! 2025-11-25 session on anything else.
 
 use std::time::Duration;
+use tern::client::ClientLimits;
 use tern_tests::text_of;
 
 use serde_json::{Value, json};
@@ -120,7 +121,7 @@ async fn discovery_against_a_legacy_only_server_falls_back_to_initialize() {
 async fn a_server_that_ignores_the_probe_is_taken_for_legacy_after_the_timeout() {
     let transport = legacy_only_server(true);
     let client = Client::builder("c", "1")
-        .limits(tern_tests::client_limits(|l| {
+        .limits(tern_tests::tuned(|l: &mut ClientLimits| {
             l.discovery_timeout = Duration::from_millis(100)
         }))
         .connect(transport)

@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tern::transport::http::client::HttpTimeouts;
 
 use serde_json::{Value, json};
 use tern::Error;
@@ -141,7 +142,7 @@ fn response(request: &Value, result: Value) -> String {
 
 async fn client_of(addr: SocketAddr, idle: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
-        .timeouts(tern_tests::http_timeouts(|t| t.idle = idle))
+        .timeouts(tern_tests::tuned(|t: &mut HttpTimeouts| t.idle = idle))
         .build()
         .unwrap();
     Client::builder("victim", "1.0")
@@ -316,7 +317,7 @@ fn progress(n: u64) -> Value {
 /// with a long idle timeout, so only the deadline can end a call.
 async fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration) -> Client {
     let transport = HttpClientTransport::builder(format!("http://{addr}/mcp"))
-        .timeouts(tern_tests::http_timeouts(|l| {
+        .timeouts(tern_tests::tuned(|l: &mut HttpTimeouts| {
             l.idle = Duration::from_secs(60);
             l.request = timeout;
             l.max_request = max;

@@ -7,6 +7,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tern::server::http::HttpLimits;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, StreamBody};
@@ -164,7 +165,7 @@ async fn until_ended(conn: tokio::task::JoinHandle<()>, within: Duration) -> Dur
 
 #[tokio::test]
 async fn an_http2_connection_is_closed_at_its_header_and_idle_budgets() {
-    let http = HttpServer::new(server()).limits(tern_tests::http_limits(|l| {
+    let http = HttpServer::new(server()).limits(tern_tests::tuned(|l: &mut HttpLimits| {
         l.header_timeout = Duration::from_millis(400);
         l.idle_timeout = Duration::from_millis(400);
     }));
@@ -186,11 +187,12 @@ async fn an_http2_connection_is_closed_at_its_header_and_idle_budgets() {
 
 #[tokio::test]
 async fn an_http2_stream_is_held_to_the_body_and_request_budgets() {
-    let http =
-        HttpServer::new(slow(Duration::from_secs(30))).limits(tern_tests::http_limits(|l| {
+    let http = HttpServer::new(slow(Duration::from_secs(30))).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| {
             l.body_timeout = Duration::from_millis(300);
             l.request_timeout = Some(Duration::from_millis(300));
-        }));
+        },
+    ));
     let addr = serve_on_loopback(http).await;
     let (mut sender, _conn) = h2c(addr).await;
     let uri = format!("http://localhost:{}/mcp", addr.port());
@@ -268,8 +270,9 @@ async fn a_draining_server_finishes_the_http2_streams_in_flight_then_closes() {
 
 #[tokio::test]
 async fn http2_connections_count_against_the_connection_cap() {
-    let http = HttpServer::new(slow(Duration::from_secs(2)))
-        .limits(tern_tests::http_limits(|l| l.max_connections = 2));
+    let http = HttpServer::new(slow(Duration::from_secs(2))).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| l.max_connections = 2,
+    ));
     let addr = serve_on_loopback(http).await;
     let uri = format!("http://localhost:{}/mcp", addr.port());
     let mut busy = Vec::new();

@@ -3,6 +3,7 @@
 //! well-behaved clients keep completing flows while an attacker holds sockets open.
 
 use crate::http_support;
+use tern::server::http::HttpLimits;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,10 +75,9 @@ async fn half_a_head(addr: std::net::SocketAddr) -> TcpStream {
 #[tokio::test]
 async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
     let budget = Duration::from_millis(300);
-    let addr = serve(
-        HttpServer::new(provision().await)
-            .limits(tern_tests::http_limits(|l| l.header_timeout = budget)),
-    )
+    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| l.header_timeout = budget,
+    )))
     .await;
     let mut stream = half_a_head(addr).await;
     // A byte every 50 ms: steady progress, never a whole head.
@@ -107,10 +107,9 @@ async fn a_slowloris_connection_is_closed_within_the_header_timeout() {
 #[tokio::test]
 async fn a_silent_connection_is_closed_within_the_header_timeout() {
     let budget = Duration::from_millis(300);
-    let addr = serve(
-        HttpServer::new(provision().await)
-            .limits(tern_tests::http_limits(|l| l.header_timeout = budget)),
-    )
+    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| l.header_timeout = budget,
+    )))
     .await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     until_closed(&mut stream, budget * 4).await;
@@ -119,12 +118,12 @@ async fn a_silent_connection_is_closed_within_the_header_timeout() {
 #[tokio::test]
 async fn a_body_that_stops_half_way_is_closed_within_the_body_timeout() {
     let budget = Duration::from_millis(300);
-    let addr = serve(
-        HttpServer::new(provision().await).limits(tern_tests::http_limits(|l| {
+    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| {
             l.header_timeout = Duration::from_secs(30);
             l.body_timeout = budget;
-        })),
-    )
+        },
+    )))
     .await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 100\r\n");
@@ -139,10 +138,9 @@ async fn a_body_that_stops_half_way_is_closed_within_the_body_timeout() {
 #[tokio::test]
 async fn a_keep_alive_connection_is_closed_after_the_idle_timeout_and_not_before() {
     let idle = Duration::from_millis(400);
-    let addr = serve(
-        HttpServer::new(provision().await)
-            .limits(tern_tests::http_limits(|l| l.idle_timeout = idle)),
-    )
+    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| l.idle_timeout = idle,
+    )))
     .await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request = body(1, "tools/list", json!({}));
@@ -183,9 +181,11 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
         .build()
         .unwrap();
     let budget = Duration::from_millis(300);
-    let addr = serve(HttpServer::new(server).limits(tern_tests::http_limits(|l| {
-        l.request_timeout = Some(budget)
-    })))
+    let addr = serve(
+        HttpServer::new(server).limits(tern_tests::tuned(|l: &mut HttpLimits| {
+            l.request_timeout = Some(budget)
+        })),
+    )
     .await;
     let started = Instant::now();
     let raw = http_support::post(
@@ -209,12 +209,12 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
 #[tokio::test]
 async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
     // Long timeouts: here it is the cap's eviction, not a timeout, that makes room.
-    let addr = serve(
-        HttpServer::new(provision().await).limits(tern_tests::http_limits(|l| {
+    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| {
             l.header_timeout = Duration::from_secs(60);
             l.max_connections = 500;
-        })),
-    )
+        },
+    )))
     .await;
     let mut slow = Vec::with_capacity(2_000);
     for _ in 0..2_000 {
@@ -341,11 +341,12 @@ pub(crate) fn slow(for_: Duration) -> Server {
 
 #[tokio::test]
 async fn the_router_holds_a_request_to_the_body_and_request_budgets() {
-    let http =
-        HttpServer::new(slow(Duration::from_secs(30))).limits(tern_tests::http_limits(|l| {
+    let http = HttpServer::new(slow(Duration::from_secs(30))).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| {
             l.body_timeout = Duration::from_millis(300);
             l.request_timeout = Some(Duration::from_millis(300));
-        }));
+        },
+    ));
     let addr = serve_router(http).await;
     // A body announced and never sent: 400 at the body budget.
     let mut stream = TcpStream::connect(addr).await.unwrap();
@@ -382,8 +383,9 @@ async fn the_router_holds_a_request_to_the_body_and_request_budgets() {
 
 #[tokio::test]
 async fn the_router_refuses_requests_past_its_cap_with_503_and_retry_after() {
-    let http = HttpServer::new(slow(Duration::from_secs(2)))
-        .limits(tern_tests::http_limits(|l| l.max_connections = 1));
+    let http = HttpServer::new(slow(Duration::from_secs(2))).limits(tern_tests::tuned(
+        |l: &mut HttpLimits| l.max_connections = 1,
+    ));
     let addr = serve_router(http).await;
     let text = body(1, "tools/call", json!({"name": "x", "arguments": {}}));
     let headers = mcp_headers("tools/call", Some("x"));

@@ -5,6 +5,8 @@
 //! answers input requests, the answer POSTed back), and the server's session rules.
 
 use crate::http_support;
+use tern::client::ClientLimits;
+use tern::server::http::HttpLimits;
 use tern::types::v2026_07_28::method::ListTools;
 
 use std::collections::HashMap;
@@ -108,7 +110,7 @@ async fn connect_through(
 ) -> tern::Result<Client> {
     recording_client(asked)
         .era(mode)
-        .limits(tern_tests::client_limits(|l| {
+        .limits(tern_tests::tuned(|l: &mut ClientLimits| {
             l.discovery_timeout = Duration::from_secs(5)
         }))
         .connect(transport)
@@ -167,7 +169,7 @@ async fn a_session_serves_many_calls_and_concurrent_elicitations() {
 
 #[tokio::test]
 async fn a_client_opens_a_new_session_when_the_server_forgot_its_own() {
-    let http = HttpServer::new(provisioner()).limits(tern_tests::http_limits(|l| {
+    let http = HttpServer::new(provisioner()).limits(tern_tests::tuned(|l: &mut HttpLimits| {
         l.session_idle_timeout = Duration::from_millis(50)
     }));
     let addr = serve(http).await;
@@ -669,7 +671,7 @@ async fn start_slow_call(addr: SocketAddr, session: &str) -> tokio::net::TcpStre
 async fn a_full_endpoint_whose_sessions_are_all_busy_refuses_new_ones_with_503() {
     let addr = serve(
         HttpServer::new(slow_streamer(None))
-            .limits(tern_tests::http_limits(|l| l.max_sessions = 1)),
+            .limits(tern_tests::tuned(|l: &mut HttpLimits| l.max_sessions = 1)),
     )
     .await;
     let session = open_session(addr).await;

@@ -3,6 +3,7 @@
 //! each test names.
 
 use crate::http_support;
+use tern::server::http::HttpLimits;
 
 use std::sync::Arc;
 
@@ -257,7 +258,9 @@ async fn get_is_405_and_delete_is_405_in_stateless_only_mode() {
 #[tokio::test]
 async fn an_oversized_body_is_413() {
     let addr = serve(
-        HttpServer::new(server()).limits(tern_tests::http_limits(|l| l.max_body_bytes = 1024)),
+        HttpServer::new(server()).limits(tern_tests::tuned(|l: &mut HttpLimits| {
+            l.max_body_bytes = 1024
+        })),
     )
     .await;
     let big = body(

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tern::server::http::HttpLimits;
 
 use serde_json::json;
 use tern::ask;
@@ -144,7 +145,7 @@ async fn a_tls_handshake_never_finished_is_closed_at_the_header_budget() {
     let (config, _, _) = tls_config();
     let http = HttpServer::new(server())
         .tls(config)
-        .limits(tern_tests::http_limits(|l| {
+        .limits(tern_tests::tuned(|l: &mut HttpLimits| {
             l.header_timeout = std::time::Duration::from_millis(300)
         }));
     let addr = serve_on_loopback(http).await;

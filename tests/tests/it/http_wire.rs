@@ -3,6 +3,7 @@
 //! refuses (400, 413, 431, 501), each answered before the connection closes.
 
 use crate::http_support;
+use tern::server::http::HttpLimits;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -285,7 +286,12 @@ async fn a_head_past_its_bound_is_answered_431() {
 
 #[tokio::test]
 async fn bodies_over_the_limit_are_answered_413_whether_declared_or_chunked() {
-    let addr = endpoint(|h| h.limits(tern_tests::http_limits(|l| l.max_body_bytes = 1024))).await;
+    let addr = endpoint(|h| {
+        h.limits(tern_tests::tuned(|l: &mut HttpLimits| {
+            l.max_body_bytes = 1024
+        }))
+    })
+    .await;
     // Declared: refused before a byte of it is read.
     let declared = format!(
         "POST /mcp HTTP/1.1\r\n{}Content-Length: 100000000\r\n\r\n",

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tern::client::ClientLimits;
 use tern_tests::Stopped;
 use tern_tests::fixtures::Fixture;
 use tern_tests::seed::{self, answered_region as region_of};
@@ -165,7 +166,10 @@ async fn the_round_cap_can_be_configured() {
     let asked = &asked;
     over_each_transport(
         Fixture::AlwaysAsking,
-        || recording_client(asked).limits(tern_tests::client_limits(|l| l.max_rounds = 3)),
+        || {
+            recording_client(asked)
+                .limits(tern_tests::tuned(|l: &mut ClientLimits| l.max_rounds = 3))
+        },
         |client| async move {
             let err = client.call_tool("t", json!({})).await.unwrap_err();
             assert!(
@@ -275,7 +279,7 @@ async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
     let (transport, recording) = serve(Fixture::AlwaysAsking.builder());
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .limits(tern_tests::client_limits(|l| l.max_rounds = 3))
+        .limits(tern_tests::tuned(|l: &mut ClientLimits| l.max_rounds = 3))
         .era(tern::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording.clone()))
         .await

@@ -4,6 +4,7 @@
 //! of being locked out.
 
 use crate::http_support;
+use tern::server::http::HttpLimits;
 
 use serde_json::{Value, json};
 use tern::server::http::HttpServer;
@@ -60,9 +61,11 @@ async fn an_initialize_with_fat_capabilities_is_refused() {
 
 #[tokio::test]
 async fn at_the_session_cap_a_new_client_evicts_the_least_recently_used_session() {
-    let addr =
-        serve(HttpServer::new(server()).limits(tern_tests::http_limits(|l| l.max_sessions = 3)))
-            .await;
+    let addr = serve(
+        HttpServer::new(server())
+            .limits(tern_tests::tuned(|l: &mut HttpLimits| l.max_sessions = 3)),
+    )
+    .await;
     let kept = open_session(addr).await;
     let mut flood = Vec::new();
     for _ in 0..10 {
