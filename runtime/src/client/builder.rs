@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::callbacks::{self, Callbacks};
+use super::callbacks::{self, Callbacks, RoundLimits};
 use super::dialect::Dialect;
 use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
@@ -42,8 +42,8 @@ impl Default for ClientLimits {
     fn default() -> Self {
         Self {
             max_rounds: DEFAULT_MAX_ROUNDS,
-            max_input_requests: callbacks::DEFAULT_MAX_INPUT_REQUESTS,
-            input_concurrency: callbacks::DEFAULT_INPUT_CONCURRENCY,
+            max_input_requests: 64,
+            input_concurrency: 8,
             discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
         }
     }
@@ -53,7 +53,7 @@ impl Default for ClientLimits {
 pub struct ClientBuilder {
     info: Implementation,
     callbacks: Callbacks,
-    max_rounds: usize,
+    limits: ClientLimits,
     restart_on_rejected_state: bool,
     elicitation_url: bool,
     sampling_tools: bool,
@@ -62,7 +62,6 @@ pub struct ClientBuilder {
     on_log: Option<super::LogCallback>,
     declared: Option<ClientCapabilities>,
     era_mode: EraMode,
-    discovery_timeout: Duration,
     cache: Option<super::ResponseCache>,
 }
 
@@ -72,7 +71,7 @@ impl ClientBuilder {
         Self {
             info: Implementation::new(name, version),
             callbacks: Callbacks::default(),
-            max_rounds: DEFAULT_MAX_ROUNDS,
+            limits: ClientLimits::default(),
             restart_on_rejected_state: true,
             elicitation_url: false,
             sampling_tools: false,
@@ -85,7 +84,6 @@ impl ClientBuilder {
             on_log: None,
             declared: None,
             era_mode: EraMode::Auto,
-            discovery_timeout: DEFAULT_DISCOVERY_TIMEOUT,
             cache: Some(super::ResponseCache::default()),
         }
     }
@@ -144,10 +142,7 @@ impl ClientBuilder {
 
     /// What the client allows a server (default [`ClientLimits::default`]).
     pub fn limits(mut self, limits: ClientLimits) -> Self {
-        self.max_rounds = limits.max_rounds;
-        self.callbacks.limits.max_requests = limits.max_input_requests;
-        self.callbacks.limits.concurrency = limits.input_concurrency.max(1);
-        self.discovery_timeout = limits.discovery_timeout;
+        self.limits = limits;
         self
     }
 
@@ -267,7 +262,7 @@ impl ClientBuilder {
             info: &info,
             capabilities: &capabilities,
             callbacks: &self.callbacks,
-            timeout: self.discovery_timeout,
+            timeout: self.limits.discovery_timeout,
         };
         let settled = discovery::negotiate(transport.as_ref(), self.era_mode, &hello).await?;
         let era = settled.era;
@@ -297,6 +292,8 @@ impl ClientBuilder {
     ) -> Client {
         let capabilities = self.capabilities_value();
         let info = self.info_value();
+        let mut callbacks = self.callbacks;
+        callbacks.limits = RoundLimits::of(&self.limits);
         Client {
             inner: Arc::new(Inner {
                 transport,
@@ -309,8 +306,8 @@ impl ClientBuilder {
                 on_log: self.on_log,
                 info,
                 capabilities,
-                callbacks: self.callbacks,
-                max_rounds: self.max_rounds,
+                callbacks,
+                max_rounds: self.limits.max_rounds,
                 restart_on_rejected_state: self.restart_on_rejected_state,
                 backoff: Backoff {
                     first: Duration::from_millis(50),

@@ -65,17 +65,19 @@ pub(crate) struct RoundLimits {
     pub(crate) concurrency: usize,
 }
 
-/// The default of `ClientLimits::max_input_requests`.
-pub(crate) const DEFAULT_MAX_INPUT_REQUESTS: usize = 64;
-/// The default of `ClientLimits::input_concurrency`.
-pub(crate) const DEFAULT_INPUT_CONCURRENCY: usize = 8;
+impl RoundLimits {
+    /// What `limits` allows one round.
+    pub(crate) fn of(limits: &super::ClientLimits) -> Self {
+        Self {
+            max_requests: limits.max_input_requests,
+            concurrency: limits.input_concurrency.max(1),
+        }
+    }
+}
 
 impl Default for RoundLimits {
     fn default() -> Self {
-        Self {
-            max_requests: DEFAULT_MAX_INPUT_REQUESTS,
-            concurrency: DEFAULT_INPUT_CONCURRENCY,
-        }
+        Self::of(&super::ClientLimits::default())
     }
 }
 

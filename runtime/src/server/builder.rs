@@ -11,7 +11,7 @@ use super::{
     CachePolicy, Call, Handler, Inner, Output, Reply, RequestContext, Route, Running, Server,
     Typed, discover_result, state,
 };
-use crate::jsonrpc::{JsonLimits, RpcError};
+use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::transport::BoxFuture;
 use crate::types::rpc::{Answer, ClientRequestMethod, IntoAnswer};
@@ -26,8 +26,7 @@ pub struct ServerBuilder {
     handlers: HashMap<&'static str, Route>,
     security: Option<RequestStateSecurity>,
     cache: CachePolicy,
-    limits: JsonLimits,
-    session_state_limit: usize,
+    limits: super::ServerLimits,
     events: super::events::Events,
     lookups: super::lookups::Lookups,
     session_input: Option<super::SessionInput>,
@@ -48,8 +47,7 @@ impl ServerBuilder {
                 ttl_ms: 0,
                 scope: "private",
             },
-            limits: super::ServerLimits::default().json(),
-            session_state_limit: super::ServerLimits::default().max_session_state_bytes,
+            limits: super::ServerLimits::default(),
             events: super::events::Events::default(),
             lookups: super::lookups::Lookups::default(),
             session_input: None,
@@ -63,8 +61,7 @@ impl ServerBuilder {
     /// What the server allows its clients (default [`ServerLimits::default`](super::ServerLimits::default): suits
     /// tools with ordinary arguments).
     pub fn limits(mut self, limits: super::ServerLimits) -> Self {
-        self.limits = limits.json();
-        self.session_state_limit = limits.max_session_state_bytes;
+        self.limits = limits;
         self
     }
 
@@ -257,8 +254,8 @@ impl ServerBuilder {
                 sealer,
                 cache: CacheMembers::new(self.cache.ttl_ms, self.cache.scope),
                 discover,
-                limits: self.limits,
-                session_state_limit: self.session_state_limit,
+                limits: self.limits.json(),
+                session_state_limit: self.limits.max_session_state_bytes,
                 events: self.events,
                 lookups: self.lookups,
                 session_input: self.session_input,
