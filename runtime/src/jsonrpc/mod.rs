@@ -134,8 +134,23 @@ impl RpcError {
 
     /// Whether this is that error: a `requestState` that did not open.
     pub(crate) fn is_invalid_request_state(&self) -> bool {
-        self.code == crate::seal::InvalidRequestState::CODE
+        self.code == code::INVALID_PARAMS
             && self.message == crate::seal::InvalidRequestState::MESSAGE
+    }
+}
+
+/// The one face a rejected `requestState` shows the client, whatever the cause (which
+/// stays in the server's log).
+impl From<crate::seal::InvalidRequestState> for RpcError {
+    fn from(_: crate::seal::InvalidRequestState) -> Self {
+        Self::invalid_request_state()
+    }
+}
+
+/// The one face a failure to seal shows the client: an internal error, no detail.
+impl From<crate::seal::SealFailure> for RpcError {
+    fn from(_: crate::seal::SealFailure) -> Self {
+        Self::internal(crate::seal::SealFailure::MESSAGE)
     }
 }
 

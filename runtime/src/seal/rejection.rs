@@ -69,9 +69,7 @@ pub struct InvalidRequestState {
 }
 
 impl InvalidRequestState {
-    /// The JSON-RPC error code every rejection carries (invalid params).
-    pub(crate) const CODE: i64 = -32602;
-    /// The one message every rejection carries.
+    /// The one message every rejection carries (with -32602, invalid params).
     pub(crate) const MESSAGE: &'static str = "Invalid or expired requestState";
 
     pub(crate) fn because(reason: RejectReason) -> Self {
@@ -81,12 +79,6 @@ impl InvalidRequestState {
     /// The log-only cause. Never send it to the client.
     pub fn reason(&self) -> RejectReason {
         self.reason
-    }
-
-    /// The JSON-RPC error object sent to the client: identical for every cause.
-    #[cfg(test)]
-    pub(crate) fn to_wire(self) -> serde_json::Value {
-        serde_json::json!({ "code": Self::CODE, "message": Self::MESSAGE })
     }
 }
 
@@ -149,10 +141,7 @@ pub struct SealFailure {
 }
 
 impl SealFailure {
-    /// The JSON-RPC error code (internal error).
-    #[cfg(test)]
-    pub(crate) const CODE: i64 = -32603;
-    /// The one message a sealing failure carries on the wire.
+    /// The one message a sealing failure carries on the wire (with -32603, internal).
     pub(crate) const MESSAGE: &'static str = "Internal error";
 
     pub(crate) fn because(reason: SealFailureReason) -> Self {
@@ -162,12 +151,6 @@ impl SealFailure {
     /// The log-only cause.
     pub fn reason(&self) -> SealFailureReason {
         self.reason
-    }
-
-    /// The JSON-RPC error object sent to the client.
-    #[cfg(test)]
-    pub(crate) fn to_wire(self) -> serde_json::Value {
-        serde_json::json!({ "code": Self::CODE, "message": Self::MESSAGE })
     }
 }
 

@@ -88,7 +88,7 @@ pub(super) fn open<M: Request>(
             .open(token, &binding.request(M::METHOD, sealing.principal))
             .map_err(|rejected| {
                 tracing::Span::current().record("mcp.state_rejected", rejected.reason().as_str());
-                RpcError::invalid_request_state()
+                RpcError::from(rejected)
             })?;
         binding.round = opened.round.map_or(2, |r| r.saturating_add(1));
         let plain =
@@ -164,7 +164,7 @@ pub(super) fn check_and_seal(
                 state.as_bytes(),
                 Some(binding.round),
             )
-            .map_err(|_| RpcError::internal("Internal error"))?;
+            .map_err(RpcError::from)?;
         sealed = true;
     }
     // The type says what this is, whatever the handler wrote in the field.

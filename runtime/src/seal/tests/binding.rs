@@ -404,7 +404,7 @@ fn oversize_tokens_are_rejected_by_the_sealer_both_ways() {
     let failure = sealer.seal(&request, &[0; 300]).unwrap_err();
     assert_eq!(failure.reason(), SealFailureReason::TooLarge);
     assert_eq!(
-        failure.to_wire(),
+        wire(failure),
         json!({"code": -32603, "message": "Internal error"})
     );
     let big = "A".repeat(301);
@@ -412,6 +412,11 @@ fn oversize_tokens_are_rejected_by_the_sealer_both_ways() {
         reason(sealer.verify(&big, &request)),
         RejectReason::TooLarge
     );
+}
+
+/// What the server sends the client for a sealing error: the mapping it uses itself.
+fn wire(error: impl Into<crate::jsonrpc::RpcError>) -> serde_json::Value {
+    serde_json::to_value(error.into()).expect("an RpcError serializes")
 }
 
 struct PanickingCodec;
@@ -458,7 +463,7 @@ fn a_panicking_custom_codec_fails_closed() {
     let request = RequestBinding::tool("t", None);
     let failure = sealer.seal(&request, b"s").unwrap_err();
     assert_eq!(failure.reason(), SealFailureReason::Panicked);
-    assert_eq!(failure.to_wire()["code"], -32603);
+    assert_eq!(wire(failure)["code"], -32603);
     assert_eq!(
         reason(sealer.verify("anything", &request)),
         RejectReason::Codec
@@ -533,7 +538,7 @@ fn the_wire_error_never_varies_by_cause() {
         let err = rejection.unwrap_err();
         reasons.insert(err.reason());
         assert_eq!(
-            err.to_wire(),
+            wire(err),
             json!({"code": -32602, "message": "Invalid or expired requestState"})
         );
         assert_eq!(err.to_string(), InvalidRequestState::MESSAGE);
