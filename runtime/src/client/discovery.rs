@@ -4,8 +4,8 @@
 //! In [`EraMode::Auto`] the client probes with a modern request (`server/discover`):
 //! a result, or a recognised modern error, means 2026-07-28; any other answer, or none
 //! within the discovery timeout, means a 2025-11-25 server, and the client opens a
-//! session with `initialize`. What counts as "any other answer" is the transport's call
-//! (the transport): on a message transport it is a JSON-RPC error,
+//! session with `initialize`. What counts as "any other answer" depends on the
+//! transport: on a message transport it is a JSON-RPC error,
 //! over HTTP a 400, 404 or 405 whose body is not a modern error.
 
 use std::sync::{Arc, OnceLock};

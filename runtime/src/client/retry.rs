@@ -106,8 +106,10 @@ impl Retry {
         params: &str,
         refusal: &CallError,
     ) -> Result<bool, CallError> {
-        match self {
-            Self::ToolHeaders => {
+        match (self, transport.http_hooks()) {
+            // What only an HTTP transport owns: nothing to mend on any other.
+            (Self::ToolHeaders | Self::SessionGone, None) => Ok(false),
+            (Self::ToolHeaders, Some(http)) => {
                 // Only a refused call pays for reading its params back.
                 let params: Value = serde_json::from_str(params).unwrap_or_default();
                 let tool = params
@@ -115,17 +117,11 @@ impl Retry {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let meta = params.get("_meta").cloned().unwrap_or_else(|| json!({}));
-                match transport.http_hooks() {
-                    Some(http) => http.refresh_tool_headers(tool, &meta).await,
-                    None => Ok(false),
-                }
+                http.refresh_tool_headers(tool, &meta).await
             }
-            Self::SessionGone => match transport.http_hooks() {
-                Some(http) => http.reopen_session().await,
-                None => Ok(false),
-            },
-            Self::VersionRefused => Ok(true),
-            Self::Busy => {
+            (Self::SessionGone, Some(http)) => http.reopen_session().await,
+            (Self::VersionRefused, _) => Ok(true),
+            (Self::Busy, _) => {
                 tokio::time::sleep(Self::busy_wait(refusal).unwrap_or_default()).await;
                 Ok(true)
             }

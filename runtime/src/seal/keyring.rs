@@ -22,8 +22,7 @@ use super::secret::{SECRET_LEN, generate_secret};
 use super::{InvalidRequestState, RejectReason, SealFailure, SealFailureReason, StateCodec};
 use crate::ConfigError;
 
-/// What configuring sealing returns.
-type Result<T, E = ConfigError> = std::result::Result<T, E>;
+use super::Result;
 
 /// The version prefix of tern's token format; bound into the tag as associated data.
 pub(crate) const TOKEN_PREFIX: &str = "t1.";

@@ -111,6 +111,10 @@
 //! on both sides. Panic-catching of custom codecs relies on unwinding: under
 //! `panic = "abort"` a panicking codec aborts the process instead.
 
+/// What configuring sealing returns: a [`ConfigError`](crate::ConfigError) when it is
+/// refused.
+type Result<T, E = crate::ConfigError> = std::result::Result<T, E>;
+
 mod aead;
 mod canonical_text;
 mod claims;

@@ -10,8 +10,7 @@ use super::sealer::{BindPrincipal, Codec, RequestBinding, Sealer};
 use super::{Principal, StateCodec};
 use crate::ConfigError;
 
-/// What configuring sealing returns.
-type Result<T, E = ConfigError> = std::result::Result<T, E>;
+use super::Result;
 
 /// The default time-to-live of one round's token.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);

@@ -6,8 +6,7 @@ use zeroize::Zeroizing;
 
 use crate::ConfigError;
 
-/// What configuring sealing returns.
-type Result<T, E = ConfigError> = std::result::Result<T, E>;
+use super::Result;
 
 /// The length of a generated secret, and the minimum length of any `requestState` key.
 pub(crate) const SECRET_LEN: usize = 32;

@@ -58,9 +58,6 @@ const STORE: &str = "task store";
 /// cannot fill it for everyone.
 pub(crate) const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
-/// The extension's identifier, as declared under `capabilities.extensions`.
-pub(crate) const EXTENSION: &str = crate::protocol::tasks::EXTENSION;
-
 /// Whether a tool may run as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TaskSupport {

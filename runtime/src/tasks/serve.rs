@@ -6,8 +6,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::watch::Watch;
-use super::{EXTENSION, TaskRecord, TaskSupport, Tasks, run, wire};
+use super::{TaskRecord, TaskSupport, Tasks, run, wire};
 use crate::jsonrpc::RpcError;
+use crate::protocol::tasks::EXTENSION;
 use crate::server::mcp::Detaching;
 use crate::server::{
     ListenFeed, ProtocolExtension, RequestContext, ServerBuilder, ToolHandoff, ToolReply,

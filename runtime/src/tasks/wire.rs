@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{EXTENSION, Status, TaskRecord, Tasks, iso8601, now_ms};
+use super::{Status, TaskRecord, Tasks, iso8601, now_ms};
 use crate::jsonrpc::RpcError;
+use crate::protocol::tasks::EXTENSION;
 use crate::protocol::tasks::{CancelTask, GetTask, UpdateTask, WithMeta};
 use crate::server::RequestContext;
 use crate::types::ext_tasks as ext;

@@ -71,7 +71,7 @@ pub(super) fn build_server(me: &McpServer, config: Config) -> Result<Server, cra
 fn lookups(me: &McpServer) -> crate::server::lookups::Lookups {
     let scopes = Arc::downgrade(&me.inner);
     #[cfg(feature = "http-server")]
-    let headers = Arc::downgrade(&me.inner);
+    let headers = scopes.clone();
     crate::server::lookups::Lookups {
         required_scopes: Some(Arc::new(move |method, target| {
             let inner = scopes.upgrade()?;

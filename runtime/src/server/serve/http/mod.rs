@@ -77,14 +77,12 @@ pub use events::{EventStore, MemoryEventStore, Replay};
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
-pub(crate) use protected::RequiredScopes;
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;
 use crate::transport::http::ParamHeader;
 
-/// Looks up the `x-mcp-header` annotations of a tool by name.
-pub(crate) use crate::server::lookups::ToolHeaders;
+use crate::server::lookups::{RequiredScopes, ToolHeaders};
 
 /// A Streamable HTTP endpoint for a [`Server`]. Settings are builder methods ([`limits`](Self::limits)
 /// for the budgets); then

@@ -89,10 +89,6 @@ pub(crate) fn metadata_response(metadata: &ProtectedResource) -> Response {
     response
 }
 
-/// The scopes a request needs: from its method and target (a tool or prompt name, a
-/// resource URI). `None` or an empty list: no scope beyond a valid token.
-pub(crate) use crate::server::lookups::RequiredScopes;
-
 /// The scopes of `required` that `auth` lacks.
 pub(crate) fn missing_scopes(required: &[String], auth: Option<&AuthInfo>) -> Vec<String> {
     let granted = auth.map(|a| a.scopes.as_slice()).unwrap_or_default();
