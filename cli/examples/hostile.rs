@@ -5,8 +5,8 @@
 //! return). The tests check that none of it reaches the terminal raw.
 //!
 //! ```sh
-//! cargo run -p tern-cli --example hostile               # JSON-RPC on stdin/stdout
-//! cargo run -p tern-cli --example hostile -- --port 0   # prints `listening on URL`
+//! cargo run -p tern-mcp-cli --example hostile               # JSON-RPC on stdin/stdout
+//! cargo run -p tern-mcp-cli --example hostile -- --port 0   # prints `listening on URL`
 //! ```
 //!
 //! Over HTTP its log entries reach the client too: on stdio the SDK's client hands a
@@ -17,12 +17,12 @@
 //! `form`, `url`, `sample` (one question each) and `all` (the three at once).
 
 use serde_json::{Value, json};
-use tern::ask;
-use tern::jsonrpc::RpcError;
-use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern::server::http::HttpServer;
-use tern::transport::stdio::stdio;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::stdio::stdio;
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,
 };
 
@@ -197,7 +197,7 @@ async fn main() -> Result<(), BoxError> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(mcp.server()?)
-        .serve(listener, tern::server::shutdown_signal())
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }

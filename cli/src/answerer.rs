@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
-use tern::ask;
-use tern::client::{ClientBuilder, InputContext};
-use tern::jsonrpc::RpcError;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::{ClientBuilder, InputContext};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitRequestUrlParams, ElicitResult, ElicitValue, InputRequest, InputRequests, InputResponse,
     InputResponses, ListRootsResult,

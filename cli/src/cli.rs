@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 const TARGET_HELP: &str = "The server: an http:// or https:// URL of its MCP endpoint, or the \
 command that starts it on stdio, as one quoted string split like a POSIX shell would (no \
-shell runs it), e.g. \"cargo run -q -p tern --example everything -- --stdio\"";
+shell runs it), e.g. \"cargo run -q -p tern-mcp --example everything -- --stdio\"";
 
 const AFTER_HELP: &str = concat!(
     "\

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tern::client::{Client, ClientBuilder};
-use tern::oauth::{FileStore, LoopbackRedirect, OAuthClient};
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::stdio::{ChildProcessTransport, StderrSink};
-use tern::types::v2026_07_28::LoggingLevel;
+use tern_mcp::client::{Client, ClientBuilder};
+use tern_mcp::oauth::{FileStore, LoopbackRedirect, OAuthClient};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::stdio::{ChildProcessTransport, StderrSink};
+use tern_mcp::types::v2026_07_28::LoggingLevel;
 
 use crate::cli::Connect;
 use crate::error::{CliError, Result};
@@ -89,7 +89,7 @@ pub(crate) async fn connect(
 /// `-vv`): through here, so what it writes is shown and not run.
 async fn show_stderr(mut lines: tokio::sync::mpsc::UnboundedReceiver<String>) {
     while let Some(line) = lines.recv().await {
-        tracing::info!(target: "tern::transport::stdio", "{}", crate::safe::line(&line));
+        tracing::info!(target: "tern_mcp::transport::stdio", "{}", crate::safe::line(&line));
     }
 }
 

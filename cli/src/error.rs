@@ -26,11 +26,11 @@ pub(crate) enum CliError {
 
     /// The SDK failed: a refusal, a protocol error, a transport failure.
     #[error(transparent)]
-    Sdk(#[from] tern::Error),
+    Sdk(#[from] tern_mcp::Error),
 
     /// The HTTP transport or the OAuth client could not be set up.
     #[error(transparent)]
-    Transport(#[from] tern::transport::TransportError),
+    Transport(#[from] tern_mcp::transport::TransportError),
 
     /// A command (the server, the sampling command) could not be started.
     #[error("could not start `{command}`: {source}")]

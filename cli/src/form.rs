@@ -6,7 +6,7 @@
 use console::Term;
 use dialoguer::theme::SimpleTheme;
 use dialoguer::{Confirm, Input, MultiSelect, Select};
-use tern::types::v2026_07_28::ElicitValue;
+use tern_mcp::types::v2026_07_28::ElicitValue;
 
 use crate::error::Result;
 use crate::safe;

@@ -1,9 +1,9 @@
 //! `tern keys`: a fresh requestState secret, and the three-phase rotation of a fleet's
-//! key ring (see the SDK's `tern::seal`: the first key of a ring seals, every key
+//! key ring (see the SDK's `tern_mcp::seal`: the first key of a ring seals, every key
 //! verifies).
 
 use base64::Engine as _;
-use tern::seal::{DEFAULT_TTL, Keyring, generate_secret, generate_secret_hex, parse_secret};
+use tern_mcp::seal::{DEFAULT_TTL, Keyring, generate_secret, generate_secret_hex, parse_secret};
 
 use crate::cli::KeysCommand;
 use crate::error::{CliError, Result};

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use tern::client::Client;
-use tern::types::v2026_07_28::method::{
+use tern_mcp::client::Client;
+use tern_mcp::types::v2026_07_28::method::{
     ListPrompts, ListResourceTemplates, ListResources, ListTools,
 };
 

@@ -19,7 +19,7 @@
 //!
 //! ```text
 //! tern tools http://127.0.0.1:3000/mcp
-//! tern call "cargo run -q -p tern --example everything -- --stdio" test_simple_text
+//! tern call "cargo run -q -p tern-mcp --example everything -- --stdio" test_simple_text
 //! ```
 //!
 //! The protocol era (2026-07-28, or a 2025-11-25 session) is discovered by the SDK.

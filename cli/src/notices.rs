@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
-use tern::client::{Notice, RoundEvent};
-use tern::types::v2026_07_28::{LoggingMessageNotificationParams, ProgressNotificationParams};
+use tern_mcp::client::{Notice, RoundEvent};
+use tern_mcp::types::v2026_07_28::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
 use crate::safe;
 

@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
-use tern::types::v2026_07_28::method::ListTools;
+use tern_mcp::types::v2026_07_28::method::ListTools;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tern::client::{Client, InputLoopMethod, Notice};
-use tern::types::v2026_07_28::{GetPromptRequestParams, ReadResourceRequestParams, method};
+use tern_mcp::client::{Client, InputLoopMethod, Notice};
+use tern_mcp::types::v2026_07_28::{GetPromptRequestParams, ReadResourceRequestParams, method};
 use tokio::sync::mpsc;
 
 use crate::answerer::Answerer;
@@ -48,7 +48,7 @@ async fn call(args: CallArgs, ui: Arc<Ui>) -> Result<u8> {
     let client = connect(&args.target, &args.connect, answerer.register(builder())).await?;
     let arguments = tool_arguments(&client, &args).await?;
     if let Some(file) = &args.output.state_file {
-        let mut params = tern::types::v2026_07_28::CallToolRequestParams::new(&args.tool);
+        let mut params = tern_mcp::types::v2026_07_28::CallToolRequestParams::new(&args.tool);
         params.arguments = Some((&arguments).into());
         return pause::<method::CallTool>(&client, params, file, &args.target, &args.output, &ui)
             .await;
@@ -157,7 +157,7 @@ async fn observed<T, F>(
     start: impl FnOnce(mpsc::UnboundedSender<Notice>) -> F,
 ) -> Result<T>
 where
-    F: Future<Output = tern::Result<T>>,
+    F: Future<Output = tern_mcp::Result<T>>,
 {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let call = start(tx);

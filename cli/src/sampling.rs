@@ -8,7 +8,7 @@ use console::Term;
 use dialoguer::Input;
 use dialoguer::theme::SimpleTheme;
 use serde_json::{Value, json};
-use tern::types::v2026_07_28::{CreateMessageRequestParams, CreateMessageResult};
+use tern_mcp::types::v2026_07_28::{CreateMessageRequestParams, CreateMessageResult};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::error::{CliError, Result};

@@ -3,7 +3,7 @@
 //! JSON from `--answers`.
 
 use serde_json::{Map, Value};
-use tern::types::v2026_07_28::ElicitValue;
+use tern_mcp::types::v2026_07_28::ElicitValue;
 
 /// One property of a form.
 #[derive(Debug, Clone, PartialEq)]

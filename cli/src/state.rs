@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tern::client::{InputLoopMethod, PendingCall, Step};
-use tern::types::rpc::Request as _;
-use tern::types::v2026_07_28::{ElicitRequestParams, InputRequest, method};
+use tern_mcp::client::{InputLoopMethod, PendingCall, Step};
+use tern_mcp::types::rpc::Request as _;
+use tern_mcp::types::v2026_07_28::{ElicitRequestParams, InputRequest, method};
 
 use crate::answerer::Answerer;
 use crate::cli::ResumeArgs;

@@ -5,7 +5,7 @@
 use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
-use tern::seal::{
+use tern_mcp::seal::{
     InvalidRequestState, ManualClock, Principal, RequestBinding, RequestStateSecurity, SealFailure,
     Sealer, StateCodec,
 };
@@ -18,7 +18,7 @@ impl StateCodec for PassThrough {
         Ok(payload.iter().map(|b| format!("{b:02x}")).collect())
     }
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {
-        tern::seal::parse_secret(token)
+        tern_mcp::seal::parse_secret(token)
             .map(|bytes| bytes.to_vec())
             .map_err(|_| InvalidRequestState::default())
     }

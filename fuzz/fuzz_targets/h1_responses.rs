@@ -1,5 +1,5 @@
 //! The bytes a server answers a `POST /mcp` with, read by tern's HTTP/1.1 client and by
-//! hyper's (`tern::fuzzing::h1::responses` says what must agree).
+//! hyper's (`tern_mcp::fuzzing::h1::responses` says what must agree).
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tern::fuzzing::h1::responses(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tern_mcp::fuzzing::h1::responses(data));

@@ -16,6 +16,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             Some((&line[..colon], value.strip_prefix(b" ").unwrap_or(value)))
         })
         .collect();
-    let status = tern::fuzzing::serve_post(&headers, body);
+    let status = tern_mcp::fuzzing::serve_post(&headers, body);
     assert!(status == 0 || (200..600).contains(&status), "status {status}");
 });

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    tern::fuzzing::read_message(data);
+    tern_mcp::fuzzing::read_message(data);
 });

@@ -3,5 +3,5 @@
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let chunks: Vec<&[u8]> = data.split(|b| *b == 0xff).collect();
-    tern::fuzzing::read_sse(&chunks);
+    tern_mcp::fuzzing::read_sse(&chunks);
 });

@@ -5,7 +5,7 @@
 use std::sync::{Arc, LazyLock};
 
 use libfuzzer_sys::fuzz_target;
-use tern::seal::{Keyring, ManualClock, RequestBinding, RequestStateSecurity, Sealer, StateCodec};
+use tern_mcp::seal::{Keyring, ManualClock, RequestBinding, RequestStateSecurity, Sealer, StateCodec};
 
 const SECRET: [u8; 32] = [0x42; 32];
 const SECOND: [u8; 32] = [0x17; 32];

@@ -2,7 +2,7 @@
 //! server: `tools/call`, input-required, the client's callback, the retry, complete.
 //!
 //! ```sh
-//! cargo bench -p tern --bench http_flow
+//! cargo bench -p tern-mcp --bench http_flow
 //! ```
 //!
 //! Prints the median and 99th percentile of sequential flows, sequential flows per
@@ -28,9 +28,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern::client::Client;
-use tern::server::http::HttpServer;
-use tern::transport::http::client::HttpClientTransport;
+use tern_mcp::client::Client;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::http::client::HttpClientTransport;
 
 const WARMUP: usize = 500;
 const SEQUENTIAL: usize = 5_000;
@@ -142,14 +142,14 @@ fn main() -> BenchResult<()> {
         .enable_all()
         .build()?
         .block_on(async {
-            let (client_end, server_end) = tern::transport::memory::pair();
+            let (client_end, server_end) = tern_mcp::transport::memory::pair();
             let server = seed::provision_server().build()?;
             tokio::spawn(async move { server.serve(server_end).await });
             let in_memory = Client::builder("bench", "1.0.0")
                 .on_elicitation(|_ctx, _p| async {
-                    Ok(tern::ask::accept([("region", "eu-west-1")]))
+                    Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
                 })
-                .era(tern::client::EraMode::Stateless)
+                .era(tern_mcp::client::EraMode::Stateless)
                 .connect(client_end)
                 .await?;
             sequential("in_memory_current_thread", &in_memory).await
@@ -160,19 +160,19 @@ fn main() -> BenchResult<()> {
         loopback_round_trip(echo_addr).await?;
         let transport = HttpClientTransport::builder(format!("http://{addr}/mcp")).build()?;
         let client = Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
-            .era(tern::client::EraMode::Stateless)
+            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(Arc::new(transport))
             .await?;
 
         // The same flow in memory, the server a task on this multi-threaded runtime and
         // the client in `block_on`: what the HTTP figures add to it is the transport.
-        let (client_end, server_end) = tern::transport::memory::pair();
+        let (client_end, server_end) = tern_mcp::transport::memory::pair();
         let server = seed::provision_server().build()?;
         tokio::spawn(async move { server.serve(server_end).await });
         let in_memory = Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
-            .era(tern::client::EraMode::Stateless)
+            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await?;
         sequential("in_memory_block_on", &in_memory).await?;

@@ -2,7 +2,7 @@
 //! client's callback, the retry, complete — over the in-memory transport.
 //!
 //! ```sh
-//! cargo bench -p tern --bench mrtr_flow
+//! cargo bench -p tern-mcp --bench mrtr_flow
 //! ```
 
 #![allow(clippy::panic)] // a benchmark that cannot set up has nothing to measure
@@ -12,9 +12,9 @@ mod seed;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
-use tern::client::Client;
-use tern::seal::RequestStateSecurity;
-use tern::transport::memory;
+use tern_mcp::client::Client;
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::transport::memory;
 
 fn client_for(rt: &tokio::runtime::Runtime, sealed: bool) -> Client {
     rt.block_on(async {
@@ -29,8 +29,8 @@ fn client_for(rt: &tokio::runtime::Runtime, sealed: bool) -> Client {
         let (client_end, server_end) = memory::pair();
         tokio::spawn(async move { server.serve(server_end).await });
         Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
-            .era(tern::client::EraMode::Stateless)
+            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await
             .unwrap_or_else(|e| panic!("client: {e}"))

@@ -3,7 +3,7 @@
 //! form). Both run on the high-level server, so both seal their state.
 //!
 //! ```sh
-//! cargo bench -p tern --bench resolver_flow
+//! cargo bench -p tern-mcp --bench resolver_flow
 //! ```
 
 #![allow(clippy::panic)] // a benchmark that cannot set up has nothing to measure
@@ -12,11 +12,11 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::ask;
-use tern::client::Client;
-use tern::mcp::{Elicit, McpServer, ToolContext, ToolError};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult, ElicitValue, method};
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::mcp::{Elicit, McpServer, ToolContext, ToolError};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult, ElicitValue, method};
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -82,7 +82,7 @@ fn setup(rt: &tokio::runtime::Runtime) -> Client {
         tokio::spawn(async move { server.serve(server_end).await });
         Client::builder("bench", "1.0.0")
             .on_elicitation(|_ctx, params| async move {
-                let tern::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
+                let tern_mcp::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
                     return Ok(ask::decline());
                 };
                 Ok(if form.message.starts_with("Which region") {
@@ -91,7 +91,7 @@ fn setup(rt: &tokio::runtime::Runtime) -> Client {
                     ask::accept([("gigabytes", ElicitValue::from(20i64))])
                 })
             })
-            .era(tern::client::EraMode::Stateless)
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await
             .unwrap_or_else(|e| panic!("client: {e}"))

@@ -1,6 +1,6 @@
 //! Cost of sealing and verifying one round's `requestState`, against the bare AEAD floor.
 //!
-//! Run with `cargo bench -p tern --bench seal` (the default engine, HChaCha20 and ring) or
+//! Run with `cargo bench -p tern-mcp --bench seal` (the default engine, HChaCha20 and ring) or
 //! with `--no-default-features --features stdio` (the pure-Rust `chacha20poly1305` crate). The state is ~160 bytes and
 //! travels with its full claims (time, request, arguments digest, audience), as on the wire.
 
@@ -12,8 +12,8 @@ use std::hint::black_box;
 use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{Key, XChaCha20Poly1305, XNonce};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tern::auth::AuthInfo;
-use tern::seal::{Principal, RequestBinding, RequestStateSecurity};
+use tern_mcp::auth::AuthInfo;
+use tern_mcp::seal::{Principal, RequestBinding, RequestStateSecurity};
 
 const STATE_LEN: usize = 160;
 

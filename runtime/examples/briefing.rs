@@ -4,15 +4,15 @@
 //! reads the retry's answer from its context; the automatic client answers.
 //!
 //! ```sh
-//! cargo run -p tern --example briefing
+//! cargo run -p tern-mcp --example briefing
 //! ```
 
 use serde_json::json;
-use tern::ask;
-use tern::client::Client;
-use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{
     ContentBlock, ElicitValue, GetPromptOutcome, GetPromptResult, PromptMessage, Role, method,
 };
 
@@ -57,7 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             Ok(ask::accept([("audience", "the board")]))
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await?;
     let prompt = client.get_prompt("briefing", None).await?;

@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! MCP_CONFORMANCE_SCENARIO=tools_call \
-//!     cargo run -p tern --example conformance_client -- http://127.0.0.1:3000/mcp
+//!     cargo run -p tern-mcp --example conformance_client -- http://127.0.0.1:3000/mcp
 //! ```
 //!
 //! The harness appends its mock server's URL as the last argument, names the scenario
@@ -23,11 +23,11 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use tern::client::{Client, InputContext};
-use tern::jsonrpc::RpcError;
-use tern::oauth::{FetchRedirect, OAuthClient, Registration};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{
+use tern_mcp::client::{Client, InputContext};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::oauth::{FetchRedirect, OAuthClient, Registration};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ListRootsRequestParams, ListRootsResult, PaginatedRequestParams, Role, Root,
     SamplingMessageContent, SamplingMessageContentBlock, TextContent, Tool, method,
@@ -83,7 +83,7 @@ fn sample_arguments(tool: &Tool) -> Map<String, Value> {
 async fn elicit(_ctx: InputContext, params: ElicitRequestParams) -> Result<ElicitResult, RpcError> {
     let ElicitRequestParams::Form(form) = params else {
         // A URL step cannot be completed by a headless client.
-        return Ok(tern::ask::decline());
+        return Ok(tern_mcp::ask::decline());
     };
     let mut content = Map::new();
     for (name, property) in &form.requested_schema.properties {
@@ -228,8 +228,8 @@ async fn main() -> Result<(), BoxError> {
             }
             // A scenario whose mock server lists tools but serves no calls (it checks
             // only what the client did with the list) answers -32601: nothing failed.
-            Err(tern::Error::Rpc(e))
-                if e.code == tern::types::v2026_07_28::MethodNotFoundCode::VALUE =>
+            Err(tern_mcp::Error::Rpc(e))
+                if e.code == tern_mcp::types::v2026_07_28::MethodNotFoundCode::VALUE =>
             {
                 tracing::info!(tool = %name, "the server serves no tools/call here");
             }

@@ -3,10 +3,10 @@
 //! high-level [`McpServer`].
 //!
 //! ```sh
-//! cargo run -p tern --example everything -- --port 3000          # http://127.0.0.1:3000/mcp
-//! cargo run -p tern --example everything -- --port 0             # prints the port it got
-//! cargo run -p tern --example everything -- --stdio               # JSON-RPC on stdin/stdout
-//! cargo run -p tern --example everything -- --port 3000 \
+//! cargo run -p tern-mcp --example everything -- --port 3000          # http://127.0.0.1:3000/mcp
+//! cargo run -p tern-mcp --example everything -- --port 0             # prints the port it got
+//! cargo run -p tern-mcp --example everything -- --stdio               # JSON-RPC on stdin/stdout
+//! cargo run -p tern-mcp --example everything -- --port 3000 \
 //!     --state-key 000102...1f --state-key 202122...3f --state-ttl 600
 //! ```
 //!
@@ -28,13 +28,13 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::ask;
-use tern::mcp::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
-use tern::seal::RequestStateSecurity;
-use tern::server::SessionInput;
-use tern::server::http::HttpServer;
-use tern::transport::stdio::stdio;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::mcp::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::server::SessionInput;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::stdio::stdio;
+use tern_mcp::types::v2026_07_28::{
     AudioContent, BlobResourceContents, CallToolOutcome, CallToolResult, ContentBlock,
     CreateMessageRequestParams, ElicitValue, EmbeddedResource, GetPromptOutcome, GetPromptResult,
     ImageContent, InputRequest, LoggingLevel, Outcome, PromptMessage, ReadResourceResult, Role,
@@ -517,7 +517,7 @@ fn register_mrtr_tools(mcp: &McpServer) {
         .description("Asks for a name, a model's greeting and the client's roots at once")
         .resolve(
             |_: NoArgs,
-             name: tern::mcp::Elicit<UserName>,
+             name: tern_mcp::mcp::Elicit<UserName>,
              greeting: Sample<Greeting>,
              roots: ListRoots| async move {
                 let name = name
@@ -786,7 +786,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     let mut mcp = McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION"))
         .cache(60_000, false)
         .fulfil_input_on_sessions(SessionInput::default())
-        .extension(tern::tasks::Tasks::default());
+        .extension(tern_mcp::tasks::Tasks::default());
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
         let mut security = if options.state_keys.is_empty() {
             RequestStateSecurity::ephemeral()
@@ -832,7 +832,7 @@ async fn main() -> Result<(), BoxError> {
     // `tools/call` requests have their Mcp-Param-* headers checked against the arguments
     // (the McpServer's server brings its tools' annotations to the endpoint).
     HttpServer::new(mcp.server()?)
-        .serve(listener, tern::server::shutdown_signal())
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! you do not handle, apply your own wall-clock limit.
 //!
 //! ```sh
-//! cargo run -p tern --example manual_loop
+//! cargo run -p tern-mcp --example manual_loop
 //! ```
 
 #[path = "support/seed.rs"]
@@ -11,10 +11,10 @@ mod seed;
 use std::time::Duration;
 
 use serde_json::json;
-use tern::ask;
-use tern::client::Client;
-use tern::transport::memory;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ContentBlock, InputRequest, InputResponse,
     InputResponses, Outcome, method,
 };
@@ -70,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}}))?;
     let client = Client::builder("manual-loop", "1.0.0")
         .capabilities(capabilities)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await?;
 

@@ -3,13 +3,13 @@
 //! ```sh
 //! # The server: JWT access tokens from ISSUER (checked against its JWKS), one tool
 //! # per scope; its Protected Resource Metadata tells clients where to sign in.
-//! cargo run -p tern --example oauth -- serve --port 8080 \
+//! cargo run -p tern-mcp --example oauth -- serve --port 8080 \
 //!     --issuer https://auth.example.com --jwks https://auth.example.com/jwks
 //!
 //! # The client: finds the authorization server, registers, opens the sign-in page
 //! # (printed here: open it in a browser), takes the redirect on 127.0.0.1:8976, and
 //! # keeps what it got in a file, so the next run signs in only if the refresh fails.
-//! cargo run -p tern --example oauth -- call http://127.0.0.1:8080/mcp read \
+//! cargo run -p tern-mcp --example oauth -- call http://127.0.0.1:8080/mcp read \
 //!     --store ./tern-credentials.json
 //! ```
 //!
@@ -20,12 +20,12 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tern::auth::JwtVerifier;
-use tern::client::Client;
-use tern::mcp::{McpServer, NoArgs, ToolContext};
-use tern::oauth::{FileStore, LoopbackRedirect, MemoryStore, OAuthClient};
-use tern::server::http::{HttpServer, ProtectedResource};
-use tern::transport::http::client::HttpClientTransport;
+use tern_mcp::auth::JwtVerifier;
+use tern_mcp::client::Client;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::oauth::{FileStore, LoopbackRedirect, MemoryStore, OAuthClient};
+use tern_mcp::server::http::{HttpServer, ProtectedResource};
+use tern_mcp::transport::http::client::HttpClientTransport;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -69,7 +69,7 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
     HttpServer::new(mcp.server()?)
         .token_verifier(Arc::new(verifier))
         .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["notes:read"]))
-        .serve(listener, tern::server::shutdown_signal())
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }
@@ -77,7 +77,7 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
 async fn call(args: &[String]) -> Result<(), BoxError> {
     let url = args.first().ok_or(USAGE)?;
     let tool = args.get(1).ok_or(USAGE)?;
-    let store: Arc<dyn tern::oauth::CredentialStore> = match flag(args, "--store") {
+    let store: Arc<dyn tern_mcp::oauth::CredentialStore> = match flag(args, "--store") {
         Some(path) => Arc::new(FileStore::open(path)?),
         None => Arc::new(MemoryStore::default()),
     };

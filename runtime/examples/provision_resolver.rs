@@ -2,17 +2,17 @@
 //! tern asks, seals the answer into the request state, retries and runs the body once.
 //!
 //! ```sh
-//! cargo run -p tern --example provision_resolver
+//! cargo run -p tern-mcp --example provision_resolver
 //! ```
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::ask;
-use tern::client::Client;
-use tern::mcp::{Elicit, McpServer, ToolError};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{ContentBlock, ElicitRequestParams};
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::mcp::{Elicit, McpServer, ToolError};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{ContentBlock, ElicitRequestParams};
 
 #[derive(Deserialize, JsonSchema)]
 struct ProvisionArgs {
@@ -58,7 +58,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(ask::accept([("region", "eu-west-1")]))
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await?;
     let result = client

@@ -2,29 +2,29 @@
 //! `PendingCall`, JSON on disk); another process answers its questions and finishes it.
 //!
 //! ```sh
-//! cargo run -p tern --example resume                  # runs both phases, as two processes
-//! cargo run -p tern --example resume -- start FILE    # phase 1: call, persist the PendingCall
-//! cargo run -p tern --example resume -- finish FILE   # phase 2: answer, resume from FILE
+//! cargo run -p tern-mcp --example resume                  # runs both phases, as two processes
+//! cargo run -p tern-mcp --example resume -- start FILE    # phase 1: call, persist the PendingCall
+//! cargo run -p tern-mcp --example resume -- finish FILE   # phase 2: answer, resume from FILE
 //! ```
 //!
 //! The server seals its state under a shared key (`RequestStateSecurity::keys`), so a
 //! retry from another process (or against another instance with the same key) verifies.
-//! Never ship the demo key below: generate your own with `tern::seal::generate_secret_hex()`.
+//! Never ship the demo key below: generate your own with `tern_mcp::seal::generate_secret_hex()`.
 
 #[path = "support/seed.rs"]
 mod seed;
 
 use serde_json::json;
-use tern::client::{Client, PendingCall, Step};
-use tern::seal::{RequestStateSecurity, parse_secret};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{CallToolRequestParams, ContentBlock, method};
+use tern_mcp::client::{Client, PendingCall, Step};
+use tern_mcp::seal::{RequestStateSecurity, parse_secret};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{CallToolRequestParams, ContentBlock, method};
 
 const DEMO_KEY: &str = "8d1c9b3e2f6a4d70b5e19c83f2a6d4e07b1c5f9a3e8d2b6c4f0a1e7d3b9c5f2a";
 
 type Error = Box<dyn std::error::Error>;
 
-async fn connect(client: tern::client::ClientBuilder) -> Result<Client, Error> {
+async fn connect(client: tern_mcp::client::ClientBuilder) -> Result<Client, Error> {
     let key = parse_secret(DEMO_KEY)?;
     let server = seed::provision_server()
         .seal(RequestStateSecurity::keys([key.as_slice()])?)
@@ -32,7 +32,7 @@ async fn connect(client: tern::client::ClientBuilder) -> Result<Client, Error> {
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
     Ok(client
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await?)
 }
@@ -69,7 +69,7 @@ async fn finish(file: &str) -> Result<(), Error> {
     let mut pending: PendingCall = serde_json::from_slice(&std::fs::read(file)?)?;
     let client = connect(
         Client::builder("resume-finish", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) }),
+            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) }),
     )
     .await?;
     loop {

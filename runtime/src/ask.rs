@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use tern::ask;
+//! use tern_mcp::ask;
 //!
 //! let region = ask::elicit_form(
 //!     "Which region should the database live in?",
@@ -45,8 +45,8 @@ pub fn elicit_form(
 /// JSON tree to build and convert, and without a conversion that can fail.
 ///
 /// ```
-/// use tern::ask::{self, ElicitForm};
-/// use tern::types::v2026_07_28::{BooleanSchema, InputRequest, StringSchema};
+/// use tern_mcp::ask::{self, ElicitForm};
+/// use tern_mcp::types::v2026_07_28::{BooleanSchema, InputRequest, StringSchema};
 ///
 /// let question: InputRequest = ElicitForm::new("Which region should the database live in?")
 ///     .required("region", StringSchema::new())

@@ -11,10 +11,10 @@
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
 //! use serde_json::json;
-//! use tern::ask;
-//! use tern::client::Client;
-//! use tern::mcp::{Elicit, McpServer, ToolError};
-//! use tern::transport::memory;
+//! use tern_mcp::ask;
+//! use tern_mcp::client::Client;
+//! use tern_mcp::mcp::{Elicit, McpServer, ToolError};
+//! use tern_mcp::transport::memory;
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct ProvisionArgs {
@@ -45,7 +45,7 @@
 //!
 //! let client = Client::builder("my-app", "1.0.0")
 //!     .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
-//!     .era(tern::client::EraMode::Stateless).connect(client_end).await?;
+//!     .era(tern_mcp::client::EraMode::Stateless).connect(client_end).await?;
 //! let result = client.call_tool("provision", json!({"name": "orders"})).await?;
 //! let text = serde_json::to_value(&result.content[0])?;
 //! assert_eq!(text["text"], "Provisioned 'orders' in eu-west-1.");
@@ -69,6 +69,18 @@
 //!
 //! The [`guide`] follows the feature chapter by chapter, every example compiled and run.
 //! `ARCHITECTURE.md` at the repository's root maps the crates and their rules.
+//!
+//! # Install
+//!
+//! ```toml
+//! [dependencies]
+//! tern-mcp = "0.1"
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] }
+//! ```
+//!
+//! The crate is `tern_mcp` in code. Its features, and what each brings:
+//!
+#![doc = include_str!("features.md")]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

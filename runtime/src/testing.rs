@@ -14,9 +14,9 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! use serde_json::json;
-//! use tern::mcp::{McpServer, NoArgs, ToolContext, form_content};
-//! use tern::testing::TestClient;
-//! use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult};
+//! use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, form_content};
+//! use tern_mcp::testing::TestClient;
+//! use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 //!
 //! // Asks for a region, then for a confirmation (the region kept in its state), then
 //! // provisions.
@@ -25,17 +25,17 @@
 //!     let answer = |key: &str| ctx.input_responses()?.raw(key).and_then(form_content);
 //!     let form = |message: &str, field: &str, kind: &str| {
 //!         let schema = json!({"type": "object", "properties": {field: {"type": kind}}});
-//!         tern::ask::elicit_form(message, schema)
+//!         tern_mcp::ask::elicit_form(message, schema)
 //!     };
 //!     if let Some(region) = ctx.request_state() {
 //!         let ok = answer("confirm").and_then(|c| c.get("ok")?.as_bool()) == Some(true);
 //!         let said = if ok { format!("Provisioned in {region}.") } else { "Cancelled.".into() };
-//!         return Ok(CallToolOutcome::Complete(CallToolResult::new(vec![tern::ask::text(said)])));
+//!         return Ok(CallToolOutcome::Complete(CallToolResult::new(vec![tern_mcp::ask::text(said)])));
 //!     }
 //!     let region = answer("region").and_then(|r| Some(r.get("region")?.as_str()?.to_owned()));
 //!     Ok(match region {
-//!         None => tern::ask::input_required([("region", form("Which region?", "region", "string")?)], None),
-//!         Some(region) => tern::ask::input_required(
+//!         None => tern_mcp::ask::input_required([("region", form("Which region?", "region", "string")?)], None),
+//!         Some(region) => tern_mcp::ask::input_required(
 //!             [("confirm", form(&format!("Create it in {region}?"), "ok", "boolean")?)],
 //!             Some(&region),
 //!         ),

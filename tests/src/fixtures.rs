@@ -4,10 +4,10 @@
 
 use std::fmt;
 
-use tern::ask;
-use tern::jsonrpc::RpcError;
-use tern::server::{Server, ServerBuilder};
-use tern::types::v2026_07_28::{CallToolResult, method};
+use tern_mcp::ask;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::server::{Server, ServerBuilder};
+use tern_mcp::types::v2026_07_28::{CallToolResult, method};
 
 use crate::seed;
 
@@ -56,7 +56,7 @@ impl Fixture {
     }
 
     /// The fixture's server, built.
-    pub fn server(self) -> Result<Server, tern::ConfigError> {
+    pub fn server(self) -> Result<Server, tern_mcp::ConfigError> {
         self.builder().build()
     }
 }

@@ -8,8 +8,8 @@ mod stepper;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tern::client::{Client, ClientBuilder};
-use tern::types::v2026_07_28::{CallToolResult, ContentBlock};
+use tern_mcp::client::{Client, ClientBuilder};
+use tern_mcp::types::v2026_07_28::{CallToolResult, ContentBlock};
 
 pub use stepper::stepper;
 
@@ -39,15 +39,15 @@ pub fn schema_dir() -> Result<PathBuf, String> {
 /// What the test servers in `src/bin` share.
 pub async fn announce_and_serve(
     addr: &str,
-    server: tern::server::Server,
+    server: tern_mcp::server::Server,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write as _;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
-    tern::server::http::HttpServer::new(server)
-        .serve(listener, tern::server::shutdown_signal())
+    tern_mcp::server::http::HttpServer::new(server)
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }

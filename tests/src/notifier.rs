@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::ask;
-use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern::server::{ServerEvent, SessionInput};
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::server::{ServerEvent, SessionInput};
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,
 };
 

@@ -2,7 +2,7 @@
 //! the client-surface, layer and trace tests.
 
 use serde_json::json;
-use tern::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
 
 /// `steps`: three rounds, each reporting its progress and logging at info and debug; the
 /// first two ask for a go-ahead.
@@ -16,23 +16,23 @@ pub fn stepper() -> McpServer {
                 .unwrap_or(1);
             ctx.progress(f64::from(round), Some(3.0), Some(&format!("round {round}")));
             ctx.log(
-                tern::types::v2026_07_28::LoggingLevel::Info,
+                tern_mcp::types::v2026_07_28::LoggingLevel::Info,
                 json!(format!("info {round}")),
             );
             ctx.log(
-                tern::types::v2026_07_28::LoggingLevel::Debug,
+                tern_mcp::types::v2026_07_28::LoggingLevel::Debug,
                 json!(format!("debug {round}")),
             );
             if round == 3 {
-                return Ok(tern::types::v2026_07_28::CallToolOutcome::Complete(
-                    tern::types::v2026_07_28::CallToolResult::new(vec![tern::ask::text("done")]),
+                return Ok(tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
+                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text("done")]),
                 ));
             }
-            let go = tern::ask::elicit_form(
+            let go = tern_mcp::ask::elicit_form(
                 "Go on?",
                 json!({"type": "object", "properties": {"go": {"type": "boolean"}}}),
             )?;
-            Ok(tern::ask::input_required(
+            Ok(tern_mcp::ask::input_required(
                 [(format!("go{round}"), go)],
                 Some(&(round + 1).to_string()),
             )

@@ -10,10 +10,10 @@ use std::sync::{Arc, OnceLock};
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
-use tern::client::{Client, EraMode};
-use tern::server::http::HttpServer;
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{CallToolRequestParams, Outcome as CallOutcome, method};
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{CallToolRequestParams, Outcome as CallOutcome, method};
 use tern_tests::stepper;
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -43,8 +43,8 @@ async fn client_of_steps(restart_on_rejected_state: bool) -> Client {
     Client::builder("traces", "1")
         .era(EraMode::Stateless)
         .restart_on_rejected_state(restart_on_rejected_state)
-        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) })
-        .era(tern::client::EraMode::Stateless)
+        .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("go", true)])) })
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(
             HttpClientTransport::builder(&url).build().unwrap(),
         ))

@@ -2,8 +2,8 @@
 // the call's inputResponses and requestState.
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tern::mcp::{Elicit, McpServer, ToolError};
-use tern::types::v2026_07_28::InputRequiredResult;
+use tern_mcp::mcp::{Elicit, McpServer, ToolError};
+use tern_mcp::types::v2026_07_28::InputRequiredResult;
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {

@@ -26,14 +26,14 @@ pub(crate) fn workspace() -> PathBuf {
 /// binary: its path as cargo reports it.
 pub(crate) fn everything_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| example("tern", "everything"))
+    BIN.get_or_init(|| example("tern-mcp", "everything"))
 }
 
 /// The CLI's `hostile` example (a server whose every text carries terminal controls),
 /// built once per test binary.
 pub(crate) fn hostile_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| example("tern-cli", "hostile"))
+    BIN.get_or_init(|| example("tern-mcp-cli", "hostile"))
 }
 
 /// Builds example `name` of `package`: its path as cargo reports it.

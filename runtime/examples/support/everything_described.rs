@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use tern::mcp::{McpServer, NoArgs, ToolContext};
-use tern::types::v2026_07_28::{Annotations, Icon, Role, ToolAnnotations};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::types::v2026_07_28::{Annotations, Icon, Role, ToolAnnotations};
 
 /// The icon every described entry shows.
 fn icon() -> Icon {

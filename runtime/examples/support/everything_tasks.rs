@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tern::ask;
-use tern::jsonrpc::RpcError;
-use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern::tasks::TaskSupport;
-use tern::types::v2026_07_28::{ElicitValue, method};
+use tern_mcp::ask;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::tasks::TaskSupport;
+use tern_mcp::types::v2026_07_28::{ElicitValue, method};
 
 use super::IntoOutcome as _;
 
@@ -53,7 +53,7 @@ fn form(
     message: &str,
     name: &str,
     kind: &str,
-) -> Result<tern::types::v2026_07_28::InputRequest, ToolError> {
+) -> Result<tern_mcp::types::v2026_07_28::InputRequest, ToolError> {
     Ok(ask::elicit_form(
         message,
         serde_json::json!({"type": "object", "properties": {name: {"type": kind}}, "required": [name]}),

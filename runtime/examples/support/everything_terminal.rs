@@ -3,8 +3,8 @@
 //! integer, a multi-select and a default; `sign_in`, a URL-mode step.
 
 use serde_json::json;
-use tern::ask;
-use tern::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::ask;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
 
 use super::{ask_once, ask_until_answered};
 

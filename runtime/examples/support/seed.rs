@@ -5,10 +5,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use serde_json::json;
-use tern::ask;
-use tern::jsonrpc::RpcError;
-use tern::server::{RequestContext, Server, ServerBuilder};
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::server::{RequestContext, Server, ServerBuilder};
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitResult, ElicitValue,
     InputRequest, ListToolsResult, PaginatedRequestParams, StringSchema, Tool, method,
 };

@@ -25,9 +25,9 @@ const MAX_KEYS: usize = 100;
 /// resource identifier), signed with a key of the set at `jwks_uri`.
 ///
 /// ```no_run
-/// # fn demo() -> Result<(), tern::transport::TransportError> {
+/// # fn demo() -> Result<(), tern_mcp::transport::TransportError> {
 /// use std::sync::Arc;
-/// use tern::auth::JwtVerifier;
+/// use tern_mcp::auth::JwtVerifier;
 ///
 /// let verifier = JwtVerifier::new(
 ///     "https://auth.example.com/jwks",

@@ -68,8 +68,8 @@ impl Client {
     /// the previous page gave.
     ///
     /// ```no_run
-    /// # async fn demo(client: tern::client::Client) -> tern::Result<()> {
-    /// use tern::types::v2026_07_28::method::ListTools;
+    /// # async fn demo(client: tern_mcp::client::Client) -> tern_mcp::Result<()> {
+    /// use tern_mcp::types::v2026_07_28::method::ListTools;
     /// let first = client.list::<ListTools>(None).await?;
     /// # Ok(()) }
     /// ```

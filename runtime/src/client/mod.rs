@@ -7,8 +7,8 @@
 //! manual loop, [`Client::request`] sends one round and returns the union.
 //!
 //! ```
-//! # async fn demo(client: tern::client::Client) -> tern::Result<()> {
-//! use tern::types::v2026_07_28::{method, CallToolRequestParams, Outcome};
+//! # async fn demo(client: tern_mcp::client::Client) -> tern_mcp::Result<()> {
+//! use tern_mcp::types::v2026_07_28::{method, CallToolRequestParams, Outcome};
 //!
 //! // Automatic: rounds are invisible.
 //! let result = client.call_tool("provision", serde_json::json!({"name": "orders"})).await?;

@@ -14,14 +14,14 @@ pub enum ConfigError {
     /// `RequestStateSecurity::keys` was given no key at all.
     #[error(
         "RequestStateSecurity::keys needs at least one key; generate one with \
-         tern::seal::generate_secret_hex() and pass it as keys([secret])"
+         tern_mcp::seal::generate_secret_hex() and pass it as keys([secret])"
     )]
     EmptyKeyRing,
 
     /// A `requestState` secret is shorter than 32 bytes.
     #[error(
         "requestState key #{index} is {len} bytes; a requestState key must be at least 32 bytes: \
-         generate one with tern::seal::generate_secret_hex()"
+         generate one with tern_mcp::seal::generate_secret_hex()"
     )]
     KeyTooShort {
         /// Position of the offending key in the ring.
@@ -45,7 +45,7 @@ pub enum ConfigError {
     /// Two different secrets derived the same 4-byte key id (about one chance in four billion).
     #[error(
         "requestState keys #{first} and #{second} share a key id; replace one of them with a \
-         fresh secret from tern::seal::generate_secret_hex()"
+         fresh secret from tern_mcp::seal::generate_secret_hex()"
     )]
     KeyIdCollision {
         /// Position of the first key.
@@ -57,7 +57,7 @@ pub enum ConfigError {
     /// A secret given as text could not be parsed.
     #[error(
         "a requestState secret must be {expected}; generate one with \
-         tern::seal::generate_secret_hex() or `tern keys gen`"
+         tern_mcp::seal::generate_secret_hex() or `tern keys gen`"
     )]
     InvalidSecret {
         /// What the parser expected.

@@ -1,7 +1,7 @@
 //! The guide: multi round-trip requests in tern, chapter by chapter.
 //!
 //! Each chapter is a page of this module, and every code block in it is a doctest that
-//! compiles and runs (`cargo test --doc -p tern`), so the guide cannot drift from the API
+//! compiles and runs (`cargo test --doc -p tern-mcp`), so the guide cannot drift from the API
 //! it describes. Read them in order:
 //!
 //! 1. [`returning`]: return, don't call back: the shape of a flow.

@@ -19,7 +19,7 @@ pub(crate) use read::{Incoming, Received, receive};
 pub(crate) use split::is_json;
 
 /// The JSON-RPC and MCP error codes tern produces or recognises, read from the generated
-/// protocol types (users compare against those: `tern::types::v2026_07_28::InvalidParamsCode::VALUE`).
+/// protocol types (users compare against those: `tern_mcp::types::v2026_07_28::InvalidParamsCode::VALUE`).
 pub(crate) mod code {
     use crate::types::v2026_07_28 as v;
     pub(crate) const PARSE_ERROR: i64 = v::ParseCode::VALUE;

@@ -7,8 +7,8 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use tern::oauth::{LoopbackRedirect, OAuthClient};
-//! use tern::transport::http::client::HttpClientTransport;
+//! use tern_mcp::oauth::{LoopbackRedirect, OAuthClient};
+//! use tern_mcp::transport::http::client::HttpClientTransport;
 //!
 //! let oauth = OAuthClient::builder("My MCP app")
 //!     .user_agent(LoopbackRedirect::new(8976, |url| println!("Open {url} to sign in")))

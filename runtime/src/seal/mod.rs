@@ -15,9 +15,9 @@
 //!   [`bind_principal`](RequestStateSecurity::bind_principal) hook supplies.
 //!
 //! ```
-//! use tern::seal::{RequestBinding, RequestStateSecurity};
+//! use tern_mcp::seal::{RequestBinding, RequestStateSecurity};
 //!
-//! # fn main() -> tern::Result<()> {
+//! # fn main() -> tern_mcp::Result<()> {
 //! let sealer = RequestStateSecurity::ephemeral().build(Some("deployer"))?;
 //! let args = serde_json::json!({ "name": "orders" });
 //! let request = RequestBinding::tool("provision", args.as_object());
@@ -56,9 +56,9 @@
 //! (hex, or base64) with [`parse_secret`]:
 //!
 //! ```
-//! use tern::seal::{RequestStateSecurity, generate_secret_hex, parse_secret};
+//! use tern_mcp::seal::{RequestStateSecurity, generate_secret_hex, parse_secret};
 //!
-//! # fn main() -> tern::Result<()> {
+//! # fn main() -> tern_mcp::Result<()> {
 //! let text = generate_secret_hex(); // store this in your secret manager
 //! let secret = parse_secret(&text)?;
 //! let policy = RequestStateSecurity::keys([secret])?;
@@ -93,7 +93,7 @@
 //! under an unknown key, too large) gets the same wire error,
 //! `{"code": -32602, "message": "Invalid or expired requestState"}`
 //! (an [`InvalidRequestState`]). The cause ([`RejectReason`]) goes to a `tracing`
-//! warning under the `tern::seal` target; the token, the state and the keys never do.
+//! warning under the `tern_mcp::seal` target; the token, the state and the keys never do.
 //! The most common rejection in practice is not an attacker but the ephemeral key meeting
 //! a round from before a restart or from another instance: configure
 //! [`keys`](RequestStateSecurity::keys) when that matters.

@@ -181,7 +181,7 @@ impl Sealer {
         let result = self.seal_unlogged(binding, state, round);
         if let Err(failure) = &result {
             tracing::warn!(
-                target: "tern::seal",
+                target: "tern_mcp::seal",
                 reason = failure.reason().as_str(),
                 method = binding.method,
                 "could not seal requestState"
@@ -212,7 +212,7 @@ impl Sealer {
         let result = self.verify_unlogged(token, binding);
         if let Err(rejection) = &result {
             tracing::warn!(
-                target: "tern::seal",
+                target: "tern_mcp::seal",
                 reason = rejection.reason().as_str(),
                 method = binding.method,
                 "rejected requestState"

@@ -6,8 +6,8 @@
 //!
 //! ```
 //! use serde_json::{Map, Value};
-//! use tern::server::{ProtocolExtension, ServerBuilder};
-//! use tern::mcp::McpServer;
+//! use tern_mcp::server::{ProtocolExtension, ServerBuilder};
+//! use tern_mcp::mcp::McpServer;
 //!
 //! /// An extension that only says it is there.
 //! struct Beacon;
@@ -25,7 +25,7 @@
 //!
 //! let mcp = McpServer::new("demo", "1.0.0").extension(Beacon);
 //! # let _ = mcp.server()?;
-//! # Ok::<(), tern::Error>(())
+//! # Ok::<(), tern_mcp::Error>(())
 //! ```
 //!
 //! [`McpServer`]: crate::mcp::McpServer

@@ -2,8 +2,8 @@
 //! target, era, round and caller) and how it ended, composable in order.
 //!
 //! ```
-//! use tern::server::middleware::{Dispatch, Dispatched, Middleware, Downstream};
-//! use tern::transport::BoxFuture;
+//! use tern_mcp::server::middleware::{Dispatch, Dispatched, Middleware, Downstream};
+//! use tern_mcp::transport::BoxFuture;
 //!
 //! /// Writes one audit line per request, with the round and the outcome.
 //! struct Audit;
@@ -23,7 +23,7 @@
 //!         })
 //!     }
 //! }
-//! # let _ = tern::mcp::McpServer::new("demo", "1").layer(Audit);
+//! # let _ = tern_mcp::mcp::McpServer::new("demo", "1").layer(Audit);
 //! ```
 //!
 //! A layer runs after the request's `_meta` and method were checked and its

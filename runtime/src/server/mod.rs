@@ -8,8 +8,8 @@
 //! so answering input-required there does not compile.
 //!
 //! ```
-//! use tern::server::Server;
-//! use tern::types::v2026_07_28::{method, CallToolResult, ContentBlock, InputRequiredResult, TextContent};
+//! use tern_mcp::server::Server;
+//! use tern_mcp::types::v2026_07_28::{method, CallToolResult, ContentBlock, InputRequiredResult, TextContent};
 //!
 //! let server = Server::builder("Provisioner", "1.0.0")
 //!     .handle::<method::CallTool, _, _>(|_ctx, params| async move {

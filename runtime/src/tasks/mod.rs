@@ -19,8 +19,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tern::mcp::{McpServer, NoArgs, ToolContext};
-//! use tern::tasks::{MemoryTaskStore, TaskSupport, Tasks};
+//! use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+//! use tern_mcp::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 //!
 //! let tasks = Tasks::new(MemoryTaskStore::default())
 //!     .ttl(Duration::from_secs(3600))
@@ -30,7 +30,7 @@
 //!     .extension(TaskSupport::Optional)
 //!     .run(|_: NoArgs, _ctx: ToolContext| async { Ok("deployed") });
 //! # let _ = mcp.server()?;
-//! # Ok::<(), tern::Error>(())
+//! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
 #[cfg(feature = "redis")]

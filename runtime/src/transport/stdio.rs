@@ -6,8 +6,8 @@
 //! child's stderr lines to tracing or to a channel of its own.
 //!
 //! ```no_run
-//! # async fn demo(server: tern::server::Server) -> tern::Result<()> {
-//! server.serve(tern::transport::stdio::stdio()).await
+//! # async fn demo(server: tern_mcp::server::Server) -> tern_mcp::Result<()> {
+//! server.serve(tern_mcp::transport::stdio::stdio()).await
 //! # }
 //! ```
 
@@ -179,7 +179,7 @@ where
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub enum StderrSink {
-    /// To tracing, at `info` level, target `tern::transport::stdio`.
+    /// To tracing, at `info` level, target `tern_mcp::transport::stdio`.
     #[default]
     Tracing,
     /// To this channel, one line each.
@@ -247,7 +247,7 @@ async fn forward_stderr(err: tokio::process::ChildStderr, sink: StderrSink, pid:
                     break;
                 }
             }
-            _ => tracing::info!(target: "tern::transport::stdio", pid, "{line}"),
+            _ => tracing::info!(target: "tern_mcp::transport::stdio", pid, "{line}"),
         }
     }
 }

@@ -23,12 +23,12 @@ mod seed;
 use std::sync::Arc;
 
 use serde_json::json;
-use tern::client::Client;
-use tern::seal::RequestStateSecurity;
-use tern::server::Server;
-use tern::server::http::HttpServer;
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::memory;
+use tern_mcp::client::Client;
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::server::Server;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::memory;
 
 #[cfg(feature = "count-allocs")]
 #[global_allocator]
@@ -45,20 +45,20 @@ fn server() -> Result<Server> {
 /// A layer that only passes each request on: what the layer machinery itself costs.
 struct PassThrough;
 
-impl tern::server::middleware::Middleware for PassThrough {
+impl tern_mcp::server::middleware::Middleware for PassThrough {
     fn handle<'a>(
         &'a self,
-        request: &'a tern::server::middleware::Dispatch<'a>,
-        next: tern::server::middleware::Downstream<'a>,
-    ) -> tern::transport::BoxFuture<'a, tern::server::middleware::Dispatched> {
+        request: &'a tern_mcp::server::middleware::Dispatch<'a>,
+        next: tern_mcp::server::middleware::Downstream<'a>,
+    ) -> tern_mcp::transport::BoxFuture<'a, tern_mcp::server::middleware::Dispatched> {
         let _ = request;
         next.run()
     }
 }
 
-fn client() -> tern::client::ClientBuilder {
+fn client() -> tern_mcp::client::ClientBuilder {
     Client::builder("cost", "1.0.0")
-        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("region", "eu-west-1")])) })
+        .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
 }
 
 async fn flows(client: &Client, n: usize) -> Result<()> {
@@ -99,7 +99,7 @@ async fn serve_http(server: Server) -> Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(server)
-        .serve(listener, tern::server::shutdown_signal())
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }
@@ -121,7 +121,7 @@ async fn run(args: &[&str]) -> Result<()> {
         ["client", url, n] => {
             let transport = HttpClientTransport::builder(*url).build()?;
             let client = client()
-                .era(tern::client::EraMode::Stateless)
+                .era(tern_mcp::client::EraMode::Stateless)
                 .connect(Arc::new(transport))
                 .await
                 .unwrap();
@@ -130,7 +130,7 @@ async fn run(args: &[&str]) -> Result<()> {
         ["client", url, n, callers] => {
             let transport = HttpClientTransport::builder(*url).build()?;
             let client = client()
-                .era(tern::client::EraMode::Stateless)
+                .era(tern_mcp::client::EraMode::Stateless)
                 .connect(Arc::new(transport))
                 .await
                 .unwrap();
@@ -142,7 +142,7 @@ async fn run(args: &[&str]) -> Result<()> {
             tokio::spawn(async move { server.serve(server_end).await });
             flows(
                 &client()
-                    .era(tern::client::EraMode::Stateless)
+                    .era(tern_mcp::client::EraMode::Stateless)
                     .connect(client_end)
                     .await
                     .unwrap(),

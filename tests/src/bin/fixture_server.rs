@@ -1,7 +1,7 @@
 //! One of `tern_tests::fixtures`, served on stdin/stdout: `fixture_server NAME`. The flow
 //! tests spawn it through `env!("CARGO_BIN_EXE_fixture_server")` for their stdio arm.
 
-use tern::transport::stdio::stdio;
+use tern_mcp::transport::stdio::stdio;
 use tern_tests::fixtures::Fixture;
 
 #[tokio::main(flavor = "current_thread")]

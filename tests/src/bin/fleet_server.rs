@@ -15,10 +15,10 @@
 //! killed.
 
 use serde_json::json;
-use tern::ask;
-use tern::mcp::{McpServer, ToolContext, ToolError};
-use tern::seal::{RequestStateSecurity, parse_secret};
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::mcp::{McpServer, ToolContext, ToolError};
+use tern_mcp::seal::{RequestStateSecurity, parse_secret};
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, method,
 };
 

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tern::client::{Client, EraMode, PendingCall, Step};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{
+use tern_mcp::client::{Client, EraMode, PendingCall, Step};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ContentBlock, ElicitValue, InputResponse,
     InputResponses, method,
 };
@@ -27,7 +27,7 @@ async fn client(url: &str) -> Result<Client, Failure> {
     Ok(Client::builder("pending-flow", "1")
         .era(EraMode::Stateless)
         .capabilities(capabilities)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap())
@@ -38,8 +38,8 @@ fn answers(pending: &PendingCall) -> Result<InputResponses, Failure> {
     let mut out = InputResponses::new();
     for key in pending.input_requests.keys() {
         let answer = match key.as_str() {
-            "region" => tern::ask::accept([("region", "eu-north")]),
-            other => tern::ask::accept([(other, ElicitValue::Boolean(true))]),
+            "region" => tern_mcp::ask::accept([("region", "eu-north")]),
+            other => tern_mcp::ask::accept([(other, ElicitValue::Boolean(true))]),
         };
         out.insert(key.clone(), InputResponse::Elicit(answer))?;
     }

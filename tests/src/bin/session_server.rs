@@ -2,8 +2,8 @@
 //! `session_server [--http ADDR] [--no-fulfil]`. Over HTTP it prints
 //! `listening on http://ADDR/mcp` once bound; otherwise it serves stdin/stdout.
 
-use tern::server::http::HttpServer;
-use tern::transport::stdio::stdio;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::stdio::stdio;
 use tern_tests::notifier::notifier;
 
 #[tokio::main(flavor = "current_thread")]
@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
             println!("listening on http://{}/mcp", listener.local_addr()?);
             HttpServer::new(mcp.server()?)
-                .serve(listener, tern::server::shutdown_signal())
+                .serve(listener, tern_mcp::server::shutdown_signal())
                 .await?;
         }
     }

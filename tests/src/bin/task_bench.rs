@@ -15,10 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern::client::{Client, EraMode, TaskState, ToolCallStart};
-use tern::mcp::{McpServer, NoArgs, ToolContext};
-use tern::server::http::HttpServer;
-use tern::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
+use tern_mcp::client::{Client, EraMode, TaskState, ToolCallStart};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
@@ -64,10 +64,10 @@ async fn main() -> Result<(), Failure> {
     let mut workers = Vec::new();
     for _ in 0..clients {
         let transport =
-            tern::transport::http::client::HttpClientTransport::builder(&url).build()?;
+            tern_mcp::transport::http::client::HttpClientTransport::builder(&url).build()?;
         let client = Client::builder("bench", "1")
             .era(EraMode::Stateless)
-            .era(tern::client::EraMode::Stateless)
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(Arc::new(transport))
             .await
             .unwrap();

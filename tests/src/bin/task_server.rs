@@ -22,13 +22,13 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::ask;
-use tern::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern::mcp::{Elicit, McpServer, NoArgs, ToolContext, ToolError};
-use tern::server::http::HttpServer;
-use tern::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
-use tern::transport::BoxFuture;
-use tern::types::v2026_07_28::{ElicitValue, method};
+use tern_mcp::ask;
+use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern_mcp::mcp::{Elicit, McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
+use tern_mcp::transport::BoxFuture;
+use tern_mcp::types::v2026_07_28::{ElicitValue, method};
 
 type Failure = Box<dyn std::error::Error>;
 
@@ -133,8 +133,8 @@ fn register(mcp: &McpServer) {
             match (field(&ctx, "region", "region"), field(&ctx, "confirm", "confirm")) {
                 (Some(ElicitValue::String(region)), Some(ElicitValue::Boolean(yes))) => {
                     let text = if yes { format!("deployed to {region}") } else { "not deployed".into() };
-                    Ok(tern::types::v2026_07_28::CallToolOutcome::Complete(
-                        tern::types::v2026_07_28::CallToolResult::new(vec![ask::text(text)]),
+                    Ok(tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
+                        tern_mcp::types::v2026_07_28::CallToolResult::new(vec![ask::text(text)]),
                     ))
                 }
                 _ => Ok(ask::input_required(
@@ -177,7 +177,7 @@ async fn main() -> Result<(), Failure> {
     println!("listening on http://{addr}/mcp");
     std::io::stdout().flush()?;
     server
-        .serve(listener, tern::server::shutdown_signal())
+        .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())
 }

@@ -7,7 +7,7 @@
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-use tern::mcp::{McpServer, NoArgs, ToolContext, ToolError};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 type Failure = Box<dyn std::error::Error>;

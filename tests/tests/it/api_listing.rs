@@ -17,7 +17,7 @@ use syn::{Attribute, ImplItem, Item, TraitItem, Visibility};
 /// The listing of the crate rooted at `lib` (its `lib.rs`).
 fn listing(lib: &Path) -> String {
     let mut out = String::new();
-    module(&mut out, "tern", lib, &[]);
+    module(&mut out, "tern_mcp", lib, &[]);
     out
 }
 

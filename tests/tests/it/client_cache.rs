@@ -6,15 +6,15 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use tern::types::v2026_07_28::method::ListTools;
+use tern_mcp::types::v2026_07_28::method::ListTools;
 
-use tern::client::{Client, EraMode, Notice, ResponseCache};
-use tern::mcp::McpServer;
-use tern::server::http::HttpServer;
-use tern::server::middleware::{Dispatch, Dispatched, Downstream, Middleware};
-use tern::transport::BoxFuture;
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::SubscriptionFilter;
+use tern_mcp::client::{Client, EraMode, Notice, ResponseCache};
+use tern_mcp::mcp::McpServer;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::middleware::{Dispatch, Dispatched, Downstream, Middleware};
+use tern_mcp::transport::BoxFuture;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::SubscriptionFilter;
 
 use crate::http_support::{serve, url};
 
@@ -42,7 +42,7 @@ fn catalog(public: bool) -> (McpServer, Arc<AtomicUsize>) {
         .cache(60_000, public)
         .layer(CountLists(Arc::clone(&served)));
     mcp.tool("first")
-        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("one") });
+        .run(|_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| async { Ok("one") });
     (mcp, served)
 }
 
@@ -54,7 +54,7 @@ async fn client(url: &str, token: &str, cache: &ResponseCache) -> Client {
     Client::builder("cache", "1")
         .era(EraMode::Stateless)
         .response_cache(Some(cache.clone()))
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()
@@ -82,7 +82,7 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
     );
 
     mcp.tool("second")
-        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("two") });
+        .run(|_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| async { Ok("two") });
     let heard = tokio::time::timeout(Duration::from_secs(10), listener.next())
         .await
         .unwrap();
@@ -98,7 +98,7 @@ async fn a_fresh_list_is_served_without_a_request_until_the_server_says_it_chang
     let uncached = Client::builder("cache", "1")
         .era(EraMode::Stateless)
         .response_cache(None)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(
             HttpClientTransport::builder(url(addr)).build().unwrap(),
         ))
@@ -179,7 +179,7 @@ async fn a_dropped_listen_stream_is_opened_again_and_hears_what_comes_next() {
 
     // The stream is open again (the server acknowledged it): the next change is heard.
     mcp.tool("again")
-        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("again") });
+        .run(|_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| async { Ok("again") });
     let heard = tokio::time::timeout(Duration::from_secs(10), notices.next())
         .await
         .unwrap();

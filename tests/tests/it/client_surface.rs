@@ -7,30 +7,30 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tern::types::v2026_07_28::method::{
+use tern_mcp::types::v2026_07_28::method::{
     ListPrompts, ListResourceTemplates, ListResources, ListTools,
 };
 
 use serde_json::json;
-use tern::Error;
-use tern::client::{Client, EraMode, InputContext, Notice, RoundEvent};
-use tern::mcp::{McpServer, NoArgs, ToolContext};
-use tern::server::Server;
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{ListToolsResult, Tool, method};
+use tern_mcp::Error;
+use tern_mcp::client::{Client, EraMode, InputContext, Notice, RoundEvent};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::server::Server;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{ListToolsResult, Tool, method};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use crate::http_support::{serve, serve_default, url};
 use tern_tests::stepper;
 
-fn stateless() -> tern::client::ClientBuilder {
+fn stateless() -> tern_mcp::client::ClientBuilder {
     Client::builder("surface", "1").era(EraMode::Stateless)
 }
 
-pub(crate) async fn connect(builder: tern::client::ClientBuilder, url: &str) -> Client {
+pub(crate) async fn connect(builder: tern_mcp::client::ClientBuilder, url: &str) -> Client {
     builder
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(HttpClientTransport::builder(url).build().unwrap()))
         .await
         .unwrap()
@@ -43,7 +43,7 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
         mcp.tool(name)
             .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
     }
-    let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let addr = serve(tern_mcp::server::http::HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(stateless(), &url(addr)).await;
     let first = c.list::<ListTools>(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
@@ -89,7 +89,7 @@ async fn listing_every_page_stops_at_the_cap_against_a_server_that_loops() {
     let c = connect(stateless(), &url(addr)).await;
     let err = c.list_all::<ListTools>().await.unwrap_err();
     assert!(
-        matches!(err, Error::Protocol(tern::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == 1_000),
+        matches!(err, Error::Protocol(tern_mcp::ProtocolError::TooManyPages { method: "tools/list", pages }) if pages == 1_000),
         "{err}"
     );
     assert_eq!(pages.load(Ordering::SeqCst), 1_000);
@@ -119,7 +119,7 @@ pub(crate) async fn fleet_server(addr: &str) -> (Child, String) {
 }
 
 /// Answers `deploy`'s two questions; records what each callback was told.
-fn answering(seen: Arc<Mutex<Vec<InputContext>>>) -> tern::client::ClientBuilder {
+fn answering(seen: Arc<Mutex<Vec<InputContext>>>) -> tern_mcp::client::ClientBuilder {
     Client::builder("surface", "1")
         .era(EraMode::Stateless)
         .on_elicitation(move |ctx, _params| {
@@ -128,10 +128,10 @@ fn answering(seen: Arc<Mutex<Vec<InputContext>>>) -> tern::client::ClientBuilder
                 let key = ctx.key.clone().unwrap_or_default();
                 seen.lock().unwrap().push(ctx);
                 Ok(match key.as_str() {
-                    "region" => tern::ask::accept([("region", "eu")]),
-                    _ => tern::ask::accept([(
+                    "region" => tern_mcp::ask::accept([("region", "eu")]),
+                    _ => tern_mcp::ask::accept([(
                         "confirm",
-                        tern::types::v2026_07_28::ElicitValue::Boolean(true),
+                        tern_mcp::types::v2026_07_28::ElicitValue::Boolean(true),
                     )]),
                 })
             }
@@ -199,11 +199,11 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
                             }
                             *slot = Some(fleet_server(&addr).await.0);
                         }
-                        return Ok(tern::ask::accept([("region", "eu")]));
+                        return Ok(tern_mcp::ask::accept([("region", "eu")]));
                     }
-                    Ok(tern::ask::accept([(
+                    Ok(tern_mcp::ask::accept([(
                         "confirm",
-                        tern::types::v2026_07_28::ElicitValue::Boolean(true),
+                        tern_mcp::types::v2026_07_28::ElicitValue::Boolean(true),
                     )]))
                 }
             })
@@ -230,9 +230,9 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
     asked.store(0, Ordering::SeqCst);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let strict = connect(answering(seen).restart_on_rejected_state(false), &url).await;
-    let mut params = tern::types::v2026_07_28::CallToolRequestParams::new("deploy");
+    let mut params = tern_mcp::types::v2026_07_28::CallToolRequestParams::new("deploy");
     params.arguments = json!({"service": "orders"}).as_object().map(Into::into);
-    let tern::types::v2026_07_28::Outcome::InputRequired(asked_round) = strict
+    let tern_mcp::types::v2026_07_28::Outcome::InputRequired(asked_round) = strict
         .request::<method::CallTool>(params.clone())
         .await
         .unwrap()
@@ -250,7 +250,7 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
 
 #[tokio::test]
 async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
-    let addr = serve(tern::server::http::HttpServer::new(
+    let addr = serve(tern_mcp::server::http::HttpServer::new(
         stepper().server().unwrap(),
     ))
     .await;
@@ -258,9 +258,9 @@ async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
     let heard = Arc::clone(&logs);
     let builder = Client::builder("surface", "1")
         .era(EraMode::Stateless)
-        .log_level(tern::types::v2026_07_28::LoggingLevel::Info)
+        .log_level(tern_mcp::types::v2026_07_28::LoggingLevel::Info)
         .on_log(move |entry| heard.lock().unwrap().push(entry.data.to_string()))
-        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) });
+        .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("go", true)])) });
     let c = connect(builder, &url(addr)).await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let result = c
@@ -315,7 +315,7 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
             counted.fetch_add(1, Ordering::SeqCst);
             async move { Ok(args.code) }
         });
-    let addr = serve(tern::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let addr = serve(tern_mcp::server::http::HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(stateless(), &url(addr)).await;
     let err = c
         .call_tool("short", json!({"code": "much too long"}))
@@ -349,7 +349,7 @@ fn counting_server() -> Server {
             async move { Ok(ListToolsResult::new(vec![tool])) }
         })
         .handle::<method::CallTool, _, _>(|_ctx, params| async move {
-            let mut result = tern::types::v2026_07_28::CallToolResult::new(vec![]);
+            let mut result = tern_mcp::types::v2026_07_28::CallToolResult::new(vec![]);
             result.structured_content = params.arguments.and_then(|a| a.get("send"));
             Ok(result.into())
         })
@@ -381,7 +381,7 @@ async fn structured_content_breaking_the_listed_output_schema_is_an_error() {
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, Error::Protocol(tern::ProtocolError::InvalidStructuredContent { tool, detail }) if tool == "count" && detail.contains(says)),
+            matches!(&err, Error::Protocol(tern_mcp::ProtocolError::InvalidStructuredContent { tool, detail }) if tool == "count" && detail.contains(says)),
             "{sent}: {err}"
         );
     }

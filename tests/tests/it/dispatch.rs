@@ -397,7 +397,7 @@ fn unions_decode_alike_from_text_and_from_a_tree() {
 #[test]
 fn tern_writes_tags_first() {
     let block = v::ContentBlock::Text(v::TextContent::new("t"));
-    let question = tern::ask::elicit_form(
+    let question = tern_mcp::ask::elicit_form(
         "Which region?",
         json!({"type": "object", "properties": {"region": {"type": "string"}}}),
     )

@@ -3,15 +3,15 @@
 //! 2025-11-25 session on anything else.
 
 use std::time::Duration;
-use tern::client::ClientLimits;
+use tern_mcp::client::ClientLimits;
 use tern_tests::text_of;
 
 use serde_json::{Value, json};
-use tern::client::{Client, EraMode};
-use tern::server::Server;
-use tern::transport::memory;
-use tern::types::v2026_07_28::{CallToolResult, method};
-use tern::{Era, Error};
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::server::Server;
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{CallToolResult, method};
+use tern_mcp::{Era, Error};
 use tern_tests::wire::{RawPeer, Recording, Tap};
 
 /// A tern server (which speaks both eras) with one tool answering `era <version>`.
@@ -19,7 +19,7 @@ fn tern_server() -> memory::MemoryTransport {
     let server = Server::builder("dual", "1.0")
         .handle::<method::CallTool, _, _>(|ctx, _params| async move {
             let text = format!("era {}", ctx.meta().protocol_version);
-            Ok(CallToolResult::new(vec![tern::ask::text(text)]).into())
+            Ok(CallToolResult::new(vec![tern_mcp::ask::text(text)]).into())
         })
         .build()
         .unwrap();
@@ -177,7 +177,7 @@ async fn a_modern_server_listing_no_common_version_is_an_error() {
     assert!(
         matches!(
             err,
-            Error::Protocol(tern::ProtocolError::NoCommonVersion { .. })
+            Error::Protocol(tern_mcp::ProtocolError::NoCommonVersion { .. })
         ),
         "{err:?}"
     );
@@ -202,7 +202,7 @@ async fn explicit_legacy_mode_opens_a_session_with_a_dual_era_server() {
 async fn connect_speaks_2026_07_28_without_probing() {
     let recording = Recording::default();
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(tern_server(), recording.clone()))
         .await
         .unwrap();
@@ -232,7 +232,7 @@ async fn a_version_refusal_that_lists_our_version_is_retried_once_with_a_new_id(
         (first, retry)
     });
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await
         .unwrap();

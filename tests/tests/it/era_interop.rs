@@ -7,14 +7,14 @@
 
 use std::sync::Arc;
 use std::time::Duration;
-use tern::types::v2026_07_28::method::ListTools;
+use tern_mcp::types::v2026_07_28::method::ListTools;
 
 use serde_json::json;
-use tern::client::Notice;
-use tern::client::{Client, ClientBuilder, EraMode};
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::stdio::ChildProcessTransport;
-use tern::types::v2026_07_28::{CallToolRequestParams, CallToolResult, SubscriptionFilter, method};
+use tern_mcp::client::Notice;
+use tern_mcp::client::{Client, ClientBuilder, EraMode};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::stdio::ChildProcessTransport;
+use tern_mcp::types::v2026_07_28::{CallToolRequestParams, CallToolResult, SubscriptionFilter, method};
 use tern_tests::{Asked, recording_client, text_of};
 use tokio::io::AsyncBufReadExt;
 
@@ -226,7 +226,7 @@ async fn tern_lists_listens_and_caches_against_the_python_http_server() {
     filter.tools_list_changed = Some(true);
     let mut listener = client.listen(filter).await.unwrap();
 
-    let names = |tools: Vec<tern::types::v2026_07_28::Tool>| {
+    let names = |tools: Vec<tern_mcp::types::v2026_07_28::Tool>| {
         let mut names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
         names.sort();
         names

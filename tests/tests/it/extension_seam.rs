@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tern::client::{Client, EraMode};
-use tern::jsonrpc::RpcError;
-use tern::mcp::McpServer;
-use tern::server::{ProtocolExtension, RequestContext, ServerBuilder};
-use tern::transport::memory;
-use tern::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
-use tern::types::v2026_07_28::method::ClientRequestParams;
-use tern::types::v2026_07_28::{RequestMetaObject, RequestParams, method};
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::mcp::McpServer;
+use tern_mcp::server::{ProtocolExtension, RequestContext, ServerBuilder};
+use tern_mcp::transport::memory;
+use tern_mcp::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
+use tern_mcp::types::v2026_07_28::method::ClientRequestParams;
+use tern_mcp::types::v2026_07_28::{RequestMetaObject, RequestParams, method};
 
 const ECHO: &str = "com.example/echo";
 
@@ -138,7 +138,7 @@ async fn a_toy_extension_is_declared_with_its_settings_and_its_method_answers_a_
         Some(&json!({"maxLength": 64}).as_object().cloned().unwrap())
     );
     // Served only where it is registered: no tasks extension on this server.
-    assert!(!declared.contains_key(tern::types::ext_tasks::EXTENSION_ID));
+    assert!(!declared.contains_key(tern_mcp::types::ext_tasks::EXTENSION_ID));
 
     let answer = client
         .request::<Reverse>(reverse("stressed"))
@@ -156,7 +156,7 @@ async fn a_toy_extension_is_declared_with_its_settings_and_its_method_answers_a_
         .await
         .unwrap_err();
     assert!(
-        matches!(refused, tern::Error::Rpc(ref e) if e.code == -32602),
+        matches!(refused, tern_mcp::Error::Rpc(ref e) if e.code == -32602),
         "{refused:?}"
     );
 }
@@ -189,7 +189,7 @@ async fn the_toy_method_is_served_on_a_2025_11_25_session_too() {
 
 #[tokio::test]
 async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabilities() {
-    let server = tern::server::Server::builder("low", "1")
+    let server = tern_mcp::server::Server::builder("low", "1")
         .capabilities(Default::default())
         .extension(Echo)
         .build()
@@ -208,8 +208,8 @@ async fn an_extension_on_the_low_level_builder_is_declared_beside_given_capabili
 
 #[tokio::test]
 async fn the_tasks_extension_is_declared_where_it_is_served() {
-    let mcp = McpServer::new("t", "1").extension(tern::tasks::Tasks::default());
+    let mcp = McpServer::new("t", "1").extension(tern_mcp::tasks::Tasks::default());
     let client = client_of(mcp, EraMode::Stateless, false).await;
     let declared = declared_extensions(&client).await;
-    assert!(declared.contains_key(tern::types::ext_tasks::EXTENSION_ID));
+    assert!(declared.contains_key(tern_mcp::types::ext_tasks::EXTENSION_ID));
 }

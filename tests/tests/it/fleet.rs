@@ -15,10 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern::Error;
-use tern::client::Client;
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{
+use tern_mcp::Error;
+use tern_mcp::client::Client;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, ElicitRequestParams, InputRequest, InputResponse, InputResponses,
     Outcome, method,
 };
@@ -205,7 +205,7 @@ async fn ready(url: &str, child: &mut Child) -> bool {
         }
         let transport = HttpClientTransport::builder(url).build().unwrap();
         let client = Client::builder("probe", "1")
-            .era(tern::client::EraMode::Stateless)
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(Arc::new(transport))
             .await
             .unwrap();
@@ -238,9 +238,9 @@ fn answer(request: &InputRequest) -> InputResponse {
         panic!("deploy asks with forms");
     };
     InputResponse::Elicit(if form.message.starts_with("Deploy to") {
-        tern::ask::accept([("confirm", true)])
+        tern_mcp::ask::accept([("confirm", true)])
     } else {
-        tern::ask::accept([("region", "eu-west-1")])
+        tern_mcp::ask::accept([("region", "eu-west-1")])
     })
 }
 
@@ -261,7 +261,7 @@ async fn caller(url: String, figures: Arc<Figures>, done: Arc<AtomicBool>) {
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
     let client = Client::builder("fleet-caller", "1")
         .capabilities(capabilities)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap();

@@ -5,9 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tern::Error;
-use tern::client::{Client, EraMode, PendingCall, Step};
-use tern::types::v2026_07_28::{CallToolRequestParams, InputResponse, InputResponses, method};
+use tern_mcp::Error;
+use tern_mcp::client::{Client, EraMode, PendingCall, Step};
+use tern_mcp::types::v2026_07_28::{CallToolRequestParams, InputResponse, InputResponses, method};
 use tokio::process::Command;
 
 use crate::client_surface::{connect, fleet_server};
@@ -76,7 +76,7 @@ async fn a_pending_call_is_resumed_only_as_its_method_and_with_answers_it_asked_
     stray
         .insert(
             "favourite-colour",
-            InputResponse::Elicit(tern::ask::accept([("colour", "red")])),
+            InputResponse::Elicit(tern_mcp::ask::accept([("colour", "red")])),
         )
         .unwrap();
     let err = c
@@ -93,7 +93,7 @@ async fn a_pending_call_is_resumed_only_as_its_method_and_with_answers_it_asked_
     answers
         .insert(
             "region",
-            InputResponse::Elicit(tern::ask::accept([("region", "eu")])),
+            InputResponse::Elicit(tern_mcp::ask::accept([("region", "eu")])),
         )
         .unwrap();
     let err = c
@@ -112,12 +112,12 @@ async fn the_input_callback_is_told_the_name_of_the_server_asking() {
         seen.lock().unwrap().push(ctx.server.clone());
         async move {
             Ok(match ctx.key.as_deref() {
-                Some("region") => tern::ask::accept([("region", "eu")]),
-                _ => tern::ask::accept([("confirm", true)]),
+                Some("region") => tern_mcp::ask::accept([("region", "eu")]),
+                _ => tern_mcp::ask::accept([("confirm", true)]),
             })
         }
     });
-    let transport = tern::transport::http::client::HttpClientTransport::builder(&url)
+    let transport = tern_mcp::transport::http::client::HttpClientTransport::builder(&url)
         .build()
         .unwrap();
     // Discovery (server/discover) is where the client learns the name.

@@ -2,8 +2,8 @@
 //! and with the loop driven by hand.
 
 use serde_json::json;
-use tern::client::Client;
-use tern::types::v2026_07_28::{
+use tern_mcp::client::Client;
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, InputRequest, InputResponse, InputResponses, Outcome, method,
 };
 use tern_tests::fixtures::Fixture;

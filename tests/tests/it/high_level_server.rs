@@ -6,14 +6,14 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tern::auth::AuthInfo;
-use tern::jsonrpc::RpcError;
-use tern::mcp::{
+use tern_mcp::auth::AuthInfo;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::mcp::{
     Elicit, ListRoots, McpServer, NoArgs, Resolve, Sample, SamplePrompt, ToolError, form_content,
 };
-use tern::seal::RequestStateSecurity;
-use tern::server::{IncomingRequest, Server};
-use tern::types::v2026_07_28::{
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::server::{IncomingRequest, Server};
+use tern_mcp::types::v2026_07_28::{
     CreateMessageRequestParams, InputRequest, RequestId, Role, SamplingMessage,
     SamplingMessageContent, SamplingMessageContentBlock, TextContent,
 };
@@ -69,7 +69,7 @@ impl Resolve<Args> for Confirm {
             Elicit::Accepted(r) => r.region.clone(),
             _ => "nowhere".into(),
         };
-        Ok(tern::ask::elicit_form(
+        Ok(tern_mcp::ask::elicit_form(
             format!("Create {} in {region}?", args.name),
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
         )?)
@@ -89,7 +89,7 @@ impl Resolve<Args> for Final {
         "final".into()
     }
     fn question(_args: &Args, deps: &Self::Deps) -> Result<InputRequest, ToolError> {
-        Ok(tern::ask::elicit_form(
+        Ok(tern_mcp::ask::elicit_form(
             format!("Really (confirmed: {})?", deps.0.0),
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
         )?)
@@ -396,7 +396,7 @@ impl Resolve<Args> for ConfirmAny {
         "confirm".into()
     }
     fn question(_args: &Args, _deps: &()) -> Result<InputRequest, ToolError> {
-        Ok(tern::ask::elicit_form(
+        Ok(tern_mcp::ask::elicit_form(
             "Sure?",
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
         )?)
@@ -541,14 +541,14 @@ const FIXED: &str = "Invalid or expired requestState";
 
 fn direct_stateful(mcp: &McpServer, name: &str) {
     mcp.tool(name.to_owned()).run(
-        |_args: serde_json::Map<String, Value>, ctx: tern::mcp::ToolContext| async move {
+        |_args: serde_json::Map<String, Value>, ctx: tern_mcp::mcp::ToolContext| async move {
             Ok(match ctx.request_state() {
                 None => {
-                    tern::ask::input_required(Vec::<(String, InputRequest)>::new(), Some("step-1"))
+                    tern_mcp::ask::input_required(Vec::<(String, InputRequest)>::new(), Some("step-1"))
                         .into()
                 }
-                Some(state) => tern::types::v2026_07_28::CallToolOutcome::Complete(
-                    tern::types::v2026_07_28::CallToolResult::new(vec![tern::ask::text(format!(
+                Some(state) => tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
+                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text(format!(
                         "resumed {state}"
                     ))]),
                 ),
@@ -601,7 +601,7 @@ async fn a_bind_principal_hook_sees_the_arguments_when_state_is_sealed_and_when_
         .bind_principal(move |binding| {
             let tenant = binding.arguments?.get("tenant")?.as_str()?.to_owned();
             log.lock().unwrap().push(tenant.clone());
-            Some(tern::seal::Principal::custom(tenant))
+            Some(tern_mcp::seal::Principal::custom(tenant))
         });
     let mcp = McpServer::new("s", "1").seal(security);
     direct_stateful(&mcp, "a");
@@ -697,7 +697,7 @@ async fn state_minted_for_one_principal_is_rejected_for_another() {
 async fn every_incoming_state_is_verified_even_for_a_tool_that_never_emits_one() {
     let mcp = McpServer::new("s", "1");
     mcp.tool("plain")
-        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("fine") });
+        .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("fine") });
     let server = server(&mcp);
     let err = call(
         &server,
@@ -767,8 +767,8 @@ async fn tools_list_is_ordered_paged_and_its_schemas_are_json_schema_2020_12() {
             .resolve(|args: Args, _r: Elicit<Region>| async move { Ok(args.name) });
     }
     mcp.tool("structured")
-        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move {
-            Ok(tern::mcp::Structured(json!({"n": 1})))
+        .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move {
+            Ok(tern_mcp::mcp::Structured(json!({"n": 1})))
         });
     let server = server(&mcp);
     let first = list(&server, "tools/list", None).await;
@@ -829,7 +829,7 @@ async fn prompts_and_templates_complete_their_arguments() {
                 .collect()
         })
         .run(
-            |args: serde_json::Map<String, Value>, _ctx: tern::mcp::ToolContext| async move {
+            |args: serde_json::Map<String, Value>, _ctx: tern_mcp::mcp::ToolContext| async move {
                 Ok(format!("{args:?}"))
             },
         );
@@ -845,7 +845,7 @@ async fn prompts_and_templates_complete_their_arguments() {
 }
 
 struct Authorize;
-impl tern::mcp::UrlPrompt<Args> for Authorize {
+impl tern_mcp::mcp::UrlPrompt<Args> for Authorize {
     const KEY: &'static str = "authorize";
     fn message(args: &Args) -> String {
         format!("Authorize access to {}", args.name)
@@ -859,7 +859,7 @@ impl tern::mcp::UrlPrompt<Args> for Authorize {
 async fn url_elicitation_is_asked_in_url_mode_and_resumes_when_the_user_is_done() {
     let mcp = McpServer::new("s", "1");
     mcp.tool("t").resolve(
-        |args: Args, grant: tern::mcp::ElicitUrl<Authorize>| async move {
+        |args: Args, grant: tern_mcp::mcp::ElicitUrl<Authorize>| async move {
             Ok(format!("{} {:?}", args.name, grant.0))
         },
     );
@@ -906,7 +906,7 @@ async fn templates_complete_their_variables() {
 async fn subscribers_hear_that_the_tool_list_changed() {
     let mcp = McpServer::new("s", "1");
     let server = server(&mcp);
-    let (client_end, server_end) = tern::transport::memory::pair();
+    let (client_end, server_end) = tern_mcp::transport::memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
     let mut peer = tern_tests::wire::RawPeer::new(client_end);
     peer.send(
@@ -926,9 +926,9 @@ async fn subscribers_hear_that_the_tool_list_changed() {
     );
     // A prompt change is not what was asked for; a tool change is.
     mcp.prompt("p")
-        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("hi".to_owned()) });
+        .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("hi".to_owned()) });
     mcp.tool("late")
-        .run(|_a: NoArgs, _ctx: tern::mcp::ToolContext| async move { Ok("added while serving") });
+        .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("added while serving") });
     let changed = peer.recv().await;
     assert_eq!(
         changed["method"], "notifications/tools/list_changed",

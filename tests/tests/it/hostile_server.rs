@@ -8,13 +8,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tern::transport::http::client::HttpTimeouts;
+use tern_mcp::transport::http::client::HttpTimeouts;
 
 use serde_json::{Value, json};
-use tern::Error;
-use tern::client::{Client, EraMode};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{ElicitResult, ElicitResultAction};
+use tern_mcp::Error;
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{ElicitResult, ElicitResultAction};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -147,7 +147,7 @@ async fn client_of(addr: SocketAddr, idle: Duration) -> Client {
         .unwrap();
     Client::builder("victim", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(ElicitResult::new(ElicitResultAction::Accept)) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()
@@ -257,7 +257,7 @@ async fn a_round_of_a_hundred_thousand_input_requests_fails_with_the_typed_error
     assert!(
         matches!(
             error,
-            Error::Input(tern::InputError::TooManyRequests {
+            Error::Input(tern_mcp::InputError::TooManyRequests {
                 asked: 100_000,
                 max: 64
             })
@@ -299,7 +299,7 @@ async fn an_unknown_result_type_in_server_discover_is_refused() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&error, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "teleport"),
+        matches!(&error, Error::Protocol(tern_mcp::ProtocolError::UnknownResultType(t)) if t == "teleport"),
         "{error:?}"
     );
 }
@@ -325,7 +325,7 @@ async fn client_with_deadline(addr: SocketAddr, timeout: Duration, max: Duration
         .build()
         .unwrap();
     Client::builder("victim", "1.0")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()

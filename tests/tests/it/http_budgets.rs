@@ -3,17 +3,17 @@
 //! well-behaved clients keep completing flows while an attacker holds sockets open.
 
 use crate::http_support;
-use tern::server::http::HttpLimits;
+use tern_mcp::server::http::HttpLimits;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern::client::Client;
-use tern::server::http::HttpServer;
-use tern::server::{RequestContext, Server};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{CallToolOutcome, method};
+use tern_mcp::client::Client;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{CallToolOutcome, method};
 use tern_tests::seed;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -28,7 +28,7 @@ async fn client(addr: std::net::SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     Client::builder("budget-test", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()
@@ -176,7 +176,7 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
                 }
             });
             // Never answers: only the request timeout ends it.
-            std::future::pending::<Result<CallToolOutcome, tern::jsonrpc::RpcError>>()
+            std::future::pending::<Result<CallToolOutcome, tern_mcp::jsonrpc::RpcError>>()
         })
         .build()
         .unwrap();
@@ -277,7 +277,7 @@ async fn a_sigterm_during_load_loses_no_request() {
                     {
                         Ok(_) => tally.completed += 1,
                         // The listener is closed: this caller would go to another instance.
-                        Err(tern::Error::Transport(e)) if e.message().contains("onnect") => {
+                        Err(tern_mcp::Error::Transport(e)) if e.message().contains("onnect") => {
                             tally.refused += 1;
                             return tally;
                         }
@@ -333,7 +333,7 @@ pub(crate) fn slow(for_: Duration) -> Server {
     Server::builder("slow", "1")
         .handle::<method::CallTool, _, _>(move |_ctx: RequestContext, _params| async move {
             tokio::time::sleep(for_).await;
-            Ok(tern::types::v2026_07_28::CallToolResult::new(Vec::new()).into())
+            Ok(tern_mcp::types::v2026_07_28::CallToolResult::new(Vec::new()).into())
         })
         .build()
         .unwrap()

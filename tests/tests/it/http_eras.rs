@@ -5,9 +5,9 @@
 //! answers input requests, the answer POSTed back), and the server's session rules.
 
 use crate::http_support;
-use tern::client::ClientLimits;
-use tern::server::http::HttpLimits;
-use tern::types::v2026_07_28::method::ListTools;
+use tern_mcp::client::ClientLimits;
+use tern_mcp::server::http::HttpLimits;
+use tern_mcp::types::v2026_07_28::method::ListTools;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -19,15 +19,15 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use serde_json::{Value, json};
-use tern::ask;
-use tern::client::{Client, EraMode};
-use tern::server::http::HttpServer;
-use tern::server::{RequestContext, Server};
-use tern::transport::http::client::{EraCache, HttpClientTransport};
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::http::client::{EraCache, HttpClientTransport};
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ElicitValue, InputRequest, InputResponse, method,
 };
-use tern::{Era, Error};
+use tern_mcp::{Era, Error};
 use tokio::sync::oneshot;
 
 use http_support::{
@@ -98,7 +98,7 @@ async fn serve_app(app: axum::Router) -> SocketAddr {
     addr
 }
 
-async fn connect(addr: SocketAddr, asked: &Asked, mode: EraMode) -> tern::Result<Client> {
+async fn connect(addr: SocketAddr, asked: &Asked, mode: EraMode) -> tern_mcp::Result<Client> {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     connect_through(Arc::new(transport), asked, mode).await
 }
@@ -107,7 +107,7 @@ async fn connect_through(
     transport: Arc<HttpClientTransport>,
     asked: &Asked,
     mode: EraMode,
-) -> tern::Result<Client> {
+) -> tern_mcp::Result<Client> {
     recording_client(asked)
         .era(mode)
         .limits(tern_tests::tuned(|l: &mut ClientLimits| {
@@ -638,9 +638,9 @@ fn slow_streamer(stopped: Option<oneshot::Sender<()>>) -> Server {
                 let _guard = guard;
                 // Stream something first, so the test knows the handler is running.
                 ctx.notify::<method::LoggingMessage>(
-                    tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                    tern_mcp::types::v2026_07_28::LoggingMessageNotificationParams::new(
                         json!("started"),
-                        tern::types::v2026_07_28::LoggingLevel::Info,
+                        tern_mcp::types::v2026_07_28::LoggingLevel::Info,
                     ),
                 );
                 tokio::time::sleep(Duration::from_secs(60)).await;

@@ -11,13 +11,13 @@ use tern_tests::seed::{self, answered_region as region_of};
 use tern_tests::text_of;
 
 use serde_json::{Value, json};
-use tern::Error;
-use tern::ask;
-use tern::client::Client;
-use tern::server::http::HttpServer;
-use tern::server::{RequestContext, Server};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{
+use tern_mcp::Error;
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{
     CallToolResult, ListToolsResult, PaginatedRequestParams, Tool, method,
 };
 
@@ -32,9 +32,9 @@ fn provisioner(notify: bool) -> Server {
             if notify {
                 // A raw notification: it switches the answer to SSE whatever log level was asked.
                 ctx.notify::<method::LoggingMessage>(
-                    tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                    tern_mcp::types::v2026_07_28::LoggingMessageNotificationParams::new(
                         json!("working"),
-                        tern::types::v2026_07_28::LoggingLevel::Info,
+                        tern_mcp::types::v2026_07_28::LoggingLevel::Info,
                     ),
                 );
             }
@@ -51,7 +51,7 @@ async fn http_client(addr: std::net::SocketAddr) -> Client {
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()
@@ -142,9 +142,9 @@ fn waits_for_cancellation(notify: bool, stopped: Signal, cancelled: Signal) -> S
                 });
                 if notify {
                     ctx.notify::<method::LoggingMessage>(
-                        tern::types::v2026_07_28::LoggingMessageNotificationParams::new(
+                        tern_mcp::types::v2026_07_28::LoggingMessageNotificationParams::new(
                             json!("started"),
-                            tern::types::v2026_07_28::LoggingLevel::Info,
+                            tern_mcp::types::v2026_07_28::LoggingLevel::Info,
                         ),
                     );
                 }
@@ -281,7 +281,7 @@ async fn sql_endpoint(advertise: bool, lists: Arc<Mutex<u32>>) -> std::net::Sock
         .unwrap();
     let lookup = |tool: &str| {
         (tool == "sql").then(|| {
-            tern::transport::http::param_headers(&json!({"properties": {
+            tern_mcp::transport::http::param_headers(&json!({"properties": {
                 "region": {"type": "string", "x-mcp-header": "Region"}
             }}))
             .unwrap()
@@ -333,18 +333,18 @@ async fn a_header_refusal_that_tools_list_cannot_explain_is_reported_with_its_st
 #[tokio::test]
 async fn the_client_sends_its_bearer_token() {
     struct Token;
-    impl tern::auth::TokenVerifier for Token {
+    impl tern_mcp::auth::TokenVerifier for Token {
         fn verify(
             &self,
             token: &str,
-        ) -> tern::transport::BoxFuture<'_, Result<tern::auth::AuthInfo, tern::auth::AuthError>>
+        ) -> tern_mcp::transport::BoxFuture<'_, Result<tern_mcp::auth::AuthInfo, tern_mcp::auth::AuthError>>
         {
             let ok = token == "s3cret";
             Box::pin(async move {
                 if ok {
-                    Ok(tern::auth::AuthInfo::new("me"))
+                    Ok(tern_mcp::auth::AuthInfo::new("me"))
                 } else {
-                    Err(tern::auth::AuthError::InvalidToken("no".into()))
+                    Err(tern_mcp::auth::AuthError::InvalidToken("no".into()))
                 }
             })
         }
@@ -366,7 +366,7 @@ async fn the_client_sends_its_bearer_token() {
         .unwrap();
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(seed::answer_region()) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap();
@@ -439,8 +439,8 @@ async fn graceful_shutdown_finishes_the_requests_in_flight() {
 #[test]
 fn a_header_annotation_on_a_number_property_is_refused() {
     let annotated = |ty: &str| json!({"type": "object", "properties": {"v": {"type": ty, "x-mcp-header": "V"}}});
-    assert!(tern::transport::http::param_headers(&annotated("number")).is_err());
-    assert!(tern::transport::http::param_headers(&annotated("integer")).is_ok());
+    assert!(tern_mcp::transport::http::param_headers(&annotated("number")).is_err());
+    assert!(tern_mcp::transport::http::param_headers(&annotated("integer")).is_ok());
 }
 
 /// Accepts one connection, reads one request, answers `status` with the JSON that
@@ -503,7 +503,7 @@ async fn over_http_a_400_version_refusal_listing_our_version_is_retried_once() {
     });
     let transport = HttpClientTransport::builder(url(addr)).build().unwrap();
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap();

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use tern::Error;
-use tern::client::Client;
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
-use tern::types::v2026_07_28::{ContentBlock, ElicitRequestParams, RequestId};
+use tern_mcp::Error;
+use tern_mcp::client::Client;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::{BoxFuture, CallError, ClientTransport, OutgoingRequest, TransportError};
+use tern_mcp::types::v2026_07_28::{ContentBlock, ElicitRequestParams, RequestId};
 
 const KEY: &str = "6b1f3c2a9d8e7f60112233445566778899aabbccddeeff00112233445566778a";
 const FIXED: &str = "Invalid or expired requestState";
@@ -120,18 +120,18 @@ async fn fleet_client(transport: Arc<RoundRobin>) -> Client {
                 panic!("only form elicitation is expected");
             };
             Ok(if form.message.starts_with("Deploy to") {
-                tern::ask::accept([("confirm", true)])
+                tern_mcp::ask::accept([("confirm", true)])
             } else {
-                tern::ask::accept([("region", "eu-west-1")])
+                tern_mcp::ask::accept([("region", "eu-west-1")])
             })
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap()
 }
 
-fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
+fn text(result: &tern_mcp::types::v2026_07_28::CallToolResult) -> String {
     match &result.content[0] {
         ContentBlock::Text(t) => t.text.clone(),
         other => panic!("not text: {other:?}"),

@@ -3,17 +3,17 @@
 //! each test names.
 
 use crate::http_support;
-use tern::server::http::HttpLimits;
+use tern_mcp::server::http::HttpLimits;
 
 use std::sync::Arc;
 
 use serde_json::json;
-use tern::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern::server::http::{HostPolicy, HttpServer};
-use tern::server::{RequestContext, Server};
-use tern::transport::BoxFuture;
-use tern::transport::http::ParamHeader;
-use tern::types::v2026_07_28::{CallToolResult, ReadResourceResult, TextResourceContents, method};
+use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern_mcp::server::http::{HostPolicy, HttpServer};
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::BoxFuture;
+use tern_mcp::transport::http::ParamHeader;
+use tern_mcp::types::v2026_07_28::{CallToolResult, ReadResourceResult, TextResourceContents, method};
 
 use http_support::{body, mcp_headers, post, send, serve, set};
 
@@ -22,7 +22,7 @@ fn server() -> Server {
         .handle::<method::CallTool, _, _>(|ctx: RequestContext, params| async move {
             let who = ctx.auth().map(|a| a.client_id.clone()).unwrap_or_default();
             let text = format!("{} by {who}", params.name);
-            Ok(CallToolResult::new(vec![tern::ask::text(text)]).into())
+            Ok(CallToolResult::new(vec![tern_mcp::ask::text(text)]).into())
         })
         .handle::<method::ReadResource, _, _>(|_ctx, params| async move {
             let contents = TextResourceContents::new("hi", params.uri.clone());
@@ -155,7 +155,7 @@ async fn a_missing_or_mismatched_mcp_name_header_is_400_header_mismatch() {
 async fn a_base64_encoded_mcp_name_is_decoded_before_comparing() {
     let addr = rules_server().await;
     let name = "héllo wörld";
-    let encoded = tern::transport::http::encode_header_value(name);
+    let encoded = tern_mcp::transport::http::encode_header_value(name);
     assert!(encoded.starts_with("=?base64?"), "{encoded}");
     let r = post(
         addr,
@@ -164,7 +164,7 @@ async fn a_base64_encoded_mcp_name_is_decoded_before_comparing() {
     )
     .await;
     assert_eq!(r.status, 200, "{r:?}");
-    let wrong = tern::transport::http::encode_header_value("héllo");
+    let wrong = tern_mcp::transport::http::encode_header_value("héllo");
     let r = post(addr, &mcp_headers("tools/call", Some(&wrong)), &call(name)).await;
     assert_eq!((r.status, r.error_code()), (400, Some(-32020)), "{r:?}");
     let r = post(
@@ -448,7 +448,7 @@ async fn an_unsupported_protocol_version_is_400_with_the_supported_list() {
 async fn asking_for_an_undeclared_capability_is_400_missing_capability() {
     let server = Server::builder("s", "1")
         .handle::<method::CallTool, _, _>(|_ctx, _p| async {
-            Ok(tern::ask::input_required([("roots", tern::ask::list_roots())], None).into())
+            Ok(tern_mcp::ask::input_required([("roots", tern_mcp::ask::list_roots())], None).into())
         })
         .build()
         .unwrap();
@@ -514,9 +514,9 @@ async fn an_mcp_server_brings_its_tools_header_annotations_to_the_endpoint() {
         #[schemars(extend("x-mcp-header" = "Region"))]
         region: String,
     }
-    let mcp = tern::mcp::McpServer::new("annotated", "1");
+    let mcp = tern_mcp::mcp::McpServer::new("annotated", "1");
     mcp.tool("sql")
-        .run(|args: Args, _ctx: tern::mcp::ToolContext| async move { Ok(args.region) });
+        .run(|args: Args, _ctx: tern_mcp::mcp::ToolContext| async move { Ok(args.region) });
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
     let call = body(
         1,

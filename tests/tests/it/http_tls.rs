@@ -4,15 +4,15 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tern::server::http::HttpLimits;
+use tern_mcp::server::http::HttpLimits;
 
 use serde_json::json;
-use tern::ask;
-use tern::client::EraMode;
-use tern::server::http::HttpServer;
-use tern::server::{RequestContext, Server};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{CallToolResult, method};
+use tern_mcp::ask;
+use tern_mcp::client::EraMode;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{CallToolResult, method};
 use tern_tests::{Asked, recording_client, text_of};
 
 /// A tool that asks for a region the MRTR way, then answers.
@@ -30,7 +30,7 @@ pub(crate) fn server() -> Server {
                         "Which region?",
                         json!({"type": "object", "properties": {"region": {"type": "string"}}}),
                     )
-                    .map_err(|e| tern::jsonrpc::RpcError::internal(e.to_string()))?;
+                    .map_err(|e| tern_mcp::jsonrpc::RpcError::internal(e.to_string()))?;
                     ask::input_required([("region", form)], None).into()
                 }
                 Some(_) => {
@@ -80,7 +80,7 @@ async fn tls_endpoint() -> (SocketAddr, String) {
     (addr, cert_pem)
 }
 
-fn client() -> tern::client::ClientBuilder {
+fn client() -> tern_mcp::client::ClientBuilder {
     recording_client(&Asked::default())
 }
 
@@ -112,7 +112,7 @@ async fn an_untrusted_certificate_is_refused() {
     let url = format!("https://localhost:{}/mcp", addr.port());
     let transport = HttpClientTransport::builder(&url).build().unwrap();
     let client = client()
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap();

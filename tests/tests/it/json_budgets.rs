@@ -159,11 +159,11 @@ async fn errors_echo_at_most_a_clipped_prefix_of_what_the_peer_sent() {
 /// less refuses what the default would take.
 #[tokio::test]
 async fn an_mcp_server_holds_messages_to_the_limits_it_is_given() {
-    let mut limits = tern::server::ServerLimits::default();
+    let mut limits = tern_mcp::server::ServerLimits::default();
     limits.max_json_values = 50;
-    let mcp = tern::mcp::McpServer::new("strict", "1").limits(limits);
+    let mcp = tern_mcp::mcp::McpServer::new("strict", "1").limits(limits);
     mcp.tool("provision")
-        .run(|_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| async { Ok("done") });
+        .run(|_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| async { Ok("done") });
     let addr = serve_default(mcp.server().unwrap()).await;
     let headers = mcp_headers("tools/call", Some("provision"));
     let small = post(addr, &headers, &fat_arguments(10)).await;

@@ -2,15 +2,15 @@
 //! from a scripted server.
 
 use serde_json::{Value, json};
-use tern::client::{Client, EraMode};
-use tern::jsonrpc::RpcError;
-use tern::transport::memory;
-use tern::types::v2026_07_28::ListRootsResult;
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::ListRootsResult;
 use tern_tests::wire::RawPeer;
 
 /// Connects `builder`'s client in legacy mode to a scripted server, completing the
 /// handshake; returns the client and the server's end.
-async fn session(builder: tern::client::ClientBuilder) -> (Client, RawPeer) {
+async fn session(builder: tern_mcp::client::ClientBuilder) -> (Client, RawPeer) {
     let (client_end, server_end) = memory::pair();
     let mut server = RawPeer::new(server_end);
     let client = tokio::spawn(builder.era(EraMode::Session).connect(client_end));

@@ -5,19 +5,19 @@ use std::sync::{Arc, Mutex};
 use tern_tests::text_of;
 
 use serde_json::{Value, json};
-use tern::ask;
-use tern::client::{Client, EraMode, InputContext};
-use tern::jsonrpc::RpcError;
-use tern::server::{RequestContext, Server};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::{Client, EraMode, InputContext};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, ElicitResult,
     ElicitValue, InputResponse, ListToolsResult, Tool, method,
 };
-use tern::{Era, Error};
+use tern_mcp::{Era, Error};
 use tern_tests::wire::RawPeer;
 
-fn region_form() -> tern::types::v2026_07_28::InputRequest {
+fn region_form() -> tern_mcp::types::v2026_07_28::InputRequest {
     ask::elicit_form(
         "Which region?",
         json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}),
@@ -229,7 +229,7 @@ async fn request_client_outside_a_legacy_session_is_method_not_found() {
         .build()
         .unwrap();
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(serve(server))
         .await
         .unwrap();

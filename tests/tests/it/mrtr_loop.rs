@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tern::client::ClientLimits;
+use tern_mcp::client::ClientLimits;
 use tern_tests::Stopped;
 use tern_tests::fixtures::Fixture;
 use tern_tests::seed::{self, answered_region as region_of};
@@ -13,14 +13,14 @@ use tern_tests::{Asked, recording_client};
 use crate::transports::over_each_transport;
 
 use serde_json::{Value, json};
-use tern::Error;
-use tern::ask;
-use tern::client::Client;
-use tern::jsonrpc::RpcError;
-use tern::seal::RequestStateSecurity;
-use tern::server::{RequestContext, Server, ServerBuilder};
-use tern::transport::memory;
-use tern::types::v2026_07_28::{
+use tern_mcp::Error;
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::server::{RequestContext, Server, ServerBuilder};
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitRequestParams, GetPromptOutcome,
     GetPromptRequestParams, GetPromptResult, Outcome, PromptMessage, ReadResourceOutcome,
     ReadResourceRequestParams, ReadResourceResult, Role, TextResourceContents, method,
@@ -35,7 +35,7 @@ fn done(text: &str) -> CallToolOutcome {
 
 fn text_of(result: &CallToolResult) -> String {
     match &result.content[0] {
-        tern::types::v2026_07_28::ContentBlock::Text(t) => t.text.clone(),
+        tern_mcp::types::v2026_07_28::ContentBlock::Text(t) => t.text.clone(),
         other => panic!("not text: {other:?}"),
     }
 }
@@ -54,7 +54,7 @@ fn serve(builder: ServerBuilder) -> (memory::MemoryTransport, Recording) {
 async fn answering_client(transport: memory::MemoryTransport, recording: &Recording) -> Client {
     Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording.clone()))
         .await
         .unwrap()
@@ -125,7 +125,7 @@ async fn requests_of_one_round_run_concurrently() {
                 Ok(ask::accept([("region", "x")]))
             }
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording))
         .await
         .unwrap();
@@ -148,7 +148,7 @@ async fn the_round_cap_defaults_to_ten_and_names_itself() {
             assert!(
                 matches!(
                     err,
-                    Error::Input(tern::InputError::RoundsExceeded { max_rounds: 10 })
+                    Error::Input(tern_mcp::InputError::RoundsExceeded { max_rounds: 10 })
                 ),
                 "{err:?}"
             );
@@ -175,7 +175,7 @@ async fn the_round_cap_can_be_configured() {
             assert!(
                 matches!(
                     err,
-                    Error::Input(tern::InputError::RoundsExceeded { max_rounds: 3 })
+                    Error::Input(tern_mcp::InputError::RoundsExceeded { max_rounds: 3 })
                 ),
                 "{err:?}"
             );
@@ -280,7 +280,7 @@ async fn each_retry_has_a_new_id_and_the_same_method_and_params() {
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
         .limits(tern_tests::tuned(|l: &mut ClientLimits| l.max_rounds = 3))
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording.clone()))
         .await
         .unwrap();
@@ -348,7 +348,7 @@ async fn concurrent_calls_do_not_share_answers_or_state() {
                 format!("answer-{}", form.message),
             )]))
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(transport, recording))
         .await
         .unwrap();
@@ -407,13 +407,13 @@ async fn a_request_type_without_a_callback_is_a_clear_error() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Input(tern::InputError::NoCallback { method }) if method == "sampling/createMessage"),
+        matches!(&err, Error::Input(tern_mcp::InputError::NoCallback { method }) if method == "sampling/createMessage"),
         "{err:?}"
     );
     assert!(err.to_string().contains("on_sampling"), "{err}");
@@ -428,7 +428,7 @@ async fn an_error_response_aborts_the_loop() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
@@ -451,7 +451,7 @@ async fn a_refused_state_starts_the_call_over_once_then_is_its_own_error() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
@@ -462,7 +462,7 @@ async fn a_refused_state_starts_the_call_over_once_then_is_its_own_error() {
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Ok(ask::accept([("region", "x")])) })
         .restart_on_rejected_state(false)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
@@ -479,13 +479,13 @@ async fn a_callback_error_aborts_the_round() {
     .await;
     let client = Client::builder("c", "1")
         .on_elicitation(|_ctx, _p| async { Err(RpcError::internal("the user closed the window")) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Input(tern::InputError::Callback { method, .. }) if method == "elicitation/create"),
+        matches!(&err, Error::Input(tern_mcp::InputError::Callback { method, .. }) if method == "elicitation/create"),
         "{err:?}"
     );
 }
@@ -497,7 +497,7 @@ async fn a_result_without_result_type_is_complete() {
     ])
     .await;
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
@@ -509,13 +509,13 @@ async fn a_result_without_result_type_is_complete() {
 async fn an_unknown_result_type_is_an_error() {
     let transport = rogue_server(vec![json!({"resultType": "teleport", "content": []})]).await;
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "teleport"),
+        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::UnknownResultType(t)) if t == "teleport"),
         "{err:?}"
     );
 }
@@ -526,13 +526,13 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
     let transport =
         rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern::ProtocolError::Decode { .. })),
+        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::Decode { .. })),
         "{err:?}"
     );
 }
@@ -556,7 +556,7 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
             .await;
     });
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await
         .unwrap();
@@ -567,7 +567,7 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
         .expect("the broken response ends the call")
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern::ProtocolError::Decode { .. })),
+        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::Decode { .. })),
         "{err:?}"
     );
     let result = within(client.call_tool("t", json!({})))
@@ -583,13 +583,13 @@ async fn a_task_for_a_prompt_is_an_invalid_answer() {
         "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z", "ttlMs": null});
     let transport = rogue_server(vec![created]).await;
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
     let err = client.get_prompt("p", None).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern::ProtocolError::UnknownResultType(t)) if t == "task"),
+        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::UnknownResultType(t)) if t == "task"),
         "{err:?}"
     );
 }
@@ -598,7 +598,7 @@ async fn a_task_for_a_prompt_is_an_invalid_answer() {
 async fn an_input_required_result_with_neither_requests_nor_state_is_an_error() {
     let transport = rogue_server(vec![json!({"resultType": "input_required"})]).await;
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await
         .unwrap();
@@ -606,7 +606,7 @@ async fn an_input_required_result_with_neither_requests_nor_state_is_an_error() 
     assert!(
         matches!(
             err,
-            Error::Protocol(tern::ProtocolError::EmptyInputRequired)
+            Error::Protocol(tern_mcp::ProtocolError::EmptyInputRequired)
         ),
         "{err:?}"
     );
@@ -649,13 +649,13 @@ async fn prompts_and_resource_templates_run_the_same_loop() {
         .on_list_roots(|_ctx, _p| async {
             Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///work"}]})).unwrap())
         })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await
         .unwrap();
 
     let prompt = client.get_prompt("briefing", None).await.unwrap();
-    let tern::types::v2026_07_28::ContentBlock::Text(t) = &prompt.messages[0].content else {
+    let tern_mcp::types::v2026_07_28::ContentBlock::Text(t) = &prompt.messages[0].content else {
         panic!()
     };
     assert_eq!(t.text, "Write a briefing for the board.");
@@ -693,7 +693,7 @@ async fn asking_for_a_capability_the_client_did_not_declare_is_32021() {
 async fn raw_server() -> RawPeer {
     let server = Server::builder("s", "1")
         .handle::<method::ListTools, _, _>(|_ctx, _p| async {
-            Ok(tern::types::v2026_07_28::ListToolsResult::new(vec![]))
+            Ok(tern_mcp::types::v2026_07_28::ListToolsResult::new(vec![]))
         })
         .build()
         .unwrap();
@@ -874,7 +874,7 @@ async fn dropping_a_call_cancels_it_on_the_server() {
     let recording = Recording::default();
     tokio::spawn(async move { server.serve(server_end).await });
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Tap::new(client_end, recording.clone()))
         .await
         .unwrap();
@@ -934,7 +934,7 @@ pub(crate) async fn each_caller_sees_its_own_progress(client: &Client) {
             assert!(matches!(outcome, Outcome::Complete(_)));
             let mut seen = Vec::new();
             while let Ok(notice) = rx.try_recv() {
-                if let tern::client::Notice::Progress(p) = notice {
+                if let tern_mcp::client::Notice::Progress(p) = notice {
                     seen.push(p.progress.as_f64().unwrap());
                 }
             }
@@ -955,7 +955,7 @@ async fn progress_notifications_reach_the_request_that_asked() {
     tokio::spawn(async move { server.serve(server_end).await });
     each_caller_sees_its_own_progress(
         &Client::builder("c", "1")
-            .era(tern::client::EraMode::Stateless)
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await
             .unwrap(),

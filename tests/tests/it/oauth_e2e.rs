@@ -16,12 +16,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tern::auth::JwtVerifier;
-use tern::client::Client;
-use tern::oauth::{OAuthClient, UserAgent};
-use tern::server::http::{HttpServer, ProtectedResource};
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::{BoxFuture, TransportError};
+use tern_mcp::auth::JwtVerifier;
+use tern_mcp::client::Client;
+use tern_mcp::oauth::{OAuthClient, UserAgent};
+use tern_mcp::server::http::{HttpServer, ProtectedResource};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::{BoxFuture, TransportError};
 use tern_tests::text_of;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use url::Url;
@@ -193,7 +193,7 @@ async fn notes_behind(
     listener: tokio::net::TcpListener,
     resource: &str,
     issuer: &str,
-    verifier: Arc<dyn tern::auth::TokenVerifier>,
+    verifier: Arc<dyn tern_mcp::auth::TokenVerifier>,
     user: &User,
 ) -> Client {
     let mcp = notes();
@@ -276,7 +276,7 @@ async fn a_server_that_introspects_opaque_tokens_serves_tern_signed_in_through_o
     let Some(provider) = provider(&["http://127.0.0.1:9/unused", &resource]).await else {
         return;
     };
-    let verifier = tern::auth::IntrospectionVerifier::new(
+    let verifier = tern_mcp::auth::IntrospectionVerifier::new(
         format!("{}/token/introspection", provider.issuer),
         "notes-server",
         "notes-server-secret",

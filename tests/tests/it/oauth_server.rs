@@ -14,11 +14,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
-use tern::ask;
-use tern::auth::JwtVerifier;
-use tern::mcp::{McpServer, NoArgs, ToolContext};
-use tern::server::http::{HttpServer, ProtectedResource};
-use tern::types::v2026_07_28::{CallToolOutcome, CallToolResult};
+use tern_mcp::ask;
+use tern_mcp::auth::JwtVerifier;
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::server::http::{HttpServer, ProtectedResource};
+use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 use tokio::net::TcpListener;
 
 use http_support::{body, mcp_headers, post, send, set};

@@ -43,7 +43,7 @@ pub(crate) async fn redis(name: &str) -> Redis {
         .expect("redis-server is installed (.ci/run installs it)");
     let url = format!("redis+unix://{}", socket.display());
     for _ in 0..200 {
-        if tern::tasks::RedisTaskStore::connect(&url).await.is_ok() {
+        if tern_mcp::tasks::RedisTaskStore::connect(&url).await.is_ok() {
             return Redis { child, dir, url };
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

@@ -2,8 +2,8 @@
 //! request's `_meta["io.modelcontextprotocol/logLevel"]` asked for.
 
 use serde_json::{Value, json};
-use tern::server::{RequestContext, Server};
-use tern::types::v2026_07_28::{CallToolResult, LoggingLevel, method};
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::types::v2026_07_28::{CallToolResult, LoggingLevel, method};
 use tern_tests::wire::{RawPeer, meta};
 
 fn logging_server() -> Server {
@@ -12,7 +12,7 @@ fn logging_server() -> Server {
             ctx.log(LoggingLevel::Debug, json!("noise"));
             ctx.log(LoggingLevel::Warning, json!("careful"));
             ctx.log(LoggingLevel::Error, json!("broken"));
-            Ok(CallToolResult::new(vec![tern::ask::text("done")]).into())
+            Ok(CallToolResult::new(vec![tern_mcp::ask::text("done")]).into())
         })
         .build()
         .unwrap()
@@ -25,7 +25,7 @@ async fn logged(log_level: Option<&str>) -> Vec<Value> {
     if let Some(level) = log_level {
         meta["io.modelcontextprotocol/logLevel"] = json!(level);
     }
-    let (client_end, server_end) = tern::transport::memory::pair();
+    let (client_end, server_end) = tern_mcp::transport::memory::pair();
     let server = logging_server();
     tokio::spawn(async move { server.serve(server_end).await });
     let mut peer = RawPeer::new(client_end);

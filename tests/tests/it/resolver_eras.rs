@@ -8,13 +8,13 @@ use tern_tests::text_of;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tern::client::{Client, EraMode};
-use tern::mcp::{Elicit, McpServer, Resolve, ToolError, form_content};
-use tern::server::http::HttpServer;
-use tern::testing::{End, TestClient};
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::memory;
-use tern::types::v2026_07_28::InputRequest;
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::mcp::{Elicit, McpServer, Resolve, ToolError, form_content};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::testing::{End, TestClient};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::memory;
+use tern_mcp::types::v2026_07_28::InputRequest;
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
@@ -37,7 +37,7 @@ impl Resolve<Args> for Confirm {
         "confirm".into()
     }
     fn question(args: &Args, _deps: &Self::Deps) -> Result<InputRequest, ToolError> {
-        Ok(tern::ask::elicit_form(
+        Ok(tern_mcp::ask::elicit_form(
             format!("Create {}?", args.name),
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
         )?)
@@ -64,22 +64,22 @@ fn server() -> McpServer {
     mcp
 }
 
-fn recording_client(seen: &Seen) -> impl Fn() -> tern::client::ClientBuilder + '_ {
+fn recording_client(seen: &Seen) -> impl Fn() -> tern_mcp::client::ClientBuilder + '_ {
     move || {
         let seen = Arc::clone(seen);
         Client::builder("c", "1").on_elicitation(move |ctx, params| {
             let seen = Arc::clone(&seen);
             async move {
-                let tern::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
+                let tern_mcp::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
                     panic!("a form was expected");
                 };
                 seen.lock()
                     .unwrap()
                     .push((ctx.key.clone(), form.message.clone()));
                 Ok(if form.message.starts_with("Create") {
-                    tern::ask::accept([("ok", true)])
+                    tern_mcp::ask::accept([("ok", true)])
                 } else {
-                    tern::ask::accept([("region", "eu-west-1")])
+                    tern_mcp::ask::accept([("region", "eu-west-1")])
                 })
             }
         })
@@ -96,7 +96,7 @@ async fn one_resolver_tool_serves_both_eras_through_the_same_callback() {
     let s = mcp.server().unwrap();
     tokio::spawn(async move { s.serve(server_end).await });
     let modern = builder()
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(client_end)
         .await
         .unwrap();

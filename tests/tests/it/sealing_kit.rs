@@ -1,4 +1,4 @@
-//! Sealed `requestState` seen from a client, through the test kit (`tern::testing`): the
+//! Sealed `requestState` seen from a client, through the test kit (`tern_mcp::testing`): the
 //! seed's server under a sealing policy with a manual clock, answered by a scripted
 //! client. Within its TTL a state completes the call; past it, or altered on the way,
 //! or sealed by another key, it is refused with the one fixed error.
@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use tern::seal::ManualClock;
-use tern::seal::RequestStateSecurity;
-use tern::testing::TestClient;
+use tern_mcp::seal::ManualClock;
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::testing::TestClient;
 use tern_tests::seed;
 
 const KEY: [u8; 32] = [42; 32];
@@ -21,7 +21,7 @@ async fn client(clock: &Arc<ManualClock>, key: [u8; 32]) -> TestClient {
         .unwrap()
         .ttl(TTL)
         .unwrap()
-        .clock(Arc::clone(clock) as Arc<dyn tern::seal::Clock>);
+        .clock(Arc::clone(clock) as Arc<dyn tern_mcp::seal::Clock>);
     let server = seed::provision_server().seal(security).build().unwrap();
     TestClient::over(server)
         .await

@@ -5,13 +5,13 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use tern::client::{Client, EraMode};
-use tern::jsonrpc::RpcError;
-use tern::mcp::McpServer;
-use tern::server::http::HttpServer;
-use tern::server::middleware::{Dispatch, Dispatched, Downstream, Ending, Middleware};
-use tern::transport::BoxFuture;
-use tern::types::v2026_07_28::{CallToolRequestParams, method};
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::mcp::McpServer;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::middleware::{Dispatch, Dispatched, Downstream, Ending, Middleware};
+use tern_mcp::transport::BoxFuture;
+use tern_mcp::types::v2026_07_28::{CallToolRequestParams, method};
 
 use tern_tests::stepper;
 
@@ -62,10 +62,10 @@ impl Middleware for Guard {
     }
 }
 
-fn answering() -> tern::client::ClientBuilder {
+fn answering() -> tern_mcp::client::ClientBuilder {
     Client::builder("layers", "1")
         .era(EraMode::Stateless)
-        .on_elicitation(|_ctx, _p| async { Ok(tern::ask::accept([("go", true)])) })
+        .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("go", true)])) })
 }
 
 #[tokio::test]
@@ -103,7 +103,7 @@ async fn a_layer_sees_every_round_of_a_call_with_its_round_number_and_outcome() 
     let mut params = CallToolRequestParams::new("steps");
     params.request_state = Some("t1.forged".into());
     let err = c.request::<method::CallTool>(params).await.unwrap_err();
-    assert!(matches!(err, tern::Error::StateRejected(_)), "{err}");
+    assert!(matches!(err, tern_mcp::Error::StateRejected(_)), "{err}");
     assert_eq!(
         seen.lock().unwrap()[0],
         (
@@ -122,7 +122,7 @@ async fn a_guard_answers_in_the_tools_place_and_the_tool_never_runs() {
     for name in ["danger", "safe"] {
         let ran = Arc::clone(&ran);
         mcp.tool(name)
-            .run(move |_: tern::mcp::NoArgs, _ctx: tern::mcp::ToolContext| {
+            .run(move |_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| {
                 *ran.lock().unwrap() += 1;
                 async move { Ok("ran") }
             });

@@ -4,10 +4,10 @@
 //! of being locked out.
 
 use crate::http_support;
-use tern::server::http::HttpLimits;
+use tern_mcp::server::http::HttpLimits;
 
 use serde_json::{Value, json};
-use tern::server::http::HttpServer;
+use tern_mcp::server::http::HttpServer;
 
 use http_support::{Raw, legacy_body, legacy_headers, open_session, post, serve};
 
@@ -32,7 +32,7 @@ async fn initialize_with(addr: std::net::SocketAddr, bytes: usize) -> Raw {
     post(addr, &legacy_headers(None), &body).await
 }
 
-fn server() -> tern::server::Server {
+fn server() -> tern_mcp::server::Server {
     tern_tests::seed::provision_server().build().unwrap()
 }
 

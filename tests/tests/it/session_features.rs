@@ -10,8 +10,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tern::client::{Client, EraMode};
-use tern::transport::http::client::HttpClientTransport;
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_tests::text_of;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -379,7 +379,7 @@ async fn get_without_a_session_or_sse_is_refused_and_a_stateless_only_endpoint_h
     assert_eq!(http_support::send(addr, "GET", &h, "").await.status, 400);
 
     let modern =
-        tern::server::http::HttpServer::new(tern_tests::notifier::notifier(true).server().unwrap())
+        tern_mcp::server::http::HttpServer::new(tern_tests::notifier::notifier(true).server().unwrap())
             .stateless_only();
     let addr = http_support::serve(modern).await;
     let r = http_support::send(addr, "GET", &get_headers(&id, None), "").await;
@@ -392,8 +392,8 @@ async fn session_client(addr: SocketAddr) -> Client {
         .unwrap();
     Client::builder("c", "1")
         .on_elicitation(|_ctx, params| async move {
-            let tern::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
-                return Ok(tern::ask::decline());
+            let tern_mcp::types::v2026_07_28::ElicitRequestParams::Form(form) = params else {
+                return Ok(tern_mcp::ask::decline());
             };
             let field = form
                 .requested_schema
@@ -403,7 +403,7 @@ async fn session_client(addr: SocketAddr) -> Client {
                 .cloned()
                 .unwrap_or_default();
             let value = if field == "name" { "Ada" } else { "teal" };
-            Ok(tern::ask::accept([(field.as_str(), value)]))
+            Ok(tern_mcp::ask::accept([(field.as_str(), value)]))
         })
         .era(EraMode::Session)
         .connect(std::sync::Arc::new(transport))
@@ -428,7 +428,7 @@ async fn without_the_shim_the_same_tool_is_an_internal_error_on_a_session() {
         .call_tool("two_questions", json!({}))
         .await
         .unwrap_err();
-    let tern::Error::Rpc(rpc) = &err else {
+    let tern_mcp::Error::Rpc(rpc) = &err else {
         panic!("{err:?}")
     };
     assert_eq!(rpc.code, -32603, "{err}");
@@ -447,7 +447,7 @@ async fn listens_to_one_uri(mode: EraMode, expected_version: &str) {
         .await
         .unwrap();
     assert_eq!(client.protocol_version(), expected_version);
-    let mut filter = tern::types::v2026_07_28::SubscriptionFilter::new();
+    let mut filter = tern_mcp::types::v2026_07_28::SubscriptionFilter::new();
     filter.resource_subscriptions = Some(vec!["note://a".into()]);
     let mut listener = client.listen(filter).await.unwrap();
     for uri in ["note://b", "note://a"] {
@@ -462,7 +462,7 @@ async fn listens_to_one_uri(mode: EraMode, expected_version: &str) {
         .unwrap();
     assert_eq!(
         heard,
-        tern::client::Notice::ResourceUpdated("note://a".into())
+        tern_mcp::client::Notice::ResourceUpdated("note://a".into())
     );
     let more = tokio::time::timeout(Duration::from_millis(300), listener.next()).await;
     assert!(more.is_err(), "heard more: {more:?}");
@@ -481,23 +481,23 @@ async fn the_client_listens_to_one_uri_in_a_session() {
 /// A low-level server whose `tools/call` asks for a region on every round (the direct
 /// form), fulfilled on sessions under `policy`; the client's answers take `answer_delay`.
 async fn always_asking_on_a_session(
-    policy: tern::server::SessionInput,
+    policy: tern_mcp::server::SessionInput,
     answer_delay: Duration,
-) -> (tern::Error, usize) {
+) -> (tern_mcp::Error, usize) {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let server = tern::server::Server::builder("asker", "1")
-        .handle::<tern::types::v2026_07_28::method::CallTool, _, _>(|_ctx, _params| async {
-            let form = tern::ask::elicit_form(
+    let server = tern_mcp::server::Server::builder("asker", "1")
+        .handle::<tern_mcp::types::v2026_07_28::method::CallTool, _, _>(|_ctx, _params| async {
+            let form = tern_mcp::ask::elicit_form(
                 "Region?",
                 json!({"type": "object", "properties": {"region": {"type": "string"}}}),
             )
             .unwrap();
-            Ok(tern::ask::input_required([("region", form)], Some("again")).into())
+            Ok(tern_mcp::ask::input_required([("region", form)], Some("again")).into())
         })
         .fulfil_input_on_sessions(policy)
         .build()
         .unwrap();
-    let (client_end, server_end) = tern::transport::memory::pair();
+    let (client_end, server_end) = tern_mcp::transport::memory::pair();
     tokio::spawn(async move { server.serve(server_end).await });
     let asked = std::sync::Arc::new(AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&asked);
@@ -506,7 +506,7 @@ async fn always_asking_on_a_session(
             counter.fetch_add(1, Ordering::Relaxed);
             async move {
                 tokio::time::sleep(answer_delay).await;
-                Ok(tern::ask::accept([("region", "eu")]))
+                Ok(tern_mcp::ask::accept([("region", "eu")]))
             }
         })
         .era(EraMode::Session)
@@ -517,16 +517,16 @@ async fn always_asking_on_a_session(
     (err, asked.load(Ordering::Relaxed))
 }
 
-fn rpc_code(err: &tern::Error) -> i64 {
+fn rpc_code(err: &tern_mcp::Error) -> i64 {
     match err {
-        tern::Error::Rpc(rpc) => rpc.code,
+        tern_mcp::Error::Rpc(rpc) => rpc.code,
         other => panic!("{other:?}"),
     }
 }
 
 #[tokio::test]
 async fn a_handler_that_never_stops_asking_on_a_session_is_stopped_at_the_round_cap() {
-    let mut policy = tern::server::SessionInput::default();
+    let mut policy = tern_mcp::server::SessionInput::default();
     policy.max_rounds = 3;
     let (err, asked) = always_asking_on_a_session(policy, Duration::ZERO).await;
     assert_eq!(rpc_code(&err), -32603, "{err}");
@@ -535,7 +535,7 @@ async fn a_handler_that_never_stops_asking_on_a_session_is_stopped_at_the_round_
 
 #[tokio::test]
 async fn a_session_client_that_never_answers_is_given_up_on_at_the_deadline() {
-    let mut policy = tern::server::SessionInput::default();
+    let mut policy = tern_mcp::server::SessionInput::default();
     policy.max_rounds = 10;
     policy.timeout = Duration::from_millis(200);
     let started = std::time::Instant::now();
@@ -565,11 +565,11 @@ async fn a_listen_stream_naming_too_many_uris_is_refused() {
 
 #[tokio::test]
 async fn a_draining_endpoint_ends_the_session_get_streams_instead_of_waiting_on_them() {
-    let server = tern::mcp::McpServer::new("drain", "1").server().unwrap();
+    let server = tern_mcp::mcp::McpServer::new("drain", "1").server().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(tern::server::http::HttpServer::new(server).serve(
+    let serving = tokio::spawn(tern_mcp::server::http::HttpServer::new(server).serve(
         listener,
         async {
             let _ = stopped.await;

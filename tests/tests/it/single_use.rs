@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
-use tern::ask;
-use tern::client::Client;
-use tern::mcp::{McpServer, ToolContext, ToolError};
-use tern::seal::{RequestStateSecurity, parse_secret};
-use tern::server::http::HttpServer;
-use tern::server::replay::{RedisReplayStore, ReplayStore};
-use tern::transport::http::client::HttpClientTransport;
-use tern::types::v2026_07_28::{
+use tern_mcp::ask;
+use tern_mcp::client::Client;
+use tern_mcp::mcp::{McpServer, ToolContext, ToolError};
+use tern_mcp::seal::{RequestStateSecurity, parse_secret};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::replay::{RedisReplayStore, ReplayStore};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitValue, InputResponse,
     InputResponses, Outcome, method,
 };
@@ -95,7 +95,7 @@ async fn client(addr: SocketAddr) -> Client {
     let capabilities = serde_json::from_value(json!({"elicitation": {"form": {}}})).unwrap();
     Client::builder("payer", "1")
         .capabilities(capabilities)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()

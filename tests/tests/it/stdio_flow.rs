@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tern::ask;
+use tern_mcp::ask;
 
-use tern::client::Client;
-use tern::server::Server;
-use tern::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
-use tern::types::v2026_07_28::{CallToolResult, method};
+use tern_mcp::client::Client;
+use tern_mcp::server::Server;
+use tern_mcp::transport::stdio::{ChildProcessTransport, LineTransport, StderrSink};
+use tern_mcp::types::v2026_07_28::{CallToolResult, method};
 use tern_tests::seed;
 use tern_tests::wire::{RawPeer, meta};
 use tern_tests::{Asked, recording_client, text_of};
@@ -32,7 +32,7 @@ async fn the_full_mrtr_flow_runs_over_stdio_with_a_spawned_server() {
     .unwrap();
     let client = Client::builder("test-client", "1.0")
         .on_elicitation(|_ctx, _params| async { Ok(seed::answer_region()) })
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(child)
         .await
         .unwrap();
@@ -178,7 +178,7 @@ async fn dropping_the_client_ends_the_child_process() {
     let child = ChildProcessTransport::spawn(provision_server_command()).unwrap();
     let pid = child.id().unwrap();
     let client = Client::builder("c", "1")
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(child)
         .await
         .unwrap();

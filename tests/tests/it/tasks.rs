@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern::Error;
-use tern::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
-use tern::types::v2026_07_28::{ElicitRequestParams, ElicitValue, InputResponse, InputResponses};
+use tern_mcp::Error;
+use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::types::v2026_07_28::{ElicitRequestParams, ElicitValue, InputResponse, InputResponses};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
@@ -71,27 +71,27 @@ async fn client(instance: &Instance, user: &str) -> Client {
 }
 
 async fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
-    let transport = tern::transport::http::client::HttpClientTransport::builder(&instance.url)
+    let transport = tern_mcp::transport::http::client::HttpClientTransport::builder(&instance.url)
         .bearer_token(format!("user:{user}"))
         .build()
         .unwrap();
     Client::builder("task-tests", "1")
         .on_elicitation(answer_form)
         .extension(
-            tern::types::ext_tasks::EXTENSION_ID,
+            tern_mcp::types::ext_tasks::EXTENSION_ID,
             tasks.then(serde_json::Map::new),
         )
         .era(EraMode::Stateless)
-        .era(tern::client::EraMode::Stateless)
+        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()
 }
 
 async fn answer_form(
-    _ctx: tern::client::InputContext,
+    _ctx: tern_mcp::client::InputContext,
     params: ElicitRequestParams,
-) -> Result<tern::types::v2026_07_28::ElicitResult, tern::jsonrpc::RpcError> {
+) -> Result<tern_mcp::types::v2026_07_28::ElicitResult, tern_mcp::jsonrpc::RpcError> {
     let ElicitRequestParams::Form(form) = params else {
         panic!("a form was expected");
     };
@@ -100,8 +100,8 @@ async fn answer_form(
         .and_then(|p| p.keys().next().cloned())
         .unwrap_or_default();
     Ok(match field.as_str() {
-        "confirm" => tern::ask::accept([("confirm", ElicitValue::Boolean(true))]),
-        _ => tern::ask::accept([(field.as_str(), ElicitValue::String("eu".into()))]),
+        "confirm" => tern_mcp::ask::accept([("confirm", ElicitValue::Boolean(true))]),
+        _ => tern_mcp::ask::accept([(field.as_str(), ElicitValue::String("eu".into()))]),
     })
 }
 
@@ -115,7 +115,7 @@ fn rpc_code(e: &Error) -> Option<i64> {
     }
 }
 
-fn text(result: &tern::types::v2026_07_28::CallToolResult) -> String {
+fn text(result: &tern_mcp::types::v2026_07_28::CallToolResult) -> String {
     serde_json::to_value(&result.content).unwrap()[0]["text"]
         .as_str()
         .unwrap_or_default()
@@ -154,7 +154,7 @@ fn answer(key: &str, field: &str, value: ElicitValue) -> InputResponses {
     let mut r = InputResponses::new();
     r.insert(
         key,
-        InputResponse::Elicit(tern::ask::accept([(field, value)])),
+        InputResponse::Elicit(tern_mcp::ask::accept([(field, value)])),
     )
     .unwrap();
     r
@@ -182,7 +182,7 @@ async fn a_resolver_tool_with_two_questions_completes_inline_as_a_task_and_on_a_
     let result = tasks.call_tool("plan", json!({})).await.unwrap();
     assert_eq!(text(&result), "planned eu: true");
     // On a 2025-11-25 session: each question a request over the session.
-    let transport = tern::transport::http::client::HttpClientTransport::builder(&server.url)
+    let transport = tern_mcp::transport::http::client::HttpClientTransport::builder(&server.url)
         .bearer_token("user:ada")
         .build()
         .unwrap();
@@ -366,7 +366,7 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     assert_eq!(rpc_code(&err), Some(-32602), "{err}");
 }
 
-fn watching(ids: &[&str]) -> tern::types::v2026_07_28::SubscriptionFilter {
+fn watching(ids: &[&str]) -> tern_mcp::types::v2026_07_28::SubscriptionFilter {
     serde_json::from_value(json!({ "taskIds": ids })).unwrap()
 }
 
@@ -383,7 +383,7 @@ async fn a_listener_hears_a_task_change_status_until_it_ends() {
             .await
             .expect("notifications/tasks in time")
             .expect("the stream stays open");
-        let tern::client::Notice::Task(change) = notice else {
+        let tern_mcp::client::Notice::Task(change) = notice else {
             continue;
         };
         let params = serde_json::to_value(&change).unwrap();

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use tern::client::{Client, ClientBuilder};
-use tern::server::http::HttpServer;
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::memory;
-use tern::transport::stdio::ChildProcessTransport;
+use tern_mcp::client::{Client, ClientBuilder};
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::memory;
+use tern_mcp::transport::stdio::ChildProcessTransport;
 use tern_tests::fixtures::Fixture;
 
 /// A way for a client to reach a server.
@@ -40,7 +40,7 @@ impl Transport {
                 let (client_end, server_end) = memory::pair();
                 tokio::spawn(async move { server.serve(server_end).await });
                 client
-                    .era(tern::client::EraMode::Stateless)
+                    .era(tern_mcp::client::EraMode::Stateless)
                     .connect(client_end)
                     .await
                     .unwrap()
@@ -50,7 +50,7 @@ impl Transport {
                     tokio::process::Command::new(env!("CARGO_BIN_EXE_fixture_server"));
                 command.arg(fixture.name());
                 client
-                    .era(tern::client::EraMode::Stateless)
+                    .era(tern_mcp::client::EraMode::Stateless)
                     .connect(ChildProcessTransport::spawn(command).unwrap())
                     .await
                     .unwrap()
@@ -63,7 +63,7 @@ impl Transport {
                 http_ready(&url).await;
                 let transport = HttpClientTransport::builder(&url).build().unwrap();
                 client
-                    .era(tern::client::EraMode::Stateless)
+                    .era(tern_mcp::client::EraMode::Stateless)
                     .connect(Arc::new(transport))
                     .await
                     .unwrap()

@@ -344,7 +344,7 @@ fn key_ring_rejects_a_short_secret_and_says_how_to_generate_one() {
     let message = err.to_string();
     assert!(message.contains("at least 32 bytes"), "{message}");
     assert!(
-        message.contains("tern::seal::generate_secret_hex()"),
+        message.contains("tern_mcp::seal::generate_secret_hex()"),
         "{message}"
     );
     assert!(

@@ -4,7 +4,7 @@
 //! ```
 //! use schemars::JsonSchema;
 //! use serde::Deserialize;
-//! use tern::mcp::{Elicit, McpServer, ToolError};
+//! use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 //!
 //! #[derive(Deserialize, JsonSchema)]
 //! struct ProvisionArgs {
@@ -27,9 +27,9 @@
 //!             _ => Err(ToolError::new("no region, no database")),
 //!         }
 //!     });
-//! let server = mcp.server()?; // a tern::server::Server, sealed with an ephemeral key
+//! let server = mcp.server()?; // a tern_mcp::server::Server, sealed with an ephemeral key
 //! # let _ = server;
-//! # Ok::<(), tern::Error>(())
+//! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
 mod context;

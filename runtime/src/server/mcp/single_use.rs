@@ -40,7 +40,7 @@ impl SingleUse {
             }
             Ok(Redemption::Spent) => {
                 tracing::warn!(
-                    target: "tern::seal",
+                    target: "tern_mcp::seal",
                     reason = "replayed",
                     "rejected requestState"
                 );

@@ -75,7 +75,7 @@ pub struct Structured<T>(pub T);
 #[diagnostic::on_unimplemented(
     message = "a tool cannot return `{Self}` as its result",
     label = "this is not a complete tool result",
-    note = "return CallToolResult, String, ContentBlock, Vec<ContentBlock> or tern::mcp::Structured<T> (T: Serialize + JsonSchema)",
+    note = "return CallToolResult, String, ContentBlock, Vec<ContentBlock> or tern_mcp::mcp::Structured<T> (T: Serialize + JsonSchema)",
     note = "a tool that uses resolvers (registered with `.resolve`) cannot return InputRequiredResult: the resolvers own the call's inputResponses and requestState; register it with `.run` instead"
 )]
 pub trait IntoCallToolResult {

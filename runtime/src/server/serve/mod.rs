@@ -15,10 +15,10 @@ pub(super) mod messages;
 /// Kubernetes, a supervisor) drains the requests in flight instead of cutting them.
 ///
 /// ```no_run
-/// # async fn demo(server: tern::server::Server) -> std::io::Result<()> {
+/// # async fn demo(server: tern_mcp::server::Server) -> std::io::Result<()> {
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// tern::server::http::HttpServer::new(server)
-///     .serve(listener, tern::server::shutdown_signal())
+/// tern_mcp::server::http::HttpServer::new(server)
+///     .serve(listener, tern_mcp::server::shutdown_signal())
 ///     .await
 /// # }
 /// ```

@@ -2,8 +2,8 @@
 //! loop ([`HttpServer::serve`]) or embedded in an axum app ([`HttpServer::router`]).
 //!
 //! ```no_run
-//! # async fn demo(server: tern::server::Server) -> std::io::Result<()> {
-//! use tern::server::http::HttpServer;
+//! # async fn demo(server: tern_mcp::server::Server) -> std::io::Result<()> {
+//! use tern_mcp::server::http::HttpServer;
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();

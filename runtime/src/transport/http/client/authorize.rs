@@ -1,5 +1,5 @@
 //! What the HTTP client consults when a server refuses it for want of authorization: an
-//! [`Authorizer`] (tern's OAuth 2.1 client, `tern::oauth::OAuthClient`, or one of the
+//! [`Authorizer`] (tern's OAuth 2.1 client, `tern_mcp::oauth::OAuthClient`, or one of the
 //! application's own) turns a 401 or 403 and its `WWW-Authenticate` challenge into a
 //! new access token, and the request goes again with it.
 

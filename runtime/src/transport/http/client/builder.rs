@@ -91,7 +91,7 @@ impl HttpClientBuilder {
     }
 
     /// Consults `authorizer` when the server refuses a request with 401 or 403 (such as
-    /// `tern::oauth::OAuthClient`, the OAuth 2.1 flow the MCP spec describes): the
+    /// `tern_mcp::oauth::OAuthClient`, the OAuth 2.1 flow the MCP spec describes): the
     /// request goes again with the token it gives, which every later request carries.
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);

@@ -2,13 +2,13 @@
 //! metadata headers and reads a JSON or SSE answer.
 //!
 //! ```no_run
-//! # async fn demo() -> tern::Result<()> {
+//! # async fn demo() -> tern_mcp::Result<()> {
 //! use std::sync::Arc;
-//! use tern::client::Client;
-//! use tern::transport::http::client::HttpClientTransport;
+//! use tern_mcp::client::Client;
+//! use tern_mcp::transport::http::client::HttpClientTransport;
 //!
 //! let transport = HttpClientTransport::builder("http://127.0.0.1:8080/mcp").build()?;
-//! let client = Client::builder("me", "1.0").era(tern::client::EraMode::Stateless).connect(Arc::new(transport)).await?;
+//! let client = Client::builder("me", "1.0").era(tern_mcp::client::EraMode::Stateless).connect(Arc::new(transport)).await?;
 //! # Ok(()) }
 //! ```
 //!
