@@ -160,7 +160,9 @@ fn main() -> BenchResult<()> {
         loopback_round_trip(echo_addr).await?;
         let transport = HttpClientTransport::builder(format!("http://{addr}/mcp")).build()?;
         let client = Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .on_elicitation(|_ctx, _p| async {
+                Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
+            })
             .era(tern_mcp::client::EraMode::Stateless)
             .connect(Arc::new(transport))
             .await?;
@@ -171,7 +173,9 @@ fn main() -> BenchResult<()> {
         let server = seed::provision_server().build()?;
         tokio::spawn(async move { server.serve(server_end).await });
         let in_memory = Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .on_elicitation(|_ctx, _p| async {
+                Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
+            })
             .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await?;

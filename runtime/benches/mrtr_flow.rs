@@ -29,7 +29,9 @@ fn client_for(rt: &tokio::runtime::Runtime, sealed: bool) -> Client {
         let (client_end, server_end) = memory::pair();
         tokio::spawn(async move { server.serve(server_end).await });
         Client::builder("bench", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) })
+            .on_elicitation(|_ctx, _p| async {
+                Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
+            })
             .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await

@@ -68,8 +68,9 @@ async fn start(file: &str) -> Result<(), Error> {
 async fn finish(file: &str) -> Result<(), Error> {
     let mut pending: PendingCall = serde_json::from_slice(&std::fs::read(file)?)?;
     let client = connect(
-        Client::builder("resume-finish", "1.0.0")
-            .on_elicitation(|_ctx, _p| async { Ok(tern_mcp::ask::accept([("region", "eu-west-1")])) }),
+        Client::builder("resume-finish", "1.0.0").on_elicitation(|_ctx, _p| async {
+            Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
+        }),
     )
     .await?;
     loop {

@@ -25,7 +25,9 @@ pub fn stepper() -> McpServer {
             );
             if round == 3 {
                 return Ok(tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
-                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text("done")]),
+                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text(
+                        "done",
+                    )]),
                 ));
             }
             let go = tern_mcp::ask::elicit_form(

@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tern_mcp::transport::{BoxFuture, MessageSink, MessageSource, MessageTransport, TransportError};
+use tern_mcp::transport::{
+    BoxFuture, MessageSink, MessageSource, MessageTransport, TransportError,
+};
 
 /// Every message sent through a [`Tap`], in order, parsed.
 #[derive(Clone, Default, Debug)]

@@ -43,7 +43,10 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
         mcp.tool(name)
             .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
     }
-    let addr = serve(tern_mcp::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let addr = serve(tern_mcp::server::http::HttpServer::new(
+        mcp.server().unwrap(),
+    ))
+    .await;
     let c = connect(stateless(), &url(addr)).await;
     let first = c.list::<ListTools>(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
@@ -315,7 +318,10 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
             counted.fetch_add(1, Ordering::SeqCst);
             async move { Ok(args.code) }
         });
-    let addr = serve(tern_mcp::server::http::HttpServer::new(mcp.server().unwrap())).await;
+    let addr = serve(tern_mcp::server::http::HttpServer::new(
+        mcp.server().unwrap(),
+    ))
+    .await;
     let c = connect(stateless(), &url(addr)).await;
     let err = c
         .call_tool("short", json!({"code": "much too long"}))

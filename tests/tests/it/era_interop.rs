@@ -14,7 +14,9 @@ use tern_mcp::client::Notice;
 use tern_mcp::client::{Client, ClientBuilder, EraMode};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::transport::stdio::ChildProcessTransport;
-use tern_mcp::types::v2026_07_28::{CallToolRequestParams, CallToolResult, SubscriptionFilter, method};
+use tern_mcp::types::v2026_07_28::{
+    CallToolRequestParams, CallToolResult, SubscriptionFilter, method,
+};
 use tern_tests::{Asked, recording_client, text_of};
 use tokio::io::AsyncBufReadExt;
 

@@ -543,14 +543,15 @@ fn direct_stateful(mcp: &McpServer, name: &str) {
     mcp.tool(name.to_owned()).run(
         |_args: serde_json::Map<String, Value>, ctx: tern_mcp::mcp::ToolContext| async move {
             Ok(match ctx.request_state() {
-                None => {
-                    tern_mcp::ask::input_required(Vec::<(String, InputRequest)>::new(), Some("step-1"))
-                        .into()
-                }
+                None => tern_mcp::ask::input_required(
+                    Vec::<(String, InputRequest)>::new(),
+                    Some("step-1"),
+                )
+                .into(),
                 Some(state) => tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
-                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text(format!(
-                        "resumed {state}"
-                    ))]),
+                    tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text(
+                        format!("resumed {state}"),
+                    )]),
                 ),
             })
         },
@@ -928,7 +929,9 @@ async fn subscribers_hear_that_the_tool_list_changed() {
     mcp.prompt("p")
         .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("hi".to_owned()) });
     mcp.tool("late")
-        .run(|_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("added while serving") });
+        .run(
+            |_a: NoArgs, _ctx: tern_mcp::mcp::ToolContext| async move { Ok("added while serving") },
+        );
     let changed = peer.recv().await;
     assert_eq!(
         changed["method"], "notifications/tools/list_changed",

@@ -337,8 +337,10 @@ async fn the_client_sends_its_bearer_token() {
         fn verify(
             &self,
             token: &str,
-        ) -> tern_mcp::transport::BoxFuture<'_, Result<tern_mcp::auth::AuthInfo, tern_mcp::auth::AuthError>>
-        {
+        ) -> tern_mcp::transport::BoxFuture<
+            '_,
+            Result<tern_mcp::auth::AuthInfo, tern_mcp::auth::AuthError>,
+        > {
             let ok = token == "s3cret";
             Box::pin(async move {
                 if ok {

@@ -13,7 +13,9 @@ use tern_mcp::server::http::{HostPolicy, HttpServer};
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::ParamHeader;
-use tern_mcp::types::v2026_07_28::{CallToolResult, ReadResourceResult, TextResourceContents, method};
+use tern_mcp::types::v2026_07_28::{
+    CallToolResult, ReadResourceResult, TextResourceContents, method,
+};
 
 use http_support::{body, mcp_headers, post, send, serve, set};
 
@@ -448,7 +450,10 @@ async fn an_unsupported_protocol_version_is_400_with_the_supported_list() {
 async fn asking_for_an_undeclared_capability_is_400_missing_capability() {
     let server = Server::builder("s", "1")
         .handle::<method::CallTool, _, _>(|_ctx, _p| async {
-            Ok(tern_mcp::ask::input_required([("roots", tern_mcp::ask::list_roots())], None).into())
+            Ok(
+                tern_mcp::ask::input_required([("roots", tern_mcp::ask::list_roots())], None)
+                    .into(),
+            )
         })
         .build()
         .unwrap();

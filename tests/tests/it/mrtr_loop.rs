@@ -532,7 +532,10 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
         .unwrap();
     let err = client.call_tool("t", json!({})).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::Decode { .. })),
+        matches!(
+            &err,
+            Error::Protocol(tern_mcp::ProtocolError::Decode { .. })
+        ),
         "{err:?}"
     );
 }
@@ -567,7 +570,10 @@ async fn a_result_that_is_not_json_fails_its_call_and_not_the_connection() {
         .expect("the broken response ends the call")
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Protocol(tern_mcp::ProtocolError::Decode { .. })),
+        matches!(
+            &err,
+            Error::Protocol(tern_mcp::ProtocolError::Decode { .. })
+        ),
         "{err:?}"
     );
     let result = within(client.call_tool("t", json!({})))

@@ -121,11 +121,12 @@ async fn a_guard_answers_in_the_tools_place_and_the_tool_never_runs() {
     let mcp = McpServer::new("guarded", "1").layer(Guard("danger"));
     for name in ["danger", "safe"] {
         let ran = Arc::clone(&ran);
-        mcp.tool(name)
-            .run(move |_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| {
+        mcp.tool(name).run(
+            move |_: tern_mcp::mcp::NoArgs, _ctx: tern_mcp::mcp::ToolContext| {
                 *ran.lock().unwrap() += 1;
                 async move { Ok("ran") }
-            });
+            },
+        );
     }
     let addr = serve(HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(answering(), &url(addr)).await;

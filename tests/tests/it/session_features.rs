@@ -378,9 +378,10 @@ async fn get_without_a_session_or_sse_is_refused_and_a_stateless_only_endpoint_h
     set(&mut h, "Mcp-Session-Id", None);
     assert_eq!(http_support::send(addr, "GET", &h, "").await.status, 400);
 
-    let modern =
-        tern_mcp::server::http::HttpServer::new(tern_tests::notifier::notifier(true).server().unwrap())
-            .stateless_only();
+    let modern = tern_mcp::server::http::HttpServer::new(
+        tern_tests::notifier::notifier(true).server().unwrap(),
+    )
+    .stateless_only();
     let addr = http_support::serve(modern).await;
     let r = http_support::send(addr, "GET", &get_headers(&id, None), "").await;
     assert_eq!(r.status, 405);
@@ -565,7 +566,9 @@ async fn a_listen_stream_naming_too_many_uris_is_refused() {
 
 #[tokio::test]
 async fn a_draining_endpoint_ends_the_session_get_streams_instead_of_waiting_on_them() {
-    let server = tern_mcp::mcp::McpServer::new("drain", "1").server().unwrap();
+    let server = tern_mcp::mcp::McpServer::new("drain", "1")
+        .server()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

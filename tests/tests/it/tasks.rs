@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tern_mcp::Error;
 use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
-use tern_mcp::types::v2026_07_28::{ElicitRequestParams, ElicitValue, InputResponse, InputResponses};
+use tern_mcp::types::v2026_07_28::{
+    ElicitRequestParams, ElicitValue, InputResponse, InputResponses,
+};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
