@@ -7,16 +7,16 @@
 //! `elicitation/create` request instead, since that era has no `InputRequiredResult`.
 //!
 //! ```sh
-//! cargo run -p tern --example provision
+//! cargo run -p tern-mcp --example provision
 //! ```
 //!
 //! The same server and client over real transports:
 //!
 //! ```sh
-//! cargo run -p tern --example provision -- serve --http 127.0.0.1:8080
-//! cargo run -p tern --example provision -- call http://127.0.0.1:8080/mcp
-//! cargo run -p tern --example provision -- serve --stdio     # JSON-RPC on stdin/stdout
-//! cargo run -p tern --example provision -- call "target/debug/examples/provision serve --stdio"
+//! cargo run -p tern-mcp --example provision -- serve --http 127.0.0.1:8080
+//! cargo run -p tern-mcp --example provision -- call http://127.0.0.1:8080/mcp
+//! cargo run -p tern-mcp --example provision -- serve --stdio     # JSON-RPC on stdin/stdout
+//! cargo run -p tern-mcp --example provision -- call "target/debug/examples/provision serve --stdio"
 //! ```
 //!
 //! `call` discovers the server's era; `call --legacy TARGET` opens a 2025-11-25 session
@@ -26,14 +26,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
-use tern::client::{Client, ClientBuilder, EraMode, InputContext};
-use tern::jsonrpc::RpcError;
-use tern::server::http::HttpServer;
-use tern::server::{RequestContext, Server};
-use tern::transport::http::client::HttpClientTransport;
-use tern::transport::memory;
-use tern::transport::stdio::{ChildProcessTransport, stdio};
-use tern::types::v2026_07_28::{
+use tern_mcp::client::{Client, ClientBuilder, EraMode, InputContext};
+use tern_mcp::jsonrpc::RpcError;
+use tern_mcp::seal::RequestStateSecurity;
+use tern_mcp::server::http::HttpServer;
+use tern_mcp::server::{RequestContext, Server};
+use tern_mcp::transport::http::client::HttpClientTransport;
+use tern_mcp::transport::memory;
+use tern_mcp::transport::stdio::{ChildProcessTransport, stdio};
+use tern_mcp::types::v2026_07_28::{
     CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequest, ElicitRequestFormParams,
     ElicitRequestFormParamsRequestedSchema, ElicitRequestParams, ElicitResult, ElicitResultAction,
     ElicitValue, InputRequest, InputRequests, InputRequiredResult, InputResponse, ListToolsResult,
@@ -83,8 +84,8 @@ async fn list_tools(
 async fn call_tool(
     ctx: RequestContext,
     params: CallToolRequestParams,
-) -> Result<tern::types::v2026_07_28::CallToolOutcome, RpcError> {
-    let legacy = ctx.era() == tern::Era::Session;
+) -> Result<tern_mcp::types::v2026_07_28::CallToolOutcome, RpcError> {
+    let legacy = ctx.era() == tern_mcp::Era::Session;
     let answer = if legacy {
         // A 2025-11-25 session cannot receive an InputRequiredResult: ask the way that
         // era's servers do, with an elicitation/create request, and wait for the answer.
@@ -130,11 +131,14 @@ async fn call_tool(
     Ok(CallToolResult::new(vec![ContentBlock::Text(TextContent::new(text))]).into())
 }
 
-/// The seed's low-level server.
-fn provision_server() -> Result<Server, tern::ConfigError> {
+/// The seed's low-level server. The low-level layer seals `requestState` only when asked
+/// (`McpServer` does by default): here with a key made at start, so the handler writes
+/// and reads "provision-v1" and the wire carries an opaque, authenticated token.
+fn provision_server() -> Result<Server, tern_mcp::ConfigError> {
     Server::builder("Provisioner", "1.0.0")
         .handle::<method::ListTools, _, _>(list_tools)
         .handle::<method::CallTool, _, _>(call_tool)
+        .seal(RequestStateSecurity::ephemeral())
         .build()
 }
 
@@ -193,7 +197,7 @@ pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             println!("serving on http://{}/mcp", listener.local_addr()?);
             HttpServer::new(provision_server()?)
-                .serve(listener, tern::server::shutdown_signal())
+                .serve(listener, tern_mcp::server::shutdown_signal())
                 .await?;
             Ok(())
         }
@@ -229,7 +233,7 @@ async fn in_process() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(async move { server.serve(server_end).await });
     provision(
         &provision_client()
-            .era(tern::client::EraMode::Stateless)
+            .era(tern_mcp::client::EraMode::Stateless)
             .connect(client_end)
             .await?,
     )

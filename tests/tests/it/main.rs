@@ -38,6 +38,7 @@ mod legacy_session;
 mod mrtr_loop;
 mod oauth_e2e;
 mod oauth_server;
+mod readme;
 mod request_logging;
 mod resolver_eras;
 mod schema_fetch;
