@@ -3,6 +3,7 @@
 //! serves the SDK's callbacks (the automatic loop, 2025-11-25 sessions, tasks) and
 //! `tern resume` (a manual round).
 
+use std::collections::BTreeSet;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -37,6 +38,20 @@ pub(crate) struct Answerer {
     /// gets this.
     failure: Mutex<Option<CliError>>,
     turn: tokio::sync::Mutex<()>,
+    /// Every question key asked so far (to tell the user of a given answer none asked).
+    asked: Mutex<BTreeSet<String>>,
+    /// The answers of the latest round that asked, kept should the retry not get
+    /// through.
+    given: Mutex<Given>,
+}
+
+/// The answers of one round.
+#[derive(Debug, Default)]
+struct Given {
+    round: usize,
+    answers: InputResponses,
+    /// Whether any of them was typed on the terminal (and so would be lost).
+    typed: bool,
 }
 
 /// Who asks what: for messages.
@@ -44,6 +59,7 @@ pub(crate) struct Answerer {
 struct Asker {
     server: String,
     key: String,
+    round: usize,
 }
 
 impl Answerer {
@@ -58,6 +74,8 @@ impl Answerer {
             ui,
             failure: Mutex::new(None),
             turn: tokio::sync::Mutex::new(()),
+            asked: Mutex::new(BTreeSet::new()),
+            given: Mutex::new(Given::default()),
         }))
     }
 
@@ -110,14 +128,55 @@ impl Answerer {
                 .map(|s| format!("server `{s}`"))
                 .unwrap_or_else(|| self.target.clone()),
             key: ctx.key.clone().unwrap_or_else(|| "-".into()),
+            round: ctx.round,
         }
+    }
+
+    /// Notes that question `asker.key` was asked, and (once answered) its answer.
+    fn note(&self, asker: &Asker, answer: Option<InputResponse>, typed: bool) {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.insert(asker.key.clone());
+        }
+        let (Some(answer), Ok(mut given)) = (answer, self.given.lock()) else {
+            return;
+        };
+        if given.round != asker.round {
+            *given = Given {
+                round: asker.round,
+                ..Given::default()
+            };
+        }
+        if given.answers.insert(asker.key.clone(), answer).is_ok() {
+            given.typed |= typed;
+        }
+    }
+
+    /// The answers given in round `round`, if any of them was typed on the terminal.
+    pub(crate) fn typed_in(&self, round: usize) -> Option<InputResponses> {
+        let given = self.given.lock().ok()?;
+        (given.round == round && given.typed).then(|| given.answers.clone())
+    }
+
+    /// Answers given ahead (`--answer`, `--accept`, ...) for keys no question asked,
+    /// and the keys that were asked.
+    pub(crate) fn unasked(&self) -> Option<(Vec<String>, Vec<String>)> {
+        let asked = self.asked.lock().ok()?;
+        let stray: Vec<String> = self
+            .presets
+            .keys()
+            .filter(|k| !asked.contains(*k))
+            .cloned()
+            .collect();
+        (!stray.is_empty()).then(|| (stray, asked.iter().cloned().collect()))
     }
 
     /// Answers every question of a round, in key order (for `tern resume`).
     pub(crate) async fn answer_all(
         &self,
         server: Option<&str>,
+        round: usize,
         requests: &InputRequests,
+        saved: Option<&InputResponses>,
     ) -> Result<InputResponses> {
         let mut out = InputResponses::new();
         for (key, request) in &requests.0 {
@@ -126,7 +185,15 @@ impl Answerer {
                     .map(|s| format!("server `{s}`"))
                     .unwrap_or_else(|| self.target.clone()),
                 key: key.clone(),
+                round,
             };
+            // Answers typed before a connection failed, kept in the state file.
+            if let Some((_, answer)) = saved.and_then(|s| s.iter().find(|(k, _)| k == key)) {
+                out.insert_raw(key.clone(), answer)
+                    .map_err(|e| CliError::Prompt(e.to_string()))?;
+                self.note(&asker, None, false);
+                continue;
+            }
             let response = match request.clone() {
                 InputRequest::Elicit(r) => {
                     InputResponse::Elicit(self.elicit(asker, r.params).await?)
@@ -144,12 +211,15 @@ impl Answerer {
 
     async fn elicit(&self, asker: Asker, params: ElicitRequestParams) -> Result<ElicitResult> {
         let _turn = self.turn.lock().await;
+        self.note(&asker, None, false);
         let preset = self.presets.get(&asker.key).cloned();
         let interactive = self.interactive;
         if interactive {
             self.ui.clear();
         }
-        match params {
+        let typed = interactive && preset.is_none();
+        let who = asker.clone();
+        let result = match params {
             ElicitRequestParams::Form(form) => {
                 blocking(move || answer_form(&asker, &form, preset, interactive)).await
             }
@@ -157,7 +227,9 @@ impl Answerer {
                 let open = self.open;
                 blocking(move || answer_url(&asker, &url, preset, interactive, open)).await
             }
-        }
+        }?;
+        self.note(&who, Some(InputResponse::Elicit(result.clone())), typed);
+        Ok(result)
     }
 
     async fn sample(
@@ -166,6 +238,7 @@ impl Answerer {
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult> {
         let _turn = self.turn.lock().await;
+        self.note(&asker, None, false);
         if let Some(command) = &self.sampling_cmd {
             return sampling::run_command(command, &params).await;
         }
@@ -183,7 +256,14 @@ impl Answerer {
             });
         }
         self.ui.clear();
-        blocking(move || sampling::ask(&asker.server, &asker.key, &params)).await
+        let who = asker.clone();
+        let result = blocking(move || sampling::ask(&asker.server, &asker.key, &params)).await?;
+        self.note(
+            &who,
+            Some(InputResponse::CreateMessage(result.clone())),
+            true,
+        );
+        Ok(result)
     }
 
     fn roots(&self) -> Result<ListRootsResult> {

@@ -63,10 +63,8 @@ impl Presets {
     }
 
     fn read_file(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|source| CliError::File {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::usage(format!("--answers {}: {e}", path.display())))?;
         let value: Value = serde_json::from_str(&text).map_err(|source| CliError::Json {
             path: path.to_owned(),
             source,
@@ -94,6 +92,11 @@ impl Presets {
             self.0.insert(key, preset);
         }
         Ok(())
+    }
+
+    /// The keys something was said about.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &String> {
+        self.0.keys()
     }
 
     /// What was said about question `key`.

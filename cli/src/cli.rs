@@ -80,6 +80,20 @@ pub(crate) struct Connect {
     /// The local port of the OAuth redirect.
     #[arg(long, value_name = "PORT", default_value_t = 8976, requires = "oauth")]
     pub(crate) oauth_port: u16,
+    /// An HTTP header sent with every request to an HTTP server (repeatable), e.g.
+    /// `--header "X-Api-Key: abc"`.
+    #[arg(long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
+    pub(crate) headers: Vec<(String, String)>,
+    /// An environment variable for a stdio server's command (repeatable).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
+    /// The working directory of a stdio server's command.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Print every JSON-RPC frame of the connection on stderr, one per line: `> ` and
+    /// the compact JSON of each frame sent, `< ` and each frame received, in order.
+    #[arg(long)]
+    pub(crate) trace: bool,
     /// The least severe server log entries shown on stderr.
     #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = [
         "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -237,4 +251,64 @@ pub(crate) enum KeysCommand {
         #[arg(required = true, value_name = "KEY")]
         keys: Vec<String>,
     },
+}
+
+/// `--header NAME:VALUE`: a token name, its value trimmed.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: write it NAME:VALUE"))?;
+    let name = name.trim();
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(format!("{name:?} is not an HTTP header name"));
+    }
+    let value = value.trim();
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(format!(
+            "the value of header {name} has a control character"
+        ));
+    }
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// `-e KEY=VALUE`: an environment variable.
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() && !key.contains('\0') && !value.contains('\0') => {
+            Ok((key.to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("{text:?}: write it KEY=VALUE")),
+    }
+}
+
+impl Cli {
+    /// The TARGET named on the command line (not `resume`'s, which its file holds).
+    pub(crate) fn target(&self) -> Option<&str> {
+        match &self.command {
+            Command::Tools(a)
+            | Command::Prompts(a)
+            | Command::Resources(a)
+            | Command::Templates(a) => Some(&a.target),
+            Command::Call(a) => Some(&a.target),
+            Command::Prompt(a) => Some(&a.target),
+            Command::Read(a) => Some(&a.target),
+            Command::Resume(_) | Command::Keys(_) => None,
+        }
+    }
+
+    /// Whether the command prints JSON (`--json`): then its errors are JSON too.
+    pub(crate) fn json(&self) -> bool {
+        match &self.command {
+            Command::Tools(a)
+            | Command::Prompts(a)
+            | Command::Resources(a)
+            | Command::Templates(a) => a.json,
+            Command::Call(a) => a.output.json,
+            Command::Prompt(a) => a.output.json,
+            Command::Read(a) => a.output.json,
+            Command::Resume(a) => a.json,
+            Command::Keys(_) => false,
+        }
+    }
 }

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use tern_mcp::client::{Client, ClientBuilder};
 use tern_mcp::oauth::{FileStore, LoopbackRedirect, OAuthClient};
 use tern_mcp::transport::http::client::HttpClientTransport;
-use tern_mcp::transport::stdio::{ChildProcessTransport, StderrSink};
 use tern_mcp::types::v2026_07_28::LoggingLevel;
 
+use crate::child;
 use crate::cli::Connect;
 use crate::error::{CliError, Result};
+use crate::wire::{Tap, Watched, WatchedHttp};
 
 /// A builder for tern's client.
 pub(crate) fn builder() -> ClientBuilder {
@@ -28,11 +29,18 @@ pub(crate) enum Target {
 }
 
 impl Target {
-    /// An http(s) URL, else a command line split like a POSIX shell would.
+    /// An http(s) URL, else a command line split like a POSIX shell would; a
+    /// `host:port[/path]` without a scheme is refused, not run.
     pub(crate) fn parse(text: &str) -> Result<Self> {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
             return Ok(Self::Http(text.to_owned()));
+        }
+        if looks_like_an_address(text) {
+            return Err(CliError::usage(format!(
+                "TARGET {text:?} looks like a server's address, not a command"
+            ))
+            .with_hint(format!("add the scheme: http://{text} (or https://)")));
         }
         match shlex::split(text) {
             Some(words) if !words.is_empty() => Ok(Self::Command(words)),
@@ -43,54 +51,70 @@ impl Target {
     }
 }
 
-/// A client for `target`, its callbacks already on `builder`.
+/// `host:port` or `host:port/path` (a name, an IPv4 address or a bracketed IPv6 one):
+/// what a URL without its scheme looks like.
+fn looks_like_an_address(text: &str) -> bool {
+    let authority = text.split('/').next().unwrap_or(text);
+    let Some((host, port)) = authority.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = (host.starts_with('[') && host.ends_with(']'))
+        || (!host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-'));
+    host_ok && !port.is_empty() && port.len() <= 5 && port.chars().all(|c| c.is_ascii_digit())
+}
+
+/// A client for `target`, its callbacks already on `builder`, and the tap its frames
+/// go past (`--trace`, the last round that asked).
 pub(crate) async fn connect(
     target: &str,
     options: &Connect,
     builder: ClientBuilder,
-) -> Result<Client> {
+) -> Result<(Client, Arc<Tap>)> {
     let builder = builder.log_level(log_level(&options.log_level));
-    match Target::parse(target)? {
+    let tap = Tap::new(options.trace);
+    let client = match Target::parse(target)? {
         Target::Http(url) => {
+            if !options.env.is_empty() || options.cwd.is_some() {
+                return Err(CliError::usage(
+                    "-e and --cwd are for a server tern starts (a command TARGET), not a URL",
+                ));
+            }
             let mut http = HttpClientTransport::builder(url);
             if let Some(token) = &options.token {
                 http = http.bearer_token(token);
             }
+            for (name, value) in &options.headers {
+                http = http.header(name, value);
+            }
             if options.oauth {
                 http = http.authorizer(Arc::new(oauth(options)?));
             }
-            Ok(builder.connect(Arc::new(http.build()?)).await?)
+            let watched = WatchedHttp {
+                inner: Arc::new(http.build()?),
+                tap: tap.clone(),
+            };
+            builder.connect(Arc::new(watched)).await?
         }
         Target::Command(words) => {
-            if options.token.is_some() || options.oauth {
+            if options.token.is_some() || options.oauth || !options.headers.is_empty() {
                 return Err(CliError::usage(
-                    "--token and --oauth are for HTTP servers; a stdio server has no authorization",
+                    "--token, --oauth and --header are for HTTP servers; a stdio server has \
+                     no authorization or headers (give it -e KEY=VALUE instead)",
                 ));
             }
-            let (program, args) = words
-                .split_first()
-                .ok_or_else(|| CliError::usage("TARGET is empty"))?;
-            let mut command = tokio::process::Command::new(program);
-            command.args(args);
-            let (lines, stderr) = tokio::sync::mpsc::unbounded_channel();
-            let child =
-                ChildProcessTransport::spawn_with_stderr(command, StderrSink::Channel(lines))
-                    .map_err(|source| CliError::Spawn {
-                        command: target.to_owned(),
-                        source,
-                    })?;
-            tokio::spawn(show_stderr(stderr));
-            Ok(builder.connect(child).await?)
+            let lines = child::spawn(target, &words, &options.env, options.cwd.as_deref())?;
+            builder
+                .connect(Watched {
+                    inner: lines,
+                    tap: tap.clone(),
+                })
+                .await?
         }
-    }
-}
-
-/// The server's stderr, a line at a time, where the SDK would log it (`info`, shown with
-/// `-vv`): through here, so what it writes is shown and not run.
-async fn show_stderr(mut lines: tokio::sync::mpsc::UnboundedReceiver<String>) {
-    while let Some(line) = lines.recv().await {
-        tracing::info!(target: "tern_mcp::transport::stdio", "{}", crate::safe::line(&line));
-    }
+    };
+    Ok((client, tap))
 }
 
 fn log_level(name: &str) -> LoggingLevel {
@@ -147,5 +171,21 @@ mod tests {
             Target::Command(vec!["srv".into(), "--name".into(), "a b".into()])
         );
         assert!(Target::parse("'unclosed").is_err());
+    }
+
+    #[test]
+    fn a_host_and_port_without_a_scheme_is_refused_with_the_url_to_write() {
+        for address in ["127.0.0.1:3000/mcp", "localhost:8080", "[::1]:3000/mcp"] {
+            let e = Target::parse(address).unwrap_err();
+            assert_eq!(e.exit_code(), crate::exit::USAGE);
+            assert_eq!(
+                e.hint(),
+                Some(format!("add the scheme: http://{address} (or https://)").as_str())
+            );
+        }
+        assert!(matches!(
+            Target::parse("python3 server.py:3").unwrap(),
+            Target::Command(_)
+        ));
     }
 }

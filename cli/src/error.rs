@@ -61,6 +61,21 @@ pub(crate) enum CliError {
     /// The terminal prompt failed.
     #[error("the terminal prompt failed: {0}")]
     Prompt(String),
+
+    /// The user pressed Ctrl-C at a prompt.
+    #[error("interrupted: no answer was sent")]
+    Interrupted,
+
+    /// An error, and what else is known about it (a stdio server's exit status).
+    #[error("{source}; {context}")]
+    Context {
+        source: Box<CliError>,
+        context: String,
+    },
+
+    /// An error, and what to do about it (printed on a line of its own).
+    #[error("{source}")]
+    Hinted { source: Box<CliError>, hint: String },
 }
 
 /// The crate's result.
@@ -70,8 +85,72 @@ impl CliError {
     /// The exit code this error ends `tern` with.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Usage(_) | Self::NoAnswer { .. } => exit::USAGE,
+            Self::Usage(_)
+            | Self::NoAnswer { .. }
+            | Self::File { .. }
+            | Self::Json { .. }
+            | Self::Interrupted => exit::USAGE,
+            Self::Context { source, .. } | Self::Hinted { source, .. } => source.exit_code(),
             _ => exit::FAILED,
+        }
+    }
+
+    /// What kind of error this is, for `--json`.
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            Self::Usage(_) => "usage",
+            Self::NoAnswer { .. } => "no_answer",
+            Self::Sdk(e) if e.rpc().is_some() => "server_error",
+            Self::Sdk(tern_mcp::Error::Transport(_)) | Self::Transport(_) => "transport",
+            Self::Sdk(_) => "protocol",
+            Self::Spawn { .. } => "spawn",
+            Self::File { .. } | Self::Json { .. } => "file",
+            Self::Sampling(_) => "sampling",
+            Self::Prompt(_) => "prompt",
+            Self::Interrupted => "interrupted",
+            Self::Context { source, .. } | Self::Hinted { source, .. } => source.kind(),
+        }
+    }
+
+    /// The message, each `transport: ` said once (a transport failure the SDK wraps in
+    /// another one repeats its prefix).
+    pub(crate) fn message(&self) -> String {
+        let mut text = self.to_string();
+        while text.contains("transport: transport: ") {
+            text = text.replace("transport: transport: ", "transport: ");
+        }
+        text
+    }
+
+    /// The advice this error carries, if it was given one where it happened.
+    pub(crate) fn hint(&self) -> Option<&str> {
+        match self {
+            Self::Hinted { hint, .. } => Some(hint),
+            Self::Context { source, .. } => source.hint(),
+            _ => None,
+        }
+    }
+
+    /// The transport failure underneath, if that is what this is.
+    pub(crate) fn transport(&self) -> Option<&tern_mcp::transport::TransportError> {
+        match self {
+            Self::Sdk(tern_mcp::Error::Transport(e)) | Self::Transport(e) => Some(e),
+            Self::Context { source, .. } | Self::Hinted { source, .. } => source.transport(),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection failed (not a refusal the server answered with).
+    pub(crate) fn is_connection(&self) -> bool {
+        self.transport()
+            .is_some_and(|t| t.http_status().is_none() && t.rpc_error().is_none())
+    }
+
+    /// This error with advice on a line below it.
+    pub(crate) fn with_hint(self, hint: impl Into<String>) -> Self {
+        Self::Hinted {
+            source: Box::new(self),
+            hint: hint.into(),
         }
     }
 
@@ -82,7 +161,14 @@ impl CliError {
 }
 
 impl From<dialoguer::Error> for CliError {
+    /// Ctrl-C at a prompt comes back as an interrupted read: the prompt had hidden the
+    /// cursor (a selection list does) and leaves it so, so it is shown again here.
     fn from(e: dialoguer::Error) -> Self {
+        let dialoguer::Error::IO(io) = &e;
+        if io.kind() == std::io::ErrorKind::Interrupted {
+            let _ = console::Term::stderr().show_cursor();
+            return Self::Interrupted;
+        }
         Self::Prompt(e.to_string())
     }
 }

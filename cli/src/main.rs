@@ -58,14 +58,37 @@
 //! refuses a file of another user or one others can write, and shows a stdio command
 //! before it runs it: confirmed on the terminal, or `--yes`.
 //!
-//! Whatever a server says (results, questions, logs, errors) is shown with its terminal
-//! controls made visible (ESC as `\u{1b}`); `--json` stays JSON.
+//! Whatever a server says (results, questions, logs, errors, a stdio server's stderr,
+//! passed through) is shown with its terminal controls made visible (ESC as `\u{1b}`);
+//! `--json` stays JSON.
+//!
+//! # When something fails
+//!
+//! An error is `tern: MESSAGE` on stderr, with a `hint: ...` line when there is advice: a
+//! 401 names `--oauth` and `--token`, a 404 asks whether the endpoint path is `/mcp`,
+//! `https://` to a plain-HTTP server suggests `http://`, a mistyped tool gets the nearest
+//! names. A stdio server that dies is named with its exit status, after its stderr. An
+//! answer given ahead (`--answer KEY...`) for a KEY no question asked is a warning
+//! naming the keys asked. Answers typed for a retry that never got through (the
+//! connection failed) are saved with the call in a state file (the file `tern resume`
+//! read, else `./tern-call-PID.json`) and the hint names the `tern resume FILE`
+//! that sends them. With `--json`, an error is one line on stderr:
+//! `{"error":{"kind":...,"message":...,"hint":...,"exitCode":N}}`.
+//!
+//! `--trace` prints every JSON-RPC frame of the connection on stderr, one a line, in
+//! order: `> ` and the compact JSON of each frame tern sends, `< ` and each it receives
+//! (over HTTP, each request, answer and notification written as the frame it carries).
+//! `--header NAME:VALUE` adds a header to every HTTP request; `-e KEY=VALUE` and `--cwd
+//! DIR` set a stdio server's environment and working directory.
 //!
 //! # Exit codes
 //!
 //! - `0`: done.
 //! - `1`: the tool reported an error (`isError: true`); its content is printed.
-//! - `2`: usage error, or a question had no answer and stdin is not a terminal, or
+//! - `2`: usage error (a bad flag value, a file named on the command line that cannot
+//!   be read, an argument key the tool's `inputSchema` does not take, a TARGET written
+//!   `host:port` without its scheme), or a question had no answer and stdin is not a
+//!   terminal, or Ctrl-C at a prompt (the cursor is shown again; no answer was sent), or
 //!   `tern resume` refused its state file (another user's, or writable by others) or the
 //!   command it names was not confirmed.
 //! - `3`: the server refused or failed the request (a JSON-RPC error, a protocol or
@@ -74,11 +97,13 @@
 
 mod answerer;
 mod answers;
+mod child;
 mod cli;
 mod connect;
 mod error;
 mod exit;
 mod form;
+mod hints;
 mod keys;
 mod list;
 mod notices;
@@ -89,6 +114,7 @@ mod sampling;
 mod schema;
 mod state;
 mod trust;
+mod wire;
 
 use std::process::ExitCode;
 
@@ -131,15 +157,41 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
+    let json = cli.json();
+    let target = cli.target().map(str::to_owned);
     let code = match runtime.block_on(run::run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            // An error can quote the server (a JSON-RPC error, a question it asked).
-            eprintln!("tern: {}", safe::text(&e.to_string()));
+            report(&e, target.as_deref(), json);
             e.exit_code()
         }
     };
     // The child server (stdio) and open connections go with the runtime.
     runtime.shutdown_timeout(std::time::Duration::from_secs(3));
     ExitCode::from(code)
+}
+
+/// An error on stderr: `tern: MESSAGE` and a `hint: ...` line below it when there is
+/// advice; with `--json`, one line `{"error":{"kind","message","hint"?,"exitCode"}}`.
+fn report(error: &error::CliError, target: Option<&str>, json: bool) {
+    let hint = hints::for_error(error, target);
+    if json {
+        let mut body = serde_json::Map::new();
+        body.insert("kind".into(), error.kind().into());
+        body.insert("message".into(), error.message().into());
+        if let Some(hint) = &hint {
+            body.insert("hint".into(), hint.as_str().into());
+        }
+        body.insert("exitCode".into(), error.exit_code().into());
+        // serde escapes the C0 controls, `safe::json` the rest: nothing the server wrote
+        // reaches the terminal raw.
+        let line = serde_json::json!({ "error": body }).to_string();
+        eprintln!("{}", safe::json(&line));
+        return;
+    }
+    // An error can quote the server (a JSON-RPC error, a question it asked).
+    eprintln!("tern: {}", safe::text(&error.message()));
+    if let Some(hint) = hint {
+        eprintln!("hint: {}", safe::text(&hint));
+    }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tern_mcp::client::{InputLoopMethod, PendingCall, Step};
 use tern_mcp::types::rpc::Request as _;
-use tern_mcp::types::v2026_07_28::{ElicitRequestParams, InputRequest, method};
+use tern_mcp::types::v2026_07_28::{ElicitRequestParams, InputRequest, InputResponses, method};
 
 use crate::answerer::Answerer;
 use crate::cli::ResumeArgs;
@@ -19,6 +19,7 @@ use crate::connect::{builder, connect};
 use crate::error::{CliError, Result};
 use crate::notices::Ui;
 use crate::render::{Kind, print_result};
+use crate::wire::Tap;
 use crate::{exit, safe, schema, trust};
 
 /// The file's format version.
@@ -30,6 +31,10 @@ struct Saved {
     tern_state_file: u32,
     target: String,
     pending: PendingCall,
+    /// Answers already given to `pending`'s questions (typed before the connection
+    /// failed): `tern resume` sends them without asking again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answers: Option<InputResponses>,
 }
 
 /// Where a paused call goes, and how a result is shown.
@@ -107,10 +112,21 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     };
     trust::confirm_command(&args.file, &saved.target, args.yes, credential)?;
     let answerer = Answerer::new(&args.answering, &saved.target, ui.clone())?;
-    let client = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
+    let (client, tap) = connect(&saved.target, &args.connect, answerer.register(builder())).await?;
     let answers = answerer
-        .answer_all(client.server_name(), &saved.pending.input_requests)
+        .answer_all(
+            client.server_name(),
+            saved.pending.round,
+            &saved.pending.input_requests,
+            saved.answers.as_ref(),
+        )
         .await?;
+    let kept = Unsent {
+        file: &args.file,
+        target: &saved.target,
+        pending: &saved.pending,
+        answers: Some(&answers),
+    };
     let saving = Saving {
         resuming: true,
         ..Saving::new(&args.file, &saved.target, &ui, args.json)
@@ -118,24 +134,74 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     let name = saved.pending.method.clone();
     if name == method::CallTool::METHOD {
         let step = client
-            .resume::<method::CallTool>(saved.pending, answers)
-            .await?;
+            .resume::<method::CallTool>(saved.pending.clone(), answers.clone())
+            .await
+            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
         settle::<method::CallTool>(step, &saving).await
     } else if name == method::GetPrompt::METHOD {
         let step = client
-            .resume::<method::GetPrompt>(saved.pending, answers)
-            .await?;
+            .resume::<method::GetPrompt>(saved.pending.clone(), answers.clone())
+            .await
+            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
         settle::<method::GetPrompt>(step, &saving).await
     } else if name == method::ReadResource::METHOD {
         let step = client
-            .resume::<method::ReadResource>(saved.pending, answers)
-            .await?;
+            .resume::<method::ReadResource>(saved.pending.clone(), answers.clone())
+            .await
+            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
         settle::<method::ReadResource>(step, &saving).await
     } else {
         Err(CliError::usage(format!(
             "{}: a saved `{name}` call cannot be resumed",
             args.file.display()
         )))
+    }
+}
+
+/// A call whose retry did not get through: kept in `file` with the answers typed for
+/// it, so that `tern resume FILE` sends them without asking again.
+pub(crate) struct Unsent<'a> {
+    pub(crate) file: &'a Path,
+    pub(crate) target: &'a str,
+    /// The round answered, when known here (`tern resume`); else the tap's.
+    pub(crate) pending: &'a PendingCall,
+    pub(crate) answers: Option<&'a InputResponses>,
+}
+
+impl Unsent<'_> {
+    /// `error`, after the call was saved if the connection failed with typed answers in
+    /// flight; its hint then says how to go on.
+    pub(crate) fn keep(&self, error: CliError, tap: &Tap, answerer: &Answerer) -> CliError {
+        if !error.is_connection() {
+            return error;
+        }
+        let pending = tap.asked().unwrap_or_else(|| self.pending.clone());
+        let answers = match self.answers {
+            Some(answers) => Some(answers.clone()),
+            None => answerer.typed_in(pending.round),
+        };
+        let Some(answers) = answers.filter(|a| a.iter().next().is_some()) else {
+            return error;
+        };
+        keep_answers(error, self.file, self.target, &pending, answers)
+    }
+}
+
+/// Saves `pending` and `answers` in `file`; `error` with the command that goes on.
+pub(crate) fn keep_answers(
+    error: CliError,
+    file: &Path,
+    target: &str,
+    pending: &PendingCall,
+    answers: InputResponses,
+) -> CliError {
+    match save_with(file, target, pending, Some(answers)) {
+        Ok(()) => error.with_hint(format!(
+            "your answers were not sent; they are saved with the call in {file}: continue \
+             with: tern resume {file}",
+            file = file.display()
+        )),
+        Err(e) => error.with_hint(format!("your answers could not be kept: {e}")),
     }
 }
 
@@ -159,10 +225,20 @@ fn load(file: &Path) -> Result<Saved> {
 /// mode a file already there had: a new file, mode 0600, written beside it and renamed
 /// over it, so a crash never leaves half a file either.
 fn save(file: &Path, target: &str, pending: &PendingCall) -> Result<()> {
+    save_with(file, target, pending, None)
+}
+
+fn save_with(
+    file: &Path,
+    target: &str,
+    pending: &PendingCall,
+    answers: Option<InputResponses>,
+) -> Result<()> {
     let saved = Saved {
         tern_state_file: VERSION,
         target: target.to_owned(),
         pending: pending.clone(),
+        answers,
     };
     let failed = |source| CliError::File {
         path: file.to_owned(),
