@@ -321,6 +321,42 @@ async fn a_foreign_host_or_origin_is_403_and_loopback_ones_pass() {
 }
 
 #[tokio::test]
+async fn behind_a_plain_proxy_pass_the_refusal_names_the_host_and_the_setting_that_accepts_it() {
+    // nginx's `proxy_pass http://fleet;` without `proxy_set_header Host` sends the
+    // upstream's name as the Host.
+    let addr = rules_server().await;
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "Host", Some("fleet"));
+    let r = post(addr, &h, &call("echo")).await;
+    assert_eq!(r.status, 403, "{r:?}");
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    for part in [
+        "Host \"fleet\" is not allowed",
+        "localhost, 127.0.0.1 and [::1]",
+        "HttpServer::hosts(HostPolicy::Allow(vec![\"fleet\".into()]))",
+        "proxy_set_header Host $host;",
+        "HostPolicy::Any",
+    ] {
+        assert!(message.contains(part), "{part:?} is not in {message:?}");
+    }
+    let mut h = mcp_headers("tools/call", Some("echo"));
+    set(&mut h, "Origin", Some("https://app.example:8443/page"));
+    let r = post(addr, &h, &call("echo")).await;
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("Origin \"https://app.example:8443/page\" is not allowed")
+            && message.contains("vec![\"app.example\".into()]"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn hosts_can_be_allowed_by_name_or_unchecked() {
     let named =
         serve(HttpServer::new(server()).hosts(HostPolicy::Allow(vec!["mcp.example".into()]))).await;

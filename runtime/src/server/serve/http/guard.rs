@@ -40,29 +40,57 @@ impl HostPolicy {
         }
     }
 
-    /// Whether the request's `Host` and `Origin` are acceptable.
-    pub(crate) fn check(&self, headers: &impl Fields) -> Result<(), &'static str> {
+    /// Whether the request's `Host` and `Origin` are acceptable; if not, the refusal
+    /// names what was seen and the setting that would accept it.
+    pub(crate) fn check(&self, headers: &impl Fields) -> Result<(), String> {
         if *self == Self::Any {
             return Ok(());
         }
-        let host = headers
-            .get(&HOST)
-            .filter(|h| visible_bytes(h))
-            .map(strip_port)
-            .ok_or("missing Host header")?;
-        if !self.allows(host) {
-            return Err("Host header not allowed");
+        let Some(host) = headers.get(&HOST).filter(|h| visible_bytes(h)) else {
+            return Err("the request has no Host header".into());
+        };
+        let name = strip_port(host);
+        if !self.allows(name) {
+            return Err(self.refusal("Host", host, name));
         }
         if let Some(origin) = headers.get(&ORIGIN) {
             let origin_host = visible_bytes(origin)
                 .then(|| after(origin, b"://"))
                 .flatten()
                 .map(|rest| strip_port(rest.split(|&b| b == b'/').next().unwrap_or_default()));
-            if !origin_host.is_some_and(|h| self.allows(h)) {
-                return Err("Origin not allowed");
+            match origin_host {
+                Some(name) if self.allows(name) => {}
+                Some(name) => return Err(self.refusal("Origin", origin, name)),
+                None => return Err(self.refusal("Origin", origin, b"")),
             }
         }
         Ok(())
+    }
+
+    /// "Host "fleet" is not allowed (...)": what was seen (at most a DNS name's length,
+    /// visible ASCII only, as `check` made sure), what is accepted, and how to accept it.
+    fn refusal(&self, header: &str, seen: &[u8], name: &[u8]) -> String {
+        let shown =
+            |bytes: &[u8]| String::from_utf8_lossy(&bytes[..bytes.len().min(255)]).into_owned();
+        let accepted = match self {
+            Self::Loopback => "this endpoint accepts localhost, 127.0.0.1 and [::1] (HostPolicy::Loopback, the default on a loopback listener)".to_owned(),
+            Self::Allow(names) => format!("this endpoint accepts {} (HostPolicy::Allow)", names.join(", ")),
+            Self::Any => String::new(),
+        };
+        let fix = if name.is_empty() {
+            "an Origin must be a URL whose host is accepted".to_owned()
+        } else {
+            format!(
+                "to accept it, serve with HttpServer::hosts(HostPolicy::Allow(vec![{:?}.into()])); \
+                 behind a proxy, pass on the name clients use (nginx: proxy_set_header Host $host;) \
+                 or use HostPolicy::Any if the proxy checks Host itself",
+                shown(name)
+            )
+        };
+        format!(
+            "{header} {:?} is not allowed: {accepted}; {fix}",
+            shown(seen)
+        )
     }
 }
 

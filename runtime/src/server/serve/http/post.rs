@@ -37,7 +37,7 @@ async fn admit(
 ) -> Result<Option<crate::auth::AuthInfo>, Box<Response>> {
     if let Err(why) = shared.hosts.check(headers) {
         tracing::warn!(
-            reason = why,
+            reason = %why,
             "rejected a request (DNS-rebinding protection)"
         );
         return Err(Box::new(rpc_error(
