@@ -4,6 +4,7 @@
 //! compiles and runs (`cargo test --doc -p tern-mcp`), so the guide cannot drift from the API
 //! it describes. Read them in order:
 //!
+//! 0. [`serve_and_call`]: serve it and call it, over a real transport.
 //! 1. [`returning`]: return, don't call back: the shape of a flow.
 //! 2. [`server_side`]: the low-level server's two result types.
 //! 3. [`beyond_tools`]: prompts and resource templates ask the same way.
@@ -40,6 +41,7 @@ macro_rules! chapters {
 }
 
 chapters!(
+    serve_and_call,
     returning,
     server_side,
     beyond_tools,
