@@ -23,12 +23,14 @@
 //! committed `checklist.txt` beside them says which chapter covers which section, and a
 //! test holds the two together.
 
-/// Declares each chapter as a doc-only module whose page is `<module>.md`, in reading
-/// order, and lists the same pages for the checklist test.
+/// Declares each chapter as a doc-only module whose page is `<module>.md` (followed by
+/// a drawing, `module + "file.svg"`, shown inline), in reading order, and lists the same
+/// pages for the checklist test.
 macro_rules! chapters {
-    ($($module:ident),* $(,)?) => {
+    ($($module:ident $(+ $drawing:literal)?),* $(,)?) => {
         $(
             #[doc = include_str!(concat!(stringify!($module), ".md"))]
+            $(#[doc = include_str!($drawing)])?
             pub mod $module {}
         )*
 
@@ -41,7 +43,7 @@ macro_rules! chapters {
 }
 
 chapters!(
-    serve_and_call,
+    serve_and_call + "flow.svg",
     returning,
     server_side,
     beyond_tools,
