@@ -290,7 +290,7 @@ impl Answerer {
 
 /// Runs a prompt off the async threads: the terminal blocks.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
+    tokio::task::spawn_blocking(move || form::prompting(f))
         .await
         .map_err(|e| CliError::Prompt(e.to_string()))?
 }

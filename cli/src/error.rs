@@ -178,3 +178,21 @@ impl From<std::io::Error> for CliError {
         Self::Prompt(e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transport_failure_wrapped_in_another_says_transport_once() {
+        // What the SDK's OAuth discovery makes of a transport error it passes on.
+        let inner = tern_mcp::transport::TransportError::new("connection refused");
+        let outer = tern_mcp::transport::TransportError::new(inner.to_string());
+        let error = CliError::Transport(outer);
+        assert_eq!(
+            error.to_string(),
+            "transport: transport: connection refused"
+        );
+        assert_eq!(error.message(), "transport: connection refused");
+    }
+}

@@ -17,6 +17,10 @@ pub(crate) const FAILED: u8 = 3;
 /// `--state-file`: the call stopped at questions and was saved; `tern resume` goes on.
 pub(crate) const PAUSED: u8 = 4;
 
+/// Ctrl-C while waiting on the server (not at a prompt): what a shell reports for a
+/// process SIGINT ended.
+pub(crate) const INTERRUPTED: u8 = 130;
+
 /// The same, for `--help` (a macro: clap's help texts are joined with `concat!`).
 macro_rules! exit_help {
     () => {
@@ -30,7 +34,8 @@ Exit codes:
      the command it names was not confirmed
   3  the server refused or failed the request (JSON-RPC error, protocol or
      connection failure, rejected requestState)
-  4  paused: --state-file written; continue with `tern resume FILE`"
+  4  paused: --state-file written; continue with `tern resume FILE`
+  130  interrupted (Ctrl-C) while waiting on the server"
     };
 }
 pub(crate) use exit_help;

@@ -8,7 +8,9 @@ use dialoguer::theme::SimpleTheme;
 use dialoguer::{Confirm, Input, MultiSelect, Select};
 use tern_mcp::types::v2026_07_28::ElicitValue;
 
-use crate::error::Result;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::error::{CliError, Result};
 use crate::safe;
 use crate::schema::{Field, Kind};
 
@@ -18,6 +20,50 @@ pub(crate) enum Action {
     Accept,
     Decline,
     Cancel,
+}
+
+/// How many prompts are open (on the blocking threads): Ctrl-C while one is says no
+/// answer was sent.
+static PROMPTS: AtomicUsize = AtomicUsize::new(0);
+
+/// A prompt's key read came back interrupted: that prompt's error ends the process.
+static READ_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Runs `ask`, a prompt, counted as open while it runs; an interrupted one stays
+/// counted, so that the SIGINT it raised is read as Ctrl-C at a prompt.
+pub(crate) fn prompting<T>(ask: impl FnOnce() -> Result<T>) -> Result<T> {
+    PROMPTS.fetch_add(1, Ordering::SeqCst);
+    let answer = ask();
+    if matches!(answer, Err(CliError::Interrupted)) {
+        READ_INTERRUPTED.store(true, Ordering::SeqCst);
+    } else {
+        PROMPTS.fetch_sub(1, Ordering::SeqCst);
+    }
+    answer
+}
+
+/// Ends the process on Ctrl-C (SIGINT: raised by a prompt's raw-mode key read after it
+/// restored the terminal, or sent by the terminal between reads): the cursor a
+/// selection list hid shown again, and a line saying what was not done. At a prompt
+/// that is exit 2, as a question left unanswered (when the prompt's own read saw the
+/// key, its error says so and ends the process); elsewhere 130, what a shell reports
+/// for a process SIGINT ended.
+pub(crate) async fn end_on_ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    let _ = term().show_cursor();
+    if PROMPTS.load(Ordering::SeqCst) > 0 {
+        // The prompt's read, if it saw the key, is returning its error now.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if READ_INTERRUPTED.load(Ordering::SeqCst) {
+            return;
+        }
+        eprintln!("\ntern: {}", CliError::Interrupted);
+        std::process::exit(i32::from(crate::exit::USAGE));
+    }
+    eprintln!("\ntern: interrupted");
+    std::process::exit(i32::from(crate::exit::INTERRUPTED));
 }
 
 fn term() -> Term {

@@ -94,6 +94,8 @@
 //! - `3`: the server refused or failed the request (a JSON-RPC error, a protocol or
 //!   connection failure, a rejected `requestState`).
 //! - `4`: paused: `--state-file` written; continue with `tern resume FILE`.
+//! - `130`: Ctrl-C while waiting on the server (not at a prompt), as a shell reports a
+//!   process SIGINT ended.
 
 mod answerer;
 mod answers;
@@ -157,6 +159,7 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
+    runtime.spawn(form::end_on_ctrl_c());
     let json = cli.json();
     let target = cli.target().map(str::to_owned);
     let code = match runtime.block_on(run::run(cli)) {

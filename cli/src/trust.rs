@@ -103,10 +103,13 @@ pub(crate) fn confirm_command(
              is not a terminal to ask on; give --yes if you trust it"
         )));
     }
-    let run = Confirm::with_theme(&SimpleTheme)
-        .with_prompt("Run it?")
-        .default(false)
-        .interact_on(&Term::stderr())?;
+    let run = crate::form::prompting(|| {
+        Confirm::with_theme(&SimpleTheme)
+            .with_prompt("Run it?")
+            .default(false)
+            .interact_on(&Term::stderr())
+            .map_err(CliError::from)
+    })?;
     if run {
         Ok(())
     } else {

@@ -26,10 +26,13 @@ impl Terminal {
     /// Starts `tern args` on a 100x40 terminal.
     pub(crate) fn tern(args: &[&str]) -> Self {
         let mut command = Command::new(crate::common::tern_bin());
-        command
-            .args(args)
-            .env("NO_COLOR", "1")
-            .env_remove("TERN_LOG");
+        command.args(args);
+        Self::spawn(command)
+    }
+
+    /// Starts `command` (tern, with its arguments and directory) on a 100x40 terminal.
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        command.env("NO_COLOR", "1").env_remove("TERN_LOG");
         let mut session = Session::spawn(command).expect("tern starts on a pty");
         session
             .get_process_mut()
