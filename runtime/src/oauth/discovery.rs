@@ -169,7 +169,9 @@ async fn first_document(
         match http.get(&url).await {
             Ok(answer) if answer.status.is_success() => return Ok((url, answer)),
             Ok(answer) => last = format!("{url}: HTTP {}", answer.status.as_u16()),
-            Err(e) => last = e.to_string(),
+            // The fetch's own message names the URL; its `transport:` prefix is the
+            // returned error's to add, once.
+            Err(e) => last = e.message().to_owned(),
         }
     }
     Err(TransportError::new(last))
@@ -211,6 +213,26 @@ mod tests {
 
     fn urls(list: Vec<Url>) -> Vec<String> {
         list.into_iter().map(String::from).collect()
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_metadata_document_is_said_once_with_its_url() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let url = Url::parse(&format!("http://127.0.0.1:{port}/.well-known/x")).unwrap();
+        let http = OAuthHttp::new().unwrap();
+        let Err(error) = first_document(&http, vec![url], "none").await else {
+            panic!("nothing listens there");
+        };
+        let said = error.to_string();
+        assert_eq!(said.matches("transport:").count(), 1, "{said}");
+        assert!(
+            said.contains(&format!("127.0.0.1:{port}/.well-known/x")),
+            "{said}"
+        );
     }
 
     #[test]
