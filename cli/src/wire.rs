@@ -15,11 +15,13 @@ use tern_mcp::transport::{
     BoxFuture, CallError, ClientTransport, EncodedRequest, HttpHooks, MessageSink, MessageSource,
     MessageTransport, OutgoingRequest, ServerRequestHandler, TransportError,
 };
-use tern_mcp::types::v2026_07_28::{InputRequests, RequestId};
+use tern_mcp::types::v2026_07_28::{InputRequests, RequestId, method};
 use tokio::sync::{broadcast, mpsc};
 
-/// The methods whose rounds may ask for input (what `tern` calls).
-const ROUND_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
+/// Whether `method`'s rounds may ask for input: the generated method table says.
+fn asks_in_rounds(name: &str) -> bool {
+    method::info(name).is_some_and(|info| info.may_require_input)
+}
 
 /// What the watch keeps and where the trace goes.
 #[derive(Debug, Default)]
@@ -69,7 +71,7 @@ impl Tap {
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             return;
         };
-        let (Some(id), true) = (message.get("id"), ROUND_METHODS.contains(&method)) else {
+        let (Some(id), true) = (message.get("id"), asks_in_rounds(method)) else {
             return;
         };
         let mut params = match message.get("params") {

@@ -40,10 +40,7 @@ fn the_index_names_every_chapter_in_order() {
     for (number, (module, _)) in PAGES.iter().enumerate() {
         let item = format!("//! {number}. [`{module}`]:");
         let at = INDEX[from..].find(&item);
-        assert!(
-            at.is_some(),
-            "the index lacks `{item}`"
-        );
+        assert!(at.is_some(), "the index lacks `{item}`");
         from += at.unwrap_or_default();
     }
 }
