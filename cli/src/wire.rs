@@ -18,7 +18,8 @@ use tern_mcp::transport::{
 use tern_mcp::types::v2026_07_28::{InputRequests, RequestId, method};
 use tokio::sync::{broadcast, mpsc};
 
-/// Whether `method`'s rounds may ask for input: the generated method table says.
+/// Whether the rounds of the method `name` may ask for input: the generated method
+/// table says.
 fn asks_in_rounds(name: &str) -> bool {
     method::info(name).is_some_and(|info| info.may_require_input)
 }
