@@ -6,7 +6,11 @@
 //!                        # exits cleanly on SIGTERM or ctrl-c (so callgrind writes out)
 //! cost serve-http layer  # the same with one pass-through middleware layer
 //! cost serve-http spans  # the same with a subscriber recording its spans (a registry)
+//! cost serve-http mcp    # what users write: the README's provision tool on McpServer
+//!                        # (a resolver, sealed by default) on the multi-thread runtime
+//!                        # `#[tokio::main]` gives
 //! cost client URL N      # N sequential flows with tern's automatic client
+//! cost client-distinct URL N  # the same, each flow's `name` a different one
 //! cost client URL N C    # 20 warm-up flows, then N flows over C concurrent callers,
 //!                        # timed (microseconds per flow, flows per second), as the
 //!                        # rmcp harness's client prints them
@@ -19,6 +23,10 @@
 
 #[path = "../../../runtime/examples/support/seed.rs"]
 mod seed;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 
 use std::sync::Arc;
 
@@ -42,6 +50,33 @@ fn server() -> Result<Server> {
         .build()?)
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct ProvisionArgs {
+    /// The database to create.
+    name: String,
+}
+
+/// Which region should the database live in?
+#[derive(Clone, Deserialize, JsonSchema)]
+struct Region {
+    /// A cloud region, such as eu-west-1.
+    region: String,
+}
+
+/// The README's high-level server: the provision tool with a resolver.
+fn mcp_server() -> Result<Server> {
+    let mcp = McpServer::new("Provisioner", "1.0.0");
+    mcp.tool("provision")
+        .description("Provision a database. Asks which region to put it in.")
+        .resolve(|args: ProvisionArgs, region: Elicit<Region>| async move {
+            match region {
+                Elicit::Accepted(r) => Ok(format!("Provisioned '{}' in {}.", args.name, r.region)),
+                _ => Err(ToolError::new("no region, no database")),
+            }
+        });
+    Ok(mcp.server()?)
+}
+
 /// A layer that only passes each request on: what the layer machinery itself costs.
 struct PassThrough;
 
@@ -62,9 +97,19 @@ fn client() -> tern_mcp::client::ClientBuilder {
 }
 
 async fn flows(client: &Client, n: usize) -> Result<()> {
-    for _ in 0..n {
+    flows_named(client, n, false).await
+}
+
+/// `n` flows; with `distinct`, each provisions a database of its own name.
+async fn flows_named(client: &Client, n: usize, distinct: bool) -> Result<()> {
+    for i in 0..n {
+        let name = if distinct {
+            format!("orders-{i:06}")
+        } else {
+            "orders".to_owned()
+        };
         let result = client
-            .call_tool("provision", json!({"name": "orders"}))
+            .call_tool("provision", json!({ "name": name }))
             .await?;
         if result.is_error == Some(true) {
             return Err("the flow ended in a tool error".into());
@@ -114,6 +159,7 @@ async fn run(args: &[&str]) -> Result<()> {
                 .build()?;
             serve_http(layered).await
         }
+        ["serve-http", "mcp"] => serve_http(mcp_server()?).await,
         ["serve-http", "spans"] => {
             tracing::subscriber::set_global_default(tracing_subscriber::registry())?;
             serve_http(server()?).await
@@ -126,6 +172,14 @@ async fn run(args: &[&str]) -> Result<()> {
                 .await
                 .unwrap();
             flows(&client, n.parse()?).await
+        }
+        ["client-distinct", url, n] => {
+            let transport = HttpClientTransport::builder(*url).build()?;
+            let client = client()
+                .era(tern_mcp::client::EraMode::Stateless)
+                .connect(Arc::new(transport))
+                .await?;
+            flows_named(&client, n.parse()?, true).await
         }
         ["client", url, n, callers] => {
             let transport = HttpClientTransport::builder(*url).build()?;
@@ -151,7 +205,9 @@ async fn run(args: &[&str]) -> Result<()> {
             .await
         }
         _ => Err(
-            "usage: cost (serve-http [layer | spans] | client URL N [CALLERS] | memory N)".into(),
+            "usage: cost (serve-http [layer | spans | mcp] | client URL N [CALLERS] \
+             | client-distinct URL N | memory N)"
+                .into(),
         ),
     }
 }
@@ -162,10 +218,17 @@ fn main() -> Result<()> {
     #[cfg(feature = "count-allocs")]
     let profiler = dhat::Profiler::builder().testing().build();
     // One thread, as both sides run in the bench: instruction counts then do not depend
-    // on how work lands on workers.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // on how work lands on workers. The high-level server runs as users run it, on the
+    // multi-thread runtime `#[tokio::main]` builds.
+    let runtime = if args == ["serve-http", "mcp"] {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    };
     runtime.block_on(run(&args))?;
     #[cfg(feature = "count-allocs")]
     {

@@ -1,9 +1,5 @@
 //! JSON Schema 2020-12 for typed arguments and forms, generated with schemars.
 
-use std::any::TypeId;
-use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
-
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
@@ -18,27 +14,6 @@ pub(crate) fn object_schema<T: JsonSchema>() -> Map<String, Value> {
             _ => Map::new(),
         },
     }
-}
-
-/// Form schemas by type: generating one costs more than the rest of a round, and a
-/// resolver renders its question every round.
-static FORMS: OnceLock<RwLock<HashMap<TypeId, Form>>> = OnceLock::new();
-
-/// A form's message and schema.
-type Form = (Option<String>, Value);
-
-/// [`form_schema`], generated once per type.
-pub(crate) fn cached_form_schema<T: JsonSchema + 'static>() -> (Option<String>, Value) {
-    let forms = FORMS.get_or_init(RwLock::default);
-    let id = TypeId::of::<T>();
-    if let Some(hit) = forms.read().ok().and_then(|m| m.get(&id).cloned()) {
-        return hit;
-    }
-    let form = form_schema::<T>();
-    if let Ok(mut m) = forms.write() {
-        m.insert(id, form.clone());
-    }
-    form
 }
 
 /// The elicitation form for `T`: its object schema as a form schema may say it (every

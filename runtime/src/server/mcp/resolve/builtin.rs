@@ -1,6 +1,9 @@
 //! The resolvers tern ships: forms, URL elicitation, sampling and roots.
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::{OnceLock, RwLock};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -82,22 +85,39 @@ where
     }
 
     fn question(_args: &A, _deps: &()) -> Result<InputRequest, ToolError> {
-        let (message, form) = schema::cached_form_schema::<T>();
-        let message = message.unwrap_or_else(|| format!("Please provide {}", T::schema_name()));
-        let form = serde_json::from_value(form).map_err(|e| {
-            ToolError::protocol(RpcError::internal(format!(
-                "{} is not a form schema: {e}",
-                T::schema_name()
-            )))
-        })?;
-        Ok(InputRequest::Elicit(ElicitRequest::new(
-            ElicitRequestParams::Form(ElicitRequestFormParams::new(message, form)),
-        )))
+        form_question::<T>()
     }
 
     fn from_response(response: &Value, _deps: &()) -> Option<Self> {
         elicit_answer(response)
     }
+}
+
+/// Each `Elicit<T>`'s question, built once per type: generating the form schema and
+/// decoding it cost more than the rest of a round, and the question is the same in
+/// every round (a type that is not a form is an error each time it is asked).
+fn form_question<T: JsonSchema + 'static>() -> Result<InputRequest, ToolError> {
+    static QUESTIONS: OnceLock<RwLock<HashMap<TypeId, InputRequest>>> = OnceLock::new();
+    let questions = QUESTIONS.get_or_init(RwLock::default);
+    let id = TypeId::of::<T>();
+    if let Some(hit) = questions.read().ok().and_then(|m| m.get(&id).cloned()) {
+        return Ok(hit);
+    }
+    let (message, form) = schema::form_schema::<T>();
+    let message = message.unwrap_or_else(|| format!("Please provide {}", T::schema_name()));
+    let form = serde_json::from_value(form).map_err(|e| {
+        ToolError::protocol(RpcError::internal(format!(
+            "{} is not a form schema: {e}",
+            T::schema_name()
+        )))
+    })?;
+    let question = InputRequest::Elicit(ElicitRequest::new(ElicitRequestParams::Form(
+        ElicitRequestFormParams::new(message, form),
+    )));
+    if let Ok(mut m) = questions.write() {
+        m.insert(id, question.clone());
+    }
+    Ok(question)
 }
 
 /// How a URL elicitation is presented for arguments `A`.

@@ -16,6 +16,7 @@ mod driver;
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,6 +53,27 @@ pub struct Node<A> {
     key: String,
     question: fn(&A, &Store) -> Option<Result<InputRequest, ToolError>>,
     decode: fn(&Value, &Store) -> Option<Box<dyn Any + Send + Sync>>,
+    /// The last question asked and its digest: most questions are the same every
+    /// round (an `Elicit<T>`'s is its type's), and comparing is far cheaper than the
+    /// canonical JSON and SHA-256 of a digest.
+    memo: Mutex<Option<(InputRequest, String)>>,
+}
+
+impl<A> Node<A> {
+    /// `question`'s digest: the memo's when the question is the one it holds (equal
+    /// questions serialize to the same canonical JSON, so they share a digest).
+    fn digest(&self, question: &InputRequest) -> Result<String, RpcError> {
+        if let Ok(memo) = self.memo.lock() {
+            if let Some((_, digest)) = memo.as_ref().filter(|(asked, _)| asked == question) {
+                return Ok(digest.clone());
+            }
+        }
+        let digest = question_digest(question)?;
+        if let Ok(mut memo) = self.memo.lock() {
+            *memo = Some((question.clone(), digest.clone()));
+        }
+        Ok(digest)
+    }
 }
 
 /// Resolved values by key.
@@ -107,6 +129,7 @@ fn push_node<A, R: Resolve<A>>(out: &mut Vec<Node<A>>) {
             key,
             question: question_of::<A, R>,
             decode: decode_of::<A, R>,
+            memo: Mutex::default(),
         });
     }
 }
@@ -244,7 +267,7 @@ pub(crate) fn resolve_round<A>(
             continue;
         };
         let question = question?;
-        let digest = question_digest(&question).map_err(ToolError::protocol)?;
+        let digest = node.digest(&question).map_err(ToolError::protocol)?;
         if let Some(recorded) = previous.answers.get(&node.key).filter(|r| r.q == digest) {
             if let Some(value) = (node.decode)(&recorded.a, &store) {
                 store.0.insert(node.key.clone(), value);
@@ -279,4 +302,34 @@ pub(crate) fn resolve_round<A>(
     result.input_requests = Some(InputRequests(to_ask));
     result.request_state = Some(state);
     Ok(Resolution::Ask(Box::new(result)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remembered_digest_is_the_questions_own_and_a_changed_question_gets_its_own() {
+        let node: Node<()> = Node {
+            key: "k".into(),
+            question: |_, _| None,
+            decode: |_, _| None,
+            memo: Mutex::default(),
+        };
+        let one = crate::ask::elicit_url("Sign in, please", "https://example.com/one");
+        let two = crate::ask::elicit_url("Sign in, please", "https://example.com/two");
+        let (d1, d2) = (
+            question_digest(&one).unwrap(),
+            question_digest(&two).unwrap(),
+        );
+        assert_ne!(d1, d2);
+        assert_eq!(node.digest(&one).unwrap(), d1);
+        assert_eq!(node.digest(&one).unwrap(), d1, "from the memo");
+        assert_eq!(
+            node.digest(&two).unwrap(),
+            d2,
+            "a changed question is digested anew"
+        );
+        assert_eq!(node.digest(&one).unwrap(), d1);
+    }
 }
