@@ -5,44 +5,18 @@
 //! cargo run -p tern-mcp --example provision_resolver
 //! ```
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+#[path = "support/provision_mcp.rs"]
+mod provision_mcp;
+
 use serde_json::json;
 use tern_mcp::ask;
 use tern_mcp::client::Client;
-use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 use tern_mcp::transport::memory;
 use tern_mcp::types::v2026_07_28::{ContentBlock, ElicitRequestParams};
 
-#[derive(Deserialize, JsonSchema)]
-struct ProvisionArgs {
-    /// The database to create.
-    name: String,
-}
-
-/// Which region should the database live in?
-#[derive(Clone, Deserialize, JsonSchema)]
-struct Region {
-    /// A cloud region, such as eu-west-1.
-    region: String,
-}
-
-async fn provision(args: ProvisionArgs, region: Elicit<Region>) -> Result<String, ToolError> {
-    match region {
-        Elicit::Accepted(r) => Ok(format!("Provisioned '{}' in {}.", args.name, r.region)),
-        Elicit::Declined | Elicit::Cancelled => {
-            Err(ToolError::new("no region chosen: nothing provisioned"))
-        }
-    }
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mcp = McpServer::new("Provisioner", "1.0.0");
-    mcp.tool("provision")
-        .description("Provision a database. Asks which region to put it in.")
-        .resolve(provision);
-
+    let mcp = provision_mcp::server();
     let (client_end, server_end) = memory::pair();
     let server = mcp.server()?;
     tokio::spawn(async move { server.serve(server_end).await });

@@ -24,9 +24,8 @@
 #[path = "../../../runtime/examples/support/seed.rs"]
 mod seed;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-use tern_mcp::mcp::{Elicit, McpServer, ToolError};
+#[path = "../../../runtime/examples/support/provision_mcp.rs"]
+mod provision_mcp;
 
 use std::sync::Arc;
 
@@ -48,33 +47,6 @@ fn server() -> Result<Server> {
     Ok(seed::provision_server()
         .seal(RequestStateSecurity::ephemeral())
         .build()?)
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct ProvisionArgs {
-    /// The database to create.
-    name: String,
-}
-
-/// Which region should the database live in?
-#[derive(Clone, Deserialize, JsonSchema)]
-struct Region {
-    /// A cloud region, such as eu-west-1.
-    region: String,
-}
-
-/// The README's high-level server: the provision tool with a resolver.
-fn mcp_server() -> Result<Server> {
-    let mcp = McpServer::new("Provisioner", "1.0.0");
-    mcp.tool("provision")
-        .description("Provision a database. Asks which region to put it in.")
-        .resolve(|args: ProvisionArgs, region: Elicit<Region>| async move {
-            match region {
-                Elicit::Accepted(r) => Ok(format!("Provisioned '{}' in {}.", args.name, r.region)),
-                _ => Err(ToolError::new("no region, no database")),
-            }
-        });
-    Ok(mcp.server()?)
 }
 
 /// A layer that only passes each request on: what the layer machinery itself costs.
@@ -159,7 +131,7 @@ async fn run(args: &[&str]) -> Result<()> {
                 .build()?;
             serve_http(layered).await
         }
-        ["serve-http", "mcp"] => serve_http(mcp_server()?).await,
+        ["serve-http", "mcp"] => serve_http(provision_mcp::server().server()?).await,
         ["serve-http", "spans"] => {
             tracing::subscriber::set_global_default(tracing_subscriber::registry())?;
             serve_http(server()?).await
