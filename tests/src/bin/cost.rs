@@ -7,8 +7,9 @@
 //! cost serve-http layer  # the same with one pass-through middleware layer
 //! cost serve-http spans  # the same with a subscriber recording its spans (a registry)
 //! cost serve-http mcp    # what users write: the README's provision tool on McpServer
-//!                        # (a resolver, sealed by default) on the multi-thread runtime
-//!                        # `#[tokio::main]` gives
+//!                        # (a resolver, sealed by default)
+//! cost serve-http-mt ... # any of the above on the multi-thread runtime `#[tokio::main]`
+//!                        # gives (`serve-http` runs on a current-thread one)
 //! cost client URL N      # N sequential flows with tern's automatic client
 //! cost client-distinct URL N  # the same, each flow's `name` a different one
 //! cost client URL N C    # 20 warm-up flows, then N flows over C concurrent callers,
@@ -177,7 +178,7 @@ async fn run(args: &[&str]) -> Result<()> {
             .await
         }
         _ => Err(
-            "usage: cost (serve-http [layer | spans | mcp] | client URL N [CALLERS] \
+            "usage: cost (serve-http[-mt] [layer | spans | mcp] | client URL N [CALLERS] \
              | client-distinct URL N | memory N)"
                 .into(),
         ),
@@ -186,13 +187,14 @@ async fn run(args: &[&str]) -> Result<()> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
     #[cfg(feature = "count-allocs")]
     let profiler = dhat::Profiler::builder().testing().build();
-    // One thread, as both sides run in the bench: instruction counts then do not depend
-    // on how work lands on workers. The high-level server runs as users run it, on the
-    // multi-thread runtime `#[tokio::main]` builds.
-    let runtime = if args == ["serve-http", "mcp"] {
+    // One thread by default: instruction counts then do not depend on how work lands
+    // on workers. `serve-http-mt` serves as users run servers, on the multi-thread
+    // runtime `#[tokio::main]` builds.
+    let runtime = if args.first() == Some(&"serve-http-mt") {
+        args[0] = "serve-http";
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?

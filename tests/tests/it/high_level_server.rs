@@ -74,7 +74,7 @@ impl Resolve<Args> for Confirm {
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
         )?)
     }
-    fn from_response(response: &Value, _deps: &Self::Deps) -> Option<Self> {
+    fn from_response(response: &serde_json::value::RawValue, _deps: &Self::Deps) -> Option<Self> {
         form_content(response)?.get("ok")?.as_bool().map(Confirm)
     }
 }
@@ -94,7 +94,7 @@ impl Resolve<Args> for Final {
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
         )?)
     }
-    fn from_response(response: &Value, _deps: &Self::Deps) -> Option<Self> {
+    fn from_response(response: &serde_json::value::RawValue, _deps: &Self::Deps) -> Option<Self> {
         form_content(response)?.get("ok")?.as_bool().map(Final)
     }
 }
@@ -171,7 +171,7 @@ impl Resolve<Args> for Audited {
         AUDITED_RENDERS.fetch_add(1, Ordering::SeqCst);
         Confirm::question(args, deps)
     }
-    fn from_response(response: &Value, deps: &Self::Deps) -> Option<Self> {
+    fn from_response(response: &serde_json::value::RawValue, deps: &Self::Deps) -> Option<Self> {
         Confirm::from_response(response, deps).map(|c| Audited(c.0))
     }
 }
@@ -401,7 +401,7 @@ impl Resolve<Args> for ConfirmAny {
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
         )?)
     }
-    fn from_response(response: &Value, _deps: &()) -> Option<Self> {
+    fn from_response(response: &serde_json::value::RawValue, _deps: &()) -> Option<Self> {
         form_content(response)?.get("ok")?.as_bool().map(ConfirmAny)
     }
 }

@@ -42,7 +42,7 @@ impl Resolve<Args> for Confirm {
             json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
         )?)
     }
-    fn from_response(response: &serde_json::Value, _deps: &Self::Deps) -> Option<Self> {
+    fn from_response(response: &serde_json::value::RawValue, _deps: &Self::Deps) -> Option<Self> {
         form_content(response)?.get("ok")?.as_bool().map(Confirm)
     }
 }

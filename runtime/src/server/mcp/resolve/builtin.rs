@@ -6,7 +6,9 @@ use std::marker::PhantomData;
 use std::sync::{OnceLock, RwLock};
 
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::Resolve;
@@ -62,15 +64,29 @@ impl<T> Elicit<T> {
     }
 }
 
-fn elicit_answer<T: DeserializeOwned>(response: &Value) -> Option<Elicit<T>> {
-    let result: ElicitResult = serde_json::from_value(response.clone()).ok()?;
-    match result.action {
-        ElicitResultAction::Accept => {
-            let content = serde_json::to_value(result.content.unwrap_or_default()).ok()?;
-            serde_json::from_value(content).ok().map(Elicit::Accepted)
+/// An elicitation's answer as the client sent it: the action, and the content left as
+/// text until the action says it is wanted.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    action: ElicitResultAction,
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+}
+
+impl<'a> Answer<'a> {
+    fn read(response: &'a RawValue) -> Option<Self> {
+        serde_json::from_str(response.get()).ok()
+    }
+
+    /// The answer with the accepted content decoded by `accept`.
+    fn outcome<T>(self, accept: impl FnOnce(&str) -> Option<T>) -> Option<Elicit<T>> {
+        match self.action {
+            ElicitResultAction::Accept => {
+                accept(self.content.map_or("{}", RawValue::get)).map(Elicit::Accepted)
+            }
+            ElicitResultAction::Decline => Some(Elicit::Declined),
+            ElicitResultAction::Cancel => Some(Elicit::Cancelled),
         }
-        ElicitResultAction::Decline => Some(Elicit::Declined),
-        ElicitResultAction::Cancel => Some(Elicit::Cancelled),
     }
 }
 
@@ -79,6 +95,7 @@ where
     T: JsonSchema + DeserializeOwned + Clone + Send + Sync + 'static,
 {
     type Deps = ();
+    const FIXED_QUESTION: bool = true;
 
     fn key() -> String {
         format!("elicit_{}", snake(&T::schema_name()))
@@ -88,8 +105,8 @@ where
         form_question::<T>()
     }
 
-    fn from_response(response: &Value, _deps: &()) -> Option<Self> {
-        elicit_answer(response)
+    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
+        Answer::read(response)?.outcome(|content| serde_json::from_str(content).ok())
     }
 }
 
@@ -160,13 +177,8 @@ impl<A, P: UrlPrompt<A>> Resolve<A> for ElicitUrl<P> {
         )))
     }
 
-    fn from_response(response: &Value, _deps: &()) -> Option<Self> {
-        let result: ElicitResult = serde_json::from_value(response.clone()).ok()?;
-        let outcome = match result.action {
-            ElicitResultAction::Accept => Elicit::Accepted(()),
-            ElicitResultAction::Decline => Elicit::Declined,
-            ElicitResultAction::Cancel => Elicit::Cancelled,
-        };
+    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
+        let outcome = Answer::read(response)?.outcome(|_| Some(()))?;
         Some(Self(outcome, PhantomData))
     }
 }
@@ -226,8 +238,8 @@ impl<A, P: SamplePrompt<A>> Resolve<A> for Sample<P> {
         )))
     }
 
-    fn from_response(response: &Value, _deps: &()) -> Option<Self> {
-        serde_json::from_value(response.clone())
+    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
+        serde_json::from_str(response.get())
             .ok()
             .map(|r| Self(r, PhantomData))
     }
@@ -240,6 +252,8 @@ pub struct ListRoots(pub Vec<Root>);
 impl<A> Resolve<A> for ListRoots {
     type Deps = ();
 
+    const FIXED_QUESTION: bool = true;
+
     fn key() -> String {
         "roots".to_owned()
     }
@@ -248,8 +262,8 @@ impl<A> Resolve<A> for ListRoots {
         Ok(InputRequest::ListRoots(ListRootsRequest::new()))
     }
 
-    fn from_response(response: &Value, _deps: &()) -> Option<Self> {
-        serde_json::from_value::<ListRootsResult>(response.clone())
+    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
+        serde_json::from_str::<ListRootsResult>(response.get())
             .ok()
             .map(|r| Self(r.roots))
     }

@@ -13,13 +13,13 @@
 mod builtin;
 mod driver;
 
-use std::any::Any;
-use std::collections::{BTreeMap, HashMap};
+use std::any::{Any, TypeId};
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub use builtin::{Elicit, ElicitUrl, ListRoots, Sample, SamplePrompt, UrlPrompt, form_content};
 
@@ -37,53 +37,97 @@ use crate::types::v2026_07_28::{
 pub trait Resolve<A>: Clone + Send + Sync + Sized + 'static {
     /// The resolvers this one needs answered first: `()` or a tuple of resolver types.
     type Deps: ResolveSet<A>;
+    /// Whether [`question`](Resolve::question) is the same whatever the arguments and
+    /// the answers it depends on: tern then builds it and its digest once, on first
+    /// use, and never again. tern's own [`Elicit<T>`] and [`ListRoots`] say so; a
+    /// question that does depend on them is compared with the last one asked instead.
+    #[doc(hidden)]
+    const FIXED_QUESTION: bool = false;
     /// The key of this question in `inputRequests`; the same in every process running
     /// the same code, so a retry served by another instance finds its answer.
     fn key() -> String;
     /// The question, from the arguments and the answers it depends on.
     fn question(args: &A, deps: &Self::Deps) -> Result<InputRequest, ToolError>;
-    /// The value from the client's answer, or `None` when the answer does not fit (the
-    /// question is then asked again).
-    fn from_response(response: &Value, deps: &Self::Deps) -> Option<Self>;
+    /// The value from the client's answer (its JSON text, as `inputResponses` carried
+    /// it), or `None` when the answer does not fit (the question is then asked again).
+    fn from_response(response: &RawValue, deps: &Self::Deps) -> Option<Self>;
+}
+
+/// A question as tern asks it: the request and the digest of its canonical JSON, which
+/// a recorded answer is bound to, made together and shared from round to round.
+struct Asked {
+    request: InputRequest,
+    digest: String,
 }
 
 /// A resolver's question, erased: how to ask it and how to read its answer.
 #[doc(hidden)]
 pub struct Node<A> {
     key: String,
+    /// The resolver's type: where its value is kept in the [`Store`].
+    id: TypeId,
+    fixed: bool,
     question: fn(&A, &Store) -> Option<Result<InputRequest, ToolError>>,
-    decode: fn(&Value, &Store) -> Option<Box<dyn Any + Send + Sync>>,
-    /// The last question asked and its digest: most questions are the same every
-    /// round (an `Elicit<T>`'s is its type's), and comparing is far cheaper than the
-    /// canonical JSON and SHA-256 of a digest.
-    memo: Mutex<Option<(InputRequest, String)>>,
+    decode: fn(&RawValue, &Store) -> Option<Box<dyn Any + Send + Sync>>,
+    /// The last question asked, with its digest: most questions are the same every
+    /// round, and comparing (or, for a fixed question, nothing at all) is far cheaper
+    /// than building a question and the canonical JSON and SHA-256 of its digest.
+    memo: Mutex<Option<Arc<Asked>>>,
 }
 
 impl<A> Node<A> {
-    /// `question`'s digest: the memo's when the question is the one it holds (equal
-    /// questions serialize to the same canonical JSON, so they share a digest).
-    fn digest(&self, question: &InputRequest) -> Result<String, RpcError> {
-        if let Ok(memo) = self.memo.lock() {
-            if let Some((_, digest)) = memo.as_ref().filter(|(asked, _)| asked == question) {
-                return Ok(digest.clone());
+    /// This round's question, `None` while a dependency is unanswered.
+    fn asked(&self, args: &A, store: &Store) -> Option<Result<Arc<Asked>, ToolError>> {
+        if self.fixed {
+            if let Some(asked) = self.memo.lock().ok().and_then(|m| m.clone()) {
+                return Some(Ok(asked));
             }
         }
-        let digest = question_digest(question)?;
-        if let Ok(mut memo) = self.memo.lock() {
-            *memo = Some((question.clone(), digest.clone()));
+        let question = match (self.question)(args, store)? {
+            Ok(question) => question,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(self.remembered(question).map_err(ToolError::protocol))
+    }
+
+    /// `question` with its digest: the memo's when it holds the same question (equal
+    /// questions serialize to the same canonical JSON, so they share a digest).
+    fn remembered(&self, question: InputRequest) -> Result<Arc<Asked>, RpcError> {
+        if let Ok(memo) = self.memo.lock() {
+            if let Some(asked) = memo.as_ref().filter(|a| a.request == question) {
+                return Ok(Arc::clone(asked));
+            }
         }
-        Ok(digest)
+        let digest = question_digest(&question)?;
+        let asked = Arc::new(Asked {
+            request: question,
+            digest,
+        });
+        if let Ok(mut memo) = self.memo.lock() {
+            *memo = Some(Arc::clone(&asked));
+        }
+        Ok(asked)
     }
 }
 
-/// Resolved values by key.
+/// Resolved values, by resolver type: a handful per tool, so a list.
 #[doc(hidden)]
 #[derive(Default)]
-pub struct Store(HashMap<String, Box<dyn Any + Send + Sync>>);
+pub struct Store(Vec<(TypeId, Box<dyn Any + Send + Sync>)>);
 
 impl Store {
-    fn get<R: Clone + 'static>(&self, key: &str) -> Option<R> {
-        self.0.get(key)?.downcast_ref::<R>().cloned()
+    fn get<R: Clone + 'static>(&self) -> Option<R> {
+        let id = TypeId::of::<R>();
+        let (_, value) = self.0.iter().find(|(kept, _)| *kept == id)?;
+        value.downcast_ref::<R>().cloned()
+    }
+
+    fn put(&mut self, id: TypeId, value: Box<dyn Any + Send + Sync>) {
+        self.0.push((id, value));
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -96,7 +140,7 @@ fn question_of<A, R: Resolve<A>>(
 }
 
 fn decode_of<A, R: Resolve<A>>(
-    response: &Value,
+    response: &RawValue,
     store: &Store,
 ) -> Option<Box<dyn Any + Send + Sync>> {
     let deps = R::Deps::fetch(store)?;
@@ -127,6 +171,8 @@ fn push_node<A, R: Resolve<A>>(out: &mut Vec<Node<A>>) {
     if !out.iter().any(|n| n.key == key) {
         out.push(Node {
             key,
+            id: TypeId::of::<R>(),
+            fixed: R::FIXED_QUESTION,
             question: question_of::<A, R>,
             decode: decode_of::<A, R>,
             memo: Mutex::default(),
@@ -141,7 +187,7 @@ macro_rules! resolve_set {
                 $(push_node::<A, $r>(out);)+
             }
             fn fetch(store: &Store) -> Option<Self> {
-                Some(($(store.get::<$r>(&$r::key())?,)+))
+                Some(($(store.get::<$r>()?,)+))
             }
         }
     };
@@ -202,23 +248,60 @@ resolver_handler!(R1, R2, R3, R4, R5, R6);
 resolver_handler!(R1, R2, R3, R4, R5, R6, R7);
 resolver_handler!(R1, R2, R3, R4, R5, R6, R7, R8);
 
-/// What the resolvers keep between rounds (sealed by the server like any state).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct ResolverState {
-    /// Format version.
-    v: u8,
+/// What the resolvers kept from the previous round (sealed by the server like any
+/// state), read in place: each answer stays the text the client sent. The format is
+/// `{"v":1,"answers":{key:{"q":digest,"a":answer}},"asked":{key:digest}}`.
+#[derive(Default, Deserialize)]
+struct Previous<'a> {
     /// Answers kept: key -> the digest of the question answered and the answer.
-    #[serde(default)]
-    answers: BTreeMap<String, Recorded>,
+    #[serde(default, borrow)]
+    answers: BTreeMap<String, Recorded<'a>>,
     /// The questions asked in the previous round: key -> digest.
-    #[serde(default)]
-    asked: BTreeMap<String, String>,
+    #[serde(default, borrow)]
+    asked: BTreeMap<String, &'a str>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Recorded {
-    q: String,
-    a: Value,
+#[derive(Deserialize)]
+struct Recorded<'a> {
+    q: &'a str,
+    #[serde(borrow)]
+    a: &'a RawValue,
+}
+
+/// The state for the next round, in [`Previous`]'s format.
+#[derive(Serialize)]
+struct Next<'a> {
+    v: u8,
+    answers: Pairs<'a, (Arc<Asked>, &'a RawValue)>,
+    asked: Pairs<'a, Arc<Asked>>,
+}
+
+/// Key-value pairs written as a JSON object.
+struct Pairs<'a, V>(Vec<(&'a str, V)>);
+
+impl Serialize for Pairs<'_, (Arc<Asked>, &RawValue)> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out<'b> {
+            q: &'b str,
+            a: &'b RawValue,
+        }
+        s.collect_map(self.0.iter().map(|(key, (asked, answer))| {
+            (
+                key,
+                Out {
+                    q: &asked.digest,
+                    a: answer,
+                },
+            )
+        }))
+    }
+}
+
+impl Serialize for Pairs<'_, Arc<Asked>> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(key, asked)| (key, &asked.digest)))
+    }
 }
 
 /// The digest a recorded answer is bound to: the question's canonical JSON (sorted keys)
@@ -252,54 +335,56 @@ pub(crate) fn resolve_round<A>(
     request_state: Option<&str>,
 ) -> Result<Resolution, ToolError> {
     // The state is sealed by the server, so it is ours; an unreadable one starts over.
-    let previous: ResolverState = request_state
+    let previous: Previous<'_> = request_state
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
     let mut store = Store::default();
-    let mut next = ResolverState {
+    let mut next = Next {
         v: 1,
-        ..ResolverState::default()
+        answers: Pairs(Vec::new()),
+        asked: Pairs(Vec::new()),
     };
-    let mut to_ask: BTreeMap<String, InputRequest> = BTreeMap::new();
     for node in nodes {
-        let Some(question) = (node.question)(args, &store) else {
+        let Some(asked) = node.asked(args, &store) else {
             // A dependency is not answered yet: asked in a later round.
             continue;
         };
-        let question = question?;
-        let digest = node.digest(&question).map_err(ToolError::protocol)?;
-        if let Some(recorded) = previous.answers.get(&node.key).filter(|r| r.q == digest) {
-            if let Some(value) = (node.decode)(&recorded.a, &store) {
-                store.0.insert(node.key.clone(), value);
-                next.answers.insert(node.key.clone(), recorded.clone());
+        let asked = asked?;
+        let key = node.key.as_str();
+        if let Some(recorded) = previous.answers.get(key).filter(|r| r.q == asked.digest) {
+            if let Some(value) = (node.decode)(recorded.a, &store) {
+                store.put(node.id, value);
+                next.answers.0.push((key, (asked, recorded.a)));
                 continue;
             }
         }
         let fresh = input_responses
-            .filter(|_| previous.asked.get(&node.key) == Some(&digest))
-            .and_then(|r| r.raw(&node.key))
-            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+            .filter(|_| previous.asked.get(key) == Some(&asked.digest.as_str()))
+            .and_then(|r| r.raw(key));
         if let Some(raw) = fresh {
-            if let Some(value) = (node.decode)(&raw, &store) {
-                store.0.insert(node.key.clone(), value);
-                next.answers
-                    .insert(node.key.clone(), Recorded { q: digest, a: raw });
+            if let Some(value) = (node.decode)(raw, &store) {
+                store.put(node.id, value);
+                next.answers.0.push((key, (asked, raw)));
                 continue;
             }
-            tracing::debug!(key = %node.key, "an answer did not fit its question; asking again");
+            tracing::debug!(key, "an answer did not fit its question; asking again");
         }
-        next.asked.insert(node.key.clone(), digest);
-        to_ask.insert(node.key.clone(), question);
+        next.asked.0.push((key, asked));
     }
-    if to_ask.is_empty() && store.0.len() == nodes.len() {
+    if next.asked.0.is_empty() && store.len() == nodes.len() {
         return Ok(Resolution::Ready(store));
     }
     let state = serde_json::to_string(&next).map_err(|e| {
         tracing::error!(error = %e, "could not encode resolver state");
         ToolError::protocol(RpcError::internal("Internal error"))
     })?;
+    let questions = next.asked.0.iter();
     let mut result = InputRequiredResult::new();
-    result.input_requests = Some(InputRequests(to_ask));
+    result.input_requests = Some(InputRequests(
+        questions
+            .map(|(key, asked)| ((*key).to_owned(), asked.request.clone()))
+            .collect(),
+    ));
     result.request_state = Some(state);
     Ok(Resolution::Ask(Box::new(result)))
 }
@@ -308,14 +393,20 @@ pub(crate) fn resolve_round<A>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_remembered_digest_is_the_questions_own_and_a_changed_question_gets_its_own() {
-        let node: Node<()> = Node {
+    fn node(fixed: bool) -> Node<()> {
+        Node {
             key: "k".into(),
+            id: TypeId::of::<()>(),
+            fixed,
             question: |_, _| None,
             decode: |_, _| None,
             memo: Mutex::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_remembered_digest_is_the_questions_own_and_a_changed_question_gets_its_own() {
+        let node = node(false);
         let one = crate::ask::elicit_url("Sign in, please", "https://example.com/one");
         let two = crate::ask::elicit_url("Sign in, please", "https://example.com/two");
         let (d1, d2) = (
@@ -323,13 +414,36 @@ mod tests {
             question_digest(&two).unwrap(),
         );
         assert_ne!(d1, d2);
-        assert_eq!(node.digest(&one).unwrap(), d1);
-        assert_eq!(node.digest(&one).unwrap(), d1, "from the memo");
-        assert_eq!(
-            node.digest(&two).unwrap(),
-            d2,
-            "a changed question is digested anew"
-        );
-        assert_eq!(node.digest(&one).unwrap(), d1);
+        let digest = |q: &InputRequest| node.remembered(q.clone()).unwrap().digest.clone();
+        assert_eq!(digest(&one), d1);
+        assert_eq!(digest(&one), d1, "from the memo");
+        assert_eq!(digest(&two), d2, "a changed question is digested anew");
+        assert_eq!(digest(&one), d1);
+    }
+
+    #[test]
+    fn a_fixed_question_is_built_once_and_a_varying_one_every_round() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static BUILT: AtomicUsize = AtomicUsize::new(0);
+        let build = |_: &(), _: &Store| {
+            BUILT.fetch_add(1, Ordering::SeqCst);
+            Some(Ok(crate::ask::elicit_url("Sign in", "https://example.com")))
+        };
+        let fixed = Node {
+            question: build,
+            ..node(true)
+        };
+        for _ in 0..3 {
+            fixed.asked(&(), &Store::default()).unwrap().unwrap();
+        }
+        assert_eq!(BUILT.load(Ordering::SeqCst), 1);
+        let varying = Node {
+            question: build,
+            ..node(false)
+        };
+        for _ in 0..3 {
+            varying.asked(&(), &Store::default()).unwrap().unwrap();
+        }
+        assert_eq!(BUILT.load(Ordering::SeqCst), 4);
     }
 }
