@@ -228,8 +228,9 @@ pub fn generate_version(version: &str, schema: &serde_json::Value) -> Result<Gen
 }
 
 /// The structs that write a member first, and which: each tagged union's variants their
-/// tag, so a reader finds it in one pass (`rpc::tagged`); an input-required result its
-/// `resultType`.
+/// tag, so a reader finds it in one pass (`rpc::tagged`); an input-required result and
+/// each complete result an `Outcome` can hold their `resultType` (the outcome's tag),
+/// or the reader keeps every member before it as text and reads them twice.
 fn tags_first(prepared: &prepare::Prepared) -> BTreeMap<String, String> {
     let mut tags: BTreeMap<String, String> = prepared
         .unions
@@ -244,6 +245,10 @@ fn tags_first(prepared: &prepare::Prepared) -> BTreeMap<String, String> {
         .collect();
     if prepared.has_input_required {
         tags.insert("InputRequiredResult".to_owned(), "resultType".to_owned());
+        for outcome in &prepared.outcomes {
+            tags.entry(outcome.complete.clone())
+                .or_insert_with(|| "resultType".to_owned());
+        }
     }
     tags
 }

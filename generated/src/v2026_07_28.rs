@@ -391,6 +391,15 @@ pub struct CallToolRequestParams {
 /// The result returned by the server for a [`tools/call`](CallToolRequest) request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallToolResult {
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    #[serde(rename = "resultType")]
+    pub result_type: ResultType,
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: ::std::vec::Vec<ContentBlock>,
     /// Whether the tool call ended in an error.
@@ -418,15 +427,6 @@ pub struct CallToolResult {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub meta: ::std::option::Option<ResultMetaObject>,
-    /// Indicates the type of the result, which allows the client to determine
-    /// how to parse the result object.
-    ///
-    /// Servers implementing this protocol version MUST include this field.
-    /// For backward compatibility, when a client receives a result from a
-    /// server implementing an earlier protocol version (which does not include
-    /// `resultType`), the client MUST treat the absent field as `"complete"`.
-    #[serde(rename = "resultType")]
-    pub result_type: ResultType,
     /// An optional JSON value that represents the structured result of the tool call.
     ///
     /// This can be any JSON value (object, array, string, number, boolean, or null)
@@ -1335,6 +1335,15 @@ pub struct GetPromptRequestParams {
 /// The result returned by the server for a [`prompts/get`](GetPromptRequest) request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct GetPromptResult {
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    #[serde(rename = "resultType")]
+    pub result_type: ResultType,
     /// An optional description for the prompt.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub description: ::std::option::Option<::std::string::String>,
@@ -1347,15 +1356,6 @@ pub struct GetPromptResult {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub meta: ::std::option::Option<ResultMetaObject>,
-    /// Indicates the type of the result, which allows the client to determine
-    /// how to parse the result object.
-    ///
-    /// Servers implementing this protocol version MUST include this field.
-    /// For backward compatibility, when a client receives a result from a
-    /// server implementing an earlier protocol version (which does not include
-    /// `resultType`), the client MUST treat the absent field as `"complete"`.
-    #[serde(rename = "resultType")]
-    pub result_type: ResultType,
     /// Members the schema does not name, kept so they survive a round trip.
     #[serde(flatten)]
     pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
@@ -2976,6 +2976,15 @@ pub struct ReadResourceRequestParams {
 /// The result returned by the server for a [`resources/read`](ReadResourceRequest) request.
 #[derive(::serde::Serialize, Clone, Debug, PartialEq)]
 pub struct ReadResourceResult {
+    /// Indicates the type of the result, which allows the client to determine
+    /// how to parse the result object.
+    ///
+    /// Servers implementing this protocol version MUST include this field.
+    /// For backward compatibility, when a client receives a result from a
+    /// server implementing an earlier protocol version (which does not include
+    /// `resultType`), the client MUST treat the absent field as `"complete"`.
+    #[serde(rename = "resultType")]
+    pub result_type: ResultType,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -3001,15 +3010,6 @@ pub struct ReadResourceResult {
         skip_serializing_if = "::std::option::Option::is_none"
     )]
     pub meta: ::std::option::Option<ResultMetaObject>,
-    /// Indicates the type of the result, which allows the client to determine
-    /// how to parse the result object.
-    ///
-    /// Servers implementing this protocol version MUST include this field.
-    /// For backward compatibility, when a client receives a result from a
-    /// server implementing an earlier protocol version (which does not include
-    /// `resultType`), the client MUST treat the absent field as `"complete"`.
-    #[serde(rename = "resultType")]
-    pub result_type: ResultType,
     /// A hint from the server indicating how long (in milliseconds) the
     /// client MAY cache this response before re-fetching. Semantics are
     /// analogous to HTTP Cache-Control max-age.
@@ -8257,10 +8257,10 @@ impl CallToolResult {
     #[allow(clippy::too_many_arguments)]
     pub fn new(content: ::std::vec::Vec<ContentBlock>) -> Self {
         Self {
+            result_type: ResultType::Complete,
             content,
             is_error: ::std::default::Default::default(),
             meta: ::std::default::Default::default(),
-            result_type: ResultType::Complete,
             structured_content: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -8681,10 +8681,10 @@ impl GetPromptResult {
     #[allow(clippy::too_many_arguments)]
     pub fn new(messages: ::std::vec::Vec<PromptMessage>) -> Self {
         Self {
+            result_type: ResultType::Complete,
             description: ::std::default::Default::default(),
             messages,
             meta: ::std::default::Default::default(),
-            result_type: ResultType::Complete,
             extra: ::std::default::Default::default(),
         }
     }
@@ -9466,10 +9466,10 @@ impl ReadResourceResult {
     #[allow(clippy::too_many_arguments)]
     pub fn new(contents: ::std::vec::Vec<AnyResourceContents>) -> Self {
         Self {
+            result_type: ResultType::Complete,
             cache_scope: ::std::default::Default::default(),
             contents,
             meta: ::std::default::Default::default(),
-            result_type: ResultType::Complete,
             ttl_ms: ::std::default::Default::default(),
             extra: ::std::default::Default::default(),
         }
@@ -10237,10 +10237,10 @@ crate::rpc::open_struct!(
     "requestState" default }
 );
 crate::rpc::open_struct!(
-    CallToolResult { content : ::std::vec::Vec < ContentBlock > = "content" required,
-    is_error : ::std::option::Option < bool > = "isError" default, meta :
-    ::std::option::Option < ResultMetaObject > = "_meta" default, result_type :
-    ResultType = "resultType" required, structured_content : ::std::option::Option <
+    CallToolResult { result_type : ResultType = "resultType" required, content :
+    ::std::vec::Vec < ContentBlock > = "content" required, is_error :
+    ::std::option::Option < bool > = "isError" default, meta : ::std::option::Option <
+    ResultMetaObject > = "_meta" default, structured_content : ::std::option::Option <
     ::serde_json::Value > = "structuredContent" default }
 );
 crate::rpc::open_struct!(
@@ -10413,10 +10413,10 @@ crate::rpc::open_struct!(
     "requestState" default }
 );
 crate::rpc::open_struct!(
-    GetPromptResult { description : ::std::option::Option < ::std::string::String > =
-    "description" default, messages : ::std::vec::Vec < PromptMessage > = "messages"
-    required, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
-    result_type : ResultType = "resultType" required }
+    GetPromptResult { result_type : ResultType = "resultType" required, description :
+    ::std::option::Option < ::std::string::String > = "description" default, messages :
+    ::std::vec::Vec < PromptMessage > = "messages" required, meta : ::std::option::Option
+    < ResultMetaObject > = "_meta" default }
 );
 crate::rpc::open_struct!(
     GetPromptResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion =
@@ -10722,11 +10722,11 @@ crate::rpc::open_struct!(
     required }
 );
 crate::rpc::open_struct!(
-    ReadResourceResult { cache_scope : ::std::option::Option < CacheScope > =
-    "cacheScope" default, contents : ::std::vec::Vec < AnyResourceContents > = "contents"
-    required, meta : ::std::option::Option < ResultMetaObject > = "_meta" default,
-    result_type : ResultType = "resultType" required, ttl_ms : ::std::option::Option <
-    u64 > = "ttlMs" default }
+    ReadResourceResult { result_type : ResultType = "resultType" required, cache_scope :
+    ::std::option::Option < CacheScope > = "cacheScope" default, contents :
+    ::std::vec::Vec < AnyResourceContents > = "contents" required, meta :
+    ::std::option::Option < ResultMetaObject > = "_meta" default, ttl_ms :
+    ::std::option::Option < u64 > = "ttlMs" default }
 );
 crate::rpc::open_struct!(
     ReadResourceResultResponse { id : RequestId = "id" required, jsonrpc : JsonRpcVersion

@@ -268,6 +268,11 @@ pub(crate) fn decode_args<A: DeserializeOwned>(
     arguments: Map<String, Value>,
 ) -> Result<A, RpcError> {
     let value = Value::Object(arguments);
+    // Read in place first: tracking the path costs more than the decoding, and is only
+    // wanted to say where arguments that do not fit went wrong.
+    if let Ok(args) = A::deserialize(&value) {
+        return Ok(args);
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
