@@ -22,30 +22,38 @@ impl InputResponses {
 
     /// Adds the answer to the request under `key`, in place of an answer already there.
     pub fn insert(&mut self, key: impl ::std::convert::Into<::std::string::String>, response: InputResponse) -> ::std::result::Result<(), ::serde_json::Error> {
-        let value = ::serde_json::value::to_raw_value(&response)?;
-        self.insert_raw(key, &value)
+        // Written straight into the new text: checked as JSON once, with the rest.
+        self.rewrite(key.into(), |out| ::serde_json::to_writer(out, &response))
     }
 
     /// Adds `answer`, as it is, under `key`, in place of an answer already there (to be
     /// decoded by whoever asked).
     pub fn insert_raw(&mut self, key: impl ::std::convert::Into<::std::string::String>, answer: &::serde_json::value::RawValue) -> ::std::result::Result<(), ::serde_json::Error> {
-        let key = key.into();
-        let value = answer.get();
-        let mut text = ::std::string::String::with_capacity(self.0.get().len() + key.len() + value.len() + 4);
-        text.push('{');
+        self.rewrite(key.into(), |out| {
+            out.extend_from_slice(answer.get().as_bytes());
+            Ok(())
+        })
+    }
+
+    /// The map's text again, without `key`'s answer if it had one, and with the answer
+    /// `value` writes under `key` last.
+    fn rewrite(&mut self, key: ::std::string::String, value: impl ::std::ops::FnOnce(&mut ::std::vec::Vec<u8>) -> ::std::result::Result<(), ::serde_json::Error>) -> ::std::result::Result<(), ::serde_json::Error> {
+        let mut text = ::std::vec::Vec::with_capacity(self.0.get().len() + key.len() + 128);
+        text.push(b'{');
         for (name, quoted, answer) in self.members() {
             if name != key {
-                text.push_str(quoted);
-                text.push(':');
-                text.push_str(answer.get());
-                text.push(',');
+                text.extend_from_slice(quoted.as_bytes());
+                text.push(b':');
+                text.extend_from_slice(answer.get().as_bytes());
+                text.push(b',');
             }
         }
-        text.push_str(&::serde_json::to_string(&key)?);
-        text.push(':');
-        text.push_str(value);
-        text.push('}');
-        *self = Self::from_text(text);
+        ::serde_json::to_writer(&mut text, &key)?;
+        text.push(b':');
+        value(&mut text)?;
+        text.push(b'}');
+        let text = ::std::string::String::from_utf8(text).map_err(<::serde_json::Error as ::serde::ser::Error>::custom)?;
+        *self = Self(::serde_json::value::RawValue::from_string(text)?);
         Ok(())
     }
 

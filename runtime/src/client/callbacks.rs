@@ -9,7 +9,7 @@ use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitResultAction, ElicitValue, InputRequest, InputRequests, InputResponse, InputResponses,
-    ListRootsRequestParams, ListRootsResult, PrimitiveSchemaDefinition,
+    ListRootsRequestParams, ListRootsResult, PrimitiveSchemaDefinition, ToolArguments,
 };
 
 /// What a callback knows about the request it answers, and about the call that asked.
@@ -24,8 +24,9 @@ pub struct InputContext {
     pub method: Option<&'static str>,
     /// What that call names: the tool or prompt, or the resource's URI.
     pub target: Option<String>,
-    /// The call's arguments (a tool's), as sent.
-    pub arguments: Option<Arc<serde_json::Map<String, serde_json::Value>>>,
+    /// The call's arguments (a tool's, a prompt's), as sent: JSON text, read when a
+    /// callback asks ([`ToolArguments::get`], [`ToolArguments::decode`]).
+    pub arguments: Option<Arc<ToolArguments>>,
     /// The round of the call that asks: 1 for its first input-required answer.
     pub round: usize,
     /// The task asking, when the call became one (its questions come through

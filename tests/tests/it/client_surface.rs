@@ -174,7 +174,7 @@ async fn an_input_callback_is_told_the_method_tool_arguments_and_round_asking() 
         ]
     );
     let arguments = seen[0].arguments.as_deref().unwrap();
-    assert_eq!(arguments["service"], "orders");
+    assert_eq!(arguments.get("service"), Some(json!("orders")));
 }
 
 #[tokio::test]
