@@ -751,6 +751,48 @@ async fn invalid_arguments_are_32602_naming_the_field() {
     );
 }
 
+#[tokio::test]
+async fn arguments_decoded_without_a_schema_check_are_refused_as_the_check_would() {
+    // `Args` derives a schema that refuses nothing decoding does not, so its calls are
+    // decoded straight from their text; the same schema given as is is checked first.
+    let mcp = McpServer::new("s", "1");
+    mcp.tool("derived")
+        .resolve(|args: Args, _r: Elicit<Region>| async move { Ok(args.name) });
+    let schema =
+        json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+    mcp.tool("given")
+        .input_schema(schema.as_object().unwrap().clone())
+        .resolve(|args: Args, _r: Elicit<Region>| async move { Ok(args.name) });
+    let server = server(&mcp);
+    for bad in [json!({"name": 5}), json!({}), json!({"name": null})] {
+        let derived = call(&server, "derived", bad.clone(), None, None)
+            .await
+            .unwrap_err();
+        let given = call(&server, "given", bad.clone(), None, None)
+            .await
+            .unwrap_err();
+        assert_eq!(derived.code, -32602, "{bad}");
+        assert_eq!(
+            derived.message,
+            given.message.replace("tool given", "tool derived"),
+            "{bad}"
+        );
+    }
+    let asked = call(
+        &server,
+        "derived",
+        json!({"name": "orders", "extra": 1}),
+        None,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        asked["resultType"], "input_required",
+        "unknown members pass, as the schema lets them"
+    );
+}
+
 async fn list(server: &Server, method: &str, cursor: Option<&str>) -> Value {
     let mut params = json!({"_meta": meta(json!({}))});
     if let Some(c) = cursor {

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::detach::Detach;
@@ -14,14 +13,14 @@ use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
 use crate::server::extension::ToolSetting;
 use crate::transport::BoxFuture;
-use crate::types::v2026_07_28::{CallToolOutcome, InputResponses};
+use crate::types::v2026_07_28::{CallToolOutcome, InputResponses, ToolArguments};
 
 /// A `tools/call` a [`ProtocolExtension`](crate::server::ProtocolExtension) takes: the tool, its
 /// setting for the extension, the request, and the checked arguments.
 pub struct ToolHandoff {
     entry: Arc<ToolEntry>,
     ctx: RequestContext,
-    arguments: Map<String, Value>,
+    arguments: ToolArguments,
     input_responses: Option<InputResponses>,
     request_state: Option<String>,
     guard: Option<SingleUse>,
@@ -42,7 +41,7 @@ impl ToolHandoff {
     pub(super) fn new(
         entry: Arc<ToolEntry>,
         ctx: RequestContext,
-        arguments: Map<String, Value>,
+        arguments: ToolArguments,
         round: Round,
         guard: Option<SingleUse>,
     ) -> Self {
@@ -87,6 +86,7 @@ impl ToolHandoff {
         }
         let outcome = (self.entry.call)(ToolCall {
             ctx: self.ctx.clone(),
+            entry: Arc::clone(&self.entry),
             arguments: self.arguments,
             input_responses: self.input_responses,
             request_state: self.request_state,
@@ -140,6 +140,7 @@ impl ToolHandoff {
         let (tool_body, (input_responses, request_state)) = self.detach(ctx);
         let mut running = tokio::spawn((tool_body.entry.call)(ToolCall {
             ctx: tool_body.ctx.clone(),
+            entry: Arc::clone(&tool_body.entry),
             arguments: tool_body.arguments.clone(),
             input_responses,
             request_state,
@@ -215,7 +216,7 @@ impl DetachRequest {
 pub(crate) struct ToolBody {
     entry: Arc<ToolEntry>,
     ctx: RequestContext,
-    arguments: Map<String, Value>,
+    arguments: ToolArguments,
 }
 
 impl ToolBody {
@@ -227,6 +228,7 @@ impl ToolBody {
     ) -> BoxFuture<'static, Result<CallToolOutcome, RpcError>> {
         (self.entry.call)(ToolCall {
             ctx: self.ctx.clone(),
+            entry: Arc::clone(&self.entry),
             arguments: self.arguments.clone(),
             input_responses,
             request_state,

@@ -32,6 +32,7 @@
 //! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
+mod arguments;
 mod context;
 mod describe;
 mod detach;

@@ -7,8 +7,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::arguments::decode_tree;
 use super::context::ToolContext;
-use super::tool::{ToolError, decode_args};
+use super::tool::ToolError;
 use super::{Completer, McpServer, schema};
 use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
@@ -181,7 +182,7 @@ impl PromptBuilder<'_> {
             let f = Arc::clone(&f);
             let name = name.clone();
             Box::pin(async move {
-                let args: A = decode_args("prompt", &name, call.arguments)?;
+                let args: A = decode_tree("prompt", &name, Value::Object(call.arguments))?;
                 let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state);
                 f(args, ctx)
                     .await

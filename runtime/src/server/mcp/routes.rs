@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::handoff::ToolHandoff;
 use super::paging::{Paging, lister};
@@ -208,18 +208,10 @@ fn call_tool(
         let entry = entry
             .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
         let mut params = params;
-        // Read into a tree once: the schema check needs one, and the tool decodes it.
-        let arguments = match params.arguments.take() {
-            Some(arguments) => arguments.to_map().map_err(|e| {
-                RpcError::invalid_params(format!("Invalid arguments for tool {}: {e}", params.name))
-            })?,
-            None => Map::new(),
-        };
-        let arguments = Value::Object(arguments);
+        // Kept as text: the tool decodes it from there, and a schema that refuses more
+        // than that decoding is checked first, on a tree.
+        let arguments = params.arguments.take().unwrap_or_default();
         entry.check_arguments(&arguments)?;
-        let Value::Object(arguments) = arguments else {
-            return Err(RpcError::internal("Internal error"));
-        };
         let round = (params.input_responses, params.request_state);
         let handoff = ToolHandoff::new(entry, ctx, arguments, round, guard);
         match taker {

@@ -17,7 +17,7 @@ use crate::server::extension::{ToolSetting, ToolSettings};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ContentBlock, InputRequiredResult, InputResponses, Outcome,
-    TextContent, Tool, ToolAnnotations,
+    TextContent, Tool, ToolAnnotations, ToolArguments,
 };
 
 /// A tool's failure. The client sees it as a result with `isError: true` and the
@@ -180,7 +180,10 @@ pub struct NoArgs {}
 /// One call of a tool, as the registry hands it to the tool's function.
 pub(crate) struct ToolCall {
     pub(crate) ctx: RequestContext,
-    pub(crate) arguments: Map<String, Value>,
+    /// The tool called: what its arguments are checked against when they do not decode.
+    pub(crate) entry: Arc<ToolEntry>,
+    /// The arguments as sent (`{}` when there were none).
+    pub(crate) arguments: ToolArguments,
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
     /// Where [`ToolContext::continue_as_task`] asks, when the call may become a task.
@@ -208,6 +211,9 @@ pub(crate) struct ToolEntry {
     /// The `inputSchema`, compiled once.
     #[cfg(feature = "schema-validation")]
     pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+    /// Whether the schema is checked before the arguments are decoded: unless it was
+    /// derived from the arguments' type and refuses nothing decoding does not.
+    pub(crate) check_first: bool,
 }
 
 impl ToolEntry {
@@ -236,12 +242,37 @@ impl ToolEntry {
             can_detach: true,
             #[cfg(feature = "schema-validation")]
             validator,
+            check_first: true,
         }
     }
 
+    /// The entry of a tool whose `inputSchema` was derived from its arguments' type:
+    /// checked first only when it refuses more than decoding into that type does.
+    pub(crate) fn derived_schema(mut self) -> Self {
+        self.check_first = !super::arguments::decoding_refuses_all(&self.tool.input_schema);
+        self
+    }
+
     /// Refuses `arguments` that break the tool's `inputSchema` (-32602 naming the
-    /// first offending place), before the tool runs.
-    pub(crate) fn check_arguments(&self, arguments: &Value) -> Result<(), RpcError> {
+    /// first offending place), before the tool runs; a schema that asks no more than
+    /// decoding is left to the decoding (see [`derived_schema`](Self::derived_schema)).
+    pub(crate) fn check_arguments(&self, arguments: &ToolArguments) -> Result<(), RpcError> {
+        #[cfg(feature = "schema-validation")]
+        if self.check_first && self.validator.is_some() {
+            let tree = arguments.to_map().map_err(|e| {
+                RpcError::invalid_params(format!(
+                    "Invalid arguments for tool {}: {e}",
+                    self.tool.name
+                ))
+            })?;
+            return self.check_tree(&Value::Object(tree));
+        }
+        let _ = arguments;
+        Ok(())
+    }
+
+    /// Refuses `arguments`, a tree, when they break the tool's `inputSchema`.
+    pub(crate) fn check_tree(&self, arguments: &Value) -> Result<(), RpcError> {
         #[cfg(feature = "schema-validation")]
         if let Some(validator) = &self.validator {
             crate::util::schema::check(validator, arguments, "the arguments").map_err(|at| {
@@ -259,31 +290,6 @@ impl ToolEntry {
         self.settings = settings;
         self
     }
-}
-
-/// Decodes a call's arguments as `A`, naming the field at fault.
-pub(crate) fn decode_args<A: DeserializeOwned>(
-    kind: &str,
-    name: &str,
-    arguments: Map<String, Value>,
-) -> Result<A, RpcError> {
-    let value = Value::Object(arguments);
-    // Read in place first: tracking the path costs more than the decoding, and is only
-    // wanted to say where arguments that do not fit went wrong.
-    if let Ok(args) = A::deserialize(&value) {
-        return Ok(args);
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." {
-            RpcError::invalid_params(format!("Invalid arguments for {kind} {name}: {inner}"))
-        } else {
-            RpcError::invalid_params(format!(
-                "Invalid arguments for {kind} {name}: `{path}`: {inner}"
-            ))
-        }
-    })
 }
 
 /// Registers a tool: `mcp.tool("name").description("...").run(f)`.
@@ -365,18 +371,17 @@ impl ToolBuilder<'_> {
         Fut: Future<Output = Result<R, ToolError>> + Send + 'static,
         R: IntoToolOutcome + 'static,
     {
+        let derived = self.input_schema.is_none();
         self.tool.input_schema = self
             .input_schema
             .take()
             .unwrap_or_else(schema::object_schema::<A>);
         self.tool.output_schema = R::output_schema();
-        let name = self.tool.name.clone();
         let f = Arc::new(f);
         let call: ToolFn = Arc::new(move |call: ToolCall| {
             let f = Arc::clone(&f);
-            let name = name.clone();
             Box::pin(async move {
-                let args: A = decode_args("tool", &name, call.arguments)?;
+                let args: A = super::arguments::decode(&call.entry, &call.arguments)?;
                 let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state)
                     .with_detach(call.detach);
                 match f(args, ctx).await {
@@ -385,9 +390,12 @@ impl ToolBuilder<'_> {
                 }
             })
         });
-        self.server.add_tool(
-            ToolEntry::new(self.tool, call, self.single_use, self.scopes)
-                .with_settings(self.settings),
-        );
+        let entry = ToolEntry::new(self.tool, call, self.single_use, self.scopes)
+            .with_settings(self.settings);
+        self.server.add_tool(if derived {
+            entry.derived_schema()
+        } else {
+            entry
+        });
     }
 }

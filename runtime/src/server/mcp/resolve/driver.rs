@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use super::{Node, Resolution, ResolveSet, ResolverHandler};
 use crate::jsonrpc::RpcError;
 use crate::server::mcp::schema;
-use crate::server::mcp::tool::{self, ToolBuilder, ToolCall, ToolEntry, ToolFn};
+use crate::server::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolFn};
 use crate::types::v2026_07_28::CallToolOutcome;
 
 impl<'a> ToolBuilder<'a> {
@@ -26,6 +26,7 @@ impl<'a> ToolBuilder<'a> {
         P: ResolveSet<A>,
         H: ResolverHandler<A, P>,
     {
+        let derived = self.input_schema.is_none();
         self.tool.input_schema = self
             .input_schema
             .take()
@@ -40,7 +41,7 @@ impl<'a> ToolBuilder<'a> {
             let nodes = Arc::clone(&nodes);
             let name = name.clone();
             Box::pin(async move {
-                let args: A = tool::decode_args("tool", &name, call.arguments)?;
+                let args: A = super::super::arguments::decode(&call.entry, &call.arguments)?;
                 let on_session = call.ctx.era() == crate::Era::Session;
                 let mut responses = call.input_responses;
                 let mut state = call.request_state;
@@ -91,6 +92,9 @@ impl<'a> ToolBuilder<'a> {
         // would wait for them to ask detaches their calls from the start, or not at all.
         let mut entry = ToolEntry::new(self.tool, call, self.single_use, self.scopes)
             .with_settings(self.settings);
+        if derived {
+            entry = entry.derived_schema();
+        }
         entry.can_detach = false;
         self.server.add_tool(entry);
     }
