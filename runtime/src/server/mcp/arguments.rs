@@ -1,15 +1,12 @@
-//! A tool call's arguments: kept as the text they came in and decoded into the tool's
-//! type straight from it. The tool's `inputSchema` is checked first, on a tree, unless
-//! it was derived from that type and refuses nothing decoding does not (decided when the
-//! tool is registered); arguments that do not decode are checked then, so what a caller
-//! is told does not depend on which way they went.
+//! A call's arguments and the type they decode into: whether a tool's `inputSchema`
+//! refuses more than that decoding (decided when the tool is registered: the schema is
+//! checked first only then, see `ToolEntry::decode`), and the decoding of a tree that
+//! names the field at fault.
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::tool::ToolEntry;
 use crate::jsonrpc::RpcError;
-use crate::types::v2026_07_28::ToolArguments;
 
 /// Keywords that describe and refuse nothing.
 const ANNOTATIONS: [&str; 5] = ["$schema", "title", "description", "default", "examples"];
@@ -55,24 +52,6 @@ fn plain_member(schema: &Value) -> bool {
         && (!is_list || schema.contains_key("items"))
 }
 
-/// The arguments of a call of `entry` as `A`, straight from their text; arguments that do
-/// not decode are refused by the schema when it refuses them, else by where decoding
-/// went wrong.
-pub(crate) fn decode<A: DeserializeOwned>(
-    entry: &ToolEntry,
-    arguments: &ToolArguments,
-) -> Result<A, RpcError> {
-    if let Ok(args) = arguments.decode() {
-        return Ok(args);
-    }
-    let tree = arguments
-        .to_map()
-        .map(Value::Object)
-        .map_err(|e| invalid("tool", &entry.tool.name, &e))?;
-    entry.check_tree(&tree)?;
-    decode_tree("tool", &entry.tool.name, tree)
-}
-
 /// `arguments` (a tree) as `A`, naming the field at fault when they do not fit.
 pub(crate) fn decode_tree<A: DeserializeOwned>(
     kind: &str,
@@ -92,7 +71,8 @@ pub(crate) fn decode_tree<A: DeserializeOwned>(
     })
 }
 
-fn invalid(kind: &str, name: &str, error: &impl std::fmt::Display) -> RpcError {
+/// -32602: `kind` `name`'s arguments are not what it takes.
+pub(crate) fn invalid(kind: &str, name: &str, error: &impl std::fmt::Display) -> RpcError {
     RpcError::invalid_params(format!("Invalid arguments for {kind} {name}: {error}"))
 }
 

@@ -259,16 +259,31 @@ impl ToolEntry {
     pub(crate) fn check_arguments(&self, arguments: &ToolArguments) -> Result<(), RpcError> {
         #[cfg(feature = "schema-validation")]
         if self.check_first && self.validator.is_some() {
-            let tree = arguments.to_map().map_err(|e| {
-                RpcError::invalid_params(format!(
-                    "Invalid arguments for tool {}: {e}",
-                    self.tool.name
-                ))
-            })?;
+            let tree = arguments
+                .to_map()
+                .map_err(|e| super::arguments::invalid("tool", &self.tool.name, &e))?;
             return self.check_tree(&Value::Object(tree));
         }
         let _ = arguments;
         Ok(())
+    }
+
+    /// A call's `arguments` as `A`, straight from their text; arguments that do not
+    /// decode are refused by the schema when it refuses them (what a check before
+    /// decoding would have said), else by where decoding went wrong.
+    pub(crate) fn decode<A: DeserializeOwned>(
+        &self,
+        arguments: &ToolArguments,
+    ) -> Result<A, RpcError> {
+        if let Ok(args) = arguments.decode() {
+            return Ok(args);
+        }
+        let tree = arguments
+            .to_map()
+            .map(Value::Object)
+            .map_err(|e| super::arguments::invalid("tool", &self.tool.name, &e))?;
+        self.check_tree(&tree)?;
+        super::arguments::decode_tree("tool", &self.tool.name, tree)
     }
 
     /// Refuses `arguments`, a tree, when they break the tool's `inputSchema`.
@@ -381,7 +396,7 @@ impl ToolBuilder<'_> {
         let call: ToolFn = Arc::new(move |call: ToolCall| {
             let f = Arc::clone(&f);
             Box::pin(async move {
-                let args: A = super::arguments::decode(&call.entry, &call.arguments)?;
+                let args: A = call.entry.decode(&call.arguments)?;
                 let ctx = ToolContext::new(call.ctx, call.input_responses, call.request_state)
                     .with_detach(call.detach);
                 match f(args, ctx).await {

@@ -41,7 +41,7 @@ impl<'a> ToolBuilder<'a> {
             let nodes = Arc::clone(&nodes);
             let name = name.clone();
             Box::pin(async move {
-                let args: A = super::super::arguments::decode(&call.entry, &call.arguments)?;
+                let args: A = call.entry.decode(&call.arguments)?;
                 let on_session = call.ctx.era() == crate::Era::Session;
                 let mut responses = call.input_responses;
                 let mut state = call.request_state;
