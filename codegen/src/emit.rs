@@ -75,6 +75,7 @@ fn check_expr(check: &Check) -> TokenStream {
         }
         Check::IsArray => quote!(value.is_array()),
         Check::IsObject => quote!(value.is_object()),
+        Check::IsString(s) => quote!(value.as_str() == Some(#s)),
     }
 }
 

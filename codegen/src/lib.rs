@@ -65,8 +65,8 @@ pub const VERSIONS: [Version; 2] = [
 pub struct Extension {
     /// The extension's identifier, as declared under `capabilities.extensions`.
     pub id: &'static str,
-    /// The folder under `schema/` that holds its `schema.json`.
-    pub schema: &'static str,
+    /// Where its schema comes from: a pinned upstream file, or one written for tern.
+    pub schema: ExtensionSchema,
     /// The Rust module (and cargo feature) that holds its types.
     pub module: &'static str,
     /// The protocol version whose types it reuses.
@@ -76,16 +76,62 @@ pub struct Extension {
     pub task_results: &'static [&'static str],
 }
 
+/// Where an extension's schema comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum ExtensionSchema {
+    /// Pinned and fetched like the core's: the folder under `schema/` that holds its
+    /// `schema.json`.
+    Pinned(&'static str),
+    /// Written for tern, where the extension publishes no JSON schema: its path under
+    /// `codegen/` and its text.
+    Written(&'static str, &'static str),
+}
+
+impl ExtensionSchema {
+    /// Where the schema is named in messages and in the generated file's preamble.
+    pub fn origin(self) -> String {
+        match self {
+            Self::Pinned(folder) => format!("schema/{folder}/schema.json"),
+            Self::Written(path, _) => format!("codegen/{path}"),
+        }
+    }
+
+    /// The schema, read from under `schema_dir` when it is pinned.
+    pub fn read(self, schema_dir: &Path) -> Result<serde_json::Value> {
+        match self {
+            Self::Pinned(folder) => read_schema(&schema_dir.join(folder).join("schema.json")),
+            Self::Written(path, text) => serde_json::from_str(text).map_err(|source| Error::Json {
+                path: PathBuf::from(path),
+                source,
+            }),
+        }
+    }
+}
+
 /// Every extension tern-types carries.
-pub const EXTENSIONS: [Extension; 1] = [Extension {
-    id: "io.modelcontextprotocol/tasks",
-    schema: "ext-tasks/draft",
-    module: "ext_tasks",
-    base: VERSIONS[0],
-    // "This extension allows a server to respond to a tools/call request with an
-    // asynchronous task handle" (the extension's specification, 2026-07-28).
-    task_results: &["tools/call"],
-}];
+pub const EXTENSIONS: [Extension; 2] = [
+    Extension {
+        id: "io.modelcontextprotocol/tasks",
+        schema: ExtensionSchema::Pinned("ext-tasks/draft"),
+        module: "ext_tasks",
+        base: VERSIONS[0],
+        // "This extension allows a server to respond to a tools/call request with an
+        // asynchronous task handle" (the extension's specification, 2026-07-28).
+        task_results: &["tools/call"],
+    },
+    Extension {
+        id: "io.modelcontextprotocol/skills",
+        // SEP-2640's stable specification gives TypeScript interfaces and no JSON
+        // schema: this one is written from them (see ARCHITECTURE.md).
+        schema: ExtensionSchema::Written(
+            "extensions/skills.schema.json",
+            include_str!("../extensions/skills.schema.json"),
+        ),
+        module: "ext_skills",
+        base: VERSIONS[0],
+        task_results: &[],
+    },
+];
 
 /// One file of generated output, relative to the `generated/` crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,19 +217,15 @@ pub fn generate(schema_dir: &Path) -> Result<Vec<GeneratedFile>> {
             .iter()
             .find(|(name, _, _)| *name == ext.base.name)
             .ok_or_else(|| Error::Schema {
-                version: ext.schema.to_owned(),
+                version: ext.schema.origin(),
                 definition: "(root)".to_owned(),
                 message: format!("its base version {} is not generated", ext.base.name),
             })?;
-        let schema = read_schema(&schema_dir.join(ext.schema).join("schema.json"))?;
+        let schema = ext.schema.read(schema_dir)?;
         let generated = generate_extension(ext, base_schema, base_source, &schema)?;
         files.push(GeneratedFile {
             path: PathBuf::from(format!("src/{}.rs", ext.module)),
-            contents: format!(
-                "{}{}",
-                preamble(&format!("schema/{}/schema.json", ext.schema)),
-                generated.source
-            ),
+            contents: format!("{}{}", preamble(&ext.schema.origin()), generated.source),
         });
     }
     Ok(files)
@@ -198,7 +240,7 @@ pub fn generate_extension(
     schema: &serde_json::Value,
 ) -> Result<GeneratedVersion> {
     let mut base = extension::Base::new(ext.base.name, ext.base.module, base_schema, base_source)?;
-    let schema = base.merged(ext.schema, schema)?;
+    let schema = base.merged(&ext.schema.origin(), schema)?;
     let header = format!(
         " The `{}` extension: its own types and method markers; the {} types it repeats are those of [`crate::{}`].",
         ext.id, ext.base.name, ext.base.module

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
             let table = (|| {
                 let base =
                     tern_codegen::read_schema(&schema.join(ext.base.name).join("schema.json"))?;
-                let own = tern_codegen::read_schema(&schema.join(ext.schema).join("schema.json"))?;
+                let own = ext.schema.read(&schema)?;
                 let core = tern_codegen::generate_version(ext.base.name, &base)?;
                 let out = tern_codegen::generate_extension(ext, &base, &core.source, &own)?;
                 Ok::<_, tern_codegen::Error>(tern_codegen::render_methods(ext.id, &out.methods))

@@ -58,6 +58,8 @@ pub(crate) enum Check {
     IsArray,
     /// The value is a JSON object.
     IsObject,
+    /// The value is this string.
+    IsString(String),
 }
 
 /// One variant of a union.

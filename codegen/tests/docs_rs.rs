@@ -71,7 +71,14 @@ fn no_type_name_says_a_word_twice_in_a_row() {
 
 #[test]
 fn doc_links_are_absolute() {
-    for module in ["lib", "rpc", "v2026_07_28", "v2025_11_25", "ext_tasks"] {
+    for module in [
+        "lib",
+        "rpc",
+        "v2026_07_28",
+        "v2025_11_25",
+        "ext_tasks",
+        "ext_skills",
+    ] {
         let source = generated(module);
         assert!(!source.contains("](/"), "{module} has a relative link");
         assert!(!source.contains("(/specification/"), "{module}");

@@ -100,7 +100,9 @@ fn extension_method_tables() {
     for ext in tern_codegen::EXTENSIONS {
         let base = tern_codegen::read_schema(&schema_dir.join(ext.base.name).join("schema.json"))
             .expect("run schema/fetch first");
-        let schema = tern_codegen::read_schema(&schema_dir.join(ext.schema).join("schema.json"))
+        let schema = ext
+            .schema
+            .read(&schema_dir)
             .expect("run schema/fetch first");
         let core = tern_codegen::generate_version(ext.base.name, &base).unwrap();
         let out = tern_codegen::generate_extension(ext, &base, &core.source, &schema).unwrap();
@@ -134,7 +136,7 @@ fn extension(
     }
     let ext = tern_codegen::Extension {
         id: "example/ext",
-        schema: "ext",
+        schema: tern_codegen::ExtensionSchema::Pinned("ext"),
         module: "ext",
         base: tern_codegen::Version {
             name: "core",

@@ -4,8 +4,9 @@
 //! MCP protocol types generated from the official JSON schema.
 //!
 //! One module per protocol version, each behind its cargo feature:
-//! `v2026_07_28` (default) and `v2025_11_25`; and one per extension: `ext_tasks`
-//! (`io.modelcontextprotocol/tasks`, on top of 2026-07-28). Every module holds the schema's types,
+//! `v2026_07_28` (default) and `v2025_11_25`; and one per extension, on top of
+//! 2026-07-28: `ext_tasks` (`io.modelcontextprotocol/tasks`) and `ext_skills`
+//! (`io.modelcontextprotocol/skills`). Every module holds the schema's types,
 //! a marker type per method (in `method`), the unions with discriminating decoders,
 //! and, for 2026-07-28, the "complete or input-required" [`v2026_07_28::Outcome`].
 //!
@@ -31,3 +32,6 @@ pub mod v2025_11_25;
 #[cfg(feature = "ext_tasks")]
 #[rustfmt::skip]
 pub mod ext_tasks;
+#[cfg(feature = "ext_skills")]
+#[rustfmt::skip]
+pub mod ext_skills;

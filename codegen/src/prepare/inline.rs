@@ -81,7 +81,7 @@ pub(super) fn extract_inline_unions(
                 if !new_defs.iter().any(|(k, _)| *k == new_name) {
                     new_defs.push((new_name.clone(), json!({"type": "object"})));
                 }
-            } else if let Some(array) = members.iter().find(|m| m.get("items").is_some()) {
+            } else if let Some(array) = one_or_many(&members) {
                 // "one content block, or a list of them": the list's item type names
                 // the single form.
                 let Some(item) = array.get("items").and_then(Defs::ref_name) else {
@@ -128,6 +128,16 @@ pub(super) fn extract_inline_unions(
         p.original.map.insert(k, v);
     }
     Ok(())
+}
+
+/// The list member of a union of one thing or a list of them (a content block, or a
+/// list of content blocks; the one may be written out as its own members). A union
+/// with a string constant among its members ("a list, or `\"dynamic\"`") is not one.
+fn one_or_many(members: &[Value]) -> Option<&Value> {
+    if members.iter().any(|m| m.get("const").is_some()) {
+        return None;
+    }
+    members.iter().find(|m| m.get("items").is_some())
 }
 
 /// The [`INLINE_UNION_NAMES`] name of a union whose members are all these references.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use super::{Check, Defs, Prepared, Union, Variant, rust_name, schema_error};
+use super::{Check, ConstStr, Defs, Prepared, Union, Variant, rust_name, schema_error};
 use crate::Result;
 use crate::schema;
 
@@ -47,7 +47,14 @@ pub(super) fn collect_unions(
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let union = plan_union(version, &p.original, &name, description, &members)?;
+        let union = plan_union(
+            version,
+            &p.original,
+            &mut p.consts,
+            &name,
+            description,
+            &members,
+        )?;
         p.replacements.insert(name.clone(), rust_name(&name));
         defs.insert(name.clone(), json!({"type": "object"}));
         p.unions.push(union);
@@ -140,6 +147,7 @@ fn variant_names(members: &[String]) -> Vec<String> {
 fn plan_union(
     version: &str,
     defs: &Defs,
+    consts: &mut BTreeSet<ConstStr>,
     name: &str,
     description: Option<String>,
     members: &[Value],
@@ -161,15 +169,42 @@ fn plan_union(
     // The tag: a property every member pins to string values, distinct across members.
     let tag = candidate_tag(&member_schemas);
 
+    let arrays = member_schemas
+        .iter()
+        .filter(|(r, s)| r.is_empty() && s.get("items").is_some())
+        .count();
     let mut variants = Vec::new();
     for (r, s) in &member_schemas {
+        if let (true, Some(value)) = (r.is_empty(), s.get("const").and_then(Value::as_str)) {
+            // A string constant ("dynamic"): a zero-sized type of its own.
+            let variant = rust_name(value);
+            let ty = format!("{}{variant}", rust_name(name));
+            consts.insert(ConstStr {
+                name: ty.clone(),
+                value: value.to_owned(),
+                property: name.to_owned(),
+            });
+            variants.push(Variant {
+                name: variant,
+                ty,
+                checks: vec![Check::IsString(value.to_owned())],
+            });
+            continue;
+        }
         if r.is_empty() {
             let item = s
                 .get("items")
                 .and_then(Defs::ref_name)
                 .ok_or_else(|| schema_error(version, name, "an array member needs a named item"))?;
+            // One list member is the list; several (2025-03-26's batches of requests
+            // and of responses) are told apart by what they list.
+            let variant = if arrays == 1 {
+                "Many".to_owned()
+            } else {
+                format!("Many{}", rust_name(item))
+            };
             variants.push(Variant {
-                name: "Many".into(),
+                name: variant,
                 ty: format!("::std::vec::Vec<{}>", rust_name(item)),
                 checks: vec![Check::IsArray],
             });
