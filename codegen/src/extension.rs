@@ -69,6 +69,11 @@ impl Base {
         })
     }
 
+    /// The core module's name (`v2026_07_28`).
+    pub(crate) fn module(&self) -> &'static str {
+        self.module
+    }
+
     /// Whether the core module defines the type `name`.
     pub(crate) fn defines(&self, name: &str) -> bool {
         self.names.contains(name)

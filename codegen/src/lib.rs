@@ -343,7 +343,12 @@ fn build_module(
         .collect::<Result<Vec<_>>>()?;
     let outcomes = emit::outcomes(&prepared)?;
     let support = emit::support(&prepared)?;
-    let method_mod = methods::emit(&prepared, &methods)?;
+    let defines = |name: &str| base.is_some_and(|b| b.defines(name));
+    let method_mod = methods::emit(
+        &prepared,
+        &methods,
+        base.map(|b| (b.module(), &defines as &dyn Fn(&str) -> bool)),
+    )?;
     let registry = emit::registry(&prepared)?;
 
     let body = quote! {

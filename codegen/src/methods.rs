@@ -200,7 +200,13 @@ fn opt_str(value: Option<&str>) -> TokenStream {
     }
 }
 
-pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
+/// `base`, for an extension's module: the core module's name and whether it defines a
+/// type (see [`crate::views::client_request_params`]).
+pub(crate) fn emit(
+    p: &Prepared,
+    methods: &[Method],
+    base: Option<crate::views::Core<'_>>,
+) -> Result<TokenStream> {
     let mut markers = Vec::new();
     let mut infos = Vec::new();
     let mut visits = Vec::new();
@@ -315,7 +321,7 @@ pub(crate) fn emit(p: &Prepared, methods: &[Method]) -> Result<TokenStream> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let client_params = crate::views::client_request_params(methods);
+    let client_params = crate::views::client_request_params(methods, base);
     Ok(quote! {
         /// One uninhabited marker type per protocol method, naming its parameters and
         /// result through [`crate::rpc::Request`] or [`crate::rpc::Notification`].

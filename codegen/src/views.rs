@@ -44,11 +44,19 @@ pub(crate) fn request_meta(methods: &[Method]) -> Option<&str> {
     client.all(|meta| meta == Some(first)).then_some(first)
 }
 
+/// The core module an extension's module builds on: its name, and whether it defines a
+/// type.
+pub(crate) type Core<'a> = (&'a str, &'a dyn Fn(&str) -> bool);
+
 /// When every client request's params keep their `_meta` in one definition,
 /// `ClientRequestParams` says where, for a server that reads the params once and takes
 /// the metadata from them. Nothing for other versions. The member is boxed (see
 /// `passes::BoxedMembers`).
-pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
+///
+/// An extension's module (`base`: the core module it builds on, and whether that
+/// module defines a type) implements the core's trait for its own params instead, so
+/// the core's server routes its methods like the core's.
+pub(crate) fn client_request_params(methods: &[Method], base: Option<Core<'_>>) -> TokenStream {
     let Some(meta) = request_meta(methods) else {
         return TokenStream::new();
     };
@@ -63,10 +71,20 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
         .collect();
     structs.sort_unstable();
     structs.dedup();
+    if let Some((_, defines)) = base {
+        structs.retain(|s| !defines(s));
+    }
+    let trait_path = match base {
+        Some((module, _)) => {
+            let module = format_ident!("{module}");
+            quote!(crate::#module::method::ClientRequestParams)
+        }
+        None => quote!(ClientRequestParams),
+    };
     let impls = structs.iter().map(|s| {
         let s = format_ident!("{s}");
         quote! {
-            impl ClientRequestParams for super::#s {
+            impl #trait_path for super::#s {
                 fn request_meta(&self) -> ::std::option::Option<&super::#meta> {
                     self.meta.as_deref()
                 }
@@ -78,6 +96,9 @@ pub(crate) fn client_request_params(methods: &[Method]) -> TokenStream {
             }
         }
     });
+    if base.is_some() {
+        return quote!(#(#impls)*);
+    }
     quote! {
         /// A client request's params, as a server reads them: where their `_meta` is.
         pub trait ClientRequestParams {

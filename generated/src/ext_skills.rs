@@ -364,33 +364,8 @@ pub mod method {
             crate::rpc::Answer::Complete(self)
         }
     }
-    /// A client request's params, as a server reads them: where their `_meta` is.
-    pub trait ClientRequestParams {
-        /// The request's `_meta`, when it carries one.
-        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject>;
-        /// Where the request's `_meta` is kept: a server moves what it keeps for the
-        /// handler's context out of it rather than copying it, and puts back a
-        /// `_meta` it read before instead of reading the same text again. `None`
-        /// when the params themselves are absent.
-        fn request_meta_slot(
-            &mut self,
-        ) -> ::std::option::Option<
-            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
-        >;
-    }
-    impl<T: ClientRequestParams> ClientRequestParams for ::std::option::Option<T> {
-        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.as_ref()?.request_meta()
-        }
-        fn request_meta_slot(
-            &mut self,
-        ) -> ::std::option::Option<
-            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
-        > {
-            self.as_mut()?.request_meta_slot()
-        }
-    }
-    impl ClientRequestParams for super::GetSkillRequestParams {
+    impl crate::v2026_07_28::method::ClientRequestParams
+    for super::GetSkillRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_deref()
         }
@@ -402,19 +377,8 @@ pub mod method {
             ::std::option::Option::Some(&mut self.meta)
         }
     }
-    impl ClientRequestParams for super::PaginatedRequestParams {
-        fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
-            self.meta.as_deref()
-        }
-        fn request_meta_slot(
-            &mut self,
-        ) -> ::std::option::Option<
-            &mut ::std::option::Option<::std::boxed::Box<super::RequestMetaObject>>,
-        > {
-            ::std::option::Option::Some(&mut self.meta)
-        }
-    }
-    impl ClientRequestParams for super::ReadResourceDirectoryRequestParams {
+    impl crate::v2026_07_28::method::ClientRequestParams
+    for super::ReadResourceDirectoryRequestParams {
         fn request_meta(&self) -> ::std::option::Option<&super::RequestMetaObject> {
             self.meta.as_deref()
         }

@@ -16,6 +16,11 @@
 //! when any step fails (a server that serves no `tools/call` at all, -32601, is not a
 //! failure: some scenarios check only what the client does with the list).
 //!
+//! The skills scenarios (`sep-2640-client-*`) ask for no call: the client lists the
+//! server's skills and stops there (`no-prefetch`), or loads the first skill, reading its
+//! `SKILL.md` and then each of its other files, each checked against the skill's entry,
+//! and stops at the first file that fails (the exit code says so).
+//!
 //! One scenario asks for more than a call: `json-schema-2020-12-preservation` wants the
 //! input schema the client holds for `json_schema_2020_12_tool` passed back, verbatim,
 //! to `json_schema_echo`, to show that no keyword was lost in parsing.
@@ -149,6 +154,28 @@ fn context_calls() -> Result<Option<Vec<(String, Value)>>, BoxError> {
     Ok(Some(calls))
 }
 
+/// A host using a server's skills: lists them, and unless `mode` is `no-prefetch` loads
+/// the first, its `SKILL.md` first and then its other files, each checked on arrival.
+async fn load_skill(client: &Client, mode: &str) -> Result<(), BoxError> {
+    let skills = client.skills().await?;
+    tracing::info!(count = skills.len(), "listed skills");
+    if mode == "no-prefetch" {
+        return Ok(());
+    }
+    let Some(skill) = skills.first() else {
+        return Err("the server lists no skill".into());
+    };
+    client.read_skill_file(skill, &skill.uri).await?;
+    tracing::info!(uri = %skill.uri, "loaded");
+    if let tern_mcp::skills::SkillResources::Many(files) = &skill.resources {
+        for file in files.iter().filter(|f| f.uri != skill.uri) {
+            client.read_skill_file(skill, &file.uri).await?;
+            tracing::info!(uri = %file.uri, "read");
+        }
+    }
+    Ok(())
+}
+
 /// The Client ID Metadata Document URL the suite's authorization servers accept.
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
@@ -197,6 +224,9 @@ async fn main() -> Result<(), BoxError> {
         .connect(Arc::new(transport))
         .await?;
     tracing::info!(version = client.protocol_version(), "negotiated");
+    if let Some(mode) = scenario.strip_prefix("sep-2640-client-") {
+        return load_skill(&client, mode).await;
+    }
 
     // Listing first also teaches the HTTP transport each tool's Mcp-Param headers.
     let tools = list_tools(&client).await?;

@@ -13,6 +13,8 @@
 //! `--state-key HEX` (repeatable) seals `requestState` under shared keys so several
 //! instances or a restart accept each other's tokens: the first key seals, every key
 //! opens. Without it the state is sealed under a key generated for this process.
+//! `--skills DIR` publishes the skills under `DIR` (default: the `release-notes` skill in
+//! `examples/support/skills`) through the skills extension.
 //! `scripts/conformance` runs the suite against this server.
 
 #[path = "support/everything_described.rs"]
@@ -33,6 +35,7 @@ use tern_mcp::mcp::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolCont
 use tern_mcp::seal::RequestStateSecurity;
 use tern_mcp::server::SessionInput;
 use tern_mcp::server::http::HttpServer;
+use tern_mcp::skills::Skills;
 use tern_mcp::transport::stdio::stdio;
 use tern_mcp::types::v2026_07_28::{
     AudioContent, BlobResourceContents, CallToolOutcome, CallToolResult, ContentBlock,
@@ -56,9 +59,10 @@ struct Options {
     state_keys: Vec<Vec<u8>>,
     state_ttl: Option<f64>,
     stdio: bool,
+    skills: std::path::PathBuf,
 }
 
-const USAGE: &str = "usage: everything [--port PORT] [--name NAME] [--state-key HEX]... [--state-ttl SECONDS] [--stdio]";
+const USAGE: &str = "usage: everything [--port PORT] [--name NAME] [--state-key HEX]... [--state-ttl SECONDS] [--skills DIR] [--stdio]";
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxError> {
     let mut options = Options {
@@ -67,6 +71,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxE
         state_keys: Vec::new(),
         state_ttl: None,
         stdio: false,
+        skills: concat!(env!("CARGO_MANIFEST_DIR"), "/examples/support/skills").into(),
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| {
@@ -79,6 +84,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxE
             "--state-key" => options.state_keys.push(hex(&value("--state-key")?)?),
             "--state-ttl" => options.state_ttl = Some(value("--state-ttl")?.parse()?),
             "--stdio" => options.stdio = true,
+            "--skills" => options.skills = value("--skills")?.into(),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
         }
@@ -786,7 +792,8 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     let mut mcp = McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION"))
         .cache(60_000, false)
         .fulfil_input_on_sessions(SessionInput::default())
-        .extension(tern_mcp::tasks::Tasks::default());
+        .extension(tern_mcp::tasks::Tasks::default())
+        .extension(Skills::from_dir(&options.skills)?);
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
         let mut security = if options.state_keys.is_empty() {
             RequestStateSecurity::ephemeral()

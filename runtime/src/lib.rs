@@ -111,6 +111,8 @@ pub mod oauth;
 mod protocol;
 pub mod seal;
 pub mod server;
+#[cfg(feature = "skills")]
+pub mod skills;
 pub mod tasks;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -118,7 +120,7 @@ pub mod testing;
 pub mod transport;
 mod util;
 
-pub use error::detail::{ConfigError, InputError, ProtocolError, StoreError};
+pub use error::detail::{ConfigError, InputError, ProtocolError, SkillFailure, StoreError};
 pub use error::{Error, Result};
 pub use protocol::era::Era;
 pub use tern_types as types;

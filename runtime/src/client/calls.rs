@@ -1,5 +1,5 @@
 //! The calls `Client` offers beyond one request: the automatic and manual input loops,
-//! the lists, listening, and tasks by id. Each is a thin door into the module that
+//! the lists, listening, tasks by id, and skills. Each is a thin door into the module that
 //! does the work.
 
 use tokio::sync::mpsc;
@@ -113,5 +113,37 @@ impl Client {
     /// process), polled at one-second intervals until it says otherwise.
     pub fn task(&self, id: impl Into<String>) -> TaskHandle {
         tasks::task(self, id)
+    }
+
+    /// Every skill the server publishes (the skills extension), following `nextCursor`
+    /// (see [`list_all`](Self::list_all)). Nothing of any skill is fetched: a host
+    /// fetches a skill's files when it uses the skill, with
+    /// [`read_skill_file`](Self::read_skill_file).
+    #[cfg(feature = "skills")]
+    pub async fn skills(&self) -> crate::Result<Vec<crate::skills::Skill>> {
+        self.list_all::<crate::types::ext_skills::method::ListSkills>()
+            .await
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `uri`, listed or not.
+    #[cfg(feature = "skills")]
+    pub async fn get_skill(&self, uri: impl Into<String>) -> crate::Result<crate::skills::Skill> {
+        super::skills::get(self, uri.into()).await
+    }
+
+    /// The bytes of the file at `uri` of `skill`, read from the server and used only if
+    /// they match the skill's entry: the entry lists the file (or, for a skill whose
+    /// files are `"dynamic"`, the file is inside the skill's directory), and its size
+    /// and SHA-256 are the listed ones; the `SKILL.md`'s front matter is, field by field,
+    /// the entry's. Anything else is refused with
+    /// [`ProtocolError::SkillFile`](crate::ProtocolError::SkillFile), saying what
+    /// failed, and the bytes are dropped.
+    #[cfg(feature = "skills")]
+    pub async fn read_skill_file(
+        &self,
+        skill: &crate::skills::Skill,
+        uri: &str,
+    ) -> crate::Result<Vec<u8>> {
+        super::skills::read_file(self, skill, uri).await
     }
 }

@@ -16,8 +16,8 @@ mod sealed {
 }
 
 /// A list method [`Client::list`] and [`Client::list_all`] page through: `tools/list`,
-/// `prompts/list`, `resources/list`, `resources/templates/list` (the generated method
-/// markers). Implemented by tern only.
+/// `prompts/list`, `resources/list`, `resources/templates/list`, and the skills
+/// extension's `skills/list` (the generated method markers). Implemented by tern only.
 pub trait ListMethod:
     ClientRequestMethod<Params = PaginatedRequestParams> + sealed::Sealed
 {
@@ -57,6 +57,12 @@ paged!(
     method::ListResourceTemplates,
     ResourceTemplate,
     resource_templates
+);
+#[cfg(feature = "skills")]
+paged!(
+    crate::types::ext_skills::method::ListSkills,
+    crate::types::ext_skills::Skill,
+    skills
 );
 
 fn page_params(cursor: Option<String>) -> PaginatedRequestParams {

@@ -41,6 +41,8 @@ mod outputs;
 mod pending;
 mod retry;
 mod session;
+#[cfg(feature = "skills")]
+mod skills;
 mod tasks;
 mod wire;
 

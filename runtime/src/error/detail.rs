@@ -139,6 +139,44 @@ pub enum ProtocolError {
     /// A `subscriptions/listen` stream could not be opened or ended at once.
     #[error("cannot listen: {0}")]
     Listen(String),
+
+    /// A skill's file was not used: it is not in the skill's entry, or what the server
+    /// served is not what the entry says (see
+    /// [`Client::read_skill_file`](crate::client::Client::read_skill_file)).
+    #[error("skill file {uri}: {failure}")]
+    SkillFile {
+        /// The file's URI.
+        uri: String,
+        /// What failed.
+        failure: SkillFailure,
+    },
+}
+
+/// Why a skill's file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SkillFailure {
+    /// The skill's entry does not list the file.
+    #[error("the skill's entry does not list it")]
+    Unlisted,
+    /// The server's answer held no contents for the file.
+    #[error("the server's answer holds no contents for it")]
+    Missing,
+    /// The file's length is not the one listed.
+    #[error("{served} bytes served where the entry lists {listed}")]
+    Size {
+        /// The length the entry lists.
+        listed: u64,
+        /// The length served.
+        served: u64,
+    },
+    /// The file's SHA-256 is not the one listed.
+    #[error("its digest is not the one the entry lists")]
+    Digest,
+    /// The `SKILL.md`'s front matter is not the entry's: the field that differs, or why
+    /// it could not be read.
+    #[error("its front matter differs from the entry's: {0}")]
+    FrontMatter(String),
 }
 
 /// Why the client could not answer the server's input requests.

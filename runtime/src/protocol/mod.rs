@@ -3,6 +3,8 @@
 
 pub(crate) mod era;
 pub(crate) mod meta;
+#[cfg(feature = "skills")]
+pub(crate) mod skills;
 pub(crate) mod tasks;
 mod trace;
 

@@ -59,6 +59,15 @@ pub trait ProtocolExtension: Send + Sync + 'static {
         server
     }
 
+    /// Registers what the extension serves through an
+    /// [`McpServer`](crate::mcp::McpServer)'s own tools, prompts and resources (the
+    /// skills extension's files, an app's `ui://` page), once, when it is added with
+    /// [`McpServer::extension`](crate::mcp::McpServer::extension). A low-level
+    /// [`ServerBuilder`] does not call it.
+    fn register(&self, server: &crate::mcp::McpServer) {
+        let _ = server;
+    }
+
     /// Takes a `tools/call` of a tool registered with a [`ToolSetting`] of this
     /// extension ([`ToolBuilder::extension`](crate::mcp::ToolBuilder::extension)), after the
     /// arguments were checked. The default runs the tool as if the extension were not

@@ -48,5 +48,6 @@ mod session_budgets;
 mod session_features;
 mod session_streams;
 mod single_use;
+mod skills;
 mod stdio_flow;
 mod tasks;

@@ -54,7 +54,7 @@ fn fetch_copies_and_verifies_from_shared_beside_the_checkout() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("134 files verified"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("135 files verified"));
     assert!(checkout.join("schema/2026-07-28/schema.json").is_file());
     assert!(checkout.join("schema/2025-11-25/schema.json").is_file());
     assert!(
@@ -62,11 +62,13 @@ fn fetch_copies_and_verifies_from_shared_beside_the_checkout() {
             .join("schema/ext-tasks/draft/schema.json")
             .is_file()
     );
-    assert!(
-        checkout
-            .join("schema/compat/2025-06-18/schema.json")
-            .is_file()
-    );
+    for compat in ["2025-03-26", "2025-06-18"] {
+        assert!(
+            checkout
+                .join(format!("schema/compat/{compat}/schema.json"))
+                .is_file()
+        );
+    }
     assert!(
         checkout
             .join("schema/compat/draft-2026-03-15/schema.json")

@@ -216,6 +216,7 @@ impl McpServer {
     /// ([`ToolBuilder::extension`]) and its part of `subscriptions/listen` streams. For
     /// the tasks extension, a [`Tasks`](crate::tasks::Tasks).
     pub fn extension(self, extension: impl crate::server::ProtocolExtension) -> Self {
+        extension.register(&self);
         let extension: Arc<dyn crate::server::ProtocolExtension> = Arc::new(extension);
         self.configure(|c| c.extensions.push(extension))
     }

@@ -1,0 +1,190 @@
+//! The skills served: the extension's declaration, `skills/list`, `skills/get` and
+//! `resources/directory/read`, and each file registered as a resource.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{Catalogue, File, Skills};
+use crate::jsonrpc::RpcError;
+use crate::mcp::{McpServer, ResourceBody};
+use crate::protocol::skills as rules;
+use crate::server::{ProtocolExtension, RequestContext, ServerBuilder};
+use crate::types::ext_skills as ext;
+use crate::types::ext_skills::method::{GetSkill, ListSkills, ReadResourceDirectory};
+use crate::types::v2026_07_28::{CacheScope, PaginatedRequestParams, Resource};
+
+/// How many skills, or directory entries, one page holds.
+const PAGE: usize = 100;
+
+/// The MIME type of a directory resource.
+const DIRECTORY: &str = "inode/directory";
+
+impl ProtocolExtension for Skills {
+    fn id(&self) -> &'static str {
+        rules::EXTENSION
+    }
+
+    fn settings(&self) -> Map<String, Value> {
+        let mut settings = Map::new();
+        settings.insert("directoryRead".into(), Value::Bool(true));
+        settings
+    }
+
+    fn routes(&self, server: ServerBuilder) -> ServerBuilder {
+        let (a, b, c) = (self.clone(), self.clone(), self.clone());
+        server
+            .handle::<ListSkills, _, _>(move |ctx, params| list(a.clone(), ctx, params))
+            .handle::<GetSkill, _, _>(move |ctx, params| get(b.clone(), ctx, params))
+            .handle::<ReadResourceDirectory, _, _>(move |ctx, params| {
+                directory(c.clone(), ctx, params)
+            })
+    }
+
+    fn register(&self, server: &McpServer) {
+        for file in self.catalogue.skills.iter().flat_map(|s| &s.files) {
+            register_file(server, &self.catalogue, file);
+        }
+    }
+}
+
+/// Serves `file` as a resource; a skill's `SKILL.md` named and described by its front
+/// matter.
+fn register_file(server: &McpServer, catalogue: &Catalogue, file: &File) {
+    let entry = catalogue
+        .skills
+        .iter()
+        .find(|s| s.entry.uri == file.uri)
+        .map(|s| &s.entry.frontmatter);
+    let name = entry.map_or(file.path.as_str(), |f| f.name.as_str());
+    let mut builder = server
+        .resource(file.uri.clone(), name)
+        .mime_type(file.mime_type);
+    if let Some(front) = entry {
+        builder = builder.description(front.description.clone());
+    }
+    builder.resource.size = i64::try_from(file.bytes.len()).ok();
+    let bytes = Arc::clone(&file.bytes);
+    let text = is_text(file.mime_type);
+    builder.read(move || {
+        let bytes = Arc::clone(&bytes);
+        async move {
+            Ok(match std::str::from_utf8(&bytes) {
+                Ok(s) if text => ResourceBody::Text(s.to_owned()),
+                _ => ResourceBody::Blob(bytes.to_vec()),
+            })
+        }
+    });
+}
+
+fn is_text(mime_type: &str) -> bool {
+    mime_type.starts_with("text/")
+        || matches!(
+            mime_type,
+            "application/json" | "application/yaml" | "application/toml" | "application/xml"
+        )
+}
+
+fn cache_scope(catalogue: &Catalogue) -> CacheScope {
+    if catalogue.public {
+        CacheScope::Public
+    } else {
+        CacheScope::Private
+    }
+}
+
+/// Where a page starts: the cursor a previous page gave, or the beginning.
+fn offset(cursor: Option<&str>, len: usize) -> Result<usize, RpcError> {
+    match cursor {
+        None => Ok(0),
+        Some(c) => c
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= len)
+            .ok_or_else(|| RpcError::invalid_params("Invalid cursor")),
+    }
+}
+
+fn next_cursor(end: usize, len: usize) -> Option<String> {
+    (end < len).then(|| end.to_string())
+}
+
+async fn list(
+    skills: Skills,
+    _ctx: RequestContext,
+    params: PaginatedRequestParams,
+) -> Result<ext::ListSkillsResult, RpcError> {
+    let catalogue = &skills.catalogue;
+    let all = &catalogue.skills;
+    let start = offset(params.cursor.as_deref(), all.len())?;
+    let end = (start + PAGE).min(all.len());
+    let mut result =
+        ext::ListSkillsResult::new(all[start..end].iter().map(|s| s.entry.clone()).collect());
+    result.next_cursor = next_cursor(end, all.len());
+    result.ttl_ms = Some(catalogue.ttl_ms);
+    result.cache_scope = Some(cache_scope(catalogue));
+    Ok(result)
+}
+
+async fn get(
+    skills: Skills,
+    _ctx: RequestContext,
+    params: ext::GetSkillRequestParams,
+) -> Result<ext::GetSkillResult, RpcError> {
+    let catalogue = &skills.catalogue;
+    let Some(skill) = catalogue.skills.iter().find(|s| s.entry.uri == params.uri) else {
+        return Err(RpcError::invalid_params(format!(
+            "No skill is served at {}",
+            params.uri
+        )));
+    };
+    let mut result = ext::GetSkillResult::new(skill.entry.clone());
+    result.ttl_ms = Some(catalogue.ttl_ms);
+    result.cache_scope = Some(cache_scope(catalogue));
+    Ok(result)
+}
+
+async fn directory(
+    skills: Skills,
+    _ctx: RequestContext,
+    params: ext::ReadResourceDirectoryRequestParams,
+) -> Result<ext::ReadResourceDirectoryResult, RpcError> {
+    let children = children(&skills.catalogue, &params.uri).ok_or_else(|| {
+        RpcError::invalid_params(format!("{} is not a directory resource", params.uri))
+    })?;
+    let start = offset(params.cursor.as_deref(), children.len())?;
+    let end = (start + PAGE).min(children.len());
+    let mut result = ext::ReadResourceDirectoryResult::new(children[start..end].to_vec());
+    result.next_cursor = next_cursor(end, children.len());
+    Ok(result)
+}
+
+/// The direct children of the directory at `uri` (a skill's root, or a directory
+/// within or above one), or `None` when no directory is there.
+fn children(catalogue: &Catalogue, uri: &str) -> Option<Vec<Resource>> {
+    let prefix = format!("{uri}/");
+    let mut found = false;
+    let mut children: BTreeMap<&str, Resource> = BTreeMap::new();
+    for file in catalogue.skills.iter().flat_map(|s| &s.files) {
+        let Some(rest) = file.uri.strip_prefix(&prefix) else {
+            continue;
+        };
+        found = true;
+        let (name, is_dir) = match rest.split_once('/') {
+            Some((dir, _)) => (dir, true),
+            None => (rest, false),
+        };
+        children.entry(name).or_insert_with(|| {
+            let mut child = Resource::new(name, format!("{prefix}{name}"));
+            if is_dir {
+                child.mime_type = Some(DIRECTORY.to_owned());
+            } else {
+                child.mime_type = Some(file.mime_type.to_owned());
+                child.size = i64::try_from(file.bytes.len()).ok();
+            }
+            child
+        });
+    }
+    found.then(|| children.into_values().collect())
+}
