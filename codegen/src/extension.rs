@@ -93,6 +93,7 @@ impl Base {
     /// extension's over them, and the extension's new requests and notifications added
     /// to the core direction unions (so the method table finds them).
     pub(crate) fn merged(&mut self, extension: &str, schema: &Value) -> Result<Value> {
+        let schema = &hoist_nested_defs(extension, schema)?;
         let own = crate::schema::Defs::from_schema(extension, schema)?.map;
         let mut defs = self.core.clone();
         for (name, def) in &own {
@@ -180,6 +181,155 @@ impl Base {
         file.items.insert(0, import);
         Ok(())
     }
+}
+
+/// A schema whose definitions carry definitions of their own (MCP Apps' schema, written
+/// out by a generator: each definition that uses a JSON value defines it inside, as
+/// `__schema0`), with those lifted to the top, where its `$ref`s (`#/$defs/__schema0`)
+/// look for them; one that is any JSON value becomes a reference to `JSONValue`. Two
+/// nested definitions of one name that differ are an error.
+fn hoist_nested_defs(extension: &str, schema: &Value) -> Result<Value> {
+    let mut schema = schema.clone();
+    let Some(defs) = schema.get_mut("$defs").and_then(Value::as_object_mut) else {
+        return Ok(schema);
+    };
+    let mut lifted: serde_json::Map<String, Value> = serde_json::Map::new();
+    for (owner, def) in defs.iter_mut() {
+        let Some(Value::Object(nested)) = def.as_object_mut().and_then(|d| d.remove("$defs"))
+        else {
+            continue;
+        };
+        for (name, inner) in nested {
+            if lifted.get(&name).is_some_and(|seen| *seen != inner) {
+                return Err(Error::Schema {
+                    version: extension.to_owned(),
+                    definition: owner.clone(),
+                    message: format!("its nested definition {name} differs from another's"),
+                });
+            }
+            lifted.insert(name, inner);
+        }
+    }
+    let json_values: Vec<String> = lifted
+        .iter()
+        .filter(|(_, def)| is_any_json_value(def))
+        .map(|(name, _)| format!("#/$defs/{name}"))
+        .collect();
+    for (name, def) in lifted {
+        if !json_values.contains(&format!("#/$defs/{name}")) {
+            defs.insert(name, def);
+        }
+    }
+    // A schema none of whose definitions names another (but a JSON value) is written
+    // out longhand, the core shapes it uses copied in: loosened where a type cannot
+    // say what it says.
+    let text = Value::Object(defs.clone()).to_string();
+    let longhand = text.matches("\"$ref\"").count()
+        == json_values
+            .iter()
+            .map(|v| text.matches(&format!("\"{v}\"")).count())
+            .sum::<usize>();
+    let names: Vec<String> = defs.keys().cloned().collect();
+    for name in names {
+        if let Some(def) = defs.get_mut(&name) {
+            crate::schema::visit_subschemas_mut(def, &name, &mut |_, sub| {
+                let points_to_value = sub
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .is_some_and(|r| json_values.iter().any(|v| v == r));
+                if points_to_value {
+                    *sub = json!({ "$ref": "#/$defs/JSONValue" });
+                }
+                if longhand {
+                    loosen(sub);
+                }
+            });
+            if longhand {
+                loosen(def);
+            }
+        }
+    }
+    Ok(schema)
+}
+
+/// Shapes a schema written out longhand has and a type cannot say, said loosely: a
+/// member forbidden (`"not": {}`) is left out; an object whose keys are named by
+/// `propertyNames` is a map; "a number, or anything", and a union
+/// written out in place (of objects, or of a string and a number), are any JSON value;
+/// every member of a product of unions of objects (`allOf` of `anyOf`s: "a height or a
+/// max height, and a width or a max width") is an optional member of one object.
+fn loosen(sub: &mut Value) {
+    if let Some(props) = sub.get_mut("properties").and_then(Value::as_object_mut) {
+        props.retain(|_, p| p.get("not") != Some(&json!({})));
+    }
+    if sub.get("propertyNames").is_some() {
+        // A map whose keys are named (CSS variables): its keys are not members.
+        let values = match sub.get("additionalProperties") {
+            Some(v) if v.is_object() => v.clone(),
+            _ => json!({}),
+        };
+        let description = sub.get("description").cloned();
+        *sub = json!({ "type": "object", "additionalProperties": values });
+        if let Some(d) = description {
+            sub["description"] = d;
+        }
+        return;
+    }
+    // "A number, or anything"; and a union written out in place (the core's content
+    // blocks and resource contents copied, a string or an integer id): kept as JSON,
+    // read where used.
+    let anything = sub.get("anyOf").and_then(Value::as_array).is_some_and(|m| {
+        m.iter().any(|m| m == &json!({}))
+            || (m.len() > 1
+                && m.iter()
+                    .all(|m| m.get("$ref").is_none() && m.get("const").is_none()))
+    });
+    if anything {
+        let description = sub.get("description").cloned();
+        *sub = json!({ "$ref": "#/$defs/JSONValue" });
+        if let Some(d) = description {
+            sub["description"] = d;
+        }
+        return;
+    }
+    let product_of_unions = sub
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_some_and(|m| m.iter().all(|m| m.get("anyOf").is_some()));
+    if product_of_unions {
+        let mut props = serde_json::Map::new();
+        for object in sub["allOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.get("anyOf").and_then(Value::as_array))
+            .flatten()
+        {
+            if let Some(p) = object.get("properties").and_then(Value::as_object) {
+                props.extend(p.clone());
+            }
+        }
+        let description = sub.get("description").cloned();
+        *sub = json!({ "type": "object", "properties": props });
+        if let Some(d) = description {
+            sub["description"] = d;
+        }
+    }
+}
+
+/// Whether `def` is any JSON value: a union of a string, a number, a boolean, null, an
+/// object and an array.
+fn is_any_json_value(def: &Value) -> bool {
+    let Some(members) = def.get("anyOf").and_then(Value::as_array) else {
+        return false;
+    };
+    let kinds: BTreeSet<&str> = members
+        .iter()
+        .filter_map(|m| m.get("type").and_then(Value::as_str))
+        .collect();
+    ["string", "number", "boolean", "null", "object", "array"]
+        .iter()
+        .all(|k| kinds.contains(k))
 }
 
 /// Whether a definition is an `allOf` whose first member is `envelope`.

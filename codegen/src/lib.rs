@@ -109,7 +109,7 @@ impl ExtensionSchema {
 }
 
 /// Every extension tern-types carries.
-pub const EXTENSIONS: [Extension; 2] = [
+pub const EXTENSIONS: [Extension; 3] = [
     Extension {
         id: "io.modelcontextprotocol/tasks",
         schema: ExtensionSchema::Pinned("ext-tasks/draft"),
@@ -128,6 +128,13 @@ pub const EXTENSIONS: [Extension; 2] = [
             include_str!("../extensions/skills.schema.json"),
         ),
         module: "ext_skills",
+        base: VERSIONS[0],
+        task_results: &[],
+    },
+    Extension {
+        id: "io.modelcontextprotocol/ui",
+        schema: ExtensionSchema::Pinned("ext-apps/2.0.4"),
+        module: "ext_apps",
         base: VERSIONS[0],
         task_results: &[],
     },

@@ -175,6 +175,22 @@ fn last_segment(ty: &syn::Type) -> Option<String> {
 /// Every struct with named members gets `new(required members...)`: optional members
 /// start empty, constants take their only value and `resultType` its natural one.
 fn add_constructors(file: &mut syn::File, defaulted: &BTreeSet<String>) {
+    // Structs typify already gave a `Default` (those with no member of their own).
+    let has_default: BTreeSet<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Impl(i)
+                if i.trait_
+                    .as_ref()
+                    .and_then(|(_, path, _)| path.segments.last())
+                    .is_some_and(|s| s.ident == "Default") =>
+            {
+                last_segment(&i.self_ty)
+            }
+            _ => None,
+        })
+        .collect();
     let mut impls: Vec<syn::Item> = Vec::new();
     for item in &file.items {
         let syn::Item::Struct(st) = item else {
@@ -232,7 +248,7 @@ fn add_constructors(file: &mut syn::File, defaulted: &BTreeSet<String>) {
                 }
             }
         });
-        if no_args {
+        if no_args && !has_default.contains(&name.to_string()) {
             impls.push(syn::parse_quote! {
                 impl ::std::default::Default for #name {
                     fn default() -> Self {

@@ -78,6 +78,7 @@ fn doc_links_are_absolute() {
         "v2025_11_25",
         "ext_tasks",
         "ext_skills",
+        "ext_apps",
     ] {
         let source = generated(module);
         assert!(!source.contains("](/"), "{module} has a relative link");

@@ -5,8 +5,9 @@
 //!
 //! One module per protocol version, each behind its cargo feature:
 //! `v2026_07_28` (default) and `v2025_11_25`; and one per extension, on top of
-//! 2026-07-28: `ext_tasks` (`io.modelcontextprotocol/tasks`) and `ext_skills`
-//! (`io.modelcontextprotocol/skills`). Every module holds the schema's types,
+//! 2026-07-28: `ext_tasks` (`io.modelcontextprotocol/tasks`), `ext_skills`
+//! (`io.modelcontextprotocol/skills`) and `ext_apps` (MCP Apps,
+//! `io.modelcontextprotocol/ui`). Every module holds the schema's types,
 //! a marker type per method (in `method`), the unions with discriminating decoders,
 //! and, for 2026-07-28, the "complete or input-required" [`v2026_07_28::Outcome`].
 //!
@@ -35,3 +36,6 @@ pub mod ext_tasks;
 #[cfg(feature = "ext_skills")]
 #[rustfmt::skip]
 pub mod ext_skills;
+#[cfg(feature = "ext_apps")]
+#[rustfmt::skip]
+pub mod ext_apps;
