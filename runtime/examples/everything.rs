@@ -14,9 +14,12 @@
 //! instances or a restart accept each other's tokens: the first key seals, every key
 //! opens. Without it the state is sealed under a key generated for this process.
 //! `--skills DIR` publishes the skills under `DIR` (default: the `release-notes` skill in
-//! `examples/support/skills`) through the skills extension.
+//! `examples/support/skills`) through the skills extension. The MCP Apps extension
+//! serves one app: `app_greet`, shown with the page `ui://everything/greeter`.
 //! `scripts/conformance` runs the suite against this server.
 
+#[path = "support/everything_apps.rs"]
+mod apps;
 #[path = "support/everything_described.rs"]
 mod described;
 #[path = "support/everything_tasks.rs"]
@@ -793,7 +796,8 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
         .cache(60_000, false)
         .fulfil_input_on_sessions(SessionInput::default())
         .extension(tern_mcp::tasks::Tasks::default())
-        .extension(Skills::from_dir(&options.skills)?);
+        .extension(Skills::from_dir(&options.skills)?)
+        .extension(apps::apps()?);
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
         let mut security = if options.state_keys.is_empty() {
             RequestStateSecurity::ephemeral()
@@ -815,6 +819,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
     register_prompts(&mcp);
     register_resources(&mcp);
     described::register(&mcp);
+    apps::register(&mcp);
     tasks::register(&mcp);
     terminal::register(&mcp);
     Ok(mcp)

@@ -84,6 +84,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod apps;
 pub mod ask;
 pub mod auth;
 pub mod client;

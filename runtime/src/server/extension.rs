@@ -108,6 +108,63 @@ pub enum ToolReply {
 pub trait ToolSetting: Any + Send + Sync {
     /// The identifier of the extension this setting is for.
     const EXTENSION: &'static str;
+
+    /// Members the setting adds to the tool's `_meta` as listed, shown only to a client
+    /// whose request declares the extension (an app's `ui`). None by default.
+    fn listed_meta(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// Whether a client whose request does not declare the extension sees the tool
+    /// listed at all (an app-only tool is not). Yes by default.
+    fn listed_without_extension(&self) -> bool {
+        true
+    }
+}
+
+/// How an item an `McpServer` lists depends on one extension its client may declare:
+/// `_meta` members shown only to a client that declares it, and whether a client that
+/// does not sees the item at all.
+#[derive(Debug, Clone)]
+pub(crate) struct Gate {
+    pub(crate) extension: &'static str,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) listed_without: bool,
+}
+
+impl Gate {
+    /// The gate of a tool's `setting`.
+    pub(crate) fn of<S: ToolSetting>(setting: &S) -> Self {
+        Self {
+            extension: S::EXTENSION,
+            meta: setting.listed_meta(),
+            listed_without: setting.listed_without_extension(),
+        }
+    }
+
+    /// Applies `gates` for a client with `caps` to an item's `_meta`: `false` when the
+    /// item is not listed to it.
+    pub(crate) fn apply(
+        gates: &[Gate],
+        caps: &crate::types::v2026_07_28::ClientCapabilities,
+        meta: &mut Option<crate::types::v2026_07_28::MetaObject>,
+    ) -> bool {
+        for gate in gates {
+            let declared = caps
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(gate.extension));
+            if !declared && !gate.listed_without {
+                return false;
+            }
+            if declared && !gate.meta.is_empty() {
+                let meta =
+                    meta.get_or_insert_with(|| crate::types::v2026_07_28::MetaObject(Map::new()));
+                meta.0.extend(gate.meta.clone());
+            }
+        }
+        true
+    }
 }
 
 /// A tool's settings, one per extension.

@@ -10,6 +10,7 @@ mod redis_support;
 mod transports;
 
 mod api_listing;
+mod apps;
 mod client_cache;
 mod client_surface;
 mod dispatch;

@@ -260,6 +260,7 @@ impl McpServer {
             input_schema: None,
             scopes: Vec::new(),
             settings: Vec::new(),
+            gates: Vec::new(),
         }
     }
 
@@ -279,6 +280,7 @@ impl McpServer {
             server: self,
             resource: Resource::new(name, uri),
             scopes: Vec::new(),
+            gates: Vec::new(),
         }
     }
 

@@ -9,7 +9,7 @@ use super::registry::{Registry, read};
 use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
 use crate::transport::BoxFuture;
-use crate::types::v2026_07_28::PaginatedRequestParams;
+use crate::types::v2026_07_28::{ClientCapabilities, PaginatedRequestParams};
 
 /// Paging of list results (the caching fields are the low-level server's job).
 #[derive(Debug, Clone, Copy)]
@@ -24,7 +24,7 @@ impl Paging {
         &self,
         items: &[Arc<E>],
         cursor: Option<&str>,
-        f: impl Fn(&E) -> T,
+        f: impl Fn(&E) -> Option<T>,
     ) -> Result<(Vec<T>, Option<String>), RpcError> {
         let start = match cursor {
             None => 0,
@@ -35,19 +35,21 @@ impl Paging {
                 .ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
         };
         let end = (start + self.page_size).min(items.len());
-        let page = items[start..end].iter().map(|e| f(e)).collect();
+        let page = items[start..end].iter().filter_map(|e| f(e)).collect();
         let next = (end < items.len()).then(|| format!("o{end}"));
         Ok((page, next))
     }
 }
 
-/// A list handler on `me`: one page of the registry's `pick`ed entries, as `make` builds the
-/// result. A caller with a token sees only the entries whose `scopes` it holds.
+/// A list handler on `me`: one page of the registry's `pick`ed entries, each as `item`
+/// shows it to a client with these capabilities (or not at all: a page may then hold
+/// fewer), as `make` builds the result. A caller with a token sees only the entries
+/// whose `scopes` it holds.
 pub(super) fn lister<E, T, R>(
     me: &McpServer,
     pick: fn(&Registry) -> &Vec<Arc<E>>,
     scopes: fn(&E) -> &[String],
-    item: fn(&E) -> T,
+    item: fn(&E, &ClientCapabilities) -> Option<T>,
     make: fn(Vec<T>, Option<String>) -> R,
     paging: Paging,
 ) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<R, RpcError>>
@@ -64,12 +66,14 @@ where
         let registry = read(&me.inner.registry);
         let all = pick(&registry);
         let cursor = params.cursor.as_deref();
+        let caps = ctx.client_capabilities();
+        let shown = |e: &E| item(e, caps);
         let page = match ctx.auth() {
-            None => paging.page(all, cursor, item),
+            None => paging.page(all, cursor, shown),
             Some(auth) => {
                 let held = |e: &Arc<E>| scopes(e).iter().all(|s| auth.scopes.contains(s));
                 let visible: Vec<Arc<E>> = all.iter().filter(|e| held(e)).cloned().collect();
-                paging.page(&visible, cursor, item)
+                paging.page(&visible, cursor, shown)
             }
         };
         drop(registry);

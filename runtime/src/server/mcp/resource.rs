@@ -120,6 +120,8 @@ pub(crate) struct ResourceEntry {
     pub(crate) read: StaticFn,
     /// The OAuth scopes a `resources/read` needs.
     pub(crate) scopes: Vec<String>,
+    /// Whom it is listed to, by the extensions their requests declare (an app's page).
+    pub(crate) gates: Vec<crate::server::extension::Gate>,
 }
 
 pub(crate) struct TemplateCall {
@@ -179,6 +181,7 @@ pub struct ResourceBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) resource: Resource,
     pub(crate) scopes: Vec<String>,
+    pub(crate) gates: Vec<crate::server::extension::Gate>,
 }
 
 impl ResourceBuilder<'_> {
@@ -232,6 +235,7 @@ impl ResourceBuilder<'_> {
             resource: self.resource,
             read,
             scopes: self.scopes,
+            gates: self.gates,
         });
     }
 }

@@ -15,6 +15,7 @@ use super::single_use::SingleUse;
 use super::{Config, Extensions, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
+use crate::server::extension::Gate;
 use crate::server::extension::ToolReply;
 use crate::server::replay::MemoryReplayStore;
 use crate::server::{Reply, RequestContext, Server, ServerBuilder};
@@ -114,7 +115,10 @@ fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> Server
             me,
             |r| &r.tools,
             |t| &t.scopes,
-            |t| t.tool.clone(),
+            |t, caps| {
+                let mut tool = t.tool.clone();
+                Gate::apply(&t.gates, caps, &mut tool.meta).then_some(tool)
+            },
             |items, next| {
                 let mut result = ListToolsResult::new(items);
                 result.next_cursor = next;
@@ -126,7 +130,7 @@ fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> Server
             me,
             |r| &r.prompts,
             |p| &p.scopes,
-            |p| p.prompt.clone(),
+            |p, _| Some(p.prompt.clone()),
             |items, next| {
                 let mut result = ListPromptsResult::new(items);
                 result.next_cursor = next;
@@ -138,7 +142,10 @@ fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> Server
             me,
             |r| &r.resources,
             |x| &x.scopes,
-            |x| x.resource.clone(),
+            |x, caps| {
+                let mut resource = x.resource.clone();
+                Gate::apply(&x.gates, caps, &mut resource.meta).then_some(resource)
+            },
             |items, next| {
                 let mut result = ListResourcesResult::new(items);
                 result.next_cursor = next;
@@ -150,7 +157,7 @@ fn list_routes(me: &McpServer, builder: ServerBuilder, paging: Paging) -> Server
             me,
             |r| &r.templates,
             |_| &[],
-            |x| x.template.clone(),
+            |x, _| Some(x.template.clone()),
             |items, next| {
                 let mut result = ListResourceTemplatesResult::new(items);
                 result.next_cursor = next;

@@ -206,6 +206,8 @@ pub(crate) struct ToolEntry {
     pub(crate) scopes: Vec<String>,
     /// Its settings for the extensions that take its calls.
     pub(crate) settings: ToolSettings,
+    /// What its listing shows of those settings, by what each request declares.
+    pub(crate) gates: Vec<crate::server::extension::Gate>,
     /// Whether its body can ask mid-call to go on detached (a resolver's cannot).
     pub(crate) can_detach: bool,
     /// The `inputSchema`, compiled once.
@@ -239,6 +241,7 @@ impl ToolEntry {
             headers,
             scopes,
             settings: Vec::new(),
+            gates: Vec::new(),
             can_detach: true,
             #[cfg(feature = "schema-validation")]
             validator,
@@ -301,8 +304,13 @@ impl ToolEntry {
         Ok(())
     }
 
-    pub(crate) fn with_settings(mut self, settings: ToolSettings) -> Self {
+    pub(crate) fn with_settings(
+        mut self,
+        settings: ToolSettings,
+        gates: Vec<crate::server::extension::Gate>,
+    ) -> Self {
         self.settings = settings;
+        self.gates = gates;
         self
     }
 }
@@ -317,6 +325,7 @@ pub struct ToolBuilder<'a> {
     pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) scopes: Vec<String>,
     pub(crate) settings: ToolSettings,
+    pub(crate) gates: Vec<crate::server::extension::Gate>,
 }
 
 impl ToolBuilder<'_> {
@@ -328,6 +337,9 @@ impl ToolBuilder<'_> {
     /// second replaces the first.
     pub fn extension<S: ToolSetting>(mut self, setting: S) -> Self {
         self.settings.retain(|(id, _)| *id != S::EXTENSION);
+        self.gates.retain(|g| g.extension != S::EXTENSION);
+        self.gates
+            .push(crate::server::extension::Gate::of(&setting));
         self.settings.push((S::EXTENSION, Arc::new(setting)));
         self
     }
@@ -406,7 +418,7 @@ impl ToolBuilder<'_> {
             })
         });
         let entry = ToolEntry::new(self.tool, call, self.single_use, self.scopes)
-            .with_settings(self.settings);
+            .with_settings(self.settings, self.gates);
         self.server.add_tool(if derived {
             entry.derived_schema()
         } else {

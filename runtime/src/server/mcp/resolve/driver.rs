@@ -91,7 +91,7 @@ impl<'a> ToolBuilder<'a> {
         // Resolvers have no context to ask to go on detached from: an extension that
         // would wait for them to ask detaches their calls from the start, or not at all.
         let mut entry = ToolEntry::new(self.tool, call, self.single_use, self.scopes)
-            .with_settings(self.settings);
+            .with_settings(self.settings, self.gates);
         if derived {
             entry = entry.derived_schema();
         }
