@@ -17,7 +17,9 @@
 //! 10. [`eras`]: a result of 2026-07-28, and the 2025-11-25 hosts of today.
 //! 11. [`tasks`]: questions from a call that has become a task.
 //! 12. [`authorization`]: state bound to the principal of an access token.
-//! 13. [`recap`]: the whole feature on one page.
+//! 13. [`apps`]: MCP Apps, a tool shown as a page; its tool still asks.
+//! 14. [`skills`]: skills a host lists, and loads only when it needs them, checked.
+//! 15. [`recap`]: the whole feature on one page.
 //!
 //! The chapters follow the feature's original description section by section; the
 //! committed `checklist.txt` beside them says which chapter covers which section, and a
@@ -56,6 +58,8 @@ chapters!(
     eras,
     tasks,
     authorization,
+    apps,
+    skills,
     recap,
 );
 

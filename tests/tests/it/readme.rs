@@ -217,3 +217,40 @@ fn the_preflight_names_everything_missing_at_once_before_compiling() {
         "the pinned package is named:\n{said}"
     );
 }
+
+/// The code blocks of the README section headed `heading`.
+fn code_blocks(readme: &str, heading: &str) -> Vec<String> {
+    let start = readme
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("README has no section {heading:?}"));
+    let section = &readme[start + 1..];
+    let section = &section[..section[3..]
+        .find("\n## ")
+        .map_or(section.len(), |end| end + 3)];
+    section
+        .split("```rust\n")
+        .skip(1)
+        .map(|block| block.split("```").next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_apps_and_skills_sections_show_code_their_compiled_guide_chapters_run() {
+    let readme = readme();
+    for (heading, chapter) in [("MCP Apps", "apps"), ("Skills", "skills")] {
+        let page = std::fs::read_to_string(
+            workspace_root().join(format!("runtime/src/guide/{chapter}.md")),
+        )
+        .expect("the chapter reads");
+        let blocks = code_blocks(&readme, heading);
+        assert!(!blocks.is_empty(), "the {heading} section shows no code");
+        for block in blocks {
+            for line in block.lines().filter(|l| !l.trim().is_empty()) {
+                assert!(
+                    page.lines().any(|p| p.trim() == line.trim()),
+                    "README's {heading} line {line:?} is not in guide/{chapter}.md, whose code the doctests run"
+                );
+            }
+        }
+    }
+}
