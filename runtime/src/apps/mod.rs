@@ -32,9 +32,13 @@
 //! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
+mod host;
+
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+
+pub use host::{AppHost, PROTOCOL_VERSION};
 
 use crate::ConfigError;
 use crate::mcp::McpServer;

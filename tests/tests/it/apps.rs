@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tern_mcp::apps::{AppTool, Apps, EXTENSION, MIME_TYPE};
+use tern_mcp::apps::{AppHost, AppTool, Apps, EXTENSION, MIME_TYPE};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 use tern_mcp::transport::memory;
@@ -42,6 +42,10 @@ fn server() -> McpServer {
             let unit = unit.accepted().map(|u| u.unit).unwrap_or_default();
             Ok::<_, ToolError>(format!("{}: 21 degrees {unit}", args.city))
         });
+    mcp.tool("summarize")
+        .description("For the model alone: an app may not call it")
+        .extension(AppTool::new(PAGE).visibility([McpUiToolVisibility::Model]))
+        .run(|_: tern_mcp::mcp::NoArgs, _| async { Ok::<_, ToolError>("summary") });
     mcp.tool("refresh")
         .description("Refreshes the page's data; for the app alone")
         .extension(AppTool::new(PAGE).visibility([McpUiToolVisibility::App]))
@@ -73,9 +77,9 @@ async fn client(era: EraMode, host: bool) -> Client {
 fn pinned(name: &str) -> jsonschema::Validator {
     let path = tern_tests::workspace_root().join("schema/ext-apps/2.0.4/schema.json");
     let text = std::fs::read_to_string(&path).expect("run schema/fetch");
-    let mut schema: Value = serde_json::from_str(&text).unwrap();
-    schema["$ref"] = json!(format!("#/$defs/{name}"));
-    jsonschema::draft202012::new(&schema).unwrap()
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    // Each definition is a schema of its own: its references point into its own `$defs`.
+    jsonschema::draft202012::new(&schema["$defs"][name]).unwrap()
 }
 
 fn ui_of(meta: Option<&Map<String, Value>>) -> Option<&Value> {
@@ -141,7 +145,11 @@ async fn a_client_without_the_extension_sees_plain_tools_and_no_page() {
         let client = client(era, false).await;
         let tools = client.list_all::<method::ListTools>().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["forecast"], "the app-only tool is not listed");
+        assert_eq!(
+            names,
+            ["forecast", "summarize"],
+            "the app-only tool is not listed"
+        );
         assert!(tools[0].meta.is_none(), "no link: {:?}", tools[0].meta);
         let resources = client.list_all::<method::ListResources>().await.unwrap();
         assert!(resources.iter().all(|r| r.uri != PAGE));
@@ -176,4 +184,69 @@ fn a_page_that_is_not_ui_or_twice_is_refused() {
         .page("ui://a/b", "again", "<p>", McpUiResourceMeta::new())
         .unwrap_err();
     assert!(twice.to_string().contains("already"), "{twice}");
+}
+
+#[tokio::test]
+async fn a_host_on_terns_client_answers_its_apps_view_and_relays_its_calls_through_mrtr() {
+    let client = client(EraMode::Stateless, true).await;
+    let tools = client.list_all::<method::ListTools>().await.unwrap();
+    let forecast = tools.iter().find(|t| t.name == "forecast").unwrap();
+    assert_eq!(AppHost::page_of(forecast), Some(PAGE));
+    let host = AppHost::new(client, "test-host", "1.0.0");
+    assert!(host.read_page(PAGE).await.unwrap().contains("sunny"));
+
+    // The view's messages, as postMessage would carry them.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "appInfo": {"name": "view", "version": "1"}, "appCapabilities": {},
+        "protocolVersion": tern_mcp::apps::PROTOCOL_VERSION}});
+    let answer = host.handle(&initialize).await.unwrap();
+    assert_eq!(answer["id"], 1);
+    assert!(
+        pinned("McpUiInitializeResult").is_valid(&answer["result"]),
+        "{answer}"
+    );
+    assert_eq!(answer["result"]["hostInfo"]["name"], "test-host");
+    let initialized = json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"});
+    assert_eq!(host.handle(&initialized).await, None);
+
+    // The tool asks (MRTR): the host's client callback answers, the view gets the result.
+    let call = |id: u64, name: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": {"city": "Faro"}}})
+    };
+    let answer = host.handle(&call(2, "forecast")).await.unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "Faro: 21 degrees celsius"
+    );
+    let answer = host.handle(&call(3, "refresh")).await.unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "refreshed");
+    let answer = host.handle(&call(4, "summarize")).await.unwrap();
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let unknown = json!({"jsonrpc": "2.0", "id": 5, "method": "ui/open-link", "params": {"url": "https://example.com"}});
+    assert_eq!(
+        host.handle(&unknown).await.unwrap()["error"]["code"],
+        -32601
+    );
+
+    // What the host tells the view: JSON-RPC notifications whose method and params are
+    // valid against the pinned schema (which describes them without the envelope).
+    let message = |mut m: Value| {
+        assert_eq!(m["jsonrpc"], "2.0");
+        m.as_object_mut().unwrap().remove("jsonrpc");
+        m
+    };
+    let input = message(AppHost::tool_input(
+        json!({"city": "Faro"}).as_object().cloned().unwrap(),
+    ));
+    assert!(
+        pinned("McpUiToolInputNotification").is_valid(&input),
+        "{input}"
+    );
+    let result = tern_mcp::types::v2026_07_28::CallToolResult::new(vec![tern_mcp::ask::text("ok")]);
+    let output = message(AppHost::tool_result(&result));
+    assert!(
+        pinned("McpUiToolResultNotification").is_valid(&output),
+        "{output}"
+    );
 }
