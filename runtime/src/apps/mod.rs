@@ -9,7 +9,7 @@
 //! [`McpServer`](crate::mcp::McpServer) (their `_meta.ui` on the listing and on the
 //! read contents), and a tool links to its page with an [`AppTool`] setting. What a
 //! client sees follows what its request declares: a client that declares the extension
-//! sees each linked tool's `_meta.ui` and the pages listed; one that does not sees the
+//! with `text/html;profile=mcp-app` among its `mimeTypes` sees each linked tool's `_meta.ui` and the pages listed; one that does not sees the
 //! tools as plain tools (their text content is the fallback), no page, and no tool
 //! only an app may call. A tool with an app may still ask through MRTR.
 //!
@@ -127,6 +127,7 @@ impl ProtocolExtension for Apps {
                 .meta(ui.clone());
             builder.gates.push(Gate {
                 extension: EXTENSION,
+                declared_by: renders_pages,
                 meta: Map::new(),
                 listed_without: false,
             });
@@ -144,6 +145,15 @@ impl ProtocolExtension for Apps {
             });
         }
     }
+}
+
+/// Whether a client's settings for the extension name the page type among the
+/// `mimeTypes` it renders, as the extension asks of a host.
+fn renders_pages(settings: &Map<String, Value>) -> bool {
+    settings
+        .get("mimeTypes")
+        .and_then(Value::as_array)
+        .is_some_and(|types| types.iter().any(|t| t == MIME_TYPE))
 }
 
 /// `{"ui": meta}`.
@@ -194,5 +204,9 @@ impl ToolSetting for AppTool {
             .visibility
             .as_ref()
             .is_none_or(|v| v.contains(&McpUiToolVisibility::Model))
+    }
+
+    fn declared_by(settings: &Map<String, Value>) -> bool {
+        renders_pages(settings)
     }
 }

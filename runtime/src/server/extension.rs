@@ -120,6 +120,17 @@ pub trait ToolSetting: Any + Send + Sync {
     fn listed_without_extension(&self) -> bool {
         true
     }
+
+    /// Whether the settings a client declared for the extension say it can take what
+    /// the setting lists (MCP Apps: its `mimeTypes` name the page type). Any settings
+    /// by default.
+    fn declared_by(settings: &Map<String, Value>) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = settings;
+        true
+    }
 }
 
 /// How an item an `McpServer` lists depends on one extension its client may declare:
@@ -128,6 +139,8 @@ pub trait ToolSetting: Any + Send + Sync {
 #[derive(Debug, Clone)]
 pub(crate) struct Gate {
     pub(crate) extension: &'static str,
+    /// Whether a client's settings for the extension count as declaring it.
+    pub(crate) declared_by: fn(&Map<String, Value>) -> bool,
     pub(crate) meta: Map<String, Value>,
     pub(crate) listed_without: bool,
 }
@@ -137,6 +150,7 @@ impl Gate {
     pub(crate) fn of<S: ToolSetting>(setting: &S) -> Self {
         Self {
             extension: S::EXTENSION,
+            declared_by: S::declared_by,
             meta: setting.listed_meta(),
             listed_without: setting.listed_without_extension(),
         }
@@ -153,7 +167,8 @@ impl Gate {
             let declared = caps
                 .extensions
                 .as_ref()
-                .is_some_and(|e| e.contains_key(gate.extension));
+                .and_then(|e| e.get(gate.extension))
+                .is_some_and(gate.declared_by);
             if !declared && !gate.listed_without {
                 return false;
             }

@@ -61,12 +61,16 @@ fn host_settings() -> Map<String, Value> {
 }
 
 async fn client(era: EraMode, host: bool) -> Client {
+    client_declaring(era, host.then(host_settings)).await
+}
+
+async fn client_declaring(era: EraMode, settings: Option<Map<String, Value>>) -> Client {
     let (client_end, server_end) = memory::pair();
     let mcp = server();
     tokio::spawn(async move { mcp.serve(server_end).await });
     Client::builder("host", "1")
         .era(era)
-        .extension(EXTENSION, host.then(host_settings))
+        .extension(EXTENSION, settings)
         .on_elicitation(|_, _| async { Ok(tern_mcp::ask::accept([("unit", "celsius")])) })
         .connect(client_end)
         .await
@@ -141,8 +145,15 @@ async fn a_host_sees_the_link_and_the_page_and_both_meta_ui_are_valid_in_both_er
 
 #[tokio::test]
 async fn a_client_without_the_extension_sees_plain_tools_and_no_page() {
-    for era in [EraMode::Stateless, EraMode::Session] {
-        let client = client(era, false).await;
+    // Not declared at all, or declared without the page type among its mimeTypes.
+    let no_pages = json!({"mimeTypes": ["text/plain"]}).as_object().cloned();
+    for (era, settings) in [
+        (EraMode::Stateless, None),
+        (EraMode::Session, None),
+        (EraMode::Stateless, no_pages.clone()),
+        (EraMode::Session, no_pages),
+    ] {
+        let client = client_declaring(era, settings).await;
         let tools = client.list_all::<method::ListTools>().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
