@@ -6,12 +6,13 @@
 //! generated [`ext_apps`](crate::types::ext_apps) types.
 //!
 //! On the server, [`Apps`] is an extension: its pages are resources of the
-//! [`McpServer`](crate::mcp::McpServer) (their `_meta.ui` on the listing and on the
-//! read contents), and a tool links to its page with an [`AppTool`] setting. What a
-//! client sees follows what its request declares: a client that declares the extension
-//! with `text/html;profile=mcp-app` among its `mimeTypes` sees each linked tool's `_meta.ui` and the pages listed; one that does not sees the
-//! tools as plain tools (their text content is the fallback), no page, and no tool
-//! only an app may call. A tool with an app may still ask through MRTR.
+//! [`McpServer`] (their `_meta.ui` on the listing and on the read contents), and a tool
+//! links to its page with an [`AppTool`] setting. What a client sees follows what its
+//! request declares: a client that declares the extension with
+//! `text/html;profile=mcp-app` among its `mimeTypes` sees each linked tool's `_meta.ui`
+//! and the pages listed; one that does not sees the tools as plain tools (their text
+//! content is the fallback), no page, and no tool only an app may call. A tool with an
+//! app may still ask through MRTR. [`AppHost`] is the host half, on tern's client.
 //!
 //! ```
 //! use tern_mcp::apps::{AppTool, Apps};
