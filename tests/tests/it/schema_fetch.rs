@@ -54,7 +54,14 @@ fn fetch_copies_and_verifies_from_shared_beside_the_checkout() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("135 files verified"));
+    let pins = std::fs::read_to_string(checkout.join("schema/SHA256SUMS")).unwrap();
+    let verified = format!("{} files verified", pins.lines().count());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&verified),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(checkout.join("schema/ext-apps/2.0.4/schema.json").is_file());
     assert!(checkout.join("schema/2026-07-28/schema.json").is_file());
     assert!(checkout.join("schema/2025-11-25/schema.json").is_file());
     assert!(
