@@ -14,6 +14,10 @@ use tern_mcp::types::ext_apps::{McpUiResourceMeta, McpUiToolVisibility};
 use tern_mcp::types::v2026_07_28::{AnyResourceContents, RequestParams, method};
 use tern_tests::text_of;
 
+/// The everything example's app, as the example registers it.
+#[path = "../../../runtime/examples/support/everything_apps.rs"]
+mod everything_apps;
+
 const PAGE: &str = "ui://weather/view";
 
 #[derive(Deserialize, JsonSchema)]
@@ -260,4 +264,40 @@ async fn a_host_on_terns_client_answers_its_apps_view_and_relays_its_calls_throu
         pinned("McpUiToolResultNotification").is_valid(&output),
         "{output}"
     );
+}
+
+#[tokio::test]
+async fn the_everything_examples_app_is_declared_linked_and_valid_in_both_eras() {
+    for era in [EraMode::Stateless, EraMode::Session] {
+        let mcp = McpServer::new("everything", "1").extension(everything_apps::apps().unwrap());
+        everything_apps::register(&mcp);
+        let (client_end, server_end) = memory::pair();
+        tokio::spawn(async move { mcp.serve(server_end).await });
+        let client = Client::builder("host", "1")
+            .era(era)
+            .extension(EXTENSION, Some(host_settings()))
+            .connect(client_end)
+            .await
+            .unwrap();
+        let tools = client.list_all::<method::ListTools>().await.unwrap();
+        let greet = tools.iter().find(|t| t.name == "app_greet").unwrap();
+        let ui = ui_of(greet.meta.as_deref()).unwrap();
+        assert_eq!(ui["resourceUri"], everything_apps::GREETER);
+        assert!(pinned("McpUiToolMeta").is_valid(ui), "{ui}");
+        let read = client
+            .read_resource(everything_apps::GREETER)
+            .await
+            .unwrap();
+        let AnyResourceContents::Text(page) = &read.contents[0] else {
+            panic!("the page is text");
+        };
+        assert_eq!(page.mime_type.as_deref(), Some(MIME_TYPE));
+        let page_ui = ui_of(page.meta.as_deref()).unwrap();
+        assert!(pinned("McpUiResourceMeta").is_valid(page_ui), "{page_ui}");
+        let result = client
+            .call_tool("app_greet", json!({"name": "test"}))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&result), "Hello, test! (from tern)");
+    }
 }
