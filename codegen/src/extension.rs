@@ -223,12 +223,7 @@ fn hoist_nested_defs(extension: &str, schema: &Value) -> Result<Value> {
     // A schema none of whose definitions names another (but a JSON value) is written
     // out longhand, the core shapes it uses copied in: loosened where a type cannot
     // say what it says.
-    let text = Value::Object(defs.clone()).to_string();
-    let longhand = text.matches("\"$ref\"").count()
-        == json_values
-            .iter()
-            .map(|v| text.matches(&format!("\"{v}\"")).count())
-            .sum::<usize>();
+    let longhand = !defs.values().any(|def| names_another(def, &json_values));
     let names: Vec<String> = defs.keys().cloned().collect();
     for name in names {
         if let Some(def) = defs.get_mut(&name) {
@@ -314,6 +309,22 @@ fn loosen(sub: &mut Value) {
         if let Some(d) = description {
             sub["description"] = d;
         }
+    }
+}
+
+/// Whether `schema` refers to a definition other than the JSON values `values`.
+fn names_another(schema: &Value, values: &[String]) -> bool {
+    match schema {
+        Value::Object(members) => {
+            members
+                .iter()
+                .any(|(key, member)| match (key.as_str(), member) {
+                    ("$ref", Value::String(target)) => !values.contains(target),
+                    _ => names_another(member, values),
+                })
+        }
+        Value::Array(items) => items.iter().any(|item| names_another(item, values)),
+        _ => false,
     }
 }
 

@@ -167,7 +167,7 @@ async fn load_skill(client: &Client, mode: &str) -> Result<(), BoxError> {
     };
     client.read_skill_file(skill, &skill.uri).await?;
     tracing::info!(uri = %skill.uri, "loaded");
-    if let tern_mcp::skills::SkillResources::Many(files) = &skill.resources {
+    if let tern_mcp::types::ext_skills::SkillResources::Many(files) = &skill.resources {
         for file in files.iter().filter(|f| f.uri != skill.uri) {
             client.read_skill_file(skill, &file.uri).await?;
             tracing::info!(uri = %file.uri, "read");

@@ -20,7 +20,7 @@ use crate::types::rpc::{ConstStr as _, Request as _};
 use crate::types::v2026_07_28::{AnyResourceContents, CallToolResult, Tool, method};
 
 /// The MCP Apps protocol version this host speaks with its views.
-pub const PROTOCOL_VERSION: &str = "2026-01-26";
+const PROTOCOL_VERSION: &str = "2026-01-26";
 
 /// The most bytes of one message from a view this host reads.
 const MAX_MESSAGE: usize = 1024 * 1024;

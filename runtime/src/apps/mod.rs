@@ -39,19 +39,18 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-pub use host::{AppHost, PROTOCOL_VERSION};
+pub use host::AppHost;
 
 use crate::ConfigError;
 use crate::mcp::McpServer;
 use crate::server::extension::Gate;
 use crate::server::{ProtocolExtension, ToolSetting};
-use crate::types::ext_apps::{McpUiResourceMeta, McpUiToolMeta, McpUiToolVisibility};
+use crate::types::ext_apps::{
+    EXTENSION_ID as EXTENSION, McpUiResourceMeta, McpUiToolMeta, McpUiToolVisibility,
+};
 use crate::types::v2026_07_28::{
     AnyResourceContents, MetaObject, ReadResourceResult, TextResourceContents,
 };
-
-/// The extension's identifier, as declared under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// The MIME type of an app's page.
 pub const MIME_TYPE: &str = "text/html;profile=mcp-app";

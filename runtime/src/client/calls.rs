@@ -120,14 +120,17 @@ impl Client {
     /// fetches a skill's files when it uses the skill, with
     /// [`read_skill_file`](Self::read_skill_file).
     #[cfg(feature = "skills")]
-    pub async fn skills(&self) -> crate::Result<Vec<crate::skills::Skill>> {
+    pub async fn skills(&self) -> crate::Result<Vec<crate::types::ext_skills::Skill>> {
         self.list_all::<crate::types::ext_skills::method::ListSkills>()
             .await
     }
 
     /// The entry of the skill whose `SKILL.md` is at `uri`, listed or not.
     #[cfg(feature = "skills")]
-    pub async fn get_skill(&self, uri: impl Into<String>) -> crate::Result<crate::skills::Skill> {
+    pub async fn get_skill(
+        &self,
+        uri: impl Into<String>,
+    ) -> crate::Result<crate::types::ext_skills::Skill> {
         super::skills::get(self, uri.into()).await
     }
 
@@ -141,7 +144,7 @@ impl Client {
     #[cfg(feature = "skills")]
     pub async fn read_skill_file(
         &self,
-        skill: &crate::skills::Skill,
+        skill: &crate::types::ext_skills::Skill,
         uri: &str,
     ) -> crate::Result<Vec<u8>> {
         super::skills::read_file(self, skill, uri).await

@@ -40,20 +40,11 @@ use crate::ConfigError;
 use crate::protocol::skills as rules;
 use crate::types::ext_skills as ext;
 
-pub use crate::types::ext_skills::{Skill, SkillFrontmatter, SkillResource, SkillResources};
-
 /// The skills a server publishes: an extension for
 /// [`McpServer::extension`](crate::mcp::McpServer::extension). Cheap to clone.
 #[derive(Clone, Debug, Default)]
 pub struct Skills {
-    catalogue: Arc<Catalogue>,
-}
-
-#[derive(Debug, Default, Clone)]
-struct Catalogue {
-    skills: Vec<Published>,
-    ttl_ms: u64,
-    public: bool,
+    skills: Arc<Vec<Published>>,
 }
 
 /// One skill: its entry as listed, and its files as served.
@@ -119,26 +110,15 @@ impl Skills {
             .map(|(p, b)| (p.into(), b.into()))
             .collect();
         let published = publish(path, files)?;
-        let catalogue = Arc::make_mut(&mut self.catalogue);
-        if catalogue
+        if self
             .skills
             .iter()
             .any(|s| s.entry.uri == published.entry.uri)
         {
             return Err(invalid(path, "a skill is already published at this path"));
         }
-        catalogue.skills.push(published);
+        Arc::make_mut(&mut self.skills).push(published);
         Ok(self)
-    }
-
-    /// The caching fields of `skills/list` and `skills/get` results: how long a client
-    /// may reuse them, and whether a shared cache may (`public`) or only this client
-    /// (`private`, the default). The default TTL is 0: do not cache.
-    pub fn cache(mut self, ttl_ms: u64, public: bool) -> Self {
-        let catalogue = Arc::make_mut(&mut self.catalogue);
-        catalogue.ttl_ms = ttl_ms;
-        catalogue.public = public;
-        self
     }
 }
 

@@ -6,17 +6,18 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{Catalogue, File, Skills};
+use super::{File, Published, Skills};
 use crate::jsonrpc::RpcError;
 use crate::mcp::{McpServer, ResourceBody};
 use crate::protocol::skills as rules;
+use crate::server::mcp::paging::Paging;
 use crate::server::{ProtocolExtension, RequestContext, ServerBuilder};
 use crate::types::ext_skills as ext;
 use crate::types::ext_skills::method::{GetSkill, ListSkills, ReadResourceDirectory};
-use crate::types::v2026_07_28::{CacheScope, PaginatedRequestParams, Resource};
+use crate::types::v2026_07_28::{PaginatedRequestParams, Resource};
 
 /// How many skills, or directory entries, one page holds.
-const PAGE: usize = 100;
+const PAGE: Paging = Paging { page_size: 100 };
 
 /// The MIME type of a directory resource.
 const DIRECTORY: &str = "inode/directory";
@@ -43,17 +44,16 @@ impl ProtocolExtension for Skills {
     }
 
     fn register(&self, server: &McpServer) {
-        for file in self.catalogue.skills.iter().flat_map(|s| &s.files) {
-            register_file(server, &self.catalogue, file);
+        for file in self.skills.iter().flat_map(|s| &s.files) {
+            register_file(server, &self.skills, file);
         }
     }
 }
 
 /// Serves `file` as a resource; a skill's `SKILL.md` named and described by its front
 /// matter.
-fn register_file(server: &McpServer, catalogue: &Catalogue, file: &File) {
-    let entry = catalogue
-        .skills
+fn register_file(server: &McpServer, skills: &[Published], file: &File) {
+    let entry = skills
         .iter()
         .find(|s| s.entry.uri == file.uri)
         .map(|s| &s.entry.frontmatter);
@@ -86,44 +86,16 @@ fn is_text(mime_type: &str) -> bool {
         )
 }
 
-fn cache_scope(catalogue: &Catalogue) -> CacheScope {
-    if catalogue.public {
-        CacheScope::Public
-    } else {
-        CacheScope::Private
-    }
-}
-
-/// Where a page starts: the cursor a previous page gave, or the beginning.
-fn offset(cursor: Option<&str>, len: usize) -> Result<usize, RpcError> {
-    match cursor {
-        None => Ok(0),
-        Some(c) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n <= len)
-            .ok_or_else(|| RpcError::invalid_params("Invalid cursor")),
-    }
-}
-
-fn next_cursor(end: usize, len: usize) -> Option<String> {
-    (end < len).then(|| end.to_string())
-}
-
 async fn list(
     skills: Skills,
     _ctx: RequestContext,
     params: PaginatedRequestParams,
 ) -> Result<ext::ListSkillsResult, RpcError> {
-    let catalogue = &skills.catalogue;
-    let all = &catalogue.skills;
-    let start = offset(params.cursor.as_deref(), all.len())?;
-    let end = (start + PAGE).min(all.len());
-    let mut result =
-        ext::ListSkillsResult::new(all[start..end].iter().map(|s| s.entry.clone()).collect());
-    result.next_cursor = next_cursor(end, all.len());
-    result.ttl_ms = Some(catalogue.ttl_ms);
-    result.cache_scope = Some(cache_scope(catalogue));
+    let (page, next) = PAGE.page(&skills.skills, params.cursor.as_deref(), |s| {
+        Some(s.entry.clone())
+    })?;
+    let mut result = ext::ListSkillsResult::new(page);
+    result.next_cursor = next;
     Ok(result)
 }
 
@@ -132,17 +104,13 @@ async fn get(
     _ctx: RequestContext,
     params: ext::GetSkillRequestParams,
 ) -> Result<ext::GetSkillResult, RpcError> {
-    let catalogue = &skills.catalogue;
-    let Some(skill) = catalogue.skills.iter().find(|s| s.entry.uri == params.uri) else {
-        return Err(RpcError::invalid_params(format!(
+    match skills.skills.iter().find(|s| s.entry.uri == params.uri) {
+        Some(skill) => Ok(ext::GetSkillResult::new(skill.entry.clone())),
+        None => Err(RpcError::invalid_params(format!(
             "No skill is served at {}",
             params.uri
-        )));
-    };
-    let mut result = ext::GetSkillResult::new(skill.entry.clone());
-    result.ttl_ms = Some(catalogue.ttl_ms);
-    result.cache_scope = Some(cache_scope(catalogue));
-    Ok(result)
+        ))),
+    }
 }
 
 async fn directory(
@@ -150,23 +118,22 @@ async fn directory(
     _ctx: RequestContext,
     params: ext::ReadResourceDirectoryRequestParams,
 ) -> Result<ext::ReadResourceDirectoryResult, RpcError> {
-    let children = children(&skills.catalogue, &params.uri).ok_or_else(|| {
+    let children = children(&skills.skills, &params.uri).ok_or_else(|| {
         RpcError::invalid_params(format!("{} is not a directory resource", params.uri))
     })?;
-    let start = offset(params.cursor.as_deref(), children.len())?;
-    let end = (start + PAGE).min(children.len());
-    let mut result = ext::ReadResourceDirectoryResult::new(children[start..end].to_vec());
-    result.next_cursor = next_cursor(end, children.len());
+    let (page, next) = PAGE.page(&children, params.cursor.as_deref(), |c| Some(c.clone()))?;
+    let mut result = ext::ReadResourceDirectoryResult::new(page);
+    result.next_cursor = next;
     Ok(result)
 }
 
 /// The direct children of the directory at `uri` (a skill's root, or a directory
 /// within or above one), or `None` when no directory is there.
-fn children(catalogue: &Catalogue, uri: &str) -> Option<Vec<Resource>> {
+fn children(skills: &[Published], uri: &str) -> Option<Vec<Resource>> {
     let prefix = format!("{uri}/");
     let mut found = false;
     let mut children: BTreeMap<&str, Resource> = BTreeMap::new();
-    for file in catalogue.skills.iter().flat_map(|s| &s.files) {
+    for file in skills.iter().flat_map(|s| &s.files) {
         let Some(rest) = file.uri.strip_prefix(&prefix) else {
             continue;
         };

@@ -6,11 +6,13 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tern_mcp::apps::{AppHost, AppTool, Apps, EXTENSION, MIME_TYPE};
+use tern_mcp::apps::{AppHost, AppTool, Apps, MIME_TYPE};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 use tern_mcp::transport::memory;
-use tern_mcp::types::ext_apps::{McpUiResourceMeta, McpUiToolVisibility};
+use tern_mcp::types::ext_apps::{
+    EXTENSION_ID as EXTENSION, McpUiResourceMeta, McpUiToolVisibility,
+};
 use tern_mcp::types::v2026_07_28::{AnyResourceContents, RequestParams, method};
 use tern_tests::text_of;
 
@@ -213,7 +215,7 @@ async fn a_host_on_terns_client_answers_its_apps_view_and_relays_its_calls_throu
     // The view's messages, as postMessage would carry them.
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
         "appInfo": {"name": "view", "version": "1"}, "appCapabilities": {},
-        "protocolVersion": tern_mcp::apps::PROTOCOL_VERSION}});
+        "protocolVersion": "2026-01-26"}});
     let answer = host.handle(&initialize).await.unwrap();
     assert_eq!(answer["id"], 1);
     assert!(

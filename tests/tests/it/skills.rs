@@ -6,10 +6,12 @@
 use serde_json::{Value, json};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::McpServer;
-use tern_mcp::skills::{SkillResources, Skills};
+use tern_mcp::skills::Skills;
 use tern_mcp::transport::memory;
 use tern_mcp::types::ext_skills::method::ReadResourceDirectory;
-use tern_mcp::types::ext_skills::{EXTENSION_ID, ReadResourceDirectoryRequestParams, Skill};
+use tern_mcp::types::ext_skills::{
+    EXTENSION_ID, ReadResourceDirectoryRequestParams, Skill, SkillResources,
+};
 use tern_mcp::types::v2026_07_28::{RequestParams, method};
 use tern_mcp::{Error, ProtocolError, SkillFailure};
 
@@ -27,7 +29,10 @@ fn pdf_tools() -> Skills {
 }
 
 async fn client_of(skills: Skills, era: EraMode) -> Client {
-    let mcp = McpServer::new("docs", "1").extension(skills);
+    served(McpServer::new("docs", "1").extension(skills), era).await
+}
+
+async fn served(mcp: McpServer, era: EraMode) -> Client {
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { mcp.serve(server_end).await });
     Client::builder("host", "1")
@@ -243,7 +248,7 @@ async fn a_host_uses_no_file_that_differs_from_its_entry() {
 
 #[tokio::test]
 async fn many_skills_are_paged_and_listed_whole() {
-    let mut skills = Skills::new().cache(300_000, true);
+    let mut skills = Skills::new();
     for i in 0..150 {
         let name = format!("skill-{i:03}");
         let md = format!("---\nname: {name}\ndescription: number {i}\n---\n");
@@ -251,7 +256,11 @@ async fn many_skills_are_paged_and_listed_whole() {
             .skill(&format!("acme/{name}"), [("SKILL.md", md)])
             .unwrap();
     }
-    let client = client_of(skills, EraMode::Stateless).await;
+    // The caching fields are the server's, as for every list.
+    let mcp = McpServer::new("docs", "1")
+        .cache(300_000, true)
+        .extension(skills);
+    let client = served(mcp, EraMode::Stateless).await;
     let first = client
         .list::<tern_mcp::types::ext_skills::method::ListSkills>(None)
         .await

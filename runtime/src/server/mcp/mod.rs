@@ -38,7 +38,7 @@ mod describe;
 mod detach;
 pub(crate) mod handoff;
 mod listen;
-mod paging;
+pub(crate) mod paging;
 mod prompt;
 mod registry;
 mod resolve;

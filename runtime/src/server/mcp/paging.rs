@@ -11,18 +11,20 @@ use crate::server::RequestContext;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{ClientCapabilities, PaginatedRequestParams};
 
-/// Paging of list results (the caching fields are the low-level server's job).
+/// Paging of list results (the caching fields are the low-level server's job): the
+/// `McpServer`'s lists, and the lists of extensions served beside them.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Paging {
-    pub(super) page_size: usize,
+pub(crate) struct Paging {
+    pub(crate) page_size: usize,
 }
 
 impl Paging {
-    /// One page of `items` from `cursor` (an offset this server issued), and the next
-    /// cursor if there is more.
-    fn page<E, T>(
+    /// One page of `items` from `cursor` (an offset this server issued), each as `f`
+    /// shows it (or not at all: a page may then hold fewer), and the next cursor if
+    /// there is more; a cursor this server did not issue is -32602.
+    pub(crate) fn page<E, T>(
         &self,
-        items: &[Arc<E>],
+        items: &[E],
         cursor: Option<&str>,
         f: impl Fn(&E) -> Option<T>,
     ) -> Result<(Vec<T>, Option<String>), RpcError> {
@@ -35,7 +37,7 @@ impl Paging {
                 .ok_or_else(|| RpcError::invalid_params("Invalid cursor"))?,
         };
         let end = (start + self.page_size).min(items.len());
-        let page = items[start..end].iter().filter_map(|e| f(e)).collect();
+        let page = items[start..end].iter().filter_map(f).collect();
         let next = (end < items.len()).then(|| format!("o{end}"));
         Ok((page, next))
     }
@@ -67,7 +69,7 @@ where
         let all = pick(&registry);
         let cursor = params.cursor.as_deref();
         let caps = ctx.client_capabilities();
-        let shown = |e: &E| item(e, caps);
+        let shown = |e: &Arc<E>| item(e, caps);
         let page = match ctx.auth() {
             None => paging.page(all, cursor, shown),
             Some(auth) => {
