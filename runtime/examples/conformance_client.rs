@@ -30,7 +30,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tern_mcp::client::{Client, InputContext};
 use tern_mcp::jsonrpc::RpcError;
-use tern_mcp::oauth::{FetchRedirect, OAuthClient, Registration};
+use tern_mcp::oauth::{
+    ClientKey, FetchRedirect, IdentityProvider, OAuthClient, Registration, TokenSource,
+};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -183,21 +185,55 @@ const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadat
 /// pre-registered credentials when the context has them (`client_id`,
 /// `client_secret`), the suite's Client ID Metadata Document URL, and a user agent that
 /// takes the authorization server's redirect itself (the suite's servers approve at once).
-fn authorizer() -> Result<OAuthClient, BoxError> {
+/// The OAuth client a scenario calls for: a machine grant for the extension scenarios
+/// that name one (chosen by the scenario's name: `auth/pre-registration` passes the same
+/// keys as client-credentials-basic and wants the code flow), else the authorization
+/// code flow; always with DPoP, which is used only where the authorization server
+/// offers it.
+fn authorizer(scenario: &str) -> Result<OAuthClient, BoxError> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|raw| serde_json::from_str(&raw).ok())
         .unwrap_or_default();
-    let mut oauth = OAuthClient::builder("tern-conformance-client")
-        .user_agent(FetchRedirect::new("http://localhost:3000/callback"))
-        .client_metadata_url(CLIENT_METADATA_URL);
-    if let Some(id) = context.get("client_id").and_then(Value::as_str) {
-        let mut registration = Registration::new(id);
-        if let Some(secret) = context.get("client_secret").and_then(Value::as_str) {
-            registration = registration.with_secret(secret);
+    let text = |key: &str| context.get(key).and_then(Value::as_str);
+    let registration = text("client_id").map(|id| {
+        let registration = Registration::new(id);
+        match text("client_secret") {
+            Some(secret) => registration.with_secret(secret),
+            None => registration,
         }
-        oauth = oauth.pre_registered(registration);
-    }
+    });
+    let oauth = OAuthClient::builder("tern-conformance-client").dpop();
+    let oauth = match (scenario, registration) {
+        ("auth/client-credentials-basic", Some(registration)) => {
+            oauth.client_credentials(registration)
+        }
+        ("auth/client-credentials-jwt", Some(registration)) => {
+            let key = ClientKey::from_pkcs8_pem(text("private_key_pem").unwrap_or_default())?;
+            oauth.client_credentials(registration).signing_key(key)
+        }
+        ("auth/enterprise-managed-authorization", Some(registration)) => {
+            let id_token = TokenSource::value(text("idp_id_token").unwrap_or_default());
+            let mut idp =
+                IdentityProvider::new(text("idp_token_endpoint").unwrap_or_default(), id_token);
+            if let Some(id) = text("idp_client_id") {
+                idp = idp.client(Registration::new(id));
+            }
+            oauth.pre_registered(registration).enterprise(idp)
+        }
+        ("auth/wif-jwt-bearer", _) => {
+            oauth.workload_identity(TokenSource::value(text("valid_jwt").unwrap_or_default()))
+        }
+        (_, registration) => {
+            let mut oauth = oauth
+                .user_agent(FetchRedirect::new("http://localhost:3000/callback"))
+                .client_metadata_url(CLIENT_METADATA_URL);
+            if let Some(registration) = registration {
+                oauth = oauth.pre_registered(registration);
+            }
+            oauth
+        }
+    };
     Ok(oauth.build()?)
 }
 
@@ -215,7 +251,7 @@ async fn main() -> Result<(), BoxError> {
     tracing::info!(%scenario, %url, "starting");
 
     let transport = HttpClientTransport::builder(url.as_str())
-        .authorizer(Arc::new(authorizer()?))
+        .authorizer(Arc::new(authorizer(&scenario)?))
         .build()?;
     let client = Client::builder("tern-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicitation(elicit)

@@ -1,5 +1,5 @@
-//! `WWW-Authenticate: Bearer ...` challenges (RFC 6750 §3, RFC 9728 §5.1): what a
-//! refusing MCP server says the client needs.
+//! `WWW-Authenticate: Bearer ...` and `DPoP ...` challenges (RFC 6750 §3, RFC 9728
+//! §5.1, RFC 9449 §7.1): what a refusing MCP server says the client needs.
 
 /// The parameters of a `Bearer` challenge that an MCP client acts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,14 +16,15 @@ pub(crate) struct BearerChallenge {
 }
 
 impl BearerChallenge {
-    /// The `Bearer` challenge in a `WWW-Authenticate` value, if there is one. Other
-    /// schemes in the same header are skipped; unknown parameters ignored.
+    /// The first `Bearer` or `DPoP` challenge (RFC 9449 §7.1: the same parameters) in a
+    /// `WWW-Authenticate` value, if there is one. Other schemes in the same header are
+    /// skipped; unknown parameters ignored.
     pub(crate) fn parse(header: &str) -> Option<Self> {
         let mut rest = header;
         let mut found = None;
         while let Some((scheme, after)) = next_token(rest) {
             let (params, next) = params(after);
-            if scheme.eq_ignore_ascii_case("bearer") {
+            if scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop") {
                 found = Some(params);
                 break;
             }

@@ -29,8 +29,10 @@ pub(crate) struct ResourceMetadata {
 pub(crate) struct ServerMetadata {
     /// Its issuer identifier.
     pub issuer: String,
-    /// Where the user authorizes.
-    pub authorization_endpoint: String,
+    /// Where the user authorizes (absent at a server that grants tokens only to
+    /// machines).
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
     /// Where codes and refresh tokens become access tokens.
     pub token_endpoint: String,
     /// Dynamic client registration (RFC 7591), if offered.
@@ -51,9 +53,47 @@ pub(crate) struct ServerMetadata {
     /// Client ID Metadata Documents: a URL may be the `client_id`.
     #[serde(default)]
     pub client_id_metadata_document_supported: Option<bool>,
+    /// The grants it issues tokens for.
+    #[serde(default)]
+    pub grant_types_supported: Option<Vec<String>>,
+    /// The algorithms it takes in client assertions (`private_key_jwt`).
+    #[serde(default)]
+    pub token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
+    /// The algorithms it takes in DPoP proofs (RFC 9449 §5.1): present when it binds
+    /// tokens to keys.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl ServerMetadata {
+    /// Where the user authorizes, once the server says it supports PKCE with S256 (the
+    /// authorization code grant needs both).
+    pub(crate) fn code_flow_endpoint(&self) -> Result<&str, TransportError> {
+        let pkce = self
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|m| m == "S256"));
+        if !pkce {
+            return Err(TransportError::new(format!(
+                "the authorization server {} does not say it supports PKCE with S256",
+                self.issuer
+            )));
+        }
+        self.authorization_endpoint.as_deref().ok_or_else(|| {
+            TransportError::new(format!(
+                "the authorization server {} has no authorization endpoint",
+                self.issuer
+            ))
+        })
+    }
+
+    /// Whether it says it binds tokens to DPoP keys signed with ES256.
+    pub(crate) fn takes_dpop(&self) -> bool {
+        self.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == "ES256"))
+    }
+
     /// Whether `scope` is among those it names.
     pub(crate) fn supports_scope(&self, scope: &str) -> bool {
         self.scopes_supported
@@ -178,7 +218,7 @@ async fn first_document(
 }
 
 /// The metadata of the authorization server `issuer`, from the first document found
-/// whose `issuer` is exactly `issuer`, and which supports PKCE with S256.
+/// whose `issuer` is exactly `issuer`.
 pub(crate) async fn server_metadata(
     http: &OAuthHttp,
     issuer: &str,
@@ -193,15 +233,6 @@ pub(crate) async fn server_metadata(
         return Err(TransportError::new(format!(
             "the authorization server metadata at {url} names the issuer {}, not {issuer}",
             metadata.issuer
-        )));
-    }
-    let pkce = metadata
-        .code_challenge_methods_supported
-        .as_ref()
-        .is_some_and(|m| m.iter().any(|m| m == "S256"));
-    if !pkce {
-        return Err(TransportError::new(format!(
-            "the authorization server {issuer} does not say it supports PKCE with S256"
         )));
     }
     Ok(metadata)

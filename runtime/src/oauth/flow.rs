@@ -18,9 +18,9 @@ use url::Url;
 
 use super::agent::UserAgent;
 use super::discovery::ServerMetadata;
-use bytes::Bytes;
-use http_body_util::Full;
 
+use super::endpoint::{TokenEndpoint, fail};
+use super::jose::ClientKey;
 use super::store::{Registration, Tokens};
 use crate::transport::TransportError;
 use crate::transport::http::fetch::Fetch as OAuthHttp;
@@ -37,10 +37,6 @@ pub(crate) struct Identity {
     pub(crate) metadata_url: Option<String>,
     /// `native` or `web` (SEP-837), for dynamic registration.
     pub(crate) application_type: String,
-}
-
-fn fail(what: impl std::fmt::Display) -> TransportError {
-    TransportError::new(format!("authorization failed: {what}"))
 }
 
 /// The client's registration with `server`, in the spec's order: pre-registered
@@ -105,56 +101,158 @@ pub(crate) async fn register(
     })
 }
 
-/// How the client authenticates at `server`'s token endpoint: as registration said, else
-/// with its secret as the server allows (`client_secret_basic` first), else as a public
-/// client (`none`).
-fn auth_method(registration: &Registration, server: &ServerMetadata) -> (AuthType, bool) {
-    let allowed = server.token_endpoint_auth_methods_supported.as_deref();
-    let method = match (
-        &registration.token_endpoint_auth_method,
-        &registration.client_secret,
-    ) {
-        (Some(m), _) => m.as_str(),
-        (None, None) => "none",
-        (None, Some(_)) => match allowed {
-            Some(list)
-                if !list.iter().any(|m| m == "client_secret_basic")
-                    && list.iter().any(|m| m == "client_secret_post") =>
-            {
-                "client_secret_post"
-            }
-            _ => "client_secret_basic",
-        },
-    };
-    match method {
-        "client_secret_post" => (AuthType::RequestBody, true),
-        "none" => (AuthType::RequestBody, false),
-        _ => (AuthType::BasicAuth, true),
-    }
+/// How a client authenticates at a token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// `client_secret_basic`: id and secret in the `Authorization` header.
+    Basic,
+    /// `client_secret_post`: id and secret in the form.
+    Post,
+    /// `private_key_jwt`: a signed assertion in the form (RFC 7523 §2.2).
+    KeyJwt,
+    /// `none`: a public client, its id in the form.
+    None,
 }
 
-fn client(
-    registration: &Registration,
-    server: &ServerMetadata,
-    redirect_uri: &str,
-) -> Result<Client, TransportError> {
-    let (auth_type, with_secret) = auth_method(registration, server);
-    let mut client = BasicClient::new(ClientId::new(registration.client_id.clone()))
-        .set_auth_uri(AuthUrl::new(server.authorization_endpoint.clone()).map_err(fail)?)
-        .set_token_uri(TokenUrl::new(server.token_endpoint.clone()).map_err(fail)?)
-        .set_redirect_uri(RedirectUrl::new(redirect_uri.to_owned()).map_err(fail)?)
-        .set_auth_type(auth_type);
-    if let (true, Some(secret)) = (with_secret, &registration.client_secret) {
-        client = client.set_client_secret(ClientSecret::new(secret.clone()));
+/// Form fields: names and values.
+pub(crate) type Fields = Vec<(&'static str, String)>;
+
+/// What authenticates a client at a token endpoint: form fields, or the `Basic`
+/// credentials (id, secret).
+pub(crate) struct Credentials<'a> {
+    pub(crate) fields: Fields,
+    pub(crate) basic: Option<(&'a str, &'a str)>,
+}
+
+/// Who the client is at one authorization server, what it signs with, and the token
+/// endpoint's way in.
+#[derive(Clone)]
+pub(crate) struct Caller<'a> {
+    pub(crate) registration: &'a Registration,
+    pub(crate) key: Option<&'a ClientKey>,
+    pub(crate) endpoint: TokenEndpoint,
+}
+
+impl Caller<'_> {
+    /// How the client authenticates at `server`'s token endpoint: as registration
+    /// said, else with its key, else with its secret as the server allows
+    /// (`client_secret_basic` first), else as a public client.
+    pub(crate) fn method(&self, server: &ServerMetadata) -> Method {
+        let allowed = server.token_endpoint_auth_methods_supported.as_deref();
+        let allows = |m: &str| allowed.is_some_and(|list| list.iter().any(|x| x == m));
+        match (
+            self.registration.token_endpoint_auth_method.as_deref(),
+            self.key,
+            &self.registration.client_secret,
+        ) {
+            (Some("private_key_jwt"), Some(_), _) | (None, Some(_), _) => Method::KeyJwt,
+            (Some("client_secret_post"), _, Some(_)) => Method::Post,
+            (Some("client_secret_basic"), _, Some(_)) => Method::Basic,
+            (Some(_), _, _) | (None, None, None) => Method::None,
+            (None, None, Some(_))
+                if !allows("client_secret_basic") && allows("client_secret_post") =>
+            {
+                Method::Post
+            }
+            (None, None, Some(_)) => Method::Basic,
+        }
     }
-    Ok(client)
+
+    /// The form fields and the `Basic` credentials that authenticate the client at
+    /// `server` (an assertion signed now, for `private_key_jwt`).
+    pub(crate) fn credentials(
+        &self,
+        server: &ServerMetadata,
+    ) -> Result<Credentials<'_>, TransportError> {
+        let id = self.registration.client_id.as_str();
+        let secret = self
+            .registration
+            .client_secret
+            .as_deref()
+            .unwrap_or_default();
+        let (fields, basic) = match self.method(server) {
+            Method::Basic => (Vec::new(), Some((id, secret))),
+            Method::Post => (
+                vec![
+                    ("client_id", id.to_owned()),
+                    ("client_secret", secret.to_owned()),
+                ],
+                None,
+            ),
+            Method::KeyJwt => (self.assertion_fields(server)?, None),
+            Method::None => (vec![("client_id", id.to_owned())], None),
+        };
+        Ok(Credentials { fields, basic })
+    }
+
+    /// `client_id`, `client_assertion_type` and a `client_assertion` for `server`.
+    fn assertion_fields(&self, server: &ServerMetadata) -> Result<Fields, TransportError> {
+        let Some(key) = self.key else {
+            return Err(fail("private_key_jwt needs the client's signing key"));
+        };
+        if let Some(algs) = &server.token_endpoint_auth_signing_alg_values_supported {
+            if !algs.iter().any(|a| a == key.algorithm()) {
+                return Err(fail(format!(
+                    "{} takes client assertions signed with {}, not {}",
+                    server.issuer,
+                    algs.join(", "),
+                    key.algorithm()
+                )));
+            }
+        }
+        let id = &self.registration.client_id;
+        Ok(vec![
+            ("client_id", id.clone()),
+            (
+                "client_assertion_type",
+                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+            ),
+            ("client_assertion", key.assertion(id, &server.issuer)?),
+        ])
+    }
+
+    /// The `oauth2` crate's client for the authorization code grant at `server`.
+    fn oauth2_client(
+        &self,
+        server: &ServerMetadata,
+        redirect_uri: &str,
+    ) -> Result<Client, TransportError> {
+        let auth_type = match self.method(server) {
+            Method::Basic => AuthType::BasicAuth,
+            _ => AuthType::RequestBody,
+        };
+        let auth_url = server.authorization_endpoint.clone().unwrap_or_default();
+        let mut client = BasicClient::new(ClientId::new(self.registration.client_id.clone()))
+            .set_auth_uri(AuthUrl::new(auth_url).map_err(fail)?)
+            .set_token_uri(TokenUrl::new(server.token_endpoint.clone()).map_err(fail)?)
+            .set_redirect_uri(RedirectUrl::new(redirect_uri.to_owned()).map_err(fail)?)
+            .set_auth_type(auth_type);
+        if let (Method::Basic | Method::Post, Some(secret)) =
+            (self.method(server), &self.registration.client_secret)
+        {
+            client = client.set_client_secret(ClientSecret::new(secret.clone()));
+        }
+        Ok(client)
+    }
+
+    /// The assertion fields a `private_key_jwt` client adds to the `oauth2` crate's
+    /// requests (which send only its id).
+    fn extra_fields(&self, server: &ServerMetadata) -> Result<Fields, TransportError> {
+        match self.method(server) {
+            Method::KeyJwt => Ok(self
+                .assertion_fields(server)?
+                .into_iter()
+                .filter(|(name, _)| *name != "client_id")
+                .collect()),
+            _ => Ok(Vec::new()),
+        }
+    }
 }
 
 /// What one authorization needs.
 pub(crate) struct Authorization<'a> {
-    pub(crate) http: &'a OAuthHttp,
     pub(crate) server: &'a ServerMetadata,
-    pub(crate) registration: &'a Registration,
+    pub(crate) caller: Caller<'a>,
     pub(crate) agent: &'a dyn UserAgent,
     /// The resource tokens are for (RFC 8707), from the Protected Resource Metadata.
     pub(crate) resource: &'a str,
@@ -164,8 +262,9 @@ pub(crate) struct Authorization<'a> {
 impl Authorization<'_> {
     /// Sends the user to authorize, checks the redirect and exchanges the code.
     pub(crate) async fn run(&self) -> Result<Tokens, TransportError> {
+        self.server.code_flow_endpoint()?;
         let redirect_uri = self.agent.redirect_uri();
-        let client = client(self.registration, self.server, &redirect_uri)?;
+        let client = self.caller.oauth2_client(self.server, &redirect_uri)?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let mut request = client
             .authorize_url(CsrfToken::new_random)
@@ -181,12 +280,15 @@ impl Authorization<'_> {
         let (url, state) = request.url();
         let redirect = self.agent.authorize(url).await?;
         let code = self.check_redirect(&redirect, state.secret())?;
-        let exchange = client
+        let mut exchange = client
             .exchange_code(AuthorizationCode::new(code))
             .set_pkce_verifier(verifier)
             .add_extra_param("resource", self.resource);
+        for (name, value) in self.caller.extra_fields(self.server)? {
+            exchange = exchange.add_extra_param(name, value);
+        }
         let response = exchange
-            .request_async(&for_oauth2(self.http))
+            .request_async(&for_oauth2(&self.caller.endpoint))
             .await
             .map_err(token_error)?;
         Ok(tokens(
@@ -239,20 +341,24 @@ impl Authorization<'_> {
 
 /// Trades `held`'s refresh token for new tokens.
 pub(crate) async fn refresh(
-    http: &OAuthHttp,
+    caller: Caller<'_>,
     server: &ServerMetadata,
-    registration: &Registration,
     redirect_uri: &str,
     held: &Tokens,
 ) -> Result<Tokens, TransportError> {
     let Some(refresh_token) = &held.refresh_token else {
         return Err(fail("no refresh token"));
     };
-    let client = client(registration, server, redirect_uri)?;
-    let response = client
-        .exchange_refresh_token(&RefreshToken::new(refresh_token.clone()))
-        .add_extra_param("resource", held.resource.as_str())
-        .request_async(&for_oauth2(http))
+    let client = caller.oauth2_client(server, redirect_uri)?;
+    let refresh = RefreshToken::new(refresh_token.clone());
+    let mut exchange = client
+        .exchange_refresh_token(&refresh)
+        .add_extra_param("resource", held.resource.as_str());
+    for (name, value) in caller.extra_fields(server)? {
+        exchange = exchange.add_extra_param(name, value);
+    }
+    let response = exchange
+        .request_async(&for_oauth2(&caller.endpoint))
         .await
         .map_err(token_error)?;
     Ok(tokens(
@@ -264,7 +370,7 @@ pub(crate) async fn refresh(
     ))
 }
 
-fn tokens(
+pub(crate) fn tokens(
     issuer: &str,
     resource: &str,
     response: oauth2::basic::BasicTokenResponse,
@@ -281,6 +387,10 @@ fn tokens(
             .map(|t| t.secret().clone())
             .or_else(|| previous_refresh.cloned()),
         scopes: scopes.to_vec(),
+        token_type: match response.token_type() {
+            oauth2::basic::BasicTokenType::Extension(t) => t.clone(),
+            _ => "Bearer".into(),
+        },
     }
 }
 
@@ -295,19 +405,19 @@ fn token_error(
     }
 }
 
-/// The client the `oauth2` crate's requests go through.
+/// The client the `oauth2` crate's requests go through: the token endpoint's, with its
+/// DPoP proofs.
 pub(crate) fn for_oauth2(
-    http: &OAuthHttp,
+    endpoint: &TokenEndpoint,
 ) -> impl Fn(
     oauth2::HttpRequest,
 ) -> futures_util::future::BoxFuture<'static, Result<oauth2::HttpResponse, TransportError>>
 + '_ {
     move |request: oauth2::HttpRequest| {
-        let http = http.clone();
+        let endpoint = endpoint.clone();
         Box::pin(async move {
             let (parts, body) = request.into_parts();
-            let request = http::Request::from_parts(parts, Full::new(Bytes::from(body)));
-            let answer = http.send(request).await?;
+            let answer = endpoint.send(&parts, &body).await?;
             let mut response = http::Response::new(answer.body.to_vec());
             *response.status_mut() = answer.status;
             // The crate checks the content type before it parses the JSON.

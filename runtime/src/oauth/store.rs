@@ -61,6 +61,21 @@ pub struct Tokens {
     /// The scopes asked for (the union of every challenge so far).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// How the access token is presented: `Bearer`, or `DPoP` for a token bound to the
+    /// client's DPoP key (RFC 9449), as the token endpoint said.
+    #[serde(default = "bearer")]
+    pub token_type: String,
+}
+
+fn bearer() -> String {
+    "Bearer".into()
+}
+
+impl Tokens {
+    /// Whether the token is bound to the client's DPoP key.
+    pub(crate) fn is_dpop(&self) -> bool {
+        self.token_type.eq_ignore_ascii_case("dpop")
+    }
 }
 
 /// Keeps registrations (by issuer) and tokens (by resource). Implementations must be
@@ -80,6 +95,11 @@ pub trait CredentialStore: Send + Sync + 'static {
     fn tokens(&self, resource: &str) -> Option<Tokens>;
     /// Keeps (or with `None` forgets) the tokens for `resource`.
     fn save_tokens(&self, resource: &str, tokens: Option<&Tokens>) -> Result<(), TransportError>;
+    /// The client's DPoP private key (PKCS#8 PEM), if one was kept: the key its
+    /// DPoP-bound tokens are bound to, so a restarted client keeps using them.
+    fn dpop_key(&self) -> Option<String>;
+    /// Keeps the client's DPoP private key (PKCS#8 PEM).
+    fn save_dpop_key(&self, pem: &str) -> Result<(), TransportError>;
 }
 
 /// What a store holds.
@@ -89,6 +109,8 @@ struct Held {
     registrations: HashMap<String, Registration>,
     #[serde(default)]
     tokens: HashMap<String, Tokens>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dpop_key: Option<String>,
 }
 
 /// What both stores are: the credentials in memory, written to a file after each
@@ -165,6 +187,14 @@ impl CredentialStore for Kept {
             }
         })
     }
+
+    fn dpop_key(&self) -> Option<String> {
+        lock(&self.held).dpop_key.clone()
+    }
+
+    fn save_dpop_key(&self, pem: &str) -> Result<(), TransportError> {
+        self.change(|h| h.dpop_key = Some(pem.to_owned()))
+    }
 }
 
 /// The default store: this process's memory.
@@ -227,6 +257,12 @@ macro_rules! through_kept {
             ) -> Result<(), TransportError> {
                 self.0.save_tokens(resource, t)
             }
+            fn dpop_key(&self) -> Option<String> {
+                self.0.dpop_key()
+            }
+            fn save_dpop_key(&self, pem: &str) -> Result<(), TransportError> {
+                self.0.save_dpop_key(pem)
+            }
         }
     };
 }
@@ -253,7 +289,9 @@ mod tests {
             access_token: "a".into(),
             refresh_token: Some("r".into()),
             scopes: vec!["x".into()],
+            token_type: "DPoP".into(),
         };
+        store.save_dpop_key("-----BEGIN PRIVATE KEY-----").unwrap();
         store.save_tokens("https://mcp", Some(&tokens)).unwrap();
         let again = FileStore::open(&path).unwrap();
         assert_eq!(
@@ -265,6 +303,10 @@ mod tests {
             Some("s")
         );
         assert_eq!(again.tokens("https://mcp"), Some(tokens));
+        assert_eq!(
+            again.dpop_key().as_deref(),
+            Some("-----BEGIN PRIVATE KEY-----")
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;

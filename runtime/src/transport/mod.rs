@@ -50,6 +50,8 @@ pub(crate) struct TransportFailure {
     pub(crate) www_authenticate: Option<String>,
     /// When a busy server (503 or 429) said to try again (`Retry-After`, in seconds).
     pub(crate) retry_after: Option<std::time::Duration>,
+    /// The `DPoP-Nonce` a refusal carried.
+    pub(crate) dpop_nonce: Option<String>,
 }
 
 impl std::fmt::Display for TransportFailure {

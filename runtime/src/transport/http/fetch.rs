@@ -25,6 +25,8 @@ pub(crate) struct Answer {
     pub(crate) status: StatusCode,
     pub(crate) location: Option<String>,
     pub(crate) content_type: Option<http::HeaderValue>,
+    /// A `DPoP-Nonce` the server gave (RFC 9449 §8).
+    pub(crate) dpop_nonce: Option<String>,
     pub(crate) body: Bytes,
 }
 
@@ -88,6 +90,11 @@ impl Fetch {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
+            let dpop_nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY);
             let body = limited
                 .collect()
@@ -98,6 +105,7 @@ impl Fetch {
                 status,
                 location,
                 content_type,
+                dpop_nonce,
                 body,
             })
         };

@@ -3,7 +3,7 @@
 //! application's own) turns a 401 or 403 and its `WWW-Authenticate` challenge into a
 //! new access token, and the request goes again with it.
 
-use http::Uri;
+use http::{Method, Uri};
 
 use crate::transport::{BoxFuture, TransportError};
 
@@ -23,6 +23,8 @@ pub struct Challenge<'a> {
     pub www_authenticate: Option<&'a str>,
     /// The access token the refused request carried, if any.
     pub token: Option<&'a str>,
+    /// The `DPoP-Nonce` the server gave with its refusal (RFC 9449 §9), if any.
+    pub dpop_nonce: Option<&'a str>,
 }
 
 /// Gets the access tokens an HTTP client sends. Consulted only when a server refuses
@@ -35,4 +37,12 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug + 'static {
         &'a self,
         challenge: Challenge<'a>,
     ) -> BoxFuture<'a, Result<Option<String>, TransportError>>;
+
+    /// For a token bound to the client's key (DPoP, RFC 9449): the proof to send in the
+    /// `DPoP` header of a request with `method` to `uri` that carries `token`, which
+    /// then goes as `Authorization: DPoP`. The default, `None`, sends bearer tokens.
+    fn dpop_proof(&self, method: &Method, uri: &Uri, token: &str) -> Option<String> {
+        let _ = (method, uri, token);
+        None
+    }
 }

@@ -26,6 +26,7 @@ use crate::util::IdKey;
 
 const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
 const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
 fn method_value(method: &str) -> Result<HeaderValue, CallError> {
@@ -197,6 +198,7 @@ impl HttpClientTransport {
                 status: refused.http_status().unwrap_or_default(),
                 www_authenticate: refused.www_authenticate(),
                 token: sent.as_deref(),
+                dpop_nonce: refused.0.dpop_nonce.as_deref(),
             };
             let Some(token) = authorizer.authorize(challenge).await? else {
                 break;
@@ -493,6 +495,7 @@ fn refusal(
             .and_then(|v: &HeaderValue| v.to_str().ok())
     };
     error.0.www_authenticate = text(WWW_AUTHENTICATE).map(str::to_owned);
+    error.0.dpop_nonce = text(DPOP_NONCE).map(str::to_owned);
     // Only the delta-seconds form: a date would need the two clocks to agree.
     if matches!(status.as_u16(), 429 | 503) {
         error.0.retry_after = text(http::header::RETRY_AFTER)

@@ -88,6 +88,8 @@ use tools::ToolHeaders;
 
 /// The most a JSON answer (or an error body) may hold: 64 MiB.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// The header a DPoP proof goes in (RFC 9449 §4.1).
+const DPOP: http::HeaderName = http::HeaderName::from_static("dpop");
 
 /// A Streamable HTTP [`ClientTransport`] on a keep-alive connection pool. Cheap to
 /// clone; clones share the pool, the tool cache, the session and the era cache.
@@ -127,8 +129,31 @@ struct Inner {
 
 impl Inner {
     /// A request to the endpoint with the headers every message carries: the protocol
-    /// version, the bearer token and the extra headers.
+    /// version, the access token (with its DPoP proof, for a bound one) and the extra
+    /// headers.
     fn builder(&self, method: Method, version: &str) -> http::request::Builder {
+        let proved = self.dpop(&method);
+        let mut builder = self.unproved_builder(method, version);
+        if let (Some((authorization, proof)), Some(headers)) = (proved, builder.headers_mut()) {
+            headers.insert(AUTHORIZATION, authorization);
+            headers.insert(DPOP, proof);
+        }
+        builder
+    }
+
+    /// `Authorization: DPoP` and a fresh `DPoP` proof for a request with `method`, when
+    /// the authorizer binds the token sent now to its key.
+    fn dpop(&self, method: &Method) -> Option<(HeaderValue, HeaderValue)> {
+        let authorizer = self.authorizer.as_ref()?;
+        let bearer = lock(&self.bearer).clone()?;
+        let token = bearer.to_str().ok()?.strip_prefix("Bearer ")?;
+        let proof = authorizer.dpop_proof(method, &self.uri, token)?;
+        let authorization = HeaderValue::try_from(format!("DPoP {token}")).ok()?;
+        Some((authorization, HeaderValue::try_from(proof).ok()?))
+    }
+
+    /// [`builder`](Self::builder) without a DPoP proof: what may be rendered once.
+    fn unproved_builder(&self, method: Method, version: &str) -> http::request::Builder {
         let mut builder = Request::builder()
             .method(method)
             .uri(self.uri.clone())
@@ -148,7 +173,8 @@ impl Inner {
     fn modern_post_headers(&self) -> HeaderMap {
         let mut cached = lock(&self.post_headers);
         let rendered = cached.get_or_insert_with(|| {
-            let builder = exchange::post_headers(self.builder(Method::POST, PROTOCOL_VERSION));
+            let builder =
+                exchange::post_headers(self.unproved_builder(Method::POST, PROTOCOL_VERSION));
             let mut headers = builder
                 .body(())
                 .map(|r| r.into_parts().0.headers)
@@ -161,6 +187,11 @@ impl Inner {
         let mut headers = HeaderMap::with_capacity(rendered.len() + 4);
         for (name, value) in rendered.iter() {
             headers.append(name.clone(), value.clone());
+        }
+        drop(cached);
+        if let Some((authorization, proof)) = self.dpop(&Method::POST) {
+            headers.insert(AUTHORIZATION, authorization);
+            headers.insert(DPOP, proof);
         }
         headers
     }
