@@ -66,6 +66,8 @@ struct Introspected {
     aud: Option<Audience>,
     #[serde(default)]
     exp: Option<u64>,
+    #[serde(default)]
+    cnf: Option<super::Confirmation>,
 }
 
 #[derive(Deserialize)]
@@ -177,6 +179,7 @@ impl Inner {
         );
         info.issuer = said.iss;
         info.subject = said.sub;
+        info.dpop_jkt = said.cnf.and_then(|c| c.jkt);
         let lifetime = said.exp.map_or(CACHE_FOR, |exp| {
             Duration::from_secs(exp.saturating_sub(now))
         });

@@ -97,6 +97,8 @@ struct Claims {
     scope: Option<String>,
     #[serde(default)]
     scp: Option<Vec<String>>,
+    #[serde(default)]
+    cnf: Option<super::Confirmation>,
 }
 
 impl JwtVerifier {
@@ -220,6 +222,7 @@ impl Inner {
             .with_issuer(claims.iss)
             .with_scopes(scopes);
         info.subject = claims.sub;
+        info.dpop_jkt = claims.cnf.and_then(|c| c.jkt);
         Ok(info)
     }
 }

@@ -18,6 +18,10 @@ pub struct AuthInfo {
     pub subject: Option<String>,
     /// The scopes the token grants.
     pub scopes: Vec<String>,
+    /// How the token is bound: the RFC 7638 thumbprint of the key it is bound to (its
+    /// `cnf.jkt`), for a DPoP-bound token, which the server then accepts only with a
+    /// proof signed by that key; `None` for a bearer token.
+    pub dpop_jkt: Option<String>,
 }
 
 impl AuthInfo {
@@ -47,6 +51,21 @@ impl AuthInfo {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
+
+    /// The token is bound to the DPoP key whose thumbprint is `jkt` (its `cnf.jkt`).
+    pub fn with_dpop_jkt(mut self, jkt: impl Into<String>) -> Self {
+        self.dpop_jkt = Some(jkt.into());
+        self
+    }
+}
+
+/// The confirmation claim of a sender-constrained token (RFC 7800, RFC 9449 §6).
+#[cfg(any(feature = "jwt", feature = "introspection"))]
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct Confirmation {
+    /// The SHA-256 thumbprint of the DPoP key the token is bound to.
+    #[serde(default)]
+    pub(crate) jkt: Option<String>,
 }
 
 /// Why a bearer token was not accepted.
@@ -71,6 +90,11 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify(&self, token: &str) -> crate::transport::BoxFuture<'_, Result<AuthInfo, AuthError>>;
 }
 
+#[cfg(feature = "dpop")]
+pub(crate) mod dpop;
+#[cfg(feature = "dpop")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+pub use dpop::Dpop;
 #[cfg(feature = "introspection")]
 mod introspection;
 #[cfg(feature = "introspection")]

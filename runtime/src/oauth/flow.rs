@@ -387,7 +387,11 @@ pub(crate) fn tokens(
             .map(|t| t.secret().clone())
             .or_else(|| previous_refresh.cloned()),
         scopes: scopes.to_vec(),
+        // The crate reads the type in lower case; kept as RFC 9449 spells it.
         token_type: match response.token_type() {
+            oauth2::basic::BasicTokenType::Extension(t) if t.eq_ignore_ascii_case("dpop") => {
+                "DPoP".into()
+            }
             oauth2::basic::BasicTokenType::Extension(t) => t.clone(),
             _ => "Bearer".into(),
         },

@@ -139,6 +139,7 @@ mod tests {
             issuer: issuer.map(Into::into),
             subject: subject.map(Into::into),
             scopes: vec!["read".into()],
+            dpop_jkt: None,
         }
     }
 

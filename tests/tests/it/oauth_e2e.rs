@@ -27,21 +27,28 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use url::Url;
 
 /// How long the provider's access tokens live (`ACCESS_TTL`).
-const ACCESS_TTL: u64 = 2;
+pub(crate) const ACCESS_TTL: u64 = 2;
 
 /// The provider in a child process, killed on drop.
-struct Provider {
+pub(crate) struct Provider {
     _child: tokio::process::Child,
-    issuer: String,
+    pub(crate) issuer: String,
 }
 
 async fn provider(resources: &[&str]) -> Option<Provider> {
+    provider_with(resources, false).await
+}
+
+/// The provider for `resources`, requiring DPoP nonces when `dpop_nonce`; `None` when the
+/// environment does not say where it is (outside `scripts/oidc`).
+pub(crate) async fn provider_with(resources: &[&str], dpop_nonce: bool) -> Option<Provider> {
     let node = std::env::var("TERN_OIDC_NODE").ok()?;
     let script = std::env::var("TERN_OIDC_PROVIDER").ok()?;
     let mut child = tokio::process::Command::new(node)
         .arg(script)
         .args(resources)
         .env("ACCESS_TTL", ACCESS_TTL.to_string())
+        .env("DPOP_NONCE", if dpop_nonce { "1" } else { "0" })
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -64,10 +71,10 @@ async fn provider(resources: &[&str]) -> Option<Provider> {
 /// keeps the provider's cookies, logs in as `alice` and consents, and hands back the
 /// redirect to the client's `redirect_uri`.
 #[derive(Debug, Default)]
-struct ConsentingUser {
+pub(crate) struct ConsentingUser {
     cookies: Mutex<Vec<(String, String)>>,
     /// How many times the user was sent to authorize.
-    visits: AtomicUsize,
+    pub(crate) visits: AtomicUsize,
     /// How many pages they filled in (logins and consents).
     forms: AtomicUsize,
 }
@@ -174,7 +181,7 @@ impl ConsentingUser {
 
 /// The test's handle on the user it hands the client.
 #[derive(Debug, Clone)]
-struct User(Arc<ConsentingUser>);
+pub(crate) struct User(pub(crate) Arc<ConsentingUser>);
 
 impl UserAgent for User {
     fn redirect_uri(&self) -> String {

@@ -18,6 +18,7 @@ fn alice() -> Principal {
         issuer: Some("https://idp.example".into()),
         subject: Some("alice".into()),
         scopes: vec![],
+        dpop_jkt: None,
     })
 }
 
@@ -27,6 +28,7 @@ fn bob() -> Principal {
         issuer: Some("https://idp.example".into()),
         subject: Some("bob".into()),
         scopes: vec![],
+        dpop_jkt: None,
     })
 }
 

@@ -1,11 +1,7 @@
-//! Who may talk to the endpoint: DNS-rebinding protection (`Host`, `Origin`) and bearer
-//! tokens.
+//! Who may talk to the endpoint: DNS-rebinding protection (`Host`, `Origin`).
 
-use http::header::{AUTHORIZATION, HOST, ORIGIN};
+use http::header::{HOST, ORIGIN};
 
-use super::Shared;
-use super::protected::challenge;
-use crate::auth::{AuthError, AuthInfo};
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible_bytes;
 
@@ -109,51 +105,6 @@ fn strip_port(authority: &[u8]) -> &[u8] {
         };
     }
     authority.split(|&b| b == b':').next().unwrap_or(authority)
-}
-
-/// Why a request was not authenticated: what to put in `WWW-Authenticate`.
-pub(crate) struct Unauthorized {
-    /// 401, or 403 for a valid token without the scope the server requires.
-    pub(crate) status: http::StatusCode,
-    pub(crate) challenge: String,
-    pub(crate) message: String,
-}
-
-pub(crate) async fn authenticate(
-    shared: &Shared,
-    headers: &impl Fields,
-) -> Result<Option<AuthInfo>, Unauthorized> {
-    let Some(verifier) = &shared.verifier else {
-        return Ok(None);
-    };
-    let metadata = shared.resource_metadata.as_deref();
-    let token = headers
-        .text(&AUTHORIZATION)
-        .and_then(|v| {
-            let (scheme, token) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-        })
-        .filter(|t| !t.is_empty());
-    let Some(token) = token else {
-        return Err(Unauthorized {
-            status: http::StatusCode::UNAUTHORIZED,
-            challenge: challenge(metadata, None, None),
-            message: "Unauthorized: a bearer token is required".into(),
-        });
-    };
-    verifier.verify(token).await.map(Some).map_err(|e| match e {
-        // The token is good but not for everything: 403 naming what it lacks.
-        AuthError::InsufficientScope(scope) => Unauthorized {
-            status: http::StatusCode::FORBIDDEN,
-            challenge: challenge(metadata, Some("insufficient_scope"), Some(&scope)),
-            message: format!("Forbidden: the token lacks the scope {scope}"),
-        },
-        e => Unauthorized {
-            status: http::StatusCode::UNAUTHORIZED,
-            challenge: challenge(metadata, Some("invalid_token"), None),
-            message: format!("Unauthorized: {e}"),
-        },
-    })
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@
 //! anywhere. [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
+mod authn;
 mod budget;
 mod conn;
 mod events;
@@ -96,6 +97,9 @@ pub struct HttpServer {
     verifier: Option<Arc<dyn TokenVerifier>>,
     resource_metadata: Option<String>,
     protected: Option<Arc<ProtectedResource>>,
+    /// How DPoP proofs are checked, when set (else the defaults, not advertised).
+    #[cfg(feature = "dpop")]
+    dpop: Option<crate::auth::Dpop>,
     required_scopes: Option<RequiredScopes>,
     tool_headers: Option<ToolHeaders>,
     /// Whether 2025-11-25 sessions are served.
@@ -127,6 +131,14 @@ pub(crate) struct Shared {
     pub(crate) verifier: Option<Arc<dyn TokenVerifier>>,
     pub(crate) resource_metadata: Option<String>,
     pub(crate) protected: Option<Arc<ProtectedResource>>,
+    /// The endpoint's path (a DPoP proof's `htu` names it).
+    #[cfg(feature = "dpop")]
+    pub(crate) path: String,
+    /// Checks the proofs of DPoP-bound tokens.
+    #[cfg(feature = "dpop")]
+    pub(crate) dpop: crate::auth::dpop::DpopGuard,
+    /// Whether a 401 offers the `DPoP` scheme beside `Bearer`.
+    pub(crate) offers_dpop: bool,
     pub(crate) required_scopes: Option<RequiredScopes>,
     pub(crate) tool_headers: Option<ToolHeaders>,
     pub(crate) sessions: Option<sessions::Sessions>,
@@ -154,6 +166,8 @@ impl HttpServer {
             verifier: None,
             resource_metadata: None,
             protected: None,
+            #[cfg(feature = "dpop")]
+            dpop: None,
             required_scopes: lookups.required_scopes,
             tool_headers: lookups.tool_headers,
             sessions: true,
@@ -220,6 +234,16 @@ impl HttpServer {
     /// Requires `Authorization: Bearer ...` on every request, checked by `verifier`.
     pub fn token_verifier(mut self, verifier: Arc<dyn TokenVerifier>) -> Self {
         self.verifier = Some(verifier);
+        self
+    }
+
+    /// Accepts DPoP-bound access tokens checked by `dpop`'s rules, and offers the
+    /// `DPoP` scheme in its 401 challenges. Without it, a bound token is still checked,
+    /// by [`Dpop::new`](crate::auth::Dpop::new)'s rules, but the scheme is not offered.
+    #[cfg(feature = "dpop")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+    pub fn dpop(mut self, dpop: crate::auth::Dpop) -> Self {
+        self.dpop = Some(dpop);
         self
     }
 
@@ -332,6 +356,14 @@ impl HttpServer {
             verifier: self.verifier,
             resource_metadata: self.resource_metadata,
             protected: self.protected,
+            #[cfg(feature = "dpop")]
+            path: self.path,
+            #[cfg(feature = "dpop")]
+            offers_dpop: self.dpop.is_some(),
+            #[cfg(not(feature = "dpop"))]
+            offers_dpop: false,
+            #[cfg(feature = "dpop")]
+            dpop: crate::auth::dpop::DpopGuard::new(self.dpop.unwrap_or_default()),
             required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
             sessions: sessions.map(sessions::Sessions::new),

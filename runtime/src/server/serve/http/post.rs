@@ -17,7 +17,7 @@ use super::reply::{Reply, json_body, rpc_error, status_only};
 use super::sessions::{HttpSession, Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::streams::{Caller, Slot};
-use super::{Shared, guard, headers, protected};
+use super::{Shared, authn, headers, protected};
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
 use crate::protocol::era::is_session_version;
@@ -33,6 +33,7 @@ use crate::types::v2026_07_28::{self as v2026, RequestId};
 /// (401). The identity of a verified token, if any.
 async fn admit(
     shared: &Shared,
+    method: &str,
     headers: &impl Fields,
 ) -> Result<Option<crate::auth::AuthInfo>, Box<Response>> {
     if let Err(why) = shared.hosts.check(headers) {
@@ -46,7 +47,7 @@ async fn admit(
             RpcError::invalid_request(format!("Forbidden: {why}")),
         )));
     }
-    guard::authenticate(shared, headers)
+    authn::authenticate(shared, method, headers)
         .await
         .map_err(|denied| Box::new(unauthorized(denied)))
 }
@@ -131,7 +132,7 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: std::fmt::Display,
 {
-    let auth = admit(shared, headers)
+    let auth = admit(shared, "POST", headers)
         .await
         .map_err(|refused| Reply::from(*refused))?;
     let bytes = read_body(shared, headers, body)
@@ -318,7 +319,7 @@ pub(crate) async fn handle_get(
     headers: &impl Fields,
     peer: Option<std::net::IpAddr>,
 ) -> Response {
-    let auth = match admit(shared, headers).await {
+    let auth = match admit(shared, "GET", headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
     };
@@ -347,7 +348,7 @@ pub(crate) async fn handle_get(
 
 /// DELETE on a dual-era endpoint: ends the session it names.
 pub(crate) async fn handle_delete(shared: &Shared, headers: &impl Fields) -> Response {
-    let auth = match admit(shared, headers).await {
+    let auth = match admit(shared, "DELETE", headers).await {
         Ok(auth) => auth,
         Err(refused) => return *refused,
     };
@@ -509,7 +510,7 @@ fn served(
     }
 }
 
-fn unauthorized(denied: guard::Unauthorized) -> Response {
+fn unauthorized(denied: authn::Unauthorized) -> Response {
     let mut response = rpc_error(
         denied.status,
         None,
@@ -517,6 +518,9 @@ fn unauthorized(denied: guard::Unauthorized) -> Response {
     );
     if let Ok(v) = HeaderValue::from_str(&denied.challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, v);
+    }
+    if let Some(Ok(nonce)) = denied.dpop_nonce.map(HeaderValue::try_from) {
+        response.headers_mut().insert("dpop-nonce", nonce);
     }
     response
 }

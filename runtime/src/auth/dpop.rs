@@ -1,0 +1,331 @@
+//! DPoP at the resource server (RFC 9449 §7): a token bound to a key (`cnf.jkt`) is
+//! accepted only with the `DPoP` scheme and a proof signed by that key, made for this
+//! request (`htm`, `htu`), recently (`iat`), for this token (`ath`), never seen before
+//! (`jti`, remembered for the window in a bounded store), and, when the server asks
+//! for them, with one of its nonces (§9).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use sha2::Digest as _;
+
+use crate::util::lock;
+
+/// The algorithms a proof may be signed with: asymmetric ones only.
+pub(crate) const ALGS: &str = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA";
+/// The longest `jti` remembered.
+const MAX_JTI_BYTES: usize = 256;
+
+/// How an [`HttpServer`](crate::server::http::HttpServer) checks DPoP proofs.
+#[derive(Debug, Clone)]
+pub struct Dpop {
+    window: Duration,
+    nonce: bool,
+    max_proofs: usize,
+}
+
+impl Default for Dpop {
+    fn default() -> Self {
+        Self {
+            window: Duration::from_secs(60),
+            nonce: false,
+            max_proofs: 100_000,
+        }
+    }
+}
+
+impl Dpop {
+    /// Proofs at most 60 s off the server's clock, up to 100,000 of them remembered
+    /// within that window, no nonce required.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How far a proof's `iat` may be from now, either way; its `jti` is remembered as
+    /// long.
+    pub fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// Requires each proof to carry a nonce the server gave (`DPoP-Nonce`), so a proof
+    /// cannot be made ahead of time; a proof without a current one is answered
+    /// `use_dpop_nonce` with a fresh nonce.
+    pub fn require_nonce(mut self) -> Self {
+        self.nonce = true;
+        self
+    }
+
+    /// The most proofs remembered at once (a replay is recognised only while
+    /// remembered): past it, proofs are refused until older ones leave the window.
+    pub fn max_proofs(mut self, max: usize) -> Self {
+        self.max_proofs = max;
+        self
+    }
+}
+
+/// Why a proof was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// `invalid_dpop_proof`, and why.
+    Invalid(String),
+    /// `use_dpop_nonce`, with the nonce to use.
+    UseNonce(String),
+}
+
+/// The checks, and what they remember: proofs seen and the nonces given.
+#[derive(Debug)]
+pub(crate) struct DpopGuard {
+    policy: Dpop,
+    seen: Mutex<HashMap<String, Instant>>,
+    nonces: Mutex<Nonces>,
+}
+
+#[derive(Debug)]
+struct Nonces {
+    current: String,
+    previous: String,
+    since: Instant,
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    jti: String,
+    htm: String,
+    htu: String,
+    iat: i64,
+    #[serde(default)]
+    ath: Option<String>,
+    #[serde(default)]
+    nonce: Option<String>,
+}
+
+/// What a proof is checked against.
+pub(crate) struct Request<'a> {
+    /// The request's method.
+    pub(crate) method: &'a str,
+    /// The URLs the request may have been sent to (the resource's public URL, or those
+    /// the `Host` it came with makes).
+    pub(crate) urls: &'a [String],
+    /// The access token it presents.
+    pub(crate) token: &'a str,
+    /// The thumbprint the token is bound to.
+    pub(crate) jkt: &'a str,
+}
+
+fn invalid(why: impl Into<String>) -> Refusal {
+    Refusal::Invalid(why.into())
+}
+
+impl DpopGuard {
+    pub(crate) fn new(policy: Dpop) -> Self {
+        Self {
+            policy,
+            seen: Mutex::default(),
+            nonces: Mutex::new(Nonces {
+                current: random_nonce(),
+                previous: random_nonce(),
+                since: Instant::now(),
+            }),
+        }
+    }
+
+    /// Checks `proofs` (the request's `DPoP` header values) for `request`.
+    pub(crate) fn check<'p>(
+        &self,
+        mut proofs: impl Iterator<Item = &'p [u8]>,
+        request: &Request<'_>,
+    ) -> Result<(), Refusal> {
+        let proof = proofs
+            .next()
+            .ok_or_else(|| invalid("a DPoP-bound token needs a DPoP proof"))?;
+        if proofs.next().is_some() || proof.contains(&b',') {
+            return Err(invalid("more than one DPoP proof"));
+        }
+        let proof = std::str::from_utf8(proof).map_err(|_| invalid("the proof is not text"))?;
+        let (jwk, alg) = self.header(proof)?;
+        let key = DecodingKey::from_jwk(&jwk).map_err(|e| invalid(format!("its jwk: {e}")))?;
+        let mut validation = Validation::new(alg);
+        validation.required_spec_claims.clear();
+        validation.validate_exp = false;
+        validation.validate_aud = false;
+        let claims = jsonwebtoken::decode::<Claims>(proof, &key, &validation)
+            .map_err(|e| invalid(format!("the proof does not verify: {e}")))?
+            .claims;
+        if jwk.thumbprint(ThumbprintHash::SHA256) != request.jkt {
+            return Err(invalid(
+                "the proof is signed by a key the token is not bound to",
+            ));
+        }
+        self.claims(&claims, request)?;
+        if self.policy.nonce && !self.nonce_ok(claims.nonce.as_deref()) {
+            return Err(Refusal::UseNonce(self.nonce()));
+        }
+        self.remember(claims.jti)
+    }
+
+    /// The proof's public key and algorithm, once its header is a DPoP proof's.
+    fn header(&self, proof: &str) -> Result<(Jwk, Algorithm), Refusal> {
+        let header = jsonwebtoken::decode_header(proof)
+            .map_err(|e| invalid(format!("the proof is not a JWT: {e}")))?;
+        if header.typ.as_deref() != Some("dpop+jwt") {
+            return Err(invalid("the proof's typ is not dpop+jwt"));
+        }
+        if matches!(
+            header.alg,
+            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
+        ) {
+            return Err(invalid(
+                "the proof is signed with a shared-secret algorithm",
+            ));
+        }
+        // jsonwebtoken's Jwk drops a private part; the raw header must not have one.
+        let raw = proof.split('.').next().unwrap_or_default();
+        let raw: serde_json::Value = URL_SAFE_NO_PAD
+            .decode(raw)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        if raw.pointer("/jwk/d").is_some() {
+            return Err(invalid("the proof's jwk holds a private key"));
+        }
+        let jwk = header
+            .jwk
+            .ok_or_else(|| invalid("the proof's header has no jwk"))?;
+        Ok((jwk, header.alg))
+    }
+
+    /// `htm`, `htu`, `iat` and `ath` against the request.
+    fn claims(&self, claims: &Claims, request: &Request<'_>) -> Result<(), Refusal> {
+        if claims.htm != request.method {
+            return Err(invalid(format!(
+                "the proof is for {}, not {}",
+                claims.htm, request.method
+            )));
+        }
+        let htu = normalize(&claims.htu);
+        if !request.urls.iter().any(|url| normalize(url) == htu) {
+            return Err(invalid(format!("the proof is for {}", claims.htu)));
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let window = i64::try_from(self.policy.window.as_secs()).unwrap_or(i64::MAX);
+        if (now - claims.iat).abs() > window {
+            return Err(invalid("the proof's iat is outside the accepted window"));
+        }
+        let expected = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(request.token.as_bytes()));
+        if claims.ath.as_deref() != Some(expected.as_str()) {
+            return Err(invalid("the proof's ath is not the token's hash"));
+        }
+        if claims.jti.is_empty() || claims.jti.len() > MAX_JTI_BYTES {
+            return Err(invalid("the proof's jti is empty or too long"));
+        }
+        Ok(())
+    }
+
+    /// Remembers `jti` for the window; a second sight is a replay.
+    fn remember(&self, jti: String) -> Result<(), Refusal> {
+        let now = Instant::now();
+        let mut seen = lock(&self.seen);
+        if seen.get(&jti).is_some_and(|until| *until > now) {
+            return Err(invalid("the proof was used before"));
+        }
+        if seen.len() >= self.policy.max_proofs {
+            seen.retain(|_, until| *until > now);
+            if seen.len() >= self.policy.max_proofs {
+                return Err(invalid(
+                    "too many proofs within the window: try again shortly",
+                ));
+            }
+        }
+        // A proof within the window either side of now stays acceptable that long.
+        seen.insert(jti, now + self.policy.window * 2);
+        Ok(())
+    }
+
+    /// The nonce to give now (a new one each window; the one before stays good).
+    pub(crate) fn nonce(&self) -> String {
+        self.nonce_at(Instant::now())
+    }
+
+    fn nonce_at(&self, now: Instant) -> String {
+        let mut nonces = lock(&self.nonces);
+        if now.saturating_duration_since(nonces.since) >= self.policy.window {
+            nonces.previous = std::mem::replace(&mut nonces.current, random_nonce());
+            nonces.since = now;
+        }
+        nonces.current.clone()
+    }
+
+    fn nonce_ok(&self, nonce: Option<&str>) -> bool {
+        self.nonce_ok_at(nonce, Instant::now())
+    }
+
+    fn nonce_ok_at(&self, nonce: Option<&str>, now: Instant) -> bool {
+        let current = self.nonce_at(now);
+        let nonces = lock(&self.nonces);
+        nonce.is_some_and(|n| n == current || n == nonces.previous)
+    }
+}
+
+/// A URL for comparison (RFC 9449 §4.3): no query or fragment, scheme and host in
+/// lower case, the default port left out, no trailing `/`.
+fn normalize(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or(url);
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    let mut authority = authority.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => ":443",
+        "http" => ":80",
+        _ => "",
+    };
+    if !default_port.is_empty() && authority.ends_with(default_port) {
+        authority.truncate(authority.len() - default_port.len());
+    }
+    format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
+}
+
+fn random_nonce() -> String {
+    let mut bytes = [0u8; 18];
+    rand::fill(&mut bytes[..]);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_compare_without_query_default_port_case_or_trailing_slash() {
+        assert_eq!(
+            normalize("HTTPS://MCP.example.com:443/mcp/?q=1#f"),
+            "https://mcp.example.com/mcp"
+        );
+        assert_eq!(normalize("http://h:8080/mcp"), "http://h:8080/mcp");
+        assert_ne!(normalize("http://h/mcp"), normalize("http://h/other"));
+    }
+
+    #[test]
+    fn a_nonce_stays_good_for_one_window_after_the_next() {
+        let guard = DpopGuard::new(Dpop::new().window(Duration::from_secs(60)));
+        let start = Instant::now();
+        let first = guard.nonce_at(start);
+        assert!(guard.nonce_ok_at(Some(&first), start));
+        let later = start + Duration::from_secs(61);
+        let second = guard.nonce_at(later);
+        assert_ne!(first, second);
+        assert!(guard.nonce_ok_at(Some(&first), later), "the previous one");
+        assert!(!guard.nonce_ok_at(Some(&first), later + Duration::from_secs(61)));
+        assert!(!guard.nonce_ok_at(Some("made-up"), later));
+        assert!(!guard.nonce_ok_at(None, later));
+    }
+}

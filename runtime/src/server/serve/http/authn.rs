@@ -1,0 +1,199 @@
+//! Who the caller is: the access token in `Authorization` (`Bearer`, or `DPoP` with a
+//! proof of its key, RFC 9449 §7), checked by the endpoint's verifier; and the
+//! `WWW-Authenticate` challenge that says what a refused caller lacks.
+
+use http::header::AUTHORIZATION;
+
+use super::Shared;
+use super::protected::challenge;
+use crate::auth::{AuthError, AuthInfo};
+use crate::transport::http::fields::Fields;
+
+/// Why a request was not authenticated: what to put in `WWW-Authenticate`.
+pub(crate) struct Unauthorized {
+    /// 401, or 403 for a valid token without the scope the server requires.
+    pub(crate) status: http::StatusCode,
+    pub(crate) challenge: String,
+    pub(crate) message: String,
+    /// A `DPoP-Nonce` to give with the refusal.
+    pub(crate) dpop_nonce: Option<String>,
+}
+
+/// How a token was presented.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scheme {
+    Bearer,
+    Dpop,
+}
+
+impl Unauthorized {
+    fn new(status: http::StatusCode, challenge: String, message: String) -> Self {
+        Self {
+            status,
+            challenge,
+            message,
+            dpop_nonce: None,
+        }
+    }
+
+    /// 401 with a `DPoP` challenge naming `error`.
+    fn dpop(metadata: Option<&str>, error: &str, why: &str) -> Self {
+        Self::new(
+            http::StatusCode::UNAUTHORIZED,
+            dpop_challenge(metadata, Some((error, why))),
+            format!("Unauthorized: {why}"),
+        )
+    }
+}
+
+/// The identity behind the request's token, if the endpoint checks tokens: `method` is
+/// the request's, for the DPoP proof.
+pub(crate) async fn authenticate(
+    shared: &Shared,
+    method: &str,
+    headers: &impl Fields,
+) -> Result<Option<AuthInfo>, Unauthorized> {
+    let Some(verifier) = &shared.verifier else {
+        return Ok(None);
+    };
+    let metadata = shared.resource_metadata.as_deref();
+    let presented = headers.text(&AUTHORIZATION).and_then(|v| {
+        let (scheme, token) = v.split_once(' ')?;
+        let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+            Scheme::Bearer
+        } else if scheme.eq_ignore_ascii_case("dpop") {
+            Scheme::Dpop
+        } else {
+            return None;
+        };
+        Some((scheme, token.trim())).filter(|(_, t)| !t.is_empty())
+    });
+    let Some((scheme, token)) = presented else {
+        let mut offered = challenge(metadata, None, None);
+        if shared.offers_dpop {
+            offered = format!("{offered}, {}", dpop_challenge(metadata, None));
+        }
+        return Err(Unauthorized::new(
+            http::StatusCode::UNAUTHORIZED,
+            offered,
+            "Unauthorized: an access token is required".into(),
+        ));
+    };
+    let info = verifier.verify(token).await.map_err(|e| match e {
+        // The token is good but not for everything: 403 naming what it lacks.
+        AuthError::InsufficientScope(scope) => Unauthorized::new(
+            http::StatusCode::FORBIDDEN,
+            challenge(metadata, Some("insufficient_scope"), Some(&scope)),
+            format!("Forbidden: the token lacks the scope {scope}"),
+        ),
+        e if scheme == Scheme::Dpop => {
+            Unauthorized::dpop(metadata, "invalid_token", &e.to_string())
+        }
+        e => Unauthorized::new(
+            http::StatusCode::UNAUTHORIZED,
+            challenge(metadata, Some("invalid_token"), None),
+            format!("Unauthorized: {e}"),
+        ),
+    })?;
+    match (scheme, info.dpop_jkt.as_deref()) {
+        (Scheme::Bearer, None) => Ok(Some(info)),
+        (Scheme::Bearer, Some(_)) => Err(Unauthorized::dpop(
+            metadata,
+            "invalid_token",
+            "the token is bound to a DPoP key: present it with the DPoP scheme and a proof",
+        )),
+        (Scheme::Dpop, None) => Err(Unauthorized::dpop(
+            metadata,
+            "invalid_token",
+            "the token is not bound to a DPoP key: present it as a Bearer token",
+        )),
+        (Scheme::Dpop, Some(jkt)) => {
+            prove(shared, method, headers, token, jkt)?;
+            Ok(Some(info))
+        }
+    }
+}
+
+/// Checks the request's DPoP proof for `token`, bound to `jkt`.
+#[cfg(feature = "dpop")]
+fn prove(
+    shared: &Shared,
+    method: &str,
+    headers: &impl Fields,
+    token: &str,
+    jkt: &str,
+) -> Result<(), Unauthorized> {
+    use crate::auth::dpop::{Refusal, Request};
+    static DPOP: http::HeaderName = http::HeaderName::from_static("dpop");
+    let metadata = shared.resource_metadata.as_deref();
+    let urls: Vec<String> = match &shared.protected {
+        Some(resource) => vec![resource.resource.clone()],
+        None => {
+            let host = headers.text(&http::header::HOST).unwrap_or_default();
+            let path = &shared.path;
+            vec![
+                format!("http://{host}{path}"),
+                format!("https://{host}{path}"),
+            ]
+        }
+    };
+    let request = Request {
+        method,
+        urls: &urls,
+        token,
+        jkt,
+    };
+    shared
+        .dpop
+        .check(headers.values(&DPOP), &request)
+        .map_err(|refusal| match refusal {
+            Refusal::Invalid(why) => Unauthorized::dpop(metadata, "invalid_dpop_proof", &why),
+            Refusal::UseNonce(nonce) => Unauthorized {
+                dpop_nonce: Some(nonce),
+                ..Unauthorized::dpop(
+                    metadata,
+                    "use_dpop_nonce",
+                    "the DPoP proof needs the server's nonce",
+                )
+            },
+        })
+}
+
+/// Without the `dpop` feature, a bound token cannot be proved: refused.
+#[cfg(not(feature = "dpop"))]
+fn prove(
+    shared: &Shared,
+    _method: &str,
+    _headers: &impl Fields,
+    _token: &str,
+    _jkt: &str,
+) -> Result<(), Unauthorized> {
+    Err(Unauthorized::dpop(
+        shared.resource_metadata.as_deref(),
+        "invalid_token",
+        "this server does not check DPoP proofs (tern's `dpop` feature is off)",
+    ))
+}
+
+/// A `DPoP` challenge (RFC 9449 §7.1): the algorithms taken, an error and why, and the
+/// metadata URL.
+fn dpop_challenge(metadata: Option<&str>, error: Option<(&str, &str)>) -> String {
+    #[cfg(feature = "dpop")]
+    let algs = crate::auth::dpop::ALGS;
+    #[cfg(not(feature = "dpop"))]
+    let algs = "ES256";
+    let mut params = Vec::new();
+    if let Some((error, why)) = error {
+        params.push(format!("error=\"{error}\""));
+        let why: String = why
+            .chars()
+            .filter(|c| *c != '"' && *c != '\\' && (' '..='~').contains(c))
+            .collect();
+        params.push(format!("error_description=\"{why}\""));
+    }
+    params.push(format!("algs=\"{algs}\""));
+    if let Some(url) = metadata {
+        params.push(format!("resource_metadata=\"{url}\""));
+    }
+    format!("DPoP {}", params.join(", "))
+}
