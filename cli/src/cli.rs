@@ -65,17 +65,36 @@ pub(crate) enum Command {
 
 /// How to reach the server.
 #[derive(Debug, Args, Clone)]
+#[command(group = clap::ArgGroup::new("sign_in").args(["oauth", "client_credentials", "workload_token"]))]
 pub(crate) struct Connect {
     /// A bearer token for an HTTP server.
-    #[arg(long, value_name = "TOKEN", conflicts_with = "oauth")]
+    #[arg(long, value_name = "TOKEN", conflicts_with = "sign_in")]
     pub(crate) token: Option<String>,
     /// Sign in with OAuth when an HTTP server asks for authorization (a browser window,
     /// a redirect to 127.0.0.1).
     #[arg(long)]
     pub(crate) oauth: bool,
-    /// Where OAuth registrations and tokens are kept (default
+    /// Authorize as a service, with no user: the client credentials grant as the
+    /// client ID, authenticated by the secret in $TERN_CLIENT_SECRET or by a key
+    /// (--client-key).
+    #[arg(long, value_name = "CLIENT_ID")]
+    pub(crate) client_credentials: Option<String>,
+    /// The client's private key (a PKCS#8 PEM file: P-256 or RSA), signing its
+    /// assertions at the token endpoint (private_key_jwt) instead of a secret.
+    #[arg(long, value_name = "FILE", requires = "client_credentials")]
+    pub(crate) client_key: Option<PathBuf>,
+    /// Authorize as a workload: the platform-issued JWT in FILE (a projected token,
+    /// read again each time a token is needed) presented with the JWT bearer grant
+    /// (workload identity federation).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) workload_token: Option<PathBuf>,
+    /// Bind tokens to a key of tern's (DPoP) where the authorization server offers it:
+    /// a proof with every request. The key is kept with the credentials.
+    #[arg(long, requires = "sign_in")]
+    pub(crate) dpop: bool,
+    /// Where OAuth registrations, tokens and the DPoP key are kept (default
     /// $XDG_CONFIG_HOME/tern/credentials.json, else ~/.config/tern/credentials.json).
-    #[arg(long, value_name = "FILE", requires = "oauth")]
+    #[arg(long, value_name = "FILE", requires = "sign_in")]
     pub(crate) credentials: Option<PathBuf>,
     /// The local port of the OAuth redirect.
     #[arg(long, value_name = "PORT", default_value_t = 8976, requires = "oauth")]

@@ -1,11 +1,14 @@
 //! Reaching the server: an HTTP endpoint (a bearer token, or OAuth) or a command
 //! spawned on stdio; the era is discovered either way.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tern_mcp::client::{Client, ClientBuilder};
-use tern_mcp::oauth::{FileStore, LoopbackRedirect, OAuthClient};
+use tern_mcp::oauth::{
+    ClientKey, FileStore, LoopbackRedirect, OAuthClient, OAuthClientBuilder, Registration,
+    TokenSource,
+};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::LoggingLevel;
 
@@ -89,7 +92,7 @@ pub(crate) async fn connect(
             for (name, value) in &options.headers {
                 http = http.header(name, value);
             }
-            if options.oauth {
+            if options.signs_in() {
                 http = http.authorizer(Arc::new(oauth(options)?));
             }
             let watched = WatchedHttp {
@@ -99,10 +102,11 @@ pub(crate) async fn connect(
             builder.connect(Arc::new(watched)).await?
         }
         Target::Command(words) => {
-            if options.token.is_some() || options.oauth || !options.headers.is_empty() {
+            if options.token.is_some() || options.signs_in() || !options.headers.is_empty() {
                 return Err(CliError::usage(
-                    "--token, --oauth and --header are for HTTP servers; a stdio server has \
-                     no authorization or headers (give it -e KEY=VALUE instead)",
+                    "--token, --oauth, --client-credentials, --workload-token and --header are \
+                     for HTTP servers; a stdio server has no authorization or headers (give it \
+                     -e KEY=VALUE instead)",
                 ));
             }
             let lines = child::spawn(target, &words, &options.env, options.cwd.as_deref())?;
@@ -121,8 +125,17 @@ fn log_level(name: &str) -> LoggingLevel {
     serde_json::from_value(serde_json::Value::String(name.to_owned())).unwrap_or(LoggingLevel::Info)
 }
 
-/// The OAuth client: the browser sent to the authorization server, the redirect caught
-/// on 127.0.0.1, the credentials kept in a file.
+impl Connect {
+    /// Whether an OAuth client authorizes the requests (a user's sign-in or a machine
+    /// grant).
+    pub(crate) fn signs_in(&self) -> bool {
+        self.oauth || self.client_credentials.is_some() || self.workload_token.is_some()
+    }
+}
+
+/// The OAuth client, its credentials kept in a file: for a user, the browser sent to
+/// the authorization server and the redirect caught on 127.0.0.1; for a service or a
+/// workload, its grant.
 fn oauth(options: &Connect) -> Result<OAuthClient> {
     let path = match &options.credentials {
         Some(path) => path.clone(),
@@ -134,17 +147,53 @@ fn oauth(options: &Connect) -> Result<OAuthClient> {
             source,
         })?;
     }
-    let agent = LoopbackRedirect::new(options.oauth_port, |url| {
-        // The authorization server chose this URL: shown, not run.
-        eprintln!("Sign in at {}", crate::safe::line(url.as_str()));
-        if let Err(e) = open::that(url.as_str()) {
-            tracing::warn!("could not open the browser: {e}");
+    let mut oauth = OAuthClient::builder("tern").store(Arc::new(FileStore::open(path)?));
+    if options.dpop {
+        oauth = oauth.dpop();
+    }
+    oauth = if let Some(client_id) = &options.client_credentials {
+        machine(oauth, client_id, options.client_key.as_deref())?
+    } else if let Some(file) = &options.workload_token {
+        oauth.workload_identity(TokenSource::file(file))
+    } else {
+        oauth.user_agent(LoopbackRedirect::new(options.oauth_port, |url| {
+            // The authorization server chose this URL: shown, not run.
+            eprintln!("Sign in at {}", crate::safe::line(url.as_str()));
+            if let Err(e) = open::that(url.as_str()) {
+                tracing::warn!("could not open the browser: {e}");
+            }
+        }))
+    };
+    Ok(oauth.build()?)
+}
+
+/// The client credentials grant as `client_id`, with the key in `key_file`, else the
+/// secret in `$TERN_CLIENT_SECRET`.
+fn machine(
+    oauth: OAuthClientBuilder,
+    client_id: &str,
+    key_file: Option<&Path>,
+) -> Result<OAuthClientBuilder> {
+    let registration = Registration::new(client_id);
+    if let Some(file) = key_file {
+        let pem = std::fs::read_to_string(file).map_err(|source| CliError::File {
+            path: file.to_owned(),
+            source,
+        })?;
+        let key = ClientKey::from_pkcs8_pem(&pem).map_err(|e| {
+            CliError::usage(format!("--client-key {}: {}", file.display(), e.message()))
+        })?;
+        return Ok(oauth.client_credentials(registration).signing_key(key));
+    }
+    match std::env::var("TERN_CLIENT_SECRET") {
+        Ok(secret) if !secret.is_empty() => {
+            Ok(oauth.client_credentials(registration.with_secret(secret)))
         }
-    });
-    Ok(OAuthClient::builder("tern")
-        .user_agent(agent)
-        .store(Arc::new(FileStore::open(path)?))
-        .build()?)
+        _ => Err(CliError::usage(
+            "--client-credentials needs the client's secret in $TERN_CLIENT_SECRET, or its \
+             key: --client-key FILE",
+        )),
+    }
 }
 
 fn default_credentials() -> Result<PathBuf> {

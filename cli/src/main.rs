@@ -25,7 +25,11 @@
 //! The protocol era (2026-07-28, or a 2025-11-25 session) is discovered by the SDK.
 //! `--token TOKEN` sends a bearer token; `--oauth` signs in through the SDK's OAuth
 //! client (the browser, a redirect to 127.0.0.1 on `--oauth-port`, the credentials kept
-//! in `--credentials FILE`).
+//! in `--credentials FILE`). With no user at hand, `--client-credentials CLIENT_ID`
+//! authorizes as a service (its secret in `$TERN_CLIENT_SECRET`, or its key in
+//! `--client-key FILE`), and `--workload-token FILE` as a workload (the JWT bearer grant
+//! with the platform's token, read again each time). `--dpop` binds the tokens to a key
+//! kept with the credentials, where the authorization server offers it.
 //!
 //! # Answering questions
 //!

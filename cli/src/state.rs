@@ -105,7 +105,7 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
     let saved = load(&args.file)?;
     let credential = if args.connect.token.is_some() {
         Some("your --token")
-    } else if args.connect.oauth {
+    } else if args.connect.signs_in() {
         Some("your OAuth sign-in")
     } else {
         None

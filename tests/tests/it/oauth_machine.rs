@@ -268,6 +268,59 @@ async fn bound_service(rs: &Resource) -> (Client, Arc<MemoryStore>) {
     (connect(&rs.url, oauth).await, store)
 }
 
+#[tokio::test]
+#[ignore = "needs TERN_OIDC_NODE: run scripts/oidc"]
+async fn the_cli_calls_as_a_service_with_a_secret_or_a_key_and_with_dpop() {
+    let Some(rs) = resource(Dpop::new(), false).await else {
+        return;
+    };
+    let cli = std::env::var("TERN_CLI").expect("scripts/oidc names the tern CLI");
+    let dir = tempfile::tempdir().unwrap();
+    let key = concat!(env!("CARGO_MANIFEST_DIR"), "/oidc/machine-key.pem");
+    let credentials = dir.path().join("credentials.json");
+    let credentials = credentials.to_str().unwrap();
+    let runs: [(&[&str], &str); 2] = [
+        (
+            &["--client-credentials", "machine-basic", "--dpop"],
+            "machine-basic",
+        ),
+        (
+            &["--client-credentials", "machine-jwt", "--client-key", key],
+            "machine-jwt",
+        ),
+    ];
+    for (flags, who) in runs {
+        let out = tokio::process::Command::new(&cli)
+            .args(["call", &rs.url, "read", "--credentials", credentials])
+            .args(flags)
+            .env("TERN_CLIENT_SECRET", "machine-basic-secret")
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{flags:?}: {out:?}");
+        assert!(stdout.contains(&format!("read by {who}")), "{stdout}");
+    }
+    // The DPoP run kept its key and its bound token in the credentials file.
+    let kept = FileStore::open(credentials).unwrap();
+    assert!(kept.dpop_key().is_some());
+    // And without a secret or a key, the CLI says what is missing.
+    let out = tokio::process::Command::new(&cli)
+        .args([
+            "call",
+            &rs.url,
+            "read",
+            "--client-credentials",
+            "machine-basic",
+        ])
+        .env_remove("TERN_CLIENT_SECRET")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TERN_CLIENT_SECRET"));
+}
+
 fn read_body() -> String {
     http_support::body(7, "tools/call", json!({"name": "read", "arguments": {}}))
 }
