@@ -38,6 +38,7 @@ mod legacy_client;
 mod legacy_session;
 mod mrtr_loop;
 mod oauth_e2e;
+mod oauth_enterprise;
 mod oauth_machine;
 mod oauth_server;
 mod readme;

@@ -62,7 +62,8 @@ async fn resource(dpop: Dpop, nonce_at_the_provider: bool) -> Option<Resource> {
     })
 }
 
-async fn connect(url: &str, oauth: OAuthClientBuilder) -> Client {
+/// A client connected to `url`, authorized by `oauth`.
+pub(crate) async fn connect(url: &str, oauth: OAuthClientBuilder) -> Client {
     let transport = HttpClientTransport::builder(url)
         .authorizer(Arc::new(oauth.build().unwrap()))
         .build()

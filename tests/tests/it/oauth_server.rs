@@ -27,13 +27,13 @@ const ISSUER: &str = "https://auth.test";
 const CLIENT: &str = "notes-app";
 
 /// A signing key, its id and its public half as a JWK.
-struct SigningKey {
-    kid: String,
-    encoding: EncodingKey,
-    jwk: Value,
+pub(crate) struct SigningKey {
+    pub(crate) kid: String,
+    pub(crate) encoding: EncodingKey,
+    pub(crate) jwk: Value,
 }
 
-fn signing_key(kid: &str) -> SigningKey {
+pub(crate) fn signing_key(kid: &str) -> SigningKey {
     let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
     let encoding = EncodingKey::from_ec_der(&pair.serialize_der());
     let point = pair.public_key_raw();
@@ -48,7 +48,7 @@ fn signing_key(kid: &str) -> SigningKey {
     }
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
