@@ -235,9 +235,13 @@ fn code_blocks(readme: &str, heading: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_apps_and_skills_sections_show_code_their_compiled_guide_chapters_run() {
+fn the_apps_skills_and_authorization_sections_show_code_their_compiled_guide_chapters_run() {
     let readme = readme();
-    for (heading, chapter) in [("MCP Apps", "apps"), ("Skills", "skills")] {
+    for (heading, chapter) in [
+        ("MCP Apps", "apps"),
+        ("Skills", "skills"),
+        ("Authorization (OAuth 2.1)", "authorization"),
+    ] {
         let page = std::fs::read_to_string(
             workspace_root().join(format!("runtime/src/guide/{chapter}.md")),
         )
