@@ -13,6 +13,9 @@
 //! `--state-key HEX` (repeatable) seals `requestState` under shared keys so several
 //! instances or a restart accept each other's tokens: the first key seals, every key
 //! opens. Without it the state is sealed under a key generated for this process.
+//! `--redis URL` (with the `redis` feature) keeps 2025-11-25 sessions, single-use state
+//! and tasks on that Redis, so a fleet of instances behind a load balancer serves any
+//! request on any instance (beside a shared `--state-key`).
 //! `--skills DIR` publishes the skills under `DIR` (default: the `release-notes` skill in
 //! `examples/support/skills`) through the skills extension. The MCP Apps extension
 //! serves one app: `app_greet`, shown with the page `ui://everything/greeter`.
@@ -22,6 +25,8 @@
 mod apps;
 #[path = "support/everything_described.rs"]
 mod described;
+#[path = "support/everything_fleet.rs"]
+mod fleet;
 #[path = "support/everything_tasks.rs"]
 mod tasks;
 #[path = "support/everything_terminal.rs"]
@@ -63,9 +68,10 @@ struct Options {
     state_ttl: Option<f64>,
     stdio: bool,
     skills: std::path::PathBuf,
+    redis: Option<String>,
 }
 
-const USAGE: &str = "usage: everything [--port PORT] [--name NAME] [--state-key HEX]... [--state-ttl SECONDS] [--skills DIR] [--stdio]";
+const USAGE: &str = "usage: everything [--port PORT] [--name NAME] [--state-key HEX]... [--state-ttl SECONDS] [--skills DIR] [--redis URL] [--stdio]";
 
 fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxError> {
     let mut options = Options {
@@ -75,6 +81,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxE
         state_ttl: None,
         stdio: false,
         skills: concat!(env!("CARGO_MANIFEST_DIR"), "/examples/support/skills").into(),
+        redis: None,
     };
     while let Some(arg) = args.next() {
         let mut value = |flag: &str| {
@@ -88,6 +95,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, BoxE
             "--state-ttl" => options.state_ttl = Some(value("--state-ttl")?.parse()?),
             "--stdio" => options.stdio = true,
             "--skills" => options.skills = value("--skills")?.into(),
+            "--redis" => options.redis = Some(value("--redis")?),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}").into()),
         }
@@ -789,13 +797,13 @@ fn register_resources(mcp: &McpServer) {
         });
 }
 
-fn build(options: &Options) -> Result<McpServer, BoxError> {
+fn build(options: &Options, fleet: Option<&fleet::Fleet>) -> Result<McpServer, BoxError> {
     // Direct-form tools serve 2025-11-25 sessions too, each round over the session.
     // Tools that run as tasks (the tasks extension), kept in this process's memory.
     let mut mcp = McpServer::new(options.name.clone(), env!("CARGO_PKG_VERSION"))
         .cache(60_000, false)
         .fulfil_input_on_sessions(SessionInput::default())
-        .extension(tern_mcp::tasks::Tasks::default())
+        .extension(fleet::tasks(fleet))
         .extension(Skills::from_dir(&options.skills)?)
         .extension(apps::apps()?);
     if !options.state_keys.is_empty() || options.state_ttl.is_some() {
@@ -809,6 +817,7 @@ fn build(options: &Options) -> Result<McpServer, BoxError> {
         }
         mcp = mcp.seal(security);
     }
+    let mcp = fleet::single_use(mcp, fleet);
     register_content_tools(&mcp);
     register_asking_tools(&mcp);
     register_schema_tools(&mcp);
@@ -833,7 +842,8 @@ async fn main() -> Result<(), BoxError> {
         .with_max_level(tracing::Level::INFO)
         .init();
     let options = parse_options(std::env::args().skip(1))?;
-    let mcp = build(&options)?;
+    let fleet = fleet::connect(options.redis.as_deref()).await?;
+    let mcp = build(&options, fleet.as_ref())?;
     if options.stdio {
         mcp.serve(stdio()).await?;
         return Ok(());
@@ -843,7 +853,7 @@ async fn main() -> Result<(), BoxError> {
     println!("listening on http://{}/mcp", listener.local_addr()?);
     // `tools/call` requests have their Mcp-Param-* headers checked against the arguments
     // (the McpServer's server brings its tools' annotations to the endpoint).
-    HttpServer::new(mcp.server()?)
+    fleet::sessions(HttpServer::new(mcp.server()?), fleet.as_ref())
         .serve(listener, tern_mcp::server::shutdown_signal())
         .await?;
     Ok(())

@@ -118,6 +118,23 @@ pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
     })
 }
 
+/// What every Redis store does alike (feature `redis`): connect, and say a TTL in
+/// milliseconds.
+#[cfg(feature = "redis")]
+pub(crate) mod redis {
+    use redis::aio::ConnectionManager;
+
+    /// A connection to the Redis at `url` that reconnects on its own.
+    pub(crate) async fn connect(url: &str) -> Result<ConnectionManager, redis::RedisError> {
+        ConnectionManager::new(redis::Client::open(url)?).await
+    }
+
+    /// `ttl` in whole milliseconds, at least one (Redis refuses a zero expiry).
+    pub(crate) fn millis(ttl: std::time::Duration) -> u64 {
+        u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+    }
+}
+
 /// JSON Schema validation, as both sides use it (feature `schema-validation`): a
 /// schema compiled once, and the place a failure names, written as the decoding
 /// errors name fields (`a.b.0`, not `/a/b/0`).

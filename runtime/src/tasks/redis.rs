@@ -153,8 +153,7 @@ impl RedisTaskStore {
     /// its own if the link drops. Keys start with `tern:task:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(failed)?;
-        let connection = ConnectionManager::new(client).await.map_err(failed)?;
+        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
         Ok(Self {
             connection,
             prefix: "tern:task:".into(),

@@ -19,6 +19,7 @@ mod era_interop;
 mod examples;
 mod extension_seam;
 mod fleet;
+mod fleet_sessions;
 mod flow_as_data;
 mod flows;
 mod generated;

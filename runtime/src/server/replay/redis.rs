@@ -35,17 +35,14 @@ fn failed(e: redis::RedisError) -> StoreError {
     StoreError::caused_by(super::STORE, e)
 }
 
-fn millis(ttl: Duration) -> u64 {
-    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
-}
+use crate::util::redis::millis;
 
 impl RedisReplayStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`, or
     /// `redis+unix:///path/to.sock`), reconnecting on its own if the link drops. Keys
     /// start with `tern:replay:` unless [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(failed)?;
-        let connection = ConnectionManager::new(client).await.map_err(failed)?;
+        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
         Ok(Self {
             connection,
             prefix: "tern:replay:".into(),

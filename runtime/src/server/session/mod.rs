@@ -44,6 +44,17 @@ impl Session {
         self.state.resolve(id, result);
     }
 
+    /// What the client chose on this session: its log level and the resources it
+    /// subscribed to (for a record another instance reads).
+    pub(crate) fn choices(&self) -> (Option<LoggingLevel>, Vec<String>) {
+        self.state.choices()
+    }
+
+    /// Takes on the choices the client made through another instance.
+    pub(crate) fn restore(&self, log_level: Option<LoggingLevel>, subscriptions: Vec<String>) {
+        self.state.restore(log_level, subscriptions);
+    }
+
     /// Ends the session: every request the server is waiting on fails.
     pub(crate) fn close(&self) {
         self.state.close();

@@ -183,6 +183,20 @@ impl SessionState {
         lock(&self.choices).subscriptions.remove(uri);
     }
 
+    pub(crate) fn choices(&self) -> (Option<LoggingLevel>, Vec<String>) {
+        let choices = lock(&self.choices);
+        let mut subscriptions: Vec<String> = choices.subscriptions.iter().cloned().collect();
+        subscriptions.sort();
+        (choices.log_level, subscriptions)
+    }
+
+    /// Takes on `log_level` and `subscriptions` (at most [`MAX_SUBSCRIPTIONS`] of them).
+    pub(crate) fn restore(&self, log_level: Option<LoggingLevel>, subscriptions: Vec<String>) {
+        let mut choices = lock(&self.choices);
+        choices.log_level = log_level;
+        choices.subscriptions = subscriptions.into_iter().take(MAX_SUBSCRIPTIONS).collect();
+    }
+
     pub(crate) fn subscribed(&self, uri: &str) -> bool {
         lock(&self.choices).subscriptions.contains(uri)
     }

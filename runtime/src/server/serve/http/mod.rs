@@ -44,9 +44,13 @@
 //! GETs with `Last-Event-ID` and gets what it missed from the [`EventStore`], then the
 //! rest live. DELETE ends a session; idle ones expire
 //! ([`HttpLimits::session_idle_timeout`]). Sessions
-//! live in the process, so instances behind a load balancer need sticky routing on
-//! `Mcp-Session-Id` for 2025-11-25 clients, while 2026-07-28 requests may land
-//! anywhere. [`stateless_only`](HttpServer::stateless_only) turns sessions off.
+//! live in the process unless [`session_store`](HttpServer::session_store) keeps their
+//! records where every instance reads them (a [`SessionStore`]: `RedisSessionStore`
+//! with the `redis` feature): then any instance serves any session's requests, and a
+//! session ended or expired is gone on all of them. What a fleet does not share yet —
+//! a session's streams, its notifications and the answers to the server's own requests
+//! — stays with the instance that holds them. 2026-07-28 requests may land anywhere.
+//! [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
 mod authn;
@@ -63,6 +67,7 @@ mod overload;
 mod post;
 mod protected;
 mod reply;
+mod session_store;
 mod sessions;
 mod sse;
 mod stream;
@@ -78,6 +83,9 @@ pub use events::{EventStore, MemoryEventStore, Replay};
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
+#[cfg(feature = "redis")]
+pub use session_store::RedisSessionStore;
+pub use session_store::SessionStore;
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;
@@ -104,6 +112,8 @@ pub struct HttpServer {
     tool_headers: Option<ToolHeaders>,
     /// Whether 2025-11-25 sessions are served.
     sessions: bool,
+    /// Where their records are kept for a fleet, if anywhere.
+    session_store: Option<Arc<dyn SessionStore>>,
     events: Arc<dyn EventStore>,
     limits: HttpLimits,
     #[cfg(feature = "http-server-tls")]
@@ -171,6 +181,7 @@ impl HttpServer {
             required_scopes: lookups.required_scopes,
             tool_headers: lookups.tool_headers,
             sessions: true,
+            session_store: None,
             events: Arc::new(events::MemoryEventStore::default()),
             limits: HttpLimits::default(),
             #[cfg(feature = "http-server-tls")]
@@ -212,6 +223,15 @@ impl HttpServer {
     /// five minutes each).
     pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.events = store;
+        self
+    }
+
+    /// Keeps the records of 2025-11-25 sessions in `store` (such as a
+    /// [`RedisSessionStore`] every instance of a fleet points at), so any instance
+    /// serves any session's requests: no sticky routing on `Mcp-Session-Id`. A
+    /// session ended (DELETE) or expired is gone on every instance.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -348,6 +368,7 @@ impl HttpServer {
             per_principal: limits.max_sessions_per_principal,
             store: self.events,
             retry: limits.sse_retry,
+            shared: self.session_store,
         });
         Shared {
             server: self.server,

@@ -70,10 +70,21 @@ where
     };
     let (id, method, params) = match incoming {
         Incoming::Notification { method, params } => {
-            return notification(shared, headers, auth.as_ref(), &method, params).into();
+            // Boxed: the rare paths stay out of every request's future.
+            return Box::pin(notification(
+                shared,
+                headers,
+                auth.as_ref(),
+                &method,
+                params,
+            ))
+            .await
+            .into();
         }
         Incoming::Response { id, result } => {
-            return answer(shared, headers, auth.as_ref(), id, result).into();
+            return Box::pin(answer(shared, headers, auth.as_ref(), id, result))
+                .await
+                .into();
         }
         Incoming::Request { id, method, params } => (id, method, params),
     };
@@ -201,14 +212,22 @@ async fn session_request(
             Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into(),
         };
         let auth = accepted.auth();
-        let Some(name) = sessions.open(session, auth, shared.server.events()) else {
-            tracing::warn!("refused a 2025-11-25 session: too many are open");
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some(id),
-                RpcError::internal("Too many open sessions; try again later"),
-            )
-            .into();
+        let events = shared.server.events();
+        let name = match sessions.open(session, params.as_ref(), auth, events).await {
+            Ok(Some(name)) => name,
+            Ok(None) => {
+                tracing::warn!("refused a 2025-11-25 session: too many are open");
+                return rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(id),
+                    RpcError::internal("Too many open sessions; try again later"),
+                )
+                .into();
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "refused a 2025-11-25 session: the store failed");
+                return no_session(Some(id), &Lookup::Unavailable).into();
+            }
         };
         let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(result)));
         if let Ok(value) = HeaderValue::from_str(&name) {
@@ -216,7 +235,10 @@ async fn session_request(
         }
         return response.into();
     }
-    let session = match sessions.find(headers, accepted.auth()) {
+    let session = match sessions
+        .find(&shared.server, headers, accepted.auth())
+        .await
+    {
         Ok(session) => session,
         Err(missing) => return no_session(Some(id), &missing).into(),
     };
@@ -233,6 +255,12 @@ async fn session_request(
         .session
         .answer_own(accepted.method(), accepted.params())
     {
+        // A choice made (a level, a subscription) goes to the session's record.
+        let chose = own.is_ok() && accepted.method() != session_method::Ping::METHOD;
+        let name = headers.text(&SESSION).unwrap_or_default();
+        if chose && sessions.save(name, &session).await.is_err() {
+            return no_session(Some(id), &Lookup::Unavailable).into();
+        }
         return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own));
     }
     let accepted = accepted.on_session(&session.session);
@@ -242,7 +270,7 @@ async fn session_request(
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
 /// request it names; everything else (and every notification outside a session, which
 /// 2026-07-28 does not define over HTTP) is accepted and ignored.
-fn notification(
+async fn notification(
     shared: &Shared,
     headers: &impl Fields,
     auth: Option<&crate::auth::AuthInfo>,
@@ -257,7 +285,7 @@ fn notification(
         tracing::trace!(method, "ignoring a client notification outside a session");
         return status_only(StatusCode::ACCEPTED);
     }
-    let session = match sessions.find(headers, auth) {
+    let session = match sessions.find(&shared.server, headers, auth).await {
         Ok(session) => session,
         Err(missing) => return no_session(None, &missing),
     };
@@ -270,7 +298,7 @@ fn notification(
 }
 
 /// The client's answer to a request the server sent on a 2025-11-25 session.
-fn answer(
+async fn answer(
     shared: &Shared,
     headers: &impl Fields,
     auth: Option<&crate::auth::AuthInfo>,
@@ -285,7 +313,7 @@ fn answer(
         let error = RpcError::invalid_request("Invalid Request: clients send no responses");
         return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
     };
-    match sessions.find(headers, auth) {
+    match sessions.find(&shared.server, headers, auth).await {
         Ok(session) => {
             session.session.answer(&id, result);
             status_only(StatusCode::ACCEPTED)
@@ -308,6 +336,11 @@ fn no_session(id: Option<&RequestId>, missing: &Lookup) -> Response {
             StatusCode::NOT_FOUND,
             id,
             RpcError::invalid_request("Session not found; initialize a new one"),
+        ),
+        Lookup::Unavailable => rpc_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            id,
+            RpcError::internal("The session store is unavailable; try again shortly"),
         ),
     }
 }
@@ -336,7 +369,7 @@ pub(crate) async fn handle_get(
             RpcError::invalid_request("Not Acceptable: the GET stream is text/event-stream"),
         );
     }
-    let session = match sessions.find(headers, auth.as_ref()) {
+    let session = match sessions.find(&shared.server, headers, auth.as_ref()).await {
         Ok(session) => session,
         Err(missing) => return no_session(None, &missing),
     };
@@ -356,7 +389,7 @@ pub(crate) async fn handle_delete(shared: &Shared, headers: &impl Fields) -> Res
         // Not routed when sessions are off; kept total all the same.
         return status_only(StatusCode::METHOD_NOT_ALLOWED);
     };
-    match sessions.end(headers, auth.as_ref()) {
+    match sessions.end(&shared.server, headers, auth.as_ref()).await {
         Ok(()) => status_only(StatusCode::OK),
         Err(missing) => no_session(None, &missing),
     }

@@ -1,0 +1,104 @@
+//! Session records in Redis: one string key per session, its expiry renewed by each
+//! read (`GETEX PX`, Redis 6.2 or later). The key's id is a hash tag (`{id}`), so the
+//! keys of one session share a slot on a Redis Cluster.
+
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+use super::{STORE, SessionStore};
+use crate::StoreError;
+use crate::transport::BoxFuture;
+
+/// A [`SessionStore`] in Redis (feature `redis`). Keys are `PREFIX{id}`.
+#[derive(Clone)]
+pub struct RedisSessionStore {
+    connection: ConnectionManager,
+    prefix: String,
+}
+
+impl std::fmt::Debug for RedisSessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisSessionStore")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn failed(e: redis::RedisError) -> StoreError {
+    StoreError::caused_by(STORE, e)
+}
+
+use crate::util::redis::millis;
+
+impl RedisSessionStore {
+    /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
+    /// its own if the link drops. Keys start with `tern:session:` unless
+    /// [`prefix`](Self::prefix) says otherwise.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
+        Ok(Self {
+            connection,
+            prefix: "tern:session:".into(),
+        })
+    }
+
+    /// Keys start with `prefix` (to share a Redis between fleets that must not see
+    /// each other's sessions).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}{{{id}}}", self.prefix)
+    }
+}
+
+impl SessionStore for RedisSessionStore {
+    fn put(
+        &self,
+        id: &str,
+        record: String,
+        ttl: Duration,
+    ) -> BoxFuture<'_, Result<(), StoreError>> {
+        let key = self.key(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            redis::cmd("SET")
+                .arg(&key)
+                .arg(record)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn get(&self, id: &str, ttl: Duration) -> BoxFuture<'_, Result<Option<String>, StoreError>> {
+        let key = self.key(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            redis::cmd("GETEX")
+                .arg(&key)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+
+    fn remove(&self, id: &str) -> BoxFuture<'_, Result<(), StoreError>> {
+        let key = self.key(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            redis::cmd("DEL")
+                .arg(&key)
+                .query_async::<()>(&mut connection)
+                .await
+                .map_err(failed)
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! 2025-11-25 sessions shared by a fleet through a `RedisSessionStore` (one
+//! redis-server, started by the test): a session opened on one instance is served by
+//! another, its choices (a log level, a subscription) are kept for every instance, it
+//! belongs to its caller on every instance, and DELETE or the idle timeout ends it
+//! everywhere. Without a store, an instance knows only its own sessions.
+
+use crate::http_support::{self, legacy_body, legacy_headers, post, send, set};
+use crate::redis_support::redis;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::server::http::{HttpLimits, HttpServer, RedisSessionStore, SessionStore};
+use tern_mcp::transport::BoxFuture;
+
+/// Tokens are `user:NAME`.
+struct Users;
+
+impl TokenVerifier for Users {
+    fn verify(&self, token: &str) -> BoxFuture<'_, Result<AuthInfo, AuthError>> {
+        let user = token.strip_prefix("user:").map(str::to_owned);
+        Box::pin(async move {
+            let user = user.ok_or_else(|| AuthError::InvalidToken("not user:NAME".into()))?;
+            Ok(AuthInfo::new("app").with_subject(user))
+        })
+    }
+}
+
+/// One instance of the fleet: its own process state, the shared store.
+async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> SocketAddr {
+    let mcp = McpServer::new("fleet", "1");
+    mcp.tool("whoami")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            let who = ctx
+                .auth()
+                .and_then(|a| a.subject.clone())
+                .unwrap_or_default();
+            Ok(format!("served {who}"))
+        });
+    mcp.resource("note://a", "a").read(|| async { Ok("A") });
+    let mut limits = HttpLimits::default();
+    limits.session_idle_timeout = idle;
+    let mut http = HttpServer::new(mcp.server().unwrap())
+        .token_verifier(Arc::new(Users))
+        .limits(limits);
+    if let Some(store) = store {
+        http = http.session_store(store);
+    }
+    http_support::serve(http).await
+}
+
+fn as_user(user: &str, session: Option<&str>) -> Vec<(String, String)> {
+    let mut headers = legacy_headers(session);
+    headers.push(("Authorization".into(), format!("Bearer user:{user}")));
+    headers
+}
+
+async fn initialize(addr: SocketAddr, user: &str) -> String {
+    let mut headers = as_user(user, None);
+    set(&mut headers, "MCP-Protocol-Version", None);
+    let answer = post(addr, &headers, &http_support::initialize_body()).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer.header("mcp-session-id").unwrap().to_owned()
+}
+
+async fn call(addr: SocketAddr, user: &str, session: &str) -> http_support::Raw {
+    let body = legacy_body(2, "tools/call", json!({"name": "whoami", "arguments": {}}));
+    post(addr, &as_user(user, Some(session)), &body).await
+}
+
+fn text(answer: &http_support::Raw) -> String {
+    let message = answer
+        .events()
+        .into_iter()
+        .last()
+        .unwrap_or_else(|| answer.json());
+    message["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere() {
+    let redis = redis("fleet-sessions").await;
+    let store: Arc<dyn SessionStore> =
+        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
+    let idle = Duration::from_secs(60);
+    let a = instance(Some(Arc::clone(&store)), idle).await;
+    let b = instance(Some(Arc::clone(&store)), idle).await;
+
+    let session = initialize(a, "alice").await;
+    let answer = call(b, "alice", &session).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    assert_eq!(text(&answer), "served alice");
+
+    // A choice made through B is the session's, for every instance.
+    let level = legacy_body(3, "logging/setLevel", json!({"level": "warning"}));
+    assert_eq!(
+        post(b, &as_user("alice", Some(&session)), &level)
+            .await
+            .status,
+        200
+    );
+    let subscribe = legacy_body(4, "resources/subscribe", json!({"uri": "note://a"}));
+    assert_eq!(
+        post(a, &as_user("alice", Some(&session)), &subscribe)
+            .await
+            .status,
+        200
+    );
+    let record = store.get(&session, idle).await.unwrap().expect("kept");
+    assert!(
+        record.contains("\"warning\"") && record.contains("note://a"),
+        "{record}"
+    );
+
+    // The session is alice's on every instance.
+    assert_eq!(call(b, "bob", &session).await.status, 404);
+    assert_eq!(call(a, "bob", &session).await.status, 404);
+
+    // Ended through B: gone on A too.
+    let ended = send(b, "DELETE", &as_user("alice", Some(&session)), "").await;
+    assert_eq!(ended.status, 200, "{ended:?}");
+    assert_eq!(call(a, "alice", &session).await.status, 404);
+    assert_eq!(store.get(&session, idle).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn an_idle_session_expires_in_the_store_for_every_instance() {
+    let redis = redis("fleet-sessions-idle").await;
+    let store: Arc<dyn SessionStore> =
+        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
+    let idle = Duration::from_millis(400);
+    let a = instance(Some(Arc::clone(&store)), idle).await;
+    let b = instance(Some(Arc::clone(&store)), idle).await;
+    let session = initialize(a, "alice").await;
+    // Each use, on either instance, keeps it alive.
+    for addr in [b, a, b] {
+        tokio::time::sleep(idle / 2).await;
+        assert_eq!(call(addr, "alice", &session).await.status, 200);
+    }
+    tokio::time::sleep(idle * 3).await;
+    assert_eq!(call(a, "alice", &session).await.status, 404);
+    assert_eq!(call(b, "alice", &session).await.status, 404);
+}
+
+#[tokio::test]
+async fn without_a_store_an_instance_knows_only_its_own_sessions() {
+    let idle = Duration::from_secs(60);
+    let a = instance(None, idle).await;
+    let b = instance(None, idle).await;
+    let session = initialize(a, "alice").await;
+    assert_eq!(call(a, "alice", &session).await.status, 200);
+    assert_eq!(call(b, "alice", &session).await.status, 404);
+}
