@@ -2,7 +2,9 @@
 //! redis-server, started by the test): a session opened on one instance is served by
 //! another, its choices (a log level, a subscription) are kept for every instance, it
 //! belongs to its caller on every instance, and DELETE or the idle timeout ends it
-//! everywhere. Without a store, an instance knows only its own sessions.
+//! everywhere; the client's answer to a question one instance asked on the session may
+//! reach another, which relays it (or says the asking instance has gone). Without a
+//! store, an instance knows only its own sessions.
 
 use crate::http_support::{self, legacy_body, legacy_headers, post, send, set};
 use crate::redis_support::redis;
@@ -12,10 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::server::SessionInput;
 use tern_mcp::server::http::{HttpLimits, HttpServer, RedisSessionStore, SessionStore};
 use tern_mcp::transport::BoxFuture;
+use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 
 /// Tokens are `user:NAME`.
 struct Users;
@@ -32,7 +37,7 @@ impl TokenVerifier for Users {
 
 /// One instance of the fleet: its own process state, the shared store.
 async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> SocketAddr {
-    let mcp = McpServer::new("fleet", "1");
+    let mcp = McpServer::new("fleet", "1").fulfil_input_on_sessions(SessionInput::default());
     mcp.tool("whoami")
         .run(|_: NoArgs, ctx: ToolContext| async move {
             let who = ctx
@@ -40,6 +45,19 @@ async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> Socke
                 .and_then(|a| a.subject.clone())
                 .unwrap_or_default();
             Ok(format!("served {who}"))
+        });
+    // On a session, its question goes to the client as elicitation/create.
+    mcp.tool("confirm")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            if ctx.request_state() == Some("asked") {
+                let done = CallToolResult::new(vec![ask::text("confirmed")]);
+                return Ok(CallToolOutcome::Complete(done));
+            }
+            let form = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+            Ok(
+                ask::input_required([("ok", ask::elicit_form("Sure?", form)?)], Some("asked"))
+                    .into(),
+            )
         });
     mcp.resource("note://a", "a").read(|| async { Ok("A") });
     let mut limits = HttpLimits::default();
@@ -51,6 +69,25 @@ async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> Socke
         http = http.session_store(store);
     }
     http_support::serve(http).await
+}
+
+/// Two instances sharing a session store on a redis-server of their own (kept alive by
+/// the first of what this returns).
+async fn two_instances(
+    name: &str,
+    idle: Duration,
+) -> (
+    crate::redis_support::Redis,
+    Arc<dyn SessionStore>,
+    SocketAddr,
+    SocketAddr,
+) {
+    let redis = redis(name).await;
+    let store: Arc<dyn SessionStore> =
+        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
+    let a = instance(Some(Arc::clone(&store)), idle).await;
+    let b = instance(Some(Arc::clone(&store)), idle).await;
+    (redis, store, a, b)
 }
 
 fn as_user(user: &str, session: Option<&str>) -> Vec<(String, String)> {
@@ -86,12 +123,8 @@ fn text(answer: &http_support::Raw) -> String {
 
 #[tokio::test]
 async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere() {
-    let redis = redis("fleet-sessions").await;
-    let store: Arc<dyn SessionStore> =
-        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
     let idle = Duration::from_secs(60);
-    let a = instance(Some(Arc::clone(&store)), idle).await;
-    let b = instance(Some(Arc::clone(&store)), idle).await;
+    let (_redis, store, a, b) = two_instances("fleet-sessions", idle).await;
 
     let session = initialize(a, "alice").await;
     let answer = call(b, "alice", &session).await;
@@ -132,12 +165,8 @@ async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere(
 
 #[tokio::test]
 async fn an_idle_session_expires_in_the_store_for_every_instance() {
-    let redis = redis("fleet-sessions-idle").await;
-    let store: Arc<dyn SessionStore> =
-        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
     let idle = Duration::from_millis(400);
-    let a = instance(Some(Arc::clone(&store)), idle).await;
-    let b = instance(Some(Arc::clone(&store)), idle).await;
+    let (_redis, _store, a, b) = two_instances("fleet-sessions-idle", idle).await;
     let session = initialize(a, "alice").await;
     // Each use, on either instance, keeps it alive.
     for addr in [b, a, b] {
@@ -157,4 +186,43 @@ async fn without_a_store_an_instance_knows_only_its_own_sessions() {
     let session = initialize(a, "alice").await;
     assert_eq!(call(a, "alice", &session).await.status, 200);
     assert_eq!(call(b, "alice", &session).await.status, 404);
+}
+
+#[tokio::test]
+async fn an_answer_posted_to_another_instance_reaches_the_question_it_answers() {
+    let idle = Duration::from_secs(60);
+    let (_redis, _store, a, b) = two_instances("fleet-sessions-relay", idle).await;
+    let session = initialize(a, "alice").await;
+
+    // The tool asks on A's stream...
+    let body = legacy_body(2, "tools/call", json!({"name": "confirm", "arguments": {}}));
+    let mut stream =
+        http_support::SseSocket::open(a, "POST", &as_user("alice", Some(&session)), &body).await;
+    assert_eq!(stream.status, 200);
+    let (_, asked) = stream.next_message().await.expect("a question");
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let id = asked["id"].clone();
+    assert!(
+        id.is_string(),
+        "in a fleet, a request's id names its instance: {id}"
+    );
+
+    // ... the client answers through B ...
+    let answer = json!({"jsonrpc": "2.0", "id": id,
+        "result": {"action": "accept", "content": {"ok": true}}});
+    let relayed = post(b, &as_user("alice", Some(&session)), &answer.to_string()).await;
+    assert_eq!(relayed.status, 202, "{relayed:?}");
+
+    // ... and the tool finishes on A.
+    let (_, done) = stream.next_message().await.expect("the result");
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed", "{done}");
+
+    // An answer for an instance that has gone (no one listens under its name): said.
+    let orphan = json!({"jsonrpc": "2.0", "id": "0123456789abcdef.7",
+        "result": {"action": "accept", "content": {"ok": true}}});
+    let refused = post(b, &as_user("alice", Some(&session)), &orphan.to_string()).await;
+    assert_eq!(refused.status, 404, "{refused:?}");
+    assert!(refused.body.contains("has gone"), "{}", refused.body);
+    // The session lives on.
+    assert_eq!(call(b, "alice", &session).await.status, 200);
 }

@@ -100,7 +100,11 @@ impl MessageLoop<'_> {
                 }
             }
             Ok(Incoming::Response { id, result }) => match &self.session {
-                Some(s) => s.answer(&id, result),
+                Some(s) => {
+                    if s.answer(&id, result).is_err() {
+                        tracing::debug!(?id, "a client response to no pending request");
+                    }
+                }
                 None => tracing::debug!("ignoring a response outside a 2025-11-25 session"),
             },
         }

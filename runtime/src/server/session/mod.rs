@@ -39,9 +39,19 @@ impl Session {
     }
 
     /// Hands the client's response (to a request the server sent on this session) to
-    /// the handler waiting for it.
-    pub(crate) fn answer(&self, id: &RequestId, result: Result<Value, RpcError>) {
-        self.state.resolve(id, result);
+    /// the handler waiting for it here; the response back when none is.
+    pub(crate) fn answer(
+        &self,
+        id: &RequestId,
+        result: Result<Value, RpcError>,
+    ) -> Result<(), Result<Value, RpcError>> {
+        self.state.resolve(id, result)
+    }
+
+    /// In a fleet: the requests this session sends from here carry `instance` in their
+    /// ids, so an answer that reaches another instance finds its way back.
+    pub(crate) fn name_requests(&self, instance: Arc<str>) {
+        self.state.name_requests(instance);
     }
 
     /// What the client chose on this session: its log level and the resources it

@@ -73,6 +73,10 @@ pub(crate) struct SessionState {
     client_info: Option<Arc<Implementation>>,
     pending: Mutex<Pending>,
     next_id: AtomicI64,
+    /// In a fleet, the name of the instance serving the session here: the ids of the
+    /// requests it sends start with it, so an answer that reaches another instance is
+    /// relayed to this one.
+    instance: std::sync::OnceLock<Arc<str>>,
     pub(crate) offers: Offers,
     /// How an `InputRequiredResult` is fulfilled over the session, if the server opted
     /// in.
@@ -148,6 +152,7 @@ impl SessionState {
             client_info: client_info.map(Arc::new),
             pending: Mutex::default(),
             next_id: AtomicI64::new(1),
+            instance: std::sync::OnceLock::new(),
             offers,
             input,
             choices: Mutex::default(),
@@ -221,7 +226,11 @@ impl SessionState {
         method: &str,
         params: Value,
     ) -> Result<Value, RpcError> {
-        let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = match self.instance.get() {
+            Some(instance) => RequestId::String(format!("{instance}.{n}")),
+            None => RequestId::Integer(n),
+        };
         let key = IdKey::from(&id);
         let (tx, rx) = oneshot::channel();
         {
@@ -246,13 +255,24 @@ impl SessionState {
     }
 
     /// Hands the client's response to the request waiting for it.
-    pub(crate) fn resolve(&self, id: &RequestId, result: Result<Value, RpcError>) {
+    /// Hands `result` to the request `id` waiting for it; `result` back when none is.
+    pub(crate) fn resolve(
+        &self,
+        id: &RequestId,
+        result: Result<Value, RpcError>,
+    ) -> Result<(), Result<Value, RpcError>> {
         match lock(&self.pending).waiting.remove(&IdKey::from(id)) {
             Some(tx) => {
                 let _ = tx.send(result);
+                Ok(())
             }
-            None => tracing::debug!(?id, "a client response to no pending request"),
+            None => Err(result),
         }
+    }
+
+    /// Names the requests this session sends after `instance` (see the field).
+    pub(crate) fn name_requests(&self, instance: Arc<str>) {
+        let _ = self.instance.set(instance);
     }
 
     /// Fails every waiting request: the client is gone.

@@ -47,9 +47,10 @@
 //! live in the process unless [`session_store`](HttpServer::session_store) keeps their
 //! records where every instance reads them (a [`SessionStore`]: `RedisSessionStore`
 //! with the `redis` feature): then any instance serves any session's requests, and a
-//! session ended or expired is gone on all of them. What a fleet does not share yet —
-//! a session's streams, its notifications and the answers to the server's own requests
-//! — stays with the instance that holds them. 2026-07-28 requests may land anywhere.
+//! session ended or expired is gone on all of them, and the client's answer to a
+//! request the server sent on the session may reach any instance (it is relayed to the
+//! one that asked). What a fleet does not share yet — a session's GET stream and its
+//! notifications outside a request — stays with the instance that holds them. 2026-07-28 requests may land anywhere.
 //! [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
@@ -85,7 +86,7 @@ pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
 #[cfg(feature = "redis")]
 pub use session_store::RedisSessionStore;
-pub use session_store::SessionStore;
+pub use session_store::{Relayed, SessionStore};
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;

@@ -313,11 +313,20 @@ async fn answer(
         let error = RpcError::invalid_request("Invalid Request: clients send no responses");
         return rpc_error(StatusCode::BAD_REQUEST, Some(&id), error);
     };
-    match sessions.find(&shared.server, headers, auth).await {
-        Ok(session) => {
-            session.session.answer(&id, result);
-            status_only(StatusCode::ACCEPTED)
-        }
+    let session = match sessions.find(&shared.server, headers, auth).await {
+        Ok(session) => session,
+        Err(missing) => return no_session(None, &missing),
+    };
+    match sessions.answer(headers, &session, id, result).await {
+        Ok(true) => status_only(StatusCode::ACCEPTED),
+        Ok(false) => rpc_error(
+            StatusCode::NOT_FOUND,
+            None,
+            RpcError::invalid_request(
+                "Not Found: the instance that sent the request this answers has gone; \
+                 the session goes on",
+            ),
+        ),
         Err(missing) => no_session(None, &missing),
     }
 }

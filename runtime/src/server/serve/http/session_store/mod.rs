@@ -9,6 +9,13 @@
 //! it again (so a level set or a subscription made through another instance holds
 //! here, and a session ended anywhere is gone everywhere) and keeps it alive for the
 //! idle timeout; a change writes it back; DELETE removes it.
+//!
+//! The requests a handler sends the client on a session (`elicitation/create`, ...)
+//! carry the name of the instance that sent them in their ids. The client may POST its
+//! answer to any instance: one that does not hold the waiting request relays the
+//! answer to the instance its id names ([`SessionStore::relay`]), which listens for
+//! them ([`SessionStore::listen`]); when that instance has gone, the client is told,
+//! and the session lives on.
 
 #[cfg(feature = "redis")]
 mod redis;
@@ -41,6 +48,66 @@ pub trait SessionStore: Send + Sync + 'static {
     fn get(&self, id: &str, ttl: Duration) -> BoxFuture<'_, Result<Option<String>, StoreError>>;
     /// Forgets session `id` (it ended).
     fn remove(&self, id: &str) -> BoxFuture<'_, Result<(), StoreError>>;
+    /// Hands `message` to the instance named `instance`, if it listens; whether it did.
+    fn relay(&self, instance: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// The messages relayed to `instance` from now on, as they come; the stream ends if
+    /// the store's link does (the caller listens again).
+    fn listen(&self, instance: &str) -> BoxFuture<'_, Result<Relayed, StoreError>>;
+}
+
+/// The messages relayed to one instance.
+pub type Relayed = futures_util::stream::BoxStream<'static, String>;
+
+/// An answer relayed to the instance waiting for it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Relay {
+    /// The session it belongs to.
+    pub(crate) session: String,
+    /// The id of the request it answers.
+    pub(crate) id: crate::types::v2026_07_28::RequestId,
+    /// The client's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) result: Option<Value>,
+    /// Or its error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<crate::jsonrpc::RpcError>,
+}
+
+impl Relay {
+    pub(crate) fn new(
+        session: &str,
+        id: crate::types::v2026_07_28::RequestId,
+        answer: Result<Value, crate::jsonrpc::RpcError>,
+    ) -> Self {
+        let (result, error) = match answer {
+            Ok(value) => (Some(value), None),
+            Err(e) => (None, Some(e)),
+        };
+        Self {
+            session: session.to_owned(),
+            id,
+            result,
+            error,
+        }
+    }
+
+    /// The client's answer it carries.
+    pub(crate) fn answer(self) -> Result<Value, crate::jsonrpc::RpcError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.result.unwrap_or_default()),
+        }
+    }
+}
+
+/// The instance a request id names (`INSTANCE.N`), if it names one.
+pub(crate) fn instance_of(id: &crate::types::v2026_07_28::RequestId) -> Option<&str> {
+    match id {
+        crate::types::v2026_07_28::RequestId::String(text) => {
+            text.rsplit_once('.').map(|(instance, _)| instance)
+        }
+        crate::types::v2026_07_28::RequestId::Integer(_) => None,
+    }
 }
 
 /// What any instance needs to serve a session it did not open.

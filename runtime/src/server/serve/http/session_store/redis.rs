@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::{STORE, SessionStore};
+use super::{Relayed, STORE, SessionStore};
 use crate::StoreError;
 use crate::transport::BoxFuture;
 
 /// A [`SessionStore`] in Redis (feature `redis`). Keys are `PREFIX{id}`.
 #[derive(Clone)]
 pub struct RedisSessionStore {
+    client: redis::Client,
     connection: ConnectionManager,
     prefix: String,
 }
@@ -36,8 +37,12 @@ impl RedisSessionStore {
     /// its own if the link drops. Keys start with `tern:session:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
+        let client = redis::Client::open(url).map_err(failed)?;
+        let connection = ConnectionManager::new(client.clone())
+            .await
+            .map_err(failed)?;
         Ok(Self {
+            client,
             connection,
             prefix: "tern:session:".into(),
         })
@@ -52,6 +57,10 @@ impl RedisSessionStore {
 
     fn key(&self, id: &str) -> String {
         format!("{}{{{id}}}", self.prefix)
+    }
+
+    fn channel(&self, instance: &str) -> String {
+        format!("{}relay:{instance}", self.prefix)
     }
 }
 
@@ -87,6 +96,33 @@ impl SessionStore for RedisSessionStore {
                 .query_async(&mut connection)
                 .await
                 .map_err(failed)
+        })
+    }
+
+    fn relay(&self, instance: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let channel = self.channel(instance);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let listeners: i64 = redis::cmd("PUBLISH")
+                .arg(&channel)
+                .arg(message)
+                .query_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(listeners > 0)
+        })
+    }
+
+    fn listen(&self, instance: &str) -> BoxFuture<'_, Result<Relayed, StoreError>> {
+        use futures_util::StreamExt as _;
+        let channel = self.channel(instance);
+        Box::pin(async move {
+            let mut pubsub = self.client.get_async_pubsub().await.map_err(failed)?;
+            pubsub.subscribe(&channel).await.map_err(failed)?;
+            let messages = pubsub
+                .into_on_message()
+                .filter_map(|message| async move { message.get_payload::<String>().ok() });
+            Ok(messages.boxed())
         })
     }
 

@@ -62,15 +62,19 @@ pub(crate) enum Lookup {
     Unavailable,
 }
 
+mod relay;
+
 /// The live sessions of one endpoint.
 pub(crate) struct Sessions {
-    live: Mutex<HashMap<String, Arc<HttpSession>>>,
+    live: relay::Live,
     idle_timeout: Duration,
     max: usize,
     per_principal: usize,
     store: Arc<dyn EventStore>,
     retry: Duration,
     shared: Option<Arc<dyn SessionStore>>,
+    /// In a fleet: this instance's name, and the answers relayed to it.
+    relayer: Option<relay::Relayer>,
 }
 
 /// The limits of an endpoint's sessions, and where their events (and, for a fleet,
@@ -99,12 +103,13 @@ impl std::fmt::Debug for Limits {
 impl Sessions {
     pub(crate) fn new(limits: Limits) -> Self {
         Self {
-            live: Mutex::default(),
+            live: Arc::default(),
             idle_timeout: limits.idle_timeout,
             max: limits.max.max(1),
             per_principal: limits.per_principal.max(1),
             store: limits.store,
             retry: limits.retry,
+            relayer: limits.shared.clone().map(relay::Relayer::new),
             shared: limits.shared,
         }
     }
@@ -129,6 +134,9 @@ impl Sessions {
             (Some(_), Some(params)) => params.clone(),
             _ => serde_json::Value::Null,
         };
+        if let Some(relayer) = &self.relayer {
+            relayer.ensure_listening(&self.live).await?;
+        }
         let Some(opened) = self.insert(&id, session, owner, initialize, events) else {
             return Ok(None);
         };
@@ -181,6 +189,9 @@ impl Sessions {
                 true
             },
         )));
+        if let Some(relayer) = &self.relayer {
+            session.name_requests(Arc::clone(&relayer.instance));
+        }
         let session = Arc::new(HttpSession {
             session,
             owner,
@@ -251,7 +262,15 @@ impl Sessions {
         }
         let session = match here {
             Ok(session) => session,
-            Err(_) => self.adopt(server, name, &record, auth)?,
+            Err(_) => {
+                if let Some(relayer) = &self.relayer {
+                    relayer.ensure_listening(&self.live).await.map_err(|e| {
+                        tracing::warn!(error = %e, "could not listen for relayed answers");
+                        Lookup::Unavailable
+                    })?;
+                }
+                self.adopt(server, name, &record, auth)?
+            }
         };
         session
             .session
@@ -275,6 +294,29 @@ impl Sessions {
         let initialize = record.initialize.clone();
         self.insert(name, session, owner, initialize, server.events())
             .ok_or(Lookup::Unavailable)
+    }
+
+    /// Hands the client's `answer` to request `id` of the session the request names:
+    /// here, or relayed to the instance of a fleet that sent the request. `Ok(false)`
+    /// when that instance has gone (the session lives on).
+    pub(crate) async fn answer(
+        &self,
+        headers: &impl Fields,
+        session: &HttpSession,
+        id: crate::types::v2026_07_28::RequestId,
+        answer: Result<serde_json::Value, crate::jsonrpc::RpcError>,
+    ) -> Result<bool, Lookup> {
+        let Err(answer) = session.session.answer(&id, answer) else {
+            return Ok(true);
+        };
+        let (Some(relayer), Some(name)) = (&self.relayer, session_name(headers)) else {
+            tracing::debug!(?id, "a client response to no pending request");
+            return Ok(true);
+        };
+        relayer.relay(name, id, answer).await.map_err(|e| {
+            tracing::warn!(error = %e, "could not relay a client's answer");
+            Lookup::Unavailable
+        })
     }
 
     /// The session named `name` live in this process, if it belongs to the caller.

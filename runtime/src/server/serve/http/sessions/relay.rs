@@ -1,0 +1,140 @@
+//! Answers that reach the wrong instance: the requests this instance sends on a shared
+//! session carry its name in their ids; an answer POSTed to another instance is relayed
+//! here through the session store, and handed to the request waiting for it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use serde_json::Value;
+
+use super::super::session_store::{Relay, SessionStore, instance_of};
+use super::HttpSession;
+use crate::StoreError;
+use crate::jsonrpc::RpcError;
+use crate::types::v2026_07_28::RequestId;
+use crate::util::lock;
+
+/// The sessions live in this process, by name.
+pub(super) type Live = Arc<Mutex<HashMap<String, Arc<HttpSession>>>>;
+
+/// How long the listener waits before listening again after the store's link dropped.
+const RELISTEN_AFTER: Duration = Duration::from_secs(1);
+
+/// This instance's name in the fleet, and its listener for relayed answers.
+pub(super) struct Relayer {
+    store: Arc<dyn SessionStore>,
+    pub(super) instance: Arc<str>,
+    listener: tokio::sync::OnceCell<Listener>,
+}
+
+/// The listening task, stopped when the sessions go.
+struct Listener(tokio::task::JoinHandle<()>);
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Relayer {
+    pub(super) fn new(store: Arc<dyn SessionStore>) -> Self {
+        let mut bytes = [0u8; 8];
+        rand::fill(&mut bytes[..]);
+        let instance: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Self {
+            store,
+            instance: instance.into(),
+            listener: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// Listens for the answers relayed to this instance (subscribed before this returns,
+    /// the first time: no request goes out before its answer can come back).
+    pub(super) async fn ensure_listening(&self, live: &Live) -> Result<(), StoreError> {
+        self.listener
+            .get_or_try_init(|| async {
+                let relayed = self.store.listen(&self.instance).await?;
+                let task = tokio::spawn(listen(
+                    relayed,
+                    Arc::clone(&self.store),
+                    Arc::clone(&self.instance),
+                    Arc::downgrade(live),
+                ));
+                Ok::<_, StoreError>(Listener(task))
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// Relays `answer` (to request `id` of `session`, waiting nowhere here) to the
+    /// instance the id names; `false` when that instance has gone. An answer to a
+    /// request of this instance's (it gave up waiting) or of none is dropped.
+    pub(super) async fn relay(
+        &self,
+        session: &str,
+        id: RequestId,
+        answer: Result<Value, RpcError>,
+    ) -> Result<bool, StoreError> {
+        let Some(instance) = instance_of(&id).filter(|i| **i != *self.instance) else {
+            tracing::debug!(?id, "a client response to no pending request");
+            return Ok(true);
+        };
+        let instance = instance.to_owned();
+        let message = serde_json::to_string(&Relay::new(session, id, answer))
+            .map_err(|e| StoreError::new(super::super::session_store::STORE, e.to_string()))?;
+        self.store.relay(&instance, message).await
+    }
+}
+
+/// Hands each relayed answer to its session's waiting request, listening again when
+/// the store's link drops, until the sessions are gone.
+async fn listen(
+    mut relayed: super::super::session_store::Relayed,
+    store: Arc<dyn SessionStore>,
+    instance: Arc<str>,
+    live: Weak<Mutex<HashMap<String, Arc<HttpSession>>>>,
+) {
+    loop {
+        while let Some(message) = relayed.next().await {
+            let Some(live) = live.upgrade() else {
+                return;
+            };
+            deliver(&live, &message);
+        }
+        tracing::warn!("the session store's relay link dropped: listening again");
+        loop {
+            tokio::time::sleep(RELISTEN_AFTER).await;
+            if live.strong_count() == 0 {
+                return;
+            }
+            match store.listen(&instance).await {
+                Ok(again) => {
+                    relayed = again;
+                    break;
+                }
+                Err(e) => tracing::warn!(error = %e, "could not listen for relayed answers"),
+            }
+        }
+    }
+}
+
+fn deliver(live: &Mutex<HashMap<String, Arc<HttpSession>>>, message: &str) {
+    let relay: Relay = match serde_json::from_str(message) {
+        Ok(relay) => relay,
+        Err(e) => {
+            tracing::warn!(error = %e, "an unreadable relayed answer");
+            return;
+        }
+    };
+    let session = lock(live).get(&relay.session).cloned();
+    let Some(session) = session else {
+        tracing::debug!("a relayed answer for a session not served here");
+        return;
+    };
+    let id = relay.id.clone();
+    if session.session.answer(&id, relay.answer()).is_err() {
+        tracing::debug!(?id, "a relayed answer to no pending request");
+    }
+}
