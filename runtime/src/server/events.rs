@@ -40,23 +40,45 @@ pub enum ServerEvent {
 }
 
 /// The sending side of a server's events, shared by the servers built over one
-/// registry (an `McpServer` and the `Server` it builds).
+/// registry (an `McpServer` and the `Server` it builds): what every listener here
+/// hears, and apart, the events that began here (what a fleet's bus carries to the
+/// other instances).
 #[derive(Debug, Clone)]
-pub(crate) struct Events(broadcast::Sender<ServerEvent>);
+pub(crate) struct Events {
+    all: broadcast::Sender<ServerEvent>,
+    local: broadcast::Sender<ServerEvent>,
+}
 
 impl Default for Events {
     fn default() -> Self {
-        Self(broadcast::channel(EVENT_BACKLOG).0)
+        Self {
+            all: broadcast::channel(EVENT_BACKLOG).0,
+            local: broadcast::channel(EVENT_BACKLOG).0,
+        }
     }
 }
 
 impl Events {
+    /// An event that began here.
     pub(crate) fn publish(&self, event: ServerEvent) {
         // Nobody listening is not an error: the event is simply heard by no one.
-        let _ = self.0.send(event);
+        if self.local.receiver_count() > 0 {
+            let _ = self.local.send(event.clone());
+        }
+        let _ = self.all.send(event);
+    }
+
+    /// An event that began on another instance: heard here, not sent on again.
+    pub(crate) fn deliver(&self, event: ServerEvent) {
+        let _ = self.all.send(event);
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
-        self.0.subscribe()
+        self.all.subscribe()
+    }
+
+    /// The events that begin here from now on.
+    pub(crate) fn subscribe_local(&self) -> broadcast::Receiver<ServerEvent> {
+        self.local.subscribe()
     }
 }

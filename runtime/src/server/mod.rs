@@ -315,6 +315,16 @@ impl Server {
         self.inner.events.subscribe()
     }
 
+    /// The events that begin on this instance (for a fleet's bus).
+    pub(crate) fn local_events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe_local()
+    }
+
+    /// Tells the listeners here about `event`, which began on another instance.
+    pub(crate) fn deliver(&self, event: ServerEvent) {
+        self.inner.events.deliver(event);
+    }
+
     /// How complex an incoming message may be: transports check it before parsing.
     pub(crate) fn json_limits(&self) -> &JsonLimits {
         &self.inner.limits

@@ -37,6 +37,11 @@ impl TokenVerifier for Users {
 
 /// One instance of the fleet: its own process state, the shared store.
 async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> SocketAddr {
+    serving(store, idle).await.0
+}
+
+/// [`instance`], and its server to change while it serves.
+async fn serving(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> (SocketAddr, McpServer) {
     let mcp = McpServer::new("fleet", "1").fulfil_input_on_sessions(SessionInput::default());
     mcp.tool("whoami")
         .run(|_: NoArgs, ctx: ToolContext| async move {
@@ -68,7 +73,7 @@ async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> Socke
     if let Some(store) = store {
         http = http.session_store(store);
     }
-    http_support::serve(http).await
+    (http_support::serve(http).await, mcp)
 }
 
 /// Two instances sharing a session store on a redis-server of their own (kept alive by
@@ -225,4 +230,35 @@ async fn an_answer_posted_to_another_instance_reaches_the_question_it_answers() 
     assert!(refused.body.contains("has gone"), "{}", refused.body);
     // The session lives on.
     assert_eq!(call(b, "alice", &session).await.status, 200);
+}
+
+#[tokio::test]
+async fn a_change_made_through_one_instance_reaches_a_stream_held_by_another() {
+    let redis = redis("fleet-sessions-bus").await;
+    let store: Arc<dyn SessionStore> =
+        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
+    let idle = Duration::from_secs(60);
+    let a = instance(Some(Arc::clone(&store)), idle).await;
+    let (b, b_server) = serving(Some(Arc::clone(&store)), idle).await;
+    let session = initialize(a, "alice").await;
+    // A request through B starts B's end of the bus (as any first request does).
+    assert_eq!(call(b, "alice", &session).await.status, 200);
+
+    // The session's GET stream is held by A...
+    let mut headers = as_user("alice", Some(&session));
+    set(&mut headers, "Accept", Some("text/event-stream"));
+    let mut stream = http_support::SseSocket::open(a, "GET", &headers, "").await;
+    assert_eq!(stream.status, 200);
+    // ... a tool is added through B ...
+    b_server
+        .tool("added")
+        .run(|_: NoArgs, _ctx: ToolContext| async { Ok("new") });
+    // ... and A's stream says the list changed.
+    let (_, heard) = stream.next_message().await.expect("a notification");
+    assert_eq!(
+        heard["method"], "notifications/tools/list_changed",
+        "{heard}"
+    );
+    // Once: A does not hear its own events back, nor B's twice.
+    assert!(stream.quiet_for(Duration::from_millis(300)).await);
 }

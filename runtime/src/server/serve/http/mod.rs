@@ -49,13 +49,15 @@
 //! with the `redis` feature): then any instance serves any session's requests, and a
 //! session ended or expired is gone on all of them, and the client's answer to a
 //! request the server sent on the session may reach any instance (it is relayed to the
-//! one that asked). What a fleet does not share yet — a session's GET stream and its
-//! notifications outside a request — stays with the instance that holds them. 2026-07-28 requests may land anywhere.
+//! one that asked), and the server's events published on one instance reach the
+//! listeners of every other. What a fleet does not share yet — the events kept for
+//! `Last-Event-ID` — stays with the instance that sent them. 2026-07-28 requests may land anywhere.
 //! [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
 mod authn;
 mod budget;
+mod bus;
 mod conn;
 mod events;
 mod guard;
@@ -86,7 +88,7 @@ pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
 #[cfg(feature = "redis")]
 pub use session_store::RedisSessionStore;
-pub use session_store::{Relayed, SessionStore};
+pub use session_store::{Published, SessionStore};
 
 use crate::auth::TokenVerifier;
 use crate::server::Server;
@@ -153,6 +155,8 @@ pub(crate) struct Shared {
     pub(crate) required_scopes: Option<RequiredScopes>,
     pub(crate) tool_headers: Option<ToolHeaders>,
     pub(crate) sessions: Option<sessions::Sessions>,
+    /// For a fleet: the server's events carried to and from the other instances.
+    pub(crate) bus: Option<bus::Bus>,
     /// Cancelled when the endpoint starts draining: it ends the streams that never end
     /// on their own, `subscriptions/listen` and a session's GET stream.
     pub(crate) closing: tokio_util::sync::CancellationToken,
@@ -343,6 +347,13 @@ impl HttpServer {
         #[cfg(feature = "http-server-tls")]
         let tls = self.tls.clone().map(tokio_rustls::TlsAcceptor::from);
         let shared = Arc::new(self.into_shared());
+        if let Some(bus) = &shared.bus {
+            // Started before serving; a store that fails now is tried again by the
+            // first request.
+            if let Err(e) = bus.ensure_started(&shared.server).await {
+                tracing::warn!(error = %e, "the fleet's event bus did not start yet");
+            }
+        }
         let protocols = listen::Protocols {
             #[cfg(feature = "http-server-h2")]
             h2: app::router(Arc::clone(&shared), &path, limits),
@@ -369,7 +380,7 @@ impl HttpServer {
             per_principal: limits.max_sessions_per_principal,
             store: self.events,
             retry: limits.sse_retry,
-            shared: self.session_store,
+            shared: self.session_store.clone(),
         });
         Shared {
             server: self.server,
@@ -389,6 +400,7 @@ impl HttpServer {
             required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
             sessions: sessions.map(sessions::Sessions::new),
+            bus: self.session_store.map(bus::Bus::new),
             closing: tokio_util::sync::CancellationToken::new(),
             streams: streams::Streams::new(limits.max_connections),
         }

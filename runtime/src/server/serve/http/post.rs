@@ -47,6 +47,11 @@ async fn admit(
             RpcError::invalid_request(format!("Forbidden: {why}")),
         )));
     }
+    if let Some(bus) = &shared.bus {
+        if let Err(e) = bus.ensure_started(&shared.server).await {
+            tracing::warn!(error = %e, "the fleet's event bus did not start yet");
+        }
+    }
     authn::authenticate(shared, method, headers)
         .await
         .map_err(|denied| Box::new(unauthorized(denied)))

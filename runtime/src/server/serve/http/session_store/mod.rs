@@ -13,9 +13,10 @@
 //! The requests a handler sends the client on a session (`elicitation/create`, ...)
 //! carry the name of the instance that sent them in their ids. The client may POST its
 //! answer to any instance: one that does not hold the waiting request relays the
-//! answer to the instance its id names ([`SessionStore::relay`]), which listens for
-//! them ([`SessionStore::listen`]); when that instance has gone, the client is told,
-//! and the session lives on.
+//! answer to the instance its id names ([`SessionStore::publish`] on that instance's
+//! channel), which listens for them ([`SessionStore::listen`]); when that instance has
+//! gone, the client is told, and the session lives on. The same channels carry the
+//! server's events (list changes, resource updates, log messages) to every instance.
 
 #[cfg(feature = "redis")]
 mod redis;
@@ -24,6 +25,7 @@ mod redis;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisSessionStore;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -48,15 +50,16 @@ pub trait SessionStore: Send + Sync + 'static {
     fn get(&self, id: &str, ttl: Duration) -> BoxFuture<'_, Result<Option<String>, StoreError>>;
     /// Forgets session `id` (it ended).
     fn remove(&self, id: &str) -> BoxFuture<'_, Result<(), StoreError>>;
-    /// Hands `message` to the instance named `instance`, if it listens; whether it did.
-    fn relay(&self, instance: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>>;
-    /// The messages relayed to `instance` from now on, as they come; the stream ends if
-    /// the store's link does (the caller listens again).
-    fn listen(&self, instance: &str) -> BoxFuture<'_, Result<Relayed, StoreError>>;
+    /// Hands `message` to the instances listening on `channel` now, if any; whether
+    /// one was. Nothing is kept for an instance that listens later.
+    fn publish(&self, channel: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>>;
+    /// The messages published on `channel` from now on, as they come; the stream ends
+    /// if the store's link does (the caller listens again).
+    fn listen(&self, channel: &str) -> BoxFuture<'_, Result<Published, StoreError>>;
 }
 
-/// The messages relayed to one instance.
-pub type Relayed = futures_util::stream::BoxStream<'static, String>;
+/// The messages published on one channel.
+pub type Published = futures_util::stream::BoxStream<'static, String>;
 
 /// An answer relayed to the instance waiting for it.
 #[derive(Debug, Serialize, Deserialize)]
@@ -96,6 +99,47 @@ impl Relay {
         match self.error {
             Some(e) => Err(e),
             None => Ok(self.result.unwrap_or_default()),
+        }
+    }
+}
+
+/// How long a listener waits before listening again after the store's link dropped.
+const RELISTEN_AFTER: Duration = Duration::from_secs(1);
+
+/// Hands each message published on `channel` (from `first`, the stream already
+/// listening) to `handle`, listening again whenever the store's link drops; runs until
+/// its task is stopped.
+pub(crate) async fn follow(
+    store: Arc<dyn SessionStore>,
+    channel: &'static str,
+    first: Published,
+    handle: impl FnMut(String) + Send,
+) {
+    follow_owned(store, channel.to_owned(), first, handle).await;
+}
+
+/// [`follow`], for a channel named at run time.
+pub(crate) async fn follow_owned(
+    store: Arc<dyn SessionStore>,
+    channel: String,
+    mut published: Published,
+    mut handle: impl FnMut(String) + Send,
+) {
+    use futures_util::StreamExt as _;
+    loop {
+        while let Some(message) = published.next().await {
+            handle(message);
+        }
+        tracing::warn!(channel, "the session store's link dropped: listening again");
+        loop {
+            tokio::time::sleep(RELISTEN_AFTER).await;
+            match store.listen(&channel).await {
+                Ok(again) => {
+                    published = again;
+                    break;
+                }
+                Err(e) => tracing::warn!(error = %e, channel, "could not listen again"),
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use redis::aio::ConnectionManager;
 
-use super::{Relayed, STORE, SessionStore};
+use super::{Published, STORE, SessionStore};
 use crate::StoreError;
 use crate::transport::BoxFuture;
 
@@ -59,8 +59,8 @@ impl RedisSessionStore {
         format!("{}{{{id}}}", self.prefix)
     }
 
-    fn channel(&self, instance: &str) -> String {
-        format!("{}relay:{instance}", self.prefix)
+    fn channel(&self, channel: &str) -> String {
+        format!("{}channel:{channel}", self.prefix)
     }
 }
 
@@ -99,8 +99,8 @@ impl SessionStore for RedisSessionStore {
         })
     }
 
-    fn relay(&self, instance: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>> {
-        let channel = self.channel(instance);
+    fn publish(&self, channel: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>> {
+        let channel = self.channel(channel);
         let mut connection = self.connection.clone();
         Box::pin(async move {
             let listeners: i64 = redis::cmd("PUBLISH")
@@ -113,9 +113,9 @@ impl SessionStore for RedisSessionStore {
         })
     }
 
-    fn listen(&self, instance: &str) -> BoxFuture<'_, Result<Relayed, StoreError>> {
+    fn listen(&self, channel: &str) -> BoxFuture<'_, Result<Published, StoreError>> {
         use futures_util::StreamExt as _;
-        let channel = self.channel(instance);
+        let channel = self.channel(channel);
         Box::pin(async move {
             let mut pubsub = self.client.get_async_pubsub().await.map_err(failed)?;
             pubsub.subscribe(&channel).await.map_err(failed)?;

@@ -4,12 +4,10 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use serde_json::Value;
 
-use super::super::session_store::{Relay, SessionStore, instance_of};
+use super::super::session_store::{Relay, SessionStore, follow_owned, instance_of};
 use super::HttpSession;
 use crate::StoreError;
 use crate::jsonrpc::RpcError;
@@ -18,9 +16,6 @@ use crate::util::lock;
 
 /// The sessions live in this process, by name.
 pub(super) type Live = Arc<Mutex<HashMap<String, Arc<HttpSession>>>>;
-
-/// How long the listener waits before listening again after the store's link dropped.
-const RELISTEN_AFTER: Duration = Duration::from_secs(1);
 
 /// This instance's name in the fleet, and its listener for relayed answers.
 pub(super) struct Relayer {
@@ -55,12 +50,14 @@ impl Relayer {
     pub(super) async fn ensure_listening(&self, live: &Live) -> Result<(), StoreError> {
         self.listener
             .get_or_try_init(|| async {
-                let relayed = self.store.listen(&self.instance).await?;
-                let task = tokio::spawn(listen(
-                    relayed,
+                let channel = channel(&self.instance);
+                let relayed = self.store.listen(&channel).await?;
+                let live = Arc::downgrade(live);
+                let task = tokio::spawn(follow_owned(
                     Arc::clone(&self.store),
-                    Arc::clone(&self.instance),
-                    Arc::downgrade(live),
+                    channel,
+                    relayed,
+                    move |message: String| deliver(&live, &message),
                 ));
                 Ok::<_, StoreError>(Listener(task))
             })
@@ -84,43 +81,19 @@ impl Relayer {
         let instance = instance.to_owned();
         let message = serde_json::to_string(&Relay::new(session, id, answer))
             .map_err(|e| StoreError::new(super::super::session_store::STORE, e.to_string()))?;
-        self.store.relay(&instance, message).await
+        self.store.publish(&channel(&instance), message).await
     }
 }
 
-/// Hands each relayed answer to its session's waiting request, listening again when
-/// the store's link drops, until the sessions are gone.
-async fn listen(
-    mut relayed: super::super::session_store::Relayed,
-    store: Arc<dyn SessionStore>,
-    instance: Arc<str>,
-    live: Weak<Mutex<HashMap<String, Arc<HttpSession>>>>,
-) {
-    loop {
-        while let Some(message) = relayed.next().await {
-            let Some(live) = live.upgrade() else {
-                return;
-            };
-            deliver(&live, &message);
-        }
-        tracing::warn!("the session store's relay link dropped: listening again");
-        loop {
-            tokio::time::sleep(RELISTEN_AFTER).await;
-            if live.strong_count() == 0 {
-                return;
-            }
-            match store.listen(&instance).await {
-                Ok(again) => {
-                    relayed = again;
-                    break;
-                }
-                Err(e) => tracing::warn!(error = %e, "could not listen for relayed answers"),
-            }
-        }
-    }
+/// The channel the answers for `instance` are published on.
+fn channel(instance: &str) -> String {
+    format!("answers:{instance}")
 }
 
-fn deliver(live: &Mutex<HashMap<String, Arc<HttpSession>>>, message: &str) {
+fn deliver(live: &Weak<Mutex<HashMap<String, Arc<HttpSession>>>>, message: &str) {
+    let Some(live) = live.upgrade() else {
+        return;
+    };
     let relay: Relay = match serde_json::from_str(message) {
         Ok(relay) => relay,
         Err(e) => {
@@ -128,7 +101,7 @@ fn deliver(live: &Mutex<HashMap<String, Arc<HttpSession>>>, message: &str) {
             return;
         }
     };
-    let session = lock(live).get(&relay.session).cloned();
+    let session = lock(&live).get(&relay.session).cloned();
     let Some(session) = session else {
         tracing::debug!("a relayed answer for a session not served here");
         return;
