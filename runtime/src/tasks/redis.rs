@@ -1,6 +1,7 @@
 //! Tasks in Redis (feature `redis`), shared by every instance that points at the same
 //! server. Each task is three keys, all expiring with the task's TTL: a hash of its
-//! fields (`PREFIX` + id), a hash of its outstanding input requests (`…:asks`) and a
+//! fields (`PREFIX{id}`, the id a hash tag so the three share a Redis Cluster slot), a
+//! hash of its outstanding input requests (`…:asks`) and a
 //! hash of the answers delivered and not yet taken (`…:answers`). Every change that
 //! reads before it writes is one Lua script, so it is atomic in Redis. Each owner has a
 //! sorted set of its tasks by expiry (`PREFIX` + `owner:` + owner), which caps how many
@@ -169,7 +170,9 @@ impl RedisTaskStore {
     }
 
     fn keys(&self, id: &str) -> [String; 3] {
-        let task = format!("{}{id}", self.prefix);
+        // The id is a hash tag: a task's three keys share a slot on a Redis Cluster, as
+        // its scripts need.
+        let task = format!("{}{{{id}}}", self.prefix);
         [format!("{task}:asks"), format!("{task}:answers"), task]
     }
 }
