@@ -90,11 +90,6 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify(&self, token: &str) -> crate::transport::BoxFuture<'_, Result<AuthInfo, AuthError>>;
 }
 
-#[cfg(feature = "dpop")]
-pub(crate) mod dpop;
-#[cfg(feature = "dpop")]
-#[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
-pub use dpop::Dpop;
 #[cfg(feature = "introspection")]
 mod introspection;
 #[cfg(feature = "introspection")]

@@ -20,13 +20,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use sha2::Digest as _;
-use tern_mcp::auth::{Dpop, JwtVerifier};
+use tern_mcp::auth::JwtVerifier;
 use tern_mcp::client::Client;
 use tern_mcp::oauth::{
     ClientKey, CredentialStore, FileStore, MemoryStore, OAuthClient, OAuthClientBuilder,
     Registration,
 };
-use tern_mcp::server::http::{HttpServer, ProtectedResource};
+use tern_mcp::server::http::{Dpop, HttpServer, ProtectedResource};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_tests::text_of;
 
@@ -37,7 +37,9 @@ const MACHINE_KEY: &str = include_str!("../../oidc/machine-key.pem");
 struct Resource {
     addr: SocketAddr,
     url: String,
-    _provider: Provider,
+    issuer: String,
+    /// The provider, kept running (by the first handle on the resource).
+    _provider: Option<Provider>,
 }
 
 async fn resource(dpop: Dpop, nonce_at_the_provider: bool) -> Option<Resource> {
@@ -45,21 +47,26 @@ async fn resource(dpop: Dpop, nonce_at_the_provider: bool) -> Option<Resource> {
     let addr = listener.local_addr().unwrap();
     let url = format!("http://{addr}/mcp");
     let provider = provider_with(&[&url], nonce_at_the_provider).await?;
-    let verifier = JwtVerifier::new(format!("{}/jwks", provider.issuer), &provider.issuer, &url)
+    serve_resource(listener, &url, &provider.issuer, dpop);
+    Some(Resource {
+        addr,
+        url,
+        issuer: provider.issuer.clone(),
+        _provider: Some(provider),
+    })
+}
+
+/// The notes server on `listener` as the resource `url` (its public URL, which proofs
+/// name), checking the provider's JWTs and their proofs by `dpop`'s rules.
+fn serve_resource(listener: tokio::net::TcpListener, url: &str, issuer: &str, dpop: Dpop) {
+    let verifier = JwtVerifier::new(format!("{issuer}/jwks"), issuer, url)
         .unwrap()
         .leeway(Duration::ZERO);
     let http = HttpServer::new(notes().server().unwrap())
         .token_verifier(Arc::new(verifier))
         .dpop(dpop)
-        .protected_resource(
-            ProtectedResource::new(&url, &provider.issuer).with_scopes(["files:read"]),
-        );
+        .protected_resource(ProtectedResource::new(url, issuer).with_scopes(["files:read"]));
     tokio::spawn(http.serve(listener, std::future::pending()));
-    Some(Resource {
-        addr,
-        url,
-        _provider: provider,
-    })
 }
 
 /// A client connected to `url`, authorized by `oauth`.
@@ -320,6 +327,62 @@ async fn the_cli_calls_as_a_service_with_a_secret_or_a_key_and_with_dpop() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("TERN_CLIENT_SECRET"));
+}
+
+#[tokio::test]
+#[ignore = "needs TERN_OIDC_NODE: run scripts/oidc"]
+async fn a_fleet_of_resource_servers_shares_its_nonces_and_the_proofs_it_has_seen() {
+    let Some(rs) = resource(Dpop::new(), false).await else {
+        return;
+    };
+    // Two more instances of one resource (its public URL is the first one's), sharing
+    // the nonce secret and where proofs are remembered.
+    let seen: Arc<dyn tern_mcp::server::replay::ReplayStore> =
+        Arc::new(tern_mcp::server::replay::MemoryReplayStore::new(1_000));
+    let fleet = || {
+        Dpop::new()
+            .require_nonce()
+            .nonce_secret([9; 32])
+            .replay_store(Arc::clone(&seen))
+    };
+    let mut instances = Vec::new();
+    for _ in 0..2 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        instances.push(listener.local_addr().unwrap());
+        serve_resource(listener, &rs.url, &rs.issuer, fleet());
+    }
+    let (client, store) = bound_service(&rs).await;
+    client.call_tool("read", json!({})).await.unwrap();
+    let token = store.tokens(&rs.url).unwrap().access_token;
+    let key = store.dpop_key().unwrap();
+    let to = |addr: SocketAddr| Resource {
+        addr,
+        url: rs.url.clone(),
+        issuer: rs.issuer.clone(),
+        _provider: None,
+    };
+    // A nonce the first instance gives...
+    let first = to(instances[0]);
+    let asked = post_with(
+        &first,
+        &token,
+        &proof(&key, "POST", &rs.url, &token, 0, None),
+    )
+    .await;
+    assert_eq!(asked.status, 401);
+    let nonce = asked.header("dpop-nonce").unwrap().to_owned();
+    // ... is good at the second.
+    let second = to(instances[1]);
+    let good = proof(&key, "POST", &rs.url, &token, 0, Some(&nonce));
+    assert_eq!(post_with(&second, &token, &good).await.status, 200);
+    // And the proof the second has seen is a replay at the first.
+    let replayed = post_with(&first, &token, &good).await;
+    assert_eq!(replayed.status, 401);
+    let said = replayed
+        .header("www-authenticate")
+        .unwrap_or_default()
+        .to_owned();
+    assert!(said.contains("used before"), "{said}");
 }
 
 fn read_body() -> String {

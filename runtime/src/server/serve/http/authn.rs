@@ -108,7 +108,7 @@ pub(crate) async fn authenticate(
             "the token is not bound to a DPoP key: present it as a Bearer token",
         )),
         (Scheme::Dpop, Some(jkt)) => {
-            prove(shared, method, headers, token, jkt)?;
+            prove(shared, method, headers, token, jkt).await?;
             Ok(Some(info))
         }
     }
@@ -116,14 +116,14 @@ pub(crate) async fn authenticate(
 
 /// Checks the request's DPoP proof for `token`, bound to `jkt`.
 #[cfg(feature = "dpop")]
-fn prove(
+async fn prove(
     shared: &Shared,
     method: &str,
     headers: &impl Fields,
     token: &str,
     jkt: &str,
 ) -> Result<(), Unauthorized> {
-    use crate::auth::dpop::{Refusal, Request};
+    use super::dpop::{Refusal, Request};
     static DPOP: http::HeaderName = http::HeaderName::from_static("dpop");
     let metadata = shared.resource_metadata.as_deref();
     let urls: Vec<String> = match &shared.protected {
@@ -146,6 +146,7 @@ fn prove(
     shared
         .dpop
         .check(headers.values(&DPOP), &request)
+        .await
         .map_err(|refusal| match refusal {
             Refusal::Invalid(why) => Unauthorized::dpop(metadata, "invalid_dpop_proof", &why),
             Refusal::UseNonce(nonce) => Unauthorized {
@@ -161,7 +162,7 @@ fn prove(
 
 /// Without the `dpop` feature, a bound token cannot be proved: refused.
 #[cfg(not(feature = "dpop"))]
-fn prove(
+async fn prove(
     shared: &Shared,
     _method: &str,
     _headers: &impl Fields,
@@ -179,7 +180,7 @@ fn prove(
 /// metadata URL.
 fn dpop_challenge(metadata: Option<&str>, error: Option<(&str, &str)>) -> String {
     #[cfg(feature = "dpop")]
-    let algs = crate::auth::dpop::ALGS;
+    let algs = super::dpop::ALGS;
     #[cfg(not(feature = "dpop"))]
     let algs = "ES256";
     let mut params = Vec::new();

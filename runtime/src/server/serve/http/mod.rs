@@ -51,7 +51,8 @@
 //! request the server sent on the session may reach any instance (it is relayed to the
 //! one that asked), and the server's events published on one instance reach the
 //! listeners of every other. What a fleet does not share yet — the events kept for
-//! `Last-Event-ID` — stays with the instance that sent them. 2026-07-28 requests may land anywhere.
+//! `Last-Event-ID` — stays with the instance that sent them. 2026-07-28 requests may
+//! land anywhere.
 //! [`stateless_only`](HttpServer::stateless_only) turns sessions off.
 
 mod app;
@@ -59,6 +60,8 @@ mod authn;
 mod budget;
 mod bus;
 mod conn;
+#[cfg(feature = "dpop")]
+pub(crate) mod dpop;
 mod events;
 mod guard;
 #[cfg(feature = "http-server-h2")]
@@ -83,6 +86,9 @@ use axum::Router;
 
 pub use events::{EventStore, MemoryEventStore, Replay};
 
+#[cfg(feature = "dpop")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
+pub use dpop::Dpop;
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
@@ -110,7 +116,7 @@ pub struct HttpServer {
     protected: Option<Arc<ProtectedResource>>,
     /// How DPoP proofs are checked, when set (else the defaults, not advertised).
     #[cfg(feature = "dpop")]
-    dpop: Option<crate::auth::Dpop>,
+    dpop: Option<Dpop>,
     required_scopes: Option<RequiredScopes>,
     tool_headers: Option<ToolHeaders>,
     /// Whether 2025-11-25 sessions are served.
@@ -149,7 +155,7 @@ pub(crate) struct Shared {
     pub(crate) path: String,
     /// Checks the proofs of DPoP-bound tokens.
     #[cfg(feature = "dpop")]
-    pub(crate) dpop: crate::auth::dpop::DpopGuard,
+    pub(crate) dpop: dpop::DpopGuard,
     /// Whether a 401 offers the `DPoP` scheme beside `Bearer`.
     pub(crate) offers_dpop: bool,
     pub(crate) required_scopes: Option<RequiredScopes>,
@@ -264,10 +270,10 @@ impl HttpServer {
 
     /// Accepts DPoP-bound access tokens checked by `dpop`'s rules, and offers the
     /// `DPoP` scheme in its 401 challenges. Without it, a bound token is still checked,
-    /// by [`Dpop::new`](crate::auth::Dpop::new)'s rules, but the scheme is not offered.
+    /// by [`Dpop::new`]'s rules, but the scheme is not offered.
     #[cfg(feature = "dpop")]
     #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
-    pub fn dpop(mut self, dpop: crate::auth::Dpop) -> Self {
+    pub fn dpop(mut self, dpop: Dpop) -> Self {
         self.dpop = Some(dpop);
         self
     }
@@ -396,7 +402,7 @@ impl HttpServer {
             #[cfg(not(feature = "dpop"))]
             offers_dpop: false,
             #[cfg(feature = "dpop")]
-            dpop: crate::auth::dpop::DpopGuard::new(self.dpop.unwrap_or_default()),
+            dpop: dpop::DpopGuard::new(self.dpop.unwrap_or_default()),
             required_scopes: self.required_scopes,
             tool_headers: self.tool_headers,
             sessions: sessions.map(sessions::Sessions::new),

@@ -1,11 +1,13 @@
 //! DPoP at the resource server (RFC 9449 §7): a token bound to a key (`cnf.jkt`) is
 //! accepted only with the `DPoP` scheme and a proof signed by that key, made for this
 //! request (`htm`, `htu`), recently (`iat`), for this token (`ath`), never seen before
-//! (`jti`, remembered for the window in a bounded store), and, when the server asks
-//! for them, with one of its nonces (§9).
+//! (`jti`, remembered for the window in a bounded store, or in a fleet's shared
+//! [`ReplayStore`]), and, when the server asks for them, with one of its nonces (§9):
+//! stateless, a MAC of the time window under a secret the fleet may share, so a nonce
+//! one instance gave is good at every instance.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -15,6 +17,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use sha2::Digest as _;
 
+use crate::server::replay::{Redemption, ReplayStore, TokenId};
 use crate::util::lock;
 
 /// The algorithms a proof may be signed with: asymmetric ones only.
@@ -22,20 +25,37 @@ pub(crate) const ALGS: &str = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 E
 /// The longest `jti` remembered.
 const MAX_JTI_BYTES: usize = 256;
 
-/// How an [`HttpServer`](crate::server::http::HttpServer) checks DPoP proofs.
-#[derive(Debug, Clone)]
+/// How an [`HttpServer`](super::HttpServer) checks DPoP proofs.
+#[derive(Clone)]
 pub struct Dpop {
     window: Duration,
     nonce: bool,
     max_proofs: usize,
+    nonce_secret: [u8; 32],
+    replay: Option<Arc<dyn ReplayStore>>,
+}
+
+impl std::fmt::Debug for Dpop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dpop")
+            .field("window", &self.window)
+            .field("nonce", &self.nonce)
+            .field("max_proofs", &self.max_proofs)
+            .field("shared_replay_store", &self.replay.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Dpop {
     fn default() -> Self {
+        let mut nonce_secret = [0u8; 32];
+        rand::fill(&mut nonce_secret[..]);
         Self {
             window: Duration::from_secs(60),
             nonce: false,
             max_proofs: 100_000,
+            nonce_secret,
+            replay: None,
         }
     }
 }
@@ -68,6 +88,21 @@ impl Dpop {
         self.max_proofs = max;
         self
     }
+
+    /// The secret nonces are made with (default: one of this process's): instances of
+    /// a fleet that share it accept each other's nonces.
+    pub fn nonce_secret(mut self, secret: [u8; 32]) -> Self {
+        self.nonce_secret = secret;
+        self
+    }
+
+    /// Remembers the proofs seen in `store` (a `RedisReplayStore` a fleet shares, say)
+    /// instead of this process's memory, so a proof replayed at another instance is
+    /// refused too.
+    pub fn replay_store(mut self, store: Arc<dyn ReplayStore>) -> Self {
+        self.replay = Some(store);
+        self
+    }
 }
 
 /// Why a proof was refused.
@@ -79,19 +114,13 @@ pub(crate) enum Refusal {
     UseNonce(String),
 }
 
-/// The checks, and what they remember: proofs seen and the nonces given.
+/// The checks, and the proofs seen (when no shared store remembers them).
 #[derive(Debug)]
 pub(crate) struct DpopGuard {
     policy: Dpop,
     seen: Mutex<HashMap<String, Instant>>,
-    nonces: Mutex<Nonces>,
-}
-
-#[derive(Debug)]
-struct Nonces {
-    current: String,
-    previous: String,
-    since: Instant,
+    /// HMAC-SHA256 keyed with the nonce secret (HMAC takes a key of any length).
+    keyed: Option<hmac::Hmac<sha2::Sha256>>,
 }
 
 #[derive(Deserialize)]
@@ -125,19 +154,16 @@ fn invalid(why: impl Into<String>) -> Refusal {
 
 impl DpopGuard {
     pub(crate) fn new(policy: Dpop) -> Self {
+        use hmac::KeyInit as _;
         Self {
+            keyed: hmac::Hmac::new_from_slice(&policy.nonce_secret).ok(),
             policy,
             seen: Mutex::default(),
-            nonces: Mutex::new(Nonces {
-                current: random_nonce(),
-                previous: random_nonce(),
-                since: Instant::now(),
-            }),
         }
     }
 
     /// Checks `proofs` (the request's `DPoP` header values) for `request`.
-    pub(crate) fn check<'p>(
+    pub(crate) async fn check<'p>(
         &self,
         mut proofs: impl Iterator<Item = &'p [u8]>,
         request: &Request<'_>,
@@ -167,7 +193,25 @@ impl DpopGuard {
         if self.policy.nonce && !self.nonce_ok(claims.nonce.as_deref()) {
             return Err(Refusal::UseNonce(self.nonce()));
         }
-        self.remember(claims.jti)
+        match &self.policy.replay {
+            Some(store) => self.redeem(store.as_ref(), request.jkt, &claims.jti).await,
+            None => self.remember(claims.jti),
+        }
+    }
+
+    /// Records the proof in the shared store; a second sight is a replay.
+    async fn redeem(&self, store: &dyn ReplayStore, jkt: &str, jti: &str) -> Result<(), Refusal> {
+        let id = TokenId::of(&format!("dpop:{jkt}:{jti}"));
+        match store.redeem(id, self.policy.window * 2).await {
+            Ok(Redemption::First) => Ok(()),
+            Ok(_) => Err(invalid("the proof was used before")),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not record a DPoP proof");
+                Err(invalid(
+                    "the proofs seen could not be checked: try again shortly",
+                ))
+            }
+        }
     }
 
     /// The proof's public key and algorithm, once its header is a DPoP proof's.
@@ -250,28 +294,55 @@ impl DpopGuard {
         Ok(())
     }
 
-    /// The nonce to give now (a new one each window; the one before stays good).
+    /// The nonce to give now: good for this window and the next.
     pub(crate) fn nonce(&self) -> String {
-        self.nonce_at(Instant::now())
+        self.nonce_for(self.window_now())
     }
 
-    fn nonce_at(&self, now: Instant) -> String {
-        let mut nonces = lock(&self.nonces);
-        if now.saturating_duration_since(nonces.since) >= self.policy.window {
-            nonces.previous = std::mem::replace(&mut nonces.current, random_nonce());
-            nonces.since = now;
-        }
-        nonces.current.clone()
+    fn window_now(&self) -> u64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        now / self.policy.window.as_secs().max(1)
+    }
+
+    /// The nonce of time window `window`: the window and a MAC of it.
+    fn nonce_for(&self, window: u64) -> String {
+        let mut bytes = window.to_be_bytes().to_vec();
+        bytes.extend_from_slice(&self.mac(window).unwrap_or_default());
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The MAC of `window`; `None` (no nonce is ever good) without a keyed HMAC.
+    fn mac(&self, window: u64) -> Option<[u8; 16]> {
+        use hmac::Mac as _;
+        let mut mac = self.keyed.clone()?;
+        mac.update(b"tern dpop nonce");
+        mac.update(&window.to_be_bytes());
+        let full = mac.finalize().into_bytes();
+        let mut tag = [0u8; 16];
+        tag.copy_from_slice(&full[..16]);
+        Some(tag)
     }
 
     fn nonce_ok(&self, nonce: Option<&str>) -> bool {
-        self.nonce_ok_at(nonce, Instant::now())
+        self.nonce_ok_at(nonce, self.window_now())
     }
 
-    fn nonce_ok_at(&self, nonce: Option<&str>, now: Instant) -> bool {
-        let current = self.nonce_at(now);
-        let nonces = lock(&self.nonces);
-        nonce.is_some_and(|n| n == current || n == nonces.previous)
+    /// Whether `nonce` is one made for window `now` or the one before, with this secret.
+    fn nonce_ok_at(&self, nonce: Option<&str>, now: u64) -> bool {
+        let Some(bytes) = nonce.and_then(|n| URL_SAFE_NO_PAD.decode(n).ok()) else {
+            return false;
+        };
+        let Some((window, tag)) = bytes.split_first_chunk::<8>() else {
+            return false;
+        };
+        let window = u64::from_be_bytes(*window);
+        let fresh = window == now || window.checked_add(1) == Some(now);
+        let Some(mac) = self.mac(window) else {
+            return false;
+        };
+        fresh && bool::from(subtle::ConstantTimeEq::ct_eq(&mac[..], tag))
     }
 }
 
@@ -294,12 +365,6 @@ fn normalize(url: &str) -> String {
     format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
 }
 
-fn random_nonce() -> String {
-    let mut bytes = [0u8; 18];
-    rand::fill(&mut bytes[..]);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,17 +380,21 @@ mod tests {
     }
 
     #[test]
-    fn a_nonce_stays_good_for_one_window_after_the_next() {
-        let guard = DpopGuard::new(Dpop::new().window(Duration::from_secs(60)));
-        let start = Instant::now();
-        let first = guard.nonce_at(start);
-        assert!(guard.nonce_ok_at(Some(&first), start));
-        let later = start + Duration::from_secs(61);
-        let second = guard.nonce_at(later);
-        assert_ne!(first, second);
-        assert!(guard.nonce_ok_at(Some(&first), later), "the previous one");
-        assert!(!guard.nonce_ok_at(Some(&first), later + Duration::from_secs(61)));
-        assert!(!guard.nonce_ok_at(Some("made-up"), later));
-        assert!(!guard.nonce_ok_at(None, later));
+    fn a_nonce_stays_good_for_one_window_after_the_next_at_every_instance_of_a_fleet() {
+        let secret = [7u8; 32];
+        let here = DpopGuard::new(Dpop::new().nonce_secret(secret));
+        let there = DpopGuard::new(Dpop::new().nonce_secret(secret));
+        let stranger = DpopGuard::new(Dpop::new());
+        let given = here.nonce_for(1_000);
+        assert!(here.nonce_ok_at(Some(&given), 1_000));
+        assert!(
+            there.nonce_ok_at(Some(&given), 1_001),
+            "the next window, elsewhere"
+        );
+        assert!(!there.nonce_ok_at(Some(&given), 1_002), "too old");
+        assert!(!here.nonce_ok_at(Some(&given), 999), "not yet");
+        assert!(!stranger.nonce_ok_at(Some(&given), 1_000), "another secret");
+        assert!(!here.nonce_ok_at(Some("made-up"), 1_000));
+        assert!(!here.nonce_ok_at(None, 1_000));
     }
 }
