@@ -118,6 +118,69 @@ pub(crate) fn raw_json(value: &Value) -> Box<RawValue> {
     })
 }
 
+/// Seconds since the Unix epoch (0 before it).
+#[cfg(any(feature = "oauth", feature = "dpop", feature = "introspection"))]
+pub(crate) fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `N` random bytes as lowercase hex.
+#[cfg(feature = "http-server")]
+pub(crate) fn random_hex<const N: usize>() -> String {
+    use std::fmt::Write as _;
+    let mut bytes = [0u8; N];
+    rand::fill(&mut bytes[..]);
+    bytes.iter().fold(String::with_capacity(N * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// 128 random bits, URL-safe base64 without padding (22 characters).
+pub(crate) fn random_id() -> String {
+    use base64::Engine as _;
+    let mut bytes = [0u8; 16];
+    rand::fill(&mut bytes[..]);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// base64url(SHA-256(`text`)), no padding: a DPoP proof's `ath` (RFC 9449 §4.2).
+#[cfg(any(feature = "oauth", feature = "dpop"))]
+pub(crate) fn sha256_b64url(text: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+/// `Basic base64(id:secret)`, each half form-encoded first (RFC 6749 §2.3.1).
+#[cfg(any(feature = "oauth", feature = "introspection"))]
+pub(crate) fn basic_auth(id: &str, secret: &str) -> String {
+    use base64::Engine as _;
+    let credentials = format!("{}:{}", form_urlencoded(id), form_urlencoded(secret));
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(credentials)
+    )
+}
+
+/// `application/x-www-form-urlencoded` for one value.
+#[cfg(any(feature = "oauth", feature = "introspection"))]
+pub(crate) fn form_urlencoded(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 /// What every Redis store does alike (feature `redis`): connect, and say a TTL in
 /// milliseconds.
 #[cfg(feature = "redis")]

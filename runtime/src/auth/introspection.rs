@@ -5,9 +5,8 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::Full;
 use serde::Deserialize;
@@ -86,12 +85,7 @@ impl IntrospectionVerifier {
         client_secret: &str,
         audience: impl Into<String>,
     ) -> Result<Self, TransportError> {
-        let encode = |s: &str| form_urlencoded(s);
-        let credentials = format!("{}:{}", encode(client_id), encode(client_secret));
-        let authorization = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(credentials)
-        );
+        let authorization = crate::util::basic_auth(client_id, client_secret);
         Ok(Self {
             inner: Arc::new(Inner {
                 endpoint: endpoint.into(),
@@ -104,32 +98,11 @@ impl IntrospectionVerifier {
     }
 }
 
-/// `application/x-www-form-urlencoded` for one value.
-fn form_urlencoded(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            b => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 impl Inner {
     async fn ask(&self, token: &str) -> Result<(AuthInfo, Instant), AuthError> {
         let body = format!(
             "token={}&token_type_hint=access_token",
-            form_urlencoded(token)
+            crate::util::form_urlencoded(token)
         );
         let request = http::Request::builder()
             .method(http::Method::POST)
@@ -152,7 +125,7 @@ impl Inner {
         if !said.active {
             return Err(AuthError::InvalidToken("the token is not active".into()));
         }
-        let now = unix_now();
+        let now = crate::util::unix_secs();
         if said.exp.is_some_and(|exp| exp <= now) {
             return Err(AuthError::InvalidToken("the token has expired".into()));
         }
@@ -223,6 +196,9 @@ impl TokenVerifier for IntrospectionVerifier {
 mod tests {
     #[test]
     fn values_are_form_encoded() {
-        assert_eq!(super::form_urlencoded("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
+        assert_eq!(
+            crate::util::form_urlencoded("a b&c=d/é"),
+            "a+b%26c%3Dd%2F%C3%A9"
+        );
     }
 }

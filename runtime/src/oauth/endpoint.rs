@@ -47,7 +47,7 @@ impl TokenEndpoint {
                 (Some(dpop), Some(nonce)) => dpop.remember_nonce(&url, nonce),
                 _ => false,
             };
-            if attempt == 0 && fresh_nonce && error_code(&answer) == Some("use_dpop_nonce") {
+            if attempt == 0 && fresh_nonce && asks_for_nonce(&answer) {
                 continue;
             }
             return Ok(answer);
@@ -74,7 +74,10 @@ impl TokenEndpoint {
             )
             .header(http::header::ACCEPT, "application/json");
         if let Some((id, secret)) = basic {
-            builder = builder.header(http::header::AUTHORIZATION, basic_value(id, secret));
+            builder = builder.header(
+                http::header::AUTHORIZATION,
+                crate::util::basic_auth(id, secret),
+            );
         }
         let (parts, ()) = builder.body(()).map_err(fail)?.into_parts();
         let answer = self.send(&parts, body.as_bytes()).await?;
@@ -82,32 +85,14 @@ impl TokenEndpoint {
     }
 }
 
-/// `Basic base64(id:secret)`, each half form-encoded first (RFC 6749 §2.3.1).
-fn basic_value(id: &str, secret: &str) -> String {
-    use base64::Engine as _;
-    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-    let pair = format!("{}:{}", encode(id), encode(secret));
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(pair)
-    )
-}
-
-/// The `error` of an error response.
-fn error_code(answer: &Answer) -> Option<&str> {
-    if answer.status.is_success() {
-        return None;
-    }
+/// Whether `answer` is the error response `use_dpop_nonce` (RFC 9449 §8).
+fn asks_for_nonce(answer: &Answer) -> bool {
     #[derive(serde::Deserialize)]
-    struct Error<'a> {
-        #[serde(borrow)]
-        error: std::borrow::Cow<'a, str>,
+    struct Error {
+        error: String,
     }
-    let parsed: Error<'_> = serde_json::from_slice(&answer.body).ok()?;
-    match parsed.error {
-        std::borrow::Cow::Borrowed(code) => Some(code),
-        std::borrow::Cow::Owned(_) => None,
-    }
+    !answer.status.is_success()
+        && serde_json::from_slice::<Error>(&answer.body).is_ok_and(|e| e.error == "use_dpop_nonce")
 }
 
 /// A successful token response, or the server's error as a clear failure.

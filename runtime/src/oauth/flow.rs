@@ -217,7 +217,8 @@ impl Caller<'_> {
         server: &ServerMetadata,
         redirect_uri: &str,
     ) -> Result<Client, TransportError> {
-        let auth_type = match self.method(server) {
+        let method = self.method(server);
+        let auth_type = match method {
             Method::Basic => AuthType::BasicAuth,
             _ => AuthType::RequestBody,
         };
@@ -228,7 +229,7 @@ impl Caller<'_> {
             .set_redirect_uri(RedirectUrl::new(redirect_uri.to_owned()).map_err(fail)?)
             .set_auth_type(auth_type);
         if let (Method::Basic | Method::Post, Some(secret)) =
-            (self.method(server), &self.registration.client_secret)
+            (method, &self.registration.client_secret)
         {
             client = client.set_client_secret(ClientSecret::new(secret.clone()));
         }

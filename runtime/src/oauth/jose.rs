@@ -6,12 +6,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 use serde_json::json;
-use sha2::Digest as _;
 
 use crate::transport::TransportError;
 use crate::util::lock;
@@ -27,14 +26,12 @@ const MAX_NONCES: usize = 64;
 pub struct ClientKey {
     key: Arc<EncodingKey>,
     alg: Algorithm,
-    kid: Option<String>,
 }
 
 impl std::fmt::Debug for ClientKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientKey")
             .field("alg", &self.alg)
-            .field("kid", &self.kid)
             .finish_non_exhaustive()
     }
 }
@@ -73,15 +70,7 @@ impl ClientKey {
         Self {
             key: Arc::new(key),
             alg,
-            kid: None,
         }
-    }
-
-    /// Names the key (`kid`) in what it signs, for a server that holds several of the
-    /// client's keys.
-    pub fn key_id(mut self, kid: impl Into<String>) -> Self {
-        self.kid = Some(kid.into());
-        self
     }
 
     /// The JWS algorithm the key signs with (`ES256`, `RS256`).
@@ -94,7 +83,6 @@ impl ClientKey {
 
     fn sign(&self, mut header: Header, claims: &impl Serialize) -> Result<String, TransportError> {
         header.alg = self.alg;
-        header.kid.clone_from(&self.kid);
         jsonwebtoken::encode(&header, claims, &self.key)
             .map_err(|e| TransportError::new(format!("could not sign a JWT: {e}")))
     }
@@ -107,14 +95,14 @@ impl ClientKey {
         client_id: &str,
         audience: &str,
     ) -> Result<String, TransportError> {
-        let now = now();
+        let now = crate::util::unix_secs();
         let claims = json!({
             "iss": client_id,
             "sub": client_id,
             "aud": audience,
             "iat": now,
             "exp": now + ASSERTION_LIFETIME_SECS,
-            "jti": random_id(),
+            "jti": crate::util::random_id(),
         });
         self.sign(Header::new(self.alg), &claims)
     }
@@ -140,25 +128,6 @@ fn pkcs8_der(pem: &str) -> Result<Vec<u8>, TransportError> {
         .ok_or_else(|| bad_key(format!("no `{END}`")))?;
     let text: String = body[..end].split_ascii_whitespace().collect();
     STANDARD.decode(text).map_err(bad_key)
-}
-
-/// Seconds since the Unix epoch.
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// 128 random bits, base64url: a `jti`.
-fn random_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand::fill(&mut bytes[..]);
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// base64url(SHA-256(`text`)): a DPoP proof's `ath` (RFC 9449 §4.2).
-pub(crate) fn sha256_b64url(text: &str) -> String {
-    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// The client's DPoP key (P-256, ES256) and the nonces servers gave it.
@@ -225,13 +194,13 @@ impl DpopKey {
     ) -> Result<String, TransportError> {
         let htu = url.split(['?', '#']).next().unwrap_or(url);
         let mut claims = json!({
-            "jti": random_id(),
+            "jti": crate::util::random_id(),
             "htm": method,
             "htu": htu,
-            "iat": now(),
+            "iat": crate::util::unix_secs(),
         });
         if let Some(token) = token {
-            claims["ath"] = sha256_b64url(token).into();
+            claims["ath"] = crate::util::sha256_b64url(token).into();
         }
         if let Some(nonce) = lock(&self.nonces).get(origin(url)) {
             claims["nonce"] = nonce.clone().into();
@@ -269,6 +238,7 @@ fn origin(url: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
     fn claims_of(jwt: &str) -> serde_json::Value {
         let part = jwt.split('.').nth(1).unwrap();
@@ -286,7 +256,7 @@ mod tests {
         let claims = claims_of(&first);
         assert_eq!(claims["htm"], "POST");
         assert_eq!(claims["htu"], "https://mcp.example/mcp");
-        assert_eq!(claims["ath"], sha256_b64url("tok"));
+        assert_eq!(claims["ath"], crate::util::sha256_b64url("tok"));
         assert!(claims.get("nonce").is_none());
         assert!(key.remember_nonce("https://mcp.example/mcp", "n1"));
         assert!(!key.remember_nonce("https://mcp.example/other", "n1"));

@@ -65,6 +65,9 @@ pub(crate) use discovery::{ResourceMetadata, ServerMetadata};
 pub use store::{CredentialStore, FileStore, MemoryStore, Registration, Tokens};
 
 use crate::transport::http::client::{Authorizer, Challenge};
+
+/// How many bound access tokens are remembered for proofs.
+const MAX_BOUND: usize = 16;
 use crate::transport::http::fetch::Fetch as OAuthHttp;
 use crate::transport::{BoxFuture, TransportError};
 use endpoint::TokenEndpoint;
@@ -90,6 +93,10 @@ struct Inner {
     store: Arc<dyn CredentialStore>,
     /// One authorization at a time; the metadata of the servers seen.
     flight: tokio::sync::Mutex<HashMap<String, ServerMetadata>>,
+    /// The DPoP-bound access tokens handed to transports, newest last (a few: one per
+    /// resource, and the one it replaces): what a request's proof is made for, looked up
+    /// without the store.
+    bound: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -266,6 +273,7 @@ impl OAuthClientBuilder {
                 dpop,
                 store: self.store,
                 flight: tokio::sync::Mutex::new(HashMap::new()),
+                bound: std::sync::Mutex::default(),
             }),
         })
     }
@@ -281,13 +289,13 @@ impl Authorizer for OAuthClient {
 
     fn dpop_proof(&self, method: &http::Method, uri: &http::Uri, token: &str) -> Option<String> {
         let dpop = self.inner.dpop.as_ref()?;
-        let url = uri.to_string();
-        let key = Url::parse(&url).ok()?;
-        let held = self.inner.store.tokens(key.as_str())?;
-        if !held.is_dpop() || held.access_token != token {
+        if !crate::util::lock(&self.inner.bound)
+            .iter()
+            .any(|t| t == token)
+        {
             return None;
         }
-        dpop.proof(method.as_str(), &url, Some(token))
+        dpop.proof(method.as_str(), &uri.to_string(), Some(token))
             .map_err(|e| tracing::warn!(error = %e, "could not sign a DPoP proof"))
             .ok()
     }
@@ -307,7 +315,7 @@ impl Inner {
         // Another request already got a newer token while this one waited.
         if let Some(held) = &held {
             if challenge.token.is_some_and(|t| t != held.access_token) {
-                return Ok(Some(held.access_token.clone()));
+                return Ok(Some(self.hand_out(held)));
             }
         }
         // The server wants a nonce in the proofs (RFC 9449 §9): the same token again.
@@ -348,7 +356,22 @@ impl Inner {
         let scopes = choose_scopes(&bearer, &prm, held.as_ref(), step_up);
         let tokens = self.obtain(&server, &issuer, &prm.resource, scopes).await?;
         self.store.save_tokens(&key, Some(&tokens))?;
-        Ok(Some(tokens.access_token))
+        Ok(Some(self.hand_out(&tokens)))
+    }
+
+    /// The access token of `tokens`, for a transport to send; remembered as bound when
+    /// it is, so its requests carry proofs.
+    fn hand_out(&self, tokens: &Tokens) -> String {
+        if tokens.is_dpop() {
+            let mut bound = crate::util::lock(&self.bound);
+            if !bound.contains(&tokens.access_token) {
+                if bound.len() >= MAX_BOUND {
+                    bound.pop_front();
+                }
+                bound.push_back(tokens.access_token.clone());
+            }
+        }
+        tokens.access_token.clone()
     }
 
     /// New tokens for `resource`, by the client's grant at `server`.
@@ -442,7 +465,7 @@ impl Inner {
         match flow::refresh(caller, &server, &redirect, held).await {
             Ok(tokens) => {
                 self.store.save_tokens(key, Some(&tokens)).ok()?;
-                Some(tokens.access_token)
+                Some(self.hand_out(&tokens))
             }
             Err(e) => {
                 tracing::debug!(error = %e, "the refresh token was refused: authorizing anew");

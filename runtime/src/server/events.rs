@@ -69,6 +69,7 @@ impl Events {
     }
 
     /// An event that began on another instance: heard here, not sent on again.
+    #[cfg(feature = "http-server")]
     pub(crate) fn deliver(&self, event: ServerEvent) {
         let _ = self.all.send(event);
     }
@@ -78,6 +79,7 @@ impl Events {
     }
 
     /// The events that begin here from now on.
+    #[cfg(feature = "http-server")]
     pub(crate) fn subscribe_local(&self) -> broadcast::Receiver<ServerEvent> {
         self.local.subscribe()
     }

@@ -316,11 +316,13 @@ impl Server {
     }
 
     /// The events that begin on this instance (for a fleet's bus).
+    #[cfg(feature = "http-server")]
     pub(crate) fn local_events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
         self.inner.events.subscribe_local()
     }
 
     /// Tells the listeners here about `event`, which began on another instance.
+    #[cfg(feature = "http-server")]
     pub(crate) fn deliver(&self, event: ServerEvent) {
         self.inner.events.deliver(event);
     }

@@ -154,10 +154,7 @@ pub(crate) fn millis(d: Duration) -> u64 {
 
 /// A new task id: 128 random bits, URL-safe base64.
 pub(crate) fn new_id() -> String {
-    use base64::Engine as _;
-    let mut bytes = [0u8; 16];
-    rand::fill(&mut bytes[..]);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    crate::util::random_id()
 }
 
 /// Whether `id` has the form [`new_id`] gives: 22 URL-safe base64 characters.

@@ -77,23 +77,29 @@ async fn serving(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> (Socke
     (http_support::serve(http).await, mcp)
 }
 
-/// Two instances sharing a session store on a redis-server of their own (kept alive by
-/// the first of what this returns).
-async fn two_instances(
-    name: &str,
-    idle: Duration,
-) -> (
-    crate::redis_support::Redis,
-    Arc<dyn SessionStore>,
-    SocketAddr,
-    SocketAddr,
-) {
+/// Two instances sharing a session store on a redis-server of their own.
+struct Fleet {
+    redis: crate::redis_support::Redis,
+    store: Arc<dyn SessionStore>,
+    a: SocketAddr,
+    b: SocketAddr,
+    /// The second instance's server, to change while it serves.
+    b_server: McpServer,
+}
+
+async fn two_instances(name: &str, idle: Duration) -> Fleet {
     let redis = redis(name).await;
     let store: Arc<dyn SessionStore> =
         Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
     let a = instance(Some(Arc::clone(&store)), idle).await;
-    let b = instance(Some(Arc::clone(&store)), idle).await;
-    (redis, store, a, b)
+    let (b, b_server) = serving(Some(Arc::clone(&store)), idle).await;
+    Fleet {
+        redis,
+        store,
+        a,
+        b,
+        b_server,
+    }
 }
 
 fn as_user(user: &str, session: Option<&str>) -> Vec<(String, String)> {
@@ -131,7 +137,9 @@ fn text(answer: &http_support::Raw) -> String {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere() {
     let idle = Duration::from_secs(60);
-    let (redis, store, a, b) = two_instances("fleet-sessions", idle).await;
+    let Fleet {
+        redis, store, a, b, ..
+    } = two_instances("fleet-sessions", idle).await;
 
     let session = initialize(a, "alice").await;
     let answer = call(b, "alice", &session).await;
@@ -188,7 +196,8 @@ async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere(
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn an_idle_session_expires_in_the_store_for_every_instance() {
     let idle = Duration::from_millis(400);
-    let (_redis, _store, a, b) = two_instances("fleet-sessions-idle", idle).await;
+    let fleet = two_instances("fleet-sessions-idle", idle).await;
+    let (a, b) = (fleet.a, fleet.b);
     let session = initialize(a, "alice").await;
     // Each use, on either instance, keeps it alive.
     for addr in [b, a, b] {
@@ -214,7 +223,8 @@ async fn without_a_store_an_instance_knows_only_its_own_sessions() {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn an_answer_posted_to_another_instance_reaches_the_question_it_answers() {
     let idle = Duration::from_secs(60);
-    let (_redis, _store, a, b) = two_instances("fleet-sessions-relay", idle).await;
+    let fleet = two_instances("fleet-sessions-relay", idle).await;
+    let (a, b) = (fleet.a, fleet.b);
     let session = initialize(a, "alice").await;
 
     // The tool asks on A's stream...
@@ -253,12 +263,8 @@ async fn an_answer_posted_to_another_instance_reaches_the_question_it_answers() 
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_change_made_through_one_instance_reaches_a_stream_held_by_another() {
-    let redis = redis("fleet-sessions-bus").await;
-    let store: Arc<dyn SessionStore> =
-        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
-    let idle = Duration::from_secs(60);
-    let a = instance(Some(Arc::clone(&store)), idle).await;
-    let (b, b_server) = serving(Some(Arc::clone(&store)), idle).await;
+    let fleet = two_instances("fleet-sessions-bus", Duration::from_secs(60)).await;
+    let (a, b, b_server) = (fleet.a, fleet.b, &fleet.b_server);
     let session = initialize(a, "alice").await;
     // A request through B starts B's end of the bus (as any first request does).
     assert_eq!(call(b, "alice", &session).await.status, 200);

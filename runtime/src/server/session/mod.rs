@@ -50,17 +50,20 @@ impl Session {
 
     /// In a fleet: the requests this session sends from here carry `instance` in their
     /// ids, so an answer that reaches another instance finds its way back.
+    #[cfg(feature = "http-server")]
     pub(crate) fn name_requests(&self, instance: Arc<str>) {
         self.state.name_requests(instance);
     }
 
     /// What the client chose on this session: its log level and the resources it
     /// subscribed to (for a record another instance reads).
+    #[cfg(feature = "http-server")]
     pub(crate) fn choices(&self) -> (Option<LoggingLevel>, Vec<String>) {
         self.state.choices()
     }
 
     /// Takes on the choices the client made through another instance.
+    #[cfg(feature = "http-server")]
     pub(crate) fn restore(&self, log_level: Option<LoggingLevel>, subscriptions: Vec<String>) {
         self.state.restore(log_level, subscriptions);
     }

@@ -188,6 +188,7 @@ impl SessionState {
         lock(&self.choices).subscriptions.remove(uri);
     }
 
+    #[cfg(feature = "http-server")]
     pub(crate) fn choices(&self) -> (Option<LoggingLevel>, Vec<String>) {
         let choices = lock(&self.choices);
         let mut subscriptions: Vec<String> = choices.subscriptions.iter().cloned().collect();
@@ -196,6 +197,7 @@ impl SessionState {
     }
 
     /// Takes on `log_level` and `subscriptions` (at most [`MAX_SUBSCRIPTIONS`] of them).
+    #[cfg(feature = "http-server")]
     pub(crate) fn restore(&self, log_level: Option<LoggingLevel>, subscriptions: Vec<String>) {
         let mut choices = lock(&self.choices);
         choices.log_level = log_level;
@@ -271,6 +273,7 @@ impl SessionState {
     }
 
     /// Names the requests this session sends after `instance` (see the field).
+    #[cfg(feature = "http-server")]
     pub(crate) fn name_requests(&self, instance: Arc<str>) {
         let _ = self.instance.set(instance);
     }

@@ -26,6 +26,7 @@ pub(crate) struct Answer {
     pub(crate) location: Option<String>,
     pub(crate) content_type: Option<http::HeaderValue>,
     /// A `DPoP-Nonce` the server gave (RFC 9449 §8).
+    #[cfg(feature = "oauth")]
     pub(crate) dpop_nonce: Option<String>,
     pub(crate) body: Bytes,
 }
@@ -90,6 +91,7 @@ impl Fetch {
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
             let content_type = response.headers().get(http::header::CONTENT_TYPE).cloned();
+            #[cfg(feature = "oauth")]
             let dpop_nonce = response
                 .headers()
                 .get("dpop-nonce")
@@ -105,6 +107,7 @@ impl Fetch {
                 status,
                 location,
                 content_type,
+                #[cfg(feature = "oauth")]
                 dpop_nonce,
                 body,
             })

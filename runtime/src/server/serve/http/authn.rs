@@ -5,7 +5,7 @@
 use http::header::AUTHORIZATION;
 
 use super::Shared;
-use super::protected::challenge;
+use super::protected::{challenge, scheme_challenge};
 use crate::auth::{AuthError, AuthInfo};
 use crate::transport::http::fields::Fields;
 
@@ -176,25 +176,13 @@ async fn prove(
     ))
 }
 
-/// A `DPoP` challenge (RFC 9449 §7.1): the algorithms taken, an error and why, and the
+/// A `DPoP` challenge (RFC 9449 §7.1): an error and why, the algorithms taken, and the
 /// metadata URL.
 fn dpop_challenge(metadata: Option<&str>, error: Option<(&str, &str)>) -> String {
     #[cfg(feature = "dpop")]
     let algs = super::dpop::ALGS;
     #[cfg(not(feature = "dpop"))]
     let algs = "ES256";
-    let mut params = Vec::new();
-    if let Some((error, why)) = error {
-        params.push(format!("error=\"{error}\""));
-        let why: String = why
-            .chars()
-            .filter(|c| *c != '"' && *c != '\\' && (' '..='~').contains(c))
-            .collect();
-        params.push(format!("error_description=\"{why}\""));
-    }
-    params.push(format!("algs=\"{algs}\""));
-    if let Some(url) = metadata {
-        params.push(format!("resource_metadata=\"{url}\""));
-    }
-    format!("DPoP {}", params.join(", "))
+    let (error, why) = error.unzip();
+    scheme_challenge("DPoP", error, why, Some(("algs", algs)), metadata)
 }

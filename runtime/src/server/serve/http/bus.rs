@@ -100,15 +100,9 @@ impl Wire {
 
 impl Bus {
     pub(crate) fn new(store: Arc<dyn SessionStore>) -> Self {
-        let mut bytes = [0u8; 8];
-        rand::fill(&mut bytes[..]);
         Self {
             store,
-            origin: bytes
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-                .into(),
+            origin: crate::util::random_hex::<8>().into(),
             started: tokio::sync::OnceCell::new(),
         }
     }
@@ -122,9 +116,14 @@ impl Bus {
                 let inbound = {
                     let server = server.clone();
                     let origin = Arc::clone(&self.origin);
-                    follow(Arc::clone(&self.store), CHANNEL, heard, move |text| {
-                        hear(&server, &origin, &text);
-                    })
+                    follow(
+                        Arc::clone(&self.store),
+                        CHANNEL.to_owned(),
+                        heard,
+                        move |text| {
+                            hear(&server, &origin, &text);
+                        },
+                    )
                 };
                 let outbound = tell(
                     server.local_events(),

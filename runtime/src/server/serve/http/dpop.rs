@@ -15,7 +15,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
-use sha2::Digest as _;
 
 use crate::server::replay::{Redemption, ReplayStore, TokenId};
 use crate::util::lock;
@@ -257,14 +256,12 @@ impl DpopGuard {
         if !request.urls.iter().any(|url| normalize(url) == htu) {
             return Err(invalid(format!("the proof is for {}", claims.htu)));
         }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-        let window = i64::try_from(self.policy.window.as_secs()).unwrap_or(i64::MAX);
-        if (now - claims.iat).abs() > window {
+        // Any i64 may come: the distance is taken without overflowing.
+        let now = i64::try_from(crate::util::unix_secs()).unwrap_or(i64::MAX);
+        if now.abs_diff(claims.iat) > self.policy.window.as_secs() {
             return Err(invalid("the proof's iat is outside the accepted window"));
         }
-        let expected = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(request.token.as_bytes()));
+        let expected = crate::util::sha256_b64url(request.token);
         if claims.ath.as_deref() != Some(expected.as_str()) {
             return Err(invalid("the proof's ath is not the token's hash"));
         }
@@ -300,10 +297,7 @@ impl DpopGuard {
     }
 
     fn window_now(&self) -> u64 {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        now / self.policy.window.as_secs().max(1)
+        crate::util::unix_secs() / self.policy.window.as_secs().max(1)
     }
 
     /// The nonce of time window `window`: the window and a MAC of it.

@@ -105,20 +105,41 @@ pub(crate) fn challenge(
     error: Option<&str>,
     scope: Option<&str>,
 ) -> String {
+    let scope = scope.filter(|s| !s.is_empty()).map(|s| ("scope", s));
+    scheme_challenge("Bearer", error, None, scope, metadata_url)
+}
+
+/// A challenge of `scheme` (RFC 9110 §11.6.1, the parameters as RFC 6750 §3 and RFC 9449
+/// §7.1 order them): `error` and its description, one more parameter, the metadata URL.
+/// The description keeps only what a quoted string may carry.
+pub(crate) fn scheme_challenge(
+    scheme: &str,
+    error: Option<&str>,
+    description: Option<&str>,
+    param: Option<(&str, &str)>,
+    metadata_url: Option<&str>,
+) -> String {
     let mut params = Vec::new();
     if let Some(e) = error {
         params.push(format!("error=\"{e}\""));
     }
-    if let Some(s) = scope.filter(|s| !s.is_empty()) {
-        params.push(format!("scope=\"{s}\""));
+    if let Some(why) = description {
+        let why: String = why
+            .chars()
+            .filter(|c| *c != '"' && *c != '\\' && (' '..='~').contains(c))
+            .collect();
+        params.push(format!("error_description=\"{why}\""));
+    }
+    if let Some((name, value)) = param {
+        params.push(format!("{name}=\"{value}\""));
     }
     if let Some(url) = metadata_url {
         params.push(format!("resource_metadata=\"{url}\""));
     }
     if params.is_empty() {
-        "Bearer".into()
+        scheme.to_owned()
     } else {
-        format!("Bearer {}", params.join(", "))
+        format!("{scheme} {}", params.join(", "))
     }
 }
 

@@ -68,58 +68,17 @@ pub(crate) struct Relay {
     pub(crate) session: String,
     /// The id of the request it answers.
     pub(crate) id: crate::types::v2026_07_28::RequestId,
-    /// The client's result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) result: Option<Value>,
-    /// Or its error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) error: Option<crate::jsonrpc::RpcError>,
-}
-
-impl Relay {
-    pub(crate) fn new(
-        session: &str,
-        id: crate::types::v2026_07_28::RequestId,
-        answer: Result<Value, crate::jsonrpc::RpcError>,
-    ) -> Self {
-        let (result, error) = match answer {
-            Ok(value) => (Some(value), None),
-            Err(e) => (None, Some(e)),
-        };
-        Self {
-            session: session.to_owned(),
-            id,
-            result,
-            error,
-        }
-    }
-
-    /// The client's answer it carries.
-    pub(crate) fn answer(self) -> Result<Value, crate::jsonrpc::RpcError> {
-        match self.error {
-            Some(e) => Err(e),
-            None => Ok(self.result.unwrap_or_default()),
-        }
-    }
+    /// The client's result, or its error.
+    pub(crate) answer: Result<Value, crate::jsonrpc::RpcError>,
 }
 
 /// How long a listener waits before listening again after the store's link dropped.
 const RELISTEN_AFTER: Duration = Duration::from_secs(1);
 
-/// Hands each message published on `channel` (from `first`, the stream already
+/// Hands each message published on `channel` (from `published`, the stream already
 /// listening) to `handle`, listening again whenever the store's link drops; runs until
 /// its task is stopped.
 pub(crate) async fn follow(
-    store: Arc<dyn SessionStore>,
-    channel: &'static str,
-    first: Published,
-    handle: impl FnMut(String) + Send,
-) {
-    follow_owned(store, channel.to_owned(), first, handle).await;
-}
-
-/// [`follow`], for a channel named at run time.
-pub(crate) async fn follow_owned(
     store: Arc<dyn SessionStore>,
     channel: String,
     mut published: Published,
@@ -155,10 +114,12 @@ pub(crate) fn instance_of(id: &crate::types::v2026_07_28::RequestId) -> Option<&
 }
 
 /// What any instance needs to serve a session it did not open.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Record {
-    /// The `initialize` request's params, as the client sent them.
-    pub(crate) initialize: Value,
+    /// The `initialize` request's params, as the client sent them: kept as text, read
+    /// into a tree only by an instance that adopts the session (every use reads the
+    /// record; few adopt it).
+    pub(crate) initialize: Box<serde_json::value::RawValue>,
     /// The digest of the principal that opened it
     /// ([`Principal::owner_key`](crate::seal::Principal)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -189,12 +150,16 @@ mod tests {
     #[test]
     fn a_record_reads_back_as_written() {
         let record = Record {
-            initialize: serde_json::json!({"protocolVersion": "2025-11-25"}),
+            initialize: serde_json::value::to_raw_value(
+                &serde_json::json!({"protocolVersion": "2025-11-25"}),
+            )
+            .unwrap(),
             owner: Some("ab".into()),
             log_level: Some(LoggingLevel::Warning),
             subscriptions: vec!["note://a".into()],
         };
-        assert_eq!(Record::from_text(&record.to_text()).unwrap(), record);
+        let text = record.to_text();
+        assert_eq!(Record::from_text(&text).unwrap().to_text(), text);
         assert!(Record::from_text("not json").is_err());
     }
 }

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::HeaderName;
+use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::events::EventStore;
@@ -40,7 +41,7 @@ pub(crate) struct HttpSession {
     /// Its SSE streams: the GET stream and its POSTs', kept for `Last-Event-ID`.
     pub(crate) streams: Arc<SessionStreams>,
     /// The `initialize` params, kept for its record when sessions are in a store.
-    initialize: Option<serde_json::Value>,
+    initialize: Option<Box<RawValue>>,
 }
 
 impl HttpSession {
@@ -131,8 +132,8 @@ impl Sessions {
         let owner = auth.map(Principal::from_auth);
         // Kept only for a record in the store.
         let initialize = match (&self.shared, initialize) {
-            (Some(_), Some(params)) => params.clone(),
-            _ => serde_json::Value::Null,
+            (Some(_), Some(params)) => serde_json::value::to_raw_value(params).ok(),
+            _ => None,
         };
         if let Some(relayer) = &self.relayer {
             relayer.ensure_listening(&self.live).await?;
@@ -154,7 +155,7 @@ impl Sessions {
         id: &str,
         session: Session,
         owner: Option<Principal>,
-        initialize: serde_json::Value,
+        initialize: Option<Box<RawValue>>,
         events: broadcast::Receiver<ServerEvent>,
     ) -> Option<Arc<HttpSession>> {
         let now = Instant::now();
@@ -198,7 +199,7 @@ impl Sessions {
             last_seen: Mutex::new(now),
             in_flight: InFlight::default(),
             streams,
-            initialize: self.shared.is_some().then_some(initialize),
+            initialize: initialize.filter(|_| self.shared.is_some()),
         });
         live.insert(id.to_owned(), Arc::clone(&session));
         Some(session)
@@ -216,7 +217,7 @@ impl Sessions {
         };
         let (log_level, subscriptions) = session.session.choices();
         let record = Record {
-            initialize: session.initialize.clone().unwrap_or_default(),
+            initialize: session.initialize.clone().unwrap_or_else(null),
             owner: session.owner.as_ref().map(Principal::owner_key),
             log_level,
             subscriptions,
@@ -286,12 +287,13 @@ impl Sessions {
         record: &Record,
         auth: Option<&AuthInfo>,
     ) -> Result<Arc<HttpSession>, Lookup> {
-        let (session, _) = server.open_session(Some(&record.initialize)).map_err(|e| {
+        let params: Option<serde_json::Value> = serde_json::from_str(record.initialize.get()).ok();
+        let (session, _) = server.open_session(params.as_ref()).map_err(|e| {
             tracing::warn!(error = %e.message, "a stored session could not be opened here");
             Lookup::Unknown
         })?;
         let owner = auth.map(Principal::from_auth);
-        let initialize = record.initialize.clone();
+        let initialize = Some(record.initialize.clone());
         self.insert(name, session, owner, initialize, server.events())
             .ok_or(Lookup::Unavailable)
     }
@@ -407,10 +409,13 @@ fn session_name(headers: &impl Fields) -> Option<&str> {
 }
 
 /// 128 random bits, hex: visible ASCII as the header requires, and unguessable.
+/// JSON `null`, as raw text.
+fn null() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
+}
+
 fn new_session_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand::fill(&mut bytes[..]);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::util::random_hex::<16>()
 }
 
 #[cfg(test)]

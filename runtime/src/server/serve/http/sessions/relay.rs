@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 
-use super::super::session_store::{Relay, SessionStore, follow_owned, instance_of};
+use super::super::session_store::{Relay, SessionStore, follow, instance_of};
 use super::HttpSession;
 use crate::StoreError;
 use crate::jsonrpc::RpcError;
@@ -35,12 +35,9 @@ impl Drop for Listener {
 
 impl Relayer {
     pub(super) fn new(store: Arc<dyn SessionStore>) -> Self {
-        let mut bytes = [0u8; 8];
-        rand::fill(&mut bytes[..]);
-        let instance: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         Self {
             store,
-            instance: instance.into(),
+            instance: crate::util::random_hex::<8>().into(),
             listener: tokio::sync::OnceCell::new(),
         }
     }
@@ -53,7 +50,7 @@ impl Relayer {
                 let channel = channel(&self.instance);
                 let relayed = self.store.listen(&channel).await?;
                 let live = Arc::downgrade(live);
-                let task = tokio::spawn(follow_owned(
+                let task = tokio::spawn(follow(
                     Arc::clone(&self.store),
                     channel,
                     relayed,
@@ -79,7 +76,12 @@ impl Relayer {
             return Ok(true);
         };
         let instance = instance.to_owned();
-        let message = serde_json::to_string(&Relay::new(session, id, answer))
+        let relay = Relay {
+            session: session.to_owned(),
+            id,
+            answer,
+        };
+        let message = serde_json::to_string(&relay)
             .map_err(|e| StoreError::new(super::super::session_store::STORE, e.to_string()))?;
         self.store.publish(&channel(&instance), message).await
     }
@@ -106,8 +108,7 @@ fn deliver(live: &Weak<Mutex<HashMap<String, Arc<HttpSession>>>>, message: &str)
         tracing::debug!("a relayed answer for a session not served here");
         return;
     };
-    let id = relay.id.clone();
-    if session.session.answer(&id, relay.answer()).is_err() {
-        tracing::debug!(?id, "a relayed answer to no pending request");
+    if session.session.answer(&relay.id, relay.answer).is_err() {
+        tracing::debug!(id = ?relay.id, "a relayed answer to no pending request");
     }
 }
