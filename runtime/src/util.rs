@@ -185,11 +185,87 @@ pub(crate) fn form_urlencoded(value: &str) -> String {
 /// milliseconds.
 #[cfg(feature = "redis")]
 pub(crate) mod redis {
-    use redis::aio::ConnectionManager;
+    use redis::aio::{ConnectionLike, ConnectionManager};
+    use redis::cluster_async::ClusterConnection;
+    use redis::{Cmd, Pipeline, RedisFuture, Value};
 
-    /// A connection to the Redis at `url` that reconnects on its own.
-    pub(crate) async fn connect(url: &str) -> Result<ConnectionManager, redis::RedisError> {
-        ConnectionManager::new(redis::Client::open(url)?).await
+    /// A link to a Redis server, or to a Redis Cluster (found by asking the server at
+    /// the URL): either way one connection every store clones, that reconnects on its
+    /// own and, on a cluster, sends each command to the node holding its keys.
+    #[derive(Clone)]
+    pub(crate) enum Link {
+        Single(ConnectionManager),
+        Cluster(ClusterConnection),
+    }
+
+    /// Connects to the Redis at `url`: a cluster's node makes a cluster link (the
+    /// other nodes are learnt from it).
+    pub(crate) async fn connect(url: &str) -> Result<Link, redis::RedisError> {
+        connect_client(url).await.map(|(_, link)| link)
+    }
+
+    /// [`connect`], with the client that opens the publish/subscribe connections (a
+    /// cluster's node hears what is published on any node).
+    pub(crate) async fn connect_client(
+        url: &str,
+    ) -> Result<(redis::Client, Link), redis::RedisError> {
+        let client = redis::Client::open(url)?;
+        let mut single = ConnectionManager::new(client.clone()).await?;
+        let info: String = redis::cmd("INFO")
+            .arg("cluster")
+            .query_async(&mut single)
+            .await?;
+        if !info.contains("cluster_enabled:1") {
+            return Ok((client, Link::Single(single)));
+        }
+        let cluster = redis::cluster::ClusterClient::new(vec![url])?
+            .get_async_connection()
+            .await?;
+        Ok((client, Link::Cluster(cluster)))
+    }
+
+    impl ConnectionLike for Link {
+        fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+            match self {
+                Self::Single(c) => c.req_packed_command(cmd),
+                Self::Cluster(c) => c.req_packed_command(cmd),
+            }
+        }
+
+        fn req_packed_commands<'a>(
+            &'a mut self,
+            cmd: &'a Pipeline,
+            offset: usize,
+            count: usize,
+        ) -> RedisFuture<'a, Vec<Value>> {
+            match self {
+                Self::Single(c) => c.req_packed_commands(cmd, offset, count),
+                Self::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+            }
+        }
+
+        fn get_db(&self) -> i64 {
+            match self {
+                Self::Single(c) => c.get_db(),
+                Self::Cluster(c) => c.get_db(),
+            }
+        }
+    }
+
+    /// The messages published on `channel` from now on (subscribed before this
+    /// returns), until the link drops.
+    #[cfg(feature = "http-server")]
+    pub(crate) async fn subscribe(
+        client: &redis::Client,
+        channel: &str,
+    ) -> Result<futures_util::stream::BoxStream<'static, String>, redis::RedisError> {
+        use futures_util::StreamExt as _;
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        let messages = pubsub
+            .into_on_message()
+            .filter_map(|message| async move { message.get_payload::<String>().ok() });
+        Ok(messages.boxed())
     }
 
     /// `ttl` in whole milliseconds, at least one (Redis refuses a zero expiry).

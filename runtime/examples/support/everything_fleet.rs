@@ -1,6 +1,7 @@
 //! `--redis URL`: what the instances of a fleet of `everything` servers share on one
-//! Redis (with the `redis` feature): 2025-11-25 sessions (so any instance serves any
-//! session's requests), single-use state and tasks. Beside `--state-key HEX`, which
+//! Redis (with the `redis` feature): 2025-11-25 sessions and their streams' events (so
+//! any instance serves any session's requests and resumes any stream), single-use state
+//! and tasks. Beside `--state-key HEX`, which
 //! they need to open each other's sealed state.
 
 use tern_mcp::mcp::McpServer;
@@ -13,6 +14,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[cfg(feature = "redis")]
 pub(crate) struct Fleet {
     sessions: tern_mcp::server::http::RedisSessionStore,
+    events: tern_mcp::server::http::RedisEventStore,
     replay: tern_mcp::server::replay::RedisReplayStore,
     tasks: tern_mcp::tasks::RedisTaskStore,
 }
@@ -29,6 +31,7 @@ pub(crate) async fn connect(url: Option<&str>) -> Result<Option<Fleet>, BoxError
     };
     Ok(Some(Fleet {
         sessions: tern_mcp::server::http::RedisSessionStore::connect(url).await?,
+        events: tern_mcp::server::http::RedisEventStore::connect(url).await?,
         replay: tern_mcp::server::replay::RedisReplayStore::connect(url).await?,
         tasks: tern_mcp::tasks::RedisTaskStore::connect(url).await?,
     }))
@@ -60,11 +63,13 @@ pub(crate) fn single_use(mcp: McpServer, fleet: Option<&Fleet>) -> McpServer {
     }
 }
 
-/// `http` with its sessions' records in Redis, for a fleet.
+/// `http` with its sessions' records and events in Redis, for a fleet.
 pub(crate) fn sessions(http: HttpServer, fleet: Option<&Fleet>) -> HttpServer {
     match fleet {
         #[cfg(feature = "redis")]
-        Some(fleet) => http.session_store(std::sync::Arc::new(fleet.sessions.clone())),
+        Some(fleet) => http
+            .session_store(std::sync::Arc::new(fleet.sessions.clone()))
+            .event_store(std::sync::Arc::new(fleet.events.clone())),
         _ => http,
     }
 }

@@ -4,6 +4,7 @@
 //! for.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -45,8 +46,32 @@ pub enum ServerEvent {
 /// other instances).
 #[derive(Debug, Clone)]
 pub(crate) struct Events {
-    all: broadcast::Sender<ServerEvent>,
-    local: broadcast::Sender<ServerEvent>,
+    all: broadcast::Sender<Stamped>,
+    local: broadcast::Sender<Stamped>,
+    /// This instance's name among a fleet's, in the stamps of the events begun here.
+    origin: Arc<str>,
+    /// The number of the next event begun here.
+    next: Arc<AtomicU64>,
+}
+
+/// An event as every listener hears it: with the name it has across a fleet (the
+/// instance it began on, and its number there), so that instances telling one
+/// session's stream about it keep it once.
+#[derive(Debug, Clone)]
+// The stamp is read by a fleet's HTTP endpoints only.
+#[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+pub(crate) struct Stamped {
+    pub(crate) origin: Arc<str>,
+    pub(crate) n: u64,
+    pub(crate) event: ServerEvent,
+}
+
+impl Stamped {
+    /// The event's name across a fleet.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn key(&self) -> String {
+        format!("{}.{}", self.origin, self.n)
+    }
 }
 
 impl Default for Events {
@@ -54,6 +79,8 @@ impl Default for Events {
         Self {
             all: broadcast::channel(EVENT_BACKLOG).0,
             local: broadcast::channel(EVENT_BACKLOG).0,
+            origin: crate::util::random_id().into(),
+            next: Arc::default(),
         }
     }
 }
@@ -61,26 +88,37 @@ impl Default for Events {
 impl Events {
     /// An event that began here.
     pub(crate) fn publish(&self, event: ServerEvent) {
+        let stamped = Stamped {
+            origin: Arc::clone(&self.origin),
+            n: self.next.fetch_add(1, Ordering::Relaxed),
+            event,
+        };
         // Nobody listening is not an error: the event is simply heard by no one.
         if self.local.receiver_count() > 0 {
-            let _ = self.local.send(event.clone());
+            let _ = self.local.send(stamped.clone());
         }
-        let _ = self.all.send(event);
+        let _ = self.all.send(stamped);
     }
 
     /// An event that began on another instance: heard here, not sent on again.
     #[cfg(feature = "http-server")]
-    pub(crate) fn deliver(&self, event: ServerEvent) {
-        let _ = self.all.send(event);
+    pub(crate) fn deliver(&self, stamped: Stamped) {
+        let _ = self.all.send(stamped);
     }
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Stamped> {
         self.all.subscribe()
     }
 
     /// The events that begin here from now on.
     #[cfg(feature = "http-server")]
-    pub(crate) fn subscribe_local(&self) -> broadcast::Receiver<ServerEvent> {
+    pub(crate) fn subscribe_local(&self) -> broadcast::Receiver<Stamped> {
         self.local.subscribe()
+    }
+
+    /// This instance's name in the stamps of its events.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn origin(&self) -> &Arc<str> {
+        &self.origin
     }
 }

@@ -57,6 +57,7 @@ pub use limits::ServerLimits;
 pub use crate::protocol::meta::RequestMeta;
 pub use context::RequestContext;
 pub use events::ServerEvent;
+pub(crate) use events::Stamped;
 pub use extension::{ListenFeed, ProtocolExtension, ToolReply, ToolSetting};
 pub use mcp::handoff::ToolHandoff;
 pub(crate) use outbound::Outbound;
@@ -311,20 +312,26 @@ impl Server {
     }
 
     /// The server's events from now on, for a transport that carries them to clients.
-    pub(crate) fn events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
+    pub(crate) fn events(&self) -> tokio::sync::broadcast::Receiver<events::Stamped> {
         self.inner.events.subscribe()
     }
 
     /// The events that begin on this instance (for a fleet's bus).
     #[cfg(feature = "http-server")]
-    pub(crate) fn local_events(&self) -> tokio::sync::broadcast::Receiver<ServerEvent> {
+    pub(crate) fn local_events(&self) -> tokio::sync::broadcast::Receiver<events::Stamped> {
         self.inner.events.subscribe_local()
     }
 
     /// Tells the listeners here about `event`, which began on another instance.
     #[cfg(feature = "http-server")]
-    pub(crate) fn deliver(&self, event: ServerEvent) {
+    pub(crate) fn deliver(&self, event: events::Stamped) {
         self.inner.events.deliver(event);
+    }
+
+    /// This instance's name in the stamps of the events begun here.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn event_origin(&self) -> &Arc<str> {
+        self.inner.events.origin()
     }
 
     /// How complex an incoming message may be: transports check it before parsing.

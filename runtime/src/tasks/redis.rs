@@ -14,8 +14,6 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-
 use super::store::{Admission, Status, TaskRecord, TaskStore, Transition};
 use crate::StoreError;
 use crate::transport::BoxFuture;
@@ -26,7 +24,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// A [`TaskStore`] in Redis (feature `redis`).
 #[derive(Clone)]
 pub struct RedisTaskStore {
-    connection: ConnectionManager,
+    connection: crate::util::redis::Link,
     prefix: String,
     scripts: std::sync::Arc<Scripts>,
 }

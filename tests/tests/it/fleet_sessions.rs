@@ -19,9 +19,11 @@ use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
 use tern_mcp::server::SessionInput;
-use tern_mcp::server::http::{HttpLimits, HttpServer, RedisSessionStore, SessionStore};
+use tern_mcp::server::http::{
+    EventStore, HttpLimits, HttpServer, RedisEventStore, RedisSessionStore, SessionStore,
+};
 use tern_mcp::transport::BoxFuture;
-use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult};
+use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult, LoggingLevel};
 
 /// Tokens are `user:NAME`.
 struct Users;
@@ -36,13 +38,29 @@ impl TokenVerifier for Users {
     }
 }
 
-/// One instance of the fleet: its own process state, the shared store.
-async fn instance(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> SocketAddr {
-    serving(store, idle).await.0
+/// What the instances of a fleet share: sessions' records and their events.
+#[derive(Clone)]
+pub(crate) struct Stores {
+    pub(crate) sessions: Arc<dyn SessionStore>,
+    pub(crate) events: Arc<dyn EventStore>,
+}
+
+impl Stores {
+    pub(crate) async fn redis(url: &str) -> Self {
+        Self {
+            sessions: Arc::new(RedisSessionStore::connect(url).await.unwrap()),
+            events: Arc::new(RedisEventStore::connect(url).await.unwrap()),
+        }
+    }
+}
+
+/// One instance of the fleet: its own process state, the shared stores.
+async fn instance(stores: Option<Stores>, idle: Duration) -> SocketAddr {
+    serving(stores, idle).await.0
 }
 
 /// [`instance`], and its server to change while it serves.
-async fn serving(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> (SocketAddr, McpServer) {
+async fn serving(stores: Option<Stores>, idle: Duration) -> (SocketAddr, McpServer) {
     let mcp = McpServer::new("fleet", "1").fulfil_input_on_sessions(SessionInput::default());
     mcp.tool("whoami")
         .run(|_: NoArgs, ctx: ToolContext| async move {
@@ -65,50 +83,60 @@ async fn serving(store: Option<Arc<dyn SessionStore>>, idle: Duration) -> (Socke
                     .into(),
             )
         });
+    // Three steps, each logged a little apart: time for a stream to drop.
+    mcp.tool("steps")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            for step in 1..=3u32 {
+                ctx.log(LoggingLevel::Info, json!(format!("step {step}")));
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+            Ok("all steps done")
+        });
     mcp.resource("note://a", "a").read(|| async { Ok("A") });
     let mut limits = HttpLimits::default();
     limits.session_idle_timeout = idle;
     let mut http = HttpServer::new(mcp.server().unwrap())
         .token_verifier(Arc::new(Users))
         .limits(limits);
-    if let Some(store) = store {
-        http = http.session_store(store);
+    if let Some(stores) = stores {
+        http = http
+            .session_store(stores.sessions)
+            .event_store(stores.events);
     }
     (http_support::serve(http).await, mcp)
 }
 
-/// Two instances sharing a session store on a redis-server of their own.
-struct Fleet {
-    redis: crate::redis_support::Redis,
-    store: Arc<dyn SessionStore>,
-    a: SocketAddr,
-    b: SocketAddr,
+/// Two instances sharing their stores on a redis-server of their own.
+pub(crate) struct Fleet {
+    pub(crate) redis: crate::redis_support::Redis,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) a: SocketAddr,
+    pub(crate) b: SocketAddr,
     /// The second instance's server, to change while it serves.
-    b_server: McpServer,
+    pub(crate) b_server: McpServer,
 }
 
-async fn two_instances(name: &str, idle: Duration) -> Fleet {
+pub(crate) async fn two_instances(name: &str, idle: Duration) -> Fleet {
     let redis = redis(name).await;
-    let store: Arc<dyn SessionStore> =
-        Arc::new(RedisSessionStore::connect(&redis.url).await.unwrap());
-    let a = instance(Some(Arc::clone(&store)), idle).await;
-    let (b, b_server) = serving(Some(Arc::clone(&store)), idle).await;
+    let stores = Stores::redis(&redis.url).await;
+    let a = instance(Some(stores.clone()), idle).await;
+    let (b, b_server) = serving(Some(stores.clone()), idle).await;
     Fleet {
         redis,
-        store,
+        store: stores.sessions,
         a,
         b,
         b_server,
     }
 }
 
-fn as_user(user: &str, session: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn as_user(user: &str, session: Option<&str>) -> Vec<(String, String)> {
     let mut headers = legacy_headers(session);
     headers.push(("Authorization".into(), format!("Bearer user:{user}")));
     headers
 }
 
-async fn initialize(addr: SocketAddr, user: &str) -> String {
+pub(crate) async fn initialize(addr: SocketAddr, user: &str) -> String {
     let mut headers = as_user(user, None);
     set(&mut headers, "MCP-Protocol-Version", None);
     let answer = post(addr, &headers, &http_support::initialize_body()).await;
@@ -116,7 +144,7 @@ async fn initialize(addr: SocketAddr, user: &str) -> String {
     answer.header("mcp-session-id").unwrap().to_owned()
 }
 
-async fn call(addr: SocketAddr, user: &str, session: &str) -> http_support::Raw {
+pub(crate) async fn call(addr: SocketAddr, user: &str, session: &str) -> http_support::Raw {
     let body = legacy_body(2, "tools/call", json!({"name": "whoami", "arguments": {}}));
     post(addr, &as_user(user, Some(session)), &body).await
 }

@@ -20,6 +20,7 @@ mod examples;
 mod extension_seam;
 mod fleet;
 mod fleet_sessions;
+mod fleet_streams;
 mod flow_as_data;
 mod flows;
 mod generated;

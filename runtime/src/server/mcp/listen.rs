@@ -70,7 +70,7 @@ pub(super) fn listen(
                 () = ctx.cancellation().cancelled() => break,
                 event = rx.recv() => match event {
                     Ok(event) => {
-                        if let Some((name, params)) = notification(&event, &filter, &watched, &meta) {
+                        if let Some((name, params)) = notification(&event.event, &filter, &watched, &meta) {
                             ctx.notify_value(name, params);
                         }
                     }

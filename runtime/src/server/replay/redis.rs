@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-
 use super::{Redemption, ReplayStore, TokenId};
 use crate::StoreError;
 use crate::transport::BoxFuture;
@@ -19,7 +17,7 @@ const DONE: char = '+';
 /// hex, each expiring with its redemption.
 #[derive(Clone)]
 pub struct RedisReplayStore {
-    connection: ConnectionManager,
+    connection: crate::util::redis::Link,
     prefix: String,
 }
 

@@ -157,7 +157,9 @@ impl MessageLoop<'_> {
         let out = self.out.clone();
         let forward = session
             .clone()
-            .forward_events(self.server.events(), move |m| out.send(m).is_ok());
+            .forward_events(self.server.events(), move |_, m| {
+                std::future::ready(out.send(m).is_ok())
+            });
         self.forwarder = Some(tokio::spawn(forward));
         self.session = Some(session);
         Ok(result)

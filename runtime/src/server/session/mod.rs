@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 pub use fulfil::SessionInput;
 pub(crate) use state::SessionState;
 
-use super::{Server, ServerEvent};
+use super::{Server, ServerEvent, Stamped};
 use crate::jsonrpc::{self, RawParams, RpcError};
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2025_11_25::method as session_method;
@@ -151,16 +151,18 @@ impl Session {
     /// [`message_for`](Self::message_for) makes of one goes to `deliver`, until it
     /// returns `false` (the client is gone) or the server is. A transport spawns it
     /// when the session opens and aborts it when the session ends.
-    pub(crate) async fn forward_events(
+    pub(crate) async fn forward_events<F>(
         self,
-        mut events: broadcast::Receiver<ServerEvent>,
-        mut deliver: impl FnMut(String) -> bool + Send,
-    ) {
+        mut events: broadcast::Receiver<Stamped>,
+        mut deliver: impl FnMut(&Stamped, String) -> F + Send,
+    ) where
+        F: Future<Output = bool> + Send,
+    {
         loop {
             match events.recv().await {
-                Ok(event) => {
-                    if let Some(message) = self.message_for(&event) {
-                        if !deliver(message) {
+                Ok(stamped) => {
+                    if let Some(message) = self.message_for(&stamped.event) {
+                        if !deliver(&stamped, message).await {
                             break;
                         }
                     }

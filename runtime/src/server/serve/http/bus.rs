@@ -12,7 +12,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::session_store::{SessionStore, follow};
 use crate::StoreError;
-use crate::server::{Server, ServerEvent};
+use crate::server::{Server, ServerEvent, Stamped};
 use crate::types::v2026_07_28::LoggingLevel;
 
 /// The channel the events go on.
@@ -21,7 +21,6 @@ const CHANNEL: &str = "events";
 /// One instance's end of the bus: started once, stopped when the endpoint goes.
 pub(crate) struct Bus {
     store: Arc<dyn SessionStore>,
-    origin: Arc<str>,
     started: tokio::sync::OnceCell<[AbortOnDrop; 2]>,
 }
 
@@ -37,6 +36,8 @@ impl Drop for AbortOnDrop {
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 struct Message {
     from: String,
+    /// The event's number on the instance it came from.
+    n: u64,
     #[serde(flatten)]
     event: Wire,
 }
@@ -102,7 +103,6 @@ impl Bus {
     pub(crate) fn new(store: Arc<dyn SessionStore>) -> Self {
         Self {
             store,
-            origin: crate::util::random_hex::<8>().into(),
             started: tokio::sync::OnceCell::new(),
         }
     }
@@ -115,7 +115,7 @@ impl Bus {
                 let heard = self.store.listen(CHANNEL).await?;
                 let inbound = {
                     let server = server.clone();
-                    let origin = Arc::clone(&self.origin);
+                    let origin = Arc::clone(server.event_origin());
                     follow(
                         Arc::clone(&self.store),
                         CHANNEL.to_owned(),
@@ -125,11 +125,7 @@ impl Bus {
                         },
                     )
                 };
-                let outbound = tell(
-                    server.local_events(),
-                    Arc::clone(&self.store),
-                    Arc::clone(&self.origin),
-                );
+                let outbound = tell(server.local_events(), Arc::clone(&self.store));
                 Ok::<_, StoreError>([
                     AbortOnDrop(tokio::spawn(inbound)),
                     AbortOnDrop(tokio::spawn(outbound)),
@@ -143,20 +139,20 @@ impl Bus {
 /// An event published by another instance, told to the listeners here.
 fn hear(server: &Server, origin: &str, text: &str) {
     match serde_json::from_str::<Message>(text) {
-        Ok(message) if message.from != origin => server.deliver(message.event.into_event()),
+        Ok(message) if message.from != origin => server.deliver(Stamped {
+            origin: message.from.into(),
+            n: message.n,
+            event: message.event.into_event(),
+        }),
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "an unreadable event on the fleet's bus"),
     }
 }
 
 /// Publishes the events that begin here.
-async fn tell(
-    mut local: tokio::sync::broadcast::Receiver<ServerEvent>,
-    store: Arc<dyn SessionStore>,
-    origin: Arc<str>,
-) {
+async fn tell(mut local: tokio::sync::broadcast::Receiver<Stamped>, store: Arc<dyn SessionStore>) {
     loop {
-        let event = match local.recv().await {
+        let stamped = match local.recv().await {
             Ok(event) => event,
             Err(RecvError::Lagged(missed)) => {
                 tracing::warn!(missed, "the fleet's bus fell behind this server's events");
@@ -165,8 +161,9 @@ async fn tell(
             Err(RecvError::Closed) => return,
         };
         let message = Message {
-            from: origin.to_string(),
-            event: Wire::of(&event),
+            from: stamped.origin.to_string(),
+            n: stamped.n,
+            event: Wire::of(&stamped.event),
         };
         let text = serde_json::to_string(&message).unwrap_or_default();
         if let Err(e) = store.publish(CHANNEL, text).await {
@@ -195,6 +192,7 @@ mod tests {
         for event in events {
             let message = Message {
                 from: "a".into(),
+                n: 7,
                 event: Wire::of(&event),
             };
             let text = serde_json::to_string(&message).unwrap();

@@ -89,6 +89,8 @@ pub use events::{EventStore, MemoryEventStore, Replay};
 #[cfg(feature = "dpop")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
 pub use dpop::Dpop;
+#[cfg(feature = "redis")]
+pub use events::RedisEventStore;
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;

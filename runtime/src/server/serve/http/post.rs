@@ -388,7 +388,13 @@ pub(crate) async fn handle_get(
         Err(missing) => return no_session(None, &missing),
     };
     match shared.streams.take(Caller::of(auth.as_ref(), peer), None) {
-        Ok(slot) => session.streams.resume(headers, &shared.closing, slot),
+        Ok(slot) => match session.streams.resume(headers, &shared.closing, slot).await {
+            Ok(response) => response,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not resume a session's stream: the event store failed");
+                no_session(None, &Lookup::Unavailable)
+            }
+        },
         Err(refused) => *refused,
     }
 }
@@ -492,35 +498,39 @@ async fn run(
     let mut outcome = served(admitted, &id, session, slot, &cancel);
     // Dropping the guard (the client went away and its connection's task dropped us) cancels the token.
     let guard = cancel.drop_guard();
-    let sse = |state: SseState| -> Reply {
-        match &streams {
-            Some(streams) => session_sse(state, streams),
-            None => sse(state),
-        }
-        .into()
-    };
-    if !json_ok && sse_ok {
-        return sse(SseState::new(id, outcome, rx, guard));
-    }
-    tokio::select! {
-        biased;
-        verdict = &mut outcome => {
-            let mut state = SseState::new(id, outcome, rx, guard);
-            state.finished = Some(verdict.into_result());
-            // Notifications sent just before returning still make it a stream.
-            state.drain();
-            if state.pending.is_empty() || !sse_ok {
-                let _ = state.guard.take().map(DropGuard::disarm);
-                let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
-                Reply::answer(&state.id, Verdict::Answered(result), on_session)
-            } else {
-                sse(state)
+    let state = if !json_ok && sse_ok {
+        SseState::new(id, outcome, rx, guard)
+    } else {
+        tokio::select! {
+            biased;
+            verdict = &mut outcome => {
+                let mut state = SseState::new(id, outcome, rx, guard);
+                state.finished = Some(verdict.into_result());
+                // Notifications sent just before returning still make it a stream.
+                state.drain();
+                if state.pending.is_empty() || !sse_ok {
+                    let _ = state.guard.take().map(DropGuard::disarm);
+                    let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
+                    return Reply::answer(&state.id, Verdict::Answered(result), on_session);
+                }
+                state
+            }
+            Some(first) = rx.recv(), if sse_ok => {
+                let mut state = SseState::new(id, outcome, rx, guard);
+                state.pending.push_back(first);
+                state
             }
         }
-        Some(first) = rx.recv(), if sse_ok => {
-            let mut state = SseState::new(id, outcome, rx, guard);
-            state.pending.push_back(first);
-            sse(state)
+    };
+    let Some(streams) = &streams else {
+        return sse(state).into();
+    };
+    let id = state.id.clone();
+    match session_sse(state, streams).await {
+        Ok(response) => response.into(),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not open a session's stream: the event store failed");
+            no_session(Some(&id), &Lookup::Unavailable).into()
         }
     }
 }

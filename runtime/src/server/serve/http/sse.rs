@@ -119,16 +119,19 @@ fn event(message: &str) -> Bytes {
 /// A session's SSE response: a task writes the handler's messages into the session's
 /// stream store, and the response reads them from there, so a dropped connection
 /// loses nothing and the handler goes on (the client resumes with `Last-Event-ID`).
-pub(super) fn session_sse(mut state: SseState, streams: &Arc<SessionStreams>) -> Response {
-    let (stream, from) = streams.open_request_stream();
+pub(super) async fn session_sse(
+    mut state: SseState,
+    streams: &Arc<SessionStreams>,
+) -> Result<Response, crate::StoreError> {
+    let (stream, from) = streams.open_request_stream().await?;
     let writer = Arc::clone(streams);
     tokio::spawn(async move {
         while let Some(message) = state.next_message().await {
-            writer.append(&stream, &message);
+            writer.append(&stream, &message).await;
         }
-        writer.end_stream(&stream);
+        writer.end_stream(&stream).await;
     });
-    streams.respond(from)
+    Ok(streams.respond(from))
 }
 
 pub(super) fn sse(state: SseState) -> Response {

@@ -9,10 +9,14 @@
 //! cancellation); the session's end, or `notifications/cancelled`, stops it.
 //!
 //! Each GET is a stream of its own (`g<n>`), and a message outside any request goes to
-//! one of them, the newest connected, never to all (the 2025-11-25 transport: a message
-//! is sent on one stream, not broadcast). A session keeps at most
+//! one of them, the newest opened or resumed, never to all (the 2025-11-25 transport: a
+//! message is sent on one stream, not broadcast). A session keeps at most
 //! [`MAX_GET_STREAMS`] connected; a newer one ends the oldest, whose client has most
 //! likely moved on.
+//!
+//! In a fleet, the store is shared: a stream's name carries the instance that opened
+//! it, any instance replays any stream, and readers here are woken when another
+//! instance keeps an event (see [`SessionStreams::wake`]).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -32,9 +36,6 @@ use super::streams::{Slot, holding};
 use crate::transport::http::fields::Fields;
 use crate::util::lock;
 
-/// Where a session's messages outside any request go before it has opened a GET stream.
-const FIRST_GET_STREAM: &str = "g0";
-
 /// How many GET streams one session keeps connected; opening another ends the oldest.
 pub(crate) const MAX_GET_STREAMS: usize = 4;
 
@@ -46,6 +47,9 @@ const LAST_EVENT: HeaderName = HeaderName::from_static(LAST_EVENT_ID);
 pub(crate) struct SessionStreams {
     /// The session's id, its key in the store.
     name: String,
+    /// What this instance's stream names start with after their kind (`r`, `g`): empty
+    /// for a store of this process's own, the instance's name in a fleet.
+    prefix: String,
     store: Arc<dyn EventStore>,
     /// Woken on every event and every stream's end: readers look again.
     changed: Notify,
@@ -55,22 +59,29 @@ pub(crate) struct SessionStreams {
     gets: std::sync::Mutex<Gets>,
 }
 
-/// A session's GET streams.
+/// A session's GET streams connected here.
 #[derive(Default)]
 struct Gets {
     /// Connected now, oldest first.
     live: Vec<LiveGet>,
     /// Tells readers apart, including two of the same stream.
     next_reader: u64,
-    /// The newest one opened: while none is connected, messages wait there for the
-    /// client to come back with its `Last-Event-ID`.
-    last: Option<String>,
 }
 
+/// How many times keeping an event is tried before it is given up (the store failed).
+const KEEP_TRIES: u32 = 4;
+
 impl SessionStreams {
-    pub(crate) fn new(name: String, store: Arc<dyn EventStore>, retry: Duration) -> Self {
+    /// `instance` names this instance for a store a fleet shares.
+    pub(crate) fn new(
+        name: String,
+        store: Arc<dyn EventStore>,
+        retry: Duration,
+        instance: Option<&str>,
+    ) -> Self {
         Self {
             name,
+            prefix: instance.map(|i| format!("{i}-")).unwrap_or_default(),
             store,
             changed: Notify::new(),
             next_stream: AtomicU64::new(1),
@@ -86,47 +97,81 @@ impl SessionStreams {
         *lock(&self.forwarder) = Some(task);
     }
 
-    /// The session's message outside any request, on one GET stream: the newest
-    /// connected, else the newest opened.
-    pub(crate) fn notify(&self, message: &str) {
-        let stream = {
-            let gets = lock(&self.gets);
-            match (gets.live.last(), &gets.last) {
-                (Some(live), _) => live.stream.clone(),
-                (None, Some(last)) => last.clone(),
-                (None, None) => FIRST_GET_STREAM.to_owned(),
-            }
-        };
-        self.store.append(&self.name, &stream, message);
+    /// The session's message outside any request (the event named `key`), on its GET
+    /// stream.
+    pub(crate) async fn notify(&self, key: &str, message: &str) {
+        self.keep(|| self.store.notify(&self.name, key, message))
+            .await;
         self.changed.notify_waiters();
     }
 
-    /// Ends the streams: the forwarder stops, the store forgets the session, readers
-    /// finish.
-    pub(crate) fn end(&self) {
+    /// Readers here look again: another instance kept an event of this session's.
+    pub(crate) fn wake(&self) {
+        self.changed.notify_waiters();
+    }
+
+    /// Does what `op` asks of the store, trying again a few times if it fails; what
+    /// it answered, or `None` (logged) once it gave up.
+    async fn keep<'a, T>(
+        &self,
+        op: impl Fn() -> crate::transport::BoxFuture<'a, Result<T, crate::StoreError>>,
+    ) -> Option<T> {
+        let mut pause = Duration::from_millis(50);
+        for tried in 1..=KEEP_TRIES {
+            match op().await {
+                Ok(answer) => return Some(answer),
+                Err(e) if tried == KEEP_TRIES => {
+                    tracing::error!(error = %e, "the event store failed: an event is lost");
+                }
+                Err(e) => tracing::warn!(error = %e, "the event store failed: trying again"),
+            }
+            tokio::time::sleep(pause).await;
+            pause *= 4;
+        }
+        None
+    }
+
+    /// Ends the streams: the forwarder stops, readers finish, and, when `forget`, the
+    /// store forgets the session (it ended everywhere, not only here).
+    pub(crate) fn end(&self, forget: bool) {
         if let Some(task) = lock(&self.forwarder).take() {
             task.abort();
         }
-        self.store.end_session(&self.name);
+        if forget {
+            let (store, name) = (Arc::clone(&self.store), self.name.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.end_session(&name).await {
+                    tracing::warn!(error = %e, "could not forget an ended session's events");
+                }
+            });
+        }
         self.changed.notify_waiters();
     }
 
+    /// A new stream's name: its kind (`r`, `g`), this instance, a number.
+    fn new_stream(&self, kind: char) -> String {
+        let n = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        format!("{kind}{}{n}", self.prefix)
+    }
+
     /// Opens a POST's stream: its name and the priming position.
-    pub(crate) fn open_request_stream(&self) -> (String, String) {
-        let stream = format!("r{}", self.next_stream.fetch_add(1, Ordering::Relaxed));
-        let position = self.store.position(&self.name, &stream);
-        (stream, position)
+    pub(crate) async fn open_request_stream(&self) -> Result<(String, String), crate::StoreError> {
+        let stream = self.new_stream('r');
+        let position = self.store.position(&self.name, &stream).await?;
+        Ok((stream, position))
     }
 
     /// Keeps one message of a POST's stream.
-    pub(crate) fn append(&self, stream: &str, message: &str) {
-        self.store.append(&self.name, stream, message);
+    pub(crate) async fn append(&self, stream: &str, message: &str) {
+        self.keep(|| self.store.append(&self.name, stream, message))
+            .await;
         self.changed.notify_waiters();
     }
 
     /// Ends a POST's stream after its response.
-    pub(crate) fn end_stream(&self, stream: &str) {
-        self.store.end_stream(&self.name, stream);
+    pub(crate) async fn end_stream(&self, stream: &str) {
+        self.keep(|| self.store.end_stream(&self.name, stream))
+            .await;
         self.changed.notify_waiters();
     }
 
@@ -136,31 +181,35 @@ impl SessionStreams {
     /// when a newer one pushes it out.
     /// `slot` is the caller's place for the stream: given back when the stream ends or
     /// a newer one pushes it out.
-    pub(crate) fn resume(
+    pub(crate) async fn resume(
         self: &Arc<Self>,
         headers: &impl Fields,
         closing: &CancellationToken,
         slot: Slot,
-    ) -> Response {
-        let resumed = headers
-            .text(&LAST_EVENT)
-            .and_then(|id| Some((id, self.store.replay(&self.name, id)?.stream)));
+    ) -> Result<Response, crate::StoreError> {
+        let resumed = match headers.text(&LAST_EVENT) {
+            Some(id) => (self.store.replay(&self.name, id).await?).map(|r| (id, r.stream)),
+            None => None,
+        };
         let (from, stream) = match resumed {
-            Some((id, stream)) => (id.to_owned(), stream),
+            // A request's stream replayed ends with its response; only GET streams are
+            // where the session's other messages may go.
+            Some((id, stream)) if !stream.starts_with('g') => {
+                let response = self.respond_until(id.to_owned(), Some(closing.clone()), None);
+                return Ok(holding(response, slot));
+            }
+            Some((id, stream)) => {
+                self.store.open_get(&self.name, &stream).await?;
+                (id.to_owned(), stream)
+            }
             None => {
-                let n = self.next_stream.fetch_add(1, Ordering::Relaxed);
-                let stream = format!("g{n}");
-                (self.store.position(&self.name, &stream), stream)
+                let stream = self.new_stream('g');
+                (self.store.open_get(&self.name, &stream).await?, stream)
             }
         };
-        // A request's stream replayed ends with its response; only GET streams are
-        // where the session's other messages may go.
-        if !stream.starts_with('g') {
-            return holding(self.respond_until(from, Some(closing.clone()), None), slot);
-        }
         let connected = self.connect_get(stream, closing, slot);
         let ends = connected.ends.clone();
-        self.respond_until(from, Some(ends), Some(connected))
+        Ok(self.respond_until(from, Some(ends), Some(connected)))
     }
 
     /// Counts `stream` among the connected GET streams, ending the oldest past the cap.
@@ -189,7 +238,6 @@ impl SessionStreams {
             tracing::debug!("a session's GET streams are at their cap: ending the oldest");
             gets.live.remove(0).ends.cancel();
         }
-        gets.last = Some(stream);
         Connected {
             streams: Arc::clone(self),
             reader,
@@ -289,7 +337,14 @@ impl Reader {
             tokio::pin!(changed);
             // Registered before looking, so an event kept in between still wakes us.
             changed.as_mut().enable();
-            let replay = streams.store.replay(&streams.name, &self.cursor)?;
+            let replay = match streams.store.replay(&streams.name, &self.cursor).await {
+                Ok(replay) => replay?,
+                Err(e) => {
+                    // The client resumes from where it is, here or elsewhere.
+                    tracing::warn!(error = %e, "the event store failed: a stream ends");
+                    return None;
+                }
+            };
             self.ended = replay.ended;
             if replay.events.is_empty() && !self.ended {
                 match &self.closing {

@@ -81,25 +81,49 @@ const RELISTEN_AFTER: Duration = Duration::from_secs(1);
 pub(crate) async fn follow(
     store: Arc<dyn SessionStore>,
     channel: String,
-    mut published: Published,
+    published: Published,
     mut handle: impl FnMut(String) + Send,
+) {
+    let listen = move || {
+        let (store, channel) = (Arc::clone(&store), channel.clone());
+        Box::pin(async move { store.listen(&channel).await }) as ListenFuture
+    };
+    follow_with(listen, published, move |message| {
+        if let Some(message) = message {
+            handle(message);
+        }
+    })
+    .await;
+}
+
+/// What listening again answers.
+pub(crate) type ListenFuture = BoxFuture<'static, Result<Published, StoreError>>;
+
+/// [`follow`] for any source: `listen` listens again when the link drops; `handle`
+/// gets each message, and `None` after listening again (what was published while the
+/// link was down is lost: the handler looks again for itself).
+pub(crate) async fn follow_with(
+    listen: impl Fn() -> ListenFuture + Send,
+    mut published: Published,
+    mut handle: impl FnMut(Option<String>) + Send,
 ) {
     use futures_util::StreamExt as _;
     loop {
         while let Some(message) = published.next().await {
-            handle(message);
+            handle(Some(message));
         }
-        tracing::warn!(channel, "the session store's link dropped: listening again");
+        tracing::warn!("a store's link dropped: listening again");
         loop {
             tokio::time::sleep(RELISTEN_AFTER).await;
-            match store.listen(&channel).await {
+            match listen().await {
                 Ok(again) => {
                     published = again;
                     break;
                 }
-                Err(e) => tracing::warn!(error = %e, channel, "could not listen again"),
+                Err(e) => tracing::warn!(error = %e, "could not listen again"),
             }
         }
+        handle(None);
     }
 }
 

@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-
 use super::{Published, STORE, SessionStore};
 use crate::StoreError;
 use crate::transport::BoxFuture;
@@ -14,7 +12,7 @@ use crate::transport::BoxFuture;
 #[derive(Clone)]
 pub struct RedisSessionStore {
     client: redis::Client,
-    connection: ConnectionManager,
+    connection: crate::util::redis::Link,
     prefix: String,
 }
 
@@ -37,8 +35,7 @@ impl RedisSessionStore {
     /// its own if the link drops. Keys start with `tern:session:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(failed)?;
-        let connection = ConnectionManager::new(client.clone())
+        let (client, connection) = crate::util::redis::connect_client(url)
             .await
             .map_err(failed)?;
         Ok(Self {
@@ -114,15 +111,11 @@ impl SessionStore for RedisSessionStore {
     }
 
     fn listen(&self, channel: &str) -> BoxFuture<'_, Result<Published, StoreError>> {
-        use futures_util::StreamExt as _;
         let channel = self.channel(channel);
         Box::pin(async move {
-            let mut pubsub = self.client.get_async_pubsub().await.map_err(failed)?;
-            pubsub.subscribe(&channel).await.map_err(failed)?;
-            let messages = pubsub
-                .into_on_message()
-                .filter_map(|message| async move { message.get_payload::<String>().ok() });
-            Ok(messages.boxed())
+            crate::util::redis::subscribe(&self.client, &channel)
+                .await
+                .map_err(failed)
         })
     }
 

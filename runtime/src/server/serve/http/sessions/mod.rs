@@ -20,7 +20,7 @@ use super::session_store::{Record, SessionStore};
 use super::stream::SessionStreams;
 use crate::auth::AuthInfo;
 use crate::seal::Principal;
-use crate::server::{Server, ServerEvent, Session};
+use crate::server::{Server, Session, Stamped};
 use crate::transport::http::fields::Fields;
 use crate::util::{InFlight, lock};
 
@@ -45,10 +45,11 @@ pub(crate) struct HttpSession {
 }
 
 impl HttpSession {
-    fn end(&self) {
+    /// Ends the session here; `forget` when it ended everywhere (its events go too).
+    fn end(&self, forget: bool) {
         self.session.close();
         self.in_flight.cancel_all();
-        self.streams.end();
+        self.streams.end(forget);
     }
 }
 
@@ -64,6 +65,7 @@ pub(crate) enum Lookup {
 }
 
 mod relay;
+mod wake;
 
 /// The live sessions of one endpoint.
 pub(crate) struct Sessions {
@@ -76,6 +78,8 @@ pub(crate) struct Sessions {
     shared: Option<Arc<dyn SessionStore>>,
     /// In a fleet: this instance's name, and the answers relayed to it.
     relayer: Option<relay::Relayer>,
+    /// Wakes readers here when another instance keeps an event in a shared store.
+    waker: wake::Waker,
 }
 
 /// The limits of an endpoint's sessions, and where their events (and, for a fleet,
@@ -108,6 +112,7 @@ impl Sessions {
             idle_timeout: limits.idle_timeout,
             max: limits.max.max(1),
             per_principal: limits.per_principal.max(1),
+            waker: wake::Waker::new(Arc::clone(&limits.store)),
             store: limits.store,
             retry: limits.retry,
             relayer: limits.shared.clone().map(relay::Relayer::new),
@@ -126,7 +131,7 @@ impl Sessions {
         session: Session,
         initialize: Option<&serde_json::Value>,
         auth: Option<&AuthInfo>,
-        events: broadcast::Receiver<ServerEvent>,
+        events: broadcast::Receiver<Stamped>,
     ) -> Result<Option<String>, crate::StoreError> {
         let id = new_session_id();
         let owner = auth.map(Principal::from_auth);
@@ -135,18 +140,25 @@ impl Sessions {
             (Some(_), Some(params)) => serde_json::value::to_raw_value(params).ok(),
             _ => None,
         };
-        if let Some(relayer) = &self.relayer {
-            relayer.ensure_listening(&self.live).await?;
-        }
+        self.listen().await?;
         let Some(opened) = self.insert(&id, session, owner, initialize, events) else {
             return Ok(None);
         };
         if let Err(e) = self.save(&id, &opened).await {
             lock(&self.live).remove(&id);
-            opened.end();
+            opened.end(true);
             return Err(e);
         }
         Ok(Some(id))
+    }
+
+    /// Listens, before a session is served here, for what the other instances of a
+    /// fleet tell it: answers relayed here, and events kept in a shared event store.
+    async fn listen(&self) -> Result<(), crate::StoreError> {
+        if let Some(relayer) = &self.relayer {
+            relayer.ensure_listening(&self.live).await?;
+        }
+        self.waker.ensure_listening(&self.live).await
     }
 
     /// Makes `session` live as `id`, within the caps; `None` when every session is busy.
@@ -156,9 +168,11 @@ impl Sessions {
         session: Session,
         owner: Option<Principal>,
         initialize: Option<Box<RawValue>>,
-        events: broadcast::Receiver<ServerEvent>,
+        events: broadcast::Receiver<Stamped>,
     ) -> Option<Arc<HttpSession>> {
         let now = Instant::now();
+        // A shared session pushed out here may live on elsewhere.
+        let forget = self.shared.is_none();
         let mut live = lock(&self.live);
         if live.len() >= self.max {
             self.sweep(&mut live, now);
@@ -169,25 +183,29 @@ impl Sessions {
                 .filter(|s| s.owner.as_ref() == Some(owner))
                 .count();
             if theirs >= self.per_principal
-                && !evict_lru(&mut live, |s| s.owner.as_ref() == Some(owner))
+                && !evict_lru(&mut live, forget, |s| s.owner.as_ref() == Some(owner))
             {
                 return None;
             }
         }
-        if live.len() >= self.max && !evict_lru(&mut live, |_| true) {
+        if live.len() >= self.max && !evict_lru(&mut live, forget, |_| true) {
             return None;
         }
         let streams = Arc::new(SessionStreams::new(
             id.to_owned(),
             Arc::clone(&self.store),
             self.retry,
+            self.relayer.as_ref().map(|r| &*r.instance),
         ));
         let sink = Arc::clone(&streams);
         streams.set_forwarder(tokio::spawn(session.clone().forward_events(
             events,
-            move |message| {
-                sink.notify(&message);
-                true
+            move |stamped, message| {
+                let (sink, key) = (Arc::clone(&sink), stamped.key());
+                async move {
+                    sink.notify(&key, &message).await;
+                    true
+                }
             },
         )));
         if let Some(relayer) = &self.relayer {
@@ -253,7 +271,7 @@ impl Sessions {
         let Some(record) = record.and_then(|text| Record::from_text(&text).ok()) else {
             // Ended (or expired) everywhere: here too.
             if let Some(session) = lock(&self.live).remove(name) {
-                session.end();
+                session.end(true);
             }
             return Err(Lookup::Unknown);
         };
@@ -264,12 +282,10 @@ impl Sessions {
         let session = match here {
             Ok(session) => session,
             Err(_) => {
-                if let Some(relayer) = &self.relayer {
-                    relayer.ensure_listening(&self.live).await.map_err(|e| {
-                        tracing::warn!(error = %e, "could not listen for relayed answers");
-                        Lookup::Unavailable
-                    })?;
-                }
+                self.listen().await.map_err(|e| {
+                    tracing::warn!(error = %e, "could not listen to the fleet's stores");
+                    Lookup::Unavailable
+                })?;
                 self.adopt(server, name, &record, auth)?
             }
         };
@@ -332,7 +348,7 @@ impl Sessions {
         }
         if self.expired(&session, now) {
             live.remove(name);
-            session.end();
+            session.end(self.shared.is_none());
             return Err(Lookup::Unknown);
         }
         *lock(&session.last_seen) = now;
@@ -349,7 +365,7 @@ impl Sessions {
         let session = self.find(server, headers, auth).await?;
         let name = session_name(headers).unwrap_or_default();
         lock(&self.live).remove(name);
-        session.end();
+        session.end(true);
         if let Some(store) = &self.shared {
             store.remove(name).await.map_err(|e| {
                 tracing::warn!(error = %e, "could not remove a session from the store");
@@ -370,7 +386,8 @@ impl Sessions {
         live.retain(|_, session| {
             let expired = self.expired(session, now);
             if expired {
-                session.end();
+                // A shared session may live on elsewhere: only this instance lets go.
+                session.end(self.shared.is_none());
             }
             !expired
         });
@@ -389,6 +406,7 @@ impl Sessions {
 /// whether there was one.
 fn evict_lru(
     live: &mut HashMap<String, Arc<HttpSession>>,
+    forget: bool,
     which: impl Fn(&HttpSession) -> bool,
 ) -> bool {
     let victim = live
@@ -400,7 +418,7 @@ fn evict_lru(
         return false;
     };
     tracing::debug!("at the session cap: ended the least recently used session");
-    session.end();
+    session.end(forget);
     true
 }
 

@@ -24,8 +24,8 @@ pub(super) struct Relayer {
     listener: tokio::sync::OnceCell<Listener>,
 }
 
-/// The listening task, stopped when the sessions go.
-struct Listener(tokio::task::JoinHandle<()>);
+/// A listening task, stopped when the sessions go.
+pub(super) struct Listener(pub(super) tokio::task::JoinHandle<()>);
 
 impl Drop for Listener {
     fn drop(&mut self) {

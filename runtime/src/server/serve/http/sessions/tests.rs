@@ -265,7 +265,7 @@ fn limits(idle_timeout: Duration, max: usize) -> Limits {
 }
 
 /// Events from a server that publishes none.
-fn quiet() -> broadcast::Receiver<ServerEvent> {
+fn quiet() -> broadcast::Receiver<crate::server::Stamped> {
     broadcast::channel(1).1
 }
 

@@ -1,61 +1,23 @@
-//! Where a 2025-11-25 session's SSE events are kept, so a client that lost a stream
-//! reconnects with `Last-Event-ID` and gets what it missed: the [`EventStore`] trait and
-//! its bounded in-memory default.
-//!
-//! An event id names its stream and its place in it (`<stream>.<seq>`); the store keeps
-//! each session's events in order, drops the oldest past a count, a size and an age
-//! (per session, and a size for the whole store), and knows
-//! which streams have ended (a request's stream ends with its response; the session's
-//! GET stream never does).
+//! The default [`EventStore`]: each session's events in this process's memory.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::{
+    DEFAULT_EVENT_AGE, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENTS_PER_SESSION, EVENT_OVERHEAD,
+    EventStore, FIRST_GET_STREAM, Replay, parse_id,
+};
+use crate::StoreError;
+use crate::transport::BoxFuture;
 use crate::util::lock;
 
-/// What a reconnecting client missed on one stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replay {
-    /// The stream the `Last-Event-ID` was sent on.
-    pub stream: String,
-    /// The events after it, oldest first: `(id, message)`.
-    pub events: Vec<(String, String)>,
-    /// Whether the stream has ended (its last event is among those kept).
-    pub ended: bool,
-}
-
-/// Keeps a session's SSE events for replay. Implementations bound what they keep;
-/// a forgotten event is replayed as nothing, and the client starts over.
-pub trait EventStore: Send + Sync + 'static {
-    /// Keeps `message`, sent on `stream` of `session`, and returns its event id.
-    fn append(&self, session: &str, stream: &str, message: &str) -> String;
-    /// The id of the last event of `session` so far, as a place on `stream`: what a
-    /// stream's priming event carries, so a client that reconnects with it gets every
-    /// event `stream` has after it.
-    fn position(&self, session: &str, stream: &str) -> String;
-    /// Marks `stream` of `session` ended: a reader replaying it stops after its events.
-    fn end_stream(&self, session: &str, stream: &str);
-    /// The events of `session` kept after the event `after`, on that event's stream;
-    /// `None` when `after` is not an id of this session's or is forgotten.
-    fn replay(&self, session: &str, after: &str) -> Option<Replay>;
-    /// Forgets everything of `session` (it ended).
-    fn end_session(&self, session: &str);
-}
-
-/// How many events the in-memory store keeps per session (default).
-pub(crate) const DEFAULT_EVENTS_PER_SESSION: usize = 1_000;
-/// How long the in-memory store keeps an event (default).
-pub(crate) const DEFAULT_EVENT_AGE: Duration = Duration::from_secs(5 * 60);
-/// How many bytes of events the in-memory store keeps per session (default): a few
-/// large results, or a thousand ordinary notifications.
-pub(crate) const DEFAULT_EVENT_BYTES_PER_SESSION: usize = 4 * 1024 * 1024;
 /// How many bytes of events the in-memory store keeps in all (default).
-pub(crate) const DEFAULT_EVENT_BYTES: usize = 256 * 1024 * 1024;
+const DEFAULT_EVENT_BYTES: usize = 256 * 1024 * 1024;
 
-/// What keeping one event costs besides its message and stream name: its place in the
-/// queue and its bookkeeping, so that empty messages are not free.
-const EVENT_OVERHEAD: usize = 64;
+/// How many keys of the events told a session outside any request are remembered, to
+/// keep each once.
+const KEYS_REMEMBERED: usize = 64;
 
 /// The default [`EventStore`]: each session's events in memory, at most `max_events`
 /// of them and none older than `max_age`, within a byte budget per session and one for
@@ -83,6 +45,10 @@ struct SessionLog {
     /// The bytes its kept events cost.
     bytes: usize,
     ended: Vec<String>,
+    /// The GET stream, where messages outside any request go.
+    get: Option<String>,
+    /// The keys of the newest of those messages.
+    told: VecDeque<String>,
 }
 
 #[derive(Debug)]
@@ -156,14 +122,8 @@ impl MemoryEventStore {
     }
 }
 
-/// An event id's stream and place: `<stream>.<seq>`.
-fn parse_id(id: &str) -> Option<(&str, u64)> {
-    let (stream, seq) = id.rsplit_once('.')?;
-    Some((stream, seq.parse().ok()?))
-}
-
-impl EventStore for MemoryEventStore {
-    fn append(&self, session: &str, stream: &str, message: &str) -> String {
+impl MemoryEventStore {
+    fn keep(&self, session: &str, stream: &str, message: &str) -> String {
         let now = Instant::now();
         let mut logs = lock(&self.logs);
         let Logs { sessions, total } = &mut *logs;
@@ -186,13 +146,39 @@ impl EventStore for MemoryEventStore {
         format!("{stream}.{seq}")
     }
 
-    fn position(&self, session: &str, stream: &str) -> String {
+    /// Keeps `message` on the session's GET stream, once per `key`.
+    fn tell(&self, session: &str, key: &str, message: &str) {
+        let stream = {
+            let mut logs = lock(&self.logs);
+            let log = logs.sessions.entry(session.to_owned()).or_default();
+            if log.told.iter().any(|k| k == key) {
+                return;
+            }
+            if log.told.len() == KEYS_REMEMBERED {
+                log.told.pop_front();
+            }
+            log.told.push_back(key.to_owned());
+            log.get
+                .clone()
+                .unwrap_or_else(|| FIRST_GET_STREAM.to_owned())
+        };
+        self.keep(session, &stream, message);
+    }
+
+    fn open(&self, session: &str, stream: &str) -> String {
+        let mut logs = lock(&self.logs);
+        let log = logs.sessions.entry(session.to_owned()).or_default();
+        log.get = Some(stream.to_owned());
+        format!("{stream}.{}", log.next)
+    }
+
+    fn place(&self, session: &str, stream: &str) -> String {
         let mut logs = lock(&self.logs);
         let next = logs.sessions.entry(session.to_owned()).or_default().next;
         format!("{stream}.{next}")
     }
 
-    fn end_stream(&self, session: &str, stream: &str) {
+    fn end(&self, session: &str, stream: &str) {
         if let Some(log) = lock(&self.logs).sessions.get_mut(session) {
             if !log.ended.iter().any(|s| s == stream) {
                 log.ended.push(stream.to_owned());
@@ -200,7 +186,7 @@ impl EventStore for MemoryEventStore {
         }
     }
 
-    fn replay(&self, session: &str, after: &str) -> Option<Replay> {
+    fn missed(&self, session: &str, after: &str) -> Option<Replay> {
         let (stream, seq) = parse_id(after)?;
         let now = Instant::now();
         let mut logs = lock(&self.logs);
@@ -226,11 +212,70 @@ impl EventStore for MemoryEventStore {
         })
     }
 
-    fn end_session(&self, session: &str) {
+    fn forget(&self, session: &str) {
         let mut logs = lock(&self.logs);
         if let Some(log) = logs.sessions.remove(session) {
             logs.total -= log.bytes;
         }
+    }
+}
+
+impl EventStore for MemoryEventStore {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<String, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.keep(session, stream, message))))
+    }
+
+    fn notify<'a>(
+        &'a self,
+        session: &'a str,
+        key: &'a str,
+        message: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.tell(session, key, message);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn open_get<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+    ) -> BoxFuture<'a, Result<String, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.open(session, stream))))
+    }
+
+    fn position<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+    ) -> BoxFuture<'a, Result<String, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.place(session, stream))))
+    }
+
+    fn end_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.end(session, stream);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
+        after: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Replay>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.missed(session, after))))
+    }
+
+    fn end_session<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.forget(session);
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 
@@ -241,11 +286,11 @@ mod tests {
     #[test]
     fn a_replay_is_the_events_after_the_id_on_its_stream() {
         let store = MemoryEventStore::default();
-        let a1 = store.append("s", "get", "a1");
-        store.append("s", "r1", "b1");
-        store.append("s", "get", "a2");
-        store.append("s", "get", "a3");
-        let replay = store.replay("s", &a1).unwrap();
+        let a1 = store.keep("s", "get", "a1");
+        store.keep("s", "r1", "b1");
+        store.keep("s", "get", "a2");
+        store.keep("s", "get", "a3");
+        let replay = store.missed("s", &a1).unwrap();
         assert_eq!(replay.stream, "get");
         let messages: Vec<&str> = replay.events.iter().map(|(_, m)| m.as_str()).collect();
         assert_eq!(messages, ["a2", "a3"]);
@@ -255,45 +300,64 @@ mod tests {
     #[test]
     fn an_ended_stream_says_so_and_other_sessions_see_nothing() {
         let store = MemoryEventStore::default();
-        let first = store.append("s", "r1", "progress");
-        store.append("s", "r1", "response");
-        store.end_stream("s", "r1");
-        let replay = store.replay("s", &first).unwrap();
+        let first = store.keep("s", "r1", "progress");
+        store.keep("s", "r1", "response");
+        store.end("s", "r1");
+        let replay = store.missed("s", &first).unwrap();
         assert!(replay.ended);
         assert_eq!(replay.events.len(), 1);
-        assert_eq!(store.replay("other", &first), None);
-        store.end_session("s");
-        assert_eq!(store.replay("s", &first), None);
+        assert_eq!(store.missed("other", &first), None);
+        store.forget("s");
+        assert_eq!(store.missed("s", &first), None);
     }
 
     #[test]
     fn a_priming_position_replays_everything_after_it() {
         let store = MemoryEventStore::default();
-        store.append("s", "get", "before");
-        let primed = store.position("s", "get");
-        store.append("s", "get", "after");
-        let replay = store.replay("s", &primed).unwrap();
+        store.keep("s", "get", "before");
+        let primed = store.place("s", "get");
+        store.keep("s", "get", "after");
+        let replay = store.missed("s", &primed).unwrap();
         assert_eq!(replay.events.len(), 1);
         assert_eq!(replay.events[0].1, "after");
-        let fresh = store.position("new", "get");
-        assert_eq!(store.replay("new", &fresh).unwrap().events, vec![]);
+        let fresh = store.place("new", "get");
+        assert_eq!(store.missed("new", &fresh).unwrap().events, vec![]);
     }
 
     #[test]
     fn forgotten_and_unknown_ids_replay_nothing() {
         let store = MemoryEventStore::new(2, DEFAULT_EVENT_AGE);
-        let first = store.append("s", "get", "1");
-        store.append("s", "get", "2");
-        store.append("s", "get", "3");
-        store.append("s", "get", "4");
-        assert_eq!(store.replay("s", &first), None, "pushed out by the count");
-        assert_eq!(store.replay("s", "get.99"), None, "never handed out");
-        assert_eq!(store.replay("s", "nonsense"), None);
+        let first = store.keep("s", "get", "1");
+        store.keep("s", "get", "2");
+        store.keep("s", "get", "3");
+        store.keep("s", "get", "4");
+        assert_eq!(store.missed("s", &first), None, "pushed out by the count");
+        assert_eq!(store.missed("s", "get.99"), None, "never handed out");
+        assert_eq!(store.missed("s", "nonsense"), None);
         let aged = MemoryEventStore::new(10, Duration::ZERO);
-        let id = aged.append("s", "get", "1");
-        aged.append("s", "get", "2");
+        let id = aged.keep("s", "get", "1");
+        aged.keep("s", "get", "2");
         std::thread::sleep(Duration::from_millis(2));
-        assert_eq!(aged.replay("s", &id), None, "pushed out by the age");
+        assert_eq!(aged.missed("s", &id), None, "pushed out by the age");
+    }
+
+    #[test]
+    fn a_message_outside_any_request_goes_to_the_get_stream_once() {
+        let store = MemoryEventStore::default();
+        let primed = store.open("s", "g1");
+        store.tell("s", "a.1", "changed");
+        store.tell("s", "a.1", "changed");
+        store.tell("s", "b.1", "updated");
+        let replay = store.missed("s", &primed).unwrap();
+        let messages: Vec<&str> = replay.events.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(messages, ["changed", "updated"]);
+        let next = store.open("s", "g2");
+        store.tell("s", "a.2", "later");
+        assert!(
+            store.missed("s", &primed).unwrap().events.len() == 2,
+            "g1 hears no more"
+        );
+        assert_eq!(store.missed("s", &next).unwrap().events.len(), 1);
     }
 
     fn kept_bytes(store: &MemoryEventStore) -> usize {
@@ -304,28 +368,28 @@ mod tests {
     fn a_session_keeps_its_newest_events_within_its_byte_budget() {
         let store = MemoryEventStore::default().max_bytes(10_000, 1_000_000);
         let big = "x".repeat(3_000);
-        let ids: Vec<String> = (0..10).map(|_| store.append("s", "r1", &big)).collect();
+        let ids: Vec<String> = (0..10).map(|_| store.keep("s", "r1", &big)).collect();
         // Three 3 KB events fit in 10 KB; the fourth newest was pushed out.
         assert!(kept_bytes(&store) <= 10_000, "{}", kept_bytes(&store));
-        let replay = store.replay("s", &ids[6]).unwrap();
+        let replay = store.missed("s", &ids[6]).unwrap();
         assert_eq!(replay.events.len(), 3);
-        assert_eq!(store.replay("s", &ids[5]), None, "pushed out by the size");
-        store.end_session("s");
+        assert_eq!(store.missed("s", &ids[5]), None, "pushed out by the size");
+        store.forget("s");
         assert_eq!(kept_bytes(&store), 0);
     }
 
     #[test]
     fn a_session_over_the_stores_budget_gives_up_its_own_events_not_others() {
         let store = MemoryEventStore::default().max_bytes(1_000_000, 20_000);
-        let quiet = store.append("quiet", "get", "hello");
+        let quiet = store.keep("quiet", "get", "hello");
         let big = "x".repeat(4_000);
         for _ in 0..100 {
-            store.append("flood", "get", &big);
+            store.keep("flood", "get", &big);
         }
         assert!(kept_bytes(&store) <= 20_000, "{}", kept_bytes(&store));
-        let before = store.position("quiet", "get");
-        store.append("quiet", "get", "still here");
-        assert_eq!(store.replay("quiet", &before).unwrap().events.len(), 1);
-        assert!(store.replay("quiet", &quiet).is_some());
+        let before = store.place("quiet", "get");
+        store.keep("quiet", "get", "still here");
+        assert_eq!(store.missed("quiet", &before).unwrap().events.len(), 1);
+        assert!(store.missed("quiet", &quiet).is_some());
     }
 }
