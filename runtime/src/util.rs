@@ -201,27 +201,37 @@ pub(crate) mod redis {
     /// Connects to the Redis at `url`: a cluster's node makes a cluster link (the
     /// other nodes are learnt from it).
     pub(crate) async fn connect(url: &str) -> Result<Link, redis::RedisError> {
-        connect_client(url).await.map(|(_, link)| link)
+        connect_node(url).await.map(|connected| connected.link)
     }
 
-    /// [`connect`], with the client that opens the publish/subscribe connections (a
-    /// cluster's node hears what is published on any node).
-    pub(crate) async fn connect_client(
-        url: &str,
-    ) -> Result<(redis::Client, Link), redis::RedisError> {
+    /// What a store that publishes and listens holds: its [`Link`], and the server at
+    /// the URL, where it listens and publishes (on a cluster, a node counts only the
+    /// listeners connected to itself: every instance given the same URL publishes and
+    /// listens on the same node, so a publisher knows whether anyone heard).
+    #[derive(Clone)]
+    // Only the HTTP server's stores publish and listen.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub(crate) struct Connected {
+        pub(crate) link: Link,
+        pub(crate) client: redis::Client,
+        pub(crate) node: ConnectionManager,
+    }
+
+    /// [`connect`], keeping the server at the URL for publishing and listening.
+    pub(crate) async fn connect_node(url: &str) -> Result<Connected, redis::RedisError> {
         let client = redis::Client::open(url)?;
-        let mut single = ConnectionManager::new(client.clone()).await?;
+        let mut node = ConnectionManager::new(client.clone()).await?;
         let info: String = redis::cmd("INFO")
             .arg("cluster")
-            .query_async(&mut single)
+            .query_async(&mut node)
             .await?;
-        if !info.contains("cluster_enabled:1") {
-            return Ok((client, Link::Single(single)));
-        }
-        let cluster = redis::cluster::ClusterClient::new(vec![url])?
-            .get_async_connection()
-            .await?;
-        Ok((client, Link::Cluster(cluster)))
+        let link = if info.contains("cluster_enabled:1") {
+            let cluster = redis::cluster::ClusterClient::new(vec![url])?;
+            Link::Cluster(cluster.get_async_connection().await?)
+        } else {
+            Link::Single(node.clone())
+        };
+        Ok(Connected { link, client, node })
     }
 
     impl ConnectionLike for Link {

@@ -108,7 +108,8 @@ async fn serving(stores: Option<Stores>, idle: Duration) -> (SocketAddr, McpServ
 
 /// Two instances sharing their stores on a redis-server of their own.
 pub(crate) struct Fleet {
-    pub(crate) redis: crate::redis_support::Redis,
+    /// The redis-server of their own, if they have one.
+    pub(crate) redis: Option<crate::redis_support::Redis>,
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) a: SocketAddr,
     pub(crate) b: SocketAddr,
@@ -118,11 +119,18 @@ pub(crate) struct Fleet {
 
 pub(crate) async fn two_instances(name: &str, idle: Duration) -> Fleet {
     let redis = redis(name).await;
-    let stores = Stores::redis(&redis.url).await;
+    let mut fleet = two_instances_on(&redis.url, idle).await;
+    fleet.redis = Some(redis);
+    fleet
+}
+
+/// Two instances sharing their stores on the Redis (or Redis Cluster) at `url`.
+pub(crate) async fn two_instances_on(url: &str, idle: Duration) -> Fleet {
+    let stores = Stores::redis(url).await;
     let a = instance(Some(stores.clone()), idle).await;
     let (b, b_server) = serving(Some(stores.clone()), idle).await;
     Fleet {
-        redis,
+        redis: None,
         store: stores.sessions,
         a,
         b,
@@ -164,10 +172,13 @@ fn text(answer: &http_support::Raw) -> String {
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere() {
+    let fleet = two_instances("fleet-sessions", Duration::from_secs(60)).await;
+    sessions_are_shared(&fleet).await;
+}
+
+pub(crate) async fn sessions_are_shared(fleet: &Fleet) {
     let idle = Duration::from_secs(60);
-    let Fleet {
-        redis, store, a, b, ..
-    } = two_instances("fleet-sessions", idle).await;
+    let (store, a, b) = (&fleet.store, fleet.a, fleet.b);
 
     let session = initialize(a, "alice").await;
     let answer = call(b, "alice", &session).await;
@@ -195,19 +206,21 @@ async fn any_instance_serves_a_session_another_opened_and_its_end_is_everywhere(
         "{record}"
     );
     // What one session costs the Redis it is kept in (its record and the key).
-    let socket = redis.url.trim_start_matches("redis+unix://");
-    let key = format!("tern:session:{{{session}}}");
-    let usage = tokio::process::Command::new("redis-cli")
-        .args(["-s", socket, "MEMORY", "USAGE", &key])
-        .output()
-        .await
-        .expect("redis-cli comes with redis-server");
-    let bytes: usize = String::from_utf8_lossy(&usage.stdout)
-        .trim()
-        .parse()
-        .unwrap();
-    println!("fleet: one 2025-11-25 session's record in Redis: {bytes} bytes");
-    assert!(bytes < 2048, "{bytes} bytes");
+    if let Some(redis) = &fleet.redis {
+        let socket = redis.url.trim_start_matches("redis+unix://");
+        let key = format!("tern:session:{{{session}}}");
+        let usage = tokio::process::Command::new("redis-cli")
+            .args(["-s", socket, "MEMORY", "USAGE", &key])
+            .output()
+            .await
+            .expect("redis-cli comes with redis-server");
+        let bytes: usize = String::from_utf8_lossy(&usage.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        println!("fleet: one 2025-11-25 session's record in Redis: {bytes} bytes");
+        assert!(bytes < 2048, "{bytes} bytes");
+    }
 
     // The session is alice's on every instance.
     assert_eq!(call(b, "bob", &session).await.status, 404);
@@ -250,8 +263,11 @@ async fn without_a_store_an_instance_knows_only_its_own_sessions() {
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn an_answer_posted_to_another_instance_reaches_the_question_it_answers() {
-    let idle = Duration::from_secs(60);
-    let fleet = two_instances("fleet-sessions-relay", idle).await;
+    let fleet = two_instances("fleet-sessions-relay", Duration::from_secs(60)).await;
+    answers_are_relayed(&fleet).await;
+}
+
+pub(crate) async fn answers_are_relayed(fleet: &Fleet) {
     let (a, b) = (fleet.a, fleet.b);
     let session = initialize(a, "alice").await;
 

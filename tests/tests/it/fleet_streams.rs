@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::json;
 use tern_mcp::server::http::{EventStore, RedisEventStore};
 
-use crate::fleet_sessions::{as_user, call, initialize, two_instances};
+use crate::fleet_sessions::{Fleet, as_user, call, initialize, two_instances};
 use crate::http_support::{self, legacy_body, set};
 use crate::redis_support::redis;
 
@@ -27,6 +27,10 @@ fn get_headers(user: &str, session: &str, last_event: Option<&str>) -> Vec<(Stri
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_stream_dropped_on_one_instance_resumes_on_another_with_nothing_lost() {
     let fleet = two_instances("fleet-streams-resume", Duration::from_secs(60)).await;
+    streams_resume_anywhere(&fleet).await;
+}
+
+pub(crate) async fn streams_resume_anywhere(fleet: &Fleet) {
     let (a, b) = (fleet.a, fleet.b);
     let session = initialize(a, "alice").await;
 
@@ -77,6 +81,10 @@ async fn a_stream_dropped_on_one_instance_resumes_on_another_with_nothing_lost()
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_get_stream_held_by_one_instance_hears_what_another_tells_once() {
     let fleet = two_instances("fleet-streams-get", Duration::from_secs(60)).await;
+    get_streams_hear_once(&fleet).await;
+}
+
+pub(crate) async fn get_streams_hear_once(fleet: &Fleet) {
     let (a, b, b_server) = (fleet.a, fleet.b, &fleet.b_server);
     let session = initialize(a, "alice").await;
     // Both instances serve the session: each forwards the server's events to it.

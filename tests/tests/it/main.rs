@@ -19,6 +19,7 @@ mod era_interop;
 mod examples;
 mod extension_seam;
 mod fleet;
+mod fleet_cluster;
 mod fleet_sessions;
 mod fleet_streams;
 mod flow_as_data;

@@ -50,3 +50,108 @@ pub(crate) async fn redis(name: &str) -> Redis {
     }
     panic!("redis-server did not answer on {url}");
 }
+
+/// A three-node Redis Cluster on loopback (no replicas), its slots spread over the
+/// three, ready once every node says the cluster is ok; stopped on drop.
+pub(crate) struct Cluster {
+    nodes: Vec<tokio::process::Child>,
+    dir: PathBuf,
+    /// A node's address (`redis://127.0.0.1:PORT`): the stores learn the others.
+    pub(crate) url: String,
+    /// Every node's client port.
+    pub(crate) ports: Vec<u16>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.start_kill();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A port nothing listens on now (bound to port 0 and let go: redis-server takes a
+/// port number, not a socket).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Starts a three-node cluster named `name` and waits until it serves every slot.
+pub(crate) async fn cluster(name: &str) -> Cluster {
+    let dir = std::env::temp_dir().join(format!("tern-cluster-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut nodes = Vec::new();
+    let mut ports = Vec::new();
+    for n in 0..3 {
+        let (port, bus) = (free_port(), free_port());
+        let home = dir.join(format!("node{n}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let child = tokio::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                &bus.to_string(),
+            ])
+            .args([
+                "--cluster-config-file",
+                "nodes.conf",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .current_dir(&home)
+            .stdout(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server is installed (.ci/run installs it)");
+        nodes.push(child);
+        ports.push(port);
+    }
+    for port in &ports {
+        wait_for(*port, "PING", "PONG").await;
+    }
+    let addresses: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let created = tokio::process::Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addresses)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .output()
+        .await
+        .expect("redis-cli comes with redis-server");
+    assert!(
+        created.status.success(),
+        "redis-cli --cluster create: {}",
+        String::from_utf8_lossy(&created.stdout)
+    );
+    for port in &ports {
+        wait_for(*port, "CLUSTER INFO", "cluster_state:ok").await;
+    }
+    Cluster {
+        nodes,
+        dir,
+        url: format!("redis://127.0.0.1:{}", ports[0]),
+        ports,
+    }
+}
+
+/// Waits until the node on `port` answers `command` with something containing `want`.
+async fn wait_for(port: u16, command: &str, want: &str) {
+    for _ in 0..400 {
+        let out = tokio::process::Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(command.split(' '))
+            .output()
+            .await
+            .expect("redis-cli comes with redis-server");
+        if String::from_utf8_lossy(&out.stdout).contains(want) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the redis-server on port {port} never answered {command} with {want}");
+}

@@ -183,10 +183,14 @@ async fn connect(url: &str) -> RedisReplayStore {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn across_two_instances_on_one_redis_a_single_use_flow_completes_once() {
     let redis = crate::redis_support::redis("single-use").await;
-    let url = redis.url.clone();
+    single_use_is_shared(&redis.url).await;
+}
+
+/// Two instances recording single-use state on the Redis (or Redis Cluster) at `url`.
+pub(crate) async fn single_use_is_shared(url: &str) {
     let transfers = Arc::new(AtomicUsize::new(0));
-    let store_a: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
-    let store_b: Arc<dyn ReplayStore> = Arc::new(connect(&url).await);
+    let store_a: Arc<dyn ReplayStore> = Arc::new(connect(url).await);
+    let store_b: Arc<dyn ReplayStore> = Arc::new(connect(url).await);
     let a = transfer_server(Arc::clone(&transfers), Some(store_a));
     let b = transfer_server(Arc::clone(&transfers), Some(store_b));
     let (a, b) = (client(serve(&a).await).await, client(serve(&b).await).await);

@@ -241,8 +241,14 @@ async fn a_task_only_tool_refuses_a_client_without_tasks_and_a_dropped_call_canc
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_task_created_on_a_is_answered_partially_then_fully_and_completed_through_b() {
     let redis = redis("answer").await;
-    let a = start(&["--redis", &redis.url]).await;
-    let b = start(&["--redis", &redis.url]).await;
+    tasks_are_shared(&redis.url).await;
+}
+
+/// Two `everything` instances on the Redis (or Redis Cluster) at `url`: a task created
+/// through one is answered and completes through the other.
+pub(crate) async fn tasks_are_shared(url: &str) {
+    let a = start(&["--redis", url]).await;
+    let b = start(&["--redis", url]).await;
     let task = started_task(&client(&a, "ada").await, "deploy", json!({})).await;
     let on_b = client(&b, "ada").await.task(task.id());
     let TaskState::InputRequired(asked) = until(&on_b, Duration::from_secs(10), |s| {

@@ -29,8 +29,7 @@ const DEFAULT_KEEP: Duration = Duration::from_secs(60 * 60);
 /// An [`EventStore`] in Redis (feature `redis`). Keys are `PREFIX{session}:…`.
 #[derive(Clone)]
 pub struct RedisEventStore {
-    client: redis::Client,
-    connection: crate::util::redis::Link,
+    redis: crate::util::redis::Connected,
     prefix: String,
     bounds: Bounds,
     scripts: Arc<Scripts>,
@@ -63,12 +62,11 @@ impl RedisEventStore {
     /// them, none older than five minutes (see [`bounds`](Self::bounds)); keys start
     /// with `tern:events:` unless [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let (client, connection) = crate::util::redis::connect_client(url)
+        let redis = crate::util::redis::connect_node(url)
             .await
             .map_err(failed)?;
         Ok(Self {
-            client,
-            connection,
+            redis,
             prefix: "tern:events:".into(),
             bounds: Bounds {
                 events: DEFAULT_EVENTS_PER_SESSION,
@@ -122,7 +120,7 @@ impl RedisEventStore {
         for arg in args {
             call.arg(*arg);
         }
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.link.clone();
         Box::pin(async move { call.invoke_async(&mut connection).await.map_err(failed) })
     }
 }
@@ -302,7 +300,7 @@ impl EventStore for RedisEventStore {
     fn listen(&self) -> BoxFuture<'_, Result<Option<Published>, StoreError>> {
         let channel = format!("{}wake", self.prefix);
         Box::pin(async move {
-            let sessions = crate::util::redis::subscribe(&self.client, &channel).await;
+            let sessions = crate::util::redis::subscribe(&self.redis.client, &channel).await;
             Ok(Some(sessions.map_err(failed)?))
         })
     }

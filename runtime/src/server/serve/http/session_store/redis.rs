@@ -11,8 +11,7 @@ use crate::transport::BoxFuture;
 /// A [`SessionStore`] in Redis (feature `redis`). Keys are `PREFIX{id}`.
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    client: redis::Client,
-    connection: crate::util::redis::Link,
+    redis: crate::util::redis::Connected,
     prefix: String,
 }
 
@@ -35,12 +34,11 @@ impl RedisSessionStore {
     /// its own if the link drops. Keys start with `tern:session:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let (client, connection) = crate::util::redis::connect_client(url)
+        let redis = crate::util::redis::connect_node(url)
             .await
             .map_err(failed)?;
         Ok(Self {
-            client,
-            connection,
+            redis,
             prefix: "tern:session:".into(),
         })
     }
@@ -69,7 +67,7 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> BoxFuture<'_, Result<(), StoreError>> {
         let key = self.key(id);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.link.clone();
         Box::pin(async move {
             redis::cmd("SET")
                 .arg(&key)
@@ -84,7 +82,7 @@ impl SessionStore for RedisSessionStore {
 
     fn get(&self, id: &str, ttl: Duration) -> BoxFuture<'_, Result<Option<String>, StoreError>> {
         let key = self.key(id);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.link.clone();
         Box::pin(async move {
             redis::cmd("GETEX")
                 .arg(&key)
@@ -98,7 +96,7 @@ impl SessionStore for RedisSessionStore {
 
     fn publish(&self, channel: &str, message: String) -> BoxFuture<'_, Result<bool, StoreError>> {
         let channel = self.channel(channel);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.node.clone();
         Box::pin(async move {
             let listeners: i64 = redis::cmd("PUBLISH")
                 .arg(&channel)
@@ -113,7 +111,7 @@ impl SessionStore for RedisSessionStore {
     fn listen(&self, channel: &str) -> BoxFuture<'_, Result<Published, StoreError>> {
         let channel = self.channel(channel);
         Box::pin(async move {
-            crate::util::redis::subscribe(&self.client, &channel)
+            crate::util::redis::subscribe(&self.redis.client, &channel)
                 .await
                 .map_err(failed)
         })
@@ -121,7 +119,7 @@ impl SessionStore for RedisSessionStore {
 
     fn remove(&self, id: &str) -> BoxFuture<'_, Result<(), StoreError>> {
         let key = self.key(id);
-        let mut connection = self.connection.clone();
+        let mut connection = self.redis.link.clone();
         Box::pin(async move {
             redis::cmd("DEL")
                 .arg(&key)
