@@ -9,7 +9,8 @@
 //! capabilities declare the extension (never on a 2025-11-25 session). The body runs on the instance that took
 //! the call and holds a lease on the task it renews; `tasks/get`, `tasks/update` and
 //! `tasks/cancel` work on any instance that shares the [`TaskStore`]. A task whose
-//! instance went away is `failed` once its lease lapses. A task is visible only to the
+//! instance went away is `failed` once its lease lapses, unless its tool is
+//! [restartable](TaskSupport::restartable): then another instance runs it again. A task is visible only to the
 //! principal that created it (the one sealing binds).
 //!
 //! MRTR runs inside a task unchanged: the body's `InputRequiredResult` becomes the
@@ -35,6 +36,7 @@
 
 #[cfg(feature = "redis")]
 mod redis;
+mod restart;
 mod run;
 mod serve;
 mod store;
@@ -46,6 +48,7 @@ use std::time::Duration;
 
 #[cfg(feature = "redis")]
 pub use redis::RedisTaskStore;
+pub use restart::Restartable;
 pub use serve::OnRequest;
 pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};
 
@@ -79,6 +82,9 @@ pub struct Tasks {
     pub(crate) poll_interval: Duration,
     pub(crate) lease: Duration,
     pub(crate) per_principal: usize,
+    /// The server whose tools run as these tasks (set when it is added to an
+    /// [`McpServer`](crate::mcp::McpServer)): a restartable tool is run again from it.
+    pub(crate) server: Arc<std::sync::OnceLock<crate::server::mcp::WeakMcpServer>>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -108,6 +114,7 @@ impl Tasks {
             poll_interval: Duration::from_secs(1),
             lease: Duration::from_secs(10),
             per_principal: DEFAULT_TASKS_PER_PRINCIPAL,
+            server: Arc::default(),
         }
     }
 
@@ -132,8 +139,9 @@ impl Tasks {
     }
 
     /// How long a running task stays `working` after its instance stops renewing it
-    /// (renewed every third of it): past this, any instance reading the task marks it
-    /// `failed`.
+    /// (renewed every third of it): past this, any instance reading the task takes it
+    /// over if its tool is [restartable](TaskSupport::restartable), and marks it
+    /// `failed` if not.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(30));
         self

@@ -36,6 +36,7 @@ struct Scripts {
     take: redis::Script,
     cancel: redis::Script,
     renew: redis::Script,
+    take_over: redis::Script,
 }
 
 impl Scripts {
@@ -46,6 +47,7 @@ impl Scripts {
             take: script(TAKE),
             cancel: script(CANCEL),
             renew: script(RENEW),
+            take_over: script(TAKE_OVER),
         }
     }
 }
@@ -87,15 +89,16 @@ fn status_of(s: &str) -> Option<Status> {
 const TERMINAL: &str =
     "local function terminal(s) return s == 'completed' or s == 'failed' or s == 'cancelled' end\n";
 
-/// KEYS: task, asks. ARGV: status, message (or ''), result, error, at, then request
-/// key/text pairs. Applies unless terminal or gone.
+/// KEYS: task, asks. ARGV: status, message (or ''), result, error, at, resume (or '':
+/// kept), then request key/text pairs. Applies unless terminal or gone.
 const TRANSITION: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'resume', ARGV[6]) end
 redis.call('DEL', KEYS[2])
-if #ARGV > 5 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 6))
+if #ARGV > 6 then
+  redis.call('HSET', KEYS[2], unpack(ARGV, 7))
   redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
 end
 return 1
@@ -131,6 +134,17 @@ return all
 const CANCEL: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if not terminal(redis.call('HGET', KEYS[1], 'status')) then redis.call('HSET', KEYS[1], 'cancel', '1') end
+return 1
+";
+
+/// KEYS: task. ARGV: now, lease. Takes a restartable task whose lease lapsed: 1 when
+/// the caller holds it now.
+const TAKE_OVER: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
+if (redis.call('HGET', KEYS[1], 'resume') or '') == '' then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'lease')) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'lease', ARGV[2])
 return 1
 ";
 
@@ -194,6 +208,26 @@ fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
     h.get(name).filter(|v| !v.is_empty()).cloned()
 }
 
+/// A new task's hash fields.
+fn fields(task: &TaskRecord, expires: u64) -> [(&'static str, String); 14] {
+    [
+        ("id", task.id.clone()),
+        ("owner", task.owner.clone()),
+        ("status", status_name(task.status).to_owned()),
+        ("message", task.message.clone().unwrap_or_default()),
+        ("created", task.created_ms.to_string()),
+        ("updated", task.updated_ms.to_string()),
+        ("ttl", task.ttl_ms.to_string()),
+        ("poll", task.poll_interval_ms.to_string()),
+        ("lease", task.lease_ms.to_string()),
+        ("expires", expires.to_string()),
+        ("cancel", "0".to_owned()),
+        ("result", String::new()),
+        ("error", String::new()),
+        ("resume", task.resume.clone().unwrap_or_default()),
+    ]
+}
+
 impl TaskStore for RedisTaskStore {
     fn create(
         &self,
@@ -249,21 +283,7 @@ impl TaskStore for RedisTaskStore {
                 .atomic()
                 .cmd("HSET")
                 .arg(&key)
-                .arg(&[
-                    ("id", task.id.clone()),
-                    ("owner", task.owner.clone()),
-                    ("status", status_name(task.status).to_owned()),
-                    ("message", task.message.clone().unwrap_or_default()),
-                    ("created", task.created_ms.to_string()),
-                    ("updated", task.updated_ms.to_string()),
-                    ("ttl", task.ttl_ms.to_string()),
-                    ("poll", task.poll_interval_ms.to_string()),
-                    ("lease", task.lease_ms.to_string()),
-                    ("expires", expires.to_string()),
-                    ("cancel", "0".to_owned()),
-                    ("result", String::new()),
-                    ("error", String::new()),
-                ])
+                .arg(&fields(&task, expires))
                 .ignore()
                 .cmd("PEXPIREAT")
                 .arg(&key)
@@ -308,6 +328,7 @@ impl TaskStore for RedisTaskStore {
                 result: optional(&h, "result"),
                 error: optional(&h, "error"),
                 cancel_requested: h.get("cancel").is_some_and(|c| c == "1"),
+                resume: optional(&h, "resume"),
             }))
         })
     }
@@ -326,7 +347,8 @@ impl TaskStore for RedisTaskStore {
                 .arg(change.message.unwrap_or_default())
                 .arg(change.result.unwrap_or_default())
                 .arg(change.error.unwrap_or_default())
-                .arg(change.at_ms);
+                .arg(change.at_ms)
+                .arg(change.resume.unwrap_or_default());
             for (k, v) in &change.asks {
                 call.arg(k).arg(v);
             }
@@ -399,6 +421,28 @@ impl TaskStore for RedisTaskStore {
                 .await
                 .map_err(failed)?;
             Ok(stop == 1)
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let [_, _, key] = self.keys(id);
+        let mut connection = self.connection.clone();
+        Box::pin(async move {
+            let taken: i64 = self
+                .scripts
+                .take_over
+                .key(&key)
+                .arg(now_ms)
+                .arg(until_ms)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(failed)?;
+            Ok(taken == 1)
         })
     }
 

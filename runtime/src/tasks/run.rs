@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::restart::Resume;
 use super::{Admission, Status, TaskRecord, Tasks, Transition, millis, new_id, now_ms};
+use crate::StoreError;
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::Principal;
@@ -39,7 +41,12 @@ pub(crate) type NextRound = crate::server::mcp::ToolBody;
 const TOO_MANY_TASKS: i64 = -32000;
 
 /// Creates a task for `ctx`'s caller, `working`, and returns it once the store has it.
-pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRecord, RpcError> {
+/// `resume` is a restartable task's first restart point.
+pub(crate) async fn create(
+    tasks: &Tasks,
+    ctx: &RequestContext,
+    resume: Option<String>,
+) -> Result<TaskRecord, RpcError> {
     let now = now_ms();
     let record = TaskRecord {
         id: new_id(),
@@ -55,6 +62,7 @@ pub(crate) async fn create(tasks: &Tasks, ctx: &RequestContext) -> Result<TaskRe
         result: None,
         error: None,
         cancel_requested: false,
+        resume,
     };
     let admission = tasks
         .store
@@ -94,14 +102,14 @@ fn watch_interval(tasks: &Tasks) -> Duration {
 }
 
 /// Drives task `id` in the background: `first` is the body's round under way, `next`
-/// starts another. `cancel` is the body's token: cancelled when the task is.
+/// starts another. `cancel` is the body's token: cancelled when the task is. A
+/// restartable task's `resume` is where it started, moved on as rounds are answered.
 pub(crate) fn spawn(
     tasks: Tasks,
     id: String,
     capabilities: ClientCapabilities,
     cancel: CancellationToken,
-    first: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
-    next: NextRound,
+    body: Body,
 ) {
     tokio::spawn(async move {
         let done = CancellationToken::new();
@@ -111,7 +119,7 @@ pub(crate) fn spawn(
             cancel.clone(),
             done.clone(),
         ));
-        let end = drive(&tasks, &id, &capabilities, &cancel, first, next).await;
+        let end = drive(&tasks, &id, &capabilities, &cancel, body).await;
         done.cancel();
         let mut change = Transition::to(Status::Cancelled, now_ms());
         match end {
@@ -131,6 +139,58 @@ pub(crate) fn spawn(
             tracing::error!(task = %id, error = %e, "could not record a task's end");
         }
     });
+}
+
+/// Takes over task `record` (read through `ctx`'s request, whose caller owns it) if it
+/// is restartable and its instance stopped, and runs its body again here; whether it
+/// runs on (here or, having been taken by another instance first, there).
+pub(crate) async fn take_over(
+    tasks: &Tasks,
+    ctx: &RequestContext,
+    record: &TaskRecord,
+) -> Result<bool, StoreError> {
+    let Some(resume) = record
+        .resume
+        .as_deref()
+        .and_then(|text| serde_json::from_str::<Resume>(text).ok())
+    else {
+        return Ok(false);
+    };
+    let cancel = CancellationToken::new();
+    let Some(body) = tasks
+        .server
+        .get()
+        .and_then(|weak| weak.upgrade())
+        .and_then(|server| {
+            server.tool_body(
+                &resume.tool,
+                ctx.for_task(cancel.clone()),
+                resume.arguments.clone(),
+            )
+        })
+    else {
+        tracing::warn!(task = %record.id, tool = %resume.tool, "a restartable task's tool is not served here");
+        return Ok(false);
+    };
+    let now = now_ms();
+    if !tasks
+        .store
+        .take_over(&record.id, now, now.saturating_add(millis(tasks.lease)))
+        .await?
+    {
+        // Another instance took it first, or it ended meanwhile: not ours to fail.
+        return Ok(true);
+    }
+    tracing::info!(task = %record.id, tool = %resume.tool, rounds = resume.rounds, "took over a task whose instance stopped");
+    let first = body.call(resume.responses.clone(), resume.state.clone());
+    let capabilities = resume.capabilities.clone();
+    let body = Body {
+        first,
+        next: body,
+        resume: Some(resume),
+    };
+    spawn(tasks.clone(), record.id.clone(), capabilities, cancel, body);
+    Ok(true)
 }
 
 /// Renews the lease until `done`, cancelling `cancel` when the task's cancellation is
@@ -159,17 +219,31 @@ enum End {
     Gone,
 }
 
+/// A task's body: its round under way, how to start the next, and (restartable) where
+/// it would start again.
+pub(crate) struct Body {
+    pub(crate) first: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
+    pub(crate) next: NextRound,
+    pub(crate) resume: Option<Resume>,
+}
+
 async fn drive(
     tasks: &Tasks,
     id: &str,
     capabilities: &ClientCapabilities,
     cancel: &CancellationToken,
-    first: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
-    next: NextRound,
+    body: Body,
 ) -> End {
-    let mut round = first;
-    let mut used: BTreeSet<String> = BTreeSet::new();
-    for number in 1u32.. {
+    let Body {
+        first: mut round,
+        next,
+        mut resume,
+    } = body;
+    let (mut used, done): (BTreeSet<String>, u32) = resume
+        .as_ref()
+        .map(|r| (r.used.iter().cloned().collect(), r.rounds))
+        .unwrap_or_default();
+    for number in done + 1.. {
         // On a cancellation the body gets a moment to see its token and stop on its
         // own (releasing what it holds) before it is dropped; what it answers then does
         // not matter: the task was cancelled.
@@ -209,22 +283,9 @@ async fn drive(
         {
             return End::Failed(RpcError::missing_capability(&missing));
         }
-        // Keys are unique over the task's life: one the body asks again gets the round.
-        let mut keys: BTreeMap<String, String> = BTreeMap::new();
-        let mut asks = Vec::new();
-        for (key, request) in requests.iter().flat_map(|r| r.iter()) {
-            let mut task_key = key.clone();
-            if used.contains(&task_key) {
-                task_key = format!("{key}#{number}");
-            }
-            used.insert(task_key.clone());
-            let text = match serde_json::to_string(request) {
-                Ok(t) => t,
-                Err(_) => return End::Failed(RpcError::internal("Internal error")),
-            };
-            keys.insert(task_key.clone(), key.clone());
-            asks.push((task_key, text));
-        }
+        let Some((asks, keys)) = task_keys(requests.as_ref(), &mut used, number) else {
+            return End::Failed(RpcError::internal("Internal error"));
+        };
         let answers = if asks.is_empty() {
             InputResponses::new()
         } else {
@@ -233,9 +294,48 @@ async fn drive(
                 Err(end) => return end,
             }
         };
+        if let Some(moved) = resume.as_mut() {
+            *moved = moved.at(&answers, asked.request_state.as_deref());
+            moved.used = used.iter().cloned().collect();
+            moved.rounds = number;
+            checkpoint(tasks, id, moved).await;
+        }
         round = next.call(Some(answers), asked.request_state);
     }
     End::Gone
+}
+
+/// The round's `requests` under their task keys (as JSON text), and each task key's
+/// key in the body's round. Keys are unique over the task's life (`used`): one the
+/// body asks again gets the round's number. `None` if a request does not encode.
+#[expect(clippy::type_complexity, reason = "the two halves of one round's keys")]
+fn task_keys(
+    requests: Option<&crate::types::v2026_07_28::InputRequests>,
+    used: &mut BTreeSet<String>,
+    number: u32,
+) -> Option<(Vec<(String, String)>, BTreeMap<String, String>)> {
+    let mut keys = BTreeMap::new();
+    let mut asks = Vec::new();
+    for (key, request) in requests.iter().flat_map(|r| r.iter()) {
+        let mut task_key = key.clone();
+        if used.contains(&task_key) {
+            task_key = format!("{key}#{number}");
+        }
+        used.insert(task_key.clone());
+        let text = serde_json::to_string(request).ok()?;
+        keys.insert(task_key.clone(), key.clone());
+        asks.push((task_key, text));
+    }
+    Some((asks, keys))
+}
+
+/// Keeps `resume` as the task's restart point: the round its answers start.
+async fn checkpoint(tasks: &Tasks, id: &str, resume: &Resume) {
+    let mut change = Transition::to(Status::Working, now_ms());
+    change.resume = resume.to_text();
+    if let Err(e) = tasks.store.transition(id, change).await {
+        tracing::warn!(task = %id, error = %e, "could not keep a task's restart point");
+    }
 }
 
 /// Records `asks` (each with its task key) as the task's input requests and waits until

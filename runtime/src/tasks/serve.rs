@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::restart::{Restartable, Resume};
 use super::watch::Watch;
 use super::{TaskRecord, TaskSupport, Tasks, run, wire};
 use crate::jsonrpc::RpcError;
@@ -52,13 +53,18 @@ impl ProtocolExtension for Tasks {
         wire::routes(server, self)
     }
 
+    fn register(&self, server: &crate::mcp::McpServer) {
+        let _ = self.server.set(server.downgrade());
+    }
+
     fn call_tool(&self, call: ToolHandoff) -> BoxFuture<'static, Result<ToolReply, RpcError>> {
-        let (support, on_request) =
-            match (call.setting::<OnRequest>(), call.setting::<TaskSupport>()) {
-                (Some(OnRequest(support)), _) => (*support, true),
-                (None, Some(support)) => (*support, false),
-                (None, None) => (TaskSupport::Forbidden, false),
-            };
+        let (support, on_request, restartable) = if let Some(OnRequest(s)) = call.setting() {
+            (*s, true, false)
+        } else if let Some(Restartable(s)) = call.setting() {
+            (*s, false, true)
+        } else {
+            (call.setting().copied().unwrap_or_default(), false, false)
+        };
         // Never on a 2025-11-25 session: its client cannot have declared the extension.
         let ctx = call.context();
         let declared =
@@ -70,7 +76,7 @@ impl ProtocolExtension for Tasks {
             (TaskSupport::Required, false) => Box::pin(async { Err(wire::extension_required()) }),
             (_, true) => {
                 let on_request = on_request && call.can_detach();
-                Box::pin(as_task(self.clone(), call, on_request))
+                Box::pin(as_task(self.clone(), call, on_request, restartable))
             }
         }
     }
@@ -92,30 +98,48 @@ impl ProtocolExtension for Tasks {
 }
 
 /// Runs `call` as a task: made one now, or (`on_request`) when its body asks.
-async fn as_task(tasks: Tasks, call: ToolHandoff, on_request: bool) -> Result<ToolReply, RpcError> {
+async fn as_task(
+    tasks: Tasks,
+    call: ToolHandoff,
+    on_request: bool,
+    restartable: bool,
+) -> Result<ToolReply, RpcError> {
     let ctx = call.context().clone();
     let cancel = CancellationToken::new();
     let task_ctx = ctx.for_task(cancel.clone());
     let capabilities = ctx.client_capabilities().clone();
     if !on_request {
-        let record = run::create(&tasks, &ctx).await?;
         let (body, (responses, state)) = call.detach(task_ctx);
+        let resume = restartable
+            .then(|| Resume::new(&body, &capabilities, responses.clone(), state.clone()));
+        let text = resume.as_ref().and_then(Resume::to_text);
+        let record = run::create(&tasks, &ctx, text).await?;
         let first = body.call(responses, state);
-        run::spawn(tasks, record.id.clone(), capabilities, cancel, first, body);
+        let body = run::Body {
+            first,
+            next: body,
+            resume,
+        };
+        run::spawn(tasks, record.id.clone(), capabilities, cancel, body);
         return created(&record);
     }
     match call.run_until_detached(task_ctx, cancel.clone()).await {
         Detaching::Finished(outcome) => outcome.map(ToolReply::Result),
         Detaching::Asked(asked) => {
-            let record = match run::create(&tasks, &ctx).await {
+            let record = match run::create(&tasks, &ctx, None).await {
                 Ok(record) => record,
                 Err(e) => {
                     asked.refuse(e.clone());
                     return Err(e);
                 }
             };
-            let (first, body) = asked.accept();
-            run::spawn(tasks, record.id.clone(), capabilities, cancel, first, body);
+            let (first, next) = asked.accept();
+            let body = run::Body {
+                first,
+                next,
+                resume: None,
+            };
+            run::spawn(tasks, record.id.clone(), capabilities, cancel, body);
             created(&record)
         }
     }

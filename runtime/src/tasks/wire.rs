@@ -38,8 +38,8 @@ fn store_failed(e: crate::StoreError) -> RpcError {
 }
 
 /// The task `id` as `ctx`'s caller may see it: after the capability check, unknown
-/// unless it exists and the caller created it. A task whose lease lapsed is marked
-/// `failed` first.
+/// unless it exists and the caller created it. A task whose lease lapsed is taken over
+/// here if restartable, else marked `failed` first.
 async fn visible(tasks: &Tasks, ctx: &RequestContext, id: &str) -> Result<TaskRecord, RpcError> {
     if !declares(ctx.client_capabilities()) {
         return Err(extension_required());
@@ -58,6 +58,12 @@ async fn visible(tasks: &Tasks, ctx: &RequestContext, id: &str) -> Result<TaskRe
         .ok_or_else(unknown_task)?;
     let now = now_ms();
     if record.status.is_terminal() || record.lease_ms >= now {
+        return Ok(record);
+    }
+    if super::run::take_over(tasks, ctx, &record)
+        .await
+        .map_err(store_failed)?
+    {
         return Ok(record);
     }
     let lost = super::run::failure(&RpcError::internal(

@@ -12,7 +12,8 @@
 //! Tools: `slow` (`{"ms": N}`: works N ms, a task when the client supports tasks),
 //! `cancelled` (how many `slow` calls saw their cancellation on this instance),
 //! `deploy` (a task only: asks for a region and a confirmation at once, in the direct
-//! form) and `plan` (a resolver tool with two questions, a task when the client
+//! form), `migrate` (`{"ms": N}`: a restartable task that asks for a region, then works
+//! N ms and names the process that finished it) and `plan` (a resolver tool with two questions, a task when the client
 //! supports tasks, inline MRTR otherwise, and over a 2025-11-25 session's back channel).
 
 use std::io::Write as _;
@@ -125,6 +126,28 @@ fn register(mcp: &McpServer) {
                 }
             }
             Ok(format!("worked {} ms", args.ms))
+        });
+    mcp.tool("migrate")
+        .description("Asks for a region, then works `ms` milliseconds; run again elsewhere if this instance stops")
+        .extension(TaskSupport::Required.restartable())
+        .run(|args: Slow, ctx: ToolContext| async move {
+            let Some(ElicitValue::String(region)) = field(&ctx, "region", "region") else {
+                return Ok(ask::input_required(
+                    [("region", ask::elicit_form("Which region?", json!({"type": "object", "properties": {"region": {"type": "string"}}, "required": ["region"]}))?)],
+                    None,
+                )
+                .into());
+            };
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(args.ms.min(600_000))) => {}
+                () = ctx.cancellation().cancelled() => return Err(ToolError::new("cancelled")),
+            }
+            Ok(tern_mcp::types::v2026_07_28::CallToolOutcome::Complete(
+                tern_mcp::types::v2026_07_28::CallToolResult::new(vec![ask::text(format!(
+                    "migrated to {region} by process {}",
+                    std::process::id()
+                ))]),
+            ))
         });
     mcp.tool("deploy")
         .description("Asks for a region and a confirmation at once, then deploys")

@@ -330,6 +330,46 @@ async fn a_task_whose_instance_is_killed_fails_once_its_lease_lapses() {
 
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_restartable_task_whose_instance_is_killed_is_run_again_by_another_from_its_answers() {
+    let redis = redis("restartable").await;
+    let lease = Duration::from_millis(600);
+    let lease_ms = lease.as_millis().to_string();
+    let mut a = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
+    let b = start(&["--redis", &redis.url, "--lease-ms", &lease_ms]).await;
+    let task = started_task(&client(&a, "ada").await, "migrate", json!({"ms": 2_000})).await;
+    let on_b = client(&b, "ada").await.task(task.id());
+    until(&on_b, Duration::from_secs(5), |s| {
+        matches!(s, TaskState::InputRequired(_))
+    })
+    .await;
+    // Answered through B; A's body takes the answer and works on.
+    on_b.update(answer("region", "region", ElicitValue::String("eu".into())))
+        .await
+        .unwrap();
+    tokio::time::sleep(lease).await;
+    assert!(matches!(on_b.get().await.unwrap(), TaskState::Working));
+    a.child.kill().await.unwrap();
+    // Once A's lease lapses, B takes the task over and runs the body again from the
+    // answered round: the region is not asked again.
+    let TaskState::Completed(result) = until(&on_b, lease * 4 + Duration::from_secs(4), |s| {
+        matches!(
+            s,
+            TaskState::Completed(_) | TaskState::Failed(_) | TaskState::InputRequired(_)
+        )
+    })
+    .await
+    else {
+        panic!("the task was run again to its end")
+    };
+    let b_pid = b.child.id().unwrap();
+    assert_eq!(
+        result["content"][0]["text"],
+        format!("migrated to eu by process {b_pid}")
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_else_sees_it() {
     let redis = redis("restart").await;
     let ttl = ["--ttl-ms", "4000"];

@@ -220,6 +220,28 @@ pub(crate) struct ToolBody {
 }
 
 impl ToolBody {
+    pub(super) fn new(
+        entry: Arc<ToolEntry>,
+        ctx: RequestContext,
+        arguments: ToolArguments,
+    ) -> Self {
+        Self {
+            entry,
+            ctx,
+            arguments,
+        }
+    }
+
+    /// The tool's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.entry.tool.name
+    }
+
+    /// The call's arguments.
+    pub(crate) fn arguments(&self) -> &ToolArguments {
+        &self.arguments
+    }
+
     /// The body called with a round's answers and state.
     pub(crate) fn call(
         &self,

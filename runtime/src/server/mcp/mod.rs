@@ -110,6 +110,18 @@ struct Inner {
     single_use: OnceLock<single_use::SingleUse>,
 }
 
+/// An [`McpServer`] held without keeping it alive: what an extension it serves keeps
+/// of it (the tasks extension, to run a restartable tool again).
+#[derive(Clone, Default)]
+pub(crate) struct WeakMcpServer(std::sync::Weak<Inner>);
+
+impl WeakMcpServer {
+    /// The server, while it lives.
+    pub(crate) fn upgrade(&self) -> Option<McpServer> {
+        self.0.upgrade().map(|inner| McpServer { inner })
+    }
+}
+
 /// A high-level MCP server. Cheap to clone; tools, prompts and resources may be added
 /// while it serves (subscribers are told their list changed).
 #[derive(Clone)]

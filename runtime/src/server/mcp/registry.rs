@@ -157,3 +157,26 @@ impl McpServer {
         );
     }
 }
+
+impl McpServer {
+    /// A handle that does not keep the server alive.
+    pub(crate) fn downgrade(&self) -> super::WeakMcpServer {
+        super::WeakMcpServer(std::sync::Arc::downgrade(&self.inner))
+    }
+
+    /// The body of the tool `name` (if the server has it) called with `arguments` under
+    /// `ctx`, detached from any request: a restartable task's, run again.
+    pub(crate) fn tool_body(
+        &self,
+        name: &str,
+        ctx: crate::server::RequestContext,
+        arguments: crate::types::v2026_07_28::ToolArguments,
+    ) -> Option<super::ToolBody> {
+        let entry = read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .cloned()?;
+        Some(super::ToolBody::new(entry, ctx, arguments))
+    }
+}

@@ -71,6 +71,10 @@ pub struct TaskRecord {
     pub error: Option<String>,
     /// Whether a cancellation was asked for.
     pub cancel_requested: bool,
+    /// For a restartable task, where its body starts again when its instance stops:
+    /// the call and its last durable round, as JSON text written by the server and
+    /// read back by another instance (`None` for a task that is not restartable).
+    pub resume: Option<String>,
 }
 
 /// A change of status, applied only to a task that is not terminal.
@@ -89,6 +93,8 @@ pub struct Transition {
     pub error: Option<String>,
     /// When the change happened.
     pub at_ms: u64,
+    /// A new restart point for a restartable task (the old one is kept when `None`).
+    pub resume: Option<String>,
 }
 
 impl Transition {
@@ -101,6 +107,7 @@ impl Transition {
             result: None,
             error: None,
             at_ms,
+            resume: None,
         }
     }
 }
@@ -161,6 +168,17 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Extends the running instance's lease to `until_ms`; whether a cancellation was
     /// asked for (or the task is gone or terminal: the body should stop either way).
     fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Takes over a restartable task (one with [`TaskRecord::resume`]) whose instance
+    /// stopped: when it is not terminal and its lease lapsed before `now_ms`, it is held
+    /// until `until_ms` by the caller, which runs it again; whether the caller holds it
+    /// now (of several instances that try at once, one does).
+    fn take_over<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// Waits until something may have changed for task `id` (an answer, a cancellation)
     /// or `at_most` passes. A store that cannot tell sleeps `at_most`.
@@ -300,6 +318,9 @@ impl TaskStore for MemoryTaskStore {
             r.result = change.result;
             r.error = change.error;
             r.updated_ms = change.at_ms;
+            if change.resume.is_some() {
+                r.resume = change.resume;
+            }
             entry.notify.notify_waiters();
             true
         });
@@ -377,6 +398,26 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move { Ok(stop) })
     }
 
+    fn take_over<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let taken = self.with(|tasks| {
+            let Some(entry) = tasks.live(id) else {
+                return false;
+            };
+            let r = &mut entry.record;
+            let lapsed = r.lease_ms < now_ms && !r.status.is_terminal() && r.resume.is_some();
+            if lapsed {
+                r.lease_ms = until_ms;
+            }
+            lapsed
+        });
+        Box::pin(async move { Ok(taken) })
+    }
+
     fn changed<'a>(&'a self, id: &'a str, at_most: Duration) -> BoxFuture<'a, ()> {
         let notify = self.with(|tasks| tasks.live(id).map(|e| Arc::clone(&e.notify)));
         Box::pin(async move {
@@ -391,161 +432,4 @@ impl TaskStore for MemoryTaskStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn task(id: &str, ttl_ms: u64) -> TaskRecord {
-        let now = now_ms();
-        TaskRecord {
-            id: id.into(),
-            owner: String::new(),
-            status: Status::Working,
-            message: None,
-            created_ms: now,
-            updated_ms: now,
-            ttl_ms,
-            poll_interval_ms: 100,
-            lease_ms: now + 10_000,
-            asks: Vec::new(),
-            result: None,
-            error: None,
-            cancel_requested: false,
-        }
-    }
-
-    fn asking(keys: &[&str]) -> Transition {
-        let mut t = Transition::to(Status::InputRequired, now_ms());
-        t.asks = keys.iter().map(|k| ((*k).into(), "{}".into())).collect();
-        t
-    }
-
-    #[tokio::test]
-    async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_the_task() {
-        let store = MemoryTaskStore::default();
-        assert_eq!(
-            store.create(task("t", 60_000), 100).await.unwrap(),
-            Admission::Created
-        );
-        store.transition("t", asking(&["a", "b"])).await.unwrap();
-        let answer = |k: &str| {
-            vec![
-                (k.to_owned(), "1".to_owned()),
-                ("never-asked".into(), "2".into()),
-            ]
-        };
-        assert_eq!(
-            store.deliver("t", answer("a"), now_ms()).await.unwrap(),
-            ["a"]
-        );
-        // Answered once: a second answer to the same key is not outstanding any more.
-        assert!(
-            store
-                .deliver("t", answer("a"), now_ms())
-                .await
-                .unwrap()
-                .is_empty()
-        );
-        let r = store.get("t").await.unwrap().unwrap();
-        assert_eq!((r.status, r.asks.len()), (Status::InputRequired, 1));
-        assert_eq!(
-            store.deliver("t", answer("b"), now_ms()).await.unwrap(),
-            ["b"]
-        );
-        assert_eq!(
-            store.get("t").await.unwrap().unwrap().status,
-            Status::Working
-        );
-        let taken = store.take_answers("t").await.unwrap();
-        assert_eq!(
-            taken,
-            [("a".to_owned(), "1".to_owned()), ("b".into(), "1".into())]
-        );
-        assert!(store.take_answers("t").await.unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_terminal_task_changes_no_more_and_a_cancel_of_it_asks_nothing() {
-        let store = MemoryTaskStore::default();
-        assert_eq!(
-            store.create(task("t", 60_000), 100).await.unwrap(),
-            Admission::Created
-        );
-        let mut done = Transition::to(Status::Completed, now_ms());
-        done.result = Some("{}".into());
-        assert!(store.transition("t", done).await.unwrap());
-        assert!(
-            !store
-                .transition("t", Transition::to(Status::Failed, now_ms()))
-                .await
-                .unwrap()
-        );
-        assert!(store.request_cancel("t").await.unwrap());
-        let r = store.get("t").await.unwrap().unwrap();
-        assert_eq!((r.status, r.cancel_requested), (Status::Completed, false));
-        assert!(!store.request_cancel("missing").await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn a_task_is_kept_for_its_ttl_from_creation_and_then_forgotten() {
-        let store = MemoryTaskStore::default();
-        assert_eq!(
-            store.create(task("short", 50), 100).await.unwrap(),
-            Admission::Created
-        );
-        assert!(store.get("short").await.unwrap().is_some());
-        tokio::time::sleep(Duration::from_millis(80)).await;
-        assert!(store.get("short").await.unwrap().is_none());
-        // Renewing a forgotten task tells its body to stop.
-        assert!(store.renew("short", now_ms() + 1000).await.unwrap());
-    }
-
-    #[tokio::test]
-    async fn a_full_store_makes_room_only_from_expired_tasks() {
-        let store = MemoryTaskStore::with_capacity(2);
-        assert_eq!(
-            store.create(task("a", 60_000), 100).await.unwrap(),
-            Admission::Created
-        );
-        assert_eq!(
-            store.create(task("b", 30), 100).await.unwrap(),
-            Admission::Created
-        );
-        assert_eq!(
-            store.create(task("c", 60_000), 100).await.unwrap(),
-            Admission::StoreFull
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(
-            store.create(task("c", 60_000), 100).await.unwrap(),
-            Admission::Created
-        );
-        assert!(
-            store.get("a").await.unwrap().is_some(),
-            "a live task is never evicted"
-        );
-    }
-
-    #[tokio::test]
-    async fn one_owner_at_its_cap_is_refused_and_others_are_not() {
-        let store = MemoryTaskStore::default();
-        let owned_by = |id: &str, owner: &str, ttl_ms| TaskRecord {
-            owner: owner.into(),
-            ..task(id, ttl_ms)
-        };
-        for n in 0..3 {
-            let mine = owned_by(&format!("m{n}"), "mallory", 60_000);
-            assert_eq!(store.create(mine, 3).await.unwrap(), Admission::Created);
-        }
-        let more = owned_by("m3", "mallory", 60_000);
-        assert_eq!(store.create(more, 3).await.unwrap(), Admission::OwnerAtCap);
-        let theirs = owned_by("a0", "alice", 60_000);
-        assert_eq!(store.create(theirs, 3).await.unwrap(), Admission::Created);
-        // Expired tasks no longer count against their owner.
-        let other = MemoryTaskStore::default();
-        let short = owned_by("s", "bob", 20);
-        assert_eq!(other.create(short, 1).await.unwrap(), Admission::Created);
-        tokio::time::sleep(Duration::from_millis(40)).await;
-        let next = owned_by("t", "bob", 60_000);
-        assert_eq!(other.create(next, 1).await.unwrap(), Admission::Created);
-    }
-}
+mod tests;
