@@ -5,10 +5,13 @@
 //! instance, hears what any instance tells the session, once; another caller cannot
 //! resume it; the store itself keeps each session within its bounds and forgets it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tern_mcp::server::ServerEvent;
 use tern_mcp::server::http::{EventStore, RedisEventStore};
+use tern_mcp::types::v2026_07_28::LoggingLevel;
 
 use crate::fleet_sessions::{Fleet, as_user, call, initialize, two_instances};
 use crate::http_support::{self, legacy_body, set};
@@ -277,4 +280,34 @@ async fn has_keys(redis: &crate::redis_support::Redis, tag: &str) -> bool {
     !redis_cli(redis, &["KEYS", &format!("*{tag}*")])
         .await
         .is_empty()
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_choice_made_through_one_instance_filters_what_every_instance_tells_the_session() {
+    let fleet = two_instances("fleet-streams-choices", Duration::from_secs(60)).await;
+    let (a, b, b_server) = (fleet.a, fleet.b, &fleet.b_server);
+    let session = initialize(a, "alice").await;
+    // A holds the GET stream (and the session as it was then: no level chosen).
+    let mut stream =
+        http_support::SseSocket::open(a, "GET", &get_headers("alice", &session, None), "").await;
+    assert_eq!(stream.status, 200);
+    // The client chooses `error` through B.
+    let level = legacy_body(3, "logging/setLevel", json!({"level": "error"}));
+    let chosen = http_support::post(b, &as_user("alice", Some(&session)), &level).await;
+    assert_eq!(chosen.status, 200);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for (level, text) in [
+        (LoggingLevel::Info, "below the level"),
+        (LoggingLevel::Error, "at the level"),
+    ] {
+        b_server.publish(ServerEvent::Log {
+            level,
+            logger: None,
+            data: Arc::new(json!(text)),
+        });
+    }
+    let (_, heard) = stream.next_message().await.expect("a log message");
+    assert_eq!(heard["params"]["data"], "at the level", "{heard}");
+    assert!(stream.quiet_for(Duration::from_millis(300)).await);
 }

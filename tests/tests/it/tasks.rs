@@ -244,7 +244,7 @@ async fn a_task_created_on_a_is_answered_partially_then_fully_and_completed_thro
     tasks_are_shared(&redis.url).await;
 }
 
-/// Two `everything` instances on the Redis (or Redis Cluster) at `url`: a task created
+/// Two `task_server` instances on the Redis (or Redis Cluster) at `url`: a task created
 /// through one is answered and completes through the other.
 pub(crate) async fn tasks_are_shared(url: &str) {
     let a = start(&["--redis", url]).await;

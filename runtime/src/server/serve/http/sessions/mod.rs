@@ -158,7 +158,11 @@ impl Sessions {
         if let Some(relayer) = &self.relayer {
             relayer.ensure_listening(&self.live).await?;
         }
-        self.waker.ensure_listening(&self.live).await
+        self.waker.ensure_listening(&self.live).await?;
+        if let Some(store) = &self.shared {
+            self.waker.ensure_hearing_choices(store, &self.live).await?;
+        }
+        Ok(())
     }
 
     /// Makes `session` live as `id`, within the caps; `None` when every session is busy.
@@ -240,7 +244,9 @@ impl Sessions {
             log_level,
             subscriptions,
         };
-        store.put(id, record.to_text(), self.idle_timeout).await
+        store.put(id, record.to_text(), self.idle_timeout).await?;
+        // The other instances serving the session filter its events by them too.
+        wake::tell_choices(store.as_ref(), id, &record).await
     }
 
     /// The session a request names, if it is live and belongs to the caller (read from

@@ -1,19 +1,56 @@
-//! Readers woken by the other instances of a fleet: with an event store they share,
-//! an event another instance keeps for a session wakes the readers of that session's
-//! streams here, which look in the store again.
+//! What the other instances of a fleet tell the sessions served here: with an event
+//! store they share, an event another instance keeps for a session wakes the readers
+//! of that session's streams here, which look in the store again; and a choice its
+//! client made through another instance (a log level, a subscription) is the
+//! session's here at once, so every instance filters the server's events for it alike.
 
-use std::sync::{Arc, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use serde::{Deserialize, Serialize};
 
 use super::super::events::EventStore;
-use super::super::session_store::{ListenFuture, follow_with};
+use super::super::session_store::{ListenFuture, Record, SessionStore, follow, follow_with};
+use super::HttpSession;
 use super::relay::{Listener, Live};
 use crate::StoreError;
+use crate::types::v2026_07_28::LoggingLevel;
 use crate::util::lock;
 
-/// Listens, once, for the sessions whose events other instances keep.
+/// Listens, once, for the sessions whose events other instances keep, and for the
+/// choices their clients make elsewhere.
 pub(super) struct Waker {
     store: Arc<dyn EventStore>,
     listener: tokio::sync::OnceCell<Option<Listener>>,
+    choices: tokio::sync::OnceCell<Listener>,
+}
+
+/// The channel a session's choices are told on.
+const CHOICES: &str = "choices";
+
+/// A session's choices, as the channel carries them.
+#[derive(Serialize, Deserialize)]
+struct Choices {
+    session: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log_level: Option<LoggingLevel>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    subscriptions: Vec<String>,
+}
+
+/// Tells every instance the choices in session `id`'s `record`.
+pub(super) async fn tell_choices(
+    store: &dyn SessionStore,
+    id: &str,
+    record: &Record,
+) -> Result<(), StoreError> {
+    let choices = Choices {
+        session: id.to_owned(),
+        log_level: record.log_level,
+        subscriptions: record.subscriptions.clone(),
+    };
+    let text = serde_json::to_string(&choices).unwrap_or_default();
+    store.publish(CHOICES, text).await.map(|_| ())
 }
 
 impl Waker {
@@ -21,7 +58,27 @@ impl Waker {
         Self {
             store,
             listener: tokio::sync::OnceCell::new(),
+            choices: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// Hears, from now on, the choices clients make through other instances.
+    pub(super) async fn ensure_hearing_choices(
+        &self,
+        store: &Arc<dyn SessionStore>,
+        live: &Live,
+    ) -> Result<(), StoreError> {
+        self.choices
+            .get_or_try_init(|| async {
+                let heard = store.listen(CHOICES).await?;
+                let live = Arc::downgrade(live);
+                let task = follow(Arc::clone(store), CHOICES.to_owned(), heard, move |text| {
+                    choose(&live, &text);
+                });
+                Ok::<_, StoreError>(Listener(tokio::spawn(task)))
+            })
+            .await
+            .map(|_| ())
     }
 
     /// Listens from now on, if the store is one other processes write (tried again by
@@ -49,6 +106,23 @@ impl Waker {
             })
             .await
             .map(|_| ())
+    }
+}
+
+/// Makes the choices told the session's here, if it is served here.
+fn choose(live: &Weak<Mutex<HashMap<String, Arc<HttpSession>>>>, text: &str) {
+    let Some(live) = live.upgrade() else {
+        return;
+    };
+    let Ok(choices) = serde_json::from_str::<Choices>(text) else {
+        tracing::warn!("an unreadable session's choices on the fleet's channel");
+        return;
+    };
+    let session = lock(&live).get(&choices.session).cloned();
+    if let Some(session) = session {
+        session
+            .session
+            .restore(choices.log_level, choices.subscriptions);
     }
 }
 
