@@ -830,6 +830,7 @@ fn build(options: &Options, fleet: Option<&fleet::Fleet>) -> Result<McpServer, B
     described::register(&mcp);
     apps::register(&mcp);
     tasks::register(&mcp);
+    fleet::register(&mcp);
     terminal::register(&mcp);
     Ok(mcp)
 }
