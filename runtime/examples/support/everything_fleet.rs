@@ -18,9 +18,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The shared stores, connected.
 #[cfg(feature = "redis")]
 pub(crate) struct Fleet {
-    sessions: tern_mcp::server::http::RedisSessionStore,
-    events: tern_mcp::server::http::RedisEventStore,
-    replay: tern_mcp::server::replay::RedisReplayStore,
+    redis: tern_mcp::server::http::RedisFleet,
     tasks: tern_mcp::tasks::RedisTaskStore,
 }
 
@@ -35,9 +33,7 @@ pub(crate) async fn connect(url: Option<&str>) -> Result<Option<Fleet>, BoxError
         return Ok(None);
     };
     Ok(Some(Fleet {
-        sessions: tern_mcp::server::http::RedisSessionStore::connect(url).await?,
-        events: tern_mcp::server::http::RedisEventStore::connect(url).await?,
-        replay: tern_mcp::server::replay::RedisReplayStore::connect(url).await?,
+        redis: tern_mcp::server::http::RedisFleet::connect(url).await?,
         tasks: tern_mcp::tasks::RedisTaskStore::connect(url).await?,
     }))
 }
@@ -63,7 +59,7 @@ pub(crate) fn tasks(fleet: Option<&Fleet>) -> Tasks {
 pub(crate) fn single_use(mcp: McpServer, fleet: Option<&Fleet>) -> McpServer {
     match fleet {
         #[cfg(feature = "redis")]
-        Some(fleet) => mcp.replay_store(std::sync::Arc::new(fleet.replay.clone())),
+        Some(fleet) => mcp.replay_store(fleet.redis.replay_store()),
         _ => mcp,
     }
 }
@@ -72,9 +68,7 @@ pub(crate) fn single_use(mcp: McpServer, fleet: Option<&Fleet>) -> McpServer {
 pub(crate) fn sessions(http: HttpServer, fleet: Option<&Fleet>) -> HttpServer {
     match fleet {
         #[cfg(feature = "redis")]
-        Some(fleet) => http
-            .session_store(std::sync::Arc::new(fleet.sessions.clone()))
-            .event_store(std::sync::Arc::new(fleet.events.clone())),
+        Some(fleet) => http.fleet(&fleet.redis),
         _ => http,
     }
 }

@@ -41,10 +41,15 @@ impl RedisReplayStore {
     /// start with `tern:replay:` unless [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let connection = crate::util::redis::connect(url).await.map_err(failed)?;
-        Ok(Self {
+        Ok(Self::on(connection))
+    }
+
+    /// The store on a fleet's link.
+    pub(crate) fn on(connection: crate::util::redis::Link) -> Self {
+        Self {
             connection,
             prefix: "tern:replay:".into(),
-        })
+        }
     }
 
     /// Keys start with `prefix` (to share a Redis between servers that must not see each

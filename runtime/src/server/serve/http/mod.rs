@@ -63,6 +63,8 @@ mod conn;
 #[cfg(feature = "dpop")]
 pub(crate) mod dpop;
 mod events;
+#[cfg(feature = "redis")]
+mod fleet;
 mod guard;
 #[cfg(feature = "http-server-h2")]
 mod h2;
@@ -91,6 +93,8 @@ pub use events::{EventStore, MemoryEventStore, Replay};
 pub use dpop::Dpop;
 #[cfg(feature = "redis")]
 pub use events::RedisEventStore;
+#[cfg(feature = "redis")]
+pub use fleet::RedisFleet;
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
@@ -246,6 +250,20 @@ impl HttpServer {
     pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.session_store = Some(store);
         self
+    }
+
+    /// Serves as one instance of a fleet on `fleet`'s Redis: 2025-11-25 sessions and
+    /// their streams' events kept there (any instance serves any request of any
+    /// session and resumes any stream), and the server's events (list changes,
+    /// resource updates, log messages) carried to every instance. With a shared
+    /// sealing key ([`RequestStateSecurity::keys`](crate::seal::RequestStateSecurity::keys)),
+    /// single-use state on [`RedisFleet::replay_store`] and tasks on a
+    /// [`RedisTaskStore`](crate::tasks::RedisTaskStore), no request needs sticky routing.
+    #[cfg(feature = "redis")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+    pub fn fleet(self, fleet: &RedisFleet) -> Self {
+        self.session_store(fleet.sessions())
+            .event_store(fleet.events())
     }
 
     /// The endpoint's path (default `/mcp`).

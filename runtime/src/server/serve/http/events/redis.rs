@@ -65,7 +65,12 @@ impl RedisEventStore {
         let redis = crate::util::redis::connect_node(url)
             .await
             .map_err(failed)?;
-        Ok(Self {
+        Ok(Self::on(redis))
+    }
+
+    /// The store on a fleet's link.
+    pub(crate) fn on(redis: crate::util::redis::Connected) -> Self {
+        Self {
             redis,
             prefix: "tern:events:".into(),
             bounds: Bounds {
@@ -75,7 +80,7 @@ impl RedisEventStore {
                 keep: DEFAULT_KEEP,
             },
             scripts: Arc::new(Scripts::new()),
-        })
+        }
     }
 
     /// Keeps at most `events` per session, in at most `bytes`, none older than `age`;

@@ -37,10 +37,15 @@ impl RedisSessionStore {
         let redis = crate::util::redis::connect_node(url)
             .await
             .map_err(failed)?;
-        Ok(Self {
+        Ok(Self::on(redis))
+    }
+
+    /// The store on a fleet's link.
+    pub(crate) fn on(redis: crate::util::redis::Connected) -> Self {
+        Self {
             redis,
             prefix: "tern:session:".into(),
-        })
+        }
     }
 
     /// Keys start with `prefix` (to share a Redis between fleets that must not see
