@@ -19,7 +19,6 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[cfg(feature = "redis")]
 pub(crate) struct Fleet {
     redis: tern_mcp::server::http::RedisFleet,
-    tasks: tern_mcp::tasks::RedisTaskStore,
 }
 
 /// Without the `redis` feature there is nothing to share through.
@@ -34,7 +33,6 @@ pub(crate) async fn connect(url: Option<&str>) -> Result<Option<Fleet>, BoxError
     };
     Ok(Some(Fleet {
         redis: tern_mcp::server::http::RedisFleet::connect(url).await?,
-        tasks: tern_mcp::tasks::RedisTaskStore::connect(url).await?,
     }))
 }
 
@@ -50,7 +48,7 @@ pub(crate) async fn connect(url: Option<&str>) -> Result<Option<Fleet>, BoxError
 pub(crate) fn tasks(fleet: Option<&Fleet>) -> Tasks {
     match fleet {
         #[cfg(feature = "redis")]
-        Some(fleet) => Tasks::new(fleet.tasks.clone()),
+        Some(fleet) => Tasks::new(fleet.redis.task_store()),
         _ => Tasks::default(),
     }
 }

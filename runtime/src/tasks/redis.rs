@@ -167,11 +167,15 @@ impl RedisTaskStore {
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let connection = crate::util::redis::connect(url).await.map_err(failed)?;
-        Ok(Self {
+        Ok(Self::on(connection))
+    }
+
+    fn on(connection: crate::util::redis::Link) -> Self {
+        Self {
             connection,
             prefix: "tern:task:".into(),
             scripts: std::sync::Arc::new(Scripts::new()),
-        })
+        }
     }
 
     /// Keys start with `prefix` (to share a Redis between fleets that must not see
@@ -448,5 +452,14 @@ impl TaskStore for RedisTaskStore {
 
     fn changed<'a>(&'a self, _id: &'a str, at_most: Duration) -> BoxFuture<'a, ()> {
         Box::pin(tokio::time::sleep(at_most.min(POLL)))
+    }
+}
+
+#[cfg(feature = "http-server")]
+impl crate::server::http::RedisFleet {
+    /// Where a fleet's tasks are kept, on the fleet's link: for
+    /// [`Tasks::new`](super::Tasks::new).
+    pub fn task_store(&self) -> RedisTaskStore {
+        RedisTaskStore::on(self.link.clone())
     }
 }

@@ -1,6 +1,6 @@
 //! A fleet's Redis in one value (feature `redis`): [`RedisFleet`] connects once and
-//! hands out the stores the instances share (2025-11-25 sessions and their events, and
-//! single-use state), all on the one link; [`HttpServer::fleet`](super::HttpServer::fleet)
+//! hands out the stores the instances share (2025-11-25 sessions and their events,
+//! single-use state, and tasks: `RedisFleet::task_store`), all on the one link; [`HttpServer::fleet`](super::HttpServer::fleet)
 //! puts an endpoint's sessions, their streams and the server's event bus on it in one
 //! call.
 
@@ -12,11 +12,19 @@ use crate::StoreError;
 use crate::server::replay::RedisReplayStore;
 
 /// What the instances of a fleet share on one Redis (or Redis Cluster), connected once.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RedisFleet {
     sessions: RedisSessionStore,
     events: RedisEventStore,
     replay: RedisReplayStore,
+    /// The link, for the stores above this module (tasks).
+    pub(crate) link: crate::util::redis::Link,
+}
+
+impl std::fmt::Debug for RedisFleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisFleet").finish_non_exhaustive()
+    }
 }
 
 impl RedisFleet {
@@ -29,7 +37,8 @@ impl RedisFleet {
         Ok(Self {
             sessions: RedisSessionStore::on(redis.clone()),
             events: RedisEventStore::on(redis.clone()),
-            replay: RedisReplayStore::on(redis.link),
+            replay: RedisReplayStore::on(redis.link.clone()),
+            link: redis.link,
         })
     }
 

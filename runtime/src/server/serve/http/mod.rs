@@ -257,8 +257,8 @@ impl HttpServer {
     /// session and resumes any stream), and the server's events (list changes,
     /// resource updates, log messages) carried to every instance. With a shared
     /// sealing key ([`RequestStateSecurity::keys`](crate::seal::RequestStateSecurity::keys)),
-    /// single-use state on [`RedisFleet::replay_store`] and tasks on a
-    /// [`RedisTaskStore`](crate::tasks::RedisTaskStore), no request needs sticky routing.
+    /// single-use state on [`RedisFleet::replay_store`] and tasks on
+    /// [`RedisFleet::task_store`], no request needs sticky routing.
     #[cfg(feature = "redis")]
     #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn fleet(self, fleet: &RedisFleet) -> Self {
