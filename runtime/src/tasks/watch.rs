@@ -1,7 +1,8 @@
 //! `notifications/tasks` on a `subscriptions/listen` stream: the tasks a listener named
 //! in `notifications.taskIds`, read from the store at the poll interval (so a change
 //! made on any instance is heard), each change sent as the task `tasks/get` would
-//! return at that moment.
+//! return at that moment (a task whose instance stopped taken over or failed first, as
+//! `tasks/get` does, so a client that only listens sees it end).
 
 use serde_json::Value;
 
@@ -16,6 +17,9 @@ pub(crate) const MAX_WATCHED_TASKS: usize = 100;
 /// The tasks a listener watches, with what it last heard of each.
 pub(crate) struct Watch {
     tasks: Tasks,
+    /// The listen request: a watched task whose instance stopped is settled through it
+    /// (taken over, or failed), as `tasks/get` would.
+    ctx: RequestContext,
     watched: Vec<(String, Option<Seen>)>,
 }
 
@@ -75,6 +79,7 @@ impl Watch {
         }
         Ok(Self {
             tasks: tasks.clone(),
+            ctx: ctx.for_task(tokio_util::sync::CancellationToken::new()),
             watched,
         })
     }
@@ -94,9 +99,17 @@ impl Watch {
         tokio::time::sleep(self.tasks.poll_interval).await;
         let mut out = Vec::new();
         for (id, seen) in &mut self.watched {
-            let Ok(Some(record)) = self.tasks.store.get(id).await else {
+            let Ok(Some(mut record)) = self.tasks.store.get(id).await else {
                 continue;
             };
+            if super::wire::lapsed(&record) {
+                match super::wire::settle(&self.tasks, &self.ctx, record.clone()).await {
+                    Ok(settled) => record = settled,
+                    Err(e) => {
+                        tracing::warn!(task = %id, error = %e.message, "could not settle a watched task")
+                    }
+                }
+            }
             let now = Seen::of(&record);
             if seen.as_ref() == Some(&now) {
                 continue;

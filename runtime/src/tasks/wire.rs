@@ -56,16 +56,32 @@ async fn visible(tasks: &Tasks, ctx: &RequestContext, id: &str) -> Result<TaskRe
         .map_err(store_failed)?
         .filter(|r| r.owner == super::run::owner_of(ctx))
         .ok_or_else(unknown_task)?;
-    let now = now_ms();
-    if record.status.is_terminal() || record.lease_ms >= now {
+    settle(tasks, ctx, record).await
+}
+
+/// Whether `record`'s instance stopped: not terminal, its lease lapsed.
+pub(crate) fn lapsed(record: &TaskRecord) -> bool {
+    !record.status.is_terminal() && record.lease_ms < now_ms()
+}
+
+/// `record` as it stands once a lapsed lease is settled: taken over here (read through
+/// `ctx`, whose caller owns it) if it is restartable, else marked `failed`.
+pub(crate) async fn settle(
+    tasks: &Tasks,
+    ctx: &RequestContext,
+    record: TaskRecord,
+) -> Result<TaskRecord, RpcError> {
+    if !lapsed(&record) {
         return Ok(record);
     }
+    let id = record.id.as_str();
     if super::run::take_over(tasks, ctx, &record)
         .await
         .map_err(store_failed)?
     {
         return Ok(record);
     }
+    let now = now_ms();
     let lost = super::run::failure(&RpcError::internal(
         "The server instance running the task stopped",
     ));

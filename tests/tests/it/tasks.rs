@@ -414,6 +414,62 @@ async fn a_finished_task_outlives_a_restart_of_both_until_its_ttl_and_no_one_els
     assert_eq!(rpc_code(&err), Some(-32602), "{err}");
 }
 
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_client_that_only_listens_hears_a_restartable_task_taken_over_and_finished() {
+    let redis = redis("restartable-listen").await;
+    let lease = Duration::from_millis(600);
+    let lease_ms = lease.as_millis().to_string();
+    let args = [
+        "--redis",
+        &redis.url,
+        "--lease-ms",
+        &lease_ms,
+        "--poll-ms",
+        "50",
+    ];
+    let mut a = start(&args).await;
+    let b = start(&args).await;
+    let task = started_task(&client(&a, "ada").await, "migrate", json!({"ms": 1_000})).await;
+    let on_b = client(&b, "ada").await;
+    let handle = on_b.task(task.id());
+    until(&handle, Duration::from_secs(5), |s| {
+        matches!(s, TaskState::InputRequired(_))
+    })
+    .await;
+    handle
+        .update(answer("region", "region", ElicitValue::String("eu".into())))
+        .await
+        .unwrap();
+    let mut listener = on_b.listen(watching(&[task.id()])).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    a.child.kill().await.unwrap();
+    // No tasks/get from here on: the listen stream's own reads take the task over.
+    let deadline = Instant::now() + lease * 4 + Duration::from_secs(5);
+    loop {
+        let notice = tokio::time::timeout_at(deadline.into(), listener.next())
+            .await
+            .expect("the task ends in time")
+            .expect("the stream stays open");
+        let tern_mcp::client::Notice::Task(change) = notice else {
+            continue;
+        };
+        let params = serde_json::to_value(&change).unwrap();
+        match params["status"].as_str() {
+            Some("completed") => {
+                let b_pid = b.child.id().unwrap();
+                assert_eq!(
+                    params["result"]["content"][0]["text"],
+                    format!("migrated to eu by process {b_pid}")
+                );
+                break;
+            }
+            Some("failed" | "cancelled" | "input_required") => panic!("{params}"),
+            _ => {}
+        }
+    }
+}
+
 fn watching(ids: &[&str]) -> tern_mcp::types::v2026_07_28::SubscriptionFilter {
     serde_json::from_value(json!({ "taskIds": ids })).unwrap()
 }
