@@ -117,18 +117,19 @@ impl SessionStreams {
         op: impl Fn() -> crate::transport::BoxFuture<'a, Result<T, crate::StoreError>>,
     ) -> Option<T> {
         let mut pause = Duration::from_millis(50);
-        for tried in 1..=KEEP_TRIES {
+        for _ in 1..KEEP_TRIES {
             match op().await {
                 Ok(answer) => return Some(answer),
-                Err(e) if tried == KEEP_TRIES => {
-                    tracing::error!(error = %e, "the event store failed: an event is lost");
-                }
                 Err(e) => tracing::warn!(error = %e, "the event store failed: trying again"),
             }
             tokio::time::sleep(pause).await;
             pause *= 4;
         }
-        None
+        op().await
+            .inspect_err(
+                |e| tracing::error!(error = %e, "the event store failed: an event is lost"),
+            )
+            .ok()
     }
 
     /// Ends the streams: the forwarder stops, readers finish, and, when `forget`, the

@@ -60,7 +60,8 @@ impl RedisEventStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
     /// its own if the link drops. Each session keeps at most 1,000 events, 4 MiB of
     /// them, none older than five minutes (see [`bounds`](Self::bounds)); keys start
-    /// with `tern:events:` unless [`prefix`](Self::prefix) says otherwise.
+    /// with `tern:events:` (a session's id is random, so fleets sharing a Redis do not
+    /// meet).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let redis = crate::util::redis::connect_node(url)
             .await
@@ -93,13 +94,6 @@ impl RedisEventStore {
             age,
             keep: keep.max(age),
         };
-        self
-    }
-
-    /// Keys start with `prefix` (to share a Redis between fleets that must not see
-    /// each other's events).
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = prefix.into();
         self
     }
 
