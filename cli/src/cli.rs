@@ -61,6 +61,38 @@ pub(crate) enum Command {
     /// requestState sealing keys: generate one, plan a rotation.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Serve one MCP endpoint in front of upstream servers (a gateway).
+    #[command(after_help = PROXY_HELP)]
+    Proxy(ProxyArgs),
+}
+
+const PROXY_HELP: &str = "\
+Each upstream is an http(s):// URL or a quoted command line started on stdio, of either
+protocol era (discovered). A named upstream (NAME=TARGET) has its tools and prompts served
+as NAME.tool and its questions keyed NAME.key; without a name, under their own names.
+Resource URIs are served as the upstreams write them.
+
+The gateway seals its requestState (the upstreams' own nested inside, never shown to
+clients) under --state-key, or a key made for this run; instances sharing keys serve
+each other's retries. It prints `listening on URL` once it serves.";
+
+/// `tern proxy`.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// The address to serve on (port 0: any free port, printed).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// An upstream server: [NAME=]TARGET (repeat for several). NAME is letters,
+    /// digits, '_' or '-'.
+    #[arg(long, value_name = "[NAME=]TARGET", required = true)]
+    pub(crate) upstream: Vec<String>,
+    /// A requestState sealing key, hex or base64 (repeat to rotate: the first seals,
+    /// every one opens). Without one, a key made for this run.
+    #[arg(long, value_name = "KEY")]
+    pub(crate) state_key: Vec<String>,
+    /// How long, in seconds, an upstream has to answer one request.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    pub(crate) deadline: f64,
 }
 
 /// How to reach the server.
@@ -312,7 +344,7 @@ impl Cli {
             Command::Call(a) => Some(&a.target),
             Command::Prompt(a) => Some(&a.target),
             Command::Read(a) => Some(&a.target),
-            Command::Resume(_) | Command::Keys(_) => None,
+            Command::Resume(_) | Command::Keys(_) | Command::Proxy(_) => None,
         }
     }
 
@@ -327,7 +359,7 @@ impl Cli {
             Command::Prompt(a) => a.output.json,
             Command::Read(a) => a.output.json,
             Command::Resume(a) => a.json,
-            Command::Keys(_) => false,
+            Command::Keys(_) | Command::Proxy(_) => false,
         }
     }
 }

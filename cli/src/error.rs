@@ -39,6 +39,13 @@ pub(crate) enum CliError {
         source: std::io::Error,
     },
 
+    /// The gateway could not listen on its address, or stopped serving.
+    #[error("could not serve on {address}: {source}")]
+    Serve {
+        address: String,
+        source: std::io::Error,
+    },
+
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     File {
@@ -104,6 +111,7 @@ impl CliError {
             Self::Sdk(tern_mcp::Error::Transport(_)) | Self::Transport(_) => "transport",
             Self::Sdk(_) => "protocol",
             Self::Spawn { .. } => "spawn",
+            Self::Serve { .. } => "serve",
             Self::File { .. } | Self::Json { .. } => "file",
             Self::Sampling(_) => "sampling",
             Self::Prompt(_) => "prompt",

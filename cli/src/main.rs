@@ -113,6 +113,7 @@ mod hints;
 mod keys;
 mod list;
 mod notices;
+mod proxy;
 mod render;
 mod run;
 mod safe;

@@ -46,6 +46,7 @@ async fn command(cli: Cli, ui: Arc<Ui>) -> Result<u8> {
         Command::Read(args) => read(args, ui).await,
         Command::Resume(args) => state::resume(args, ui).await,
         Command::Keys(command) => keys::run(command),
+        Command::Proxy(args) => crate::proxy::run(args).await,
     }
 }
 

@@ -110,6 +110,7 @@ pub mod mcp {
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod protocol;
+pub mod proxy;
 pub mod seal;
 pub mod server;
 #[cfg(feature = "skills")]

@@ -209,7 +209,7 @@ impl Client {
             _ => None,
         };
         let result = self
-            .send_uncached::<M>(params, target, notifications)
+            .send_uncached::<M>(params, target, notifications, None)
             .await?;
         if let Some((cache, partition, key)) = cached {
             // What the request names (a resource's URI): its updates drop the entry.
@@ -248,16 +248,51 @@ impl Client {
         }
     }
 
+    /// Sends one request of method `M` on behalf of another client (a gateway's):
+    /// `meta` (from [`relayed_meta`](Self::relayed_meta)) in place of this client's own
+    /// `_meta` members, never from the response cache, each notification of its
+    /// stream handed to `notifications`; the result left as the server wrote it (see
+    /// [`decode_relayed`](Self::decode_relayed)).
+    pub(crate) async fn relay<M: ClientRequestMethod>(
+        &self,
+        params: &M::Params,
+        meta: &str,
+        notifications: Option<&mpsc::UnboundedSender<Value>>,
+    ) -> crate::Result<crate::jsonrpc::RawResult> {
+        self.send_uncached::<M>(params, None, notifications, Some(meta))
+            .await
+    }
+
+    /// A relayed result of `M`, read into its type as [`request`](Self::request) reads one.
+    pub(crate) fn decode_relayed<M: ClientRequestMethod>(
+        &self,
+        result: &crate::jsonrpc::RawResult,
+    ) -> crate::Result<M::Result> {
+        wire::decode::<M>(self, result)
+    }
+
+    /// The `_meta` members a relayed request carries: this client's info, and the
+    /// capabilities and log level of the client it relays for.
+    pub(crate) fn relayed_meta(
+        &self,
+        capabilities: &crate::types::v2026_07_28::ClientCapabilities,
+        log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+    ) -> String {
+        let capabilities = serde_json::to_value(capabilities).unwrap_or_default();
+        wire::static_meta(&capabilities, &self.inner.info, log_level)
+    }
+
     async fn send_uncached<M: ClientRequestMethod>(
         &self,
         params: &M::Params,
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
+        meta: Option<&str>,
     ) -> crate::Result<crate::jsonrpc::RawResult> {
         let transport = &self.inner.transport;
         let id = transport.next_id();
         let progress_token = notifications.map(|_| id_string(&id));
-        let params = wire::encode_params(self, params, progress_token.as_deref())?;
+        let params = wire::encode_params_as(self, params, progress_token.as_deref(), meta)?;
         let found;
         let target = match (target, M::TARGET) {
             (Some(t), _) => Some(t),

@@ -57,11 +57,29 @@ pub(super) struct EncodedParams {
 
 /// Writes `params` (any serializable value) as the params of a request, the
 /// client's `_meta` added, `progress_token` in it when given.
+#[cfg(test)]
 pub(super) fn encode_params(
     client: &Client,
     params: &impl Serialize,
     progress_token: Option<&str>,
 ) -> crate::Result<EncodedParams> {
+    encode_params_as(client, params, progress_token, None)
+}
+
+/// [`encode_params`] with `meta` (members rendered as [`static_meta`] renders them)
+/// in place of the client's own, on a 2026-07-28 client: what a gateway relays for
+/// the client it serves. A session's requests carry no such `_meta`, whatever is given.
+pub(super) fn encode_params_as(
+    client: &Client,
+    params: &impl Serialize,
+    progress_token: Option<&str>,
+    meta: Option<&str>,
+) -> crate::Result<EncodedParams> {
+    let dialect = &client.inner.dialect;
+    let meta = match meta {
+        Some(meta) if dialect.version.is_some() => meta,
+        _ => dialect.meta.as_str(),
+    };
     let text = serde_json::to_string(params).map_err(Error::Encode)?;
     // The key `_meta` written anywhere in the params (most likely their own `_meta`)
     // sends them the general way, which merges it.
@@ -70,12 +88,11 @@ pub(super) fn encode_params(
         && text.ends_with('}')
         && !text.contains(r#""_meta":"#);
     if !plain {
-        return encode_merging(client, params, progress_token);
+        return encode_merging(meta, params, progress_token);
     }
-    let dialect = &client.inner.dialect;
     let protocol_version = dialect.version.map(Cow::Borrowed);
     let trace = crate::protocol::current_trace();
-    if dialect.meta.is_empty() && progress_token.is_none() && trace.is_none() {
+    if meta.is_empty() && progress_token.is_none() && trace.is_none() {
         return Ok(EncodedParams {
             text,
             protocol_version,
@@ -84,10 +101,10 @@ pub(super) fn encode_params(
     // `_meta` goes first: a server finds it without passing over the params' own
     // members (tern's keeps the `_meta` of each client it has read).
     let own = text;
-    let mut text = String::with_capacity(own.len() + dialect.meta.len() + 48);
+    let mut text = String::with_capacity(own.len() + meta.len() + 48);
     text.push_str(r#"{"_meta":{"#);
-    text.push_str(&dialect.meta);
-    let mut empty = dialect.meta.is_empty();
+    text.push_str(meta);
+    let mut empty = meta.is_empty();
     let mut member = |key: &str, value: &str| {
         if !empty {
             text.push(',');
@@ -119,7 +136,7 @@ pub(super) fn encode_params(
 /// The general path: params (of any shape) and the client's `_meta` merged as
 /// `Value`s, the client's keys winning over the params' own.
 fn encode_merging(
-    client: &Client,
+    client_meta: &str,
     params: &impl Serialize,
     progress_token: Option<&str>,
 ) -> crate::Result<EncodedParams> {
@@ -134,8 +151,7 @@ fn encode_merging(
     };
     // What every request of the dialect carries, then the progress token.
     let mut meta: Map<String, Value> =
-        serde_json::from_str(&format!("{{{}}}", client.inner.dialect.meta))
-            .map_err(Error::Encode)?;
+        serde_json::from_str(&format!("{{{client_meta}}}")).map_err(Error::Encode)?;
     if let Some(token) = progress_token {
         meta.insert(META_PROGRESS_TOKEN.to_owned(), token.into());
     }
@@ -239,12 +255,13 @@ mod tests {
             for token in [None, Some("7")] {
                 for params in [json!(call()), json!({})] {
                     let fast = encode_params(&client, &params, token).unwrap();
-                    let general = encode_merging(&client, &params, token).unwrap();
+                    let general =
+                        encode_merging(&client.inner.dialect.meta, &params, token).unwrap();
                     assert_eq!(fast.text, general.text, "{era:?} {token:?}");
                     assert_eq!(fast.protocol_version, general.protocol_version);
                 }
                 let typed = encode_params(&client, &call(), token).unwrap();
-                let general = encode_merging(&client, &call(), token).unwrap();
+                let general = encode_merging(&client.inner.dialect.meta, &call(), token).unwrap();
                 assert_eq!(typed.text, general.text);
             }
         }

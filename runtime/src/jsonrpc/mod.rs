@@ -31,6 +31,9 @@ pub(crate) mod code {
     pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 =
         v::MissingRequiredClientCapabilityCode::VALUE;
     pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = v::UnsupportedProtocolVersionCode::VALUE;
+    /// A request that ran out of time on the server's side (its budget, an upstream's
+    /// deadline): a server error of tern's, in the range JSON-RPC leaves to servers.
+    pub(crate) const REQUEST_TIMEOUT: i64 = -32001;
 }
 
 /// An error response's `error` object: what a peer answers when a request fails.

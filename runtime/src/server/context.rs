@@ -226,7 +226,18 @@ impl RequestContext {
     /// that severe. On a 2025-11-25 session the level the client set with
     /// `logging/setLevel` filters the same way (none set: every entry is sent).
     pub fn log(&self, level: LoggingLevel, data: Value) {
-        let wanted = match &self.inner.channel {
+        if !self.wants_log(level) {
+            return;
+        }
+        self.notify::<types::method::LoggingMessage>(LoggingMessageNotificationParams::new(
+            data, level,
+        ));
+    }
+
+    /// Whether the client takes a log entry at `level` on this request's stream (see
+    /// [`log`](Self::log)).
+    pub(crate) fn wants_log(&self, level: LoggingLevel) -> bool {
+        match &self.inner.channel {
             // A session's client chooses once, with `logging/setLevel`.
             Some(channel) => channel.logs(level),
             None => self
@@ -234,13 +245,17 @@ impl RequestContext {
                 .meta
                 .log_level
                 .is_some_and(|wanted| level >= wanted),
-        };
-        if !wanted {
-            return;
         }
-        self.notify::<types::method::LoggingMessage>(LoggingMessageNotificationParams::new(
-            data, level,
-        ));
+    }
+
+    /// The least severe log level the client may take on this request's stream: a
+    /// session's client sets its own with `logging/setLevel` (every entry when none is
+    /// set, so `debug`); a 2026-07-28 request names it in its `_meta`, or takes none.
+    pub(crate) fn log_floor(&self) -> Option<LoggingLevel> {
+        match &self.inner.channel {
+            Some(_) => Some(LoggingLevel::Debug),
+            None => self.inner.meta.log_level,
+        }
     }
 
     /// Sends notification `N` on this request's stream.

@@ -28,7 +28,7 @@ mod builder;
 mod channel;
 mod context;
 mod dispatch;
-mod events;
+pub(crate) mod events;
 pub(crate) mod extension;
 mod finish;
 mod limits;

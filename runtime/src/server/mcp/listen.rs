@@ -1,4 +1,4 @@
-//! `subscriptions/listen` on an [`McpServer`]: the acknowledgement, then the list
+//! `subscriptions/listen` on an [`McpServer`](super::McpServer) or a gateway: the acknowledgement, then the list
 //! changes, resource updates and what its extensions add (the tasks extension's
 //! `notifications/tasks`) the client asked for, until it cancels.
 
@@ -7,8 +7,9 @@ use std::collections::HashSet;
 use serde_json::json;
 use tokio::sync::broadcast;
 
-use super::{Extensions, McpServer};
+use super::Extensions;
 use crate::jsonrpc::RpcError;
+use crate::server::events::Events;
 use crate::server::{ListenFeed, RequestContext, ServerEvent};
 use crate::transport::BoxFuture;
 use crate::types::rpc::Notification as _;
@@ -19,15 +20,16 @@ use crate::types::v2026_07_28::{
 /// How many resource URIs one listen stream may subscribe to.
 pub(crate) const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1_000;
 
-/// Serves `subscriptions/listen` on `me`: the acknowledgement, then the events the
-/// stream asked for until it is cancelled.
-pub(super) fn listen(
-    me: McpServer,
+/// Serves `subscriptions/listen` on a server whose events are `events` (an
+/// `McpServer`'s, a gateway's): the acknowledgement, then the events the stream asked
+/// for until it is cancelled.
+pub(crate) fn listen(
+    events: &Events,
     extensions: Extensions,
     ctx: RequestContext,
     params: SubscriptionsListenRequestParams,
 ) -> BoxFuture<'static, Result<SubscriptionsListenResult, RpcError>> {
-    let mut rx = me.inner.events.subscribe();
+    let mut rx = events.subscribe();
     Box::pin(async move {
         let id = match ctx.id() {
             crate::types::v2026_07_28::RequestId::String(s) => s.clone(),

@@ -37,13 +37,13 @@ mod context;
 mod describe;
 mod detach;
 pub(crate) mod handoff;
-mod listen;
+pub(crate) mod listen;
 pub(crate) mod paging;
 mod prompt;
 mod registry;
 mod resolve;
 mod resource;
-mod routes;
+pub(crate) mod routes;
 mod schema;
 mod single_use;
 mod tool;
@@ -71,7 +71,7 @@ use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
 use registry::{Registry, read};
 
 /// The extensions an `McpServer` serves, shared by its routes.
-type Extensions = Arc<[Arc<dyn crate::server::ProtocolExtension>]>;
+pub(crate) type Extensions = Arc<[Arc<dyn crate::server::ProtocolExtension>]>;
 
 /// Completes an argument value: what the user typed so far -> candidates.
 pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;

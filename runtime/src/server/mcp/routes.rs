@@ -89,6 +89,14 @@ fn lookups(me: &McpServer) -> crate::server::lookups::Lookups {
 /// What an `McpServer` offers: its lists and their changes, resource subscriptions,
 /// completions, logging, and its extensions.
 fn capabilities(extensions: &Extensions) -> ServerCapabilities {
+    let mut caps = offered();
+    crate::server::extension::declare(extensions, &mut caps);
+    caps
+}
+
+/// What a server of tools, prompts and resources offers (an `McpServer`, a gateway):
+/// its lists and their changes, resource subscriptions, completions and logging.
+pub(crate) fn offered() -> ServerCapabilities {
     let mut caps = ServerCapabilities::new();
     let mut tools = ServerCapabilitiesTools::new();
     tools.list_changed = Some(true);
@@ -104,7 +112,6 @@ fn capabilities(extensions: &Extensions) -> ServerCapabilities {
     caps.completions = Some(Default::default());
     // Tools log through their context; sessions choose a level with `logging/setLevel`.
     caps.logging = Some(Default::default());
-    crate::server::extension::declare(extensions, &mut caps);
     caps
 }
 
@@ -187,7 +194,12 @@ fn call_routes(me: &McpServer, builder: ServerBuilder, extensions: &Extensions) 
         })
         .handle::<method::SubscriptionsListen, _, _>(
             move |ctx, params: SubscriptionsListenRequestParams| {
-                super::listen::listen(listen.clone(), Arc::clone(&listen_extensions), ctx, params)
+                super::listen::listen(
+                    &listen.inner.events,
+                    Arc::clone(&listen_extensions),
+                    ctx,
+                    params,
+                )
             },
         )
 }

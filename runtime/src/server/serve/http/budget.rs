@@ -34,9 +34,6 @@ use super::overload;
 use super::reply::rpc_error;
 use crate::jsonrpc::RpcError;
 
-/// The JSON-RPC code of a request answered over its time budget.
-const TIMED_OUT: i64 = -32001;
-
 /// The connection an HTTP/2 stream of [`serve`](super::HttpServer::serve) came on, in
 /// its request's extensions: its budgets and its cap are that connection's.
 #[derive(Clone)]
@@ -104,7 +101,7 @@ pub(crate) async fn hold(
             StatusCode::SERVICE_UNAVAILABLE,
             None,
             RpcError::new(
-                TIMED_OUT,
+                crate::jsonrpc::code::REQUEST_TIMEOUT,
                 format!(
                     "Request timed out: not answered within the server's {} s",
                     limit.as_secs()

@@ -1,0 +1,176 @@
+//! A gateway: one MCP endpoint in front of several upstream servers, of either era.
+//!
+//! A [`Gateway`] is built from [`Upstream`]s (each a connected [`Client`], HTTP or stdio,
+//! whatever era it found) into an ordinary low-level [`Server`], served like any other
+//! (over HTTP, stdio or in memory) and to clients of either era.
+//!
+//! - **Names.** A named upstream's tools and prompts are served as `NAME.tool` (a dot
+//!   cannot appear in an upstream's name, so the first dot splits); an upstream without
+//!   a name serves them under their own. Resource URIs are kept as the upstream wrote
+//!   them (a URI already says whose it is); a read goes to the upstream that lists it.
+//!   Lists are merged and paged by the gateway; the upstreams' list changes are relayed.
+//! - **Rounds.** An upstream's `InputRequiredResult` becomes the gateway's own: its
+//!   questions keyed `NAME.key` for a named upstream, its `requestState` nested inside
+//!   the gateway's state, which the gateway seals (always: without
+//!   [`seal`](Gateway::seal), under a key made for this process). The client never sees
+//!   an upstream's state; the gateway's is bound, as tern's always is, to the client's
+//!   principal, the target and the arguments. The retry's answers go back to the
+//!   upstream under its own keys, with its own state.
+//! - **Eras.** The gateway relays to each upstream in the era it speaks. A
+//!   2025-11-25 client of the gateway gets an upstream's questions as requests on its
+//!   session (the gateway fulfils them, then retries the upstream).
+//! - **Deadlines.** Each upstream request has a deadline ([`Upstream::deadline`]); an
+//!   upstream that misses it, or fails, is a JSON-RPC error naming it, never a hang.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use tern_mcp::client::Client;
+//! use tern_mcp::proxy::{Gateway, Upstream};
+//! use tern_mcp::server::http::HttpServer;
+//! use tern_mcp::transport::http::client::HttpClientTransport;
+//!
+//! let weather = Client::builder("gateway", "1.0")
+//!     .connect(HttpClientTransport::builder("http://127.0.0.1:8001/mcp").build()?)
+//!     .await?;
+//! let server = Gateway::new("gateway", "1.0")
+//!     .upstream(Upstream::named("weather", weather)?)
+//!     .build()?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! HttpServer::new(server).serve(listener, std::future::pending()).await?;
+//! # Ok(()) }
+//! ```
+
+mod catalog;
+mod names;
+mod relay;
+mod routes;
+mod tasks;
+mod watch;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::Client;
+use crate::seal::RequestStateSecurity;
+use crate::server::{Server, ServerLimits, SessionInput};
+
+/// How long an upstream has to answer one request, unless told otherwise.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
+
+/// One server behind a [`Gateway`]: a connected [`Client`], the name its tools and
+/// prompts are served under, and its deadline.
+#[derive(Debug)]
+pub struct Upstream {
+    name: Option<Arc<str>>,
+    client: Client,
+    deadline: Duration,
+}
+
+impl Upstream {
+    /// An upstream whose tools and prompts are served under their own names.
+    pub fn new(client: Client) -> Self {
+        Self {
+            name: None,
+            client,
+            deadline: DEFAULT_DEADLINE,
+        }
+    }
+
+    /// An upstream whose tools and prompts are served as `NAME.tool`. A name is 1 to 64
+    /// letters, digits, `_` or `-`.
+    pub fn named(name: impl Into<String>, client: Client) -> Result<Self, crate::ConfigError> {
+        let name = name.into();
+        let valid = (1..=64).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !valid {
+            return Err(crate::ConfigError::Invalid(format!(
+                "an upstream's name is 1 to 64 letters, digits, '_' or '-', not {name:?}"
+            )));
+        }
+        Ok(Self {
+            name: Some(name.into()),
+            ..Self::new(client)
+        })
+    }
+
+    /// How long this upstream has to answer one request (60 s unless set): past it, the
+    /// gateway's client gets -32001 naming the upstream.
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+}
+
+/// A gateway in front of [`Upstream`]s, built into a [`Server`] (see the
+/// [module](self) for what it does).
+#[derive(Debug)]
+pub struct Gateway {
+    name: String,
+    version: String,
+    upstreams: Vec<Upstream>,
+    security: Option<RequestStateSecurity>,
+    limits: ServerLimits,
+    session_input: SessionInput,
+}
+
+impl Gateway {
+    /// A gateway called `name` at `version`, with no upstream yet.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            upstreams: Vec::new(),
+            security: None,
+            limits: ServerLimits::default(),
+            session_input: SessionInput::default(),
+        }
+    }
+
+    /// Serves `upstream` behind the gateway.
+    pub fn upstream(mut self, upstream: Upstream) -> Self {
+        self.upstreams.push(upstream);
+        self
+    }
+
+    /// Seals the gateway's `requestState` under `security` (shared keys let several
+    /// gateway instances serve any retry). Without it, a key made for this process.
+    pub fn seal(mut self, security: RequestStateSecurity) -> Self {
+        self.security = Some(security);
+        self
+    }
+
+    /// What the gateway allows every message of its clients.
+    pub fn limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How an upstream's questions are put to a 2025-11-25 client on its session:
+    /// rounds and time.
+    pub fn session_input(mut self, policy: SessionInput) -> Self {
+        self.session_input = policy;
+        self
+    }
+
+    /// Builds the gateway's server. Fails without an upstream, with two upstreams of
+    /// one name, or when the sealing policy is invalid. The upstreams' list changes are
+    /// heard from the first request on.
+    pub fn build(self) -> Result<Server, crate::ConfigError> {
+        if self.upstreams.is_empty() {
+            return Err(crate::ConfigError::Invalid(
+                "a gateway needs at least one upstream".into(),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for name in self.upstreams.iter().filter_map(|u| u.name.as_deref()) {
+            if !seen.insert(name) {
+                return Err(crate::ConfigError::Invalid(format!(
+                    "two upstreams are named {name:?}"
+                )));
+            }
+        }
+        routes::build(self)
+    }
+}

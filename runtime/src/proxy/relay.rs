@@ -1,0 +1,191 @@
+//! One request relayed to an upstream: sent for the gateway's client (its capabilities
+//! and log level), within the upstream's deadline, the notifications of its stream
+//! passed on; and, for a method that may ask for input, its rounds: the upstream's
+//! questions keyed under its name, its state nested in the gateway's, the retry's
+//! answers given back under the upstream's own keys.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::catalog::Link;
+use super::names;
+use crate::jsonrpc::{RawResult, RpcError};
+use crate::server::{Reply, RequestContext};
+use crate::types::rpc::{ClientRequestMethod, MayRequireInput, Notification as _};
+use crate::types::v2026_07_28::{
+    CallToolRequestParams, GetPromptRequestParams, InputResponses, Outcome,
+    ReadResourceRequestParams, method,
+};
+
+/// A method whose rounds the gateway relays: how the upstream's name for the target
+/// goes into its params, and how a retry's round comes out of them.
+pub(super) trait Relayed:
+    MayRequireInput<InputResponses = InputResponses> + ClientRequestMethod
+{
+    /// Names the target as the upstream knows it.
+    fn retarget(params: &mut Self::Params, own: String);
+    /// The retry's answers and state, taken out of `params`.
+    fn take_round(params: &mut Self::Params) -> (Option<InputResponses>, Option<String>);
+    /// The result, as the outcome it is.
+    fn outcome(result: Self::Result) -> Outcome<Self::Complete>;
+    /// The outcome, as the result.
+    fn result(outcome: Outcome<Self::Complete>) -> Self::Result;
+}
+
+macro_rules! relayed {
+    ($marker:ty, $params:ty, $target:ident) => {
+        impl Relayed for $marker {
+            fn retarget(params: &mut $params, own: String) {
+                params.$target = own;
+            }
+            fn take_round(params: &mut $params) -> (Option<InputResponses>, Option<String>) {
+                (params.input_responses.take(), params.request_state.take())
+            }
+            fn outcome(result: Self::Result) -> Outcome<Self::Complete> {
+                result
+            }
+            fn result(outcome: Outcome<Self::Complete>) -> Self::Result {
+                outcome
+            }
+        }
+    };
+}
+relayed!(method::CallTool, CallToolRequestParams, name);
+relayed!(method::GetPrompt, GetPromptRequestParams, name);
+relayed!(method::ReadResource, ReadResourceRequestParams, uri);
+
+/// The gateway's `requestState` before it is sealed: what it must remember of the
+/// upstream between rounds.
+#[derive(Serialize, Deserialize)]
+struct Nested {
+    /// The upstream's own `requestState`.
+    #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
+    upstream: Option<String>,
+}
+
+/// Relays one round of `M` to `link`, its target there `own`: the retry's answers and
+/// state given back as the upstream wrote them, its questions and state made the
+/// gateway's; a call the upstream made a task answered as that task.
+pub(super) async fn round<M: Relayed>(
+    link: &Link,
+    ctx: &RequestContext,
+    mut params: M::Params,
+    own: String,
+) -> Result<Reply<M::Result>, RpcError> {
+    let (responses, state) = M::take_round(&mut params);
+    let state = match state {
+        // The gateway's own, opened by its server: only a bug makes it unreadable.
+        Some(text) => {
+            serde_json::from_str::<Nested>(&text)
+                .map_err(|_| RpcError::invalid_request_state())?
+                .upstream
+        }
+        None => None,
+    };
+    let responses = responses
+        .map(|r| names::answers(link.name.as_deref(), &r))
+        .transpose()?;
+    M::retarget(&mut params, own);
+    M::set_round(&mut params, responses, state);
+    let raw = send_raw::<M>(link, ctx, &params).await?;
+    if M::MAY_BECOME_TASK && names::is_task(&raw) {
+        return names::task(link.name.as_deref(), &raw)
+            .map(Reply::Instead)
+            .map_err(|e| link.failed_with(&format!("a task that is not JSON: {e}")));
+    }
+    let result = link
+        .client
+        .decode_relayed::<M>(&raw)
+        .map_err(|e| link.failed(e))?;
+    let outcome = match M::outcome(result) {
+        Outcome::InputRequired(mut asked) => {
+            asked.input_requests = asked
+                .input_requests
+                .map(|r| names::questions(link.name.as_deref(), r));
+            asked.request_state = asked.request_state.map(|upstream| {
+                let nested = Nested {
+                    upstream: Some(upstream),
+                };
+                serde_json::to_string(&nested).unwrap_or_default()
+            });
+            Outcome::InputRequired(asked)
+        }
+        complete => complete,
+    };
+    Ok(Reply::Now(M::result(outcome)))
+}
+
+/// Sends `params` to `link` for the client `ctx` serves (its capabilities, its log
+/// level), within the upstream's deadline, each notification of the request's stream
+/// passed on to the client as it arrives.
+pub(super) async fn send<M: ClientRequestMethod>(
+    link: &Link,
+    ctx: &RequestContext,
+    params: &M::Params,
+) -> Result<M::Result, RpcError> {
+    let raw = send_raw::<M>(link, ctx, params).await?;
+    link.client
+        .decode_relayed::<M>(&raw)
+        .map_err(|e| link.failed(e))
+}
+
+/// [`send`], the result left as the upstream wrote it.
+async fn send_raw<M: ClientRequestMethod>(
+    link: &Link,
+    ctx: &RequestContext,
+    params: &M::Params,
+) -> Result<RawResult, RpcError> {
+    let meta = ctx.meta();
+    // The upstream is asked for what the client may take; the gateway filters by
+    // what it takes.
+    let wire_meta = link
+        .client
+        .relayed_meta(&meta.client_capabilities, ctx.log_floor());
+    let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+    let call = link.client.relay::<M>(params, &wire_meta, Some(&tx));
+    let call = tokio::time::timeout(link.deadline, call);
+    tokio::pin!(call);
+    let result = loop {
+        tokio::select! {
+            result = &mut call => break result,
+            Some(message) = rx.recv() => pass_on(ctx, message),
+        }
+    };
+    while let Ok(message) = rx.try_recv() {
+        pass_on(ctx, message);
+    }
+    match result {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(e)) => Err(link.failed(e)),
+        Err(_) => Err(link.late()),
+    }
+}
+
+/// A notification an upstream sent on a relayed request's stream, passed on to the
+/// gateway's client: progress under the client's own token (none asked: dropped), a
+/// log entry if the client takes its level, anything else as it came.
+fn pass_on(ctx: &RequestContext, message: Value) {
+    let Some(name) = message.get("method").and_then(Value::as_str) else {
+        return;
+    };
+    let mut params = message.get("params").cloned().unwrap_or(Value::Null);
+    if name == method::Progress::METHOD {
+        let Some(token) = &ctx.meta().progress_token else {
+            return;
+        };
+        let Ok(token) = serde_json::to_value(token) else {
+            return;
+        };
+        if let Some(members) = params.as_object_mut() {
+            members.insert("progressToken".into(), token);
+        }
+    } else if name == method::LoggingMessage::METHOD {
+        let level = params.get("level").cloned().map(serde_json::from_value);
+        match level {
+            Some(Ok(level)) if ctx.wants_log(level) => {}
+            _ => return,
+        }
+    }
+    ctx.notify_value(name, params);
+}

@@ -1,0 +1,222 @@
+//! The gateway's server: one route per method, each finding its upstream in the
+//! catalog and relaying to it; the lists merged and paged here; the listen stream fed
+//! by the upstreams' changes.
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::json;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::Gateway;
+use super::catalog::{Catalog, Link, Merged};
+use super::relay;
+use crate::jsonrpc::RpcError;
+use crate::seal::RequestStateSecurity;
+use crate::server::events::Events;
+use crate::server::mcp::paging::Paging;
+use crate::server::{RequestContext, Server, ServerBuilder};
+use crate::transport::BoxFuture;
+use crate::types::v2026_07_28::{
+    CompleteReference, CompleteRequestParams, PaginatedRequestParams, ServerCapabilities, method,
+};
+
+/// How many items a page of a merged list holds.
+const PAGE_SIZE: usize = 100;
+
+/// What every route shares: the upstreams, the events the listen streams hear, and the
+/// watchers of the upstreams' changes (started by the first request, stopped when the
+/// server is dropped).
+pub(super) struct Shared {
+    pub(super) catalog: Arc<Catalog>,
+    pub(super) events: Events,
+    started: OnceLock<DropGuard>,
+}
+
+impl Shared {
+    /// Starts hearing the upstreams' changes, once (a request runs on the runtime the
+    /// watchers need).
+    fn start(self: &Arc<Self>) {
+        self.started.get_or_init(|| {
+            let stop = CancellationToken::new();
+            super::watch::start(&self.catalog.links, &self.events, &stop);
+            stop.drop_guard()
+        });
+    }
+}
+
+/// The gateway built into its server.
+pub(super) fn build(gateway: Gateway) -> Result<Server, crate::ConfigError> {
+    let shared = Arc::new(Shared {
+        catalog: Arc::new(Catalog {
+            links: gateway
+                .upstreams
+                .into_iter()
+                .map(|u| Arc::new(Link::new(u)))
+                .collect(),
+        }),
+        events: Events::default(),
+        started: OnceLock::new(),
+    });
+    let security = gateway
+        .security
+        .unwrap_or_else(RequestStateSecurity::ephemeral);
+    let builder = Server::builder(gateway.name, gateway.version)
+        .capabilities(capabilities())
+        .events(shared.events.clone())
+        .seal(security)
+        .fulfil_input_on_sessions(gateway.session_input)
+        .limits(gateway.limits)
+        .lookups(lookups(&shared))
+        .handle::<method::ListTools, _, _>(lister::<method::ListTools>(&shared))
+        .handle::<method::ListPrompts, _, _>(lister::<method::ListPrompts>(&shared))
+        .handle::<method::ListResources, _, _>(lister::<method::ListResources>(&shared))
+        .handle::<method::ListResourceTemplates, _, _>(lister::<method::ListResourceTemplates>(
+            &shared,
+        ));
+    let builder = call_routes(builder, &shared);
+    super::tasks::routes(builder, &shared.catalog).build()
+}
+
+/// The routes of the methods relayed to one upstream (calls, prompts, reads,
+/// completions), and the listen stream.
+fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
+    let (call, get, read, complete, listen) = (
+        Arc::clone(shared),
+        Arc::clone(shared),
+        Arc::clone(shared),
+        Arc::clone(shared),
+        Arc::clone(shared),
+    );
+    builder
+        .handle_replying::<method::CallTool, _, _>(move |ctx, params| {
+            let shared = Arc::clone(&call);
+            Box::pin(async move {
+                shared.start();
+                let name = params.name.clone();
+                let target = shared
+                    .catalog
+                    .named::<method::ListTools>(&name, |t| &t.name)
+                    .await?;
+                let (link, own) = target
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+                relay::round::<method::CallTool>(&link, &ctx, params, own).await
+            })
+        })
+        .handle_replying::<method::GetPrompt, _, _>(move |ctx, params| {
+            let shared = Arc::clone(&get);
+            Box::pin(async move {
+                shared.start();
+                let name = params.name.clone();
+                let target = shared
+                    .catalog
+                    .named::<method::ListPrompts>(&name, |p| &p.name)
+                    .await?;
+                let (link, own) = target
+                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
+                relay::round::<method::GetPrompt>(&link, &ctx, params, own).await
+            })
+        })
+        .handle_replying::<method::ReadResource, _, _>(move |ctx, params| {
+            let shared = Arc::clone(&read);
+            Box::pin(async move {
+                shared.start();
+                let link = shared.catalog.resource(&params.uri).await?.ok_or_else(|| {
+                    RpcError::invalid_params("Resource not found")
+                        .with_data(json!({ "uri": params.uri }))
+                })?;
+                let own = params.uri.clone();
+                relay::round::<method::ReadResource>(&link, &ctx, params, own).await
+            })
+        })
+        .handle::<method::Complete, _, _>(move |ctx, params| {
+            let shared = Arc::clone(&complete);
+            Box::pin(async move {
+                shared.start();
+                self::complete(&shared, &ctx, params).await
+            })
+        })
+        .handle::<method::SubscriptionsListen, _, _>(move |ctx, params| {
+            listen.start();
+            crate::server::mcp::listen::listen(&listen.events, Arc::from([]), ctx, params)
+        })
+}
+
+/// What the gateway tells its HTTP endpoint before serving a request: a tool's
+/// `x-mcp-header` annotations, from its upstream's list.
+fn lookups(shared: &Arc<Shared>) -> crate::server::lookups::Lookups {
+    #[cfg(feature = "http-server")]
+    let headers = Arc::downgrade(shared);
+    #[cfg(not(feature = "http-server"))]
+    let _ = shared;
+    crate::server::lookups::Lookups {
+        required_scopes: None,
+        #[cfg(feature = "http-server")]
+        tool_headers: Some(Arc::new(move |tool| {
+            headers.upgrade()?.catalog.tool_headers(tool)
+        })),
+    }
+}
+
+/// A list route: a page of every upstream's list `M`, merged.
+fn lister<M: Merged>(
+    shared: &Arc<Shared>,
+) -> impl Fn(RequestContext, PaginatedRequestParams) -> BoxFuture<'static, Result<M::Result, RpcError>>
++ Send
++ Sync
++ 'static
+where
+    M::Result: Send,
+{
+    let shared = Arc::clone(shared);
+    move |_ctx, params| {
+        let shared = Arc::clone(&shared);
+        Box::pin(async move {
+            shared.start();
+            let all = shared.catalog.merged::<M>().await?;
+            let paging = Paging {
+                page_size: PAGE_SIZE,
+            };
+            let (items, next) = paging.page(&all, params.cursor.as_deref(), |i| Some(i.clone()))?;
+            Ok(M::page(items, next))
+        })
+    }
+}
+
+/// `completion/complete`, relayed to the upstream of the prompt or template it
+/// completes for (the prompt under its own name there).
+async fn complete(
+    shared: &Shared,
+    ctx: &RequestContext,
+    mut params: CompleteRequestParams,
+) -> Result<crate::types::v2026_07_28::CompleteResult, RpcError> {
+    let link = match &mut params.ref_ {
+        CompleteReference::Prompt(prompt) => {
+            let target = shared
+                .catalog
+                .named::<method::ListPrompts>(&prompt.name, |p| &p.name)
+                .await?;
+            let (link, own) = target.ok_or_else(|| {
+                RpcError::invalid_params(format!("Unknown prompt: {}", prompt.name))
+            })?;
+            prompt.name = own;
+            link
+        }
+        CompleteReference::ResourceTemplate(template) => {
+            let link = shared.catalog.resource(&template.uri).await?;
+            link.ok_or_else(|| {
+                RpcError::invalid_params(format!("Unknown resource template: {}", template.uri))
+            })?
+        }
+    };
+    relay::send::<method::Complete>(&link, ctx, &params).await
+}
+
+/// What the gateway offers: what an upstream may offer, each relayed, and the tasks
+/// extension (a task is an upstream's).
+fn capabilities() -> ServerCapabilities {
+    let mut caps = crate::server::mcp::routes::offered();
+    caps.extensions
+        .get_or_insert_with(Default::default)
+        .insert(super::tasks::EXTENSION.to_owned(), Default::default());
+    caps
+}
