@@ -105,7 +105,8 @@ impl Presets {
     }
 }
 
-/// `KEY.FIELD=VALUE` into its parts.
+/// `KEY.FIELD=VALUE` into its parts, the last dot before `=` splitting KEY from FIELD:
+/// a key may have dots of its own (a gateway's `NAME.key`), a form's field rarely does.
 fn split_answer(answer: &str) -> Result<(&str, &str, &str)> {
     let bad = || {
         CliError::usage(format!(
@@ -114,7 +115,7 @@ fn split_answer(answer: &str) -> Result<(&str, &str, &str)> {
         ))
     };
     let (path, value) = answer.split_once('=').ok_or_else(bad)?;
-    let (key, field) = path.split_once('.').ok_or_else(bad)?;
+    let (key, field) = path.rsplit_once('.').ok_or_else(bad)?;
     if key.is_empty() || field.is_empty() {
         return Err(bad());
     }
@@ -147,6 +148,19 @@ mod tests {
         assert_eq!(fields["name"], "Ada Lovelace");
         assert_eq!(presets.get("other"), Some(&Preset::Decline));
         assert_eq!(presets.get("third"), Some(&Preset::Cancel));
+    }
+
+    #[test]
+    fn a_gateways_dotted_key_is_split_from_its_field_at_the_last_dot() {
+        let options = Answering {
+            answers: vec!["weather.region.city=Lisbon".into()],
+            ..Answering::default()
+        };
+        let presets = Presets::from_options(&options).unwrap();
+        let Some(Preset::Accept(fields)) = presets.get("weather.region") else {
+            panic!("answered under the whole key");
+        };
+        assert_eq!(fields["city"], "Lisbon");
     }
 
     #[test]

@@ -167,8 +167,9 @@ pub(crate) struct ListArgs {
 /// Where the answers to a call's questions come from.
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct Answering {
-    /// Answer field FIELD of question KEY (repeatable); VALUE is read as the field's
-    /// schema type (a multi-select takes a comma-separated list).
+    /// Answer field FIELD of question KEY (repeatable; the last dot before `=` ends
+    /// KEY); VALUE is read as the field's schema type (a multi-select takes a
+    /// comma-separated list).
     #[arg(long = "answer", value_name = "KEY.FIELD=VALUE")]
     pub(crate) answers: Vec<String>,
     /// Answers as JSON: {"KEY": {"FIELD": VALUE}}.

@@ -24,11 +24,10 @@ pub(crate) async fn run(args: ProxyArgs) -> Result<u8> {
     let mut gateway = Gateway::new("tern-proxy", env!("CARGO_PKG_VERSION"));
     for spec in &args.upstream {
         let (name, target) = split_upstream(spec);
-        let client = connect(target).await?;
-        let upstream = match name {
-            Some(name) => Upstream::named(name, client).map_err(tern_mcp::Error::from)?,
-            None => Upstream::new(client),
-        };
+        let mut upstream = connect(target).await?;
+        if let Some(name) = name {
+            upstream = upstream.named(name).map_err(tern_mcp::Error::from)?;
+        }
         gateway = gateway.upstream(upstream.deadline(deadline));
     }
     if !args.state_key.is_empty() {
@@ -80,20 +79,16 @@ fn split_upstream(spec: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// A client of the upstream at `target`, its era discovered.
-async fn connect(target: &str) -> Result<Client> {
-    let builder = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"));
-    let client = match Target::parse(target)? {
-        Target::Http(url) => {
-            let http = HttpClientTransport::builder(url).build()?;
-            builder.connect(std::sync::Arc::new(http)).await?
-        }
+/// The upstream at `target`, connected (its era discovered).
+async fn connect(target: &str) -> Result<Upstream> {
+    Ok(match Target::parse(target)? {
+        Target::Http(url) => Upstream::http(HttpClientTransport::builder(url)).await?,
         Target::Command(words) => {
             let lines = child::spawn(target, &words, &[], None)?;
-            builder.connect(lines).await?
+            let builder = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"));
+            Upstream::new(builder.connect(lines).await?)
         }
-    };
-    Ok(client)
+    })
 }
 
 #[cfg(test)]

@@ -110,6 +110,8 @@ pub mod mcp {
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod protocol;
+#[cfg(feature = "http-client")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-client")))]
 pub mod proxy;
 pub mod seal;
 pub mod server;

@@ -66,6 +66,13 @@ pub fn text_of(result: &CallToolResult) -> String {
 pub struct Asked(Arc<Mutex<Vec<Option<String>>>>);
 
 impl Asked {
+    /// Records a callback's call with `key`.
+    pub fn record(&self, key: Option<String>) {
+        if let Ok(mut keys) = self.0.lock() {
+            keys.push(key);
+        }
+    }
+
     /// The keys so far.
     pub fn keys(&self) -> Vec<Option<String>> {
         self.0.lock().map(|k| k.clone()).unwrap_or_default()
@@ -87,9 +94,7 @@ impl Asked {
 pub fn recording_client(asked: &Asked) -> ClientBuilder {
     let asked = asked.clone();
     Client::builder("test-client", "1.0").on_elicitation(move |ctx, _params| {
-        if let Ok(mut keys) = asked.0.lock() {
-            keys.push(ctx.key.clone());
-        }
+        asked.record(ctx.key.clone());
         async { Ok(seed::answer_region()) }
     })
 }

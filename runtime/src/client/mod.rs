@@ -253,6 +253,7 @@ impl Client {
     /// `_meta` members, never from the response cache, each notification of its
     /// stream handed to `notifications`; the result left as the server wrote it (see
     /// [`decode_relayed`](Self::decode_relayed)).
+    #[cfg(feature = "http-client")]
     pub(crate) async fn relay<M: ClientRequestMethod>(
         &self,
         params: &M::Params,
@@ -264,6 +265,7 @@ impl Client {
     }
 
     /// A relayed result of `M`, read into its type as [`request`](Self::request) reads one.
+    #[cfg(feature = "http-client")]
     pub(crate) fn decode_relayed<M: ClientRequestMethod>(
         &self,
         result: &crate::jsonrpc::RawResult,
@@ -271,8 +273,22 @@ impl Client {
         wire::decode::<M>(self, result)
     }
 
+    /// Whether it speaks to its server on a 2025-11-25 session.
+    #[cfg(feature = "http-client")]
+    pub(crate) fn holds_session(&self) -> bool {
+        self.inner.dialect.holds_session
+    }
+
+    /// The name and version this client gave itself.
+    #[cfg(feature = "http-client")]
+    pub(crate) fn info(&self) -> (String, String) {
+        let member = |key: &str| self.inner.info[key].as_str().unwrap_or_default().to_owned();
+        (member("name"), member("version"))
+    }
+
     /// The `_meta` members a relayed request carries: this client's info, and the
     /// capabilities and log level of the client it relays for.
+    #[cfg(feature = "http-client")]
     pub(crate) fn relayed_meta(
         &self,
         capabilities: &crate::types::v2026_07_28::ClientCapabilities,

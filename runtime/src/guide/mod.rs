@@ -19,7 +19,8 @@
 //! 12. [`authorization`]: state bound to the principal of an access token.
 //! 13. [`apps`]: MCP Apps, a tool shown as a page; its tool still asks.
 //! 14. [`skills`]: skills a host lists, and loads only when it needs them, checked.
-//! 15. [`recap`]: the whole feature on one page.
+//! 15. [`gateway`]: a gateway relaying rounds between its clients and upstream servers.
+//! 16. [`recap`]: the whole feature on one page.
 //!
 //! The chapters follow the feature's original description section by section; the
 //! committed `checklist.txt` beside them says which chapter covers which section, and a
@@ -60,6 +61,7 @@ chapters!(
     authorization,
     apps,
     skills,
+    gateway,
     recap,
 );
 

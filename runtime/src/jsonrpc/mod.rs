@@ -33,6 +33,7 @@ pub(crate) mod code {
     pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = v::UnsupportedProtocolVersionCode::VALUE;
     /// A request that ran out of time on the server's side (its budget, an upstream's
     /// deadline): a server error of tern's, in the range JSON-RPC leaves to servers.
+    #[cfg(any(feature = "http-server", feature = "http-client"))]
     pub(crate) const REQUEST_TIMEOUT: i64 = -32001;
 }
 

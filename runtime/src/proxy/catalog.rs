@@ -22,6 +22,9 @@ pub(super) struct Link {
     pub(super) name: Option<Arc<str>>,
     pub(super) client: Client,
     pub(super) deadline: Duration,
+    /// How to open a session of a call's own, for an upstream that speaks 2025-11-25
+    /// over HTTP (its questions then come as requests on that session).
+    pub(super) sessions: Option<crate::transport::http::client::HttpClientBuilder>,
     lists: Mutex<Lists>,
     /// Whether its list changes are heard: only then are its lists kept.
     pub(super) heard: AtomicBool,
@@ -39,6 +42,7 @@ pub(super) struct Lists {
 impl Link {
     pub(super) fn new(upstream: Upstream) -> Self {
         Self {
+            sessions: upstream.http.filter(|_| upstream.client.holds_session()),
             name: upstream.name,
             client: upstream.client,
             deadline: upstream.deadline,
@@ -86,6 +90,7 @@ impl Link {
     }
 
     /// The list `M` as kept, if it is.
+    #[cfg(feature = "http-server")]
     fn kept<M: Merged>(&self) -> Option<Arc<Vec<M::Item>>> {
         M::slot(&mut lock(&self.lists)).clone()
     }

@@ -24,23 +24,22 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use tern_mcp::client::Client;
 //! use tern_mcp::proxy::{Gateway, Upstream};
 //! use tern_mcp::server::http::HttpServer;
 //! use tern_mcp::transport::http::client::HttpClientTransport;
 //!
-//! let weather = Client::builder("gateway", "1.0")
-//!     .connect(HttpClientTransport::builder("http://127.0.0.1:8001/mcp").build()?)
-//!     .await?;
-//! let server = Gateway::new("gateway", "1.0")
-//!     .upstream(Upstream::named("weather", weather)?)
-//!     .build()?;
+//! let weather = Upstream::http(HttpClientTransport::builder("http://127.0.0.1:8001/mcp"))
+//!     .await?
+//!     .named("weather")?;
+//! let server = Gateway::new("gateway", "1.0").upstream(weather).build()?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! HttpServer::new(server).serve(listener, std::future::pending()).await?;
 //! # Ok(()) }
 //! ```
 
+mod bridge;
 mod catalog;
+mod forward;
 mod names;
 mod relay;
 mod routes;
@@ -53,6 +52,7 @@ use std::time::Duration;
 use crate::client::Client;
 use crate::seal::RequestStateSecurity;
 use crate::server::{Server, ServerLimits, SessionInput};
+use crate::transport::http::client::HttpClientBuilder;
 
 /// How long an upstream has to answer one request, unless told otherwise.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
@@ -64,21 +64,43 @@ pub struct Upstream {
     name: Option<Arc<str>>,
     client: Client,
     deadline: Duration,
+    /// How to reach it again, when it is over HTTP.
+    http: Option<HttpClientBuilder>,
 }
 
 impl Upstream {
-    /// An upstream whose tools and prompts are served under their own names.
+    /// An upstream reached through `client` (stdio, in memory, or HTTP), its tools and
+    /// prompts served under their own names. A 2025-11-25 upstream reached this way is
+    /// relayed on `client`'s one session: the questions it asks there are refused (the
+    /// gateway cannot tell which call asked); reach it with [`http`](Self::http) to
+    /// have them relayed.
     pub fn new(client: Client) -> Self {
         Self {
             name: None,
             client,
             deadline: DEFAULT_DEADLINE,
+            http: None,
         }
     }
 
-    /// An upstream whose tools and prompts are served as `NAME.tool`. A name is 1 to 64
-    /// letters, digits, `_` or `-`.
-    pub fn named(name: impl Into<String>, client: Client) -> Result<Self, crate::ConfigError> {
+    /// An upstream over Streamable HTTP, connected now (its era discovered) as
+    /// `tern-proxy`. If it speaks 2025-11-25, each call that may ask (a tool call, a
+    /// prompt, a read) gets a session of its own, opened with the gateway's client's
+    /// capabilities, and the questions the upstream asks on it are relayed as the
+    /// gateway's rounds.
+    pub async fn http(http: HttpClientBuilder) -> crate::Result<Self> {
+        let client = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"))
+            .connect(http.clone().build()?)
+            .await?;
+        Ok(Self {
+            http: Some(http),
+            ..Self::new(client)
+        })
+    }
+
+    /// This upstream served under `name`: its tools and prompts as `NAME.tool`, its
+    /// questions keyed `NAME.key`. A name is 1 to 64 letters, digits, `_` or `-`.
+    pub fn named(mut self, name: impl Into<String>) -> Result<Self, crate::ConfigError> {
         let name = name.into();
         let valid = (1..=64).contains(&name.len())
             && name
@@ -89,10 +111,8 @@ impl Upstream {
                 "an upstream's name is 1 to 64 letters, digits, '_' or '-', not {name:?}"
             )));
         }
-        Ok(Self {
-            name: Some(name.into()),
-            ..Self::new(client)
-        })
+        self.name = Some(name.into());
+        Ok(self)
     }
 
     /// How long this upstream has to answer one request (60 s unless set): past it, the

@@ -8,20 +8,23 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::bridge::Holds;
 use super::catalog::Link;
+use super::forward;
 use super::names;
 use crate::jsonrpc::{RawResult, RpcError};
 use crate::server::{Reply, RequestContext};
-use crate::types::rpc::{ClientRequestMethod, MayRequireInput, Notification as _};
+use crate::types::rpc::{ClientRequestMethod, MayRequireInput};
+use crate::types::v2026_07_28::method::ClientRequestParams;
 use crate::types::v2026_07_28::{
-    CallToolRequestParams, GetPromptRequestParams, InputResponses, Outcome,
+    CallToolRequestParams, GetPromptRequestParams, InputRequiredResult, InputResponses, Outcome,
     ReadResourceRequestParams, method,
 };
 
 /// A method whose rounds the gateway relays: how the upstream's name for the target
 /// goes into its params, and how a retry's round comes out of them.
 pub(super) trait Relayed:
-    MayRequireInput<InputResponses = InputResponses> + ClientRequestMethod
+    MayRequireInput<InputResponses = InputResponses, Params: ClientRequestParams> + ClientRequestMethod
 {
     /// Names the target as the upstream knows it.
     fn retarget(params: &mut Self::Params, own: String);
@@ -57,11 +60,20 @@ relayed!(method::ReadResource, ReadResourceRequestParams, uri);
 
 /// The gateway's `requestState` before it is sealed: what it must remember of the
 /// upstream between rounds.
-#[derive(Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 struct Nested {
     /// The upstream's own `requestState`.
     #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
     upstream: Option<String>,
+    /// The call this gateway holds on a session of its own (a 2025-11-25 upstream's).
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
+    held: Option<String>,
+}
+
+impl Nested {
+    fn write(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// Relays one round of `M` to `link`, its target there `own`: the retry's answers and
@@ -69,34 +81,69 @@ struct Nested {
 /// gateway's; a call the upstream made a task answered as that task.
 pub(super) async fn round<M: Relayed>(
     link: &Link,
+    holds: &Holds,
     ctx: &RequestContext,
     mut params: M::Params,
     own: String,
 ) -> Result<Reply<M::Result>, RpcError> {
     let (responses, state) = M::take_round(&mut params);
-    let state = match state {
+    let nested = match state {
         // The gateway's own, opened by its server: only a bug makes it unreadable.
         Some(text) => {
-            serde_json::from_str::<Nested>(&text)
-                .map_err(|_| RpcError::invalid_request_state())?
-                .upstream
+            serde_json::from_str::<Nested>(&text).map_err(|_| RpcError::invalid_request_state())?
         }
-        None => None,
+        None => Nested::default(),
     };
     let responses = responses
         .map(|r| names::answers(link.name.as_deref(), &r))
         .transpose()?;
+    if let Some(http) = &link.sessions {
+        let turn = match nested.held {
+            // Held here, bound (by the sealed state) to this client, target and arguments.
+            Some(id) => {
+                let call = holds
+                    .take(&id)
+                    .ok_or_else(RpcError::invalid_request_state)?;
+                super::bridge::resume(link, holds, ctx, call, responses.as_ref()).await?
+            }
+            None => {
+                M::retarget(&mut params, own);
+                super::bridge::start::<M>(link, http, holds, ctx, params).await?
+            }
+        };
+        return match turn {
+            super::bridge::Turn::Answered(raw) => answered::<M>(link, &raw),
+            super::bridge::Turn::Asks(id, questions) => {
+                let mut asked = InputRequiredResult::new();
+                asked.input_requests = Some(questions);
+                asked.request_state = Some(
+                    Nested {
+                        upstream: None,
+                        held: Some(id),
+                    }
+                    .write(),
+                );
+                Ok(Reply::Now(M::result(Outcome::InputRequired(asked))))
+            }
+        };
+    }
     M::retarget(&mut params, own);
-    M::set_round(&mut params, responses, state);
-    let raw = send_raw::<M>(link, ctx, &params).await?;
-    if M::MAY_BECOME_TASK && names::is_task(&raw) {
-        return names::task(link.name.as_deref(), &raw)
+    M::set_round(&mut params, responses, nested.upstream);
+    let raw = send_raw::<M>(link, ctx, params).await?;
+    answered::<M>(link, &raw)
+}
+
+/// What the upstream answered a round of `M` with, as the gateway's answer: a task as
+/// that task, questions named and state nested, a complete result as it is.
+fn answered<M: Relayed>(link: &Link, raw: &RawResult) -> Result<Reply<M::Result>, RpcError> {
+    if M::MAY_BECOME_TASK && names::is_task(raw) {
+        return names::task(link.name.as_deref(), raw)
             .map(Reply::Instead)
             .map_err(|e| link.failed_with(&format!("a task that is not JSON: {e}")));
     }
     let result = link
         .client
-        .decode_relayed::<M>(&raw)
+        .decode_relayed::<M>(raw)
         .map_err(|e| link.failed(e))?;
     let outcome = match M::outcome(result) {
         Outcome::InputRequired(mut asked) => {
@@ -104,10 +151,11 @@ pub(super) async fn round<M: Relayed>(
                 .input_requests
                 .map(|r| names::questions(link.name.as_deref(), r));
             asked.request_state = asked.request_state.map(|upstream| {
-                let nested = Nested {
+                Nested {
                     upstream: Some(upstream),
-                };
-                serde_json::to_string(&nested).unwrap_or_default()
+                    held: None,
+                }
+                .write()
             });
             Outcome::InputRequired(asked)
         }
@@ -122,8 +170,11 @@ pub(super) async fn round<M: Relayed>(
 pub(super) async fn send<M: ClientRequestMethod>(
     link: &Link,
     ctx: &RequestContext,
-    params: &M::Params,
-) -> Result<M::Result, RpcError> {
+    params: M::Params,
+) -> Result<M::Result, RpcError>
+where
+    M::Params: ClientRequestParams,
+{
     let raw = send_raw::<M>(link, ctx, params).await?;
     link.client
         .decode_relayed::<M>(&raw)
@@ -134,8 +185,12 @@ pub(super) async fn send<M: ClientRequestMethod>(
 async fn send_raw<M: ClientRequestMethod>(
     link: &Link,
     ctx: &RequestContext,
-    params: &M::Params,
-) -> Result<RawResult, RpcError> {
+    mut params: M::Params,
+) -> Result<RawResult, RpcError>
+where
+    M::Params: ClientRequestParams,
+{
+    forward::unmeta(&mut params);
     let meta = ctx.meta();
     // The upstream is asked for what the client may take; the gateway filters by
     // what it takes.
@@ -143,49 +198,21 @@ async fn send_raw<M: ClientRequestMethod>(
         .client
         .relayed_meta(&meta.client_capabilities, ctx.log_floor());
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
-    let call = link.client.relay::<M>(params, &wire_meta, Some(&tx));
+    let call = link.client.relay::<M>(&params, &wire_meta, Some(&tx));
     let call = tokio::time::timeout(link.deadline, call);
     tokio::pin!(call);
     let result = loop {
         tokio::select! {
             result = &mut call => break result,
-            Some(message) = rx.recv() => pass_on(ctx, message),
+            Some(message) = rx.recv() => forward::pass_on(ctx, message),
         }
     };
     while let Ok(message) = rx.try_recv() {
-        pass_on(ctx, message);
+        forward::pass_on(ctx, message);
     }
     match result {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(e)) => Err(link.failed(e)),
         Err(_) => Err(link.late()),
     }
-}
-
-/// A notification an upstream sent on a relayed request's stream, passed on to the
-/// gateway's client: progress under the client's own token (none asked: dropped), a
-/// log entry if the client takes its level, anything else as it came.
-fn pass_on(ctx: &RequestContext, message: Value) {
-    let Some(name) = message.get("method").and_then(Value::as_str) else {
-        return;
-    };
-    let mut params = message.get("params").cloned().unwrap_or(Value::Null);
-    if name == method::Progress::METHOD {
-        let Some(token) = &ctx.meta().progress_token else {
-            return;
-        };
-        let Ok(token) = serde_json::to_value(token) else {
-            return;
-        };
-        if let Some(members) = params.as_object_mut() {
-            members.insert("progressToken".into(), token);
-        }
-    } else if name == method::LoggingMessage::METHOD {
-        let level = params.get("level").cloned().map(serde_json::from_value);
-        match level {
-            Some(Ok(level)) if ctx.wants_log(level) => {}
-            _ => return,
-        }
-    }
-    ctx.notify_value(name, params);
 }

@@ -28,6 +28,8 @@ const PAGE_SIZE: usize = 100;
 /// server is dropped).
 pub(super) struct Shared {
     pub(super) catalog: Arc<Catalog>,
+    /// The calls held between rounds on sessions of their own.
+    holds: super::bridge::Holds,
     pub(super) events: Events,
     started: OnceLock<DropGuard>,
 }
@@ -55,6 +57,7 @@ pub(super) fn build(gateway: Gateway) -> Result<Server, crate::ConfigError> {
                 .collect(),
         }),
         events: Events::default(),
+        holds: Default::default(),
         started: OnceLock::new(),
     });
     let security = gateway
@@ -99,7 +102,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
                     .await?;
                 let (link, own) = target
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                relay::round::<method::CallTool>(&link, &ctx, params, own).await
+                relay::round::<method::CallTool>(&link, &shared.holds, &ctx, params, own).await
             })
         })
         .handle_replying::<method::GetPrompt, _, _>(move |ctx, params| {
@@ -113,7 +116,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
                     .await?;
                 let (link, own) = target
                     .ok_or_else(|| RpcError::invalid_params(format!("Unknown prompt: {name}")))?;
-                relay::round::<method::GetPrompt>(&link, &ctx, params, own).await
+                relay::round::<method::GetPrompt>(&link, &shared.holds, &ctx, params, own).await
             })
         })
         .handle_replying::<method::ReadResource, _, _>(move |ctx, params| {
@@ -125,7 +128,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
                         .with_data(json!({ "uri": params.uri }))
                 })?;
                 let own = params.uri.clone();
-                relay::round::<method::ReadResource>(&link, &ctx, params, own).await
+                relay::round::<method::ReadResource>(&link, &shared.holds, &ctx, params, own).await
             })
         })
         .handle::<method::Complete, _, _>(move |ctx, params| {
@@ -208,7 +211,7 @@ async fn complete(
             })?
         }
     };
-    relay::send::<method::Complete>(&link, ctx, &params).await
+    relay::send::<method::Complete>(&link, ctx, params).await
 }
 
 /// What the gateway offers: what an upstream may offer, each relayed, and the tasks

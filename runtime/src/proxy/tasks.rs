@@ -59,12 +59,12 @@ where
         .cloned()
         .ok_or_else(|| RpcError::invalid_params("Unknown task"))?;
     let Some(name) = link.name.clone() else {
-        return relay::send::<M>(&link, ctx, &params).await;
+        return relay::send::<M>(&link, ctx, params).await;
     };
     let mut own = serde_json::to_value(&params.params).map_err(to_internal)?;
     names::task_inward(&name, &mut own);
     params.params = serde_json::from_value(own).map_err(to_internal)?;
-    let result = relay::send::<M>(&link, ctx, &params).await?;
+    let result = relay::send::<M>(&link, ctx, params).await?;
     let mut value = serde_json::to_value(&result).map_err(to_internal)?;
     names::task_outward(&name, &mut value);
     serde_json::from_value(value).map_err(to_internal)

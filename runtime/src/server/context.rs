@@ -251,6 +251,7 @@ impl RequestContext {
     /// The least severe log level the client may take on this request's stream: a
     /// session's client sets its own with `logging/setLevel` (every entry when none is
     /// set, so `debug`); a 2026-07-28 request names it in its `_meta`, or takes none.
+    #[cfg(feature = "http-client")]
     pub(crate) fn log_floor(&self) -> Option<LoggingLevel> {
         match &self.inner.channel {
             Some(_) => Some(LoggingLevel::Debug),

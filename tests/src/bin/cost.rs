@@ -8,6 +8,8 @@
 //! cost serve-http spans  # the same with a subscriber recording its spans (a registry)
 //! cost serve-http mcp    # what users write: the README's provision tool on McpServer
 //!                        # (a resolver, sealed by default)
+//! cost serve-http gateway URL  # tern's gateway (`tern_mcp::proxy`) in front of the
+//!                        # server at URL, one upstream without a name, as `tern proxy` runs
 //! cost serve-http-mt ... # any of the above on the multi-thread runtime `#[tokio::main]`
 //!                        # gives (`serve-http` runs on a current-thread one)
 //! cost client URL N      # N sequential flows with tern's automatic client
@@ -32,6 +34,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tern_mcp::client::Client;
+use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::seal::RequestStateSecurity;
 use tern_mcp::server::Server;
 use tern_mcp::server::http::HttpServer;
@@ -133,6 +136,10 @@ async fn run(args: &[&str]) -> Result<()> {
             serve_http(layered).await
         }
         ["serve-http", "mcp"] => serve_http(provision_mcp::server().server()?).await,
+        ["serve-http", "gateway", upstream] => {
+            let upstream = Upstream::http(HttpClientTransport::builder(*upstream)).await?;
+            serve_http(Gateway::new("cost-gateway", "1.0.0").upstream(upstream).build()?).await
+        }
         ["serve-http", "spans"] => {
             tracing::subscriber::set_global_default(tracing_subscriber::registry())?;
             serve_http(server()?).await
@@ -178,7 +185,7 @@ async fn run(args: &[&str]) -> Result<()> {
             .await
         }
         _ => Err(
-            "usage: cost (serve-http[-mt] [layer | spans | mcp] | client URL N [CALLERS] \
+            "usage: cost (serve-http[-mt] [layer | spans | mcp | gateway URL] | client URL N [CALLERS] \
              | client-distinct URL N | memory N)"
                 .into(),
         ),

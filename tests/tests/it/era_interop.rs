@@ -31,12 +31,18 @@ fn python_server(script: &str) -> Option<ChildProcessTransport> {
 }
 
 /// The Python server on Streamable HTTP (uvicorn, sessions on), killed on drop.
-struct PythonHttp {
+pub(crate) struct PythonHttp {
     _child: tokio::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 async fn python_http_server(script: &str) -> Option<PythonHttp> {
+    python_http_server_with(script, &[]).await
+}
+
+/// `script` served over HTTP with `args` after its port, once it answers; `None` unless
+/// `TERN_INTEROP_PYTHON` names a Python with the SDK.
+pub(crate) async fn python_http_server_with(script: &str, args: &[&str]) -> Option<PythonHttp> {
     let python = std::env::var("TERN_INTEROP_PYTHON").ok()?;
     let script = tern_tests::workspace_root()
         .join("tests/interop")
@@ -45,6 +51,7 @@ async fn python_http_server(script: &str) -> Option<PythonHttp> {
     let mut child = tokio::process::Command::new(python)
         .arg(script)
         .args(["--http", "0"])
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()

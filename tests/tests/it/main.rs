@@ -24,6 +24,7 @@ mod fleet_sessions;
 mod fleet_streams;
 mod flow_as_data;
 mod flows;
+mod gateway;
 mod generated;
 mod high_level_server;
 mod hostile_server;
