@@ -147,6 +147,11 @@ pub(super) trait Merged: ListMethod<Item: Clone + Send + Sync + 'static> {
     fn serve(link: &Link, item: &Self::Item) -> Self::Item;
     /// A page of the merged list.
     fn page(items: Vec<Self::Item>, next: Option<String>) -> Self::Result;
+    /// What the gateway lists of its own, after its upstreams' (its composite tools).
+    fn own(catalog: &Catalog) -> Vec<Self::Item> {
+        let _ = catalog;
+        Vec::new()
+    }
 }
 
 impl Merged for method::ListTools {
@@ -162,6 +167,9 @@ impl Merged for method::ListTools {
         let mut result = ListToolsResult::new(items);
         result.next_cursor = next;
         result
+    }
+    fn own(catalog: &Catalog) -> Vec<Tool> {
+        catalog.composites.iter().map(|c| c.tool.clone()).collect()
     }
 }
 
@@ -209,9 +217,11 @@ impl Merged for method::ListResourceTemplates {
     }
 }
 
-/// The gateway's upstreams, in the order they were given.
+/// The gateway's upstreams, in the order they were given, and the tools it serves
+/// itself.
 pub(super) struct Catalog {
     pub(super) links: Vec<Arc<Link>>,
+    pub(super) composites: Vec<Composite>,
 }
 
 impl Catalog {
@@ -235,12 +245,14 @@ impl Catalog {
     pub(super) async fn merged<M: Merged>(&self) -> Result<Vec<M::Item>, RpcError> {
         let lists = futures_util::future::try_join_all(self.links.iter().map(|l| l.list::<M>()));
         let lists = lists.await?;
-        Ok(self
+        let mut merged: Vec<M::Item> = self
             .links
             .iter()
             .zip(&lists)
             .flat_map(|(link, items)| items.iter().map(|item| M::serve(link, item)))
-            .collect())
+            .collect();
+        merged.extend(M::own(self));
+        Ok(merged)
     }
 
     /// The upstream a tool or prompt served as `name` belongs to, and its name there:
@@ -313,4 +325,41 @@ impl Catalog {
         }
         Ok(best.map(|(_, link)| Arc::clone(link)))
     }
+}
+
+/// A tool the gateway serves itself: each of its parts (an upstream and its tool there)
+/// called with the same arguments.
+pub(super) struct Composite {
+    pub(super) tool: Tool,
+    pub(super) parts: Vec<(Arc<Link>, String)>,
+}
+
+/// The composite tools' parts, found by the names the gateway serves them under
+/// (`NAME.tool`, each of a different named upstream).
+pub(super) fn parts(
+    catalog: &Catalog,
+    tool: &str,
+    parts: &[String],
+) -> Result<Vec<(Arc<Link>, String)>, crate::ConfigError> {
+    let mut found: Vec<(Arc<Link>, String)> = Vec::new();
+    for part in parts {
+        let Some((link, own)) = catalog.by_name(part) else {
+            return Err(crate::ConfigError::Invalid(format!(
+                "{tool}: {part:?} is not a named upstream's tool (NAME.tool)"
+            )));
+        };
+        if found.iter().any(|(l, _)| Arc::ptr_eq(l, link)) {
+            return Err(crate::ConfigError::Invalid(format!(
+                "{tool}: two parts of one upstream ({:?}); their questions would meet",
+                link.name.as_deref().unwrap_or_default()
+            )));
+        }
+        found.push((Arc::clone(link), own.to_owned()));
+    }
+    if found.is_empty() {
+        return Err(crate::ConfigError::Invalid(format!(
+            "{tool}: a composite tool needs a part"
+        )));
+    }
+    Ok(found)
 }

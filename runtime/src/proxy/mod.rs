@@ -39,6 +39,7 @@
 
 mod bridge;
 mod catalog;
+mod compose;
 mod forward;
 mod names;
 mod relay;
@@ -53,6 +54,7 @@ use crate::client::Client;
 use crate::seal::RequestStateSecurity;
 use crate::server::{Server, ServerLimits, SessionInput};
 use crate::transport::http::client::HttpClientBuilder;
+use crate::types::v2026_07_28::Tool;
 
 /// How long an upstream has to answer one request, unless told otherwise.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
@@ -130,6 +132,8 @@ pub struct Gateway {
     name: String,
     version: String,
     upstreams: Vec<Upstream>,
+    composites: Vec<(Tool, Vec<String>)>,
+    policies: Vec<Arc<dyn compose::Check>>,
     security: Option<RequestStateSecurity>,
     limits: ServerLimits,
     session_input: SessionInput,
@@ -142,6 +146,8 @@ impl Gateway {
             name: name.into(),
             version: version.into(),
             upstreams: Vec::new(),
+            composites: Vec::new(),
+            policies: Vec::new(),
             security: None,
             limits: ServerLimits::default(),
             session_input: SessionInput::default(),
@@ -151,6 +157,46 @@ impl Gateway {
     /// Serves `upstream` behind the gateway.
     pub fn upstream(mut self, upstream: Upstream) -> Self {
         self.upstreams.push(upstream);
+        self
+    }
+
+    /// Serves `tool` itself: a call of it calls each of `parts` (tools as the gateway
+    /// serves them, `NAME.tool`, each of a different named upstream) at once with its
+    /// arguments. Their questions go out in one round, keyed by upstream (with a
+    /// policy's, if one applies); its result is their results' content, in order, an
+    /// error if any part's was. Parts are called inline (never as tasks) and are
+    /// upstreams that ask with `InputRequiredResult`s (2026-07-28).
+    pub fn compose<S: Into<String>>(
+        mut self,
+        tool: Tool,
+        parts: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.composites
+            .push((tool, parts.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Asks the resolver `P` (an [`Elicit<T>`](crate::mcp::Elicit), or a question of
+    /// your own that reads the call's arguments) before every call of the tools
+    /// `applies` picks (by the name the gateway serves), keyed `gateway.KEY`, in the same
+    /// round as the upstream's first questions; `allow` decides with the answer. Until
+    /// it allows the call, the upstream's answers are withheld (a tool that asks before
+    /// it acts does not act); refused, the call ends as a tool error. The first policy
+    /// that applies to a tool is the one asked.
+    pub fn policy<P, F>(
+        mut self,
+        applies: impl Fn(&str) -> bool + Send + Sync + 'static,
+        allow: F,
+    ) -> Self
+    where
+        P: crate::mcp::Resolve<serde_json::Value, Deps = ()>,
+        F: Fn(&str, &P) -> bool + Send + Sync + 'static,
+    {
+        self.policies.push(Arc::new(compose::Policy::<P, F> {
+            applies: Box::new(applies),
+            allow,
+            asks: std::marker::PhantomData,
+        }));
         self
     }
 
@@ -190,6 +236,12 @@ impl Gateway {
                     "two upstreams are named {name:?}"
                 )));
             }
+        }
+        if !self.policies.is_empty() && seen.contains(compose::OWN) {
+            return Err(crate::ConfigError::Invalid(format!(
+                "an upstream is named {:?}, which the gateway's own questions are keyed under",
+                compose::OWN
+            )));
         }
         routes::build(self)
     }

@@ -17,7 +17,8 @@ use crate::server::mcp::paging::Paging;
 use crate::server::{RequestContext, Server, ServerBuilder};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
-    CompleteReference, CompleteRequestParams, PaginatedRequestParams, ServerCapabilities, method,
+    CallToolOutcome, CallToolRequestParams, CompleteReference, CompleteRequestParams,
+    PaginatedRequestParams, ServerCapabilities, method,
 };
 
 /// How many items a page of a merged list holds.
@@ -28,6 +29,8 @@ const PAGE_SIZE: usize = 100;
 /// server is dropped).
 pub(super) struct Shared {
     pub(super) catalog: Arc<Catalog>,
+    /// The policies, in the order they were given.
+    policies: Vec<Arc<dyn super::compose::Check>>,
     /// The calls held between rounds on sessions of their own.
     holds: super::bridge::Holds,
     pub(super) events: Events,
@@ -48,14 +51,23 @@ impl Shared {
 
 /// The gateway built into its server.
 pub(super) fn build(gateway: Gateway) -> Result<Server, crate::ConfigError> {
+    let mut catalog = Catalog {
+        links: gateway
+            .upstreams
+            .into_iter()
+            .map(|u| Arc::new(Link::new(u)))
+            .collect(),
+        composites: Vec::new(),
+    };
+    for (tool, parts) in gateway.composites {
+        let parts = super::catalog::parts(&catalog, &tool.name, &parts)?;
+        catalog
+            .composites
+            .push(super::catalog::Composite { tool, parts });
+    }
     let shared = Arc::new(Shared {
-        catalog: Arc::new(Catalog {
-            links: gateway
-                .upstreams
-                .into_iter()
-                .map(|u| Arc::new(Link::new(u)))
-                .collect(),
-        }),
+        catalog: Arc::new(catalog),
+        policies: gateway.policies,
         events: Events::default(),
         holds: Default::default(),
         started: OnceLock::new(),
@@ -95,14 +107,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
             let shared = Arc::clone(&call);
             Box::pin(async move {
                 shared.start();
-                let name = params.name.clone();
-                let target = shared
-                    .catalog
-                    .named::<method::ListTools>(&name, |t| &t.name)
-                    .await?;
-                let (link, own) = target
-                    .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
-                relay::round::<method::CallTool>(&link, &shared.holds, &ctx, params, own).await
+                call_tool(&shared, &ctx, params).await
             })
         })
         .handle_replying::<method::GetPrompt, _, _>(move |ctx, params| {
@@ -183,6 +188,50 @@ where
             Ok(M::page(items, next))
         })
     }
+}
+
+/// `tools/call`: a composite tool's parts, or the upstream's tool, with a policy's
+/// question when one applies.
+async fn call_tool(
+    shared: &Shared,
+    ctx: &RequestContext,
+    params: CallToolRequestParams,
+) -> Result<crate::server::Reply<CallToolOutcome>, RpcError> {
+    let name = params.name.clone();
+    let policy = shared
+        .policies
+        .iter()
+        .find(|p| p.applies(&name))
+        .map(|p| &**p);
+    let composite = shared
+        .catalog
+        .composites
+        .iter()
+        .find(|c| c.tool.name == name);
+    let parts = match composite {
+        Some(composite) => composite.parts.clone(),
+        None => {
+            let target = shared
+                .catalog
+                .named::<method::ListTools>(&name, |t| &t.name)
+                .await?;
+            let (link, own) =
+                target.ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {name}")))?;
+            if policy.is_none() {
+                return relay::round::<method::CallTool>(&link, &shared.holds, ctx, params, own)
+                    .await;
+            }
+            vec![(link, own)]
+        }
+    };
+    let plan = super::compose::Plan {
+        tool: &name,
+        parts,
+        policy,
+    };
+    super::compose::round(plan, ctx, params)
+        .await
+        .map(crate::server::Reply::Now)
 }
 
 /// `completion/complete`, relayed to the upstream of the prompt or template it

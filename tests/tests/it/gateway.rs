@@ -6,20 +6,22 @@
 //! in `gateway_interop`.)
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern_mcp::Error;
 use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::client::Client;
-use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
+use tern_mcp::client::{Client, ClientBuilder, InputContext};
+use tern_mcp::mcp::{Elicit, McpServer, NoArgs, ToolContext};
 use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{
-    CallToolOutcome, CallToolRequestParams, CallToolResult, InputResponses, ToolArguments,
+    CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitResult, InputResponses, Tool,
+    ToolArguments,
     method::{CallTool, ListTools},
 };
 use tern_tests::{Asked, recording_client, text_of};
@@ -32,33 +34,37 @@ const UPSTREAM_STATE: &str = "upstream-state-9f2c1e77";
 /// An upstream called `who` with `ask` (one question, `region`, and a state of its
 /// own) and `stall` (never answers).
 async fn upstream(who: &'static str) -> String {
+    counted_upstream(who).await.0
+}
+
+/// [`upstream`], and how many of its `ask` calls completed (got their answer).
+async fn counted_upstream(who: &'static str) -> (String, Arc<AtomicUsize>) {
+    let completed = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&completed);
     let mcp = McpServer::new(who, "1");
-    mcp.tool("ask").description("Asks for a region").run(
-        move |_: NoArgs, ctx: ToolContext| async move {
-            let answer = ctx.input_responses().and_then(|r| r.raw("region"));
-            match (ctx.request_state(), answer) {
-                (Some(UPSTREAM_STATE), Some(answer)) => {
-                    let text = format!("{who} got {}", answer.get());
-                    Ok(CallToolOutcome::Complete(CallToolResult::new(vec![
-                        ask::text(text),
-                    ])))
+    mcp.tool("ask")
+        .description("Asks for a region")
+        .run(move |_: NoArgs, ctx: ToolContext| {
+            let count = Arc::clone(&count);
+            async move {
+                let answer = ctx.input_responses().and_then(|r| r.raw("region"));
+                if let (Some(UPSTREAM_STATE), Some(answer)) = (ctx.request_state(), answer) {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    let text = ask::text(format!("{who} got {}", answer.get()));
+                    return Ok(CallToolOutcome::Complete(CallToolResult::new(vec![text])));
                 }
-                _ => {
-                    let form =
-                        json!({"type": "object", "properties": {"region": {"type": "string"}}});
-                    let question = ask::elicit_form("Which region?", form)?;
-                    Ok(ask::input_required([("region", question)], Some(UPSTREAM_STATE)).into())
-                }
+                let form = json!({"type": "object", "properties": {"region": {"type": "string"}}});
+                let question = ask::elicit_form("Which region?", form)?;
+                Ok(ask::input_required([("region", question)], Some(UPSTREAM_STATE)).into())
             }
-        },
-    );
+        });
     mcp.tool("stall")
         .description("Never answers")
         .run(|_: NoArgs, _ctx: ToolContext| async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             Ok("late")
         });
-    url(serve_default(mcp.server().unwrap()).await)
+    (url(serve_default(mcp.server().unwrap()).await), completed)
 }
 
 async fn named(name: &str, url: &str) -> Upstream {
@@ -92,6 +98,20 @@ async fn gateway(upstreams: Vec<Upstream>) -> String {
         .token_verifier(Arc::new(TwoPrincipals))
         .resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource");
     url(serve(http).await)
+}
+
+/// A client that records the key of each question it is asked and answers it with
+/// `answer`.
+fn answering(
+    asked: &Asked,
+    answer: impl Fn(&InputContext) -> ElicitResult + Send + Sync + 'static,
+) -> ClientBuilder {
+    let asked = asked.clone();
+    Client::builder("test-client", "1.0").on_elicitation(move |ctx, _params| {
+        asked.record(ctx.key.clone());
+        let answer = answer(&ctx);
+        async move { Ok(answer) }
+    })
 }
 
 async fn client_of(url: &str, token: &str, asked: &Asked) -> Client {
@@ -219,6 +239,135 @@ async fn an_upstream_that_hangs_is_cut_off_at_its_deadline_naming_it() {
     );
 }
 
+/// Consent to a trip, as the gateway's policy asks it.
+#[derive(Clone, serde::Deserialize, schemars::JsonSchema)]
+struct Consent {
+    /// Book both legs?
+    book: bool,
+}
+
+/// A gateway serving `trip` (flights' and hotels' `ask` at once), its policy asking
+/// consent before `trip`; a client answering every question it is asked, `book` as given.
+async fn trip_gateway(book: bool) -> (Client, Asked, [Arc<AtomicUsize>; 2]) {
+    let (flights, flown) = counted_upstream("flights").await;
+    let (hotels, stayed) = counted_upstream("hotels").await;
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("object"));
+    let gw = Gateway::new("gateway", "1")
+        .upstream(named("flights", &flights).await)
+        .upstream(named("hotels", &hotels).await)
+        .compose(Tool::new(schema, "trip"), ["flights.ask", "hotels.ask"])
+        .policy::<Elicit<Consent>, _>(
+            |tool| tool == "trip",
+            |_, consent| matches!(consent, Elicit::Accepted(Consent { book: true })),
+        );
+    let http = HttpServer::new(gw.build().unwrap());
+    let gw = url(serve(http).await);
+    let asked = Asked::default();
+    let client = answering(&asked, move |ctx| {
+        assert_eq!(ctx.round, 1, "every question in the first round");
+        match ctx.key.as_deref() {
+            Some("gateway.elicit_consent") => ask::accept([("book", book)]),
+            _ => ask::accept([("region", "eu-west-1")]),
+        }
+    })
+    .connect(HttpClientTransport::builder(&gw).build().unwrap())
+    .await
+    .unwrap();
+    (client, asked, [flown, stayed])
+}
+
+#[tokio::test]
+async fn two_upstreams_and_the_gateways_policy_ask_in_one_round_answered_in_one_retry() {
+    let (client, asked, completed) = trip_gateway(true).await;
+    let tools = client.list_all::<ListTools>().await.unwrap();
+    assert!(
+        tools.iter().any(|t| t.name == "trip"),
+        "the composite tool is listed"
+    );
+
+    let result = client.call_tool("trip", json!({})).await.unwrap();
+    let mut keys = asked.keys();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            Some("flights.region".to_owned()),
+            Some("gateway.elicit_consent".to_owned()),
+            Some("hotels.region".to_owned()),
+        ]
+    );
+    let texts: Vec<String> = result
+        .content
+        .iter()
+        .map(|c| {
+            serde_json::to_value(c).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(texts[0].starts_with("flights got "), "{texts:?}");
+    assert!(texts[1].starts_with("hotels got "), "{texts:?}");
+    assert_eq!(result.is_error, None);
+    assert!(completed.iter().all(|c| c.load(Ordering::SeqCst) == 1));
+}
+
+#[tokio::test]
+async fn a_policy_that_refuses_ends_the_call_before_the_upstreams_get_their_answers() {
+    let (client, _asked, completed) = trip_gateway(false).await;
+    let result = client.call_tool("trip", json!({})).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        text_of(&result),
+        "The gateway's policy did not allow this call of trip."
+    );
+    assert!(
+        completed.iter().all(|c| c.load(Ordering::SeqCst) == 0),
+        "no upstream acted"
+    );
+}
+
+#[tokio::test]
+async fn until_the_policy_is_answered_the_upstreams_get_no_answers() {
+    let (client, _asked, completed) = trip_gateway(true).await;
+    let retry = |state: Option<String>, consent: serde_json::Value| {
+        let mut params = call("trip");
+        let mut answers = InputResponses::new();
+        for key in ["flights.region", "hotels.region"] {
+            let region = ask::accept([("region", "eu-west-1")]);
+            answers.insert(key, region.into()).unwrap();
+        }
+        let consent = serde_json::value::to_raw_value(&consent).unwrap();
+        answers
+            .insert_raw("gateway.elicit_consent", &consent)
+            .unwrap();
+        params.input_responses = Some(answers);
+        params.request_state = state;
+        params
+    };
+    let state_of = |outcome: CallToolOutcome| match outcome {
+        CallToolOutcome::InputRequired(asked) => asked.request_state,
+        CallToolOutcome::Complete(done) => panic!("not yet: {done:?}"),
+    };
+    let first = client.request::<CallTool>(call("trip")).await.unwrap();
+    // A consent that does not fit its form is asked again, and the parts wait.
+    let unfit = json!({"action": "accept", "content": {"book": "yes"}});
+    let second = client
+        .request::<CallTool>(retry(state_of(first), unfit))
+        .await
+        .unwrap();
+    assert!(completed.iter().all(|c| c.load(Ordering::SeqCst) == 0));
+    let fit = json!({"action": "accept", "content": {"book": true}});
+    let third = client
+        .request::<CallTool>(retry(state_of(second), fit))
+        .await
+        .unwrap();
+    assert!(matches!(third, CallToolOutcome::Complete(_)), "{third:?}");
+    assert!(completed.iter().all(|c| c.load(Ordering::SeqCst) == 1));
+}
+
 #[tokio::test]
 async fn a_gateway_needs_an_upstream_and_unique_names() {
     let none = Gateway::new("gateway", "1").build();
@@ -262,14 +411,7 @@ async fn python_upstreams_of_either_era_are_answered_through_the_gateway() {
     ])
     .await;
     let asked = Asked::default();
-    let client = Client::builder("test-client", "1.0")
-        .on_elicitation({
-            let asked = asked.clone();
-            move |ctx, _params| {
-                asked.record(ctx.key.clone());
-                async { Ok(ask::accept([("seat", "7F")])) }
-            }
-        })
+    let client = answering(&asked, |_| ask::accept([("seat", "7F")]))
         .connect(
             HttpClientTransport::builder(&gw)
                 .bearer_token("alice")
