@@ -74,7 +74,15 @@ Resource URIs are served as the upstreams write them.
 
 The gateway seals its requestState (the upstreams' own nested inside, never shown to
 clients) under --state-key, or a key made for this run; instances sharing keys serve
-each other's retries. It prints `listening on URL` once it serves.";
+each other's retries. A 2025-11-25 upstream over HTTP gets a session of each call's own,
+held between rounds in the instance that opened it. It prints `listening on URL` once
+it serves.
+
+--config FILE, e.g.:
+  {\"upstreams\": [{\"name\": \"weather\", \"target\": \"https://weather.example/mcp\",
+                  \"deadline\": 30, \"tokenEnv\": \"WEATHER_TOKEN\"},
+                 {\"name\": \"files\", \"target\": \"python files_server.py\"}],
+   \"stateKeys\": [\"...\"]}";
 
 /// `tern proxy`.
 #[derive(Debug, Args)]
@@ -84,13 +92,20 @@ pub(crate) struct ProxyArgs {
     pub(crate) listen: std::net::SocketAddr,
     /// An upstream server: [NAME=]TARGET (repeat for several). NAME is letters,
     /// digits, '_' or '-'.
-    #[arg(long, value_name = "[NAME=]TARGET", required = true)]
+    #[arg(long, value_name = "[NAME=]TARGET", required_unless_present = "config")]
     pub(crate) upstream: Vec<String>,
+    /// Upstreams and state keys from a JSON file, before those of the flags:
+    /// {"upstreams": [{"name", "target", "deadline", "tokenEnv", "headers"}],
+    /// "stateKeys": [KEY]}. tokenEnv names the environment variable holding the
+    /// gateway's own bearer token for that upstream (never the token itself).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<std::path::PathBuf>,
     /// A requestState sealing key, hex or base64 (repeat to rotate: the first seals,
     /// every one opens). Without one, a key made for this run.
     #[arg(long, value_name = "KEY")]
     pub(crate) state_key: Vec<String>,
-    /// How long, in seconds, an upstream has to answer one request.
+    /// How long, in seconds, an upstream has to answer one request (a config file's
+    /// upstream may set its own).
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     pub(crate) deadline: f64,
 }

@@ -1,7 +1,11 @@
 //! `tern proxy`: a gateway on tern's `proxy` module, served over Streamable HTTP in
 //! front of the upstreams the command line names.
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
+
+use serde::Deserialize;
 
 use tern_mcp::client::Client;
 use tern_mcp::proxy::{Gateway, Upstream};
@@ -17,25 +21,38 @@ use crate::exit;
 
 /// Connects to every upstream, then serves the gateway until Ctrl-C.
 pub(crate) async fn run(args: ProxyArgs) -> Result<u8> {
-    let deadline = Duration::try_from_secs_f64(args.deadline)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| CliError::usage("--deadline is a positive number of seconds"))?;
-    let mut gateway = Gateway::new("tern-proxy", env!("CARGO_PKG_VERSION"));
-    for spec in &args.upstream {
+    let deadline = seconds("--deadline", args.deadline)?;
+    let config = match &args.config {
+        Some(path) => Config::read(path)?,
+        None => Config::default(),
+    };
+    let flags = args.upstream.iter().map(|spec| {
         let (name, target) = split_upstream(spec);
-        let mut upstream = connect(target).await?;
-        if let Some(name) = name {
+        UpstreamConfig {
+            name: name.map(str::to_owned),
+            target: target.to_owned(),
+            ..UpstreamConfig::default()
+        }
+    });
+    let mut gateway = Gateway::new("tern-proxy", env!("CARGO_PKG_VERSION"));
+    for spec in config.upstreams.into_iter().chain(flags) {
+        let deadline = match spec.deadline {
+            Some(own) => seconds("an upstream's deadline", own)?,
+            None => deadline,
+        };
+        let mut upstream = connect(&spec).await?;
+        if let Some(name) = &spec.name {
             upstream = upstream.named(name).map_err(tern_mcp::Error::from)?;
         }
         gateway = gateway.upstream(upstream.deadline(deadline));
     }
-    if !args.state_key.is_empty() {
+    let keys: Vec<&String> = config.state_keys.iter().chain(&args.state_key).collect();
+    if !keys.is_empty() {
         let mut secrets = Vec::new();
-        for (index, text) in args.state_key.iter().enumerate() {
+        for (index, text) in keys.iter().enumerate() {
             let secret = parse_secret(text).map_err(|_| {
                 CliError::usage(format!(
-                    "--state-key #{}: not a hex or base64 secret (make one with `tern keys gen`)",
+                    "state key #{}: not a hex or base64 secret (make one with `tern keys gen`)",
                     index + 1
                 ))
             })?;
@@ -79,11 +96,94 @@ fn split_upstream(spec: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// The upstream at `target`, connected (its era discovered).
-async fn connect(target: &str) -> Result<Upstream> {
+/// A positive number of seconds, as a duration.
+fn seconds(what: &str, value: f64) -> Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| CliError::usage(format!("{what} is a positive number of seconds")))
+}
+
+/// The largest `--config` file read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// The most upstreams a gateway is given.
+const MAX_UPSTREAMS: usize = 256;
+
+/// `--config FILE`: the upstreams and the state keys, as JSON.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Config {
+    #[serde(default)]
+    upstreams: Vec<UpstreamConfig>,
+    #[serde(default)]
+    state_keys: Vec<String>,
+}
+
+/// One upstream of `--config` (or of `--upstream`, which names only the target).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct UpstreamConfig {
+    name: Option<String>,
+    target: String,
+    /// Seconds, instead of `--deadline`.
+    deadline: Option<f64>,
+    /// The environment variable holding the gateway's own bearer token for it.
+    token_env: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+impl Config {
+    fn read(path: &Path) -> Result<Self> {
+        let file = |source| CliError::File {
+            path: path.to_owned(),
+            source,
+        };
+        let size = std::fs::metadata(path).map_err(file)?.len();
+        if size > MAX_CONFIG_BYTES {
+            return Err(CliError::usage(format!(
+                "{}: {size} bytes; a gateway's configuration is at most 1 MiB",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(file)?;
+        let config: Self = serde_json::from_str(&text).map_err(|source| CliError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+        if config.upstreams.len() > MAX_UPSTREAMS {
+            return Err(CliError::usage(format!(
+                "{}: at most {MAX_UPSTREAMS} upstreams",
+                path.display()
+            )));
+        }
+        Ok(config)
+    }
+}
+
+/// The upstream `spec` names, connected (its era discovered).
+async fn connect(spec: &UpstreamConfig) -> Result<Upstream> {
+    let target = spec.target.as_str();
     Ok(match Target::parse(target)? {
-        Target::Http(url) => Upstream::http(HttpClientTransport::builder(url)).await?,
+        Target::Http(url) => {
+            let mut http = HttpClientTransport::builder(url);
+            if let Some(var) = &spec.token_env {
+                let token = std::env::var(var).map_err(|_| {
+                    CliError::usage(format!("the upstream {target}: ${var} is not set"))
+                })?;
+                http = http.bearer_token(token);
+            }
+            for (name, value) in &spec.headers {
+                http = http.header(name, value);
+            }
+            Upstream::http(http).await?
+        }
         Target::Command(words) => {
+            if spec.token_env.is_some() || !spec.headers.is_empty() {
+                return Err(CliError::usage(format!(
+                    "the upstream {target}: tokenEnv and headers are for HTTP upstreams"
+                )));
+            }
             let lines = child::spawn(target, &words, &[], None)?;
             let builder = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"));
             Upstream::new(builder.connect(lines).await?)
@@ -111,5 +211,35 @@ mod tests {
         );
         assert_eq!(split_upstream("=x"), (None, "=x"));
         assert_eq!(split_upstream("a b=c"), (None, "a b=c"));
+    }
+
+    #[test]
+    fn a_config_file_names_upstreams_and_keys_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("tern-proxy-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.json");
+        std::fs::write(
+            &good,
+            r#"{"upstreams": [{"name": "w", "target": "http://127.0.0.1:1/mcp", "deadline": 5,
+                "tokenEnv": "W_TOKEN", "headers": {"X-Team": "a"}}, {"target": "srv --stdio"}],
+                "stateKeys": ["00"]}"#,
+        )
+        .unwrap();
+        let config = super::Config::read(&good).unwrap();
+        assert_eq!(config.upstreams.len(), 2);
+        assert_eq!(config.upstreams[0].name.as_deref(), Some("w"));
+        assert_eq!(config.upstreams[0].token_env.as_deref(), Some("W_TOKEN"));
+        assert_eq!(config.state_keys, ["00"]);
+        let unknown = dir.join("unknown.json");
+        std::fs::write(
+            &unknown,
+            r#"{"upstreams": [{"target": "x", "token": "secret"}]}"#,
+        )
+        .unwrap();
+        assert!(
+            super::Config::read(&unknown).is_err(),
+            "a token is never written in the file"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,6 +16,7 @@ use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::client::{Client, ClientBuilder, InputContext};
 use tern_mcp::mcp::{Elicit, McpServer, NoArgs, ToolContext};
 use tern_mcp::proxy::{Gateway, Upstream};
+use tern_mcp::seal::RequestStateSecurity;
 use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::client::HttpClientTransport;
@@ -366,6 +367,43 @@ async fn until_the_policy_is_answered_the_upstreams_get_no_answers() {
         .unwrap();
     assert!(matches!(third, CallToolOutcome::Complete(_)), "{third:?}");
     assert!(completed.iter().all(|c| c.load(Ordering::SeqCst) == 1));
+}
+
+#[tokio::test]
+async fn gateway_instances_sharing_keys_serve_each_others_retries() {
+    let a = upstream("a").await;
+    let keys = [[7u8; 32]];
+    let mut urls = Vec::new();
+    for _ in 0..2 {
+        let gateway = Gateway::new("gateway", "1")
+            .upstream(named("a", &a).await)
+            .seal(RequestStateSecurity::keys(keys).unwrap());
+        urls.push(url(serve(HttpServer::new(gateway.build().unwrap())).await));
+    }
+    let connect = |url: &String| {
+        let transport = HttpClientTransport::builder(url).build().unwrap();
+        recording_client(&Asked::default()).connect(transport)
+    };
+    let (first, second) = (
+        connect(&urls[0]).await.unwrap(),
+        connect(&urls[1]).await.unwrap(),
+    );
+    let CallToolOutcome::InputRequired(asked) =
+        first.request::<CallTool>(call("a.ask")).await.unwrap()
+    else {
+        panic!("asks first")
+    };
+    let mut retry = call("a.ask");
+    let mut answers = InputResponses::new();
+    let region = ask::accept([("region", "eu-west-1")]);
+    answers.insert("a.region", region.into()).unwrap();
+    retry.input_responses = Some(answers);
+    retry.request_state = asked.request_state;
+    let done = second.request::<CallTool>(retry).await.unwrap();
+    let CallToolOutcome::Complete(done) = done else {
+        panic!("the other instance completes it: {done:?}")
+    };
+    assert!(text_of(&done).starts_with("a got "), "{}", text_of(&done));
 }
 
 #[tokio::test]
