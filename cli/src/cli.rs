@@ -96,7 +96,7 @@ pub(crate) struct ProxyArgs {
     pub(crate) upstream: Vec<String>,
     /// Upstreams and state keys from a JSON file, before those of the flags:
     /// {"upstreams": [{"name", "target", "deadline", "tokenEnv", "headers"}],
-    /// "stateKeys": [KEY]}. tokenEnv names the environment variable holding the
+    /// "stateKeys": ["..."]}. tokenEnv names the environment variable holding the
     /// gateway's own bearer token for that upstream (never the token itself).
     #[arg(long, value_name = "FILE")]
     pub(crate) config: Option<std::path::PathBuf>,
