@@ -268,7 +268,9 @@ impl ClientBuilder {
         let era = settled.era;
         let dialect = move |meta| Dialect::of(era, meta);
         let client = self.build_in(transport, dialect, settled.server_name.map(Into::into));
-        if client.inner.dialect.holds_session {
+        // A server that declared no logging has no level to set (and may not know the
+        // method): its tools' log entries are not sent at all.
+        if client.inner.dialect.holds_session && settled.session_logging {
             super::listen::set_session_log_level(&client).await?;
         }
         Ok(client)

@@ -51,6 +51,9 @@ pub(crate) struct Hello<'a> {
 pub(crate) struct Negotiated {
     pub(crate) era: Era,
     pub(crate) server_name: Option<String>,
+    /// Whether a 2025-11-25 server declared `logging` in its `initialize` answer (so
+    /// takes `logging/setLevel`).
+    pub(crate) session_logging: bool,
 }
 
 /// Settles the era of `transport` under `mode`, opening a 2025-11-25 session when that
@@ -61,6 +64,7 @@ pub(crate) async fn negotiate<T: ClientTransport + ?Sized>(
     hello: &Hello<'_>,
 ) -> crate::Result<Negotiated> {
     let mut server_name = None;
+    let mut session_logging = false;
     let era = match mode {
         EraMode::Stateless => Era::Stateless,
         EraMode::Session => Era::Session,
@@ -83,12 +87,16 @@ pub(crate) async fn negotiate<T: ClientTransport + ?Sized>(
             hello.callbacks.clone(),
             Arc::clone(&named),
         ));
-        server_name = initialize(transport, hello).await?;
+        (server_name, session_logging) = initialize(transport, hello).await?;
         if let Some(name) = &server_name {
             let _ = named.set(Arc::from(name.as_str()));
         }
     }
-    Ok(Negotiated { era, server_name })
+    Ok(Negotiated {
+        era,
+        server_name,
+        session_logging,
+    })
 }
 
 /// The era a probe found, and the name the server gave in its `serverInfo` (a
@@ -205,11 +213,11 @@ fn pick(versions: &[Value], source: &str) -> crate::Result<Era> {
 }
 
 /// The 2025-11-25 handshake: `initialize`, then `notifications/initialized`. Returns
-/// the server's name.
+/// the server's name, and whether it declared `logging`.
 async fn initialize<T: ClientTransport + ?Sized>(
     transport: &T,
     hello: &Hello<'_>,
-) -> crate::Result<Option<String>> {
+) -> crate::Result<(Option<String>, bool)> {
     let request = OutgoingRequest {
         id: transport.next_id(),
         method: old::method::Initialize::METHOD.into(),
@@ -235,5 +243,8 @@ async fn initialize<T: ClientTransport + ?Sized>(
     transport
         .notify(old::method::Initialized::METHOD, None)
         .await?;
-    Ok(Some(result.server_info.name))
+    Ok((
+        Some(result.server_info.name),
+        result.capabilities.logging.is_some(),
+    ))
 }

@@ -200,8 +200,7 @@ pub(crate) async fn observed<M: ClientRequestMethod>(
 }
 
 /// Sends `logging/setLevel` with the client-wide level, on a 2025-11-25 session
-/// that was given one ([`ClientBuilder::log_level`](super::ClientBuilder::log_level));
-/// a server that does not know the method (it declared no logging) is left as it is.
+/// that was given one ([`ClientBuilder::log_level`](super::ClientBuilder::log_level)).
 pub(crate) async fn set_session_log_level(client: &Client) -> crate::Result<()> {
     let Some(level) = client.inner.log_level else {
         return Ok(());
@@ -213,18 +212,11 @@ pub(crate) async fn set_session_log_level(client: &Client) -> crate::Result<()> 
         params: json!({ "level": level }),
         notifications: None,
     };
-    match transport.request(request).await.map_err(Error::from) {
-        // A server without the logging capability has no level to set: its tools'
-        // log entries are not sent at all.
-        Err(e)
-            if e.rpc()
-                .is_some_and(|r| r.code == crate::jsonrpc::code::METHOD_NOT_FOUND) =>
-        {
-            tracing::debug!("the server has no logging/setLevel: no level set");
-            Ok(())
-        }
-        other => other.map(drop),
-    }
+    transport
+        .request(request)
+        .await
+        .map(drop)
+        .map_err(Error::from)
 }
 
 /// A sink for the automatic loop's notifications: log entries to the client's

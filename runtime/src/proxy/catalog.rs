@@ -142,9 +142,9 @@ impl Link {
 pub(super) trait Merged: ListMethod<Item: Clone + Send + Sync + 'static> {
     /// Where a link keeps this list.
     fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<Self::Item>>>;
-    /// The item as the gateway serves it for `link` (tools and prompts named after
-    /// their upstream; resources keep their URIs).
-    fn serve(link: &Link, item: &Self::Item) -> Self::Item;
+    /// The item's name, if the gateway serves it under its upstream's (tools and
+    /// prompts; resources keep their URIs).
+    fn name(item: &mut Self::Item) -> Option<&mut String>;
     /// A page of the merged list.
     fn page(items: Vec<Self::Item>, next: Option<String>) -> Self::Result;
     /// What the gateway lists of its own, after its upstreams' (its composite tools).
@@ -152,70 +152,44 @@ pub(super) trait Merged: ListMethod<Item: Clone + Send + Sync + 'static> {
         let _ = catalog;
         Vec::new()
     }
-}
-
-impl Merged for method::ListTools {
-    fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<Tool>>> {
-        &mut lists.tools
-    }
-    fn serve(link: &Link, item: &Tool) -> Tool {
-        let mut tool = item.clone();
-        tool.name = link.serve_as(&item.name);
-        tool
-    }
-    fn page(items: Vec<Tool>, next: Option<String>) -> ListToolsResult {
-        let mut result = ListToolsResult::new(items);
-        result.next_cursor = next;
-        result
-    }
-    fn own(catalog: &Catalog) -> Vec<Tool> {
-        catalog.composites.iter().map(|c| c.tool.clone()).collect()
+    /// The item as the gateway serves it for `link`.
+    fn serve(link: &Link, item: &Self::Item) -> Self::Item {
+        let mut item = item.clone();
+        if let Some(name) = Self::name(&mut item) {
+            *name = link.serve_as(name);
+        }
+        item
     }
 }
 
-impl Merged for method::ListPrompts {
-    fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<Prompt>>> {
-        &mut lists.prompts
-    }
-    fn serve(link: &Link, item: &Prompt) -> Prompt {
-        let mut prompt = item.clone();
-        prompt.name = link.serve_as(&item.name);
-        prompt
-    }
-    fn page(items: Vec<Prompt>, next: Option<String>) -> ListPromptsResult {
-        let mut result = ListPromptsResult::new(items);
-        result.next_cursor = next;
-        result
-    }
+macro_rules! merged {
+    ($marker:ty, $item:ty, $slot:ident, $result:ty, name: $($field:ident)? $(, own: $own:expr)?) => {
+        impl Merged for $marker {
+            fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<$item>>> {
+                &mut lists.$slot
+            }
+            fn name(item: &mut $item) -> Option<&mut String> {
+                let _ = &item;
+                merged!(@name item $($field)?)
+            }
+            fn page(items: Vec<$item>, next: Option<String>) -> $result {
+                let mut result = <$result>::new(items);
+                result.next_cursor = next;
+                result
+            }
+            $(fn own(catalog: &Catalog) -> Vec<$item> {
+                ($own)(catalog)
+            })?
+        }
+    };
+    (@name $item:ident $field:ident) => { Some(&mut $item.$field) };
+    (@name $item:ident) => { None };
 }
-
-impl Merged for method::ListResources {
-    fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<Resource>>> {
-        &mut lists.resources
-    }
-    fn serve(_: &Link, item: &Resource) -> Resource {
-        item.clone()
-    }
-    fn page(items: Vec<Resource>, next: Option<String>) -> ListResourcesResult {
-        let mut result = ListResourcesResult::new(items);
-        result.next_cursor = next;
-        result
-    }
-}
-
-impl Merged for method::ListResourceTemplates {
-    fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<ResourceTemplate>>> {
-        &mut lists.templates
-    }
-    fn serve(_: &Link, item: &ResourceTemplate) -> ResourceTemplate {
-        item.clone()
-    }
-    fn page(items: Vec<ResourceTemplate>, next: Option<String>) -> ListResourceTemplatesResult {
-        let mut result = ListResourceTemplatesResult::new(items);
-        result.next_cursor = next;
-        result
-    }
-}
+merged!(method::ListTools, Tool, tools, ListToolsResult, name: name,
+    own: |c: &Catalog| c.composites.iter().map(|c| c.tool.clone()).collect());
+merged!(method::ListPrompts, Prompt, prompts, ListPromptsResult, name: name);
+merged!(method::ListResources, Resource, resources, ListResourcesResult, name:);
+merged!(method::ListResourceTemplates, ResourceTemplate, templates, ListResourceTemplatesResult, name:);
 
 /// The gateway's upstreams, in the order they were given, and the tools it serves
 /// itself.

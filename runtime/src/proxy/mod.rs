@@ -52,7 +52,7 @@ use std::time::Duration;
 
 use crate::client::Client;
 use crate::seal::RequestStateSecurity;
-use crate::server::{Server, ServerLimits, SessionInput};
+use crate::server::{Server, ServerLimits};
 use crate::transport::http::client::HttpClientBuilder;
 use crate::types::v2026_07_28::Tool;
 
@@ -136,7 +136,6 @@ pub struct Gateway {
     policies: Vec<Arc<dyn compose::Check>>,
     security: Option<RequestStateSecurity>,
     limits: ServerLimits,
-    session_input: SessionInput,
 }
 
 impl Gateway {
@@ -150,7 +149,6 @@ impl Gateway {
             policies: Vec::new(),
             security: None,
             limits: ServerLimits::default(),
-            session_input: SessionInput::default(),
         }
     }
 
@@ -210,13 +208,6 @@ impl Gateway {
     /// What the gateway allows every message of its clients.
     pub fn limits(mut self, limits: ServerLimits) -> Self {
         self.limits = limits;
-        self
-    }
-
-    /// How an upstream's questions are put to a 2025-11-25 client on its session:
-    /// rounds and time.
-    pub fn session_input(mut self, policy: SessionInput) -> Self {
-        self.session_input = policy;
         self
     }
 

@@ -14,7 +14,7 @@ use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::server::events::Events;
 use crate::server::mcp::paging::Paging;
-use crate::server::{RequestContext, Server, ServerBuilder};
+use crate::server::{RequestContext, Server, ServerBuilder, SessionInput};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CompleteReference, CompleteRequestParams,
@@ -79,7 +79,7 @@ pub(super) fn build(gateway: Gateway) -> Result<Server, crate::ConfigError> {
         .capabilities(capabilities())
         .events(shared.events.clone())
         .seal(security)
-        .fulfil_input_on_sessions(gateway.session_input)
+        .fulfil_input_on_sessions(SessionInput::default())
         .limits(gateway.limits)
         .lookups(lookups(&shared))
         .handle::<method::ListTools, _, _>(lister::<method::ListTools>(&shared))

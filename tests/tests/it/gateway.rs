@@ -123,6 +123,17 @@ async fn client_of(url: &str, token: &str, asked: &Asked) -> Client {
     recording_client(asked).connect(transport).await.unwrap()
 }
 
+/// The retry of `a.ask` through the gateway: its region answered, `state` echoed.
+fn region_retry(state: Option<String>) -> CallToolRequestParams {
+    let mut retry = call("a.ask");
+    let mut answers = InputResponses::new();
+    let region = ask::accept([("region", "eu-west-1")]);
+    answers.insert("a.region", region.into()).unwrap();
+    retry.input_responses = Some(answers);
+    retry.request_state = state;
+    retry
+}
+
 fn call(name: &str) -> CallToolRequestParams {
     let mut params = CallToolRequestParams::new(name);
     params.arguments = Some(ToolArguments::from_value(&json!({})).unwrap());
@@ -171,14 +182,10 @@ async fn an_upstreams_state_never_reaches_the_client_and_its_retry_still_complet
     assert!(state.starts_with("t1."), "sealed: {state}");
     assert!(asked.input_requests.unwrap().contains_key("a.region"));
 
-    let mut retry = call("a.ask");
-    let mut answers = InputResponses::new();
-    answers
-        .insert("a.region", ask::accept([("region", "eu-west-1")]).into())
+    let done = client
+        .request::<CallTool>(region_retry(Some(state)))
+        .await
         .unwrap();
-    retry.input_responses = Some(answers);
-    retry.request_state = Some(state);
-    let done = client.request::<CallTool>(retry).await.unwrap();
     let CallToolOutcome::Complete(done) = done else {
         panic!("complete")
     };
@@ -197,13 +204,7 @@ async fn a_gateway_state_replayed_by_another_principal_is_the_fixed_invalid_para
     else {
         panic!("asks first")
     };
-    let mut replay = call("a.ask");
-    let mut answers = InputResponses::new();
-    answers
-        .insert("a.region", ask::accept([("region", "eu-west-1")]).into())
-        .unwrap();
-    replay.input_responses = Some(answers);
-    replay.request_state = asked.request_state;
+    let replay = region_retry(asked.request_state);
     let refused = bob.request::<CallTool>(replay).await.unwrap_err();
     let Error::StateRejected(e) = refused else {
         panic!("refused as a state: {refused:?}")
@@ -393,13 +394,10 @@ async fn gateway_instances_sharing_keys_serve_each_others_retries() {
     else {
         panic!("asks first")
     };
-    let mut retry = call("a.ask");
-    let mut answers = InputResponses::new();
-    let region = ask::accept([("region", "eu-west-1")]);
-    answers.insert("a.region", region.into()).unwrap();
-    retry.input_responses = Some(answers);
-    retry.request_state = asked.request_state;
-    let done = second.request::<CallTool>(retry).await.unwrap();
+    let done = second
+        .request::<CallTool>(region_retry(asked.request_state))
+        .await
+        .unwrap();
     let CallToolOutcome::Complete(done) = done else {
         panic!("the other instance completes it: {done:?}")
     };
