@@ -112,8 +112,11 @@ async fn client_reads(bytes: &[u8]) -> Option<ReadResponse> {
     let conn = h1::Conn::new(Replay::answering(bytes));
     let mut request = http::Request::new(Bytes::from_static(b"{}"));
     *request.method_mut() = http::Method::POST;
-    let response = conn.send(&request, "/mcp", Arc::new(Keep)).await.ok()?;
-    let status = response.status().as_u16();
-    let body = whole(response.into_body()).await?;
+    let response = conn
+        .send(&request.into(), "/mcp", Arc::new(Keep))
+        .await
+        .ok()?;
+    let status = response.status.as_u16();
+    let body = whole(response.body).await?;
     Some(ReadResponse { status, body })
 }

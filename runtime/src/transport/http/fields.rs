@@ -1,22 +1,21 @@
-//! A request's header fields as a server reads them: by name, each value as bytes.
+//! A head's header fields as tern reads them: by name, each value as bytes.
 //!
 //! Two kinds of request reach the serving code: those tern's own HTTP/1.1 server read,
 //! whose fields stay where they arrived, in the head's bytes ([`HeadFields`]), and those
 //! the embeddable router hands over in an `http::HeaderMap`. A request is asked about a
 //! handful of fields, so building a map of all of them (a name and a value made for each,
-//! each hashed and inserted) cost more than every question asked of it.
+//! each hashed and inserted) cost more than every question asked of it. The client reads
+//! its responses' fields the same way, for the same reason.
 
-#[cfg(feature = "http-server")]
 use std::ops::Range;
 
-#[cfg(feature = "http-server")]
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName};
 
 use super::visible;
 
 /// Header fields, looked up by name (names ignore case).
-// A client reads only a response's framing through it; the rest is the server's.
+// A client asks fewer questions than a server: without the server, some go unasked.
 #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
 pub(crate) trait Fields {
     /// The values of the fields named `name`, in the order they came.
@@ -66,7 +65,6 @@ impl Fields for HeaderMap {
 /// The fields of a request head, as ranges of the head's bytes: nothing is copied or
 /// made per field. Names and values were checked by the head's parser (`httparse`),
 /// which holds them to what `HeaderName` and `HeaderValue` accept.
-#[cfg(feature = "http-server")]
 #[derive(Debug, Default)]
 pub(crate) struct HeadFields {
     head: Bytes,
@@ -75,7 +73,6 @@ pub(crate) struct HeadFields {
 }
 
 /// One field of a head: where its name and value are, and its name's [`fingerprint`].
-#[cfg(feature = "http-server")]
 #[derive(Debug)]
 pub(crate) struct Field {
     name: Range<usize>,
@@ -83,7 +80,6 @@ pub(crate) struct Field {
     fingerprint: u32,
 }
 
-#[cfg(feature = "http-server")]
 impl Field {
     /// The field whose name `name` is at `name_at` of the head and whose value is at
     /// `value_at`.
@@ -99,7 +95,6 @@ impl Field {
 /// A name's length with its first, middle and last bytes, in lower case: two names with
 /// different fingerprints differ, so a lookup compares a name's bytes only when the
 /// fingerprints agree, which among a request's fields is nearly always the name sought.
-#[cfg(feature = "http-server")]
 fn fingerprint(name: &[u8]) -> u32 {
     let byte = |at: usize| u32::from(name.get(at).map_or(0, u8::to_ascii_lowercase));
     let len = name.len();
@@ -110,11 +105,29 @@ fn fingerprint(name: &[u8]) -> u32 {
         | byte(len.wrapping_sub(1)) << 24
 }
 
-#[cfg(feature = "http-server")]
 impl HeadFields {
     /// The fields of `head`.
     pub(crate) fn new(head: Bytes, fields: Vec<Field>) -> Self {
         Self { head, fields }
+    }
+
+    /// Where each of `parsed` (fields `httparse` read from `head`) lies in `head`:
+    /// nothing copied per field. `httparse` held names to the token characters and
+    /// values to visible bytes, spaces and tabs (and obs-text): what `HeaderName` and
+    /// `HeaderValue` accept.
+    pub(crate) fn locate(head: &[u8], parsed: &[httparse::Header<'_>]) -> Vec<Field> {
+        let start = head.as_ptr() as usize;
+        let at = |part: &[u8]| {
+            let from = part.as_ptr() as usize - start;
+            from..from + part.len()
+        };
+        parsed
+            .iter()
+            .map(|field| {
+                let name = field.name.as_bytes();
+                Field::new(name, at(name), at(field.value))
+            })
+            .collect()
     }
 
     /// Whether `field` is named `wanted` (whose fingerprint is `print`), in any case.
@@ -138,7 +151,6 @@ impl HeadFields {
     }
 }
 
-#[cfg(feature = "http-server")]
 impl Fields for HeadFields {
     fn get(&self, name: &HeaderName) -> Option<&[u8]> {
         let wanted = name.as_str().as_bytes();

@@ -6,12 +6,13 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use super::super::body::Joined;
-use super::super::h1::Body;
+use super::super::fields::{Fields as _, HeadFields};
+use super::super::h1::{Answer, Body, Outgoing};
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
@@ -24,8 +25,6 @@ use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
 use crate::util::IdKey;
 
-const METHOD: HeaderName = HeaderName::from_static(METHOD_HEADER);
-const NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
@@ -92,9 +91,9 @@ impl HttpClientTransport {
                 CallError::Rpc(e) => TransportError::new(e.message),
             })?
             .map_err(|e| self.failed("POST", &e))?;
-        let status = response.status();
+        let status = response.status;
         // Drain the body so the connection can serve the next request.
-        let _ = collect(response.into_body(), &mut quiet).await;
+        let _ = collect(response.body, &mut quiet).await;
         if status.is_success() {
             Ok(())
         } else {
@@ -106,38 +105,43 @@ impl HttpClientTransport {
         }
     }
 
-    /// The headers of `request`'s POST, and the session they name.
-    fn headers(
+    /// `request`'s POST, and the session its fields name.
+    fn outgoing(
         &self,
         request: &EncodedRequest<'_>,
-    ) -> Result<(HeaderMap, Option<HeaderValue>), CallError> {
+    ) -> Result<(Outgoing, Option<HeaderValue>), CallError> {
+        let body = Bytes::from(jsonrpc::encode_request(
+            request.id,
+            request.method,
+            request.params,
+        ));
         let body_version = request.protocol_version;
-        let (mut headers, session) = if body_version == Some(PROTOCOL_VERSION) {
-            (self.inner.modern_post_headers(), None)
+        let (mut outgoing, session) = if body_version == Some(PROTOCOL_VERSION) {
+            (self.inner.modern_post(body).map_err(bad_request)?, None)
         } else {
             let (builder, session) = self.post_builder(body_version);
-            let headers = builder
-                .body(())
-                .map_err(bad_request)?
-                .into_parts()
-                .0
-                .headers;
-            (headers, session)
+            let http_request = builder.body(body).map_err(bad_request)?;
+            (self.inner.pool.outgoing(http_request), session)
         };
         // The routing headers are 2026-07-28's; a session's requests go without them.
         if body_version.is_none() {
-            return Ok((headers, session));
+            return Ok((outgoing, session));
         }
-        headers.append(METHOD, method_value(request.method)?);
+        outgoing.field(
+            METHOD_HEADER.as_bytes(),
+            method_value(request.method)?.as_bytes(),
+        );
         if name_field(request.method).is_some() {
             let name = request.target.unwrap_or_default();
-            let value = HeaderValue::try_from(encode_header_value(name)).map_err(bad_request)?;
-            headers.append(NAME, value);
+            let value = encode_header_value(name);
+            outgoing.field(NAME_HEADER.as_bytes(), value.as_bytes());
             if request.method == CallTool::METHOD {
-                self.inner.tools.stamp(&mut headers, name, request.params)?;
+                self.inner
+                    .tools
+                    .stamp(&mut outgoing, name, request.params)?;
             }
         }
-        Ok((headers, session))
+        Ok((outgoing, session))
     }
 
     /// Sends `request` once: the POST, and its answer read. Whether a refused request
@@ -167,13 +171,8 @@ impl HttpClientTransport {
 
     /// Builds `request`'s POST (with the bearer token as it stands) and sends it.
     async fn post(&self, request: &EncodedRequest<'_>) -> Result<RawResult, CallError> {
-        let (headers, session) = self.headers(request)?;
-        let body = jsonrpc::encode_request(request.id, request.method, request.params);
-        let mut http_request = Request::new(Bytes::from(body));
-        *http_request.method_mut() = Method::POST;
-        *http_request.uri_mut() = self.inner.uri.clone();
-        *http_request.headers_mut() = headers;
-        self.send(http_request, request, session).await
+        let (outgoing, session) = self.outgoing(request)?;
+        self.send(outgoing, request, session).await
     }
 
     /// Whether `refused` is a 401 or 403 the transport's authorizer may answer.
@@ -224,31 +223,30 @@ impl HttpClientTransport {
     /// Posts a built request and reads its JSON or SSE answer.
     async fn send(
         &self,
-        http_request: Request<Bytes>,
+        outgoing: Outgoing,
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<RawResult, CallError> {
         let inner = &self.inner;
         let mut quiet = Quiet::request(inner.idle_timeout, inner.timeout, inner.max_timeout);
         let response = quiet
-            .within(self.inner.pool.send(http_request))
+            .within(self.inner.pool.send_outgoing(outgoing))
             .await?
             .map_err(|e| CallError::Transport(self.failed("POST", &e)))?;
-        let status = response.status();
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
+        let Answer {
+            status,
+            fields,
+            body,
+        } = response;
+        let is_sse = fields
+            .text(&CONTENT_TYPE)
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if status.is_success() {
-            self.inner
-                .session
-                .answered(request.method, response.headers());
+            self.inner.session.answered(request.method, &fields);
         }
-        let (head, body) = response.into_parts();
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;
-            let mut refused = refusal(status, &head.headers, body);
+            let mut refused = refusal(status, &fields, body);
             if let Some(gone) = session.filter(|_| status == StatusCode::NOT_FOUND) {
                 self.inner.session.forgotten(gone);
                 if let CallError::Transport(t) = &mut refused {
@@ -412,11 +410,14 @@ impl HttpClientTransport {
             .within(self.inner.pool.send(request))
             .await?
             .map_err(|e| CallError::Transport(self.failed("GET", &e)))?;
-        let status = response.status();
-        let (head, body) = response.into_parts();
+        let Answer {
+            status,
+            fields,
+            body,
+        } = response;
         if !status.is_success() {
             let body = collect(body, quiet).await;
-            return Err(refusal(status, &head.headers, body));
+            return Err(refusal(status, &fields, body));
         }
         Ok(body)
     }
@@ -470,11 +471,7 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
 }
 
 /// The error for a non-2xx answer, with the JSON-RPC error its body carried.
-fn refusal(
-    status: StatusCode,
-    headers: &http::HeaderMap,
-    body: Result<Bytes, CallError>,
-) -> CallError {
+fn refusal(status: StatusCode, fields: &HeadFields, body: Result<Bytes, CallError>) -> CallError {
     let rpc_error = match body {
         Ok(bytes) => match jsonrpc::receive(&bytes) {
             Ok(Received::Response(RawResponse { result: Err(e), .. })) => Some(e),
@@ -489,11 +486,7 @@ fn refusal(
         rpc_error,
     );
     // A challenge is kept only as long as a head may be (`h1::MAX_HEAD` bounds it).
-    let text = |name| {
-        headers
-            .get(name)
-            .and_then(|v: &HeaderValue| v.to_str().ok())
-    };
+    let text = |name| fields.text(&name);
     error.0.www_authenticate = text(WWW_AUTHENTICATE).map(str::to_owned);
     error.0.dpop_nonce = text(DPOP_NONCE).map(str::to_owned);
     // Only the delta-seconds form: a date would need the two clocks to agree.

@@ -63,12 +63,14 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::header::{AUTHORIZATION, HOST};
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
 
 use super::PROTOCOL_VERSION_HEADER;
+use super::h1::{self, Outgoing};
 use crate::Era;
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{
@@ -118,7 +120,7 @@ struct Inner {
     headers: HeaderMap,
     /// The headers of every 2026-07-28 POST, rendered on first use and again after the
     /// bearer token changes.
-    post_headers: Mutex<Option<HeaderMap>>,
+    post_headers: Mutex<Option<Bytes>>,
     /// The eras found at endpoints, shared with the transports of the same builder.
     eras: EraCache,
     /// The `Mcp-Param-*` headers of the tools learned so far.
@@ -167,33 +169,41 @@ impl Inner {
         builder
     }
 
-    /// The headers of a 2026-07-28 POST: those of every message, the content type and
-    /// accepted answers (see `exchange`), and the `Host` the pool would add, rendered
-    /// once. Copied with room for the routing headers each request adds.
-    fn modern_post_headers(&self) -> HeaderMap {
-        let mut cached = lock(&self.post_headers);
-        let rendered = cached.get_or_insert_with(|| {
-            let builder =
-                exchange::post_headers(self.unproved_builder(Method::POST, PROTOCOL_VERSION));
-            let mut headers = builder
-                .body(())
-                .map(|r| r.into_parts().0.headers)
-                .unwrap_or_default();
+    /// A 2026-07-28 POST of `body`. The fields of every message, the content type and
+    /// accepted answers (see `exchange`) and the `Host` the pool would add are rendered
+    /// once, and again after the bearer token changes; a token bound to a key gets its
+    /// fields made for each request, each with a fresh proof.
+    fn modern_post(&self, body: Bytes) -> Result<Outgoing, http::Error> {
+        if let Some((authorization, proof)) = self.dpop(&Method::POST) {
+            let builder = self.unproved_builder(Method::POST, PROTOCOL_VERSION);
+            let mut request = exchange::post_headers(builder).body(body)?;
+            let headers = request.headers_mut();
+            headers.insert(AUTHORIZATION, authorization);
+            headers.insert(DPOP, proof);
             if let Some(host) = pool::host_value(&self.uri) {
                 headers.entry(HOST).or_insert(host);
             }
-            headers
-        });
-        let mut headers = HeaderMap::with_capacity(rendered.len() + 4);
-        for (name, value) in rendered.iter() {
-            headers.append(name.clone(), value.clone());
+            return Ok(Outgoing::from(request));
         }
-        drop(cached);
-        if let Some((authorization, proof)) = self.dpop(&Method::POST) {
-            headers.insert(AUTHORIZATION, authorization);
-            headers.insert(DPOP, proof);
+        let common = lock(&self.post_headers)
+            .get_or_insert_with(|| self.render_post_headers())
+            .clone();
+        Ok(Outgoing::new(Method::POST, common, body))
+    }
+
+    /// The fields [`modern_post`](Self::modern_post) renders once, in their wire form.
+    fn render_post_headers(&self) -> Bytes {
+        let builder = exchange::post_headers(self.unproved_builder(Method::POST, PROTOCOL_VERSION));
+        let mut headers = builder
+            .body(())
+            .map(|r| r.into_parts().0.headers)
+            .unwrap_or_default();
+        if let Some(host) = pool::host_value(&self.uri) {
+            headers.entry(HOST).or_insert(host);
         }
-        headers
+        let mut lines = Vec::new();
+        h1::push_fields(&mut lines, &headers);
+        Bytes::from(lines)
     }
 }
 

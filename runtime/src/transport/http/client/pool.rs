@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::HOST;
-use http::{HeaderValue, Request, Response, Uri};
+use http::{HeaderValue, Request, Uri};
 use tower_service::Service;
 
-use super::super::h1::{self, Body, Conn, Recycle};
+use super::super::h1::{self, Answer, Conn, Outgoing, Recycle};
 use super::Connector;
 use crate::util::lock;
 
@@ -125,18 +125,26 @@ impl Pool {
         }))
     }
 
-    /// Sends `request` (to the endpoint, whatever its URI says) on an idle connection
-    /// or a new one. The response's body gives the connection back when read to its end.
-    pub(super) async fn send(
-        &self,
-        mut request: Request<Bytes>,
-    ) -> Result<Response<Body>, PoolError> {
+    /// Sends `request` (to the endpoint, whatever its URI says), with the `Host` field
+    /// when it has none, on an idle connection or a new one. The response's body gives
+    /// the connection back when read to its end.
+    pub(super) async fn send(&self, request: Request<Bytes>) -> Result<Answer, PoolError> {
+        self.send_outgoing(self.outgoing(request)).await
+    }
+
+    /// `request` as written, with the `Host` field when it has none.
+    pub(super) fn outgoing(&self, mut request: Request<Bytes>) -> Outgoing {
         if let Some(host) = &self.0.host {
             request
                 .headers_mut()
                 .entry(HOST)
                 .or_insert_with(|| host.clone());
         }
+        Outgoing::from(request)
+    }
+
+    /// Sends `request`, whose fields are written as they are (its `Host` included).
+    pub(super) async fn send_outgoing(&self, request: Outgoing) -> Result<Answer, PoolError> {
         let conn = match self.idle() {
             Some(conn) => conn,
             // Boxed: connecting is rare, and its future would otherwise make every
@@ -259,7 +267,7 @@ mod tests {
 
     async fn get(pool: &Pool) -> Bytes {
         let response = pool.send(Request::new(Bytes::new())).await.unwrap();
-        response.into_body().collect().await.unwrap().to_bytes()
+        response.body.collect().await.unwrap().to_bytes()
     }
 
     #[tokio::test]

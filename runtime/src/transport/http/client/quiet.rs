@@ -17,6 +17,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
@@ -115,41 +116,62 @@ impl Quiet {
 
     /// Waits for `work`, failing when the server has been silent for the idle timeout
     /// or the request's deadline passes.
-    pub(super) async fn within<T>(
-        &mut self,
-        work: impl Future<Output = T>,
-    ) -> Result<T, CallError> {
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                out = &mut work => {
-                    self.last = Instant::now();
-                    return Ok(out);
-                }
-                () = self.sleep.as_mut() => {
-                    let now = Instant::now();
-                    if let Some(d) = self.deadline.as_ref().filter(|d| now >= d.due) {
-                        let why = if d.due == d.hard {
-                            "the longest a request may take".to_owned()
-                        } else {
-                            format!("{:?} without the response or progress", d.timeout)
-                        };
-                        return Err(CallError::Transport(TransportError::new(format!(
-                            "gave up waiting for the response: {why} (the request timeout)"
-                        ))));
-                    }
-                    if now >= self.last + self.idle {
-                        return Err(CallError::Transport(TransportError::new(format!(
-                            "the server sent nothing for {:?} (the idle timeout)",
-                            self.idle
-                        ))));
-                    }
-                    let due = self.next_due();
-                    self.sleep.as_mut().reset(due);
-                }
+    // A future written out, not an `async fn`: one of those keeps `work` twice (as its
+    // argument and as the local it is pinned in), and every exchange carries this one.
+    pub(super) fn within<F: Future>(&mut self, work: F) -> Within<'_, F> {
+        Within { quiet: self, work }
+    }
+
+    /// Why the clock that fired ends the wait, if it does; else it is set again.
+    fn fired(&mut self) -> Option<CallError> {
+        let now = Instant::now();
+        if let Some(d) = self.deadline.as_ref().filter(|d| now >= d.due) {
+            let why = if d.due == d.hard {
+                "the longest a request may take".to_owned()
+            } else {
+                format!("{:?} without the response or progress", d.timeout)
+            };
+            return Some(CallError::Transport(TransportError::new(format!(
+                "gave up waiting for the response: {why} (the request timeout)"
+            ))));
+        }
+        if now >= self.last + self.idle {
+            return Some(CallError::Transport(TransportError::new(format!(
+                "the server sent nothing for {:?} (the idle timeout)",
+                self.idle
+            ))));
+        }
+        let due = self.next_due();
+        self.sleep.as_mut().reset(due);
+        None
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// [`Quiet::within`]'s wait: `work`, unless a clock fires first.
+    pub(super) struct Within<'a, F> {
+        quiet: &'a mut Quiet,
+        #[pin]
+        work: F,
+    }
+}
+
+impl<F: Future> Future for Within<'_, F> {
+    type Output = Result<F::Output, CallError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        // The work first: an answer that came with the clock's firing still counts.
+        if let Poll::Ready(out) = this.work.poll(cx) {
+            this.quiet.last = Instant::now();
+            return Poll::Ready(Ok(out));
+        }
+        while this.quiet.sleep.as_mut().poll(cx).is_ready() {
+            if let Some(error) = this.quiet.fired() {
+                return Poll::Ready(Err(error));
             }
         }
+        Poll::Pending
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method};
+use http::{HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
 use super::MAX_RESPONSE_BYTES;
@@ -18,6 +18,7 @@ use crate::Era;
 use crate::jsonrpc::Received;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
+use crate::transport::http::fields::{Fields as _, HeadFields};
 use crate::transport::http::sse::SseReader;
 use crate::transport::{CallError, ClientTransport as _, EncodedRequest, ServerRequestHandler};
 use crate::types::rpc::{Notification as _, Request as _};
@@ -111,10 +112,14 @@ impl Session {
     }
 
     /// Takes the session a successful `initialize` answer names.
-    pub(super) fn answered(&self, method: &str, headers: &HeaderMap) {
+    pub(super) fn answered(&self, method: &str, fields: &HeadFields) {
         if method == old::Initialize::METHOD {
-            if let Some(session) = headers.get(SESSION_HEADER) {
-                *lock(&self.id) = Some(session.clone());
+            let name = HeaderName::from_static(SESSION_HEADER);
+            if let Some(session) = fields
+                .get(&name)
+                .and_then(|v| HeaderValue::from_bytes(v).ok())
+            {
+                *lock(&self.id) = Some(session);
             }
         }
     }
@@ -293,7 +298,7 @@ impl Drop for Inner {
         let pool = self.pool.clone();
         runtime.spawn(async move {
             match pool.send(request).await {
-                Ok(r) => tracing::debug!(status = %r.status(), "ended the 2025-11-25 session"),
+                Ok(r) => tracing::debug!(status = %r.status, "ended the 2025-11-25 session"),
                 Err(e) => tracing::debug!(error = %e, "could not end the 2025-11-25 session"),
             }
         });

@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderName, HeaderValue};
 use serde_json::{Value, json};
 
+use super::super::h1::Outgoing;
 use super::super::{ParamHeader, encode_header_value, param_headers};
 use super::HttpClientTransport;
 use crate::transport::{CallError, ClientTransport as _, OutgoingRequest, TransportError};
@@ -64,7 +65,7 @@ impl ToolHeaders {
     /// JSON text, read back only when the tool has annotated parameters).
     pub(super) fn stamp(
         &self,
-        headers: &mut HeaderMap,
+        outgoing: &mut Outgoing,
         tool: &str,
         params: &str,
     ) -> Result<(), CallError> {
@@ -83,7 +84,7 @@ impl ToolHeaders {
                 let name = HeaderName::try_from(param.header_name()).map_err(|e| {
                     CallError::Transport(TransportError::new(format!("bad request: {e}")))
                 })?;
-                headers.append(name, value);
+                outgoing.field(name.as_str().as_bytes(), value.as_bytes());
             }
         }
         Ok(())

@@ -5,12 +5,14 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Buf as _, Bytes};
+use bytes::{Bytes, BytesMut};
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Version};
+use http::{HeaderMap, Method, Request, StatusCode, Version};
 
 use super::body::State;
 use super::{Body, Conn, Error, MAX_HEAD, MAX_HEADERS, Recycle, fill, poll_fill};
+use crate::transport::http::fields::{Fields as _, HeadFields};
+use crate::transport::http::visible;
 
 impl Conn {
     /// Whether the connection can no longer carry a request: the server closed it, or
@@ -31,22 +33,21 @@ impl Conn {
     /// `recycle` once it is read to its end, if the connection may carry more.
     pub(crate) async fn send(
         mut self,
-        request: &Request<Bytes>,
+        request: &Outgoing,
         target: &str,
         recycle: Arc<dyn Recycle>,
-    ) -> Result<Response<Body>, Error> {
+    ) -> Result<Answer, Error> {
         let wire = encode(request, target);
         super::write_all(&mut *self.io, &wire).await?;
         drop(wire);
         loop {
-            let Some(head) = parse(&self.buf)? else {
+            let Some(head) = parse(&mut self.buf)? else {
                 if self.buf.len() >= MAX_HEAD {
                     return Err(Error::TooLarge("the response head"));
                 }
                 fill(&mut *self.io, &mut self.buf).await?;
                 continue;
             };
-            self.buf.advance(head.len);
             if head.status.is_informational() {
                 if head.status == StatusCode::SWITCHING_PROTOCOLS {
                     return Err(Error::Malformed("a switch of protocols nobody asked for"));
@@ -56,36 +57,41 @@ impl Conn {
             }
             // A response framed two ways may be a smuggling attempt (RFC 9112 §6.3: to be
             // handled as an error), and readers disagree on which way wins: refused.
-            if head.headers.contains_key(TRANSFER_ENCODING)
-                && head.headers.contains_key(CONTENT_LENGTH)
-            {
+            if head.fields.contains(&TRANSFER_ENCODING) && head.fields.contains(&CONTENT_LENGTH) {
                 return Err(Error::Malformed(
                     "a response framed by length and by coding",
                 ));
             }
-            let state = framing(&head, request.method())?;
-            let reusable = super::keeps_alive(head.version, &head.headers);
+            let state = framing(&head, &request.method)?;
+            let reusable = super::keeps_alive(head.version, &head.fields);
             let recycle = reusable.then_some(recycle);
-            let mut response = Response::new(Body::new(self, state, recycle));
-            *response.status_mut() = head.status;
-            *response.version_mut() = head.version;
-            *response.headers_mut() = head.headers;
-            return Ok(response);
+            return Ok(Answer {
+                status: head.status,
+                fields: head.fields,
+                body: Body::new(self, state, recycle),
+            });
         }
     }
+}
+
+/// A response as this client reads it: its status, its header fields where they came
+/// in the head's bytes (no map is built: a response is asked about a few of them), and
+/// its body.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) fields: HeadFields,
+    pub(crate) body: Body,
 }
 
 /// A response head, parsed.
 struct Head {
     status: StatusCode,
     version: Version,
-    headers: HeaderMap,
-    /// Its length on the wire.
-    len: usize,
+    fields: HeadFields,
 }
 
-/// The response head at the start of `buf`, if it is all there.
-fn parse(buf: &[u8]) -> Result<Option<Head>, Error> {
+/// The response head at the start of `buf`, taken from it, if it is all there.
+fn parse(buf: &mut BytesMut) -> Result<Option<Head>, Error> {
     let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
@@ -108,19 +114,12 @@ fn parse(buf: &[u8]) -> Result<Option<Head>, Error> {
         Some(0) => Version::HTTP_10,
         _ => Version::HTTP_11,
     };
-    let mut headers = HeaderMap::with_capacity(response.headers.len());
-    for field in response.headers.iter() {
-        let name = HeaderName::from_bytes(field.name.as_bytes())
-            .map_err(|_| Error::Malformed("a header field name"))?;
-        let value = HeaderValue::from_bytes(field.value)
-            .map_err(|_| Error::Malformed("a header field value"))?;
-        headers.append(name, value);
-    }
+    let located = HeadFields::locate(buf, response.headers);
+    let fields = HeadFields::new(buf.split_to(len).freeze(), located);
     Ok(Some(Head {
         status,
         version,
-        headers,
-        len,
+        fields,
     }))
 }
 
@@ -129,7 +128,7 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
     if super::bodiless(method, head.status) {
         return Ok(State::Done);
     }
-    if head.headers.contains_key(TRANSFER_ENCODING) {
+    if head.fields.contains(&TRANSFER_ENCODING) {
         // HTTP/1.0 has no transfer codings: framing said two ways is refused (RFC 9112
         // §6.1), and a coding other than chunked last is one this client cannot undo.
         if head.version == Version::HTTP_10 {
@@ -141,12 +140,11 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
         // last field's value, whatever it holds, so a `chunked` before an unreadable
         // value is not chunked to it (h1_responses found the two reading two bodies).
         let values = head
-            .headers
-            .get_all(TRANSFER_ENCODING)
-            .iter()
-            .map(|v| v.to_str())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| Error::Malformed("a transfer coding that is not text"))?;
+            .fields
+            .values(&TRANSFER_ENCODING)
+            .map(visible)
+            .collect::<Option<Vec<_>>>()
+            .ok_or(Error::Malformed("a transfer coding that is not text"))?;
         let last = values
             .into_iter()
             .flat_map(|v| v.split(','))
@@ -161,36 +159,85 @@ fn framing(head: &Head, method: &Method) -> Result<State, Error> {
             )),
         };
     }
-    let length = super::content_length(&head.headers).map_err(Error::Malformed)?;
+    let length = super::content_length(&head.fields).map_err(Error::Malformed)?;
     Ok(length.map_or(State::Close, State::of_length))
+}
+
+/// A request as this client writes it: its method, its header fields already in their
+/// wire form (`name: value` lines, the framing aside, which the writer says), and its
+/// body. The fields every request to an endpoint carries are rendered once and shared
+/// (`common`); each request adds its own (`fields`). No header map is built to be
+/// taken apart again.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    method: Method,
+    /// Lines shared by many requests, written first.
+    common: Bytes,
+    /// This request's own lines.
+    fields: Vec<u8>,
+    body: Bytes,
+}
+
+impl Outgoing {
+    /// A request with `method` and `body`, its fields starting with the lines `common`.
+    pub(crate) fn new(method: Method, common: Bytes, body: Bytes) -> Self {
+        Self {
+            method,
+            common,
+            fields: Vec::new(),
+            body,
+        }
+    }
+
+    /// Adds the field `name: value`, both already valid as a field's name and value
+    /// (a `HeaderName`'s and a `HeaderValue`'s bytes, or text made only of them).
+    pub(crate) fn field(&mut self, name: &[u8], value: &[u8]) {
+        push_field(&mut self.fields, name, value);
+    }
+}
+
+impl From<Request<Bytes>> for Outgoing {
+    fn from(request: Request<Bytes>) -> Self {
+        let (head, body) = request.into_parts();
+        let mut outgoing = Outgoing::new(head.method, Bytes::new(), body);
+        push_fields(&mut outgoing.fields, &head.headers);
+        outgoing
+    }
+}
+
+/// Appends the line `name: value` to `lines`.
+pub(crate) fn push_field(lines: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    lines.reserve(name.len() + value.len() + 4);
+    lines.extend_from_slice(name);
+    lines.extend_from_slice(b": ");
+    lines.extend_from_slice(value);
+    lines.extend_from_slice(b"\r\n");
+}
+
+/// Appends each field of `headers` to `lines` but the framing, which is the writer's
+/// to say.
+pub(crate) fn push_fields(lines: &mut Vec<u8>, headers: &HeaderMap) {
+    for (name, value) in headers {
+        if name != CONTENT_LENGTH && name != TRANSFER_ENCODING {
+            push_field(lines, name.as_str().as_bytes(), value.as_bytes());
+        }
+    }
 }
 
 /// `request` on the wire: its head (with `target` as the request target, and the
 /// body's length) and its body.
-fn encode(request: &Request<Bytes>, target: &str) -> Vec<u8> {
-    let body = request.body();
-    let method = request.method().as_str();
-    let fields: usize = request
-        .headers()
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len() + 4)
-        .sum();
+fn encode(request: &Outgoing, target: &str) -> Vec<u8> {
+    let body = &request.body;
+    let method = request.method.as_str();
+    let fields = request.common.len() + request.fields.len();
     let mut out = Vec::with_capacity(method.len() + target.len() + fields + 48 + body.len());
     out.extend_from_slice(method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in request.headers() {
-        // The framing is this writer's to say.
-        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
-            continue;
-        }
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if !body.is_empty() || request.method() == Method::POST {
+    out.extend_from_slice(&request.common);
+    out.extend_from_slice(&request.fields);
+    if !body.is_empty() || request.method == Method::POST {
         out.extend_from_slice(b"content-length: ");
         super::push_decimal(&mut out, body.len() as u64);
         out.extend_from_slice(b"\r\n");

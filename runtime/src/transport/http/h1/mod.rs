@@ -30,6 +30,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 #[cfg(feature = "http-client")]
 pub(crate) use body::{Body, Recycle};
+#[cfg(feature = "http-client")]
+pub(crate) use client::{Answer, Outgoing, push_fields};
 #[cfg(feature = "http-server")]
 pub(crate) use response::{ResponseWriter, bare};
 #[cfg(feature = "http-server")]

@@ -10,7 +10,7 @@ use http::{Method, StatusCode, Version};
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill};
 use crate::transport::http::body::Joined;
-use crate::transport::http::fields::{Field, Fields as _, HeadFields};
+use crate::transport::http::fields::{Fields as _, HeadFields};
 use crate::transport::http::visible;
 
 /// How long a closing connection waits for the client's close.
@@ -241,24 +241,7 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
         target.as_ptr() as usize - buf.as_ptr() as usize,
         target.len(),
     );
-    // Each field where it is in the head's bytes. `httparse` held names to the token
-    // characters and values to visible bytes, spaces and tabs (and obs-text): what
-    // `HeaderName` and `HeaderValue` accept.
-    let at = |part: &[u8]| {
-        let from = part.as_ptr() as usize - buf.as_ptr() as usize;
-        from..from + part.len()
-    };
-    let fields = request
-        .headers
-        .iter()
-        .map(|field| {
-            Field::new(
-                field.name.as_bytes(),
-                at(field.name.as_bytes()),
-                at(field.value),
-            )
-        })
-        .collect();
+    let fields = HeadFields::locate(buf, request.headers);
     // The head's bytes, shared by the target and the fields without a copy each.
     let head = buf.split_to(len).freeze();
     let target = head.slice(target_at..target_at + target_len);

@@ -69,11 +69,11 @@ async fn exchange_in(pieces: Vec<Vec<u8>>, close: bool) -> Outcome {
     request
         .headers_mut()
         .insert("content-type", "application/json".parse().unwrap());
-    let answer = match Conn::new(io).send(&request, "/mcp", recycle).await {
+    let answer = match Conn::new(io).send(&request.into(), "/mcp", recycle).await {
         Ok(response) => {
-            let status = response.status();
+            let status = response.status;
             let body = response
-                .into_body()
+                .body
                 .collect()
                 .await
                 .map(|collected| collected.to_bytes());
