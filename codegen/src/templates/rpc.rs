@@ -342,15 +342,29 @@ pub fn serialize_const<S: Serializer, C: ConstStr>(serializer: S) -> Result<S::O
 pub fn deserialize_const<'de, D: Deserializer<'de>, C: ConstStr>(
     deserializer: D,
 ) -> Result<C, D::Error> {
-    let got = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
-    if got == C::VALUE {
-        Ok(C::default())
-    } else {
-        Err(serde::de::Error::custom(format_args!(
-            "expected \"{}\", got \"{}\"",
-            C::VALUE,
-            got
-        )))
+    deserializer.deserialize_str(ConstVisitor::<C>(std::marker::PhantomData))
+}
+
+/// Reads a [`ConstStr`]: the text is compared where it lies, never copied.
+struct ConstVisitor<C>(std::marker::PhantomData<C>);
+
+impl<C: ConstStr> serde::de::Visitor<'_> for ConstVisitor<C> {
+    type Value = C;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, got: &str) -> Result<C, E> {
+        if got == C::VALUE {
+            Ok(C::default())
+        } else {
+            Err(E::custom(format_args!(
+                "expected \"{}\", got \"{}\"",
+                C::VALUE,
+                got
+            )))
+        }
     }
 }
 

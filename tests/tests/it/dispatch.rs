@@ -33,6 +33,28 @@ fn jsonrpc_other_than_2_0_is_rejected() {
 }
 
 #[test]
+fn a_constant_reads_from_text_as_it_lies_escaped_or_not_and_only_as_a_string() {
+    let read = |text: &str| {
+        serde_json::from_str::<v::JsonRpcRequest>(text)
+            .map(|r| r.method)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        read(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        Ok("ping".into())
+    );
+    // Escaped: the text is unescaped before it is compared.
+    assert_eq!(
+        read(r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#),
+        Ok("ping".into())
+    );
+    let err = read(r#"{"jsonrpc":"2\u002e1","id":1,"method":"ping"}"#).unwrap_err();
+    assert!(err.contains("expected \"2.0\", got \"2.1\""), "{err}");
+    let err = read(r#"{"jsonrpc":2,"id":1,"method":"ping"}"#).unwrap_err();
+    assert!(err.contains("expected a string"), "{err}");
+}
+
+#[test]
 fn an_unknown_method_is_a_clear_error() {
     let err = decode::<v::ClientRequest>(
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/frobnicate", "params": {}}),

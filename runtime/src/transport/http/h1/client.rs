@@ -184,7 +184,8 @@ impl Outgoing {
         Self {
             method,
             common,
-            fields: Vec::new(),
+            // Room for the routing fields a request adds, without growing.
+            fields: Vec::with_capacity(128),
             body,
         }
     }
