@@ -52,30 +52,76 @@ pub(crate) fn consts(p: &Prepared) -> TokenStream {
     quote!(#strs #(#codes)*)
 }
 
-fn check_expr(check: &Check) -> TokenStream {
-    let path = |p: &Vec<String>| {
-        let parts = p.iter().map(String::as_str);
-        quote!(&[#(#parts),*])
-    };
+/// The member texts a union's checks read, each found once: every top-level member
+/// named by a check in one scan of the union's text (`value`), a nested one in a scan
+/// of its parent's.
+struct Probes(Vec<Vec<String>>);
+
+impl Probes {
+    fn of(u: &Union) -> Self {
+        let mut paths: Vec<Vec<String>> = Vec::new();
+        let mut add = |path: &Vec<String>| {
+            for depth in 1..=path.len() {
+                let prefix = path[..depth].to_vec();
+                if !paths.contains(&prefix) {
+                    paths.push(prefix);
+                }
+            }
+        };
+        for check in u.variants.iter().flat_map(|v| &v.checks) {
+            if let Check::OneOf(p, _) | Check::OneOfOrMissing(p, _) | Check::Has(p) = check {
+                add(p);
+            }
+        }
+        Self(paths)
+    }
+
+    fn ident(&self, path: &[String]) -> proc_macro2::Ident {
+        let at = self.0.iter().position(|p| p == path).unwrap_or_default();
+        format_ident!("member_{at}")
+    }
+
+    /// The `let`s that find the members.
+    fn lets(&self) -> TokenStream {
+        let top: Vec<&Vec<String>> = self.0.iter().filter(|p| p.len() == 1).collect();
+        let mut out = TokenStream::new();
+        if !top.is_empty() {
+            let idents = top.iter().map(|p| self.ident(p));
+            let keys = top.iter().map(|p| p[0].as_str());
+            out.extend(quote!(let [#(#idents),*] = crate::rpc::members(value, [#(#keys),*]);));
+        }
+        for path in self.0.iter().filter(|p| p.len() > 1) {
+            let id = self.ident(path);
+            let parent = self.ident(&path[..path.len() - 1]);
+            let key = path[path.len() - 1].as_str();
+            out.extend(quote!(let #id = #parent.and_then(|t| crate::rpc::members(t, [#key])[0]);));
+        }
+        out
+    }
+}
+
+/// A check on a union's buffered text (`value`, a `&str`), through the member texts
+/// `probes` found: no tree is built.
+fn check_expr(check: &Check, probes: &Probes) -> TokenStream {
     match check {
         Check::OneOf(p, values) => {
-            let p = path(p);
-            quote!(matches!(crate::rpc::str_at(&value, #p), Some(#(#values)|*)))
+            let id = probes.ident(p);
+            quote!(matches!(#id.and_then(crate::rpc::as_str).as_deref(), Some(#(#values)|*)))
         }
         Check::OneOfOrMissing(p, values) => {
-            let p = path(p);
-            quote!(match crate::rpc::value_at(&value, #p) {
+            let id = probes.ident(p);
+            quote!(match #id {
                 None => true,
-                Some(v) => matches!(v.as_str(), Some(#(#values)|*)),
+                Some(v) => matches!(crate::rpc::as_str(v).as_deref(), Some(#(#values)|*)),
             })
         }
         Check::Has(p) => {
-            let p = path(p);
-            quote!(crate::rpc::value_at(&value, #p).is_some())
+            let id = probes.ident(p);
+            quote!(#id.is_some())
         }
-        Check::IsArray => quote!(value.is_array()),
-        Check::IsObject => quote!(value.is_object()),
-        Check::IsString(s) => quote!(value.as_str() == Some(#s)),
+        Check::IsArray => quote!(value.starts_with('[')),
+        Check::IsObject => quote!(value.starts_with('{')),
+        Check::IsString(s) => quote!(crate::rpc::as_str(value).as_deref() == Some(#s)),
     }
 }
 
@@ -119,11 +165,12 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
         return input_response(p, u, header);
     }
 
+    let probes = Probes::of(u);
     let mut tries = Vec::new();
     for v in &u.variants {
         let vn = format_ident!("{}", v.name);
         let ty = parse_type(&p.version, &v.ty)?;
-        let checks: Vec<TokenStream> = v.checks.iter().map(check_expr).collect();
+        let checks: Vec<TokenStream> = v.checks.iter().map(|c| check_expr(c, &probes)).collect();
         let cond = if checks.is_empty() {
             quote!(true)
         } else {
@@ -131,21 +178,21 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
         };
         tries.push(quote! {
             if #cond {
-                return crate::rpc::variant::<D, #ty>(value).map(Self::#vn);
+                return crate::rpc::variant_of::<D, #ty>(value).map(Self::#vn);
             }
         });
     }
     let fallback = match &u.tag {
         Some((field, values)) => quote! {
             const EXPECTED: &[&str] = &[#(#values),*];
-            match crate::rpc::str_at(&value, &[#field]) {
-                Some(v) if !EXPECTED.contains(&v) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
+            match crate::rpc::str_at(value, &[#field]) {
+                Some(v) if !EXPECTED.contains(&v.as_ref()) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                     kind: #kind,
                     field: #field,
-                    value: v.to_owned(),
+                    value: v.into_owned(),
                     expected: EXPECTED,
                 })),
-                None if !value.is_object() => Err(::serde::de::Error::custom(format_args!("{} must be a JSON object", #kind))),
+                None if !value.starts_with('{') => Err(::serde::de::Error::custom(format_args!("{} must be a JSON object", #kind))),
                 None => Err(::serde::de::Error::custom(format_args!("{} is missing its `{}` member", #kind, #field))),
                 Some(_) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant { kind: #kind })),
             }
@@ -154,6 +201,7 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
             Err(::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant { kind: #kind }))
         },
     };
+    let lets = probes.lets();
     let method_fn = method_fn(p, u, &name)?;
     if let Some(dispatch) = tag_match(p, u, &kind)? {
         let field = u.tag.as_ref().map(|(f, _)| f.clone()).unwrap_or_default();
@@ -180,7 +228,11 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
         #header
         impl<'de> ::serde::Deserialize<'de> for #name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::std::result::Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                // The value's text (borrowed from the input when it can be), its
+                // members found by scanning it: no tree is built.
+                let buffered = crate::rpc::buffer(deserializer)?;
+                let value = buffered.get();
+                #lets
                 #(#tries)*
                 #fallback
             }

@@ -322,15 +322,14 @@ impl<'de> ::serde::Deserialize<'de> for SkillResources {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if value.is_array() {
-            return crate::rpc::variant::<D, ::std::vec::Vec<SkillResource>>(value)
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        if value.starts_with('[') {
+            return crate::rpc::variant_of::<D, ::std::vec::Vec<SkillResource>>(value)
                 .map(Self::Many);
         }
-        if value.as_str() == Some("dynamic") {
-            return crate::rpc::variant::<D, SkillResourcesDynamic>(value)
+        if crate::rpc::as_str(value).as_deref() == Some("dynamic") {
+            return crate::rpc::variant_of::<D, SkillResourcesDynamic>(value)
                 .map(Self::Dynamic);
         }
         Err(

@@ -4980,58 +4980,60 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("array"))
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1, member_5, member_6, member_7] = crate::rpc::members(
+            value,
+            ["type", "items", "enum", "enumNames", "oneOf"],
+        );
+        let member_2 = member_1.and_then(|t| crate::rpc::members(t, ["type"])[0]);
+        let member_3 = member_1.and_then(|t| crate::rpc::members(t, ["enum"])[0]);
+        let member_4 = member_1.and_then(|t| crate::rpc::members(t, ["anyOf"])[0]);
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("array"))
             && matches!(
-                crate ::rpc::str_at(& value, & ["items", "type"]), Some("string")
-            ) && crate::rpc::value_at(&value, &["items"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "enum"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "type"]).is_some()
+                member_2.and_then(crate ::rpc::as_str).as_deref(), Some("string")
+            ) && member_1.is_some() && member_3.is_some() && member_2.is_some()
         {
-            return crate::rpc::variant::<D, UntitledMultiSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, UntitledMultiSelectEnumSchema>(value)
                 .map(Self::UntitledMultiSelect);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("array"))
-            && crate::rpc::value_at(&value, &["items"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "anyOf"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("array"))
+            && member_1.is_some() && member_4.is_some()
         {
-            return crate::rpc::variant::<D, TitledMultiSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, TitledMultiSelectEnumSchema>(value)
                 .map(Self::TitledMultiSelect);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["enum"]).is_some()
-            && crate::rpc::value_at(&value, &["enumNames"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_5.is_some() && member_6.is_some()
         {
-            return crate::rpc::variant::<D, LegacyTitledEnumSchema>(value)
+            return crate::rpc::variant_of::<D, LegacyTitledEnumSchema>(value)
                 .map(Self::LegacyTitled);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["enum"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_5.is_some()
         {
-            return crate::rpc::variant::<D, UntitledSingleSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, UntitledSingleSelectEnumSchema>(value)
                 .map(Self::UntitledSingleSelect);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["oneOf"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_7.is_some()
         {
-            return crate::rpc::variant::<D, TitledSingleSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, TitledSingleSelectEnumSchema>(value)
                 .map(Self::TitledSingleSelect);
         }
         const EXPECTED: &[&str] = &["string", "array"];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
+        match crate::rpc::str_at(value, &["type"]) {
+            Some(v) if !EXPECTED.contains(&v.as_ref()) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "EnumSchema",
                         field: "type",
-                        value: v.to_owned(),
+                        value: v.into_owned(),
                         expected: EXPECTED,
                     }),
                 )
             }
-            None if !value.is_object() => {
+            None if !value.starts_with('{') => {
                 Err(
                     ::serde::de::Error::custom(
                         format_args!("{} must be a JSON object", "EnumSchema"),
@@ -5278,26 +5280,25 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcMessage {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if crate::rpc::value_at(&value, &["id"]).is_some()
-            && crate::rpc::value_at(&value, &["method"]).is_some()
-        {
-            return crate::rpc::variant::<D, JsonRpcRequest>(value).map(Self::Request);
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1, member_2, member_3] = crate::rpc::members(
+            value,
+            ["id", "method", "result", "error"],
+        );
+        if member_0.is_some() && member_1.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcRequest>(value).map(Self::Request);
         }
-        if crate::rpc::value_at(&value, &["id"]).is_some()
-            && crate::rpc::value_at(&value, &["result"]).is_some()
-        {
-            return crate::rpc::variant::<D, JsonRpcResultResponse>(value)
+        if member_0.is_some() && member_2.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcResultResponse>(value)
                 .map(Self::ResultResponse);
         }
-        if crate::rpc::value_at(&value, &["method"]).is_some() {
-            return crate::rpc::variant::<D, JsonRpcNotification>(value)
+        if member_1.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcNotification>(value)
                 .map(Self::Notification);
         }
-        if crate::rpc::value_at(&value, &["error"]).is_some() {
-            return crate::rpc::variant::<D, JsonRpcErrorResponse>(value)
+        if member_3.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcErrorResponse>(value)
                 .map(Self::ErrorResponse);
         }
         Err(
@@ -5340,17 +5341,18 @@ impl<'de> ::serde::Deserialize<'de> for JsonRpcResponse {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if crate::rpc::value_at(&value, &["id"]).is_some()
-            && crate::rpc::value_at(&value, &["result"]).is_some()
-        {
-            return crate::rpc::variant::<D, JsonRpcResultResponse>(value)
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1, member_2] = crate::rpc::members(
+            value,
+            ["id", "result", "error"],
+        );
+        if member_0.is_some() && member_1.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcResultResponse>(value)
                 .map(Self::Result);
         }
-        if crate::rpc::value_at(&value, &["error"]).is_some() {
-            return crate::rpc::variant::<D, JsonRpcErrorResponse>(value)
+        if member_2.is_some() {
+            return crate::rpc::variant_of::<D, JsonRpcErrorResponse>(value)
                 .map(Self::Error);
         }
         Err(
@@ -5393,18 +5395,20 @@ impl<'de> ::serde::Deserialize<'de> for MultiSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if matches!(crate ::rpc::str_at(& value, & ["items", "type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["items", "enum"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "type"]).is_some()
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0] = crate::rpc::members(value, ["items"]);
+        let member_1 = member_0.and_then(|t| crate::rpc::members(t, ["type"])[0]);
+        let member_2 = member_0.and_then(|t| crate::rpc::members(t, ["enum"])[0]);
+        let member_3 = member_0.and_then(|t| crate::rpc::members(t, ["anyOf"])[0]);
+        if matches!(member_1.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_2.is_some() && member_1.is_some()
         {
-            return crate::rpc::variant::<D, UntitledMultiSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, UntitledMultiSelectEnumSchema>(value)
                 .map(Self::Untitled);
         }
-        if crate::rpc::value_at(&value, &["items", "anyOf"]).is_some() {
-            return crate::rpc::variant::<D, TitledMultiSelectEnumSchema>(value)
+        if member_3.is_some() {
+            return crate::rpc::variant_of::<D, TitledMultiSelectEnumSchema>(value)
                 .map(Self::Titled);
         }
         Err(
@@ -5504,69 +5508,71 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("array"))
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1, member_5, member_6, member_7] = crate::rpc::members(
+            value,
+            ["type", "items", "enum", "enumNames", "oneOf"],
+        );
+        let member_2 = member_1.and_then(|t| crate::rpc::members(t, ["type"])[0]);
+        let member_3 = member_1.and_then(|t| crate::rpc::members(t, ["enum"])[0]);
+        let member_4 = member_1.and_then(|t| crate::rpc::members(t, ["anyOf"])[0]);
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("array"))
             && matches!(
-                crate ::rpc::str_at(& value, & ["items", "type"]), Some("string")
-            ) && crate::rpc::value_at(&value, &["items"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "enum"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "type"]).is_some()
+                member_2.and_then(crate ::rpc::as_str).as_deref(), Some("string")
+            ) && member_1.is_some() && member_3.is_some() && member_2.is_some()
         {
-            return crate::rpc::variant::<D, UntitledMultiSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, UntitledMultiSelectEnumSchema>(value)
                 .map(Self::UntitledMultiSelectEnum);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("array"))
-            && crate::rpc::value_at(&value, &["items"]).is_some()
-            && crate::rpc::value_at(&value, &["items", "anyOf"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("array"))
+            && member_1.is_some() && member_4.is_some()
         {
-            return crate::rpc::variant::<D, TitledMultiSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, TitledMultiSelectEnumSchema>(value)
                 .map(Self::TitledMultiSelectEnum);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["enum"]).is_some()
-            && crate::rpc::value_at(&value, &["enumNames"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_5.is_some() && member_6.is_some()
         {
-            return crate::rpc::variant::<D, LegacyTitledEnumSchema>(value)
+            return crate::rpc::variant_of::<D, LegacyTitledEnumSchema>(value)
                 .map(Self::LegacyTitledEnum);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["enum"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_5.is_some()
         {
-            return crate::rpc::variant::<D, UntitledSingleSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, UntitledSingleSelectEnumSchema>(value)
                 .map(Self::UntitledSingleSelectEnum);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string"))
-            && crate::rpc::value_at(&value, &["oneOf"]).is_some()
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string"))
+            && member_7.is_some()
         {
-            return crate::rpc::variant::<D, TitledSingleSelectEnumSchema>(value)
+            return crate::rpc::variant_of::<D, TitledSingleSelectEnumSchema>(value)
                 .map(Self::TitledSingleSelectEnum);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("string")) {
-            return crate::rpc::variant::<D, StringSchema>(value).map(Self::String);
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("string")) {
+            return crate::rpc::variant_of::<D, StringSchema>(value).map(Self::String);
         }
         if matches!(
-            crate ::rpc::str_at(& value, & ["type"]), Some("integer" | "number")
+            member_0.and_then(crate ::rpc::as_str).as_deref(), Some("integer" | "number")
         ) {
-            return crate::rpc::variant::<D, NumberSchema>(value).map(Self::Number);
+            return crate::rpc::variant_of::<D, NumberSchema>(value).map(Self::Number);
         }
-        if matches!(crate ::rpc::str_at(& value, & ["type"]), Some("boolean")) {
-            return crate::rpc::variant::<D, BooleanSchema>(value).map(Self::Boolean);
+        if matches!(member_0.and_then(crate ::rpc::as_str).as_deref(), Some("boolean")) {
+            return crate::rpc::variant_of::<D, BooleanSchema>(value).map(Self::Boolean);
         }
         const EXPECTED: &[&str] = &["string", "integer", "number", "boolean", "array"];
-        match crate::rpc::str_at(&value, &["type"]) {
-            Some(v) if !EXPECTED.contains(&v) => {
+        match crate::rpc::str_at(value, &["type"]) {
+            Some(v) if !EXPECTED.contains(&v.as_ref()) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                         kind: "PrimitiveSchemaDefinition",
                         field: "type",
-                        value: v.to_owned(),
+                        value: v.into_owned(),
                         expected: EXPECTED,
                     }),
                 )
             }
-            None if !value.is_object() => {
+            None if !value.starts_with('{') => {
                 Err(
                     ::serde::de::Error::custom(
                         format_args!(
@@ -5928,15 +5934,15 @@ impl<'de> ::serde::Deserialize<'de> for SingleSelectEnumSchema {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if crate::rpc::value_at(&value, &["enum"]).is_some() {
-            return crate::rpc::variant::<D, UntitledSingleSelectEnumSchema>(value)
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1] = crate::rpc::members(value, ["enum", "oneOf"]);
+        if member_0.is_some() {
+            return crate::rpc::variant_of::<D, UntitledSingleSelectEnumSchema>(value)
                 .map(Self::Untitled);
         }
-        if crate::rpc::value_at(&value, &["oneOf"]).is_some() {
-            return crate::rpc::variant::<D, TitledSingleSelectEnumSchema>(value)
+        if member_1.is_some() {
+            return crate::rpc::variant_of::<D, TitledSingleSelectEnumSchema>(value)
                 .map(Self::Titled);
         }
         Err(
@@ -6056,15 +6062,14 @@ impl<'de> ::serde::Deserialize<'de> for SamplingMessageContent {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if value.is_object() {
-            return crate::rpc::variant::<D, SamplingMessageContentBlock>(value)
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        if value.starts_with('{') {
+            return crate::rpc::variant_of::<D, SamplingMessageContentBlock>(value)
                 .map(Self::One);
         }
-        if value.is_array() {
-            return crate::rpc::variant::<
+        if value.starts_with('[') {
+            return crate::rpc::variant_of::<
                 D,
                 ::std::vec::Vec<SamplingMessageContentBlock>,
             >(value)
@@ -6110,14 +6115,16 @@ impl<'de> ::serde::Deserialize<'de> for AnyResourceContents {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if crate::rpc::value_at(&value, &["text"]).is_some() {
-            return crate::rpc::variant::<D, TextResourceContents>(value).map(Self::Text);
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1] = crate::rpc::members(value, ["text", "blob"]);
+        if member_0.is_some() {
+            return crate::rpc::variant_of::<D, TextResourceContents>(value)
+                .map(Self::Text);
         }
-        if crate::rpc::value_at(&value, &["blob"]).is_some() {
-            return crate::rpc::variant::<D, BlobResourceContents>(value).map(Self::Blob);
+        if member_1.is_some() {
+            return crate::rpc::variant_of::<D, BlobResourceContents>(value)
+                .map(Self::Blob);
         }
         Err(
             ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {

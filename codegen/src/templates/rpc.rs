@@ -470,16 +470,37 @@ impl From<serde_json::Error> for DecodeError {
     }
 }
 
-/// Reads the string at `path` inside a JSON object.
+/// The text of the member at `path` inside the JSON object written in `text`: each
+/// level found by one scan of its members, nothing decoded.
 #[doc(hidden)]
-pub fn str_at<'a>(value: &'a serde_json::Value, path: &[&str]) -> Option<&'a str> {
-    value_at(value, path)?.as_str()
+pub fn text_at<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
+    path.iter()
+        .try_fold(text, |object, key| members(object, [*key])[0])
 }
 
-/// Reads the value at `path` inside a JSON object.
+/// The string at `path` inside the JSON object written in `text`, when it is one.
 #[doc(hidden)]
-pub fn value_at<'a>(value: &'a serde_json::Value, path: &[&str]) -> Option<&'a serde_json::Value> {
-    path.iter().try_fold(value, |v, key| v.get(key))
+pub fn str_at<'a>(text: &'a str, path: &[&str]) -> Option<Cow<'a, str>> {
+    as_str(text_at(text, path)?)
+}
+
+/// `text` (one JSON value) read as a string, when it is one: borrowed unless it has
+/// escapes.
+#[doc(hidden)]
+pub fn as_str(text: &str) -> Option<Cow<'_, str>> {
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    // The text was read as JSON already: a string without escapes is its own value.
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<MemberName<'_>>(text).ok().map(|n| n.0)
+}
+
+/// Reads the variant `T` of a union from the union's text, once its members have said
+/// which variant it is.
+#[doc(hidden)]
+pub fn variant_of<'de, D: Deserializer<'de>, T: DeserializeOwned>(text: &str) -> Result<T, D::Error> {
+    serde_json::from_str(text).map_err(serde::de::Error::custom)
 }
 
 mod unions;

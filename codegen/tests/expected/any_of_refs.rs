@@ -98,14 +98,14 @@ impl<'de> ::serde::Deserialize<'de> for Body {
     fn deserialize<D: ::serde::Deserializer<'de>>(
         deserializer: D,
     ) -> ::std::result::Result<Self, D::Error> {
-        let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(
-            deserializer,
-        )?;
-        if crate::rpc::value_at(&value, &["text"]).is_some() {
-            return crate::rpc::variant::<D, TextBody>(value).map(Self::Text);
+        let buffered = crate::rpc::buffer(deserializer)?;
+        let value = buffered.get();
+        let [member_0, member_1] = crate::rpc::members(value, ["text", "blob"]);
+        if member_0.is_some() {
+            return crate::rpc::variant_of::<D, TextBody>(value).map(Self::Text);
         }
-        if crate::rpc::value_at(&value, &["blob"]).is_some() {
-            return crate::rpc::variant::<D, BlobBody>(value).map(Self::Blob);
+        if member_1.is_some() {
+            return crate::rpc::variant_of::<D, BlobBody>(value).map(Self::Blob);
         }
         Err(
             ::serde::de::Error::custom(crate::rpc::DecodeError::NoVariant {

@@ -55,6 +55,39 @@ fn a_constant_reads_from_text_as_it_lies_escaped_or_not_and_only_as_a_string() {
 }
 
 #[test]
+fn an_untagged_union_is_told_apart_by_its_members_from_text_or_tree_escaped_or_not() {
+    let kind = |schema: v::PrimitiveSchemaDefinition| match schema {
+        v::PrimitiveSchemaDefinition::String(_) => "string",
+        v::PrimitiveSchemaDefinition::UntitledSingleSelectEnum(_) => "single select",
+        v::PrimitiveSchemaDefinition::UntitledMultiSelectEnum(_) => "multi select",
+        _ => "other",
+    };
+    let from_text = |text: &str| {
+        serde_json::from_str(text)
+            .map(kind)
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(from_text(r#"{"type":"string"}"#), Ok("string"));
+    // An escape in a discriminating member is read, not compared as written.
+    assert_eq!(
+        from_text(r#"{"type":"str\u0069ng","enum":["a"]}"#),
+        Ok("single select")
+    );
+    assert_eq!(
+        from_text(r#"{"items":{"enum":["a"],"type":"string"},"type":"array"}"#),
+        Ok("multi select")
+    );
+    // From a tree, as from text.
+    let tree = json!({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}});
+    assert_eq!(
+        decode::<v::PrimitiveSchemaDefinition>(tree).map(kind),
+        Ok("multi select")
+    );
+    let err = from_text(r#"{"type":"array"}"#).unwrap_err();
+    assert!(err.contains("PrimitiveSchemaDefinition"), "{err}");
+}
+
+#[test]
 fn an_unknown_method_is_a_clear_error() {
     let err = decode::<v::ClientRequest>(
         json!({"jsonrpc": "2.0", "id": 1, "method": "tools/frobnicate", "params": {}}),
