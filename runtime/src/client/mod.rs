@@ -451,17 +451,20 @@ fn tool_params(
 ) -> crate::Result<CallToolRequestParams> {
     let mut params = CallToolRequestParams::new(name);
     // Written once, as the text that goes on the wire: no tree in between.
-    let raw = serde_json::value::to_raw_value(&arguments).map_err(Error::Encode)?;
-    params.arguments = match raw.get() {
-        "null" => None,
-        object if object.starts_with('{') => {
-            Some(ToolArguments::from_value(&raw).map_err(Error::Encode)?)
-        }
-        other => {
-            return Err(Error::Encode(serde::ser::Error::custom(format!(
-                "tool arguments must be an object, not {other}"
-            ))));
-        }
+    params.arguments = match ToolArguments::from_value(&arguments) {
+        Ok(object) => Some(object),
+        // Not an object: written again to say what it is (`null` is no arguments).
+        Err(_) => match serde_json::value::to_raw_value(&arguments)
+            .map_err(Error::Encode)?
+            .get()
+        {
+            "null" => None,
+            other => {
+                return Err(Error::Encode(serde::ser::Error::custom(format!(
+                    "tool arguments must be an object, not {other}"
+                ))));
+            }
+        },
     };
     Ok(params)
 }
