@@ -185,7 +185,7 @@ pub(crate) fn union(p: &Prepared, u: &Union) -> Result<TokenStream> {
     let fallback = match &u.tag {
         Some((field, values)) => quote! {
             const EXPECTED: &[&str] = &[#(#values),*];
-            match crate::rpc::str_at(value, &[#field]) {
+            match crate::rpc::members(value, [#field])[0].and_then(crate::rpc::as_str) {
                 Some(v) if !EXPECTED.contains(&v.as_ref()) => Err(::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
                     kind: #kind,
                     field: #field,

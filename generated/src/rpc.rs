@@ -436,26 +436,14 @@ impl From<serde_json::Error> for DecodeError {
         Self::Json(e)
     }
 }
-/// The text of the member at `path` inside the JSON object written in `text`: each
-/// level found by one scan of its members, nothing decoded.
-#[doc(hidden)]
-pub fn text_at<'a>(text: &'a str, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(text, |object, key| members(object, [*key])[0])
-}
-/// The string at `path` inside the JSON object written in `text`, when it is one.
-#[doc(hidden)]
-pub fn str_at<'a>(text: &'a str, path: &[&str]) -> Option<Cow<'a, str>> {
-    as_str(text_at(text, path)?)
-}
-/// `text` (one JSON value) read as a string, when it is one: borrowed unless it has
-/// escapes.
+/// `text` (one JSON value, read as JSON already) as a string, when it is one: borrowed
+/// unless it has escapes, as a member name is read.
 #[doc(hidden)]
 pub fn as_str(text: &str) -> Option<Cow<'_, str>> {
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
-        return Some(Cow::Borrowed(inner));
+    if text.len() < 2 || !text.starts_with('"') {
+        return None;
     }
-    serde_json::from_str::<MemberName<'_>>(text).ok().map(|n| n.0)
+    scan::member_name(text)
 }
 /// Reads the variant `T` of a union from the union's text, once its members have said
 /// which variant it is.

@@ -5022,7 +5022,7 @@ impl<'de> ::serde::Deserialize<'de> for EnumSchema {
                 .map(Self::TitledSingleSelect);
         }
         const EXPECTED: &[&str] = &["string", "array"];
-        match crate::rpc::str_at(value, &["type"]) {
+        match crate::rpc::members(value, ["type"])[0].and_then(crate::rpc::as_str) {
             Some(v) if !EXPECTED.contains(&v.as_ref()) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {
@@ -5561,7 +5561,7 @@ impl<'de> ::serde::Deserialize<'de> for PrimitiveSchemaDefinition {
             return crate::rpc::variant_of::<D, BooleanSchema>(value).map(Self::Boolean);
         }
         const EXPECTED: &[&str] = &["string", "integer", "number", "boolean", "array"];
-        match crate::rpc::str_at(value, &["type"]) {
+        match crate::rpc::members(value, ["type"])[0].and_then(crate::rpc::as_str) {
             Some(v) if !EXPECTED.contains(&v.as_ref()) => {
                 Err(
                     ::serde::de::Error::custom(crate::rpc::DecodeError::UnknownTag {

@@ -62,8 +62,8 @@ impl Fields for HeaderMap {
     }
 }
 
-/// The fields of a request head, as ranges of the head's bytes: nothing is copied or
-/// made per field. Names and values were checked by the head's parser (`httparse`),
+/// The fields of a head (a request's the server read, a response's the client read), as
+/// ranges of the head's bytes: nothing is copied or made per field. Names and values were checked by the head's parser (`httparse`),
 /// which holds them to what `HeaderName` and `HeaderValue` accept.
 #[derive(Debug, Default)]
 pub(crate) struct HeadFields {
@@ -83,7 +83,7 @@ pub(crate) struct Field {
 impl Field {
     /// The field whose name `name` is at `name_at` of the head and whose value is at
     /// `value_at`.
-    pub(crate) fn new(name: &[u8], name_at: Range<usize>, value_at: Range<usize>) -> Self {
+    fn new(name: &[u8], name_at: Range<usize>, value_at: Range<usize>) -> Self {
         Self {
             name: name_at,
             value: value_at,

@@ -64,7 +64,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{AUTHORIZATION, HOST};
+use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
@@ -135,6 +135,16 @@ impl Inner {
     /// headers.
     fn builder(&self, method: Method, version: &str) -> http::request::Builder {
         let proved = self.dpop(&method);
+        self.proved_builder(method, version, proved)
+    }
+
+    /// [`builder`](Self::builder) with the DPoP proof made already, if any.
+    fn proved_builder(
+        &self,
+        method: Method,
+        version: &str,
+        proved: Option<(HeaderValue, HeaderValue)>,
+    ) -> http::request::Builder {
         let mut builder = self.unproved_builder(method, version);
         if let (Some((authorization, proof)), Some(headers)) = (proved, builder.headers_mut()) {
             headers.insert(AUTHORIZATION, authorization);
@@ -174,16 +184,11 @@ impl Inner {
     /// once, and again after the bearer token changes; a token bound to a key gets its
     /// fields made for each request, each with a fresh proof.
     fn modern_post(&self, body: Bytes) -> Result<Outgoing, http::Error> {
-        if let Some((authorization, proof)) = self.dpop(&Method::POST) {
-            let builder = self.unproved_builder(Method::POST, PROTOCOL_VERSION);
-            let mut request = exchange::post_headers(builder).body(body)?;
-            let headers = request.headers_mut();
-            headers.insert(AUTHORIZATION, authorization);
-            headers.insert(DPOP, proof);
-            if let Some(host) = pool::host_value(&self.uri) {
-                headers.entry(HOST).or_insert(host);
-            }
-            return Ok(Outgoing::from(request));
+        if let Some(proved) = self.dpop(&Method::POST) {
+            let builder = self.proved_builder(Method::POST, PROTOCOL_VERSION, Some(proved));
+            return Ok(self
+                .pool
+                .outgoing(exchange::post_headers(builder).body(body)?));
         }
         let common = lock(&self.post_headers)
             .get_or_insert_with(|| self.render_post_headers())
@@ -198,9 +203,7 @@ impl Inner {
             .body(())
             .map(|r| r.into_parts().0.headers)
             .unwrap_or_default();
-        if let Some(host) = pool::host_value(&self.uri) {
-            headers.entry(HOST).or_insert(host);
-        }
+        self.pool.with_host(&mut headers);
         let mut lines = Vec::new();
         h1::push_fields(&mut lines, &headers);
         Bytes::from(lines)

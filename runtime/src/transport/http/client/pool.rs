@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::HOST;
-use http::{HeaderValue, Request, Uri};
+use http::{HeaderMap, HeaderValue, Request, Uri};
 use tower_service::Service;
 
 use super::super::h1::{self, Answer, Conn, Outgoing, Recycle};
@@ -134,13 +134,15 @@ impl Pool {
 
     /// `request` as written, with the `Host` field when it has none.
     pub(super) fn outgoing(&self, mut request: Request<Bytes>) -> Outgoing {
-        if let Some(host) = &self.0.host {
-            request
-                .headers_mut()
-                .entry(HOST)
-                .or_insert_with(|| host.clone());
-        }
+        self.with_host(request.headers_mut());
         Outgoing::from(request)
+    }
+
+    /// Adds the endpoint's `Host` field to `headers` when they have none.
+    pub(super) fn with_host(&self, headers: &mut HeaderMap) {
+        if let Some(host) = &self.0.host {
+            headers.entry(HOST).or_insert_with(|| host.clone());
+        }
     }
 
     /// Sends `request`, whose fields are written as they are (its `Host` included).
@@ -199,7 +201,7 @@ fn stream(io: hyper_util::rt::TokioIo<tokio::net::TcpStream>) -> Conn {
 }
 
 /// The `Host` header for `uri`: its host, and its port unless the scheme's default.
-pub(super) fn host_value(uri: &Uri) -> Option<HeaderValue> {
+fn host_value(uri: &Uri) -> Option<HeaderValue> {
     let host = uri.host()?;
     let default_port = if uri.scheme_str() == Some("https") {
         443

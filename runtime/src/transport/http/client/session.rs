@@ -29,6 +29,7 @@ use http_body_util::BodyExt as _;
 
 /// `Mcp-Session-Id`: the 2025-11-25 session a request belongs to.
 const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
 
 /// What the transport keeps of a 2025-11-25 session.
 #[derive(Default)]
@@ -114,9 +115,8 @@ impl Session {
     /// Takes the session a successful `initialize` answer names.
     pub(super) fn answered(&self, method: &str, fields: &HeadFields) {
         if method == old::Initialize::METHOD {
-            let name = HeaderName::from_static(SESSION_HEADER);
             if let Some(session) = fields
-                .get(&name)
+                .get(&SESSION)
                 .and_then(|v| HeaderValue::from_bytes(v).ok())
             {
                 *lock(&self.id) = Some(session);
