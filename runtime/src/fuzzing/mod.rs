@@ -14,9 +14,11 @@ use crate::jsonrpc::{Incoming, JsonLimits, receive};
 use crate::protocol::{MetaRead, PROTOCOL_VERSION};
 
 /// A message as every transport reads it: the complexity limits, then the one-pass
-/// request reader (and the tree reader behind it), then the client's response reader.
+/// request reader (as a server reads, and strictly) and the tree reader behind it, then
+/// the client's response reader.
 pub fn read_message(bytes: &[u8]) {
     let _ = JsonLimits::default().check(bytes);
+    let _ = Incoming::read_within(bytes, &JsonLimits::default());
     let _ = Incoming::read(bytes);
     let _ = receive(bytes);
 }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
 #[cfg(feature = "http-client")]
 pub(crate) use read::RawResponse;
-pub(crate) use read::{Incoming, Received, receive};
+pub(crate) use read::{Incoming, Received, Rejected, receive};
 pub(crate) use split::is_json;
 
 /// The JSON-RPC and MCP error codes tern produces or recognises, read from the generated

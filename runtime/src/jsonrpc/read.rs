@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::split::{id_text, is_json, split};
+use super::split::{Params, id_text, is_json, split};
 use super::{JsonLimits, RawParams, RawResult, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
@@ -48,15 +48,21 @@ impl Incoming {
         Self::read(text.as_bytes())
     }
 
-    /// Reads one message whose bytes `limits` judge first. A message they refuse is
-    /// answered to its id when a cheap scan finds one, so that a client waiting on that
-    /// id learns why (a refusal to `null` reaches no caller).
+    /// Reads one message whose bytes `limits` judge first, as a server does: a request's
+    /// params that close the message taken as such, unscanned
+    /// ([`RawParams::is_guessed`]; the server reads them and, if they are not JSON, the
+    /// message again with [`read`](Self::read)). A message the limits refuse is answered
+    /// to its id when a cheap scan finds one, so that a client waiting on that id learns
+    /// why (a refusal to `null` reaches no caller).
     pub(crate) fn read_within(bytes: &[u8], limits: &JsonLimits) -> Result<Self, Box<Rejected>> {
         if let Err(error) = limits.check(bytes) {
             let id = Self::id_of(bytes);
             return Err(Box::new(Rejected { id, error }));
         }
-        Self::read(bytes)
+        if let Some(request) = parse_request(bytes, Params::Guessed) {
+            return Ok(request);
+        }
+        Self::read_tree(bytes)
     }
 
     /// The id of the message in `bytes`, found by a scan of its top-level members that
@@ -71,7 +77,7 @@ impl Incoming {
     /// pass ([`parse_request`]), anything else through a JSON tree, which says exactly
     /// what is wrong with it.
     pub(crate) fn read(bytes: &[u8]) -> Result<Self, Box<Rejected>> {
-        if let Some(request) = parse_request(bytes) {
+        if let Some(request) = parse_request(bytes, Params::Scanned) {
             return Ok(request);
         }
         Self::read_tree(bytes)
@@ -192,7 +198,7 @@ pub(crate) struct RawResponse {
 /// notification, a malformed message, an odd id): [`Incoming::parse`] classifies those,
 /// and says what is wrong.
 pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
-    let members = split(text)?;
+    let members = split(text, Params::Scanned)?;
     if members.jsonrpc != Some(br#""2.0""#) || members.method.is_some() || members.params.is_some()
     {
         return None;
@@ -215,8 +221,8 @@ pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
 /// here. `None` for anything else (a notification, a response, a malformed message, an
 /// odd id, a repeated member): [`Incoming::classify`] reads those and says what is
 /// wrong.
-fn parse_request(bytes: &[u8]) -> Option<Incoming> {
-    let members = split(bytes)?;
+fn parse_request(bytes: &[u8], found: Params) -> Option<Incoming> {
+    let members = split(bytes, found)?;
     if members.jsonrpc != Some(br#""2.0""#) || members.result.is_some() || members.error.is_some() {
         return None;
     }
@@ -225,7 +231,11 @@ fn parse_request(bytes: &[u8]) -> Option<Incoming> {
     let params = match members.params {
         None => None,
         Some(p) if p.first() == Some(&b'{') => {
-            Some(RawParams::unchecked(std::str::from_utf8(p).ok()?.into()))
+            let text = std::str::from_utf8(p).ok()?.into();
+            Some(match members.params_guessed {
+                true => RawParams::guessed(text),
+                false => RawParams::unchecked(text),
+            })
         }
         Some(_) => return None,
     };
@@ -367,13 +377,73 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":-7,"method":"example/list"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":{"k":null}}"#,
         ] {
-            let Some(Incoming::Request { id, method, params }) = parse_request(text.as_bytes())
+            let Some(Incoming::Request { id, method, params }) =
+                parse_request(text.as_bytes(), Params::Scanned)
             else {
                 panic!("not read in one pass: {text}");
             };
             let one_pass = (id, method, params.map(|p| p.get().to_owned()));
             assert_eq!(Some(one_pass), through_a_tree(text), "{text}");
         }
+    }
+
+    #[test]
+    fn params_taken_as_closing_the_message_are_its_params_whenever_they_are_json() {
+        let params = r#"{"name":"a","arguments":{"b":[1,{"c":"}}"}]}}"#;
+        for (text, last) in [
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#),
+                true,
+            ),
+            (
+                format!(
+                    "{{\"id\":1,\"method\":\"m\",\"jsonrpc\":\"2.0\",\"params\" :\n{params} \r\n}}\n"
+                ),
+                true,
+            ),
+            (
+                format!(r#"{{"params":{params},"jsonrpc":"2.0","id":1,"method":"m","x":{{}}}}"#),
+                false,
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params},"x":{{"y":1}}}}"#
+                ),
+                false,
+            ),
+        ] {
+            let scanned = parse_request(text.as_bytes(), Params::Scanned);
+            let Some(Incoming::Request {
+                params: Some(found),
+                ..
+            }) = scanned
+            else {
+                panic!("not read in one pass: {text}");
+            };
+            assert_eq!(found.get(), params);
+            match parse_request(text.as_bytes(), Params::Guessed) {
+                Some(Incoming::Request {
+                    params: Some(guessed),
+                    ..
+                }) => {
+                    assert!(guessed.is_guessed());
+                    assert_eq!(is_json(guessed.get()), last, "{text}");
+                    assert_eq!(guessed.get() == params, last, "{text}");
+                }
+                // Members after the params are not looked for: without them it is no request.
+                other => assert!(!last && other.is_none(), "{text}: {other:?}"),
+            }
+        }
+        // Where the message does not end `}}`, the params are found by their extent.
+        let text = r#"{"params":{"a":1},"jsonrpc":"2.0","method":"m","id":1}"#;
+        let Some(Incoming::Request {
+            params: Some(found),
+            ..
+        }) = parse_request(text.as_bytes(), Params::Guessed)
+        else {
+            panic!("not read in one pass");
+        };
+        assert!(!found.is_guessed() && found.get() == r#"{"a":1}"#);
     }
 
     #[test]
@@ -408,7 +478,10 @@ mod tests {
                 "Parse error",
             ),
         ] {
-            assert!(parse_request(text.as_bytes()).is_none(), "{text}");
+            assert!(
+                parse_request(text.as_bytes(), Params::Scanned).is_none(),
+                "{text}"
+            );
             match Incoming::read(text.as_bytes()) {
                 Err(rejected) => assert!(
                     rejected.error.message.contains(message),
@@ -426,7 +499,7 @@ mod tests {
         let Some(Incoming::Request {
             params: Some(params),
             ..
-        }) = parse_request(text.as_bytes())
+        }) = parse_request(text.as_bytes(), Params::Scanned)
         else {
             panic!("not read in one pass");
         };
@@ -445,7 +518,7 @@ mod tests {
     #[test]
     fn a_repeated_member_is_read_as_a_tree_reads_it_the_last_one_winning() {
         let text = r#"{"jsonrpc":"2.0","id":1,"method":"example/first","method":"example/second","params":{}}"#;
-        assert!(parse_request(text.as_bytes()).is_none());
+        assert!(parse_request(text.as_bytes(), Params::Scanned).is_none());
         match Incoming::read(text.as_bytes()) {
             Ok(Incoming::Request { method, .. }) => assert_eq!(method, "example/second"),
             other => panic!("{other:?}"),

@@ -7,12 +7,14 @@
 //! member, an escaped member name, a value that is not JSON, text after the object) is
 //! `None`, and the caller reads the message the general way, which says what is wrong.
 //! Every value but the params is checked as JSON here; the params' contents are checked
-//! by whoever reads them ([`RawParams`](super::RawParams) says how).
+//! by whoever reads them ([`RawParams`](super::RawParams) says how). A server's reader
+//! does not even scan params that close the message ([`Params::Guessed`]): reading them
+//! checks that they are what closes it.
 
 use serde::de::IgnoredAny;
 
 // The generated member scan (behind `members`, which reads params), held stricter here.
-use crate::types::rpc::scan::{blank, each_member};
+use crate::types::rpc::scan::{blank, each_member, string_end, value_end};
 
 /// The members of one JSON-RPC message, each as the bytes of its value.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -23,21 +25,77 @@ pub(super) struct Members<'a> {
     pub(super) params: Option<&'a [u8]>,
     pub(super) result: Option<&'a [u8]>,
     pub(super) error: Option<&'a [u8]>,
+    /// Whether `params` was taken as closing the message, not found by its extent.
+    pub(super) params_guessed: bool,
+}
+
+/// How [`split`] finds the params.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Params {
+    /// By their extent, like every other member.
+    Scanned,
+    /// As closing the message when it ends `}}`: everything from where their value opens
+    /// to the last `}` but one, not scanned. Right whenever they are last, which is where
+    /// most clients write them; when they are not, that text is not one JSON value, and
+    /// the read that checks them says so (the reader then splits the message again,
+    /// [`Scanned`](Self::Scanned)). Text that is one JSON value there can only be the
+    /// params' own: a JSON value is never followed by more of itself.
+    Guessed,
 }
 
 /// Splits `bytes`, a JSON object, into its members; `None` when in any doubt.
-pub(super) fn split(bytes: &[u8]) -> Option<Members<'_>> {
+pub(super) fn split(bytes: &[u8], params: Params) -> Option<Members<'_>> {
     let mut members = Members::default();
-    let end = each_member(bytes, |key, value| {
-        let value = bytes.get(value)?;
-        let quoted = bytes.get(key)?;
+    let close = match params {
+        Params::Guessed => closing_params(bytes),
+        Params::Scanned => None,
+    };
+    let mut at = blank(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = blank(bytes, at + 1);
+    if bytes.get(at) == Some(&b'}') {
+        return (blank(bytes, at + 1) == bytes.len()).then_some(members);
+    }
+    loop {
+        let key_end = string_end(bytes, at)?;
+        let quoted = bytes.get(at..key_end)?;
+        at = blank(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        let start = blank(bytes, at + 1);
+        if let Some(close) = close.filter(|&close| {
+            quoted == br#""params""# && bytes.get(start) == Some(&b'{') && close > start
+        }) {
+            // A repeated `params`, the one before scanned: the general reader decides.
+            members.params.is_none().then_some(())?;
+            members.params = bytes.get(start..=close);
+            members.params_guessed = true;
+            return Some(members);
+        }
+        let end = value_end(bytes, start)?;
+        members.put(quoted, bytes.get(start..end)?)?;
+        at = blank(bytes, end);
+        match bytes.get(at) {
+            Some(b',') => at = blank(bytes, at + 1),
+            Some(b'}') => return (blank(bytes, at + 1) == bytes.len()).then_some(members),
+            _ => return None,
+        }
+    }
+}
+
+impl<'a> Members<'a> {
+    /// Keeps the member named `quoted` (with its quotes); `None` when in any doubt.
+    fn put(&mut self, quoted: &[u8], value: &'a [u8]) -> Option<()> {
         let slot = match quoted.get(1..quoted.len() - 1)? {
-            b"jsonrpc" => &mut members.jsonrpc,
-            b"id" => &mut members.id,
-            b"method" => &mut members.method,
-            b"params" => &mut members.params,
-            b"result" => &mut members.result,
-            b"error" => &mut members.error,
+            b"jsonrpc" => &mut self.jsonrpc,
+            b"id" => &mut self.id,
+            b"method" => &mut self.method,
+            b"params" => &mut self.params,
+            b"result" => &mut self.result,
+            b"error" => &mut self.error,
             // An escape could spell one of the names above: the general reader decides.
             name if name.contains(&b'\\') => return None,
             // Another member: its name and its value must be JSON.
@@ -45,8 +103,16 @@ pub(super) fn split(bytes: &[u8]) -> Option<Members<'_>> {
         };
         // A repeated member: the general reader decides which one counts.
         slot.replace(value).is_none().then_some(())
-    })?;
-    (blank(bytes, end) == bytes.len()).then_some(members)
+    }
+}
+
+/// Where the object that is all of `bytes` closes an object-valued last member (the
+/// last `}` but one, with only blanks after it), if it does.
+fn closing_params(bytes: &[u8]) -> Option<usize> {
+    let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let last = bytes.iter().rposition(|b| !is_blank(b))?;
+    let before = bytes.get(..last)?.iter().rposition(|b| !is_blank(b))?;
+    (bytes[last] == b'}' && bytes[before] == b'}').then_some(before)
 }
 
 /// The bytes of the `id` member of the object that opens `bytes`, found by extent and
@@ -74,7 +140,7 @@ mod tests {
     use super::*;
 
     fn members(text: &str) -> Option<Members<'_>> {
-        split(text.as_bytes())
+        split(text.as_bytes(), Params::Scanned)
     }
 
     #[test]

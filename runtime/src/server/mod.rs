@@ -271,6 +271,17 @@ impl Server {
         pipeline::accept(self, request)
     }
 
+    /// [`accept`](Self::accept) for a request a transport read from the message `bytes`
+    /// ([`Incoming::read_within`](crate::jsonrpc::Incoming::read_within)); `Err` is the
+    /// refusal of a message that is not JSON, which nothing else may act on.
+    pub(crate) fn accept_read(
+        &self,
+        request: IncomingRequest,
+        bytes: &[u8],
+    ) -> Result<Accepted, Box<crate::jsonrpc::Rejected>> {
+        pipeline::accept_read(self, request, bytes)
+    }
+
     /// Serves one request and returns its JSON-RPC outcome: for a transport of its own
     /// that answers each request with one response (notifications the handler sends
     /// have nowhere to go; [`serve`](Self::serve) a message transport to carry them).

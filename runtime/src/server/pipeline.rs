@@ -10,7 +10,7 @@ use super::channel::Channel;
 use super::{Decoded, Outbound, Route, Server, Session};
 use crate::Era;
 use crate::auth::AuthInfo;
-use crate::jsonrpc::{RawParams, RpcError, code};
+use crate::jsonrpc::{Incoming, RawParams, Rejected, RpcError, code};
 use crate::protocol::{self, META, MetaRead, RequestMeta};
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
@@ -192,6 +192,32 @@ pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
     }
 }
 
+/// [`accept`] for `request`, read from the message `bytes` by
+/// [`Incoming::read_within`]: params it took as closing the message that are not JSON
+/// send the message back to the reader that finds where they end. `Err`: the refusal of
+/// a message that is not JSON.
+pub(super) fn accept_read(
+    server: &Server,
+    request: IncomingRequest,
+    bytes: &[u8],
+) -> Result<Accepted, Box<Rejected>> {
+    let accepted = accept(server, request);
+    if !accepted.malformed {
+        return Ok(accepted);
+    }
+    if accepted.params().is_some_and(RawParams::is_guessed) {
+        if let Ok(Incoming::Request { params, .. }) = Incoming::read(bytes) {
+            let mut request = accepted.request;
+            request.params = params;
+            let again = accept(server, request);
+            if !again.malformed {
+                return Ok(again);
+            }
+        }
+    }
+    Err(Incoming::rejection(bytes))
+}
+
 /// The usual request's params read apart: the `_meta` found among those the server
 /// knows (or read on its own), the rest into the route's type. `None` when in any
 /// doubt, and the params are read whole.
@@ -264,13 +290,6 @@ impl Accepted {
     /// The params, as sent.
     pub(crate) fn params(&self) -> Option<&RawParams> {
         self.request.params.as_ref()
-    }
-
-    /// Whether the params, which the transport found by their extent, are not JSON: the
-    /// transport then refuses the message as it refuses any that is not JSON (-32700),
-    /// and nothing else may act on it.
-    pub(crate) fn malformed(&self) -> bool {
-        self.malformed
     }
 
     /// The request's target, when its method has one (a tool or prompt name, a resource

@@ -468,6 +468,35 @@ async fn params_that_are_not_json_are_a_parse_error_whatever_else_the_request_sa
 }
 
 #[tokio::test]
+async fn params_followed_by_other_members_are_read_where_they_end() {
+    let addr = rules_server().await;
+    let h = mcp_headers("tools/call", Some("echo"));
+    let answer = post(addr, &h, &call("echo")).await.json()["result"].clone();
+    assert_eq!(answer["resultType"], "complete", "{answer}");
+    let sent: serde_json::Value = serde_json::from_str(&call("echo")).unwrap();
+    let params = sent["params"].to_string();
+    for text in [
+        // First, where the TypeScript SDK writes them.
+        format!(r#"{{"method":"tools/call","params":{params},"jsonrpc":"2.0","id":1}}"#),
+        // Followed by a member whose value is an object too: the message ends as if
+        // they closed it.
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}, "x":{{"y":{{}}}} }}"#
+        ),
+    ] {
+        let r = post(addr, &h, &text).await;
+        assert_eq!(r.status, 200, "{text}: {r:?}");
+        assert_eq!(r.json()["result"], answer, "{text}");
+    }
+    // Params that are not JSON, followed by such a member: still a parse error.
+    let bad = params.replace(r#""arguments":{}"#, r#""arguments":{"a":tru}"#);
+    let text =
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{bad},"x":{{}}}}"#);
+    let r = post(addr, &h, &text).await;
+    assert_eq!((r.status, r.error_code()), (400, Some(-32700)), "{r:?}");
+}
+
+#[tokio::test]
 async fn an_unsupported_protocol_version_is_400_with_the_supported_list() {
     let addr = rules_server().await;
     let mut text: serde_json::Value = serde_json::from_str(&call("echo")).unwrap();

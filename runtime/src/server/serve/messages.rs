@@ -113,15 +113,16 @@ impl MessageLoop<'_> {
     /// A request: `initialize` and what a session answers itself here, the rest in a
     /// task of its own.
     fn request(&mut self, request: IncomingRequest, text: &str) {
-        let mut accepted = self.server.accept(request);
-        if accepted.malformed() {
-            let rejected = Incoming::rejection(text.as_bytes());
-            self.send(jsonrpc::response(
-                rejected.id.as_ref(),
-                &Err(rejected.error),
-            ));
-            return;
-        }
+        let mut accepted = match self.server.accept_read(request, text.as_bytes()) {
+            Ok(accepted) => accepted,
+            Err(rejected) => {
+                self.send(jsonrpc::response(
+                    rejected.id.as_ref(),
+                    &Err(rejected.error),
+                ));
+                return;
+            }
+        };
         // Before `initialize` a request carrying the 2026-07-28 `_meta` is stateless;
         // once a session is open, every request belongs to it.
         let stateless = accepted.names_protocol_version() && self.session.is_none();

@@ -93,18 +93,18 @@ where
         }
         Incoming::Request { id, method, params } => (id, method, params),
     };
-    let accepted = shared
-        .server
-        .accept(IncomingRequest::from_raw(id, method, params).with_auth(auth));
-    if accepted.malformed() {
-        let rejected = Incoming::rejection(&bytes);
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            rejected.id.as_ref(),
-            rejected.error,
-        )
-        .into();
-    }
+    let request = IncomingRequest::from_raw(id, method, params).with_auth(auth);
+    let accepted = match shared.server.accept_read(request, &bytes) {
+        Ok(accepted) => accepted,
+        Err(rejected) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                rejected.id.as_ref(),
+                rejected.error,
+            )
+            .into();
+        }
+    };
     if let Some(refused) = scopes_refused(shared, &accepted) {
         return refused.into();
     }
