@@ -22,49 +22,36 @@ impl InputResponses {
 
     /// Adds the answer to the request under `key`, in place of an answer already there.
     pub fn insert(&mut self, key: impl ::std::convert::Into<::std::string::String>, response: InputResponse) -> ::std::result::Result<(), ::serde_json::Error> {
-        // Written straight into the new text: checked as JSON once, with the rest.
-        self.rewrite(key.into(), |out| ::serde_json::to_writer(out, &response))
+        self.rewrite(key.into(), Answer::Typed(&response))
     }
 
     /// Adds `answer`, as it is, under `key`, in place of an answer already there (to be
     /// decoded by whoever asked).
     pub fn insert_raw(&mut self, key: impl ::std::convert::Into<::std::string::String>, answer: &::serde_json::value::RawValue) -> ::std::result::Result<(), ::serde_json::Error> {
-        self.rewrite(key.into(), |out| {
-            out.extend_from_slice(answer.get().as_bytes());
-            Ok(())
-        })
+        self.rewrite(key.into(), Answer::Raw(answer))
     }
 
-    /// The map's text again, without `key`'s answer if it had one, and with the answer
-    /// `value` writes under `key` last.
-    fn rewrite(&mut self, key: ::std::string::String, value: impl ::std::ops::FnOnce(&mut ::std::vec::Vec<u8>) -> ::std::result::Result<(), ::serde_json::Error>) -> ::std::result::Result<(), ::serde_json::Error> {
-        let mut text = ::std::vec::Vec::with_capacity(self.0.get().len() + key.len() + 128);
-        text.push(b'{');
-        for (name, quoted, answer) in self.members() {
-            if name != key {
-                text.extend_from_slice(quoted.as_bytes());
-                text.push(b':');
-                text.extend_from_slice(answer.get().as_bytes());
-                text.push(b',');
-            }
-        }
-        ::serde_json::to_writer(&mut text, &key)?;
-        text.push(b':');
-        value(&mut text)?;
-        text.push(b'}');
-        let text = ::std::string::String::from_utf8(text).map_err(<::serde_json::Error as ::serde::ser::Error>::custom)?;
-        *self = Self(::serde_json::value::RawValue::from_string(text)?);
+    /// The map again, without `key`'s answer if it had one, and with `value` under `key`
+    /// last. Written by serde_json from answers that are JSON already, so not read again.
+    fn rewrite(&mut self, key: ::std::string::String, value: Answer<'_>) -> ::std::result::Result<(), ::serde_json::Error> {
+        let members = self.members();
+        let mut answers: ::std::vec::Vec<(&str, Answer<'_>)> = members
+            .iter()
+            .filter(|(name, _)| *name != key)
+            .map(|(name, answer)| (&**name, Answer::Raw(answer)))
+            .collect();
+        answers.push((&key, value));
+        *self = Self(::serde_json::value::to_raw_value(&Answers(answers))?);
         Ok(())
     }
 
-    /// Each answer: its key, its key as written (quoted), and its raw JSON, in order.
-    fn members(&self) -> ::std::vec::Vec<(::std::borrow::Cow<'_, str>, &str, &::serde_json::value::RawValue)> {
+    /// Each answer: its key and its raw JSON, in order.
+    fn members(&self) -> ::std::vec::Vec<(::std::borrow::Cow<'_, str>, &::serde_json::value::RawValue)> {
         let text = self.0.get();
         let mut out = ::std::vec::Vec::new();
         let _ = crate::rpc::scan::each_member(text.as_bytes(), |name, value| {
-            let quoted = text.get(name)?;
             let answer: &::serde_json::value::RawValue = ::serde_json::from_str(text.get(value)?).ok()?;
-            out.push((crate::rpc::scan::member_name(quoted)?, quoted, answer));
+            out.push((crate::rpc::scan::member_name(text.get(name)?)?, answer));
             Some(())
         });
         out
@@ -72,7 +59,7 @@ impl InputResponses {
 
     /// Each answer's key and raw JSON, in the order they came.
     pub fn iter(&self) -> impl ::std::iter::Iterator<Item = (::std::borrow::Cow<'_, str>, &::serde_json::value::RawValue)> {
-        self.members().into_iter().map(|(name, _, answer)| (name, answer))
+        self.members().into_iter()
     }
 
     /// The text of the answer under `key`, found without reading the others'.
@@ -133,6 +120,35 @@ impl InputResponses {
             }
         }
         Ok(out)
+    }
+}
+
+/// An answer as [`InputResponses::rewrite`] writes it: as it came, or from its type.
+enum Answer<'a> {
+    Raw(&'a ::serde_json::value::RawValue),
+    Typed(&'a InputResponse),
+}
+
+impl ::serde::Serialize for Answer<'_> {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(raw) => raw.serialize(serializer),
+            Self::Typed(response) => response.serialize(serializer),
+        }
+    }
+}
+
+/// Answers under their keys, written as one object in their order.
+struct Answers<'a>(::std::vec::Vec<(&'a str, Answer<'a>)>);
+
+impl ::serde::Serialize for Answers<'_> {
+    fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::std::result::Result<S::Ok, S::Error> {
+        use ::serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, answer) in &self.0 {
+            map.serialize_entry(key, answer)?;
+        }
+        map.end()
     }
 }
 

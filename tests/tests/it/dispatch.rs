@@ -261,6 +261,27 @@ fn input_responses_decode_by_the_method_of_their_request() {
 }
 
 #[test]
+fn input_responses_keep_each_key_once_with_its_last_answer_in_order() {
+    let region = v::InputResponse::Elicit(
+        decode(json!({"action": "accept", "content": {"region": "eu-west-1"}})).unwrap(),
+    );
+    let roots = serde_json::value::RawValue::from_string(r#"{"roots": []}"#.into()).unwrap();
+    let mut responses = v::InputResponses::new();
+    responses.insert("re\"gion", region).unwrap();
+    responses.insert_raw("roots", &roots).unwrap();
+    assert_eq!(
+        serde_json::to_string(&responses).unwrap(),
+        r#"{"re\"gion":{"action":"accept","content":{"region":"eu-west-1"}},"roots":{"roots": []}}"#
+    );
+    // Answered again: the new answer, last; the raw one as it came.
+    responses.insert_raw("re\"gion", &roots).unwrap();
+    let text = serde_json::to_string(&responses).unwrap();
+    assert_eq!(text, r#"{"roots":{"roots": []},"re\"gion":{"roots": []}}"#);
+    let read: v::InputResponses = serde_json::from_str(&text).unwrap();
+    assert_eq!((read.len(), read), (2, responses));
+}
+
+#[test]
 fn elicitation_params_default_to_form_mode() {
     let params: v::ElicitRequestParams =
         decode(json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}))
