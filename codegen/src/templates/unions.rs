@@ -267,12 +267,29 @@ pub mod scan {
         at
     }
 
-    /// Just past the string that opens at `at`, its contents skipped a vector at a time.
+    /// How many bytes [`string_end`] reads one at a time before a vector search.
+    const SHORT_STRING: usize = 16;
+
+    /// Just past the string that opens at `at`: a short one read a byte at a time, the
+    /// rest of a longer one skipped a vector at a time.
     pub fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
         if bytes.get(at) != Some(&b'"') {
             return None;
         }
         let mut from = at + 1;
+        // Most strings in a message are short (member names, constants): a byte at a
+        // time finds their end before a vector search is set up.
+        for (i, &byte) in bytes.get(from..)?.iter().take(SHORT_STRING).enumerate() {
+            match byte {
+                b'"' => return Some(from + i + 1),
+                b'\\' => {
+                    from += i;
+                    break;
+                }
+                _ if i + 1 == SHORT_STRING => from += SHORT_STRING,
+                _ => {}
+            }
+        }
         loop {
             let rest = bytes.get(from..)?;
             let found = memchr::memchr2(b'"', b'\\', rest)?;
