@@ -190,11 +190,11 @@ pub(super) fn decode<M: ClientRequestMethod>(
 ) -> crate::Result<M::Result> {
     let recode = client.inner.dialect.recode;
     if recode.is_none() && M::MAY_REQUIRE_INPUT {
-        return serde_json::from_str(result.get()).map_err(|e| {
+        return result.decode().map_err(|e| {
             super::decode_error::<M>(super::result_type_in(result.get()).as_deref(), e)
         });
     }
-    let mut value: Value = serde_json::from_str(result.get()).map_err(|source| {
+    let mut value: Value = result.decode().map_err(|source| {
         Error::Protocol(crate::ProtocolError::Decode {
             method: M::METHOD,
             source,

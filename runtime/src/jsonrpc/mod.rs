@@ -1,9 +1,10 @@
 //! JSON-RPC 2.0 framing: wire errors with the protocol's codes, writing messages, and
-//! (in `read`) reading and classifying incoming ones.
+//! (in `read` and `receive`) reading and classifying incoming ones.
 
 mod limits;
 mod params;
 mod read;
+mod receive;
 mod split;
 
 pub(crate) use limits::JsonLimits;
@@ -13,9 +14,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::types::v2026_07_28::{ClientCapabilities, RequestId};
+pub(crate) use read::{Incoming, Rejected};
 #[cfg(feature = "http-client")]
-pub(crate) use read::RawResponse;
-pub(crate) use read::{Incoming, Received, Rejected, receive};
+pub(crate) use receive::RawResponse;
+pub(crate) use receive::{Received, receive};
 pub(crate) use split::is_json;
 
 /// The JSON-RPC and MCP error codes tern produces or recognises, read from the generated

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::split::{Params, id_text, is_json, split};
-use super::{JsonLimits, RawParams, RawResult, RpcError};
+use super::split::{Found, id_text, split};
+use super::{JsonLimits, RawParams, RpcError};
 use crate::types::v2026_07_28::RequestId;
 
 /// A message as it arrives, classified by its members.
@@ -59,7 +59,7 @@ impl Incoming {
             let id = Self::id_of(bytes);
             return Err(Box::new(Rejected { id, error }));
         }
-        if let Some(request) = parse_request(bytes, Params::Guessed) {
+        if let Some(request) = parse_request(bytes, Found::Closing) {
             return Ok(request);
         }
         Self::read_tree(bytes)
@@ -77,7 +77,7 @@ impl Incoming {
     /// pass ([`parse_request`]), anything else through a JSON tree, which says exactly
     /// what is wrong with it.
     pub(crate) fn read(bytes: &[u8]) -> Result<Self, Box<Rejected>> {
-        if let Some(request) = parse_request(bytes, Params::Scanned) {
+        if let Some(request) = parse_request(bytes, Found::Scanned) {
             return Ok(request);
         }
         Self::read_tree(bytes)
@@ -184,44 +184,12 @@ impl Incoming {
     }
 }
 
-/// A response whose result is left as JSON text, for the receiver to parse into its
-/// type.
-#[derive(Debug)]
-pub(crate) struct RawResponse {
-    pub(crate) id: RequestId,
-    pub(crate) result: Result<RawResult, RpcError>,
-}
-
-/// Reads `text` as a well-formed response in one pass ([`split`]), its result found by
-/// its extent and left for the receiver to read into its type (which checks it): nothing
-/// is built and the result is not parsed here. `None` for anything else (a request, a
-/// notification, a malformed message, an odd id): [`Incoming::parse`] classifies those,
-/// and says what is wrong.
-pub(crate) fn parse_response(text: &[u8]) -> Option<RawResponse> {
-    let members = split(text, Params::Scanned)?;
-    if members.jsonrpc != Some(br#""2.0""#) || members.method.is_some() || members.params.is_some()
-    {
-        return None;
-    }
-    let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
-    let result = match (members.result, members.error) {
-        // With both, the result counts, as the general reader has it; the error must
-        // still be JSON.
-        (Some(result), error) if error.is_none_or(is_json) => Ok(RawResult::unchecked(
-            std::str::from_utf8(result).ok()?.into(),
-        )),
-        (None, Some(error)) => Err(serde_json::from_slice(error).ok()?),
-        _ => return None,
-    };
-    Some(RawResponse { id, result })
-}
-
 /// Reads `bytes` as a well-formed request in one pass ([`split`]), its params left as
 /// text to be read into their type: nothing is built, and the params are not parsed
 /// here. `None` for anything else (a notification, a response, a malformed message, an
 /// odd id, a repeated member): [`Incoming::classify`] reads those and says what is
 /// wrong.
-fn parse_request(bytes: &[u8], found: Params) -> Option<Incoming> {
+fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
     let members = split(bytes, found)?;
     if members.jsonrpc != Some(br#""2.0""#) || members.result.is_some() || members.error.is_some() {
         return None;
@@ -232,7 +200,7 @@ fn parse_request(bytes: &[u8], found: Params) -> Option<Incoming> {
         None => None,
         Some(p) if p.first() == Some(&b'{') => {
             let text = std::str::from_utf8(p).ok()?.into();
-            Some(match members.params_guessed {
+            Some(match members.guessed {
                 true => RawParams::guessed(text),
                 false => RawParams::unchecked(text),
             })
@@ -243,7 +211,7 @@ fn parse_request(bytes: &[u8], found: Params) -> Option<Incoming> {
 }
 
 /// A string or integer id read from its text; `None` for anything else.
-fn raw_id(text: &str) -> Option<RequestId> {
+pub(super) fn raw_id(text: &str) -> Option<RequestId> {
     if text.starts_with('"') {
         serde_json::from_str(text).ok().map(RequestId::String)
     } else {
@@ -251,112 +219,10 @@ fn raw_id(text: &str) -> Option<RequestId> {
     }
 }
 
-/// A message as a client receives it: a response with its result left as text, or a
-/// request or notification of the server's.
-#[derive(Debug)]
-pub(crate) enum Received {
-    Response(RawResponse),
-    Request {
-        id: RequestId,
-        method: String,
-        params: Option<Value>,
-    },
-    Notification {
-        method: String,
-        params: Option<Value>,
-    },
-}
-
-/// Reads one message a client received: a well-formed response in one pass
-/// ([`parse_response`]), anything else through [`Incoming::parse`] (bytes that are not
-/// UTF-8 read lossily, as before).
-pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
-    if let Some(response) = parse_response(text) {
-        return Ok(Received::Response(response));
-    }
-    Ok(match Incoming::parse(&String::from_utf8_lossy(text))? {
-        Incoming::Response { id, result } => Received::Response(RawResponse {
-            id,
-            result: result.map(|r| RawResult::from(&r)),
-        }),
-        Incoming::Request { id, method, params } => Received::Request {
-            id,
-            method,
-            params: match params {
-                None => None,
-                Some(p) => {
-                    Some(serde_json::from_str(p.get()).map_err(|_| Incoming::rejection(text))?)
-                }
-            },
-        },
-        Incoming::Notification { method, params } => Received::Notification { method, params },
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What the general reader makes of `text`, its result written out.
-    fn general(text: &str) -> Option<(RequestId, Result<String, RpcError>)> {
-        match Incoming::parse(text) {
-            Ok(Incoming::Response { id, result }) => Some((id, result.map(|r| r.to_string()))),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn a_response_read_in_one_pass_is_what_the_general_reader_reads() {
-        for text in [
-            r#"{"jsonrpc":"2.0","id":1,"result":{"b":[1,2.5,"x"],"a":null}}"#,
-            r#" {"result":{},"id":"abc","jsonrpc":"2.0"}"#,
-            r#"{"jsonrpc":"2.0","id":-3,"result":null}"#,
-            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"no","data":[1]}}"#,
-            r#"{"jsonrpc":"2.0","id":2,"result":{},"error":{"code":1,"message":"both"}}"#,
-        ] {
-            let fast = parse_response(text.as_bytes()).expect(text);
-            let result = fast.result.map(|r| {
-                serde_json::from_str::<Value>(r.get())
-                    .expect("JSON")
-                    .to_string()
-            });
-            assert_eq!(Some((fast.id, result)), general(text), "{text}");
-        }
-    }
-
-    #[test]
-    fn anything_but_a_plain_response_is_left_to_the_general_reader() {
-        for text in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","method":"example/notice","params":{}}"#,
-            r#"{"jsonrpc":"1.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1}"#,
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"result":{}}"#,
-            r#"["2.0",1,null,{},null]"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"error":tru}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"extra":[}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{},"params":{}}"#,
-            "not json",
-        ] {
-            assert!(parse_response(text.as_bytes()).is_none(), "{text}");
-        }
-    }
-
-    #[test]
-    fn a_result_is_found_by_its_extent_and_checked_only_when_read_into_its_type() {
-        let text = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a}]"}],"x":tru}}"#;
-        let response = parse_response(text).expect("a response");
-        assert_eq!(response.id, RequestId::Integer(7));
-        let result = response.result.expect("a result");
-        assert_eq!(
-            result.get(),
-            r#"{"content":[{"type":"text","text":"a}]"}],"x":tru}"#
-        );
-        assert!(serde_json::from_str::<Value>(result.get()).is_err());
-    }
+    use crate::jsonrpc::{is_json, receive};
 
     /// What the tree reader makes of a request, its params written out.
     fn through_a_tree(text: &str) -> Option<(RequestId, String, Option<String>)> {
@@ -378,7 +244,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":{"k":null}}"#,
         ] {
             let Some(Incoming::Request { id, method, params }) =
-                parse_request(text.as_bytes(), Params::Scanned)
+                parse_request(text.as_bytes(), Found::Scanned)
             else {
                 panic!("not read in one pass: {text}");
             };
@@ -412,7 +278,7 @@ mod tests {
                 false,
             ),
         ] {
-            let scanned = parse_request(text.as_bytes(), Params::Scanned);
+            let scanned = parse_request(text.as_bytes(), Found::Scanned);
             let Some(Incoming::Request {
                 params: Some(found),
                 ..
@@ -421,7 +287,7 @@ mod tests {
                 panic!("not read in one pass: {text}");
             };
             assert_eq!(found.get(), params);
-            match parse_request(text.as_bytes(), Params::Guessed) {
+            match parse_request(text.as_bytes(), Found::Closing) {
                 Some(Incoming::Request {
                     params: Some(guessed),
                     ..
@@ -439,7 +305,7 @@ mod tests {
         let Some(Incoming::Request {
             params: Some(found),
             ..
-        }) = parse_request(text.as_bytes(), Params::Guessed)
+        }) = parse_request(text.as_bytes(), Found::Closing)
         else {
             panic!("not read in one pass");
         };
@@ -479,7 +345,7 @@ mod tests {
             ),
         ] {
             assert!(
-                parse_request(text.as_bytes(), Params::Scanned).is_none(),
+                parse_request(text.as_bytes(), Found::Scanned).is_none(),
                 "{text}"
             );
             match Incoming::read(text.as_bytes()) {
@@ -499,7 +365,7 @@ mod tests {
         let Some(Incoming::Request {
             params: Some(params),
             ..
-        }) = parse_request(text.as_bytes(), Params::Scanned)
+        }) = parse_request(text.as_bytes(), Found::Scanned)
         else {
             panic!("not read in one pass");
         };
@@ -518,7 +384,7 @@ mod tests {
     #[test]
     fn a_repeated_member_is_read_as_a_tree_reads_it_the_last_one_winning() {
         let text = r#"{"jsonrpc":"2.0","id":1,"method":"example/first","method":"example/second","params":{}}"#;
-        assert!(parse_request(text.as_bytes(), Params::Scanned).is_none());
+        assert!(parse_request(text.as_bytes(), Found::Scanned).is_none());
         match Incoming::read(text.as_bytes()) {
             Ok(Incoming::Request { method, .. }) => assert_eq!(method, "example/second"),
             other => panic!("{other:?}"),

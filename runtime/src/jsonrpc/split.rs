@@ -7,9 +7,9 @@
 //! member, an escaped member name, a value that is not JSON, text after the object) is
 //! `None`, and the caller reads the message the general way, which says what is wrong.
 //! Every value but the params is checked as JSON here; the params' contents are checked
-//! by whoever reads them ([`RawParams`](super::RawParams) says how). A server's reader
-//! does not even scan params that close the message ([`Params::Guessed`]): reading them
-//! checks that they are what closes it.
+//! by whoever reads them ([`RawParams`](super::RawParams) says how), and so is a
+//! response's result. A reader may not even scan params or a result that closes the
+//! message ([`Found::Closing`]): reading them checks that they are what closes it.
 
 use serde::de::IgnoredAny;
 
@@ -25,30 +25,31 @@ pub(super) struct Members<'a> {
     pub(super) params: Option<&'a [u8]>,
     pub(super) result: Option<&'a [u8]>,
     pub(super) error: Option<&'a [u8]>,
-    /// Whether `params` was taken as closing the message, not found by its extent.
-    pub(super) params_guessed: bool,
+    /// Whether `params` or `result` was taken as closing the message, not found by its
+    /// extent ([`Found::Closing`]).
+    pub(super) guessed: bool,
 }
 
-/// How [`split`] finds the params.
+/// How [`split`] finds a message's params or result, when they are an object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Params {
+pub(super) enum Found {
     /// By their extent, like every other member.
     Scanned,
-    /// As closing the message when it ends `}}`: everything from where their value opens
-    /// to the last `}` but one, not scanned. Right whenever they are last, which is where
-    /// most clients write them; when they are not, that text is not one JSON value, and
-    /// the read that checks them says so (the reader then splits the message again,
+    /// As closing the message when it ends `}}`: everything from where the value opens
+    /// to the last `}` but one, not scanned. Right whenever it is the last member, which
+    /// is where most peers write it; when it is not, that text is not one JSON value,
+    /// and the read that checks it says so (the reader then splits the message again,
     /// [`Scanned`](Self::Scanned)). Text that is one JSON value there can only be the
-    /// params' own: a JSON value is never followed by more of itself.
-    Guessed,
+    /// member's own: a JSON value is never followed by more of itself.
+    Closing,
 }
 
 /// Splits `bytes`, a JSON object, into its members; `None` when in any doubt.
-pub(super) fn split(bytes: &[u8], params: Params) -> Option<Members<'_>> {
+pub(super) fn split(bytes: &[u8], found: Found) -> Option<Members<'_>> {
     let mut members = Members::default();
-    let close = match params {
-        Params::Guessed => closing_params(bytes),
-        Params::Scanned => None,
+    let close = match found {
+        Found::Closing => closing_object(bytes),
+        Found::Scanned => None,
     };
     let mut at = blank(bytes, 0);
     if bytes.get(at) != Some(&b'{') {
@@ -66,13 +67,19 @@ pub(super) fn split(bytes: &[u8], params: Params) -> Option<Members<'_>> {
             return None;
         }
         let start = blank(bytes, at + 1);
-        if let Some(close) = close.filter(|&close| {
-            quoted == br#""params""# && bytes.get(start) == Some(&b'{') && close > start
-        }) {
-            // A repeated `params`, the one before scanned: the general reader decides.
-            members.params.is_none().then_some(())?;
-            members.params = bytes.get(start..=close);
-            members.params_guessed = true;
+        let slot = match quoted {
+            br#""params""# => Some(&mut members.params),
+            br#""result""# => Some(&mut members.result),
+            _ => None,
+        };
+        if let Some((slot, close)) = slot
+            .zip(close)
+            .filter(|&(_, close)| bytes.get(start) == Some(&b'{') && close > start)
+        {
+            // A repeated member, the one before scanned: the general reader decides.
+            slot.is_none().then_some(())?;
+            *slot = bytes.get(start..=close);
+            members.guessed = true;
             return Some(members);
         }
         let end = value_end(bytes, start)?;
@@ -108,7 +115,7 @@ impl<'a> Members<'a> {
 
 /// Where the object that is all of `bytes` closes an object-valued last member (the
 /// last `}` but one, with only blanks after it), if it does.
-fn closing_params(bytes: &[u8]) -> Option<usize> {
+fn closing_object(bytes: &[u8]) -> Option<usize> {
     let is_blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     let last = bytes.iter().rposition(|b| !is_blank(b))?;
     let before = bytes.get(..last)?.iter().rposition(|b| !is_blank(b))?;
@@ -140,7 +147,7 @@ mod tests {
     use super::*;
 
     fn members(text: &str) -> Option<Members<'_>> {
-        split(text.as_bytes(), Params::Scanned)
+        split(text.as_bytes(), Found::Scanned)
     }
 
     #[test]

@@ -283,6 +283,27 @@ async fn a_json_answer_carrying_another_requests_id_is_refused() {
 }
 
 #[tokio::test]
+async fn a_result_followed_by_other_members_is_read_where_it_ends() {
+    // The client takes a result that closes its message as such, unscanned: here an
+    // object follows it, so what closes the message is no result, and is not read as one.
+    let addr = hostile(Arc::new(|request| {
+        let result =
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "ok }}"}]});
+        Reply::Json(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{result},"x":{{"y":{{}}}}}}"#,
+            request["id"]
+        ))
+    }))
+    .await;
+    let client = client_of(addr, Duration::from_secs(5)).await;
+    let result = client.call_tool("anything", json!({})).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&result.content).unwrap(),
+        json!([{"type": "text", "text": "ok }}"}])
+    );
+}
+
+#[tokio::test]
 async fn an_unknown_result_type_in_server_discover_is_refused() {
     let addr = hostile(Arc::new(|request| {
         let result = json!({"resultType": "teleport", "supportedVersions": ["2026-07-28"],
