@@ -22,6 +22,37 @@ pub(crate) struct RawResponse {
 /// notification, a malformed message, an odd id): [`Incoming::parse`] classifies those,
 /// and says what is wrong.
 pub(crate) fn parse_response(text: &[u8], found: Found) -> Option<RawResponse> {
+    let Answer {
+        id,
+        result,
+        guessed,
+    } = response_members(text, found)?;
+    let result = match result {
+        // Taken as closing the message: nothing after it was looked at.
+        Ok(result) if guessed => {
+            let start = result.as_ptr() as usize - text.as_ptr() as usize;
+            let message = std::str::from_utf8(text).ok()?.into();
+            Ok(RawResult::closing(message, start..start + result.len()))
+        }
+        Ok(result) => Ok(RawResult::unchecked(
+            std::str::from_utf8(result).ok()?.into(),
+        )),
+        Err(error) => Err(error),
+    };
+    Some(RawResponse { id, result })
+}
+
+/// A response's members as [`response_members`] finds them.
+struct Answer<'a> {
+    id: RequestId,
+    /// The result's bytes, or the error.
+    result: Result<&'a [u8], RpcError>,
+    /// Whether the result was taken as closing the message.
+    guessed: bool,
+}
+
+/// The members of the response `text` is; `None` as for [`parse_response`].
+fn response_members(text: &[u8], found: Found) -> Option<Answer<'_>> {
     let members = split(text, found)?;
     if members.jsonrpc != Some(br#""2.0""#) || members.method.is_some() || members.params.is_some()
     {
@@ -29,21 +60,18 @@ pub(crate) fn parse_response(text: &[u8], found: Found) -> Option<RawResponse> {
     }
     let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
     let result = match (members.result, members.error) {
-        // Taken as closing the message: nothing after it was looked at.
-        (Some(result), _) if members.guessed => {
-            let start = result.as_ptr() as usize - text.as_ptr() as usize;
-            let message = std::str::from_utf8(text).ok()?.into();
-            Ok(RawResult::closing(message, start..start + result.len()))
-        }
+        (Some(result), _) if members.guessed => Ok(result),
         // With both, the result counts, as the general reader has it; the error must
         // still be JSON.
-        (Some(result), error) if error.is_none_or(is_json) => Ok(RawResult::unchecked(
-            std::str::from_utf8(result).ok()?.into(),
-        )),
+        (Some(result), error) if error.is_none_or(is_json) => Ok(result),
         (None, Some(error)) => Err(serde_json::from_slice(error).ok()?),
         _ => return None,
     };
-    Some(RawResponse { id, result })
+    Some(Answer {
+        id,
+        result,
+        guessed: members.guessed,
+    })
 }
 
 /// A message as a client receives it: a response with its result left as text, or a
@@ -94,18 +122,23 @@ pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
 /// otherwise, or it is not JSON) keeps the text taken, which its reader then refuses.
 pub(super) fn settle(message: &str, at: &std::ops::Range<usize>) -> Option<Box<str>> {
     let taken = message.get(at.clone())?;
-    let found = match parse_response(message.as_bytes(), Found::Scanned) {
-        Some(RawResponse {
-            result: Ok(raw), ..
-        }) => Box::<str>::from(raw.get()),
-        _ => match Incoming::parse(message) {
-            Ok(Incoming::Response {
-                result: Ok(value), ..
-            }) => value.to_string().into(),
-            _ => return Some(taken.into()),
-        },
-    };
-    (*found != *taken).then_some(found)
+    let strict = response_members(message.as_bytes(), Found::Scanned);
+    if let Some(Answer {
+        result: Ok(result), ..
+    }) = strict
+    {
+        // Where it was taken to be: nothing is copied.
+        if std::ptr::eq(result, taken.as_bytes()) {
+            return None;
+        }
+        return Some(std::str::from_utf8(result).ok()?.into());
+    }
+    match Incoming::parse(message) {
+        Ok(Incoming::Response {
+            result: Ok(value), ..
+        }) => Some(value.to_string().into()),
+        _ => Some(taken.into()),
+    }
 }
 
 #[cfg(test)]
