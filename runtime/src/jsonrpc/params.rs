@@ -152,6 +152,16 @@ impl RawResult {
         serde_json::from_str(self.get())
     }
 
+    /// The text taken for the result, read again or not: all of the result, and for a
+    /// result taken as closing its message perhaps more (for a quick look, not a read).
+    #[cfg(feature = "http-client")]
+    pub(crate) fn taken(&self) -> &str {
+        match self.guess.as_deref() {
+            Some(guess) if guess.settled.get().is_none() => self.guessed_text(guess),
+            _ => self.get(),
+        }
+    }
+
     /// A result found on the wire by its extent, not checked as JSON.
     pub(crate) fn unchecked(text: Box<str>) -> Self {
         Self { text, guess: None }

@@ -65,12 +65,14 @@ pub(super) fn answers(
 /// Whether a relayed result is a task (`resultType: "task"`) rather than the method's.
 pub(super) fn is_task(result: &RawResult) -> bool {
     #[derive(serde::Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "resultType", borrow)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
+    struct Kind {
+        #[serde(rename = "resultType")]
+        result_type: Option<String>,
     }
-    result.get().contains(r#""task""#)
-        && serde_json::from_str::<Kind<'_>>(result.get())
+    // A look at the text taken for the result first, which holds all of it.
+    result.taken().contains(r#""task""#)
+        && result
+            .decode::<Kind>()
             .is_ok_and(|k| k.result_type.as_deref() == Some("task"))
 }
 
