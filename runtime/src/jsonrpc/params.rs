@@ -114,7 +114,7 @@ impl fmt::Debug for RawParams {
 pub struct RawResult {
     text: Box<str>,
     /// For a result taken as closing its message: `text` is the whole message.
-    guess: Option<Box<Guess>>,
+    guess: Option<Guess>,
 }
 
 /// Where a result taken as closing its message lies, and what reading the message again
@@ -156,7 +156,7 @@ impl RawResult {
     /// result taken as closing its message perhaps more (for a quick look, not a read).
     #[cfg(feature = "http-client")]
     pub(crate) fn taken(&self) -> &str {
-        match self.guess.as_deref() {
+        match &self.guess {
             Some(guess) if guess.settled.get().is_none() => self.guessed_text(guess),
             _ => self.get(),
         }
@@ -171,10 +171,10 @@ impl RawResult {
     pub(crate) fn closing(message: Box<str>, at: Range<usize>) -> Self {
         Self {
             text: message,
-            guess: Some(Box::new(Guess {
+            guess: Some(Guess {
                 at,
                 settled: OnceLock::new(),
-            })),
+            }),
         }
     }
 
