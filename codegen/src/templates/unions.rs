@@ -212,6 +212,24 @@ pub mod scan {
         bytes: &[u8],
         mut each: impl FnMut(Range<usize>, Range<usize>) -> Option<()>,
     ) -> Option<usize> {
+        walk_members(
+            bytes,
+            |key, start| {
+                let end = value_end(bytes, start)?;
+                each(key, start..end)?;
+                Some(end)
+            },
+        )
+    }
+
+    /// The walk behind [`each_member`], for a reader that decides where a value ends
+    /// itself: `each` is given a member's name (with its quotes) and where its value
+    /// starts, and says where the value ends (`None` stops the walk).
+    #[inline]
+    pub fn walk_members(
+        bytes: &[u8],
+        mut each: impl FnMut(Range<usize>, usize) -> Option<usize>,
+    ) -> Option<usize> {
         let mut at = blank(bytes, 0);
         if bytes.get(at) != Some(&b'{') {
             return None;
@@ -228,8 +246,7 @@ pub mod scan {
                 return None;
             }
             let start = blank(bytes, at + 1);
-            let end = value_end(bytes, start)?;
-            each(key, start..end)?;
+            let end = each(key, start)?;
             at = blank(bytes, end);
             match bytes.get(at) {
                 Some(b',') => at = blank(bytes, at + 1),
@@ -279,16 +296,12 @@ pub mod scan {
         let mut from = at + 1;
         // Most strings in a message are short (member names, constants): a byte at a
         // time finds their end before a vector search is set up.
-        for (i, &byte) in bytes.get(from..)?.iter().take(SHORT_STRING).enumerate() {
-            match byte {
-                b'"' => return Some(from + i + 1),
-                b'\\' => {
-                    from += i;
-                    break;
-                }
-                _ if i + 1 == SHORT_STRING => from += SHORT_STRING,
-                _ => {}
-            }
+        let rest = bytes.get(from..)?;
+        let short = rest.get(..SHORT_STRING).unwrap_or(rest);
+        match short.iter().position(|&b| b == b'"' || b == b'\\') {
+            Some(i) if short[i] == b'"' => return Some(from + i + 1),
+            Some(i) => from += i,
+            None => from += short.len(),
         }
         loop {
             let rest = bytes.get(from..)?;

@@ -144,8 +144,8 @@ impl RawResult {
     /// The result read into `T`. A result taken as closing its message is read as taken
     /// first: text that reads whole as one JSON value there can only be the result.
     pub(crate) fn decode<T: serde::de::DeserializeOwned>(&self) -> serde_json::Result<T> {
-        if let Some(guess) = self.guess.as_ref().filter(|g| g.settled.get().is_none()) {
-            if let Ok(value) = serde_json::from_str(self.guessed_text(guess)) {
+        if let Some(text) = self.unsettled() {
+            if let Ok(value) = serde_json::from_str(text) {
                 return Ok(value);
             }
         }
@@ -156,10 +156,7 @@ impl RawResult {
     /// result taken as closing its message perhaps more (for a quick look, not a read).
     #[cfg(feature = "http-client")]
     pub(crate) fn taken(&self) -> &str {
-        match &self.guess {
-            Some(guess) if guess.settled.get().is_none() => self.guessed_text(guess),
-            _ => self.get(),
-        }
+        self.unsettled().unwrap_or_else(|| self.get())
     }
 
     /// A result found on the wire by its extent, not checked as JSON.
@@ -180,6 +177,12 @@ impl RawResult {
 
     fn guessed_text(&self, guess: &Guess) -> &str {
         self.text.get(guess.at.clone()).unwrap_or_default()
+    }
+
+    /// The text a guess took, while the message has not been read again.
+    fn unsettled(&self) -> Option<&str> {
+        let guess = self.guess.as_ref().filter(|g| g.settled.get().is_none())?;
+        Some(self.guessed_text(guess))
     }
 }
 

@@ -60,7 +60,6 @@ fn response_members(text: &[u8], found: Found) -> Option<Answer<'_>> {
     }
     let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
     let result = match (members.result, members.error) {
-        (Some(result), _) if members.guessed => Ok(result),
         // With both, the result counts, as the general reader has it; the error must
         // still be JSON.
         (Some(result), error) if error.is_none_or(is_json) => Ok(result),
@@ -218,6 +217,10 @@ mod tests {
         };
         assert!(raw.decode::<Value>().is_err());
         assert_eq!(raw.get(), r#"{"a":tru}"#);
+        // An error before it that is not JSON: no response, taken or not.
+        let text = r#"{"jsonrpc":"2.0","id":1,"error":tru,"result":{}}"#;
+        assert!(parse_response(text.as_bytes(), Found::Closing).is_none());
+        assert!(receive(text.as_bytes()).is_err());
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use serde::de::IgnoredAny;
 
 // The generated member scan (behind `members`, which reads params), held stricter here.
-use crate::types::rpc::scan::{blank, each_member, string_end, value_end};
+use crate::types::rpc::scan::{blank, each_member, value_end, walk_members};
 
 /// The members of one JSON-RPC message, each as the bytes of its value.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -51,46 +51,25 @@ pub(super) fn split(bytes: &[u8], found: Found) -> Option<Members<'_>> {
         Found::Closing => closing_object(bytes),
         Found::Scanned => None,
     };
-    let mut at = blank(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
-    }
-    at = blank(bytes, at + 1);
-    if bytes.get(at) == Some(&b'}') {
-        return (blank(bytes, at + 1) == bytes.len()).then_some(members);
-    }
-    loop {
-        let key_end = string_end(bytes, at)?;
-        let quoted = bytes.get(at..key_end)?;
-        at = blank(bytes, key_end);
-        if bytes.get(at) != Some(&b':') {
-            return None;
-        }
-        let start = blank(bytes, at + 1);
-        let slot = match quoted {
-            br#""params""# => Some(&mut members.params),
-            br#""result""# => Some(&mut members.result),
-            _ => None,
+    let end = walk_members(bytes, |key, start| {
+        let quoted = bytes.get(key)?;
+        // Taken as closing the message: it ends at the last `}` but one, and the walk
+        // then finds the object's own `}` straight after it.
+        let end = match close.filter(|&close| {
+            matches!(quoted, br#""params""# | br#""result""#)
+                && bytes.get(start) == Some(&b'{')
+                && close > start
+        }) {
+            Some(close) => {
+                members.guessed = true;
+                close + 1
+            }
+            None => value_end(bytes, start)?,
         };
-        if let Some((slot, close)) = slot
-            .zip(close)
-            .filter(|&(_, close)| bytes.get(start) == Some(&b'{') && close > start)
-        {
-            // A repeated member, the one before scanned: the general reader decides.
-            slot.is_none().then_some(())?;
-            *slot = bytes.get(start..=close);
-            members.guessed = true;
-            return Some(members);
-        }
-        let end = value_end(bytes, start)?;
         members.put(quoted, bytes.get(start..end)?)?;
-        at = blank(bytes, end);
-        match bytes.get(at) {
-            Some(b',') => at = blank(bytes, at + 1),
-            Some(b'}') => return (blank(bytes, at + 1) == bytes.len()).then_some(members),
-            _ => return None,
-        }
-    }
+        Some(end)
+    })?;
+    (blank(bytes, end) == bytes.len()).then_some(members)
 }
 
 impl<'a> Members<'a> {

@@ -63,8 +63,9 @@ impl Fields for HeaderMap {
 }
 
 /// The fields of a head (a request's the server read, a response's the client read), as
-/// ranges of the head's bytes: nothing is copied or made per field. Names and values were checked by the head's parser (`httparse`),
-/// which holds them to what `HeaderName` and `HeaderValue` accept.
+/// ranges of the head's bytes: nothing is copied or made per field. Names and values
+/// were checked by the head's parser (`httparse`), which holds them to what
+/// `HeaderName` and `HeaderValue` accept.
 #[derive(Debug, Default)]
 pub(crate) struct HeadFields {
     head: Bytes,
