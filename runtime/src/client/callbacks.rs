@@ -140,7 +140,7 @@ impl Callbacks {
     /// the same keys; the first failure drops the others. A round with more requests
     /// than the limit fails before any callback runs.
     pub(crate) async fn fulfil(&self, requests: &InputRequests) -> crate::Result<InputResponses> {
-        self.answer_all(requests.clone(), &InputContext::default())
+        self.answer_all(requests.clone(), InputContext::default())
             .await
     }
 
@@ -149,7 +149,7 @@ impl Callbacks {
     pub(crate) async fn answer_all(
         &self,
         requests: InputRequests,
-        asking: &InputContext,
+        asking: InputContext,
     ) -> crate::Result<InputResponses> {
         use futures_util::{StreamExt as _, TryStreamExt as _};
         // Fail before running anything when a round is too big or a request has no
@@ -164,23 +164,26 @@ impl Callbacks {
         for request in requests.values() {
             self.check(request)?;
         }
-        let answer_one = |(key, request): (String, InputRequest)| {
+        let mut entries = requests.0.into_iter();
+        let answers: Vec<_> = if entries.len() == 1
+            && let Some((key, request)) = entries.next()
+        {
+            // One question (the common round): answered here, the context moved into
+            // it, without the stream that runs several at once.
             let ctx = InputContext {
                 key: Some(key.clone()),
-                ..asking.clone()
+                ..asking
             };
-            async move { self.answer(ctx, request).await.map(|r| (key, r)) }
-        };
-        let answers: Vec<_> = if requests.len() == 1 {
-            // One question (the common round): answered here, without the stream that
-            // runs several at once.
-            let mut answers = Vec::with_capacity(1);
-            for entry in requests.0 {
-                answers.push(answer_one(entry).await?);
-            }
-            answers
+            vec![(key, self.answer(ctx, request).await?)]
         } else {
-            futures_util::stream::iter(requests.0.into_iter().map(answer_one))
+            let answer_one = |(key, request): (String, InputRequest)| {
+                let ctx = InputContext {
+                    key: Some(key.clone()),
+                    ..asking.clone()
+                };
+                async move { self.answer(ctx, request).await.map(|r| (key, r)) }
+            };
+            futures_util::stream::iter(entries.map(answer_one))
                 .buffer_unordered(limits.concurrency.max(1))
                 .try_collect()
                 .await?

@@ -96,16 +96,20 @@ pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
     async move {
         let mut delay = client.inner.backoff.first;
         let mut round = 0usize;
+        // The `requestState` a retry echoes (the first round's, if any, is the params'
+        // own).
+        let mut state: Option<String> = None;
         // A refused state starts the call over once, from its first round: the
         // params without answers or state are the first round's.
         let mut may_restart = client.inner.restart_on_rejected_state;
         loop {
-            let asked = match one_round::<M>(client, &params, notifications).await {
+            let asked = match one_round::<M>(client, &params, state.as_deref(), notifications).await {
                 Err(Error::StateRejected(_)) if round > 0 && may_restart => {
                     tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
                     event(&|| RoundEvent::Rejected { round });
                     may_restart = false;
                     M::set_round(&mut params, None, None);
+                    state = None;
                     round = 0;
                     delay = client.inner.backoff.first;
                     continue;
@@ -125,18 +129,8 @@ pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
                 Some(r) => {
                     delay = client.inner.backoff.first;
                     event(&|| RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
-                    let asking = super::InputContext {
-                        key: None,
-                        method: Some(M::METHOD),
-                        target: M::target(&params).map(str::to_owned),
-                        arguments: M::arguments(&params)
-                            .and_then(|a| serde_json::from_str(a.get()).ok())
-                            .map(std::sync::Arc::new),
-                        round,
-                        task: None,
-                        server: client.inner.server_name.clone(),
-                    };
-                    Some(client.inner.callbacks.answer_all(r, &asking).instrument(round_span).await?)
+                    let asking = asking::<M>(client, &params, round);
+                    Some(client.inner.callbacks.answer_all(r, asking).instrument(round_span).await?)
                 }
                 None if asked.request_state.is_some() => {
                     tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
@@ -147,11 +141,32 @@ pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
                 }
                 None => return Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
             };
-            M::set_round(&mut params, responses, asked.request_state);
+            // The state goes beside the params, not into them: written as it came.
+            M::set_round(&mut params, responses, None);
+            state = asked.request_state;
         }
     }
     .instrument(span)
     .await
+}
+
+/// What the callbacks of round `round` of a call of `M` with `params` are told.
+fn asking<M: InputLoopMethod>(
+    client: &Client,
+    params: &M::Params,
+    round: usize,
+) -> super::InputContext {
+    super::InputContext {
+        key: None,
+        method: Some(M::METHOD),
+        target: M::target(params).map(str::to_owned),
+        arguments: M::arguments(params)
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .map(std::sync::Arc::new),
+        round,
+        task: None,
+        server: client.inner.server_name.clone(),
+    }
 }
 
 /// How one round was answered. Not boxed: it is taken apart as soon as it is returned,
@@ -167,15 +182,17 @@ pub(crate) enum Answered<C> {
     Asked(InputRequiredResult),
 }
 
-/// Sends one round of `M` and reads its answer: as the method's result first, a
-/// task being the rare answer, told by the union's refusal of its `resultType`.
+/// Sends one round of `M` (`state`, when given, echoed beside params that carry
+/// none) and reads its answer: as the method's result first, a task being the rare
+/// answer, told by the union's refusal of its `resultType`.
 pub(crate) async fn one_round<M: InputLoopMethod>(
     client: &Client,
     params: &M::Params,
+    state: Option<&str>,
     notifications: Option<&mpsc::UnboundedSender<serde_json::Value>>,
 ) -> crate::Result<Answered<M::Complete>> {
     let raw = client
-        .send_raw::<M>(params, M::target(params), notifications)
+        .send_raw::<M>(params, state, M::target(params), notifications)
         .await?;
     let result = match super::wire::decode::<M>(client, &raw) {
         Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)))

@@ -185,19 +185,24 @@ impl Client {
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<M::Result> {
-        let result = self.send_raw::<M>(params, target, notifications).await?;
+        let result = self
+            .send_raw::<M>(params, None, target, notifications)
+            .await?;
         wire::decode::<M>(self, &result)
     }
 
-    /// [`send`](Self::send), the result left as the server wrote it.
+    /// [`send`](Self::send), the result left as the server wrote it; `state`, when
+    /// given, is the `requestState` a retry echoes, for params that carry none.
     pub(crate) async fn send_raw<M: ClientRequestMethod>(
         &self,
         params: &M::Params,
+        state: Option<&str>,
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<crate::jsonrpc::RawResult> {
+        let stateless = state.is_none() && M::request_state(params).is_none();
         let cached = match &self.inner.cache {
-            Some(cache) if M::CACHEABLE && M::request_state(params).is_none() => {
+            Some(cache) if M::CACHEABLE && stateless => {
                 let key = serde_json::to_string(params).map_err(Error::Encode)?;
                 let partition = self.cache_partition();
                 if let Some(hit) = cache.get(&partition, M::METHOD, &key) {
@@ -208,8 +213,12 @@ impl Client {
             }
             _ => None,
         };
+        let added = wire::Added {
+            state,
+            ..wire::Added::default()
+        };
         let result = self
-            .send_uncached::<M>(params, target, notifications, None)
+            .send_uncached::<M>(params, target, notifications, added)
             .await?;
         if let Some((cache, partition, key)) = cached {
             // What the request names (a resource's URI): its updates drop the entry.
@@ -260,7 +269,11 @@ impl Client {
         meta: &str,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
     ) -> crate::Result<crate::jsonrpc::RawResult> {
-        self.send_uncached::<M>(params, None, notifications, Some(meta))
+        let added = wire::Added {
+            meta: Some(meta),
+            ..wire::Added::default()
+        };
+        self.send_uncached::<M>(params, None, notifications, added)
             .await
     }
 
@@ -303,12 +316,16 @@ impl Client {
         params: &M::Params,
         target: Option<&str>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
-        meta: Option<&str>,
+        added: wire::Added<'_>,
     ) -> crate::Result<crate::jsonrpc::RawResult> {
         let transport = &self.inner.transport;
         let id = transport.next_id();
         let progress_token = notifications.map(|_| id_string(&id));
-        let params = wire::encode_params_as(self, params, progress_token.as_deref(), meta)?;
+        let added = wire::Added {
+            progress_token: progress_token.as_deref(),
+            ..added
+        };
+        let params = wire::encode_params_as(self, params, added)?;
         let found;
         let target = match (target, M::TARGET) {
             (Some(t), _) => Some(t),

@@ -141,7 +141,7 @@ async fn step<M: InputLoopMethod>(
 ) -> crate::Result<Step<M::Complete>> {
     let mut delay = client.inner.backoff.first;
     loop {
-        let asked = match super::input_loop::one_round::<M>(client, &params, None).await? {
+        let asked = match super::input_loop::one_round::<M>(client, &params, None, None).await? {
             Answered::Done(done) => return Ok(Step::Done(done)),
             Answered::Task(created) => {
                 return Ok(Step::Task(super::tasks::handle_of(client, *created)));

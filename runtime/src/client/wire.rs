@@ -8,14 +8,17 @@
 //! win) exactly as before.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Client;
-use crate::Error;
 use crate::protocol::{META_PROTOCOL_VERSION, RequestMeta};
 use crate::types::rpc::ClientRequestMethod;
+use crate::{Error, jsonrpc};
 
 /// `_meta` key: the token that asks for progress notifications on this request.
 const META_PROGRESS_TOKEN: &str = "progressToken";
@@ -63,82 +66,120 @@ pub(super) fn encode_params(
     params: &impl Serialize,
     progress_token: Option<&str>,
 ) -> crate::Result<EncodedParams> {
-    encode_params_as(client, params, progress_token, None)
+    encode_params_as(
+        client,
+        params,
+        Added {
+            progress_token,
+            ..Added::default()
+        },
+    )
 }
 
-/// [`encode_params`] with `meta` (members rendered as [`static_meta`] renders them)
-/// in place of the client's own, on a 2026-07-28 client: what a gateway relays for
-/// the client it serves. A session's requests carry no such `_meta`, whatever is given.
+/// What the client writes into a request's params beside their own members.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Added<'a> {
+    /// The token that asks for progress notifications, into `_meta`.
+    pub(super) progress_token: Option<&'a str>,
+    /// `_meta` members (rendered as [`static_meta`] renders them) in place of the
+    /// client's own, on a 2026-07-28 client: what a gateway relays for the client it
+    /// serves. A session's requests carry no such `_meta`, whatever is given.
+    pub(super) meta: Option<&'a str>,
+    /// The `requestState` a retry echoes, for params that carry none of their own.
+    /// Written here, an opaque token is copied as it came rather than looked at byte
+    /// by byte for escapes.
+    pub(super) state: Option<&'a str>,
+}
+
+/// [`encode_params`] with everything [`Added`] says.
 pub(super) fn encode_params_as(
     client: &Client,
     params: &impl Serialize,
-    progress_token: Option<&str>,
-    meta: Option<&str>,
+    added: Added<'_>,
 ) -> crate::Result<EncodedParams> {
     let dialect = &client.inner.dialect;
-    let meta = match meta {
+    let meta = match added.meta {
         Some(meta) if dialect.version.is_some() => meta,
         _ => dialect.meta.as_str(),
     };
-    let text = serde_json::to_string(params).map_err(Error::Encode)?;
-    // The key `_meta` written anywhere in the params (most likely their own `_meta`)
-    // sends them the general way, which merges it.
-    let plain = text.len() >= 2
-        && text.starts_with('{')
-        && text.ends_with('}')
-        && !text.contains(r#""_meta":"#);
-    if !plain {
-        return encode_merging(meta, params, progress_token);
-    }
-    let protocol_version = dialect.version.map(Cow::Borrowed);
     let trace = crate::protocol::current_trace();
-    if meta.is_empty() && progress_token.is_none() && trace.is_none() {
-        return Ok(EncodedParams {
-            text,
-            protocol_version,
-        });
-    }
-    // `_meta` goes first: a server finds it without passing over the params' own
-    // members (tern's keeps the `_meta` of each client it has read).
-    let own = text;
-    let mut text = String::with_capacity(own.len() + meta.len() + 48);
-    text.push_str(r#"{"_meta":{"#);
-    text.push_str(meta);
-    let mut empty = meta.is_empty();
-    let mut member = |key: &str, value: &str| {
-        if !empty {
-            text.push(',');
+    let has_meta = !meta.is_empty() || added.progress_token.is_some() || trace.is_some();
+    let state_len = added.state.map_or(0, |s| s.len() + 20);
+    // One buffer: what the client adds, then the params' own members written after it.
+    let mut text = Vec::with_capacity(meta.len() + state_len + 48 + 256);
+    if has_meta {
+        // `_meta` goes first: a server finds it without passing over the params' own
+        // members (tern's keeps the `_meta` of each client it has read).
+        text.extend_from_slice(br#"{"_meta":{"#);
+        text.extend_from_slice(meta.as_bytes());
+        let mut empty = meta.is_empty();
+        let mut member = |key: &str, value: &str| {
+            if !empty {
+                text.push(b',');
+            }
+            empty = false;
+            jsonrpc::push_quoted(&mut text, key);
+            text.push(b':');
+            jsonrpc::push_quoted(&mut text, value);
+        };
+        if let Some(token) = added.progress_token {
+            member(META_PROGRESS_TOKEN, token);
         }
-        empty = false;
-        text.push('"');
-        text.push_str(key);
-        text.push_str(r#"":"#);
-        text.push_str(&Value::from(value).to_string());
-    };
-    if let Some(token) = progress_token {
-        member(META_PROGRESS_TOKEN, token);
+        for (key, value) in trace.iter().flat_map(|t| t.members()) {
+            member(key, value);
+        }
+        text.push(b'}');
     }
-    for (key, value) in trace.iter().flat_map(|t| t.members()) {
-        member(key, value);
+    if let Some(state) = added.state {
+        text.extend_from_slice(if has_meta { b"," } else { b"{" });
+        text.extend_from_slice(br#""requestState":"#);
+        jsonrpc::push_quoted(&mut text, state);
     }
-    text.push('}');
-    // The params' own members after it: `{` dropped, `}` kept.
-    if own.len() > 2 {
-        text.push(',');
+    let at = text.len();
+    serde_json::to_writer(&mut text, params).map_err(Error::Encode)?;
+    let mut text =
+        String::from_utf8(text).map_err(|e| Error::Encode(serde::ser::Error::custom(e)))?;
+    let own = &text[at..];
+    // The key `_meta` written anywhere in the params (most likely their own `_meta`)
+    // sends them the general way, which merges it; so does a `requestState` of their
+    // own beside the one added, which replaces it.
+    let plain = own.len() >= 2
+        && own.starts_with('{')
+        && own.ends_with('}')
+        && !written(own, &OWN_META)
+        && !(added.state.is_some() && written(own, &OWN_STATE));
+    if !plain {
+        return encode_merging(meta, params, added);
     }
-    text.push_str(&own[1..]);
+    if at > 0 {
+        // The params' own members after the added ones: their `{` gives way to a
+        // comma, or (no members) to nothing, their `}` closing the whole.
+        let joint = if own.len() > 2 { "," } else { "" };
+        text.replace_range(at..at + 1, joint);
+    }
     Ok(EncodedParams {
         text,
-        protocol_version,
+        protocol_version: dialect.version.map(Cow::Borrowed),
     })
 }
 
+/// Finders for the members the client adds, built once: a search set up for each
+/// request would cost more than the search.
+static OWN_META: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(r#""_meta":"#));
+static OWN_STATE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(r#""requestState":"#));
+
+/// Whether the member `finder` looks for is written in `text`.
+fn written(text: &str, finder: &Finder<'_>) -> bool {
+    finder.find(text.as_bytes()).is_some()
+}
+
 /// The general path: params (of any shape) and the client's `_meta` merged as
-/// `Value`s, the client's keys winning over the params' own.
+/// `Value`s, the client's keys winning over the params' own; the added state, if any,
+/// in place of theirs.
 fn encode_merging(
     client_meta: &str,
     params: &impl Serialize,
-    progress_token: Option<&str>,
+    added: Added<'_>,
 ) -> crate::Result<EncodedParams> {
     let mut params = match serde_json::to_value(params).map_err(Error::Encode)? {
         Value::Object(map) => map,
@@ -152,7 +193,7 @@ fn encode_merging(
     // What every request of the dialect carries, then the progress token.
     let mut meta: Map<String, Value> =
         serde_json::from_str(&format!("{{{client_meta}}}")).map_err(Error::Encode)?;
-    if let Some(token) = progress_token {
+    if let Some(token) = added.progress_token {
         meta.insert(META_PROGRESS_TOKEN.to_owned(), token.into());
     }
     for (key, value) in crate::protocol::current_trace()
@@ -170,8 +211,12 @@ fn encode_merging(
         .get(META_PROTOCOL_VERSION)
         .and_then(Value::as_str)
         .map(|v| Cow::Owned(v.to_owned()));
+    // First, as the fast path writes them.
+    if let Some(state) = added.state {
+        params.shift_remove("requestState");
+        params.shift_insert(0, "requestState".into(), state.into());
+    }
     if !meta.is_empty() {
-        // First, as the fast path writes it.
         params.shift_insert(0, "_meta".into(), Value::Object(meta));
     }
     Ok(EncodedParams {
@@ -256,13 +301,47 @@ mod tests {
                 for params in [json!(call()), json!({})] {
                     let fast = encode_params(&client, &params, token).unwrap();
                     let general =
-                        encode_merging(&client.inner.dialect.meta, &params, token).unwrap();
+                        encode_merging(&client.inner.dialect.meta, &params, added(token)).unwrap();
                     assert_eq!(fast.text, general.text, "{era:?} {token:?}");
                     assert_eq!(fast.protocol_version, general.protocol_version);
                 }
                 let typed = encode_params(&client, &call(), token).unwrap();
-                let general = encode_merging(&client.inner.dialect.meta, &call(), token).unwrap();
+                let general =
+                    encode_merging(&client.inner.dialect.meta, &call(), added(token)).unwrap();
                 assert_eq!(typed.text, general.text);
+            }
+        }
+    }
+
+    fn added(progress_token: Option<&str>) -> Added<'_> {
+        Added {
+            progress_token,
+            ..Added::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn an_added_state_is_written_as_the_merging_path_writes_it_and_read_back_as_sent() {
+        let long = "t1.".to_owned() + &"Az09_-".repeat(40);
+        for era in [Era::Stateless, Era::Session] {
+            let client = client(era);
+            for state in [long.as_str(), "state \"quoted\"\n", ""] {
+                let mut own = call();
+                own.request_state = None;
+                for params in [json!(own), json!({}), json!(call())] {
+                    let added = Added {
+                        state: Some(state),
+                        ..added(Some("7"))
+                    };
+                    let fast = encode_params_as(&client, &params, added).unwrap();
+                    let general =
+                        encode_merging(&client.inner.dialect.meta, &params, added).unwrap();
+                    assert_eq!(fast.text, general.text, "{era:?} {state:?}");
+                    // Read back, the state is the one added, its own (if any) gone.
+                    let value: Value = serde_json::from_str(&fast.text).unwrap();
+                    assert_eq!(value["requestState"], state, "{}", fast.text);
+                    assert_eq!(fast.text.matches("requestState").count(), 1);
+                }
             }
         }
     }

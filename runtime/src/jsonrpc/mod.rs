@@ -248,18 +248,74 @@ pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> Strin
 }
 
 /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as
-/// JSON text: the same bytes [`request`] writes, with no `Value` tree in between.
+/// JSON text: the same bytes [`request`] writes, with no `Value` tree in between. The
+/// buffer is sized exactly, so it never grows and a `Bytes` takes it without another
+/// allocation.
 pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(params.len() + method.len() + 48);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    // Writing an id or a string into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, id);
-    out.extend_from_slice(br#","method":"#);
-    let _ = serde_json::to_writer(&mut out, method);
-    out.extend_from_slice(br#","params":"#);
+    let mut number = itoa::Buffer::new();
+    let id: std::borrow::Cow<'_, str> = match id {
+        RequestId::Integer(i) => number.format(*i).into(),
+        RequestId::String(s) => quoted(s).into(),
+    };
+    // A method name is plain text but for a peer's oddity: quoted in place.
+    let escaped = (!writes_as_itself(method.as_bytes())).then(|| quoted(method));
+    let method_len = escaped.as_ref().map_or(method.len() + 2, String::len);
+    const FRAME: [&[u8]; 4] = [
+        br#"{"jsonrpc":"2.0","id":"#,
+        br#","method":"#,
+        br#","params":"#,
+        b"}",
+    ];
+    let frame = FRAME.iter().map(|f| f.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(frame + id.len() + method_len + params.len());
+    out.extend_from_slice(FRAME[0]);
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(FRAME[1]);
+    match &escaped {
+        Some(quoted) => out.extend_from_slice(quoted.as_bytes()),
+        None => {
+            out.push(b'"');
+            out.extend_from_slice(method.as_bytes());
+            out.push(b'"');
+        }
+    }
+    out.extend_from_slice(FRAME[2]);
     out.extend_from_slice(params.as_bytes());
-    out.push(b'}');
+    out.extend_from_slice(FRAME[3]);
     out
+}
+
+/// `text` as a JSON string, quotes included.
+fn quoted(text: &str) -> String {
+    // A `str` always serializes.
+    serde_json::to_string(text).unwrap_or_default()
+}
+
+/// Appends `text` as a JSON string. Text JSON writes as itself (no control character,
+/// quote or backslash: an opaque token, a name) is copied as it is, checked sixteen
+/// bytes at a time; serde_json's writer, which looks at each byte on its own, writes
+/// the rest.
+pub(crate) fn push_quoted(out: &mut Vec<u8>, text: &str) {
+    if writes_as_itself(text.as_bytes()) {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        // Writing a `str` into a Vec cannot fail.
+        let _ = serde_json::to_writer(out, text);
+    }
+}
+
+/// Whether no byte of `bytes` is one a JSON string escapes.
+fn writes_as_itself(bytes: &[u8]) -> bool {
+    let plain = |b: u8| (b >= 0x20) & (b != b'"') & (b != b'\\');
+    let mut blocks = bytes.chunks_exact(16);
+    // A whole block at a time, no early exit inside it: vector instructions.
+    blocks.by_ref().all(|block| {
+        <[u8; 16]>::try_from(block)
+            .is_ok_and(|block| block.iter().fold(true, |all, &b| all & plain(b)))
+    }) && blocks.remainder().iter().all(|&b| plain(b))
 }
 
 #[cfg(test)]
@@ -286,11 +342,42 @@ mod tests {
     }
 
     #[test]
+    fn a_string_is_quoted_as_serde_json_quotes_it() {
+        let long = "t1.".to_owned() + &"Az09_-".repeat(40);
+        for text in [
+            "",
+            "plain",
+            "a\"b",
+            "back\\slash",
+            "tab\there",
+            "\u{1f}",
+            "\u{7f}é",
+            &long,
+            &(long.clone() + "\""),
+            &("\"".to_owned() + &long),
+        ] {
+            let mut out = b"[".to_vec();
+            push_quoted(&mut out, text);
+            let general = format!("[{}", serde_json::to_string(text).unwrap());
+            assert_eq!(String::from_utf8(out).ok(), Some(general), "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_request_is_written_as_the_general_writer_writes_it() {
         let params = r#"{"name":"sql","_meta":{"k":"v"}}"#;
-        for id in [RequestId::Integer(42), RequestId::String("a\"b".into())] {
-            let general = request(&id, "example/call", serde_json::from_str(params).ok());
-            let encoded = encode_request(&id, "example/call", params);
+        let ids = [
+            RequestId::Integer(42),
+            RequestId::Integer(i64::MIN),
+            RequestId::String("a\"b".into()),
+        ];
+        for (id, method) in ids
+            .into_iter()
+            .zip(["example/call", "tools/call", "odd\"one"])
+        {
+            let general = request(&id, method, serde_json::from_str(params).ok());
+            let encoded = encode_request(&id, method, params);
+            assert_eq!(encoded.len(), encoded.capacity(), "sized exactly");
             assert_eq!(String::from_utf8(encoded).ok(), Some(general));
         }
     }
