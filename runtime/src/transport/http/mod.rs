@@ -49,6 +49,11 @@ pub(crate) fn name_field(method: &str) -> Option<&'static str> {
 /// trailing whitespace, else the base64 sentinel form `=?base64?...?=` (also used for a
 /// plain value that looks like the sentinel, so decoding is never ambiguous).
 pub fn encode_header_value(value: &str) -> String {
+    encoded_header_value(value).into_owned()
+}
+
+/// [`encode_header_value`], borrowing a value that goes as it is.
+pub(crate) fn encoded_header_value(value: &str) -> std::borrow::Cow<'_, str> {
     let visible = value
         .bytes()
         .all(|b| b == b' ' || (0x21..=0x7e).contains(&b));
@@ -56,11 +61,11 @@ pub fn encode_header_value(value: &str) -> String {
     let looks_encoded = value.starts_with(SENTINEL_START) && value.ends_with(SENTINEL_END);
     let plain = visible && !padded && !looks_encoded;
     if plain {
-        value.to_owned()
+        value.into()
     } else {
         use base64::Engine as _;
         let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
-        format!("{SENTINEL_START}{encoded}{SENTINEL_END}")
+        format!("{SENTINEL_START}{encoded}{SENTINEL_END}").into()
     }
 }
 

@@ -3,6 +3,7 @@
 //! whose server requests go to the session).
 
 use std::collections::HashMap;
+use std::pin::Pin;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
@@ -14,8 +15,9 @@ use super::super::body::Joined;
 use super::super::fields::{Fields as _, HeadFields};
 use super::super::h1::{Answer, Body, Outgoing};
 use super::super::sse::SseReader;
-use super::super::{METHOD_HEADER, NAME_HEADER, encode_header_value, name_field};
+use super::super::{METHOD_HEADER, NAME_HEADER, encoded_header_value, name_field};
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
+use super::pool::PoolError;
 use super::quiet::Quiet;
 use super::{HttpClientTransport, MAX_RESPONSE_BYTES};
 use crate::jsonrpc::{self, RawResponse, RawResult, Received};
@@ -133,7 +135,7 @@ impl HttpClientTransport {
         );
         if name_field(request.method).is_some() {
             let name = request.target.unwrap_or_default();
-            let value = encode_header_value(name);
+            let value = encoded_header_value(name);
             outgoing.field(NAME_HEADER.as_bytes(), value.as_bytes());
             if request.method == CallTool::METHOD {
                 self.inner
@@ -148,13 +150,13 @@ impl HttpClientTransport {
     /// is sent again is the client's decision, not the transport's.
     pub(super) async fn exchange_encoded(
         &self,
-        request: EncodedRequest<'_>,
+        request: &EncodedRequest<'_>,
     ) -> Result<RawResult, CallError> {
         self.inner.session.sending(request.method, request.params);
-        let mut result = match self.post(&request).await {
+        let mut result = match self.post(request).await {
             Err(CallError::Transport(refused)) if self.authorizable(&refused) => {
                 // Boxed: the rare path stays out of every exchange's future.
-                Box::pin(self.post_authorized(&request, refused)).await?
+                Box::pin(self.post_authorized(request, refused)).await?
             }
             other => other?,
         };
@@ -172,7 +174,11 @@ impl HttpClientTransport {
     /// Builds `request`'s POST (with the bearer token as it stands) and sends it.
     async fn post(&self, request: &EncodedRequest<'_>) -> Result<RawResult, CallError> {
         let (outgoing, session) = self.outgoing(request)?;
-        self.send(outgoing, request, session).await
+        // Boxed as it is built, as the SSE reading in `send` is: the exchange's box then
+        // stays within what the allocator's per-thread cache keeps (see the
+        // `future_sizes` test), and no copy of the request waits in it.
+        let sending = Box::pin(self.inner.pool.send_outgoing(outgoing));
+        self.send(sending, request, session).await
     }
 
     /// Whether `refused` is a 401 or 403 the transport's authorizer may answer.
@@ -223,14 +229,14 @@ impl HttpClientTransport {
     /// Posts a built request and reads its JSON or SSE answer.
     async fn send(
         &self,
-        outgoing: Outgoing,
+        sending: Pin<Box<impl Future<Output = Result<Answer, PoolError>>>>,
         request: &EncodedRequest<'_>,
         session: Option<HeaderValue>,
     ) -> Result<RawResult, CallError> {
         let inner = &self.inner;
         let mut quiet = Quiet::request(inner.idle_timeout, inner.timeout, inner.max_timeout);
         let response = quiet
-            .within(self.inner.pool.send_outgoing(outgoing))
+            .within(sending)
             .await?
             .map_err(|e| CallError::Transport(self.failed("POST", &e)))?;
         let Answer {
@@ -257,7 +263,7 @@ impl HttpClientTransport {
         }
         if is_sse {
             // The stream may go on after the response: its connection is not reused.
-            return self.read_sse(body, request, quiet).await;
+            return Box::pin(self.read_sse(body, request, quiet)).await;
         }
         let bytes = collect(body, &mut quiet).await?;
         match jsonrpc::receive(&bytes) {

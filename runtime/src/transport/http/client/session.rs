@@ -143,7 +143,7 @@ pub(super) async fn open_new_session(transport: &HttpClientTransport) -> Result<
         *lock(&session.id) = None;
         let id = transport.next_id();
         transport
-            .exchange_encoded(EncodedRequest {
+            .exchange_encoded(&EncodedRequest {
                 id: &id,
                 method: old::Initialize::METHOD,
                 params: &initialize,
