@@ -223,16 +223,22 @@ fn call_tool(
             .find(|x| entry.settings.iter().any(|(id, _)| *id == x.id()))
             .cloned()
     });
+    // What needs no waiting is done before the future is built: the future then holds
+    // the handoff alone, not the params beside it, and stays small enough to box cheaply.
+    let Some(entry) = entry else {
+        let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
+        return Box::pin(std::future::ready(Err(unknown)));
+    };
+    let mut params = params;
+    // Kept as text: the tool decodes it from there, and a schema that refuses more
+    // than that decoding is checked first, on a tree.
+    let arguments = params.arguments.take().unwrap_or_default();
+    if let Err(refused) = entry.check_arguments(&arguments) {
+        return Box::pin(std::future::ready(Err(refused)));
+    }
+    let round = (params.input_responses, params.request_state);
+    let handoff = ToolHandoff::new(entry, ctx, arguments, round, guard);
     Box::pin(async move {
-        let entry = entry
-            .ok_or_else(|| RpcError::invalid_params(format!("Unknown tool: {}", params.name)))?;
-        let mut params = params;
-        // Kept as text: the tool decodes it from there, and a schema that refuses more
-        // than that decoding is checked first, on a tree.
-        let arguments = params.arguments.take().unwrap_or_default();
-        entry.check_arguments(&arguments)?;
-        let round = (params.input_responses, params.request_state);
-        let handoff = ToolHandoff::new(entry, ctx, arguments, round, guard);
         match taker {
             Some(extension) => match extension.call_tool(handoff).await? {
                 ToolReply::Result(outcome) => Ok(Reply::Now(outcome)),

@@ -67,7 +67,9 @@ impl<'a> ToolBuilder<'a> {
                             let mut answers = crate::types::v2026_07_28::InputResponses::new();
                             for (key, request) in asked.input_requests.iter().flat_map(|r| r.iter())
                             {
-                                let answer = call.ctx.request_input(request).await?;
+                                // Boxed: the session era's path stays out of every
+                                // call's future.
+                                let answer = Box::pin(call.ctx.request_input(request)).await?;
                                 answers.insert(key.clone(), answer).map_err(|e| {
                                     RpcError::internal(format!("Internal error: {e}"))
                                 })?;
