@@ -49,26 +49,30 @@ pub(super) struct Quiet {
 impl Quiet {
     /// The idle timeout alone: for a stream with no response to wait for.
     pub(super) fn new(idle: Duration) -> Self {
-        let now = Instant::now();
-        Self {
-            idle,
-            last: now,
-            deadline: None,
-            sleep: Box::pin(tokio::time::sleep_until(now + idle)),
-            under_way: None,
-        }
+        Self::armed(idle, Instant::now(), None)
     }
 
     /// The idle timeout and a request's deadline: `timeout`, pushed back by progress up
     /// to `max` from now.
     pub(super) fn request(idle: Duration, timeout: Duration, max: Duration) -> Self {
-        let mut quiet = Self::new(idle);
-        let hard = quiet.last + max;
-        let due = (quiet.last + timeout).min(hard);
-        quiet.deadline = Some(Deadline { timeout, due, hard });
-        let first = quiet.next_due();
-        quiet.sleep.as_mut().reset(first);
-        quiet
+        let now = Instant::now();
+        let hard = now + max;
+        let due = (now + timeout).min(hard);
+        Self::armed(idle, now, Some(Deadline { timeout, due, hard }))
+    }
+
+    /// The clocks from `now`, the timer set once for the first of them to come due.
+    fn armed(idle: Duration, now: Instant, deadline: Option<Deadline>) -> Self {
+        let first = deadline
+            .as_ref()
+            .map_or(now + idle, |d| (now + idle).min(d.due));
+        Self {
+            idle,
+            last: now,
+            deadline,
+            sleep: Box::pin(tokio::time::sleep_until(first)),
+            under_way: None,
+        }
     }
 
     /// The server reported progress: the deadline is `timeout` from now (within the
