@@ -1,7 +1,9 @@
 //! Overload answered, not dropped: far more concurrent requests than the connection cap,
 //! each on a fresh connection, against a default `HttpServer` in a child process. Every
 //! request that arrived is answered, or refused with 503, `Retry-After` and a JSON-RPC
-//! error to its id; none is met with a bare close.
+//! error to its id; none is met with a bare close. (Only the kernel may reset one: a
+//! connection whose SYN cookie expired in a listen queue full for over a minute, which
+//! the server never saw; the kernel counts those, and the test holds it to its count.)
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -67,10 +69,30 @@ async fn one_call(addr: SocketAddr, id: i64) -> Ending {
     }
 }
 
+/// How many connections the kernel has reset because the SYN cookie their handshake
+/// finished with had expired (Linux's `TcpExt: SyncookiesFailed`); `None` where that
+/// count is not to be had.
+///
+/// Such a connection never reaches the server: with the listen queue full, the kernel
+/// answers new connections with SYN cookies, and a client whose request comes back after
+/// its cookie's lifetime (past a minute, on a slow run, with the queue full throughout)
+/// is reset by the kernel itself.
+fn expired_syn_cookies() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/netstat").ok()?;
+    let mut rows = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (rows.next()?, rows.next()?);
+    let (_, value) = names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(name, _)| *name == "SyncookiesFailed")?;
+    value.parse().ok()
+}
+
 #[tokio::test]
 async fn ten_thousand_concurrent_calls_are_each_answered_or_refused_with_503() {
     let (_server, addr) = http_support::provision_child().await;
     let started = Instant::now();
+    let cookies_before = expired_syn_cookies();
     let calls: Vec<_> = (0..10_000)
         .map(|id| tokio::spawn(one_call(addr, id)))
         .collect();
@@ -82,18 +104,33 @@ async fn ten_thousand_concurrent_calls_are_each_answered_or_refused_with_503() {
             Ending::Dropped(why) => dropped.push(why),
         }
     }
+    // Resets the kernel made of connections whose SYN cookie expired: those never
+    // reached the server, which answers every connection it takes.
+    let by_kernel = match (cookies_before, expired_syn_cookies()) {
+        (Some(before), Some(after)) => usize::try_from(after.saturating_sub(before)).unwrap(),
+        _ => 0,
+    };
     println!(
         "10,000 concurrent tools/call on fresh connections: {answered} answered, {refused} \
-         refused 503, {} dropped, in {:?}",
+         refused 503, {} dropped ({by_kernel} connections reset by the kernel for an \
+         expired SYN cookie), in {:?}",
         dropped.len(),
         started.elapsed()
     );
+    let reset = |why: &String| why.contains("reset by peer");
+    let (resets, others): (Vec<_>, Vec<_>) = dropped.iter().partition(|why| reset(why));
     assert!(
-        dropped.is_empty(),
+        others.is_empty(),
         "{} dropped: {:?}",
-        dropped.len(),
-        &dropped[..dropped.len().min(5)]
+        others.len(),
+        &others[..others.len().min(5)]
     );
-    assert_eq!(answered + refused, 10_000);
+    assert!(
+        resets.len() <= by_kernel,
+        "{} reset, {by_kernel} of them by the kernel: {:?}",
+        resets.len(),
+        &resets[..resets.len().min(5)]
+    );
+    assert_eq!(answered + refused + resets.len(), 10_000);
     assert!(answered >= 1_000, "the cap's worth at least is served");
 }
