@@ -252,58 +252,80 @@ pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> Strin
 /// buffer is sized exactly, so it never grows and a `Bytes` takes it without another
 /// allocation.
 pub(crate) fn encode_request(id: &RequestId, method: &str, params: &str) -> Vec<u8> {
-    let mut number = itoa::Buffer::new();
-    let id: std::borrow::Cow<'_, str> = match id {
-        RequestId::Integer(i) => number.format(*i).into(),
-        RequestId::String(s) => quoted(s).into(),
-    };
-    // A method name is plain text but for a peer's oddity: quoted in place.
-    let escaped = (!writes_as_itself(method.as_bytes())).then(|| quoted(method));
-    let method_len = escaped.as_ref().map_or(method.len() + 2, String::len);
     const FRAME: [&[u8]; 4] = [
         br#"{"jsonrpc":"2.0","id":"#,
         br#","method":"#,
         br#","params":"#,
         b"}",
     ];
+    let mut number = itoa::Buffer::new();
+    let id = match id {
+        RequestId::Integer(i) => Json::Bare(number.format(*i)),
+        RequestId::String(s) => Json::string(s),
+    };
+    let method = Json::string(method);
     let frame = FRAME.iter().map(|f| f.len()).sum::<usize>();
-    let mut out = Vec::with_capacity(frame + id.len() + method_len + params.len());
+    let mut out = Vec::with_capacity(frame + id.len() + method.len() + params.len());
     out.extend_from_slice(FRAME[0]);
-    out.extend_from_slice(id.as_bytes());
+    id.push(&mut out);
     out.extend_from_slice(FRAME[1]);
-    match &escaped {
-        Some(quoted) => out.extend_from_slice(quoted.as_bytes()),
-        None => {
-            out.push(b'"');
-            out.extend_from_slice(method.as_bytes());
-            out.push(b'"');
-        }
-    }
+    method.push(&mut out);
     out.extend_from_slice(FRAME[2]);
     out.extend_from_slice(params.as_bytes());
     out.extend_from_slice(FRAME[3]);
     out
 }
 
-/// `text` as a JSON string, quotes included.
-fn quoted(text: &str) -> String {
-    // A `str` always serializes.
-    serde_json::to_string(text).unwrap_or_default()
+/// Appends `text` as a JSON string (see [`Json::string`]).
+pub(crate) fn push_quoted(out: &mut Vec<u8>, text: &str) {
+    Json::string(text).push(out);
 }
 
-/// Appends `text` as a JSON string. Text JSON writes as itself (no control character,
-/// quote or backslash: an opaque token, a name) is copied as it is, checked sixteen
-/// bytes at a time; serde_json's writer, which looks at each byte on its own, writes
-/// the rest.
-pub(crate) fn push_quoted(out: &mut Vec<u8>, text: &str) {
-    if writes_as_itself(text.as_bytes()) {
-        out.reserve(text.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(text.as_bytes());
-        out.push(b'"');
-    } else {
-        // Writing a `str` into a Vec cannot fail.
-        let _ = serde_json::to_writer(out, text);
+/// A piece of JSON text about to be written, its length known first.
+enum Json<'a> {
+    /// Written as it is (a number).
+    Bare(&'a str),
+    /// A string written as itself between quotes.
+    Quoted(&'a str),
+    /// A string serde_json escaped, quotes included.
+    Escaped(String),
+}
+
+impl<'a> Json<'a> {
+    /// `text` as a JSON string. Text JSON writes as itself (no control character, quote
+    /// or backslash: an opaque token, a name) is checked sixteen bytes at a time and
+    /// copied as it is; serde_json's writer, which looks at each byte on its own,
+    /// writes the rest.
+    fn string(text: &'a str) -> Self {
+        if writes_as_itself(text.as_bytes()) {
+            Json::Quoted(text)
+        } else {
+            // A `str` always serializes.
+            Json::Escaped(serde_json::to_string(text).unwrap_or_default())
+        }
+    }
+
+    /// Its length as written.
+    fn len(&self) -> usize {
+        match self {
+            Json::Bare(text) => text.len(),
+            Json::Quoted(text) => text.len() + 2,
+            Json::Escaped(text) => text.len(),
+        }
+    }
+
+    /// Appends it to `out`.
+    fn push(&self, out: &mut Vec<u8>) {
+        match self {
+            Json::Bare(text) => out.extend_from_slice(text.as_bytes()),
+            Json::Escaped(text) => out.extend_from_slice(text.as_bytes()),
+            Json::Quoted(text) => {
+                out.reserve(text.len() + 2);
+                out.push(b'"');
+                out.extend_from_slice(text.as_bytes());
+                out.push(b'"');
+            }
+        }
     }
 }
 
@@ -365,6 +387,8 @@ mod tests {
 
     #[test]
     fn a_request_is_written_as_the_general_writer_writes_it() {
+        use crate::types::rpc::Request as _;
+        use crate::types::v2026_07_28::method::CallTool;
         let params = r#"{"name":"sql","_meta":{"k":"v"}}"#;
         let ids = [
             RequestId::Integer(42),
@@ -373,7 +397,7 @@ mod tests {
         ];
         for (id, method) in ids
             .into_iter()
-            .zip(["example/call", "tools/call", "odd\"one"])
+            .zip(["example/call", CallTool::METHOD, "odd\"one"])
         {
             let general = request(&id, method, serde_json::from_str(params).ok());
             let encoded = encode_request(&id, method, params);

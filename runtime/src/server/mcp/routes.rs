@@ -208,7 +208,7 @@ fn call_tool(
     me: &McpServer,
     extensions: &Extensions,
     ctx: RequestContext,
-    params: CallToolRequestParams,
+    mut params: CallToolRequestParams,
 ) -> BoxFuture<'static, Result<Reply<CallToolOutcome>, RpcError>> {
     let entry = read(&me.inner.registry)
         .tools
@@ -229,7 +229,6 @@ fn call_tool(
         let unknown = RpcError::invalid_params(format!("Unknown tool: {}", params.name));
         return Box::pin(std::future::ready(Err(unknown)));
     };
-    let mut params = params;
     // Kept as text: the tool decodes it from there, and a schema that refuses more
     // than that decoding is checked first, on a tree.
     let arguments = params.arguments.take().unwrap_or_default();

@@ -63,9 +63,7 @@ impl Quiet {
 
     /// The clocks from `now`, the timer set once for the first of them to come due.
     fn armed(idle: Duration, now: Instant, deadline: Option<Deadline>) -> Self {
-        let first = deadline
-            .as_ref()
-            .map_or(now + idle, |d| (now + idle).min(d.due));
+        let first = first_due(now, idle, deadline.as_ref());
         Self {
             idle,
             last: now,
@@ -114,8 +112,7 @@ impl Quiet {
     }
 
     fn next_due(&self) -> Instant {
-        let idle = self.last + self.idle;
-        self.deadline.as_ref().map_or(idle, |d| idle.min(d.due))
+        first_due(self.last, self.idle, self.deadline.as_ref())
     }
 
     /// Waits for `work`, failing when the server has been silent for the idle timeout
@@ -149,6 +146,13 @@ impl Quiet {
         self.sleep.as_mut().reset(due);
         None
     }
+}
+
+/// When the first of the clocks comes due: the idle timeout from `last`, or the
+/// request's deadline if that is sooner.
+fn first_due(last: Instant, idle: Duration, deadline: Option<&Deadline>) -> Instant {
+    let idle = last + idle;
+    deadline.map_or(idle, |d| idle.min(d.due))
 }
 
 pin_project_lite::pin_project! {
