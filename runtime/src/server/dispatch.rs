@@ -1,6 +1,10 @@
 //! An admitted request served: its span, its route started (`requestState` opened),
 //! the layers around it, and its answer checked, gated and sealed into a [`Verdict`].
 
+use std::future::Future;
+
+use futures_util::FutureExt as _;
+use futures_util::future::Either;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
@@ -17,7 +21,11 @@ impl Admitted {
     /// ([`middleware`](super::middleware)) around it. All of it in the request's span,
     /// `mcp.request`, whose parent is the `traceparent` the request's `_meta` carried
     /// (with the `otel` feature).
-    pub(crate) async fn serve(self) -> Verdict {
+    ///
+    /// The route is started (its state opened) here, in the span; the future returned
+    /// holds what the answer's finish takes, each part once (an `async fn` would keep
+    /// its argument and the parts taken from it side by side).
+    pub(crate) fn serve(self) -> impl Future<Output = Verdict> + Send + 'static {
         let span = tracing::info_span!(
             "mcp.request",
             rpc.method = %self.request.method,
@@ -30,7 +38,7 @@ impl Admitted {
         );
         if span.is_disabled() {
             // Nobody records it: no wrapper to move the request's future into.
-            return self.dispatch(None).await.into_verdict();
+            return Either::Left(self.dispatch(None).map(Dispatched::into_verdict));
         }
         let target = self.routed.as_ref().and_then(|r| r.params.as_ref().ok());
         if let Some(target) = target.and_then(|typed| typed.target()) {
@@ -41,15 +49,24 @@ impl Admitted {
             #[cfg(feature = "otel")]
             trace.set_parent_of(&span);
         }
-        let dispatched = self.dispatch(Some(&span)).instrument(span.clone()).await;
-        span.record("mcp.outcome", tracing::field::debug(dispatched.ending()));
-        dispatched.into_verdict()
+        let core = span.in_scope(|| self.dispatch(Some(&span)));
+        // Combinators, not an async block: a block would keep `core` twice, as it
+        // came and as it is awaited.
+        let instrumented = core.instrument(span.clone());
+        Either::Right(instrumented.map(move |dispatched| {
+            span.record("mcp.outcome", tracing::field::debug(dispatched.ending()));
+            dispatched.into_verdict()
+        }))
     }
 
-    /// The request served, in stages: the handler's context, the route started (its
-    /// `requestState` opened), then its answer finished; the server's layers around
-    /// the last two. `span`, when recorded, is told the round.
-    async fn dispatch(self, span: Option<&tracing::Span>) -> Dispatched {
+    /// The request served, in stages: the handler's context and the route started (its
+    /// `requestState` opened) now; the handler run and its answer finished in the
+    /// future returned, inside the server's layers. `span`, when recorded, is told the
+    /// round.
+    fn dispatch(
+        self,
+        span: Option<&tracing::Span>,
+    ) -> impl Future<Output = Dispatched> + Send + use<> {
         let era = self.era();
         let Admitted {
             server,
@@ -66,12 +83,11 @@ impl Admitted {
             cancel,
             outbound,
         } = request;
-        let inner = &server.inner;
         let facts = Facts::of(routed.as_ref());
         let principal = auth.as_ref().map(Principal::from_auth);
         let name = method_name(routed.as_ref(), &method);
         let ctx = RequestContext::new(id, name, meta, auth, cancel, outbound, channel.clone());
-        let layered = !inner.layers.is_empty();
+        let layered = !server.inner.layers.is_empty();
         // The context stays at hand for the capability gate and for the layers.
         let kept = (facts.may_require_input || layered).then(|| ctx.clone());
         let target = layered
@@ -81,17 +97,14 @@ impl Admitted {
         // A channel that answers input itself calls the handler again: it keeps the
         // params and the context for those rounds.
         let keep = facts.may_require_input && channel.as_ref().is_some_and(|c| c.fulfils_input());
+        let layers = layered.then(|| server.clone());
         let finish = Finish {
-            server: &server,
-            method: &method,
+            server,
+            method,
             facts,
-            sealer: inner.sealer.as_ref().filter(|_| facts.may_require_input),
-            principal: principal.as_ref(),
-            capabilities: kept
-                .as_ref()
-                .filter(|_| facts.may_require_input)
-                .map(RequestContext::client_capabilities),
-            channel: channel.as_deref(),
+            principal,
+            asker: kept.clone().filter(|_| facts.may_require_input),
+            channel,
         };
         let opened = finish.open(routed, ctx, params, keep);
         let round = opened.round();
@@ -99,18 +112,20 @@ impl Admitted {
             span.record("mcp.round", round);
         }
         let core = finish.run(opened);
-        let Some(ctx) = kept.as_ref().filter(|_| layered) else {
-            return core.await;
+        let (Some(server), Some(ctx)) = (layers, kept) else {
+            return Either::Left(core);
         };
-        let request = Dispatch {
-            id: ctx.id(),
-            method: ctx.method(),
-            target: target.as_deref(),
-            era,
-            round,
-            auth: ctx.auth(),
-        };
-        let core: BoxFuture<'_, Dispatched> = Box::pin(core);
-        middleware::run(&inner.layers, &request, core).await
+        let core: BoxFuture<'static, Dispatched> = Box::pin(core);
+        Either::Right(Box::pin(async move {
+            let request = Dispatch {
+                id: ctx.id(),
+                method: ctx.method(),
+                target: target.as_deref(),
+                era,
+                round,
+                auth: ctx.auth(),
+            };
+            middleware::run(&server.inner.layers, &request, core).await
+        }))
     }
 }

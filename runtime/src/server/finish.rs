@@ -5,6 +5,10 @@
 //! came on a channel (a session's) has the channel finish both its way.
 
 use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures_util::future::Either;
 
 use super::channel::{Channel, Retry};
 use super::middleware::{Dispatched, Ending};
@@ -14,7 +18,7 @@ use super::{Call, Output, RequestContext, Route, Running, Server, answer};
 use crate::jsonrpc::{RawParams, RpcError, code};
 use crate::seal::{Principal, Sealer};
 use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, method};
+use crate::types::v2026_07_28::{InputRequiredResult, method};
 
 /// What the method table says of the request's method, as the finish needs it.
 #[derive(Debug, Clone, Copy)]
@@ -59,19 +63,26 @@ impl Opened {
     }
 }
 
-/// What finishing a request's answer takes.
-pub(super) struct Finish<'a> {
-    pub(super) server: &'a Server,
-    pub(super) method: &'a str,
+/// What finishing a request's answer takes, owned: the future that finishes it holds
+/// it once.
+pub(super) struct Finish {
+    pub(super) server: Server,
+    pub(super) method: String,
     pub(super) facts: Facts,
-    pub(super) sealer: Option<&'a Sealer>,
-    pub(super) principal: Option<&'a Principal>,
-    /// The client's capabilities, for a method that may ask for input.
-    pub(super) capabilities: Option<&'a ClientCapabilities>,
-    pub(super) channel: Option<&'a dyn Channel>,
+    pub(super) principal: Option<Principal>,
+    /// The request's context, for a method that may ask for input: the client's
+    /// capabilities the gate checks.
+    pub(super) asker: Option<RequestContext>,
+    pub(super) channel: Option<Arc<dyn Channel>>,
 }
 
-impl<'a> Finish<'a> {
+impl Finish {
+    /// The sealer, for a method that may ask for input.
+    fn sealer(&self) -> Option<&Sealer> {
+        let sealer = self.server.inner.sealer.as_ref();
+        sealer.filter(|_| self.facts.may_require_input)
+    }
+
     /// Starts the route with `ctx`: its `requestState` is opened and verified here.
     /// With `keep`, the params and the context stay for another round.
     pub(super) fn open(
@@ -95,9 +106,9 @@ impl<'a> Finish<'a> {
         let call = Call {
             ctx,
             params: typed,
-            sealing: self.sealer.map(|sealer| state::Sealing {
+            sealing: self.sealer().map(|sealer| state::Sealing {
                 sealer,
-                principal: self.principal,
+                principal: self.principal.as_ref(),
             }),
         };
         let started = (route.call)(call);
@@ -112,29 +123,39 @@ impl<'a> Finish<'a> {
         }
     }
 
-    /// Runs the handler and finishes its answer.
-    pub(super) async fn run(self, opened: Opened) -> Dispatched {
-        let (output, binding) = match opened.started {
+    /// Runs the handler and finishes its answer. The future returned keeps `self` and
+    /// the handler's run once each, as they came (an `async fn` would keep its
+    /// arguments and what it took out of them side by side).
+    pub(super) fn run(self, opened: Opened) -> impl Future<Output = Dispatched> + Send + 'static {
+        let Opened { started, again } = opened;
+        let mut running = match started {
             Err(e) if e.is_invalid_request_state() => {
-                return Dispatched::new(Verdict::Answered(Err(e)), Ending::RejectedState);
+                let refused = Dispatched::new(Verdict::Answered(Err(e)), Ending::RejectedState);
+                return Either::Left(std::future::ready(refused));
             }
-            Err(e) => return answered_error(e),
-            Ok(Some(Running { future, binding })) => (future.await, binding),
-            Ok(None) => (Ok(Output::Complete(self.server.discover())), None),
+            Err(e) => return Either::Left(std::future::ready(answered_error(e))),
+            Ok(running) => running,
         };
-        match output {
-            Err(e) => answered_error(e),
-            Ok(Output::Complete(result)) => self.complete(result),
-            Ok(Output::InputRequired(asked)) => {
-                self.input_required(asked, binding, opened.again).await
+        Either::Right(async move {
+            let output = match &mut running {
+                Some(Running { future, .. }) => future.await,
+                None => Ok(Output::Complete(self.server.discover())),
+            };
+            match output {
+                Err(e) => answered_error(e),
+                Ok(Output::Complete(result)) => self.complete(result),
+                Ok(Output::InputRequired(asked)) => {
+                    let binding = running.and_then(|running| running.binding);
+                    self.input_required(asked, binding, again).await
+                }
             }
-        }
+        })
     }
 
     /// A complete result, with `resultType` and (for a cacheable method) the caching
     /// members it lacks; in the channel's form on a channel.
     fn complete(&self, result: String) -> Dispatched {
-        let answer = match self.channel {
+        let answer = match &self.channel {
             Some(channel) => channel.complete(&result),
             // A result whose type writes `resultType` lacks nothing but, when it is
             // cacheable, its caching members: its text is searched only then.
@@ -155,32 +176,33 @@ impl<'a> Finish<'a> {
         binding: Option<Binding>,
         again: Option<(Route, RawParams, RequestContext)>,
     ) -> Dispatched {
-        let Some(capabilities) = self.capabilities else {
+        let Some(capabilities) = self.asker.as_ref().map(RequestContext::client_capabilities)
+        else {
             tracing::error!(method = %self.method, "a handler answered input_required on a method that cannot");
             return answered_error(RpcError::internal("Internal error"));
         };
-        if let Some(channel) = self.channel {
+        if let Some(channel) = self.channel.as_deref() {
             let retry = again.as_ref().map(|(route, params, ctx)| Retry {
                 route: route.clone(),
                 params,
                 ctx: ctx.clone(),
-                sealer: self.sealer,
-                principal: self.principal,
+                sealer: self.sealer(),
+                principal: self.principal.as_ref(),
                 capabilities,
                 binding,
             });
             // Boxed by the channel: the rounds' future is large, and every request's
             // future would carry its room inline otherwise.
-            return match channel.input_required(self.method, asked, retry).await {
+            return match channel.input_required(&self.method, asked, retry).await {
                 Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::Complete),
                 Err(e) => answered_error(e),
             };
         }
-        let sealing = self.sealer.zip(binding.as_ref());
+        let sealing = self.sealer().zip(binding.as_ref());
         match state::finish_input_required(
-            self.method,
+            &self.method,
             sealing,
-            self.principal,
+            self.principal.as_ref(),
             capabilities,
             *asked,
         ) {

@@ -419,18 +419,17 @@ impl Admitted {
         &self.request.cancel
     }
 
-    /// The token that cancels the handler.
+    /// Sets the token that cancels the handler (in place: an admitted request is
+    /// large to move).
     #[cfg(feature = "http-server")]
-    pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+    pub(crate) fn set_cancel(&mut self, cancel: CancellationToken) {
         self.request.cancel = cancel;
-        self
     }
 
-    /// Where the request's notifications go.
+    /// Sets where the request's notifications go.
     #[cfg(feature = "http-server")]
-    pub(crate) fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
+    pub(crate) fn set_outbound(&mut self, outbound: Option<Outbound>) {
         self.request.outbound = outbound;
-        self
     }
 
     /// Whether the request is served statelessly or on a session.

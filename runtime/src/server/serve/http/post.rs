@@ -472,7 +472,7 @@ async fn run(
     let accepted_listen = accepted.method()
         == <crate::types::v2026_07_28::method::SubscriptionsListen as crate::types::rpc::Request>::METHOD;
     // Refusals are known before the handler runs: they are always plain JSON.
-    let admitted = match accepted.admit() {
+    let mut admitted = match accepted.admit() {
         Ok(admitted) => admitted,
         Err(refused) => return Reply::answer(&id, refused, on_session),
     };
@@ -480,19 +480,18 @@ async fn run(
     // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
     // sessions' GET streams (`Shared::closing`); any other request is let finish, on the
     // token it was made with (nothing else holds it yet).
-    let (admitted, cancel) = if accepted_listen {
+    let cancel = if accepted_listen {
         let closing = shared.closing.child_token();
-        (admitted.with_cancel(closing.clone()), closing)
+        admitted.set_cancel(closing.clone());
+        closing
     } else {
-        let own = admitted.cancellation().clone();
-        (admitted, own)
+        admitted.cancellation().clone()
     };
     let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
     // come.
-    let outbound = sse_ok.then_some(tx);
-    let admitted = admitted.with_outbound(outbound);
+    admitted.set_outbound(sse_ok.then_some(tx));
     // A session's stream is kept for `Last-Event-ID` and outlives its connection.
     let streams = session.as_ref().map(|s| Arc::clone(&s.streams));
     let mut outcome = served(admitted, &id, session, slot, &cancel);
