@@ -261,6 +261,7 @@ impl ServerBuilder {
                 session_input: self.session_input,
                 layers: self.layers.into(),
                 metas: Default::default(),
+                rendered: Default::default(),
             }),
         })
     }

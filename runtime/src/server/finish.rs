@@ -204,6 +204,7 @@ impl Finish {
             sealing,
             self.principal.as_ref(),
             capabilities,
+            &self.server.inner.rendered,
             *asked,
         ) {
             Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::InputRequired),

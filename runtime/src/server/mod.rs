@@ -39,6 +39,7 @@ pub(crate) mod mcp;
 pub mod middleware;
 mod outbound;
 mod pipeline;
+mod rendered;
 pub mod replay;
 mod serve;
 mod session;
@@ -235,6 +236,8 @@ struct Inner {
     layers: middleware::Layers,
     /// The `_meta` texts read lately, not read again when a client repeats one.
     metas: known_meta::KnownMetas,
+    /// The questions written lately, not written again when a handler repeats one.
+    rendered: rendered::RenderedRequests,
     /// What its transports may ask before serving a request.
     #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     lookups: lookups::Lookups,

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::rendered::RenderedRequests;
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::{ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, text_arguments_digest};
@@ -105,12 +106,14 @@ pub(super) fn open<M: Request>(
 const INPUT_REQUIRED_ROOM: usize = 640;
 
 /// Every `InputRequiredResult` has requests or state, asks only for what the client
-/// declared, and carries sealed state when sealing is on. Returns it written as JSON.
+/// declared, and carries sealed state when sealing is on. Returns it written as JSON,
+/// its questions through `rendered` (a question asked before is not written again).
 pub(super) fn finish_input_required(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
     principal: Option<&Principal>,
     capabilities: &ClientCapabilities,
+    rendered: &RenderedRequests,
     mut asked: InputRequiredResult,
 ) -> Result<String, RpcError> {
     let sealed = check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
@@ -120,33 +123,58 @@ pub(super) fn finish_input_required(
     // small start.
     let room = INPUT_REQUIRED_ROOM + token.as_ref().map_or(0, |t| t.len() + 18);
     let mut out = Vec::with_capacity(room);
-    let written = serde_json::to_writer(&mut out, &asked);
-    let mut text = written
+    write_input_required(&asked, token.as_deref(), rendered, &mut out)
         .map_err(|e| e.to_string())
         .and_then(|()| String::from_utf8(out).map_err(|e| e.to_string()))
         .map_err(|error| {
             tracing::error!(method, %error, "could not encode an InputRequiredResult");
             RpcError::internal("Internal error")
-        })?;
-    if let Some(token) = token {
-        // The object's last `}` gives way to the member (serde writes an object whole).
-        if !text.ends_with('}') {
-            tracing::error!(
-                method,
-                "an InputRequiredResult was not written as an object"
-            );
-            return Err(RpcError::internal("Internal error"));
+        })
+}
+
+/// `asked` as serde writes it (its members in order, then the ones the schema does not
+/// name), but each question through `rendered`, and a sealed `token` last, as it is.
+fn write_input_required(
+    asked: &InputRequiredResult,
+    token: Option<&str>,
+    rendered: &RenderedRequests,
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    out.extend_from_slice(br#"{"resultType":"#);
+    serde_json::to_writer(&mut *out, &asked.result_type)?;
+    if let Some(requests) = &asked.input_requests {
+        out.extend_from_slice(br#","inputRequests":{"#);
+        for (i, (key, request)) in requests.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            rendered.write(request, out)?;
         }
-        text.pop();
-        text.reserve(token.len() + 18);
-        if text.len() > 1 {
-            text.push(',');
-        }
-        text.push_str(r#""requestState":""#);
-        text.push_str(&token);
-        text.push_str(r#""}"#);
+        out.push(b'}');
     }
-    Ok(text)
+    if let Some(meta) = &asked.meta {
+        out.extend_from_slice(br#","_meta":"#);
+        serde_json::to_writer(&mut *out, meta)?;
+    }
+    if let Some(state) = &asked.request_state {
+        out.extend_from_slice(br#","requestState":"#);
+        serde_json::to_writer(&mut *out, state)?;
+    }
+    for (key, value) in &asked.extra {
+        out.push(b',');
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    if let Some(token) = token {
+        out.extend_from_slice(br#","requestState":""#);
+        out.extend_from_slice(token.as_bytes());
+        out.push(b'"');
+    }
+    out.push(b'}');
+    Ok(())
 }
 
 /// The checks and the sealing of [`finish_input_required`], on the typed value: whether
@@ -183,4 +211,58 @@ pub(super) fn check_and_seal(
     // The type says what this is, whatever the handler wrote in the field.
     asked.result_type = ResultType::InputRequired;
     Ok(sealed)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ask;
+    use crate::types::v2026_07_28::{ResultMetaObject, StringSchema};
+
+    fn written(
+        asked: &InputRequiredResult,
+        token: Option<&str>,
+        rendered: &RenderedRequests,
+    ) -> String {
+        let mut out = Vec::new();
+        write_input_required(asked, token, rendered, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn an_input_required_result_is_written_as_serde_writes_it() {
+        let form = ask::ElicitForm::new("Which \"region\"?\n")
+            .required("region", StringSchema::new())
+            .into();
+        let url = ask::elicit_url("Sign in", "https://example.com");
+        let mut full = ask::input_required([("b", form), ("a\\", url)], Some("st\"ate"));
+        full.meta =
+            Some(serde_json::from_value::<ResultMetaObject>(json!({"k": [1, 2.5]})).unwrap());
+        full.extra.insert("x-extra".into(), json!({"n": null}));
+        let mut state_only = InputRequiredResult::new();
+        state_only.request_state = Some(String::new());
+        let requests_only =
+            ask::input_required([("q", ask::elicit_url("Go", "https://e.x"))], None::<&str>);
+        let rendered = RenderedRequests::default();
+        for asked in [full, state_only, requests_only] {
+            let expected = serde_json::to_string(&asked).unwrap();
+            for round in 0..3 {
+                assert_eq!(written(&asked, None, &rendered), expected, "round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_sealed_token_is_written_last_as_it_is() {
+        let mut asked =
+            ask::input_required([("q", ask::elicit_url("Go", "https://e.x"))], None::<&str>);
+        asked.extra.insert("x".into(), json!(1));
+        let text = written(&asked, Some("t1.abc_-"), &RenderedRequests::default());
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(text.ends_with(r#","requestState":"t1.abc_-"}"#), "{text}");
+        value.as_object_mut().unwrap().remove("requestState");
+        assert_eq!(value, serde_json::to_value(&asked).unwrap());
+    }
 }
