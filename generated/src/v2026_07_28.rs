@@ -6526,6 +6526,10 @@ impl InputResponses {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The answer under `key` as the client sent it, its JSON text read no further.
+    pub fn text(&self, key: &str) -> ::std::option::Option<&str> {
+        self.find(key)
+    }
     /// The raw answer under `key`.
     pub fn raw(
         &self,

@@ -97,6 +97,11 @@ impl InputResponses {
         self.len() == 0
     }
 
+    /// The answer under `key` as the client sent it, its JSON text read no further.
+    pub fn text(&self, key: &str) -> ::std::option::Option<&str> {
+        self.find(key)
+    }
+
     /// The raw answer under `key`.
     pub fn raw(&self, key: &str) -> ::std::option::Option<&::serde_json::value::RawValue> {
         ::serde_json::from_str(self.find(key)?).ok()

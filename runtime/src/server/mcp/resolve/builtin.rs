@@ -74,8 +74,8 @@ struct Answer<'a> {
 }
 
 impl<'a> Answer<'a> {
-    fn read(response: &'a RawValue) -> Option<Self> {
-        serde_json::from_str(response.get()).ok()
+    fn read(text: &'a str) -> Option<Self> {
+        serde_json::from_str(text).ok()
     }
 
     /// The answer with the accepted content decoded by `accept`.
@@ -105,8 +105,12 @@ where
         form_question::<T>()
     }
 
-    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
-        Answer::read(response)?.outcome(|content| serde_json::from_str(content).ok())
+    fn from_response(response: &RawValue, deps: &()) -> Option<Self> {
+        <Self as Resolve<A>>::from_text(response.get(), deps)
+    }
+
+    fn from_text(text: &str, _deps: &()) -> Option<Self> {
+        Answer::read(text)?.outcome(|content| serde_json::from_str(content).ok())
     }
 }
 
@@ -177,8 +181,12 @@ impl<A, P: UrlPrompt<A>> Resolve<A> for ElicitUrl<P> {
         )))
     }
 
-    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
-        let outcome = Answer::read(response)?.outcome(|_| Some(()))?;
+    fn from_response(response: &RawValue, deps: &()) -> Option<Self> {
+        <Self as Resolve<A>>::from_text(response.get(), deps)
+    }
+
+    fn from_text(text: &str, _deps: &()) -> Option<Self> {
+        let outcome = Answer::read(text)?.outcome(|_| Some(()))?;
         Some(Self(outcome, PhantomData))
     }
 }
@@ -238,8 +246,12 @@ impl<A, P: SamplePrompt<A>> Resolve<A> for Sample<P> {
         )))
     }
 
-    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
-        serde_json::from_str(response.get())
+    fn from_response(response: &RawValue, deps: &()) -> Option<Self> {
+        <Self as Resolve<A>>::from_text(response.get(), deps)
+    }
+
+    fn from_text(text: &str, _deps: &()) -> Option<Self> {
+        serde_json::from_str(text)
             .ok()
             .map(|r| Self(r, PhantomData))
     }
@@ -262,8 +274,12 @@ impl<A> Resolve<A> for ListRoots {
         Ok(InputRequest::ListRoots(ListRootsRequest::new()))
     }
 
-    fn from_response(response: &RawValue, _deps: &()) -> Option<Self> {
-        serde_json::from_str::<ListRootsResult>(response.get())
+    fn from_response(response: &RawValue, deps: &()) -> Option<Self> {
+        <Self as Resolve<A>>::from_text(response.get(), deps)
+    }
+
+    fn from_text(text: &str, _deps: &()) -> Option<Self> {
+        serde_json::from_str::<ListRootsResult>(text)
             .ok()
             .map(|r| Self(r.roots))
     }

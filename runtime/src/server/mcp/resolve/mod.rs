@@ -14,11 +14,11 @@ mod builtin;
 mod driver;
 
 use std::any::{Any, TypeId};
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 pub use builtin::{Elicit, ElicitUrl, ListRoots, Sample, SamplePrompt, UrlPrompt, form_content};
@@ -51,6 +51,13 @@ pub trait Resolve<A>: Clone + Send + Sync + Sized + 'static {
     /// The value from the client's answer (its JSON text, as `inputResponses` carried
     /// it), or `None` when the answer does not fit (the question is then asked again).
     fn from_response(response: &RawValue, deps: &Self::Deps) -> Option<Self>;
+    /// [`from_response`](Resolve::from_response) from the answer's JSON text: tern's
+    /// own resolvers read the text as it is, where a `RawValue` would be read for it
+    /// first.
+    #[doc(hidden)]
+    fn from_text(text: &str, deps: &Self::Deps) -> Option<Self> {
+        Self::from_response(serde_json::from_str(text).ok()?, deps)
+    }
 }
 
 /// A question as tern asks it: the request and the digest of its canonical JSON, which
@@ -68,7 +75,8 @@ pub struct Node<A> {
     id: TypeId,
     fixed: bool,
     question: fn(&A, &Store) -> Option<Result<InputRequest, ToolError>>,
-    decode: fn(&RawValue, &Store) -> Option<Box<dyn Any + Send + Sync>>,
+    /// The value from an answer's JSON text.
+    decode: fn(&str, &Store) -> Option<Box<dyn Any + Send + Sync>>,
     /// The last question asked, with its digest: most questions are the same every
     /// round, and comparing (or, for a fixed question, nothing at all) is far cheaper
     /// than building a question and the canonical JSON and SHA-256 of its digest.
@@ -139,12 +147,9 @@ fn question_of<A, R: Resolve<A>>(
     Some(R::question(args, &deps))
 }
 
-fn decode_of<A, R: Resolve<A>>(
-    response: &RawValue,
-    store: &Store,
-) -> Option<Box<dyn Any + Send + Sync>> {
+fn decode_of<A, R: Resolve<A>>(text: &str, store: &Store) -> Option<Box<dyn Any + Send + Sync>> {
     let deps = R::Deps::fetch(store)?;
-    R::from_response(response, &deps).map(|r| Box::new(r) as Box<dyn Any + Send + Sync>)
+    R::from_text(text, &deps).map(|r| Box::new(r) as Box<dyn Any + Send + Sync>)
 }
 
 /// A set of resolvers: `()` or a tuple of up to eight resolver types. Implemented by
@@ -255,10 +260,22 @@ resolver_handler!(R1, R2, R3, R4, R5, R6, R7, R8);
 struct Previous<'a> {
     /// Answers kept: key -> the digest of the question answered and the answer.
     #[serde(default, borrow)]
-    answers: BTreeMap<String, Recorded<'a>>,
+    answers: Members<'a, Recorded<'a>>,
     /// The questions asked in the previous round: key -> digest.
     #[serde(default, borrow)]
-    asked: BTreeMap<String, &'a str>,
+    asked: Members<'a, &'a str>,
+}
+
+impl<'a> Previous<'a> {
+    /// The answer kept under `key`.
+    fn answer(&self, key: &str) -> Option<&Recorded<'a>> {
+        self.answers.get(key)
+    }
+
+    /// The digest of the question asked under `key` in the previous round.
+    fn asked(&self, key: &str) -> Option<&'a str> {
+        self.asked.get(key).copied()
+    }
 }
 
 #[derive(Deserialize)]
@@ -268,39 +285,114 @@ struct Recorded<'a> {
     a: &'a RawValue,
 }
 
-/// The state for the next round, in [`Previous`]'s format.
-#[derive(Serialize)]
-struct Next<'a> {
-    v: u8,
-    answers: Pairs<'a, (Arc<Asked>, &'a RawValue)>,
-    asked: Pairs<'a, Arc<Asked>>,
-}
+/// An object's members in order, read without a map: a round keeps a handful. A
+/// member named twice counts as its last, as a map would keep it.
+struct Members<'a, V>(Vec<(Cow<'a, str>, V)>);
 
-/// Key-value pairs written as a JSON object.
-struct Pairs<'a, V>(Vec<(&'a str, V)>);
-
-impl Serialize for Pairs<'_, (Arc<Asked>, &RawValue)> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Out<'b> {
-            q: &'b str,
-            a: &'b RawValue,
-        }
-        s.collect_map(self.0.iter().map(|(key, (asked, answer))| {
-            (
-                key,
-                Out {
-                    q: &asked.digest,
-                    a: answer,
-                },
-            )
-        }))
+impl<V> Default for Members<'_, V> {
+    fn default() -> Self {
+        Self(Vec::new())
     }
 }
 
-impl Serialize for Pairs<'_, Arc<Asked>> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(self.0.iter().map(|(key, asked)| (key, &asked.digest)))
+impl<V> Members<'_, V> {
+    fn get(&self, key: &str) -> Option<&V> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+impl<'de: 'a, 'a, V: Deserialize<'de>> Deserialize<'de> for Members<'a, V> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a, V>(std::marker::PhantomData<(&'a (), V)>);
+        impl<'de: 'a, 'a, V: Deserialize<'de>> serde::de::Visitor<'de> for Visit<'a, V> {
+            type Value = Members<'a, V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut out = Vec::new();
+                while let Some(Key(key)) = map.next_key()? {
+                    out.push((key, map.next_value()?));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// A member's name, borrowed from the text unless it had to be unescaped.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(Visit(std::marker::PhantomData))
+    }
+}
+
+/// The state for the next round, in [`Previous`]'s format.
+#[derive(Default)]
+struct Next<'a> {
+    /// key -> the question answered and the answer's text.
+    answers: Vec<(&'a str, (Arc<Asked>, &'a str))>,
+    /// key -> the question asked now.
+    asked: Vec<(&'a str, Arc<Asked>)>,
+}
+
+impl Next<'_> {
+    /// The state written as JSON, by hand: keys quoted, digests (hex) and answers (JSON
+    /// the client sent, read once already) as they are.
+    fn state(&self) -> Result<String, ToolError> {
+        let room = 40
+            + self
+                .answers
+                .iter()
+                .map(|(k, (_, a))| k.len() + a.len() + 60)
+                .sum::<usize>()
+            + self.asked.iter().map(|(k, _)| k.len() + 40).sum::<usize>();
+        let mut out = Vec::with_capacity(room);
+        out.extend_from_slice(br#"{"v":1,"answers":{"#);
+        for (i, (key, (asked, answer))) in self.answers.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            crate::jsonrpc::push_quoted(&mut out, key);
+            out.extend_from_slice(br#":{"q":"#);
+            crate::jsonrpc::push_quoted(&mut out, &asked.digest);
+            out.extend_from_slice(br#","a":"#);
+            out.extend_from_slice(answer.as_bytes());
+            out.push(b'}');
+        }
+        out.extend_from_slice(br#"},"asked":{"#);
+        for (i, (key, asked)) in self.asked.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            crate::jsonrpc::push_quoted(&mut out, key);
+            out.push(b':');
+            crate::jsonrpc::push_quoted(&mut out, &asked.digest);
+        }
+        out.extend_from_slice(b"}}");
+        String::from_utf8(out).map_err(|e| {
+            tracing::error!(error = %e, "could not encode resolver state");
+            ToolError::protocol(RpcError::internal("Internal error"))
+        })
     }
 }
 
@@ -339,11 +431,7 @@ pub(crate) fn resolve_round<A>(
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
     let mut store = Store::default();
-    let mut next = Next {
-        v: 1,
-        answers: Pairs(Vec::new()),
-        asked: Pairs(Vec::new()),
-    };
+    let mut next = Next::default();
     for node in nodes {
         let Some(asked) = node.asked(args, &store) else {
             // A dependency is not answered yet: asked in a later round.
@@ -351,34 +439,31 @@ pub(crate) fn resolve_round<A>(
         };
         let asked = asked?;
         let key = node.key.as_str();
-        if let Some(recorded) = previous.answers.get(key).filter(|r| r.q == asked.digest) {
-            if let Some(value) = (node.decode)(recorded.a, &store) {
+        if let Some(recorded) = previous.answer(key).filter(|r| r.q == asked.digest) {
+            if let Some(value) = (node.decode)(recorded.a.get(), &store) {
                 store.put(node.id, value);
-                next.answers.0.push((key, (asked, recorded.a)));
+                next.answers.push((key, (asked, recorded.a.get())));
                 continue;
             }
         }
         let fresh = input_responses
-            .filter(|_| previous.asked.get(key) == Some(&asked.digest.as_str()))
-            .and_then(|r| r.raw(key));
-        if let Some(raw) = fresh {
-            if let Some(value) = (node.decode)(raw, &store) {
+            .filter(|_| previous.asked(key) == Some(asked.digest.as_str()))
+            .and_then(|r| r.text(key));
+        if let Some(text) = fresh {
+            if let Some(value) = (node.decode)(text, &store) {
                 store.put(node.id, value);
-                next.answers.0.push((key, (asked, raw)));
+                next.answers.push((key, (asked, text)));
                 continue;
             }
             tracing::debug!(key, "an answer did not fit its question; asking again");
         }
-        next.asked.0.push((key, asked));
+        next.asked.push((key, asked));
     }
-    if next.asked.0.is_empty() && store.len() == nodes.len() {
+    if next.asked.is_empty() && store.len() == nodes.len() {
         return Ok(Resolution::Ready(store));
     }
-    let state = serde_json::to_string(&next).map_err(|e| {
-        tracing::error!(error = %e, "could not encode resolver state");
-        ToolError::protocol(RpcError::internal("Internal error"))
-    })?;
-    let questions = next.asked.0.iter();
+    let state = next.state()?;
+    let questions = next.asked.iter();
     let mut result = InputRequiredResult::new();
     result.input_requests = Some(InputRequests(
         questions
@@ -445,5 +530,46 @@ mod tests {
             varying.asked(&(), &Store::default()).unwrap().unwrap();
         }
         assert_eq!(BUILT.load(Ordering::SeqCst), 4);
+    }
+
+    #[test]
+    fn the_state_reads_back_as_written_whatever_its_keys_hold() {
+        let asked = Arc::new(Asked {
+            request: crate::ask::elicit_url("Sign in", "https://example.com"),
+            digest: "00ff".into(),
+        });
+        let next = Next {
+            answers: vec![
+                ("plain", (Arc::clone(&asked), r#"{"action":"accept"}"#)),
+                ("quo\"te\\d", (Arc::clone(&asked), "[1, 2]")),
+            ],
+            asked: vec![("n\u{e9}e\n", Arc::clone(&asked))],
+        };
+        let state = next.state().unwrap();
+        let written: serde_json::Value = serde_json::from_str(&state).unwrap();
+        let expected = serde_json::json!({
+            "v": 1,
+            "answers": {
+                "plain": {"q": "00ff", "a": {"action": "accept"}},
+                "quo\"te\\d": {"q": "00ff", "a": [1, 2]},
+            },
+            "asked": {"n\u{e9}e\n": "00ff"},
+        });
+        assert_eq!(written, expected);
+        let previous: Previous<'_> = serde_json::from_str(&state).unwrap();
+        assert_eq!(previous.answer("plain").map(|r| r.q), Some("00ff"));
+        assert_eq!(
+            previous.answer("quo\"te\\d").map(|r| r.a.get()),
+            Some("[1, 2]")
+        );
+        assert_eq!(previous.asked("n\u{e9}e\n"), Some("00ff"));
+        assert_eq!(previous.asked("plain"), None);
+    }
+
+    #[test]
+    fn a_member_named_twice_in_the_state_counts_as_its_last() {
+        let previous: Previous<'_> =
+            serde_json::from_str(r#"{"v":1,"asked":{"k":"one","k":"two"}}"#).unwrap();
+        assert_eq!(previous.asked("k"), Some("two"));
     }
 }
