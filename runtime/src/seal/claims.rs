@@ -4,7 +4,8 @@
 //! and this keeps it to one allocation with no parsing on the way back:
 //!
 //! ```text
-//! version u8 = 1 | flags u8 | issued_at_ms u64 | expires_at_ms u64 | args digest [16]
+//! version u8 = 1 | flags u8 | issued_at_ms u64 | expires_at_ms u64
+//! | (flags & ARGS_TEXT) arguments' canonical text: len u32 + bytes | (else) args digest [16]
 //! | (flags & PRINCIPAL) salt [16] tag [16]
 //! | method: len u32 + bytes | target: len u32 + bytes
 //! | (flags & AUDIENCE) audience: len u32 + bytes
@@ -16,15 +17,16 @@
 
 use super::RejectReason;
 use super::ct::bytes_ct_eq;
-use super::digest::ARGS_DIGEST_LEN;
+use super::digest::{ARGS_DIGEST_LEN, ArgsBound};
 use super::principal::{PRINCIPAL_SALT_LEN, PRINCIPAL_TAG_LEN, Principal};
 
 const VERSION: u8 = 1;
 const FLAG_PRINCIPAL: u8 = 0b01;
 const FLAG_AUDIENCE: u8 = 0b10;
 const FLAG_ROUND: u8 = 0b100;
-const KNOWN_FLAGS: u8 = FLAG_PRINCIPAL | FLAG_AUDIENCE | FLAG_ROUND;
-const FIXED_LEN: usize = 1 + 1 + 8 + 8 + ARGS_DIGEST_LEN;
+const FLAG_ARGS_TEXT: u8 = 0b1000;
+const KNOWN_FLAGS: u8 = FLAG_PRINCIPAL | FLAG_AUDIENCE | FLAG_ROUND | FLAG_ARGS_TEXT;
+const FIXED_LEN: usize = 1 + 1 + 8 + 8;
 
 /// How far ahead of our clock a token's issue time may be: another instance's clock may
 /// run ahead of ours.
@@ -41,7 +43,7 @@ pub(crate) struct PrincipalTag {
 pub(crate) struct Claims<'a> {
     pub(crate) issued_at_ms: u64,
     pub(crate) expires_at_ms: u64,
-    pub(crate) args_digest: [u8; ARGS_DIGEST_LEN],
+    pub(crate) args: ArgsBound<'a>,
     pub(crate) principal: Option<PrincipalTag>,
     pub(crate) method: &'a [u8],
     pub(crate) target: &'a [u8],
@@ -56,7 +58,7 @@ pub(crate) struct Expected<'a> {
     pub(crate) now_ms: u64,
     pub(crate) method: &'a [u8],
     pub(crate) target: &'a [u8],
-    pub(crate) args_digest: [u8; ARGS_DIGEST_LEN],
+    pub(crate) args: ArgsBound<'a>,
     pub(crate) audience: Option<&'a [u8]>,
     pub(crate) principal: Option<&'a Principal>,
 }
@@ -71,7 +73,11 @@ impl<'a> Claims<'a> {
         };
         let audience_len = self.audience.map_or(0, |audience| 4 + audience.len());
         let round_len = if self.round.is_some() { 4 } else { 0 };
-        (FIXED_LEN + principal_len + 8 + audience_len + round_len)
+        let args_len = match self.args {
+            ArgsBound::Digest(_) => ARGS_DIGEST_LEN,
+            ArgsBound::Text(text) => 4 + text.len(),
+        };
+        (FIXED_LEN + args_len + principal_len + 8 + audience_len + round_len)
             .saturating_add(self.method.len())
             .saturating_add(self.target.len())
             .saturating_add(state_len)
@@ -90,11 +96,17 @@ impl<'a> Claims<'a> {
         if self.round.is_some() {
             flags |= FLAG_ROUND;
         }
+        if matches!(self.args, ArgsBound::Text(_)) {
+            flags |= FLAG_ARGS_TEXT;
+        }
         out.push(VERSION);
         out.push(flags);
         out.extend_from_slice(&self.issued_at_ms.to_be_bytes());
         out.extend_from_slice(&self.expires_at_ms.to_be_bytes());
-        out.extend_from_slice(&self.args_digest);
+        match self.args {
+            ArgsBound::Digest(digest) => out.extend_from_slice(&digest),
+            ArgsBound::Text(text) => put_field(out, text)?,
+        }
         if let Some(principal) = &self.principal {
             out.extend_from_slice(&principal.salt);
             out.extend_from_slice(&principal.tag);
@@ -127,7 +139,11 @@ impl<'a> Claims<'a> {
         }
         let issued_at_ms = u64::from_be_bytes(reader.array()?);
         let expires_at_ms = u64::from_be_bytes(reader.array()?);
-        let args_digest = reader.array()?;
+        let args = if flags & FLAG_ARGS_TEXT != 0 {
+            ArgsBound::Text(reader.field()?)
+        } else {
+            ArgsBound::Digest(reader.array()?)
+        };
         let principal = if flags & FLAG_PRINCIPAL != 0 {
             Some(PrincipalTag {
                 salt: reader.array()?,
@@ -152,7 +168,7 @@ impl<'a> Claims<'a> {
         let claims = Self {
             issued_at_ms,
             expires_at_ms,
-            args_digest,
+            args,
             principal,
             method,
             target,
@@ -181,7 +197,7 @@ impl<'a> Claims<'a> {
         }
         let request_ok = bytes_ct_eq(self.method, expected.method)
             & bytes_ct_eq(self.target, expected.target)
-            & bytes_ct_eq(&self.args_digest, &expected.args_digest);
+            & self.args.ct_eq(&expected.args);
         if !bool::from(request_ok) {
             return Err(RejectReason::RequestBinding);
         }
@@ -234,7 +250,7 @@ mod tests {
         Claims {
             issued_at_ms: 1_000_000,
             expires_at_ms: 1_600_000,
-            args_digest: [9; ARGS_DIGEST_LEN],
+            args: ArgsBound::Digest([9; ARGS_DIGEST_LEN]),
             principal,
             method: b"tools/call",
             target: b"deploy",
@@ -251,7 +267,7 @@ mod tests {
             now_ms: 1_000_000,
             method: b"tools/call",
             target: b"deploy",
-            args_digest: [9; ARGS_DIGEST_LEN],
+            args: ArgsBound::Digest([9; ARGS_DIGEST_LEN]),
             audience,
             principal,
         }
@@ -291,11 +307,42 @@ mod tests {
             assert!(Claims::decode(&bytes[..len]).is_none(), "prefix of {len}");
         }
         let mut flagged = bytes.clone();
-        flagged[1] |= 0b1000;
+        flagged[1] |= 0b1_0000;
         assert!(Claims::decode(&flagged).is_none());
         let mut versioned = bytes;
         versioned[0] = 2;
         assert!(Claims::decode(&versioned).is_none());
+    }
+
+    #[test]
+    fn arguments_carried_as_text_round_trip_and_check_against_their_digest() {
+        let text: &[u8] = br#"{"a":1}"#;
+        let mut by_text = claims(None, None);
+        by_text.args = ArgsBound::Text(text);
+        let bytes = by_text.encode(b"st").unwrap();
+        assert_eq!(bytes.len(), by_text.encoded_len(2));
+        let (decoded, offset) = Claims::decode(&bytes).unwrap();
+        assert_eq!(&bytes[offset..], b"st");
+        assert_eq!(decoded.args, ArgsBound::Text(text));
+        let mut expected = expected(None, None);
+        for same in [
+            ArgsBound::Text(text),
+            ArgsBound::Digest(ArgsBound::Text(text).digest()),
+        ] {
+            expected.args = same;
+            assert_eq!(decoded.check(&expected), Ok(()));
+        }
+        for other in [
+            ArgsBound::Text(br#"{"a":2}"#),
+            ArgsBound::Digest([9; ARGS_DIGEST_LEN]),
+        ] {
+            expected.args = other;
+            assert_eq!(decoded.check(&expected), Err(RejectReason::RequestBinding));
+        }
+        let bare = by_text.encode(b"").unwrap();
+        for len in 0..bare.len() {
+            assert!(Claims::decode(&bare[..len]).is_none(), "prefix of {len}");
+        }
     }
 
     #[test]

@@ -134,7 +134,7 @@ mod tests;
 pub use clock::{Clock, ManualClock};
 
 pub use codec::StateCodec;
-pub(crate) use digest::{ARGS_DIGEST_LEN, json_digest, text_arguments_digest};
+pub(crate) use digest::{ARGS_DIGEST_LEN, canonical_text, json_digest, text_arguments_digest};
 pub use keyring::Keyring;
 #[cfg(test)]
 use keyring::{DEFAULT_MAX_TOKEN_LEN, TOKEN_PREFIX};

@@ -12,7 +12,7 @@ use crate::types::v2026_07_28::method;
 
 use super::claims::{Claims, Expected, PrincipalTag};
 use super::clock::Clock;
-use super::digest::{ARGS_DIGEST_LEN, arguments_digest};
+use super::digest::{ARGS_DIGEST_LEN, ArgsBound, arguments_digest};
 use super::keyring::Keyring;
 use super::principal::PRINCIPAL_SALT_LEN;
 use super::{
@@ -42,6 +42,9 @@ pub struct RequestBinding<'a> {
     /// The digest of `arguments`, when the server has it already: computed once per
     /// request, not again for each token it opens or seals.
     pub(crate) arguments_digest: Option<[u8; ARGS_DIGEST_LEN]>,
+    /// The arguments' text, when the server has it and it is their canonical form
+    /// (short): bound by itself, no digest computed.
+    pub(crate) arguments_text: Option<&'a [u8]>,
 }
 
 impl<'a> RequestBinding<'a> {
@@ -53,6 +56,7 @@ impl<'a> RequestBinding<'a> {
             arguments: None,
             principal: None,
             arguments_digest: None,
+            arguments_text: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl<'a> RequestBinding<'a> {
     pub(crate) fn with_arguments(mut self, arguments: Option<&'a Map<String, Value>>) -> Self {
         self.arguments = arguments;
         self.arguments_digest = None;
+        self.arguments_text = None;
         self
     }
 
@@ -85,10 +90,24 @@ impl<'a> RequestBinding<'a> {
         self
     }
 
-    /// The digest the arguments are bound by.
-    fn digest(&self) -> [u8; ARGS_DIGEST_LEN] {
-        self.arguments_digest
-            .unwrap_or_else(|| arguments_digest(self.arguments))
+    /// Binds the arguments by their text, which [`canonical_text`] found canonical
+    /// (the arguments themselves, if set, are only for the `bind_principal` hook to see).
+    ///
+    /// [`canonical_text`]: super::digest::canonical_text
+    pub(crate) fn with_arguments_text(mut self, text: &'a [u8]) -> Self {
+        self.arguments_text = Some(text);
+        self
+    }
+
+    /// What the arguments are bound by: their text, when the binding has it and
+    /// `by_text`, else their digest.
+    fn bound(&self, by_text: bool) -> ArgsBound<'a> {
+        match (self.arguments_digest, self.arguments_text) {
+            (Some(digest), _) => ArgsBound::Digest(digest),
+            (None, Some(text)) if by_text => ArgsBound::Text(text),
+            (None, Some(text)) => ArgsBound::Digest(ArgsBound::Text(text).digest()),
+            (None, None) => ArgsBound::Digest(arguments_digest(self.arguments)),
+        }
     }
 
     /// Sets the principal of the request's validated access token.
@@ -243,7 +262,8 @@ impl Sealer {
         let claims = Claims {
             issued_at_ms: now_ms,
             expires_at_ms: now_ms.saturating_add(inner.ttl_ms),
-            args_digest: binding.digest(),
+            // Only tern's own codec, which encrypts, carries the arguments' text.
+            args: binding.bound(matches!(inner.codec, Codec::Builtin(_))),
             principal,
             method: binding.method.as_bytes(),
             target: binding.target.as_bytes(),
@@ -301,7 +321,7 @@ impl Sealer {
                 now_ms: inner.clock.now_unix_ms(),
                 method: binding.method.as_bytes(),
                 target: binding.target.as_bytes(),
-                args_digest: binding.digest(),
+                args: binding.bound(true),
                 audience: inner.audience.as_deref().map(str::as_bytes),
                 principal: principal.as_deref(),
             };

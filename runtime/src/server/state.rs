@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use super::rendered::RenderedRequests;
 use crate::jsonrpc::RpcError;
 use crate::protocol;
-use crate::seal::{ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, text_arguments_digest};
+use crate::seal::{
+    ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, canonical_text, text_arguments_digest,
+};
 use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
 
@@ -32,6 +34,9 @@ pub(crate) struct Binding {
     digest: Option<[u8; ARGS_DIGEST_LEN]>,
     /// The arguments as sent, kept while there is no digest.
     text: Option<Box<RawValue>>,
+    /// Whether `text` is its own canonical form, short enough to bind the arguments by
+    /// itself (no digest is then computed at all).
+    canonical: bool,
     /// The arguments read into a map, for a `bind_principal` hook only.
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
@@ -47,13 +52,18 @@ impl Binding {
         method: &'a str,
         principal: Option<&'a Principal>,
     ) -> RequestBinding<'a> {
-        let digest = self
-            .digest
-            .unwrap_or_else(|| text_arguments_digest(self.text.as_deref()));
-        RequestBinding::new(method, &self.target)
+        let binding = RequestBinding::new(method, &self.target)
             .with_arguments(self.arguments.as_ref())
-            .with_principal(principal)
-            .with_arguments_digest(digest)
+            .with_principal(principal);
+        let text = self.text.as_deref();
+        match self.digest {
+            Some(digest) => binding.with_arguments_digest(digest),
+            None if self.canonical => {
+                let canonical = text.map_or(b"{}".as_slice(), |raw| raw.get().as_bytes());
+                binding.with_arguments_text(canonical)
+            }
+            None => binding.with_arguments_digest(text_arguments_digest(text)),
+        }
     }
 }
 
@@ -68,8 +78,10 @@ pub(super) fn open<M: Request>(
     params: &mut M::Params,
 ) -> Result<Binding, RpcError> {
     let arguments = M::arguments(params);
-    let digest = M::request_state(params)
-        .is_some()
+    // Short arguments canonical as sent are bound by their text; others by a digest,
+    // computed now when a token is checked against them.
+    let canonical = canonical_text(arguments.as_deref()).is_some();
+    let digest = (M::request_state(params).is_some() && !canonical)
         .then(|| text_arguments_digest(arguments.as_deref()));
     let for_hook = sealing.sealer.has_principal_hook().then(|| {
         let text = arguments.as_deref().map_or("{}", RawValue::get);
@@ -79,6 +91,7 @@ pub(super) fn open<M: Request>(
         target: M::target(params).unwrap_or_default().to_owned(),
         digest,
         text: arguments.filter(|_| digest.is_none()).map(Cow::into_owned),
+        canonical,
         arguments: for_hook.flatten(),
         redeemed: None,
         round: 1,

@@ -1,5 +1,6 @@
 //! Behaviour tests of the sealing engine, one concern per file.
 
+mod args_text;
 mod binding;
 mod logging;
 mod policy;
