@@ -42,6 +42,18 @@ async fn one_flow(client: &Client) {
     assert!(!tern_tests::text_of(&result).is_empty());
 }
 
+/// The seed's server at a cap of `max_connections`, with a long header timeout: it is
+/// the cap's eviction, not a timeout, that makes room.
+async fn capped(max_connections: usize) -> std::net::SocketAddr {
+    serve(
+        HttpServer::new(provision().await).limits(tern_tests::tuned(|l: &mut HttpLimits| {
+            l.header_timeout = Duration::from_secs(60);
+            l.max_connections = max_connections;
+        })),
+    )
+    .await
+}
+
 /// Reads until the server closes the connection; how long that took.
 async fn until_closed(stream: &mut TcpStream, within: Duration) -> Duration {
     let start = Instant::now();
@@ -208,14 +220,7 @@ async fn a_handler_over_the_request_timeout_is_dropped_and_its_connection_closed
 
 #[tokio::test]
 async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
-    // Long timeouts: here it is the cap's eviction, not a timeout, that makes room.
-    let addr = serve(HttpServer::new(provision().await).limits(tern_tests::tuned(
-        |l: &mut HttpLimits| {
-            l.header_timeout = Duration::from_secs(60);
-            l.max_connections = 500;
-        },
-    )))
-    .await;
+    let addr = capped(500).await;
     let mut slow = Vec::with_capacity(2_000);
     for _ in 0..2_000 {
         slow.push(half_a_head(addr).await);
@@ -247,6 +252,47 @@ async fn good_flows_complete_while_two_thousand_slow_connections_are_open() {
         closed >= 1_500,
         "only {closed} of 2,000 slow connections were closed"
     );
+}
+
+#[tokio::test]
+async fn a_new_connection_evicted_before_its_first_byte_refuses_a_late_request_with_503() {
+    let addr = capped(1).await;
+    let mut late = TcpStream::connect(addr).await.unwrap();
+    // Past the time a connection may wait in its head before the cap closes it for a
+    // newer one.
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    let text = body(
+        7,
+        "tools/call",
+        json!({"name": "provision", "arguments": {"name": "orders"}}),
+    );
+    let headers = mcp_headers("tools/call", Some("provision"));
+    let newer = http_support::post(addr, &headers, &text).await;
+    assert_ne!(
+        newer.status, 503,
+        "the newer connection took the place: {}",
+        newer.body
+    );
+    // The evicted connection's request, sent only now (as a client's request on its
+    // way when the cap chose it would arrive): refused, not reset.
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in &headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    ));
+    late.write_all(head.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), late.read_to_end(&mut raw))
+        .await
+        .expect("answered in time")
+        .expect("answered, not reset");
+    let refused = http_support::parse_raw(&raw);
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.json()["id"], 7);
 }
 
 /// The outcome of a caller's flows while its server shuts down.

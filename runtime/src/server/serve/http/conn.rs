@@ -134,6 +134,8 @@ pub(crate) struct Conn {
     /// (`Watched`), so a request already in it is served, not reset with the
     /// connection. A request that starts first voids it.
     evicting: AtomicBool,
+    /// Evicted by the cap for a newer connection (not by a budget, which closes it).
+    displaced: AtomicBool,
     /// The task reading the socket, woken for an eviction.
     reader: AtomicWaker,
     registry: Arc<Registry>,
@@ -156,6 +158,7 @@ impl Conn {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.set(Phase::Body);
         if self.evicting.load(Ordering::Relaxed) && self.evicting.swap(false, Ordering::Relaxed) {
+            self.displaced.store(false, Ordering::Relaxed);
             // Chosen while it waited, it has a request now: it stays, and the cap looks
             // again for a connection to close.
             self.registry.left.notify_waiters();
@@ -192,10 +195,40 @@ impl Conn {
         self.kill.notified().await;
     }
 
+    /// Closes the connection while it waits, for a newer one: see `evicting`, and
+    /// `give_up_place`.
+    fn close_for_newer(&self) {
+        self.displaced.store(true, Ordering::Release);
+        self.close_waiting();
+    }
+
     /// Closes the connection while it waits: see `evicting`.
     fn close_waiting(&self) {
         self.evicting.store(true, Ordering::Release);
         self.reader.wake();
+    }
+
+    /// Gives up the place of a new connection the cap evicted for a newer one before its
+    /// first byte, so that it may stay to refuse a request already on its way
+    /// (`Endpoint::refuse_late`): the permit of that refusal, or `None` (it closes as
+    /// before) when it was not so evicted, or as many refusals as their bound are under
+    /// way. A connection over a budget closes as before, and so does one kept alive
+    /// evicted between requests: its client knows to send again on a connection of its
+    /// own.
+    pub(crate) fn give_up_place(&self, id: u64) -> Option<OwnedSemaphorePermit> {
+        // In its head with nothing read (the caller looks): a connection that has not
+        // sent a byte yet. One kept alive waits Idle, and a byte makes the head start.
+        let displaced = self.displaced.load(Ordering::Acquire);
+        if !(displaced && self.evicted() && self.phase().0 == Phase::Head) {
+            return None;
+        }
+        let permit = Arc::clone(&self.registry.refusing)
+            .try_acquire_owned()
+            .ok()?;
+        self.registry.leave(id);
+        // Its reads go through again: what comes now is refused, not served.
+        self.evicting.store(false, Ordering::Release);
+        Some(permit)
     }
 
     /// Whether the connection is to read its end: evicted, and still waiting.
@@ -299,7 +332,7 @@ impl Registry {
                     .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {
                     tracing::debug!("at the connection cap: closing the longest-waiting one");
-                    conn.close_waiting();
+                    conn.close_for_newer();
                     victim_found = true;
                 } else if let Ok(permit) = Arc::clone(&self.refusing).try_acquire_owned() {
                     return Fit::Refuse(permit);
@@ -330,6 +363,7 @@ impl Registry {
             multiplexed: AtomicBool::new(false),
             kill: Notify::new(),
             evicting: AtomicBool::new(false),
+            displaced: AtomicBool::new(false),
             reader: AtomicWaker::new(),
             registry: Arc::clone(self),
         });

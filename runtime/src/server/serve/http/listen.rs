@@ -113,6 +113,7 @@ fn spawn_connection(
         path: Arc::clone(path),
         protocols: Arc::clone(protocols),
         conn: Arc::clone(&conn),
+        id,
         drain: drain.clone(),
     };
     let registry = Arc::clone(registry);
@@ -213,6 +214,8 @@ struct Endpoint {
     )]
     protocols: Arc<Protocols>,
     conn: Arc<Conn>,
+    /// The connection's id in the registry.
+    id: u64,
     drain: CancellationToken,
 }
 
@@ -264,7 +267,7 @@ impl Endpoint {
                     return self.serve_h2(super::h2::Rewind::new(read, io)).await;
                 }
                 Next::Close => return io.close().await,
-                Next::End => return,
+                Next::End => return self.refuse_late(io).await,
             };
             let guard = self.conn.request_started();
             let (body, whole) = match io.read_body(&head, self.shared.max_body_bytes).await {
@@ -294,6 +297,20 @@ impl Endpoint {
                 io.close().await;
                 return;
             }
+        }
+    }
+
+    /// The end of a connection the cap evicted while it had read nothing: its place goes
+    /// to the newer connection now, and a request already on its way (sent after the
+    /// connection last looked) is refused 503, as one over the cap is, rather than met
+    /// with a closed socket and reset. Within the bound on refusals; past it, and for
+    /// any other end, the connection closes as it is.
+    async fn refuse_late(&self, io: h1::Conn) {
+        if !io.nothing_read() {
+            return;
+        }
+        if let Some(permit) = self.conn.give_up_place(self.id) {
+            overload::refuse_on(io, permit).await;
         }
     }
 

@@ -39,7 +39,11 @@ pub(crate) fn busy_error() -> RpcError {
 
 /// Answers the request on `tcp` 503, then closes it; `permit` is held until then.
 pub(crate) async fn refuse(tcp: TcpStream, permit: OwnedSemaphorePermit) {
-    let mut io = h1::Conn::new(tcp);
+    refuse_on(h1::Conn::new(tcp), permit).await;
+}
+
+/// [`refuse`] on a connection read from already (one the cap evicted with nothing read).
+pub(crate) async fn refuse_on(mut io: h1::Conn, permit: OwnedSemaphorePermit) {
     let answered = tokio::time::timeout(BUDGET, answer(&mut io)).await;
     if matches!(answered, Ok(true)) {
         io.close().await;
