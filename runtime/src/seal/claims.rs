@@ -16,8 +16,9 @@
 //! Integers are big-endian. Unknown versions or flags are malformed, never ignored.
 
 use super::RejectReason;
+use super::bound::ArgsBound;
 use super::ct::bytes_ct_eq;
-use super::digest::{ARGS_DIGEST_LEN, ArgsBound};
+use super::digest::ARGS_DIGEST_LEN;
 use super::principal::{PRINCIPAL_SALT_LEN, PRINCIPAL_TAG_LEN, Principal};
 
 const VERSION: u8 = 1;

@@ -116,6 +116,7 @@
 type Result<T, E = crate::ConfigError> = std::result::Result<T, E>;
 
 mod aead;
+mod bound;
 mod canonical_text;
 mod claims;
 mod clock;
@@ -133,8 +134,9 @@ mod tests;
 
 pub use clock::{Clock, ManualClock};
 
+pub(crate) use bound::canonical_text;
 pub use codec::StateCodec;
-pub(crate) use digest::{ARGS_DIGEST_LEN, canonical_text, json_digest, text_arguments_digest};
+pub(crate) use digest::{ARGS_DIGEST_LEN, json_digest, text_arguments_digest};
 pub use keyring::Keyring;
 #[cfg(test)]
 use keyring::{DEFAULT_MAX_TOKEN_LEN, TOKEN_PREFIX};

@@ -10,9 +10,10 @@ use serde_json::{Map, Value};
 use crate::types::rpc::Request as _;
 use crate::types::v2026_07_28::method;
 
+use super::bound::ArgsBound;
 use super::claims::{Claims, Expected, PrincipalTag};
 use super::clock::Clock;
-use super::digest::{ARGS_DIGEST_LEN, ArgsBound, arguments_digest};
+use super::digest::{ARGS_DIGEST_LEN, arguments_digest};
 use super::keyring::Keyring;
 use super::principal::PRINCIPAL_SALT_LEN;
 use super::{

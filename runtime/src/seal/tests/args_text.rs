@@ -5,8 +5,8 @@
 use serde_json::value::RawValue;
 
 use super::*;
+use crate::seal::bound::{ARGS_TEXT_MAX, ArgsBound};
 use crate::seal::claims::Claims;
-use crate::seal::digest::{ARGS_TEXT_MAX, ArgsBound};
 
 fn raw(text: &str) -> Box<RawValue> {
     RawValue::from_string(text.to_owned()).unwrap()

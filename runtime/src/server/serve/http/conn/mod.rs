@@ -10,18 +10,20 @@
 //! millisecond counter the reaper advances on each tick.
 
 use std::collections::HashMap;
-use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 use crate::util::lock;
+
+mod watched;
+
+pub(crate) use watched::Watched;
+#[cfg_attr(not(feature = "http-server-h2"), allow(unused_imports))]
+pub(super) use watched::write_through;
 
 /// What a connection is doing, in the top three bits of its state word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,93 +425,4 @@ impl Registry {
             }
         }
     }
-}
-
-/// A connection's socket, noting when bytes of a new request start to arrive.
-pub(crate) struct Watched<T> {
-    io: T,
-    conn: Arc<Conn>,
-}
-
-impl<T> Watched<T> {
-    pub(crate) fn new(io: T, conn: Arc<Conn>) -> Self {
-        Self { io, conn }
-    }
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
-        if polled.is_pending() {
-            // Evicted with nothing more to read: the end of the stream, so the
-            // connection closes with nothing unread in it.
-            if self.conn.evicted() {
-                return Poll::Ready(Ok(()));
-            }
-            self.conn.reader.register(cx.waker());
-            // An eviction between the look and the registration woke nobody.
-            if self.conn.evicted() {
-                return Poll::Ready(Ok(()));
-            }
-            return Poll::Pending;
-        }
-        if buf.filled().len() > before
-            && self.conn.phase().0 == Phase::Idle
-            && !self.conn.multiplexed.load(Ordering::Relaxed)
-        {
-            self.conn.set(Phase::Head);
-        }
-        polled
-    }
-}
-
-/// The `AsyncWrite` methods of a wrapper whose writes go through to its field `io`
-/// untouched (`Watched` here, `h2::Rewind`).
-macro_rules! write_through {
-    () => {
-        fn poll_write(
-            mut self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-            buf: &[u8],
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
-        }
-
-        fn poll_write_vectored(
-            mut self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-            bufs: &[std::io::IoSlice<'_>],
-        ) -> std::task::Poll<std::io::Result<usize>> {
-            std::pin::Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-        }
-
-        fn is_write_vectored(&self) -> bool {
-            self.io.is_write_vectored()
-        }
-
-        fn poll_flush(
-            mut self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::pin::Pin::new(&mut self.io).poll_flush(cx)
-        }
-
-        fn poll_shutdown(
-            mut self: std::pin::Pin<&mut Self>,
-            cx: &mut std::task::Context<'_>,
-        ) -> std::task::Poll<std::io::Result<()>> {
-            std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
-        }
-    };
-}
-#[cfg_attr(not(feature = "http-server-h2"), allow(unused_imports))]
-pub(super) use write_through;
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
-    write_through!();
 }
