@@ -54,6 +54,47 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The last `N` items kept, the oldest replaced first: the memories a server keeps of
+/// what it read or wrote lately (`_meta` texts, questions).
+#[derive(Debug)]
+pub(crate) struct Recent<T, const N: usize> {
+    items: Vec<T>,
+    /// The item replaced next, once `items` is full.
+    next: usize,
+}
+
+impl<T, const N: usize> Default for Recent<T, N> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<T, const N: usize> Recent<T, N> {
+    /// Keeps `item`, in place of the oldest once `N` are kept.
+    pub(crate) fn push(&mut self, item: T) {
+        if self.items.len() < N {
+            self.items.push(item);
+        } else if let Some(slot) = self.items.get_mut(self.next) {
+            *slot = item;
+            self.next = (self.next + 1) % N;
+        }
+    }
+
+    /// The items kept, in no particular order.
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
+    /// How many are kept.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
 /// The requests a peer has in flight, by id, so `notifications/cancelled` can stop the
 /// one it names and a closing connection or session can stop them all. Cheap to clone.
 #[derive(Debug, Clone, Default)]

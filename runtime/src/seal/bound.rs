@@ -43,9 +43,14 @@ impl ArgsBound<'_> {
     }
 }
 
-/// `arguments` (absent ones as `{}`) when their text is their canonical form and short
-/// enough to be bound by itself ([`ArgsBound::Text`]).
+/// The text of `arguments`, absent ones binding as `{}`.
+pub(crate) fn arguments_text(arguments: Option<&RawValue>) -> &[u8] {
+    arguments.map_or(b"{}".as_slice(), |raw| raw.get().as_bytes())
+}
+
+/// [`arguments_text`] when it is the arguments' canonical form and short enough to be
+/// bound by itself ([`ArgsBound::Text`]).
 pub(crate) fn canonical_text(arguments: Option<&RawValue>) -> Option<&[u8]> {
-    let text = arguments.map_or(b"{}".as_slice(), |raw| raw.get().as_bytes());
+    let text = arguments_text(arguments);
     (text.len() <= ARGS_TEXT_MAX && shape(text) == Some(Shape::Compact)).then_some(text)
 }

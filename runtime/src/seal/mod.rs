@@ -134,7 +134,7 @@ mod tests;
 
 pub use clock::{Clock, ManualClock};
 
-pub(crate) use bound::canonical_text;
+pub(crate) use bound::{arguments_text, canonical_text};
 pub use codec::StateCodec;
 pub(crate) use digest::{ARGS_DIGEST_LEN, json_digest, text_arguments_digest};
 pub use keyring::Keyring;

@@ -87,23 +87,22 @@ impl Admitted {
         let principal = auth.as_ref().map(Principal::from_auth);
         let name = method_name(routed.as_ref(), &method);
         let ctx = RequestContext::new(id, name, meta, auth, cancel, outbound, channel.clone());
-        let layered = !server.inner.layers.is_empty();
-        // The context stays at hand for the capability gate and for the layers.
-        let kept = (facts.may_require_input || layered).then(|| ctx.clone());
-        let target = layered
-            .then(|| routed.as_ref().and_then(|r| r.params.as_ref().ok()))
-            .flatten()
-            .and_then(|typed| typed.target().map(str::to_owned));
+        // The layers see the request through its context and its target.
+        let layered = (!server.inner.layers.is_empty()).then(|| {
+            let target = routed.as_ref().and_then(|r| r.params.as_ref().ok());
+            let target = target.and_then(|typed| typed.target().map(str::to_owned));
+            (server.clone(), ctx.clone(), target)
+        });
         // A channel that answers input itself calls the handler again: it keeps the
         // params and the context for those rounds.
         let keep = facts.may_require_input && channel.as_ref().is_some_and(|c| c.fulfils_input());
-        let layers = layered.then(|| server.clone());
         let finish = Finish {
             server,
             method,
             facts,
             principal,
-            asker: kept.clone().filter(|_| facts.may_require_input),
+            // The context stays at hand for the capability gate.
+            asker: facts.may_require_input.then(|| ctx.clone()),
             channel,
         };
         let opened = finish.open(routed, ctx, params, keep);
@@ -112,7 +111,7 @@ impl Admitted {
             span.record("mcp.round", round);
         }
         let core = finish.run(opened);
-        let (Some(server), Some(ctx)) = (layers, kept) else {
+        let Some((server, ctx, target)) = layered else {
             return Either::Left(core);
         };
         let core: BoxFuture<'static, Dispatched> = Box::pin(core);

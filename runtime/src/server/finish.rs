@@ -129,11 +129,7 @@ impl Finish {
     pub(super) fn run(self, opened: Opened) -> impl Future<Output = Dispatched> + Send + 'static {
         let Opened { started, again } = opened;
         let mut running = match started {
-            Err(e) if e.is_invalid_request_state() => {
-                let refused = Dispatched::new(Verdict::Answered(Err(e)), Ending::RejectedState);
-                return Either::Left(std::future::ready(refused));
-            }
-            Err(e) => return Either::Left(std::future::ready(answered_error(e))),
+            Err(e) => return Either::Left(std::future::ready(not_started(e))),
             Ok(running) => running,
         };
         Either::Right(async move {
@@ -223,6 +219,14 @@ pub(super) fn method_name(routed: Option<&Routed>, method: &str) -> Cow<'static,
         || Cow::Owned(method.to_owned()),
         |r| Cow::Borrowed(r.route.method),
     )
+}
+
+/// The answer of a route that could not start: a rejected `requestState` ends as such.
+fn not_started(error: RpcError) -> Dispatched {
+    if error.is_invalid_request_state() {
+        return Dispatched::new(Verdict::Answered(Err(error)), Ending::RejectedState);
+    }
+    answered_error(error)
 }
 
 /// A request's error as its answer.

@@ -16,12 +16,13 @@
 //! found for the caller that sent it.
 
 use std::ops::Range;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crate::auth::AuthInfo;
 use crate::protocol::{META, MetaRead};
 use crate::types::rpc::scan::{blank, string_end, value_end};
 use crate::types::v2026_07_28::RequestMetaObject;
+use crate::util::{Recent, lock};
 
 /// How many `_meta` texts are kept: a server's clients at once, roughly.
 const KEPT: usize = 16;
@@ -32,14 +33,7 @@ const LONGEST: usize = 4 * 1024;
 /// The `_meta` texts a server read lately. Shared by every request the server serves.
 #[derive(Default)]
 pub(crate) struct KnownMetas {
-    kept: Mutex<Kept>,
-}
-
-#[derive(Default)]
-struct Kept {
-    entries: Vec<Arc<Known>>,
-    /// The entry replaced next, once `entries` is full.
-    next: usize,
+    kept: Mutex<Recent<Arc<Known>, KEPT>>,
 }
 
 /// One `_meta` text and what was read from it.
@@ -107,8 +101,7 @@ impl KnownMetas {
 
     /// The entry whose text opens `rest`, sent by `auth`.
     fn known(&self, rest: &[u8], auth: Option<&AuthInfo>) -> Option<Arc<Known>> {
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.entries
+        lock(&self.kept)
             .iter()
             .find(|k| rest.starts_with(k.text.as_bytes()) && k.auth.as_ref() == auth)
             .cloned()
@@ -132,14 +125,7 @@ impl KnownMetas {
         // is not seen again, and would only push out those that are.
         let per_request = known.read.progress_token.is_some() || known.read.trace.is_some();
         if text.len() <= LONGEST && !per_request {
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            if kept.entries.len() < KEPT {
-                kept.entries.push(known.clone());
-            } else {
-                let next = kept.next;
-                kept.entries[next] = known.clone();
-                kept.next = (next + 1) % KEPT;
-            }
+            lock(&self.kept).push(known.clone());
         }
         Some(known)
     }
@@ -305,6 +291,6 @@ mod tests {
             !Arc::ptr_eq(&first.meta, &again.meta),
             "a long text is not kept"
         );
-        assert_eq!(metas.kept.lock().expect("lock").entries.len(), KEPT);
+        assert_eq!(lock(&metas.kept).len(), KEPT);
     }
 }

@@ -14,9 +14,10 @@
 //! per question, not a copy of it.
 
 use std::hash::{BuildHasher as _, RandomState};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Mutex;
 
 use crate::types::v2026_07_28::InputRequest;
+use crate::util::{Recent, lock};
 
 /// How many questions are kept, and how many fingerprints of questions seen once.
 const KEPT: usize = 16;
@@ -34,18 +35,15 @@ pub(crate) struct RenderedRequests {
 
 #[derive(Default)]
 struct Kept {
-    entries: Vec<Arc<Rendered>>,
-    /// The entry replaced next, once `entries` is full.
-    next: usize,
-    /// Fingerprints of texts written once and not kept (yet), the oldest replaced first.
-    seen: Vec<u64>,
-    seen_next: usize,
+    entries: Recent<Rendered, KEPT>,
+    /// Fingerprints of texts written once and not kept (yet).
+    seen: Recent<u64, KEPT>,
 }
 
 /// A question and its JSON text.
 struct Rendered {
     request: InputRequest,
-    text: Box<str>,
+    text: Box<[u8]>,
 }
 
 impl std::fmt::Debug for RenderedRequests {
@@ -62,53 +60,40 @@ impl RenderedRequests {
         request: &InputRequest,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
-        if let Some(kept) = self.find(request) {
-            out.extend_from_slice(kept.text.as_bytes());
+        if self.copy_kept(request, out) {
             return Ok(());
         }
         let start = out.len();
         serde_json::to_writer(&mut *out, request)?;
-        if let Some(text) = out.get(start..).and_then(|t| std::str::from_utf8(t).ok()) {
+        if let Some(text) = out.get(start..) {
             self.learn(request, text);
         }
         Ok(())
     }
 
-    /// The kept question equal to `request`.
-    fn find(&self, request: &InputRequest) -> Option<Arc<Rendered>> {
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.entries.iter().find(|r| r.request == *request).cloned()
+    /// Appends the text of the kept question equal to `request`, if one is kept.
+    fn copy_kept(&self, request: &InputRequest, out: &mut Vec<u8>) -> bool {
+        let kept = lock(&self.kept);
+        let found = kept.entries.iter().find(|r| r.request == *request);
+        found.map(|r| out.extend_from_slice(&r.text)).is_some()
     }
 
     /// Keeps `request` with its `text` when the text was written before (its fingerprint
     /// is among those seen); else notes the fingerprint.
-    fn learn(&self, request: &InputRequest, text: &str) {
+    fn learn(&self, request: &InputRequest, text: &[u8]) {
         if text.len() > LONGEST {
             return;
         }
         let print = self.hasher.hash_one(text);
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = &mut *kept;
-        if !kept.seen.contains(&print) {
-            replace_oldest(&mut kept.seen, &mut kept.seen_next, print);
+        let mut kept = lock(&self.kept);
+        if !kept.seen.iter().any(|&p| p == print) {
+            kept.seen.push(print);
             return;
         }
-        let rendered = Arc::new(Rendered {
+        kept.entries.push(Rendered {
             request: request.clone(),
             text: text.into(),
         });
-        replace_oldest(&mut kept.entries, &mut kept.next, rendered);
-    }
-}
-
-/// Adds `item` to `items`, which hold [`KEPT`] at most: in place of the oldest, `next`,
-/// once full.
-fn replace_oldest<T>(items: &mut Vec<T>, next: &mut usize, item: T) {
-    if items.len() < KEPT {
-        items.push(item);
-    } else if let Some(slot) = items.get_mut(*next) {
-        *slot = item;
-        *next = (*next + 1) % KEPT;
     }
 }
 
@@ -122,6 +107,11 @@ mod tests {
         ask::ElicitForm::new(message)
             .required("region", StringSchema::new())
             .into()
+    }
+
+    /// Whether a question equal to `request` is kept.
+    fn is_kept(cache: &RenderedRequests, request: &InputRequest) -> bool {
+        cache.copy_kept(request, &mut Vec::new())
     }
 
     fn written(cache: &RenderedRequests, request: &InputRequest) -> String {
@@ -138,7 +128,7 @@ mod tests {
         for round in 0..4 {
             assert_eq!(written(&cache, &asked), expected, "round {round}");
         }
-        assert!(cache.find(&asked).is_some(), "kept once written twice");
+        assert!(is_kept(&cache, &asked), "kept once written twice");
     }
 
     #[test]
@@ -146,15 +136,15 @@ mod tests {
         let cache = RenderedRequests::default();
         let one = question("Which region?");
         written(&cache, &one);
-        assert!(cache.find(&one).is_none());
+        assert!(!is_kept(&cache, &one));
         written(&cache, &one);
         let reworded = question("Which region, please?");
         assert_eq!(
             written(&cache, &reworded),
             serde_json::to_string(&reworded).unwrap()
         );
-        assert!(cache.find(&reworded).is_none());
-        assert!(cache.find(&one).is_some());
+        assert!(!is_kept(&cache, &reworded));
+        assert!(is_kept(&cache, &one));
     }
 
     #[test]
@@ -169,15 +159,14 @@ mod tests {
                 );
             }
         }
-        let kept = cache.kept.lock().unwrap();
+        let kept = lock(&cache.kept);
         assert_eq!(kept.entries.len(), KEPT);
         assert!(kept.seen.len() <= KEPT);
         drop(kept);
-        assert!(
-            cache
-                .find(&question(&format!("Question {}?", KEPT * 4 - 1)))
-                .is_some()
-        );
-        assert!(cache.find(&question("Question 0?")).is_none());
+        assert!(is_kept(
+            &cache,
+            &question(&format!("Question {}?", KEPT * 4 - 1))
+        ));
+        assert!(!is_kept(&cache, &question("Question 0?")));
     }
 }

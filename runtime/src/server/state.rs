@@ -11,7 +11,8 @@ use super::rendered::RenderedRequests;
 use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::{
-    ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, canonical_text, text_arguments_digest,
+    ARGS_DIGEST_LEN, Principal, RequestBinding, Sealer, arguments_text, canonical_text,
+    text_arguments_digest,
 };
 use crate::types::rpc::Request;
 use crate::types::v2026_07_28::{ClientCapabilities, InputRequiredResult, ResultType};
@@ -24,19 +25,11 @@ pub(super) struct Sealing<'a> {
 }
 
 /// What a sealed token is bound to besides the method and the principal: the request's
-/// target (tool or prompt name, resource URI) and its arguments: their digest when the
-/// request carried a token (checking it took one), else the arguments' text, to be
-/// digested only if the handler asks again (a call that completes pays no digest).
+/// target (tool or prompt name, resource URI) and its arguments ([`Args`]).
 #[derive(Debug)]
 pub(crate) struct Binding {
     target: String,
-    /// The digest of the arguments, once computed.
-    digest: Option<[u8; ARGS_DIGEST_LEN]>,
-    /// The arguments as sent, kept while there is no digest.
-    text: Option<Box<RawValue>>,
-    /// Whether `text` is its own canonical form, short enough to bind the arguments by
-    /// itself (no digest is then computed at all).
-    canonical: bool,
+    args: Args,
     /// The arguments read into a map, for a `bind_principal` hook only.
     arguments: Option<Map<String, Value>>,
     /// The sealed token the request carried, once verified.
@@ -44,6 +37,19 @@ pub(crate) struct Binding {
     /// The request's round in its flow: 1 without state, else one past the round its
     /// token was sealed in (2 for a token that does not say).
     pub(super) round: u32,
+}
+
+/// A binding's arguments, looked at no more than the request needed.
+#[derive(Debug)]
+enum Args {
+    /// Their digest, computed when a token was checked against them.
+    Digest([u8; ARGS_DIGEST_LEN]),
+    /// Their text as sent (`None`: none sent), found short and canonical when a token
+    /// was checked against it: bound by itself.
+    Canonical(Option<Box<RawValue>>),
+    /// Their text as sent, not looked at yet: a call that completes pays nothing, one
+    /// that asks again has it bound by itself or by its digest then.
+    Sent(Option<Box<RawValue>>),
 }
 
 impl Binding {
@@ -55,14 +61,13 @@ impl Binding {
         let binding = RequestBinding::new(method, &self.target)
             .with_arguments(self.arguments.as_ref())
             .with_principal(principal);
-        let text = self.text.as_deref();
-        match self.digest {
-            Some(digest) => binding.with_arguments_digest(digest),
-            None if self.canonical => {
-                let canonical = text.map_or(b"{}".as_slice(), |raw| raw.get().as_bytes());
-                binding.with_arguments_text(canonical)
-            }
-            None => binding.with_arguments_digest(text_arguments_digest(text)),
+        match &self.args {
+            Args::Digest(digest) => binding.with_arguments_digest(*digest),
+            Args::Canonical(text) => binding.with_arguments_text(arguments_text(text.as_deref())),
+            Args::Sent(text) => match canonical_text(text.as_deref()) {
+                Some(canonical) => binding.with_arguments_text(canonical),
+                None => binding.with_arguments_digest(text_arguments_digest(text.as_deref())),
+            },
         }
     }
 }
@@ -71,27 +76,28 @@ impl Binding {
 /// handler wrote in its place; or rejects the request with the fixed error. Returns what
 /// the state this request answers with will be bound to: the target and arguments, read
 /// through `M`'s entry in the method table (the target copied, as the handler takes the
-/// params; the arguments digested when a token is checked against them, else their text
-/// copied).
+/// params; the arguments as [`Args`] says).
 pub(super) fn open<M: Request>(
     sealing: Sealing<'_>,
     params: &mut M::Params,
 ) -> Result<Binding, RpcError> {
     let arguments = M::arguments(params);
-    // Short arguments canonical as sent are bound by their text; others by a digest,
-    // computed now when a token is checked against them.
-    let canonical = canonical_text(arguments.as_deref()).is_some();
-    let digest = (M::request_state(params).is_some() && !canonical)
-        .then(|| text_arguments_digest(arguments.as_deref()));
     let for_hook = sealing.sealer.has_principal_hook().then(|| {
         let text = arguments.as_deref().map_or("{}", RawValue::get);
         serde_json::from_str::<Map<String, Value>>(text).ok()
     });
+    // A token is checked against the arguments now: short ones canonical as sent by
+    // their text, others by their digest.
+    let args = match M::request_state(params) {
+        None => Args::Sent(arguments.map(Cow::into_owned)),
+        Some(_) if canonical_text(arguments.as_deref()).is_some() => {
+            Args::Canonical(arguments.map(Cow::into_owned))
+        }
+        Some(_) => Args::Digest(text_arguments_digest(arguments.as_deref())),
+    };
     let mut binding = Binding {
         target: M::target(params).unwrap_or_default().to_owned(),
-        digest,
-        text: arguments.filter(|_| digest.is_none()).map(Cow::into_owned),
-        canonical,
+        args,
         arguments: for_hook.flatten(),
         redeemed: None,
         round: 1,
