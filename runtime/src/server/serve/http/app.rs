@@ -33,7 +33,7 @@ pub(crate) fn router(shared: Arc<Shared>, path: &str, limits: Arc<Limits>) -> Ro
         route = route
             .delete(move |request: Request| {
                 let shared = Arc::clone(&shared);
-                async move { super::post::handle_delete(&shared, request.headers()).await }
+                async move { super::session_era::handle_delete(&shared, request.headers()).await }
             })
             .get(move |request: Request| {
                 let shared = Arc::clone(&on_get);
@@ -42,7 +42,7 @@ pub(crate) fn router(shared: Arc<Shared>, path: &str, limits: Arc<Limits>) -> Ro
                         .extensions()
                         .get::<OnConn>()
                         .and_then(|on| on.0.peer);
-                    super::post::handle_get(&shared, request.headers(), peer).await
+                    super::session_era::handle_get(&shared, request.headers(), peer).await
                 }
             });
     }

@@ -1,13 +1,61 @@
-//! Who the caller is: the access token in `Authorization` (`Bearer`, or `DPoP` with a
+//! Who may talk to the endpoint (`admit`: the `Host`/`Origin` guard first), and who the
+//! caller is: the access token in `Authorization` (`Bearer`, or `DPoP` with a
 //! proof of its key, RFC 9449 §7), checked by the endpoint's verifier; and the
 //! `WWW-Authenticate` challenge that says what a refused caller lacks.
 
-use http::header::AUTHORIZATION;
+use axum::response::Response;
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use http::{HeaderValue, StatusCode};
 
 use super::Shared;
 use super::protected::{challenge, scheme_challenge};
+use super::reply::rpc_error;
 use crate::auth::{AuthError, AuthInfo};
+use crate::jsonrpc::RpcError;
 use crate::transport::http::fields::Fields;
+
+/// Who may talk to the endpoint: the `Host`/`Origin` check (403), then the bearer token
+/// (401). The identity of a verified token, if any.
+pub(super) async fn admit(
+    shared: &Shared,
+    method: &str,
+    headers: &impl Fields,
+) -> Result<Option<crate::auth::AuthInfo>, Box<Response>> {
+    if let Err(why) = shared.hosts.check(headers) {
+        tracing::warn!(
+            reason = %why,
+            "rejected a request (DNS-rebinding protection)"
+        );
+        return Err(Box::new(rpc_error(
+            StatusCode::FORBIDDEN,
+            None,
+            RpcError::invalid_request(format!("Forbidden: {why}")),
+        )));
+    }
+    if let Some(bus) = &shared.bus {
+        if let Err(e) = bus.ensure_started(&shared.server).await {
+            tracing::warn!(error = %e, "the fleet's event bus did not start yet");
+        }
+    }
+    authenticate(shared, method, headers)
+        .await
+        .map_err(|denied| Box::new(unauthorized(denied)))
+}
+
+fn unauthorized(denied: Unauthorized) -> Response {
+    let mut response = rpc_error(
+        denied.status,
+        None,
+        RpcError::invalid_request(denied.message),
+    );
+    if let Ok(v) = HeaderValue::from_str(&denied.challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, v);
+    }
+    if let Some(Ok(nonce)) = denied.dpop_nonce.map(HeaderValue::try_from) {
+        response.headers_mut().insert("dpop-nonce", nonce);
+    }
+    response
+}
 
 /// Why a request was not authenticated: what to put in `WWW-Authenticate`.
 pub(crate) struct Unauthorized {

@@ -19,7 +19,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
-use super::{Shared, overload, post, protected};
+use super::{Shared, overload, post, protected, session_era};
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
 /// What a connection may speak besides HTTP/1.1 in clear.
@@ -379,12 +379,14 @@ impl Endpoint {
                 post::handle_post(shared, &head.headers, Full::new(body), Some(&self.conn)).await
             }
             Method::GET if shared.sessions.is_some() => {
-                post::handle_get(shared, &head.headers, self.conn.peer)
+                session_era::handle_get(shared, &head.headers, self.conn.peer)
                     .await
                     .into()
             }
             Method::DELETE if shared.sessions.is_some() => {
-                post::handle_delete(shared, &head.headers).await.into()
+                session_era::handle_delete(shared, &head.headers)
+                    .await
+                    .into()
             }
             _ => status_only(StatusCode::METHOD_NOT_ALLOWED).into(),
         }

@@ -75,6 +75,8 @@ mod overload;
 mod post;
 mod protected;
 mod reply;
+mod run;
+mod session_era;
 mod session_store;
 mod sessions;
 mod sse;

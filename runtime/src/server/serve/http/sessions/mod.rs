@@ -11,17 +11,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use http::HeaderName;
+use http::{HeaderName, StatusCode};
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::events::EventStore;
+use super::reply::rpc_error;
 use super::session_store::{Record, SessionStore};
 use super::stream::SessionStreams;
 use crate::auth::AuthInfo;
+use crate::jsonrpc::RpcError;
 use crate::seal::Principal;
 use crate::server::{Server, Session, Stamped};
 use crate::transport::http::fields::Fields;
+use crate::types::v2026_07_28::RequestId;
 use crate::util::{InFlight, lock};
 
 /// `Mcp-Session-Id`.
@@ -62,6 +65,30 @@ pub(crate) enum Lookup {
     Unknown,
     /// The session store did not answer (503: the client may try again).
     Unavailable,
+}
+
+impl Lookup {
+    /// The refusal, answered to `id`: 400 without a session id, 404 for one that is not
+    /// live (the client starts over), 503 while the store does not answer.
+    pub(crate) fn refusal(&self, id: Option<&RequestId>) -> axum::response::Response {
+        let (status, error) = match self {
+            Self::Missing => (
+                StatusCode::BAD_REQUEST,
+                RpcError::invalid_request(
+                    "Bad Request: no Mcp-Session-Id; send initialize first, or the 2026-07-28 _meta",
+                ),
+            ),
+            Self::Unknown => (
+                StatusCode::NOT_FOUND,
+                RpcError::invalid_request("Session not found; initialize a new one"),
+            ),
+            Self::Unavailable => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                RpcError::internal("The session store is unavailable; try again shortly"),
+            ),
+        };
+        rpc_error(status, id, error)
+    }
 }
 
 mod relay;
