@@ -6643,16 +6643,22 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
             ::serde_json::value::RawValue,
         >>::deserialize(deserializer)?;
         let text = raw.get();
+        let mut first = None;
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(
                 text.as_bytes(),
                 |name, _| {
-                    names.push(crate::rpc::scan::member_name(text.get(name)?)?);
+                    let name = crate::rpc::scan::member_name(text.get(name)?)?;
+                    match first {
+                        None => first = Some(name),
+                        Some(_) => names.push(name),
+                    }
                     Some(())
                 },
             )
             .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;
-        if names.len() > 1 {
+        if !names.is_empty() {
+            names.extend(first);
             names.sort_unstable();
             if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
                 return Err(

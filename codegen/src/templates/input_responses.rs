@@ -185,13 +185,21 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         use ::serde::de::Error as _;
         let raw = <::std::boxed::Box<::serde_json::value::RawValue>>::deserialize(deserializer)?;
         let text = raw.get();
+        // The usual answer has one key, which cannot repeat: names are gathered (and
+        // allocated for) only from the second on.
+        let mut first = None;
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(text.as_bytes(), |name, _| {
-            names.push(crate::rpc::scan::member_name(text.get(name)?)?);
+            let name = crate::rpc::scan::member_name(text.get(name)?)?;
+            match first {
+                None => first = Some(name),
+                Some(_) => names.push(name),
+            }
             Some(())
         })
         .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;
-        if names.len() > 1 {
+        if !names.is_empty() {
+            names.extend(first);
             names.sort_unstable();
             if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
                 return Err(D::Error::custom(format_args!("inputResponses repeats the key `{}`", pair[0])));

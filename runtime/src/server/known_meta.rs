@@ -43,8 +43,9 @@ pub(crate) struct Known {
     auth: Option<AuthInfo>,
     /// The reading: the request's version, its client's capabilities and info.
     read: MetaRead,
-    /// What the params keep of their `_meta` once the reading has taken its parts.
-    left: RequestMetaObject,
+    /// What the params keep of their `_meta` once the reading has taken its parts,
+    /// boxed as the params hold it: a copy is cloned straight into its own box.
+    left: Box<RequestMetaObject>,
 }
 
 impl Known {
@@ -54,7 +55,7 @@ impl Known {
     }
 
     /// What the request's params keep as their `_meta`.
-    pub(crate) fn left(&self) -> RequestMetaObject {
+    pub(crate) fn left(&self) -> Box<RequestMetaObject> {
         self.left.clone()
     }
 }
@@ -112,7 +113,7 @@ impl KnownMetas {
         if !text.starts_with('{') {
             return None;
         }
-        let mut left: RequestMetaObject = serde_json::from_str(text).ok()?;
+        let mut left: Box<RequestMetaObject> = serde_json::from_str(text).ok()?;
         let read = MetaRead::typed(Some(&mut left), supported);
         read.meta.as_ref().ok()?;
         let known = Arc::new(Known {

@@ -237,7 +237,7 @@ fn read_split(
     if slot.is_some() {
         return None;
     }
-    *slot = Some(Box::new(split.meta.left()));
+    *slot = Some(split.meta.left());
     Some((params, split.meta.read()))
 }
 
