@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::answer::CacheMembers;
 use super::{
-    CachePolicy, Call, Handler, Inner, Output, Reply, RequestContext, Route, Running, Server,
-    Typed, discover_result, state,
+    CachePolicy, Call, Handler, Inner, Output, Reply, RequestContext, Route, Routes, Running,
+    Server, Typed, discover_result, state,
 };
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
@@ -250,7 +250,7 @@ impl ServerBuilder {
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
-                handlers: self.handlers,
+                handlers: Routes::new(self.handlers),
                 sealer,
                 cache: CacheMembers::new(self.cache.ttl_ms, self.cache.scope),
                 discover,

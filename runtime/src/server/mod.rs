@@ -208,6 +208,32 @@ impl Route {
     }
 }
 
+/// A server's routes, sorted by method name. A request's method is found by a binary
+/// search over a few short names: cheaper than hashing it (SipHash) for a map.
+struct Routes(Box<[Route]>);
+
+impl Routes {
+    fn new(handlers: HashMap<&'static str, Route>) -> Self {
+        let mut routes: Vec<Route> = handlers.into_values().collect();
+        routes.sort_unstable_by_key(|route| route.method);
+        Self(routes.into())
+    }
+
+    /// The route of `method`, when the server has one.
+    fn get(&self, method: &str) -> Option<&Route> {
+        let at = self
+            .0
+            .binary_search_by(|route| route.method.cmp(method))
+            .ok()?;
+        self.0.get(at)
+    }
+
+    /// The methods routed, in order.
+    fn methods(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.0.iter().map(|route| route.method)
+    }
+}
+
 /// A low-level MCP server. Cheap to clone; serve it on as many transports as you like.
 #[derive(Clone)]
 pub struct Server {
@@ -218,7 +244,7 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
-    handlers: HashMap<&'static str, Route>,
+    handlers: Routes,
     sealer: Option<Sealer>,
     /// The `ttlMs` and `cacheScope` a cacheable result gets when its handler set none.
     cache: answer::CacheMembers,
@@ -252,8 +278,7 @@ struct CachePolicy {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut methods: Vec<_> = self.inner.handlers.keys().collect();
-        methods.sort();
+        let methods: Vec<_> = self.inner.handlers.methods().collect();
         f.debug_struct("Server")
             .field("name", &self.inner.info.name)
             .field("methods", &methods)
