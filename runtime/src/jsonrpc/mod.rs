@@ -10,6 +10,8 @@ mod split;
 pub(crate) use limits::JsonLimits;
 pub use params::{RawParams, RawResult};
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -231,20 +233,36 @@ pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> Strin
         Ok(text) => text,
         Err(error) => return envelope::<Value>(Some(id), None, Some(error)),
     };
-    let mut out = String::with_capacity(text.len() + 48);
-    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    match id {
-        RequestId::Integer(i) => out.push_str(itoa::Buffer::new().format(*i)),
-        // Writing a string into a String cannot fail.
-        RequestId::String(s) => match serde_json::to_string(s) {
-            Ok(quoted) => out.push_str(&quoted),
-            Err(_) => out.push_str("null"),
-        },
-    }
-    out.push_str(r#","result":"#);
-    out.push_str(text);
-    out.push('}');
+    let mut digits = itoa::Buffer::new();
+    let id = id_text(id, &mut digits);
+    let pieces = answer_pieces(&id, text);
+    let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    pieces.iter().for_each(|piece| out.push_str(piece));
     out
+}
+
+/// The pieces of a response for the id written `id` (see [`id_text`]) whose result is
+/// `result`, already JSON: what [`answer`] joins, and what a connection copies straight
+/// into its write instead.
+pub(crate) fn answer_pieces<'a>(id: &'a str, result: &'a str) -> [&'a str; 5] {
+    [
+        r#"{"jsonrpc":"2.0","id":"#,
+        id,
+        r#","result":"#,
+        result,
+        "}",
+    ]
+}
+
+/// `id` as JSON text: an integer's digits (written into `digits`), a string quoted.
+pub(crate) fn id_text<'a>(id: &'a RequestId, digits: &'a mut itoa::Buffer) -> Cow<'a, str> {
+    match id {
+        RequestId::Integer(i) => Cow::Borrowed(digits.format(*i)),
+        // Writing a string into a String cannot fail.
+        RequestId::String(s) => {
+            Cow::Owned(serde_json::to_string(s).unwrap_or_else(|_| "null".into()))
+        }
+    }
 }
 
 /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as

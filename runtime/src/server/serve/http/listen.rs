@@ -20,6 +20,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
 use super::{Shared, overload, post, protected, session_era};
+use crate::jsonrpc;
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
 /// What a connection may speak besides HTTP/1.1 in clear.
@@ -154,13 +155,13 @@ async fn write_reply(
         // The usual answer: its head and text go out in one write, no header map or
         // body built to carry them here.
         Reply::Json(status, text) => {
-            let json = || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
-            let len = u64::try_from(text.len()).ok();
-            let mut writer = ResponseWriter::with_fields(head, status, json, len, close);
-            let closes = writer.closes();
-            writer.data(io, text.as_bytes()).await.ok()?;
-            writer.finish(io).await.ok()?;
-            return Some(closes);
+            return write_json(io, head, status, &[text.as_bytes()], close).await;
+        }
+        Reply::Result(status, id, result) => {
+            let mut digits = itoa::Buffer::new();
+            let id = jsonrpc::id_text(&id, &mut digits);
+            let pieces = jsonrpc::answer_pieces(&id, &result);
+            return write_json(io, head, status, &pieces.map(str::as_bytes), close).await;
         }
         Reply::Response(response) => response,
     };
@@ -187,6 +188,24 @@ async fn write_reply(
         };
         writer.data(io, &data).await.ok()?;
     }
+    writer.finish(io).await.ok()?;
+    Some(closes)
+}
+
+/// Writes a JSON body, given in `pieces`, to the request `head` on `io`, the head and
+/// the body in one write; as [`write_reply`].
+async fn write_json(
+    io: &mut h1::Conn,
+    head: &RequestHead,
+    status: StatusCode,
+    pieces: &[&[u8]],
+    close: bool,
+) -> Option<bool> {
+    let json = || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
+    let len = u64::try_from(pieces.iter().map(|p| p.len()).sum::<usize>()).ok();
+    let mut writer = ResponseWriter::with_fields(head, status, json, len, close);
+    let closes = writer.closes();
+    writer.data_in_pieces(io, pieces).await.ok()?;
     writer.finish(io).await.ok()?;
     Some(closes)
 }

@@ -17,6 +17,10 @@ use crate::types::v2026_07_28::RequestId;
 pub(crate) enum Reply {
     /// `application/json`, with this status.
     Json(StatusCode, String),
+    /// `application/json`: the result (already JSON) answered to the request with this
+    /// id, kept apart from its envelope so that the endpoint's connection writes both
+    /// straight into its response, with no answer text joined first.
+    Result(StatusCode, RequestId, String),
     /// Anything else: an SSE stream, an answer with more headers, an empty one.
     Response(Response),
 }
@@ -25,13 +29,19 @@ impl Reply {
     /// The JSON-RPC answer for `verdict` on request `id`.
     pub(super) fn answer(id: &RequestId, verdict: Verdict, on_session: bool) -> Self {
         let status = status_for(&verdict, on_session);
-        Self::Json(status, jsonrpc::answer(id, &verdict.into_result()))
+        match verdict.into_result() {
+            Ok(result) => Self::Result(status, id.clone(), result),
+            Err(error) => Self::Json(status, jsonrpc::answer(id, &Err(error))),
+        }
     }
 
     /// The answer as a [`Response`].
     pub(crate) fn into_response(self) -> Response {
         match self {
             Self::Json(status, text) => json_body(status, text),
+            Self::Result(status, id, result) => {
+                json_body(status, jsonrpc::answer(&id, &Ok(result)))
+            }
             Self::Response(response) => response,
         }
     }
@@ -40,7 +50,7 @@ impl Reply {
     #[cfg(feature = "fuzzing")]
     pub(crate) fn status(&self) -> StatusCode {
         match self {
-            Self::Json(status, _) => *status,
+            Self::Json(status, _) | Self::Result(status, ..) => *status,
             Self::Response(response) => response.status(),
         }
     }

@@ -127,26 +127,40 @@ impl ResponseWriter {
     ///
     /// [`finish`]: Self::finish
     pub(crate) async fn data(&mut self, conn: &mut Conn, data: &[u8]) -> Result<(), Error> {
+        self.data_in_pieces(conn, &[data]).await
+    }
+
+    /// [`data`](Self::data) given in `pieces`, framed as one: each copied once, straight
+    /// into what goes out.
+    pub(crate) async fn data_in_pieces(
+        &mut self,
+        conn: &mut Conn,
+        pieces: &[&[u8]],
+    ) -> Result<(), Error> {
+        let len: usize = pieces.iter().map(|piece| piece.len()).sum();
         match self.framing {
-            Framing::None => Ok(()),
-            Framing::Length(_) => {
-                self.out.extend_from_slice(data);
-                Ok(())
-            }
-            Framing::Chunked if data.is_empty() => Ok(()),
+            Framing::None => return Ok(()),
+            Framing::Chunked if len == 0 => return Ok(()),
             Framing::Chunked => {
                 let mut size = [0u8; 16];
-                let digits = hex(&mut size, data.len());
+                let digits = hex(&mut size, len);
                 self.out.extend_from_slice(digits);
                 self.out.extend_from_slice(b"\r\n");
-                self.out.extend_from_slice(data);
+                pieces
+                    .iter()
+                    .for_each(|piece| self.out.extend_from_slice(piece));
                 self.out.extend_from_slice(b"\r\n");
-                self.flush(conn).await
             }
-            Framing::Close => {
-                self.out.extend_from_slice(data);
-                self.flush(conn).await
+            Framing::Length(_) | Framing::Close => {
+                pieces
+                    .iter()
+                    .for_each(|piece| self.out.extend_from_slice(piece));
             }
+        }
+        match self.framing {
+            // Held until `finish`: the head and the body go out in one write.
+            Framing::Length(_) => Ok(()),
+            _ => self.flush(conn).await,
         }
     }
 
