@@ -153,11 +153,16 @@ pub fn input_required<K: Into<String>>(
     requests: impl IntoIterator<Item = (K, InputRequest)>,
     state: Option<&str>,
 ) -> InputRequiredResult {
-    let requests: std::collections::BTreeMap<String, InputRequest> =
-        requests.into_iter().map(|(k, r)| (k.into(), r)).collect();
+    // Inserted one by one (a later key replaces an earlier one, as `collect` would):
+    // `collect` gathers them into a vector and sorts it first, an allocation more for
+    // the one or two questions a round usually asks.
+    let mut asked = std::collections::BTreeMap::new();
+    for (key, request) in requests {
+        asked.insert(key.into(), request);
+    }
     let mut result = InputRequiredResult::new();
-    if !requests.is_empty() {
-        result.input_requests = Some(InputRequests(requests));
+    if !asked.is_empty() {
+        result.input_requests = Some(InputRequests(asked));
     }
     result.request_state = state.map(str::to_owned);
     result
@@ -230,5 +235,23 @@ mod tests {
         let form = ElicitForm::new("Anything to add?").optional("note", StringSchema::new());
         let written = schema_of(&form.into_request());
         assert!(written["requestedSchema"].get("required").is_none());
+    }
+
+    #[test]
+    fn a_key_asked_twice_asks_its_last_question_and_no_keys_ask_nothing() {
+        let asked = input_required(
+            [
+                ("region", ElicitForm::new("First?").into()),
+                ("zone", list_roots()),
+                ("region", ElicitForm::new("Second?").into()),
+            ],
+            Some("s"),
+        );
+        let requests = asked.input_requests.expect("questions");
+        assert_eq!(requests.keys().collect::<Vec<_>>(), ["region", "zone"]);
+        assert_eq!(schema_of(&requests["region"])["message"], "Second?");
+        assert_eq!(asked.request_state.as_deref(), Some("s"));
+        let none = input_required(Vec::<(String, InputRequest)>::new(), None);
+        assert!(none.input_requests.is_none() && none.request_state.is_none());
     }
 }
