@@ -184,19 +184,9 @@ fn bodiless(method: &http::Method, status: http::StatusCode) -> bool {
         || status == http::StatusCode::NOT_MODIFIED
 }
 
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+/// Appends `n` in decimal (`itoa`: two digits a step, from a table).
+fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// [`poll_fill`] as a future.
