@@ -245,6 +245,24 @@ mod tests {
     }
 
     #[test]
+    fn the_params_keep_what_reading_the_meta_whole_leaves() {
+        let metas = KnownMetas::default();
+        for meta in [
+            META_TEXT.to_owned(),
+            format!(
+                r#"{},"io.modelcontextprotocol/logLevel":"debug","x.y/z":[1]}}"#,
+                &META_TEXT[..META_TEXT.len() - 1]
+            ),
+        ] {
+            let mut whole: RequestMetaObject = serde_json::from_str(&meta).expect("a _meta");
+            let _ = MetaRead::typed(Some(&mut whole), SUPPORTED_VERSIONS);
+            let text = format!(r#"{{"_meta":{meta},"name":"t"}}"#);
+            let split = metas.split(&text, None, SUPPORTED_VERSIONS).expect("split");
+            assert_eq!(*split.meta.left(), whole, "{meta}");
+        }
+    }
+
+    #[test]
     fn a_text_is_found_only_for_the_caller_that_sent_it() {
         let metas = KnownMetas::default();
         let alice = AuthInfo::new("alice");
