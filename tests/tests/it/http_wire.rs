@@ -135,6 +135,34 @@ async fn answers_carry_their_length_and_date_and_keep_the_connection() {
 }
 
 #[tokio::test]
+async fn an_answer_goes_to_its_id_as_the_client_wrote_it() {
+    let addr = endpoint(|h| h).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let string_id = serde_json::json!("a \"quoted\" \\ id, caf\u{e9}");
+    for id in [
+        serde_json::json!(-7),
+        serde_json::json!(i64::MAX),
+        string_id,
+    ] {
+        let mut text: serde_json::Value = serde_json::from_str(&list(0)).unwrap();
+        text["id"] = id.clone();
+        let text = text.to_string();
+        let request = post(addr, "POST /mcp HTTP/1.1", "", &text);
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let raw = next_answer(&mut stream).await;
+        assert_eq!(raw.status, 200);
+        assert_eq!(
+            raw.header("content-length"),
+            Some(raw.body.len().to_string().as_str())
+        );
+        let answer = raw.json();
+        assert_eq!(answer["id"], id, "{}", raw.body);
+        assert_eq!(answer["jsonrpc"], "2.0");
+        assert!(answer["result"]["tools"].is_array());
+    }
+}
+
+#[tokio::test]
 async fn a_chunked_request_is_read_whole_whatever_its_chunks() {
     let addr = endpoint(|h| h).await;
     let text = list(7);
