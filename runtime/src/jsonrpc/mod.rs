@@ -10,8 +10,6 @@ mod split;
 pub(crate) use limits::JsonLimits;
 pub use params::{RawParams, RawResult};
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -233,18 +231,36 @@ pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> Strin
         Ok(text) => text,
         Err(error) => return envelope::<Value>(Some(id), None, Some(error)),
     };
-    let mut digits = itoa::Buffer::new();
-    let id = id_text(id, &mut digits);
-    let pieces = answer_pieces(&id, text);
+    let mut room = IdRoom::default();
+    let pieces = answer_pieces(id, text, &mut room);
     let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
     pieces.iter().for_each(|piece| out.push_str(piece));
     out
 }
 
-/// The pieces of a response for the id written `id` (see [`id_text`]) whose result is
-/// `result`, already JSON: what [`answer`] joins, and what a connection copies straight
-/// into its write instead.
-pub(crate) fn answer_pieces<'a>(id: &'a str, result: &'a str) -> [&'a str; 5] {
+/// Room for a request id written as JSON text: an integer's digits, a string quoted.
+#[derive(Default)]
+pub(crate) struct IdRoom {
+    digits: itoa::Buffer,
+    quoted: String,
+}
+
+/// The pieces of a response to `id` whose `result` is already JSON, the id written in
+/// `room`: what [`answer`] joins, and what a connection copies straight into its write
+/// instead.
+pub(crate) fn answer_pieces<'a>(
+    id: &'a RequestId,
+    result: &'a str,
+    room: &'a mut IdRoom,
+) -> [&'a str; 5] {
+    let id = match id {
+        RequestId::Integer(i) => room.digits.format(*i),
+        RequestId::String(s) => {
+            // Writing a string into a String cannot fail.
+            room.quoted = serde_json::to_string(s).unwrap_or_else(|_| "null".into());
+            &room.quoted
+        }
+    };
     [
         r#"{"jsonrpc":"2.0","id":"#,
         id,
@@ -252,17 +268,6 @@ pub(crate) fn answer_pieces<'a>(id: &'a str, result: &'a str) -> [&'a str; 5] {
         result,
         "}",
     ]
-}
-
-/// `id` as JSON text: an integer's digits (written into `digits`), a string quoted.
-pub(crate) fn id_text<'a>(id: &'a RequestId, digits: &'a mut itoa::Buffer) -> Cow<'a, str> {
-    match id {
-        RequestId::Integer(i) => Cow::Borrowed(digits.format(*i)),
-        // Writing a string into a String cannot fail.
-        RequestId::String(s) => {
-            Cow::Owned(serde_json::to_string(s).unwrap_or_else(|_| "null".into()))
-        }
-    }
 }
 
 /// `{"jsonrpc":"2.0","id":..,"method":..,"params":..}` around params already written as

@@ -83,8 +83,7 @@ pub(super) fn open<M: Request>(
 ) -> Result<Binding, RpcError> {
     let arguments = M::arguments(params);
     let for_hook = sealing.sealer.has_principal_hook().then(|| {
-        let text = arguments.as_deref().map_or("{}", RawValue::get);
-        serde_json::from_str::<Map<String, Value>>(text).ok()
+        serde_json::from_slice::<Map<String, Value>>(arguments_text(arguments.as_deref())).ok()
     });
     // A token is checked against the arguments now: short ones canonical as sent by
     // their text, others by their digest.

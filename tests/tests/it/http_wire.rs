@@ -91,6 +91,19 @@ async fn next_answer(stream: &mut TcpStream) -> Raw {
     }
 }
 
+/// Sends `request` on a connection kept open and reads its answer: a 200 whose
+/// `Content-Length` is its body's.
+async fn answered(stream: &mut TcpStream, request: &str) -> Raw {
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let raw = next_answer(stream).await;
+    assert_eq!(raw.status, 200);
+    assert_eq!(
+        raw.header("content-length"),
+        Some(raw.body.len().to_string().as_str())
+    );
+    raw
+}
+
 /// The answers in `raw`, in order (each framed by its `Content-Length`).
 fn answers(raw: &[u8]) -> Vec<Raw> {
     let mut out = Vec::new();
@@ -122,13 +135,7 @@ async fn answers_carry_their_length_and_date_and_keep_the_connection() {
     let request = post(addr, "POST /mcp HTTP/1.1", "", &text);
     // The same connection twice: kept alive between requests.
     for _ in 0..2 {
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let raw = next_answer(&mut stream).await;
-        assert_eq!(raw.status, 200);
-        assert_eq!(
-            raw.header("content-length"),
-            Some(raw.body.len().to_string().as_str())
-        );
+        let raw = answered(&mut stream, &request).await;
         assert!(raw.header("date").is_some_and(|d| d.ends_with(" GMT")));
         assert!(raw.json()["result"]["tools"].is_array());
     }
@@ -148,13 +155,7 @@ async fn an_answer_goes_to_its_id_as_the_client_wrote_it() {
         text["id"] = id.clone();
         let text = text.to_string();
         let request = post(addr, "POST /mcp HTTP/1.1", "", &text);
-        stream.write_all(request.as_bytes()).await.unwrap();
-        let raw = next_answer(&mut stream).await;
-        assert_eq!(raw.status, 200);
-        assert_eq!(
-            raw.header("content-length"),
-            Some(raw.body.len().to_string().as_str())
-        );
+        let raw = answered(&mut stream, &request).await;
         let answer = raw.json();
         assert_eq!(answer["id"], id, "{}", raw.body);
         assert_eq!(answer["jsonrpc"], "2.0");

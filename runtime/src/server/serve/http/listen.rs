@@ -158,9 +158,8 @@ async fn write_reply(
             return write_json(io, head, status, &[text.as_bytes()], close).await;
         }
         Reply::Result(status, id, result) => {
-            let mut digits = itoa::Buffer::new();
-            let id = jsonrpc::id_text(&id, &mut digits);
-            let pieces = jsonrpc::answer_pieces(&id, &result);
+            let mut room = jsonrpc::IdRoom::default();
+            let pieces = jsonrpc::answer_pieces(&id, &result, &mut room);
             return write_json(io, head, status, &pieces.map(str::as_bytes), close).await;
         }
         Reply::Response(response) => response,

@@ -27,11 +27,11 @@ pub(crate) enum Reply {
 
 impl Reply {
     /// The JSON-RPC answer for `verdict` on request `id`.
-    pub(super) fn answer(id: &RequestId, verdict: Verdict, on_session: bool) -> Self {
+    pub(super) fn answer(id: RequestId, verdict: Verdict, on_session: bool) -> Self {
         let status = status_for(&verdict, on_session);
         match verdict.into_result() {
-            Ok(result) => Self::Result(status, id.clone(), result),
-            Err(error) => Self::Json(status, jsonrpc::answer(id, &Err(error))),
+            Ok(result) => Self::Result(status, id, result),
+            Err(error) => Self::Json(status, jsonrpc::answer(&id, &Err(error))),
         }
     }
 

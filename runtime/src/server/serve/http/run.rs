@@ -32,7 +32,7 @@ pub(super) async fn run(
     // Refusals are known before the handler runs: they are always plain JSON.
     let mut admitted = match accepted.admit() {
         Ok(admitted) => admitted,
-        Err(refused) => return Reply::answer(&id, refused, on_session),
+        Err(refused) => return Reply::answer(id, refused, on_session),
     };
     let (json_ok, sse_ok) = accepts(headers);
     // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
@@ -68,7 +68,7 @@ pub(super) async fn run(
                 if state.pending.is_empty() || !sse_ok {
                     let _ = state.guard.take().map(DropGuard::disarm);
                     let result = state.finished.take().unwrap_or_else(|| Err(RpcError::internal("Internal error")));
-                    return Reply::answer(&state.id, Verdict::Answered(result), on_session);
+                    return Reply::answer(state.id, Verdict::Answered(result), on_session);
                 }
                 state
             }

@@ -138,24 +138,20 @@ impl ResponseWriter {
         pieces: &[&[u8]],
     ) -> Result<(), Error> {
         let len: usize = pieces.iter().map(|piece| piece.len()).sum();
-        match self.framing {
-            Framing::None => return Ok(()),
-            Framing::Chunked if len == 0 => return Ok(()),
-            Framing::Chunked => {
-                let mut size = [0u8; 16];
-                let digits = hex(&mut size, len);
-                self.out.extend_from_slice(digits);
-                self.out.extend_from_slice(b"\r\n");
-                pieces
-                    .iter()
-                    .for_each(|piece| self.out.extend_from_slice(piece));
-                self.out.extend_from_slice(b"\r\n");
-            }
-            Framing::Length(_) | Framing::Close => {
-                pieces
-                    .iter()
-                    .for_each(|piece| self.out.extend_from_slice(piece));
-            }
+        let chunked = self.framing == Framing::Chunked;
+        if self.framing == Framing::None || (chunked && len == 0) {
+            return Ok(());
+        }
+        if chunked {
+            let mut size = [0u8; 16];
+            self.out.extend_from_slice(hex(&mut size, len));
+            self.out.extend_from_slice(b"\r\n");
+        }
+        pieces
+            .iter()
+            .for_each(|piece| self.out.extend_from_slice(piece));
+        if chunked {
+            self.out.extend_from_slice(b"\r\n");
         }
         match self.framing {
             // Held until `finish`: the head and the body go out in one write.
