@@ -193,8 +193,7 @@ impl Keyring {
         let Some(key) = self.keys.first() else {
             return Err(SealFailure::because(SealFailureReason::Codec));
         };
-        let mut nonce = [0u8; NONCE_LEN];
-        rand::fill(&mut nonce[..]);
+        let nonce = key.cipher.next_nonce();
 
         let mut raw = Vec::with_capacity(payload_len + OVERHEAD);
         raw.extend_from_slice(&key.id);

@@ -11,19 +11,27 @@ use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::aead::{AeadInOut as _, KeyInit as _};
 use chacha20poly1305::{Key, Tag, XNonce};
 
-use super::{AeadError, KEY_LEN, NONCE_LEN, TAG_LEN};
+use super::{AeadError, KEY_LEN, NONCE_LEN, Nonces, TAG_LEN};
 
-/// An XChaCha20-Poly1305 key; wiped when dropped.
+/// An XChaCha20-Poly1305 key, wiped when dropped, and its nonces.
 pub(crate) struct XChaCha20Poly1305 {
     cipher: chacha20poly1305::XChaCha20Poly1305,
+    nonces: Nonces,
 }
 
 impl XChaCha20Poly1305 {
-    /// A cipher under `key`.
+    /// A cipher under `key`, with nonces of its own.
     pub(crate) fn new(key: &[u8; KEY_LEN]) -> Self {
         Self {
             cipher: chacha20poly1305::XChaCha20Poly1305::new(&Key::from(*key)),
+            nonces: Nonces::new(),
         }
+    }
+
+    /// A nonce no earlier call gave, for [`seal_in_place`](Self::seal_in_place).
+    #[cfg_attr(all(test, feature = "seal-ring"), allow(dead_code))]
+    pub(crate) fn next_nonce(&self) -> [u8; NONCE_LEN] {
+        self.nonces.next()
     }
 
     /// Encrypts `in_out` in place and returns the tag over `aad` and the ciphertext.

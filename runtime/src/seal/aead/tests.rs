@@ -121,6 +121,40 @@ macro_rules! engine_tests {
                 other_ciphertext[0] ^= 1;
                 assert_eq!(open(&nonce, b"t1.", other_ciphertext, &tag), Err(AeadError));
             }
+
+            #[test]
+            fn its_own_nonces_seal_what_the_crate_seals_and_open_under_another_instance() {
+                let key = bytes::<32>(3);
+                let cipher = Engine::new(&key);
+                let other = Engine::new(&key);
+                let plaintext = b"a state sealed under this instance's own nonces";
+                for _ in 0..3 {
+                    let nonce = cipher.next_nonce();
+                    let mut buffer = plaintext.to_vec();
+                    let tag = cipher.seal_in_place(&nonce, b"t1.", &mut buffer).unwrap();
+                    let mut sealed = buffer.clone();
+                    sealed.extend_from_slice(&tag);
+                    assert_eq!(sealed, reference(&key, &nonce, b"t1.", plaintext));
+
+                    let mut opened = buffer;
+                    other
+                        .open_in_place(&nonce, b"t1.", &mut opened, &tag)
+                        .unwrap();
+                    assert_eq!(opened, plaintext);
+                }
+            }
+
+            #[test]
+            fn nonces_share_the_instance_prefix_and_never_repeat() {
+                let key = bytes::<32>(4);
+                let cipher = Engine::new(&key);
+                let nonces: Vec<[u8; 24]> = (0..1000).map(|_| cipher.next_nonce()).collect();
+                let distinct: std::collections::HashSet<_> = nonces.iter().collect();
+                assert_eq!(distinct.len(), nonces.len());
+                assert!(nonces.iter().all(|n| n[..16] == nonces[0][..16]));
+                // Another instance of the same key draws its own prefix.
+                assert_ne!(Engine::new(&key).next_nonce()[..16], nonces[0][..16]);
+            }
         }
     };
 }
