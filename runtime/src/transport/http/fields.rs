@@ -71,6 +71,9 @@ pub(crate) struct HeadFields {
     head: Bytes,
     /// Each field, in order.
     fields: Vec<Field>,
+    /// Whether two fields may share a name: false settles that none do without comparing
+    /// each pair (see [`may_repeat`]).
+    may_repeat: bool,
 }
 
 /// One field of a head: where its name and value are, and its name's [`fingerprint`].
@@ -106,10 +109,31 @@ fn fingerprint(name: &[u8]) -> u32 {
         | byte(len.wrapping_sub(1)) << 24
 }
 
+/// Whether two of `fields` may share a name: each fingerprint sets one of 256 bits, and
+/// a bit set twice says "maybe". Fields with one name share a fingerprint, so "no" is
+/// certain; eight fields of random names say "maybe" about one time in ten, and then
+/// the pairs are compared. One pass, where comparing each pair is n²/2 comparisons.
+fn may_repeat(fields: &[Field]) -> bool {
+    let mut seen = [0u64; 4];
+    fields.iter().any(|field| {
+        // The fingerprint's bits mixed (Fibonacci hashing), the top eight kept.
+        let bit = field.fingerprint.wrapping_mul(0x9e37_79b9) >> 24;
+        let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+        let again = seen[word] & mask != 0;
+        seen[word] |= mask;
+        again
+    })
+}
+
 impl HeadFields {
     /// The fields of `head`.
     pub(crate) fn new(head: Bytes, fields: Vec<Field>) -> Self {
-        Self { head, fields }
+        let may_repeat = may_repeat(&fields);
+        Self {
+            head,
+            fields,
+            may_repeat,
+        }
     }
 
     /// Where each of `parsed` (fields `httparse` read from `head`) lies in `head`:
@@ -165,6 +189,9 @@ impl Fields for HeadFields {
     }
 
     fn repeated(&self, watched: impl Fn(&str) -> bool) -> Option<String> {
+        if !self.may_repeat {
+            return None;
+        }
         self.fields.iter().enumerate().find_map(|(i, first)| {
             // A name that does not come again costs a comparison of fingerprints per
             // later field.
@@ -266,6 +293,27 @@ mod tests {
             head("A: 1\r\na: 2\r\n").repeated(|n| n == "a"),
             Some("a".to_owned())
         );
+    }
+
+    #[test]
+    fn a_repeat_is_found_among_any_fields_and_none_claimed_without_one() {
+        let names: Vec<String> = (0..40).map(|i| format!("x-field-{i}")).collect();
+        for count in 1..names.len() {
+            let distinct: String = names[..count]
+                .iter()
+                .map(|name| format!("{name}: v\r\n"))
+                .collect();
+            assert_eq!(head(&distinct).repeated(|_| true), None, "{count} fields");
+            for (again, name) in names[..count].iter().enumerate() {
+                let text = format!("{distinct}{}: w\r\n", name.to_uppercase());
+                assert_eq!(
+                    head(&text).repeated(|_| true),
+                    map(&text).repeated(|_| true),
+                    "{count} fields, the repeat of field {again}"
+                );
+                assert_eq!(head(&text).repeated(|_| true), Some(name.clone()));
+            }
+        }
     }
 
     /// The trait's questions through one object, to ask both kinds the same.
