@@ -195,7 +195,7 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
         return None;
     }
     let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
-    let method: String = serde_json::from_slice(members.method?).ok()?;
+    let method = string_text(members.method?)?;
     let params = match members.params {
         None => None,
         Some(p) if p.first() == Some(&b'{') => {
@@ -213,9 +213,38 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
 /// A string or integer id read from its text; `None` for anything else.
 pub(super) fn raw_id(text: &str) -> Option<RequestId> {
     if text.starts_with('"') {
-        serde_json::from_str(text).ok().map(RequestId::String)
+        string_text(text.as_bytes()).map(RequestId::String)
+    } else if plain_integer(text) {
+        text.parse().ok().map(RequestId::Integer)
     } else {
         serde_json::from_str(text).ok().map(RequestId::Integer)
+    }
+}
+
+/// The text of the JSON string `raw` (with its quotes): as it stands when it has no
+/// escape and no control character (a request's method, nearly always), else as
+/// serde_json reads it, which also refuses what JSON does not allow.
+fn string_text(raw: &[u8]) -> Option<String> {
+    let plain = raw
+        .strip_prefix(b"\"")
+        .and_then(|rest| rest.strip_suffix(b"\""))
+        .filter(|inner| inner.iter().all(|&b| b >= 0x20 && b != b'\\' && b != b'"'));
+    match plain {
+        Some(inner) => std::str::from_utf8(inner).ok().map(str::to_owned),
+        None => serde_json::from_slice(raw).ok(),
+    }
+}
+
+/// Whether `text` is an integer as JSON writes one and `i64` may hold it: `0`, or an
+/// optional minus and a digit other than `0` followed by at most 17 more (so `str::parse`
+/// reads it exactly as serde_json would, and nothing it would refuse; serde_json reads
+/// `-0` as a float, so that goes its way).
+fn plain_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
+    match digits {
+        [b'0'] => digits.len() == text.len(),
+        [b'1'..=b'9', rest @ ..] => rest.len() <= 17 && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
     }
 }
 
@@ -250,6 +279,57 @@ mod tests {
             };
             let one_pass = (id, method, params.map(|p| p.get().to_owned()));
             assert_eq!(Some(one_pass), through_a_tree(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn ids_and_methods_read_plainly_are_what_serde_json_reads() {
+        let ids = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "-01",
+            "+1",
+            "1.0",
+            "1e2",
+            "-",
+            "",
+            "00",
+            "123456789012345678",
+            "-123456789012345678",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "99999999999999999999",
+            r#""x""#,
+            r#""x\"y""#,
+            r#""a\u002fb""#,
+            "\"tab\there\"",
+            r#""é""#,
+            r#""""#,
+        ];
+        for text in ids {
+            let reference = if text.starts_with('"') {
+                serde_json::from_str(text).ok().map(RequestId::String)
+            } else {
+                serde_json::from_str(text).ok().map(RequestId::Integer)
+            };
+            assert_eq!(raw_id(text), reference, "{text}");
+        }
+        for method in [
+            r#""tools/call""#,
+            r#""a\u002fb""#,
+            r#""a\"b""#,
+            "\"a\u{1}b\"",
+            r#""ü""#,
+            r#""""#,
+            r#""unterminated"#,
+            "\"a\\\"",
+        ] {
+            let reference: Option<String> = serde_json::from_str(method).ok();
+            assert_eq!(string_text(method.as_bytes()), reference, "{method}");
         }
     }
 
