@@ -2,7 +2,8 @@
 //!
 //! A token is `t1.` followed by the unpadded base64url encoding of
 //! `key id (4) | nonce (24) | XChaCha20-Poly1305 ciphertext | tag (16)`, with `t1.` and the
-//! key id as associated data so neither can be swapped without breaking the tag.
+//! key id as associated data so neither can be swapped without breaking the tag. The nonce
+//! is the sealing cipher's own (`aead::Nonces`: its random prefix, then a count).
 
 use std::fmt;
 use std::ops::Range;
