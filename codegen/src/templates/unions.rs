@@ -256,13 +256,16 @@ pub mod scan {
         }
     }
 
-    /// A member name as written (with its quotes), unescaped when it has escapes.
+    /// A member name (or any JSON string) as written, with its quotes: borrowed when it
+    /// is plain; read by serde_json when it has an escape, or what JSON refuses in a
+    /// string (a bare quote, a control character), so it is what serde_json reads or
+    /// nothing.
     pub fn member_name(quoted: &str) -> Option<std::borrow::Cow<'_, str>> {
-        let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
-        if inner.contains('\\') {
-            serde_json::from_str::<String>(quoted).ok().map(std::borrow::Cow::Owned)
-        } else {
+        let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+        if inner.bytes().all(|b| b >= 0x20 && b != b'\\' && b != b'"') {
             Some(std::borrow::Cow::Borrowed(inner))
+        } else {
+            serde_json::from_str::<String>(quoted).ok().map(std::borrow::Cow::Owned)
         }
     }
 

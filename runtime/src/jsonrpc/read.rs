@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::split::{Found, id_text, split};
 use super::{JsonLimits, RawParams, RpcError};
+use crate::types::rpc::as_str;
 use crate::types::v2026_07_28::RequestId;
 
 /// A message as it arrives, classified by its members.
@@ -221,18 +222,11 @@ pub(super) fn raw_id(text: &str) -> Option<RequestId> {
     }
 }
 
-/// The text of the JSON string `raw` (with its quotes): as it stands when it has no
-/// escape and no control character (a request's method, nearly always), else as
-/// serde_json reads it, which also refuses what JSON does not allow.
+/// The text of the JSON string `raw` (with its quotes), read as the generated types read
+/// one (`rpc::as_str`): as it stands when plain (a request's method, nearly always),
+/// through serde_json otherwise.
 fn string_text(raw: &[u8]) -> Option<String> {
-    let plain = raw
-        .strip_prefix(b"\"")
-        .and_then(|rest| rest.strip_suffix(b"\""))
-        .filter(|inner| inner.iter().all(|&b| b >= 0x20 && b != b'\\' && b != b'"'));
-    match plain {
-        Some(inner) => std::str::from_utf8(inner).ok().map(str::to_owned),
-        None => serde_json::from_slice(raw).ok(),
-    }
+    as_str(std::str::from_utf8(raw).ok()?).map(std::borrow::Cow::into_owned)
 }
 
 /// Whether `text` is an integer as JSON writes one and `i64` may hold it: `0`, or an
@@ -252,6 +246,8 @@ fn plain_integer(text: &str) -> bool {
 mod tests {
     use super::*;
     use crate::jsonrpc::{is_json, receive};
+    use crate::types::rpc::Request as _;
+    use crate::types::v2026_07_28::method;
 
     /// What the tree reader makes of a request, its params written out.
     fn through_a_tree(text: &str) -> Option<(RequestId, String, Option<String>)> {
@@ -318,8 +314,9 @@ mod tests {
             };
             assert_eq!(raw_id(text), reference, "{text}");
         }
-        for method in [
-            r#""tools/call""#,
+        let call = format!("\"{}\"", method::CallTool::METHOD);
+        for text in [
+            call.as_str(),
             r#""a\u002fb""#,
             r#""a\"b""#,
             "\"a\u{1}b\"",
@@ -328,8 +325,8 @@ mod tests {
             r#""unterminated"#,
             "\"a\\\"",
         ] {
-            let reference: Option<String> = serde_json::from_str(method).ok();
-            assert_eq!(string_text(method.as_bytes()), reference, "{method}");
+            let reference: Option<String> = serde_json::from_str(text).ok();
+            assert_eq!(string_text(text.as_bytes()), reference, "{text}");
         }
     }
 

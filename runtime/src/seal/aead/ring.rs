@@ -94,13 +94,11 @@ impl XChaCha20Poly1305 {
         nonce: &[u8; NONCE_LEN],
         f: impl FnOnce(&LessSafeKey, Nonce) -> Result<T, Unspecified>,
     ) -> Result<T, AeadError> {
-        let (head, tail) = nonce.split_at(PREFIX_LEN);
-        let key = if head == self.nonces.prefix() {
+        let (prefix, tail) = nonce.split_first_chunk::<PREFIX_LEN>().ok_or(AeadError)?;
+        let key = if prefix == self.nonces.prefix() {
             UnboundKey::new(&CHACHA20_POLY1305, &self.own_subkey[..])
         } else {
-            let mut prefix = [0u8; PREFIX_LEN];
-            prefix.copy_from_slice(head);
-            UnboundKey::new(&CHACHA20_POLY1305, &subkey(&self.key, &prefix)[..])
+            UnboundKey::new(&CHACHA20_POLY1305, &subkey(&self.key, prefix)[..])
         }
         .map(LessSafeKey::new);
         // ring keeps its own copy of the subkey in its key, which it does not wipe; that

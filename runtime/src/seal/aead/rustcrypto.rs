@@ -29,7 +29,6 @@ impl XChaCha20Poly1305 {
     }
 
     /// A nonce no earlier call gave, for [`seal_in_place`](Self::seal_in_place).
-    #[cfg_attr(all(test, feature = "seal-ring"), allow(dead_code))]
     pub(crate) fn next_nonce(&self) -> [u8; NONCE_LEN] {
         self.nonces.next()
     }

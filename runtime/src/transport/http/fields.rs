@@ -71,9 +71,6 @@ pub(crate) struct HeadFields {
     head: Bytes,
     /// Each field, in order.
     fields: Vec<Field>,
-    /// Whether two fields may share a name: false settles that none do without comparing
-    /// each pair (see [`may_repeat`]).
-    may_repeat: bool,
 }
 
 /// One field of a head: where its name and value are, and its name's [`fingerprint`].
@@ -128,12 +125,7 @@ fn may_repeat(fields: &[Field]) -> bool {
 impl HeadFields {
     /// The fields of `head`.
     pub(crate) fn new(head: Bytes, fields: Vec<Field>) -> Self {
-        let may_repeat = may_repeat(&fields);
-        Self {
-            head,
-            fields,
-            may_repeat,
-        }
+        Self { head, fields }
     }
 
     /// Where each of `parsed` (fields `httparse` read from `head`) lies in `head`:
@@ -189,7 +181,7 @@ impl Fields for HeadFields {
     }
 
     fn repeated(&self, watched: impl Fn(&str) -> bool) -> Option<String> {
-        if !self.may_repeat {
+        if !may_repeat(&self.fields) {
             return None;
         }
         self.fields.iter().enumerate().find_map(|(i, first)| {
