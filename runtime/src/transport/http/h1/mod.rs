@@ -140,6 +140,11 @@ async fn write_all(io: &mut dyn Io, mut data: &[u8]) -> Result<(), Error> {
 fn content_length(headers: &impl Fields) -> Result<Option<u64>, &'static str> {
     let mut length = None;
     for value in headers.values(&http::header::CONTENT_LENGTH) {
+        // The usual value, a few digits, is read as it stands; anything else item by item.
+        if let Some(parsed) = plain_length(value) {
+            agree(&mut length, parsed)?;
+            continue;
+        }
         for item in value.split(|&b| b == b',') {
             let item = item.trim_ascii();
             let parsed = std::str::from_utf8(item)
@@ -147,13 +152,31 @@ fn content_length(headers: &impl Fields) -> Result<Option<u64>, &'static str> {
                 .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|s| s.parse::<u64>().ok())
                 .ok_or("the Content-Length")?;
-            if length.is_some_and(|known| known != parsed) {
-                return Err("two different Content-Lengths");
-            }
-            length = Some(parsed);
+            agree(&mut length, parsed)?;
         }
     }
     Ok(length)
+}
+
+/// Takes `parsed` as the length, unless another was declared.
+fn agree(length: &mut Option<u64>, parsed: u64) -> Result<(), &'static str> {
+    if length.is_some_and(|known| known != parsed) {
+        return Err("two different Content-Lengths");
+    }
+    *length = Some(parsed);
+    Ok(())
+}
+
+/// `item` read as a length when it is one to nineteen digits (so `u64` holds it), as
+/// `str::parse` reads them; `None` for anything else, left to it.
+fn plain_length(item: &[u8]) -> Option<u64> {
+    if item.is_empty() || item.len() > 19 || !item.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        item.iter()
+            .fold(0, |n, &digit| n * 10 + u64::from(digit - b'0')),
+    )
 }
 
 /// Whether a message's connection stays open after it, as its version and `Connection`

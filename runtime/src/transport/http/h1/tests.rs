@@ -235,6 +235,47 @@ async fn lengths_that_disagree_or_are_not_numbers_are_refused() {
     assert_eq!(body(&outcome), b"{}");
 }
 
+#[test]
+fn a_length_of_digits_alone_reads_as_any_length_does() {
+    let read = |values: &[&str]| {
+        let mut fields = http::HeaderMap::new();
+        for value in values {
+            fields.append(http::header::CONTENT_LENGTH, value.parse().unwrap());
+        }
+        super::content_length(&fields)
+    };
+    // Digits alone, up to the nineteen `plain_length` takes, and past them.
+    for (value, length) in [
+        ("0", 0),
+        ("007", 7),
+        ("365", 365),
+        ("9999999999999999999", 9_999_999_999_999_999_999),
+        ("18446744073709551615", u64::MAX),
+        (" 12 ", 12),
+        ("12, 12", 12),
+    ] {
+        assert_eq!(read(&[value]), Ok(Some(length)), "{value:?}");
+        assert_eq!(
+            super::plain_length(value.as_bytes()).is_some(),
+            value.len() < 20 && value.bytes().all(|b| b.is_ascii_digit()),
+            "{value:?}"
+        );
+    }
+    assert_eq!(read(&["12", "12"]), Ok(Some(12)));
+    assert_eq!(read(&[]), Ok(None));
+    for values in [
+        &["18446744073709551616"][..],
+        &[""],
+        &["+1"],
+        &["-1"],
+        &["1 2"],
+        &["12", "13"],
+        &["12", "1,2"],
+    ] {
+        assert!(read(values).is_err(), "{values:?}");
+    }
+}
+
 #[tokio::test]
 async fn a_trailer_that_is_not_a_field_line_is_refused() {
     // Found by the differential fuzz target against hyper (h1_responses's sibling,
