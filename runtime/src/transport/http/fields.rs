@@ -98,17 +98,22 @@ impl Field {
     }
 }
 
-/// A name's length with its first, middle and last bytes, in lower case: two names with
-/// different fingerprints differ, so a lookup compares a name's bytes only when the
-/// fingerprints agree, which among a request's fields is nearly always the name sought.
+/// A name's length with its first, middle and last bytes, each with its `0x20` bit set
+/// (which lowers a letter's case and leaves a lower one as it is): two names with
+/// different fingerprints differ, whatever their case, so a lookup compares a name's
+/// bytes only when the fingerprints agree, which among a request's fields is nearly
+/// always the name sought. (Two token characters may share a folded byte, `^` and `~`:
+/// the bytes compared settle it.)
 fn fingerprint(name: &[u8]) -> u32 {
-    let byte = |at: usize| u32::from(name.get(at).map_or(0, u8::to_ascii_lowercase));
+    let fold = |byte: Option<&u8>| byte.map_or(0, |b| b | 0x20);
     let len = name.len();
     // A longer name keeps only its low bits of length; the bytes compared settle it.
-    u32::from(len.to_le_bytes()[0])
-        | byte(0) << 8
-        | byte(len / 2) << 16
-        | byte(len.wrapping_sub(1)) << 24
+    u32::from_le_bytes([
+        len.to_le_bytes()[0],
+        fold(name.first()),
+        fold(name.get(len / 2)),
+        fold(name.last()),
+    ])
 }
 
 /// A fingerprint's bits mixed (Fibonacci hashing), the top `bits` kept: where it falls
@@ -299,6 +304,13 @@ mod tests {
             fields.get(&HeaderName::from_static("x-aab")),
             Some(&b"1"[..])
         );
+        assert_eq!(fields.repeated(|_| true), None);
+        // `^` and `~` fold to one byte.
+        let fields = head("x-^: 1\r\nX-~: 2\r\n");
+        assert_eq!(fingerprint(b"x-^"), fingerprint(b"x-~"));
+        for (name, value) in [("x-^", b"1"), ("x-~", b"2")] {
+            assert_eq!(fields.get(&HeaderName::from_static(name)), Some(&value[..]));
+        }
         assert_eq!(fields.repeated(|_| true), None);
         let long = "x-".repeat(200);
         let fields = head(&format!("{long}a: 1\r\n{long}A: 2\r\n"));
