@@ -187,6 +187,11 @@ pub(crate) fn bare(status: StatusCode) -> Vec<u8> {
 
 /// `HTTP/1.1 {code} {reason}` and its line end.
 fn status_line(out: &mut Vec<u8>, status: StatusCode) {
+    // Nearly every response's line, in one piece.
+    if status == StatusCode::OK {
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+        return;
+    }
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
@@ -240,4 +245,26 @@ thread_local! {
     static DATE_NOW: RefCell<DateNow> = const {
         RefCell::new(DateNow { second: 0, text: *b"Thu, 01 Jan 1970 00:00:00 GMT" })
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_line_names_the_code_and_its_reason() {
+        for (status, line) in [
+            (StatusCode::OK, "HTTP/1.1 200 OK\r\n"),
+            (StatusCode::ACCEPTED, "HTTP/1.1 202 Accepted\r\n"),
+            (StatusCode::NOT_FOUND, "HTTP/1.1 404 Not Found\r\n"),
+            (
+                StatusCode::from_u16(599).unwrap(),
+                "HTTP/1.1 599 Unknown\r\n",
+            ),
+        ] {
+            let mut out = Vec::new();
+            status_line(&mut out, status);
+            assert_eq!(String::from_utf8(out).unwrap(), line);
+        }
+    }
 }
