@@ -59,7 +59,9 @@ where
         }
         Incoming::Request { id, method, params } => (id, method, params),
     };
-    let request = IncomingRequest::from_raw(id, method, params).with_auth(auth);
+    // The caller set in place: the request (a couple hundred bytes) is not moved for it.
+    let mut request = IncomingRequest::from_raw(id, method, params);
+    request.auth = auth;
     let accepted = match shared.server.accept_read(request, &bytes) {
         Ok(accepted) => accepted,
         Err(rejected) => {
