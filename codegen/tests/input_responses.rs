@@ -87,3 +87,37 @@ fn decode_reads_the_answers_to_the_requests_sent() {
     ));
     assert_eq!(decoded.len(), 1);
 }
+
+#[test]
+fn the_first_answer_is_found_as_any_other_and_never_after_it_is_replaced() {
+    // The first key written plainly, escaped, or spaced: found as the scan finds it.
+    for text in [
+        r#"{"region": {"action": "decline"}, "b": {"action": "cancel"}}"#,
+        r#"{"re\u0067ion": {"action": "decline"}, "b": {"action": "cancel"}}"#,
+        r#"{ "region" :{"action": "decline"} , "b":{"action": "cancel"}}"#,
+    ] {
+        let answers = read(text).unwrap();
+        assert_eq!(
+            answers.text("region"),
+            Some(r#"{"action": "decline"}"#),
+            "{text}"
+        );
+        assert_eq!(answers.text("b"), Some(r#"{"action": "cancel"}"#), "{text}");
+        assert!(answers.text("regio").is_none() && answers.text("regions").is_none());
+    }
+    // Replaced, the first answer is the new one (the map's text was written again).
+    let mut answers = read(r#"{"region": {"action": "decline"}}"#).unwrap();
+    let accept = ElicitResult::new(ElicitResultAction::Accept);
+    answers
+        .insert("region", InputResponse::Elicit(accept))
+        .unwrap();
+    let region = answers.get::<method::Elicit>("region").unwrap().unwrap();
+    assert_eq!(region.action, ElicitResultAction::Accept);
+    assert_eq!(answers.len(), 1);
+    // A clone finds it too.
+    let copy = read(r#"{"x": 1, "region": 2}"#).unwrap().clone();
+    assert_eq!(
+        (copy.text("x"), copy.text("region")),
+        (Some("1"), Some("2"))
+    );
+}

@@ -6416,6 +6416,9 @@ impl ::std::convert::From<f64> for ElicitValue {
 pub struct InputResponses(
     /// The wrapped value.
     ::std::boxed::Box<::serde_json::value::RawValue>,
+    /// Where the first answer's key and text lie in the text, when reading the map found
+    /// them (the usual map has one answer): that key is then found without a scan.
+    ::std::option::Option<(::std::ops::Range<usize>, ::std::ops::Range<usize>)>,
 );
 impl InputResponses {
     /// An empty map.
@@ -6427,6 +6430,7 @@ impl InputResponses {
         Self(
             ::serde_json::value::RawValue::from_string(text)
                 .expect("tern writes JSON objects"),
+            None,
         )
     }
     /// Adds the answer to the request under `key`, in place of an answer already there.
@@ -6460,7 +6464,7 @@ impl InputResponses {
             .map(|(name, answer)| (&**name, Answer::Raw(answer)))
             .collect();
         answers.push((&key, value));
-        *self = Self(::serde_json::value::to_raw_value(&Answers(answers))?);
+        *self = Self(::serde_json::value::to_raw_value(&Answers(answers))?, None);
         Ok(())
     }
     /// Each answer: its key and its raw JSON, in order.
@@ -6493,6 +6497,12 @@ impl InputResponses {
     /// The text of the answer under `key`, found without reading the others'.
     fn find(&self, key: &str) -> ::std::option::Option<&str> {
         let text = self.0.get();
+        if let ::std::option::Option::Some((name, value)) = &self.1 {
+            let first = text.get(name.clone()).and_then(crate::rpc::scan::member_name);
+            if first.is_some_and(|first| first == key) {
+                return text.get(value.clone());
+            }
+        }
         let mut found = None;
         let _ = crate::rpc::scan::each_member(
             text.as_bytes(),
@@ -6644,13 +6654,19 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         >>::deserialize(deserializer)?;
         let text = raw.get();
         let mut first = None;
+        let mut first_at = None;
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(
                 text.as_bytes(),
-                |name, _| {
-                    let name = crate::rpc::scan::member_name(text.get(name)?)?;
+                |name_at, value_at| {
+                    let name = crate::rpc::scan::member_name(
+                        text.get(name_at.clone())?,
+                    )?;
                     match first {
-                        None => first = Some(name),
+                        None => {
+                            first = Some(name);
+                            first_at = Some((name_at, value_at));
+                        }
                         Some(_) => names.push(name),
                     }
                     Some(())
@@ -6669,7 +6685,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
             }
         }
         drop(names);
-        Ok(Self(raw))
+        Ok(Self(raw, first_at))
     }
 }
 impl ::std::iter::FromIterator<(::std::string::String, InputResponse)>

@@ -7,7 +7,12 @@
 /// ([`InputResponses::decode`]), and builds no tree for it; keys it did not ask for are
 /// never read.
 #[derive(Clone, Debug)]
-pub struct InputResponses(::std::boxed::Box<::serde_json::value::RawValue>);
+pub struct InputResponses(
+    ::std::boxed::Box<::serde_json::value::RawValue>,
+    /// Where the first answer's key and text lie in the text, when reading the map found
+    /// them (the usual map has one answer): that key is then found without a scan.
+    ::std::option::Option<(::std::ops::Range<usize>, ::std::ops::Range<usize>)>,
+);
 
 impl InputResponses {
     /// An empty map.
@@ -17,7 +22,7 @@ impl InputResponses {
 
     /// Text this type wrote itself: an object, by construction.
     fn from_text(text: ::std::string::String) -> Self {
-        Self(::serde_json::value::RawValue::from_string(text).expect("tern writes JSON objects"))
+        Self(::serde_json::value::RawValue::from_string(text).expect("tern writes JSON objects"), None)
     }
 
     /// Adds the answer to the request under `key`, in place of an answer already there.
@@ -41,7 +46,7 @@ impl InputResponses {
             .map(|(name, answer)| (&**name, Answer::Raw(answer)))
             .collect();
         answers.push((&key, value));
-        *self = Self(::serde_json::value::to_raw_value(&Answers(answers))?);
+        *self = Self(::serde_json::value::to_raw_value(&Answers(answers))?, None);
         Ok(())
     }
 
@@ -65,6 +70,12 @@ impl InputResponses {
     /// The text of the answer under `key`, found without reading the others'.
     fn find(&self, key: &str) -> ::std::option::Option<&str> {
         let text = self.0.get();
+        if let ::std::option::Option::Some((name, value)) = &self.1 {
+            let first = text.get(name.clone()).and_then(crate::rpc::scan::member_name);
+            if first.is_some_and(|first| first == key) {
+                return text.get(value.clone());
+            }
+        }
         let mut found = None;
         let _ = crate::rpc::scan::each_member(text.as_bytes(), |name, value| {
             if crate::rpc::scan::member_name(text.get(name)?)? == key {
@@ -188,11 +199,15 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         // The usual answer has one key, which cannot repeat: names are gathered (and
         // allocated for) only from the second on.
         let mut first = None;
+        let mut first_at = None;
         let mut names = ::std::vec::Vec::new();
-        crate::rpc::scan::each_member(text.as_bytes(), |name, _| {
-            let name = crate::rpc::scan::member_name(text.get(name)?)?;
+        crate::rpc::scan::each_member(text.as_bytes(), |name_at, value_at| {
+            let name = crate::rpc::scan::member_name(text.get(name_at.clone())?)?;
             match first {
-                None => first = Some(name),
+                None => {
+                    first = Some(name);
+                    first_at = Some((name_at, value_at));
+                }
                 Some(_) => names.push(name),
             }
             Some(())
@@ -206,7 +221,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
             }
         }
         drop(names);
-        Ok(Self(raw))
+        Ok(Self(raw, first_at))
     }
 }
 
