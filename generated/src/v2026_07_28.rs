@@ -6654,7 +6654,6 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         >>::deserialize(deserializer)?;
         let text = raw.get();
         let mut first = None;
-        let mut first_at = None;
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(
                 text.as_bytes(),
@@ -6663,10 +6662,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
                         text.get(name_at.clone())?,
                     )?;
                     match first {
-                        None => {
-                            first = Some(name);
-                            first_at = Some((name_at, value_at));
-                        }
+                        None => first = Some((name, name_at, value_at)),
                         Some(_) => names.push(name),
                     }
                     Some(())
@@ -6674,7 +6670,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
             )
             .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;
         if !names.is_empty() {
-            names.extend(first);
+            names.extend(first.as_ref().map(|(name, ..)| name.clone()));
             names.sort_unstable();
             if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
                 return Err(
@@ -6685,6 +6681,7 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
             }
         }
         drop(names);
+        let first_at = first.map(|(_, name_at, value_at)| (name_at, value_at));
         Ok(Self(raw, first_at))
     }
 }

@@ -198,29 +198,27 @@ impl<'de> ::serde::Deserialize<'de> for InputResponses {
         let text = raw.get();
         // The usual answer has one key, which cannot repeat: names are gathered (and
         // allocated for) only from the second on.
+        // The first member: its name, and where its name and its answer lie.
         let mut first = None;
-        let mut first_at = None;
         let mut names = ::std::vec::Vec::new();
         crate::rpc::scan::each_member(text.as_bytes(), |name_at, value_at| {
             let name = crate::rpc::scan::member_name(text.get(name_at.clone())?)?;
             match first {
-                None => {
-                    first = Some(name);
-                    first_at = Some((name_at, value_at));
-                }
+                None => first = Some((name, name_at, value_at)),
                 Some(_) => names.push(name),
             }
             Some(())
         })
         .ok_or_else(|| D::Error::custom("inputResponses must be an object"))?;
         if !names.is_empty() {
-            names.extend(first);
+            names.extend(first.as_ref().map(|(name, ..)| name.clone()));
             names.sort_unstable();
             if let Some(pair) = names.windows(2).find(|pair| pair[0] == pair[1]) {
                 return Err(D::Error::custom(format_args!("inputResponses repeats the key `{}`", pair[0])));
             }
         }
         drop(names);
+        let first_at = first.map(|(_, name_at, value_at)| (name_at, value_at));
         Ok(Self(raw, first_at))
     }
 }

@@ -167,14 +167,16 @@ fn agree(length: &mut Option<u64>, parsed: u64) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// `item` read as a length when it is one to nineteen digits (so `u64` holds it), as
-/// `str::parse` reads them; `None` for anything else, left to it.
-fn plain_length(item: &[u8]) -> Option<u64> {
-    if item.is_empty() || item.len() > 19 || !item.iter().all(u8::is_ascii_digit) {
+/// `value` read as a length when it is one to nineteen digits and nothing else (so
+/// `u64` holds it), as the general reading reads it; `None` for anything else, left to
+/// that reading.
+fn plain_length(value: &[u8]) -> Option<u64> {
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
         return None;
     }
     Some(
-        item.iter()
+        value
+            .iter()
             .fold(0, |n, &digit| n * 10 + u64::from(digit - b'0')),
     )
 }
