@@ -91,10 +91,29 @@ impl MetaRead {
         }
     }
 
+    /// Takes a request's `_meta` from the params `slot` it was read into, as
+    /// [`typed`](Self::typed) does. The params keep what is left only when it carries
+    /// members beyond the protocol's own (a vendor's key, a trace context): the version,
+    /// progress token and log level are all in the context, and a `_meta` of those alone
+    /// leaves `None`.
+    pub(crate) fn take(
+        slot: Option<&mut Option<Box<RequestMetaObject>>>,
+        supported: &[&str],
+    ) -> Self {
+        let Some(slot) = slot else {
+            return Self::typed(None, supported);
+        };
+        let read = Self::typed(slot.as_deref_mut(), supported);
+        if slot.as_ref().is_some_and(|left| left.extra.is_empty()) {
+            *slot = None;
+        }
+        read
+    }
+
     /// Takes a request's `_meta` from its params, already read into their type: the
     /// client's capabilities and info are moved out of them (into the handler's
     /// context, `RequestContext::meta`), the rest copied.
-    pub(crate) fn typed(meta: Option<&mut RequestMetaObject>, supported: &[&str]) -> Self {
+    fn typed(meta: Option<&mut RequestMetaObject>, supported: &[&str]) -> Self {
         #[cfg(test)]
         READS.with(|n| n.set(n.get() + 1));
         match meta {

@@ -96,9 +96,11 @@ impl ServerBuilder {
     /// What the server does with the result is decided here, from `M`'s entry in the
     /// method table and from the result's type: nothing reads it back out of JSON.
     ///
-    /// The client's capabilities and info are moved out of the params' `_meta` into the
-    /// handler's context (read them with [`RequestContext::meta`]); the rest of `_meta`
-    /// (its version, progress token, log level and any other member) stays.
+    /// A request's `_meta` is read into the handler's context (read it with
+    /// [`RequestContext::meta`]: the version, the client's capabilities and info, the
+    /// progress token, the log level). The params keep `_meta` only when it carries
+    /// members of its own beyond those (a vendor's key, a trace context), and then all
+    /// of it but the capabilities and info; otherwise their `_meta` is `None`.
     pub fn handle<M, F, Fut>(self, handler: F) -> Self
     where
         M: ClientRequestMethod,

@@ -43,9 +43,9 @@ pub(crate) struct Known {
     auth: Option<AuthInfo>,
     /// The reading: the request's version, its client's capabilities and info.
     read: MetaRead,
-    /// What the params keep of their `_meta` once the reading has taken its parts,
-    /// boxed as the params hold it: a copy is cloned straight into its own box.
-    left: Box<RequestMetaObject>,
+    /// What the params keep of their `_meta` once the reading has taken its parts
+    /// ([`MetaRead::take`]), boxed as the params hold it: usually nothing.
+    left: Option<Box<RequestMetaObject>>,
 }
 
 impl Known {
@@ -55,7 +55,7 @@ impl Known {
     }
 
     /// What the request's params keep as their `_meta`.
-    pub(crate) fn left(&self) -> Box<RequestMetaObject> {
+    pub(crate) fn left(&self) -> Option<Box<RequestMetaObject>> {
         self.left.clone()
     }
 }
@@ -113,8 +113,8 @@ impl KnownMetas {
         if !text.starts_with('{') {
             return None;
         }
-        let mut left: Box<RequestMetaObject> = serde_json::from_str(text).ok()?;
-        let read = MetaRead::typed(Some(&mut left), supported);
+        let mut left = Some(serde_json::from_str(text).ok()?);
+        let read = MetaRead::take(Some(&mut left), supported);
         read.meta.as_ref().ok()?;
         let known = Arc::new(Known {
             text: text.into(),
@@ -254,11 +254,11 @@ mod tests {
                 &META_TEXT[..META_TEXT.len() - 1]
             ),
         ] {
-            let mut whole: RequestMetaObject = serde_json::from_str(&meta).expect("a _meta");
-            let _ = MetaRead::typed(Some(&mut whole), SUPPORTED_VERSIONS);
+            let mut whole = Some(serde_json::from_str(&meta).expect("a _meta"));
+            let _ = MetaRead::take(Some(&mut whole), SUPPORTED_VERSIONS);
             let text = format!(r#"{{"_meta":{meta},"name":"t"}}"#);
             let split = metas.split(&text, None, SUPPORTED_VERSIONS).expect("split");
-            assert_eq!(*split.meta.left(), whole, "{meta}");
+            assert_eq!(split.meta.left(), whole, "{meta}");
         }
     }
 

@@ -163,10 +163,7 @@ pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
     let (meta, target) = match (known, routed.as_mut().map(|r| &mut r.params)) {
         (Some(meta), _) => (meta, None),
         (None, Some(Ok(typed))) => (
-            MetaRead::typed(
-                typed.meta_slot().and_then(Option::as_deref_mut),
-                protocol::SUPPORTED_VERSIONS,
-            ),
+            MetaRead::take(typed.meta_slot(), protocol::SUPPORTED_VERSIONS),
             None,
         ),
         // Unrouted, or params that are not their type: `_meta` and the target are
@@ -237,7 +234,7 @@ fn read_split(
     if slot.is_some() {
         return None;
     }
-    *slot = Some(split.meta.left());
+    *slot = split.meta.left();
     Some((params, split.meta.read()))
 }
 

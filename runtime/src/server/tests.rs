@@ -140,9 +140,10 @@ async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
     }
 }
 
-/// A `_meta` the server knows reaches the handler exactly as one it reads: in the params
-/// (with the members the context does not take) and in the context; a second `_meta`
-/// member, or params that are not their type, are read whole as before.
+/// A `_meta` the server knows reaches the handler exactly as one it reads: in the context,
+/// and in the params when it has members of its own (then with all the members the
+/// context does not take); a second `_meta` member, or params that are not their type,
+/// are read whole as before.
 #[tokio::test]
 async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
     use std::sync::{Arc, Mutex};
@@ -177,19 +178,35 @@ async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
         );
         server.accept(request).serve()
     };
-    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"com.example/mark":7}"#;
-    for params in [
-        format!(r#"{{"name":"t","_meta":{meta}}}"#),
-        format!(r#"{{"_meta":{meta},"name":"t","arguments":{{}}}}"#),
-    ] {
-        assert!(matches!(serve(&params).await, Verdict::Answered(Ok(_))));
+    let plain = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}"#;
+    let meta = format!(r#"{plain},"com.example/mark":7}}"#);
+    let plain = format!("{plain}}}");
+    // Each `_meta` twice: first read, then known. The params `_meta` comes first in the
+    // second request, so the known one is found where a client puts it.
+    for meta in [&meta, &plain] {
+        for params in [
+            format!(r#"{{"name":"t","_meta":{meta}}}"#),
+            format!(r#"{{"_meta":{meta},"name":"t","arguments":{{}}}}"#),
+        ] {
+            assert!(matches!(serve(&params).await, Verdict::Answered(Ok(_))));
+        }
     }
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2);
+    assert_eq!(seen.len(), 4);
     assert_eq!(seen[0], seen[1], "read, then known");
+    assert_eq!(seen[2], seen[3], "read, then known");
     let (kept, info, version) = &seen[0];
-    let kept = kept.as_ref().expect("the params keep their _meta");
+    let kept = kept
+        .as_ref()
+        .expect("the params keep a _meta with a member of its own");
     assert_eq!(kept.extra["com.example/mark"], json!(7));
+    assert_eq!(
+        (info.as_deref(), version.as_str()),
+        (Some("c"), "2026-07-28")
+    );
+    // The protocol's keys alone are all in the context: the params keep no `_meta`.
+    let (kept, info, version) = &seen[2];
+    assert_eq!(kept, &None);
     assert_eq!(
         (info.as_deref(), version.as_str()),
         (Some("c"), "2026-07-28")
