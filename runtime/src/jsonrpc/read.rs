@@ -2,6 +2,8 @@
 //! params or result left as text; anything else through a JSON tree, which says exactly
 //! what is wrong with it.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::split::{Found, id_text, split};
@@ -15,7 +17,8 @@ pub(crate) enum Incoming {
     /// A request: its params left as text, for the handler to read into its type.
     Request {
         id: RequestId,
-        method: String,
+        /// The method: the protocol's own name (not a copy) when it is one.
+        method: Cow<'static, str>,
         params: Option<RawParams>,
     },
     Notification {
@@ -145,7 +148,7 @@ impl Incoming {
                 (false, _) => Self::Notification { method, params },
                 (true, Some(id)) => Self::Request {
                     id,
-                    method,
+                    method: Cow::Owned(method),
                     params: params.as_ref().map(RawParams::from),
                 },
                 (true, None) => {
@@ -196,7 +199,7 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
         return None;
     }
     let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
-    let method = string_text(members.method?)?;
+    let method = method_name(members.method?)?;
     let params = match members.params {
         None => None,
         Some(p) if p.first() == Some(&b'{') => {
@@ -222,9 +225,23 @@ pub(super) fn raw_id(text: &str) -> Option<RequestId> {
     }
 }
 
+/// The method named by the JSON string `raw` (with its quotes): the method table's own
+/// name when `raw` spells one plainly (nearly every request), with nothing copied or
+/// checked further; otherwise its text, as [`string_text`] reads it.
+fn method_name(raw: &[u8]) -> Option<Cow<'static, str>> {
+    let known = raw
+        .strip_prefix(b"\"")
+        .and_then(|inner| inner.strip_suffix(b"\""))
+        .and_then(|inner| std::str::from_utf8(inner).ok())
+        .and_then(crate::protocol::method_info);
+    match known {
+        Some(info) => Some(Cow::Borrowed(info.method)),
+        None => string_text(raw).map(Cow::Owned),
+    }
+}
+
 /// The text of the JSON string `raw` (with its quotes), read as the generated types read
-/// one (`rpc::as_str`): as it stands when plain (a request's method, nearly always),
-/// through serde_json otherwise.
+/// one (`rpc::as_str`): as it stands when plain, through serde_json otherwise.
 fn string_text(raw: &[u8]) -> Option<String> {
     as_str(std::str::from_utf8(raw).ok()?).map(std::borrow::Cow::into_owned)
 }
@@ -254,7 +271,7 @@ mod tests {
         let value = serde_json::from_str(text).ok()?;
         match Incoming::classify(value) {
             Ok(Incoming::Request { id, method, params }) => {
-                Some((id, method, params.map(|p| p.get().to_owned())))
+                Some((id, method.into_owned(), params.map(|p| p.get().to_owned())))
             }
             _ => None,
         }
@@ -267,15 +284,38 @@ mod tests {
             r#" {"params":{},"method":"ping","id":"x\"y","jsonrpc":"2.0","extra":true}"#,
             r#"{"jsonrpc":"2.0","id":-7,"method":"example/list"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":{"k":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/cal","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call ","params":{}}"#,
         ] {
             let Some(Incoming::Request { id, method, params }) =
                 parse_request(text.as_bytes(), Found::Scanned)
             else {
                 panic!("not read in one pass: {text}");
             };
-            let one_pass = (id, method, params.map(|p| p.get().to_owned()));
+            let one_pass = (id, method.into_owned(), params.map(|p| p.get().to_owned()));
             assert_eq!(Some(one_pass), through_a_tree(text), "{text}");
         }
+    }
+
+    #[test]
+    fn a_method_the_table_names_is_its_name_not_a_copy() {
+        let method_of = |raw: &str| method_name(raw.as_bytes());
+        let call = method::CallTool::METHOD;
+        assert!(matches!(method_of(&format!("\"{call}\"")), Some(Cow::Borrowed(m)) if m == call));
+        // Spelled with an escape, or not a method of the table: read, and owned.
+        for (raw, read) in [
+            (r#""tools\/call""#, call),
+            (r#""example/call""#, "example/call"),
+            (r#""""#, ""),
+        ] {
+            assert!(
+                matches!(method_of(raw), Some(Cow::Owned(m)) if m == read),
+                "{raw}"
+            );
+        }
+        assert_eq!(method_of(r#""tools/call"#), None);
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub(crate) fn receive(text: &[u8]) -> Result<Received, Box<Rejected>> {
         }),
         Incoming::Request { id, method, params } => Received::Request {
             id,
-            method,
+            method: method.into_owned(),
             params: match params {
                 None => None,
                 Some(p) => {

@@ -67,7 +67,7 @@ impl Opened {
 /// it once.
 pub(super) struct Finish {
     pub(super) server: Server,
-    pub(super) method: String,
+    pub(super) method: Cow<'static, str>,
     pub(super) facts: Facts,
     pub(super) principal: Option<Principal>,
     /// The request's context, for a method that may ask for input: the client's

@@ -4,6 +4,7 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::channel::Channel;
@@ -22,8 +23,8 @@ use crate::types::v2026_07_28::{RequestId, method};
 pub struct IncomingRequest {
     /// The JSON-RPC id.
     pub id: RequestId,
-    /// The method.
-    pub method: String,
+    /// The method: the protocol's own name, borrowed, when it is one.
+    pub method: Cow<'static, str>,
     /// The params, as sent (JSON text: the handler reads them into its method's type).
     pub params: Option<RawParams>,
     /// The identity of a validated access token, if the transport authenticated one.
@@ -38,13 +39,13 @@ impl IncomingRequest {
     /// A request with no authenticated caller, a cancellation token of its own and
     /// nowhere to send notifications; the `with_*` methods add those.
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
-        Self::from_raw(id, method, params.as_ref().map(RawParams::from))
+        Self::from_raw(id, method.into(), params.as_ref().map(RawParams::from))
     }
 
     /// A request whose params are still JSON text, as a transport read them.
     pub(crate) fn from_raw(
         id: RequestId,
-        method: impl Into<String>,
+        method: impl Into<Cow<'static, str>>,
         params: Option<RawParams>,
     ) -> Self {
         Self {
@@ -149,7 +150,7 @@ impl std::fmt::Debug for Routed {
 /// Reads `request` as a stateless request ([`Server::accept`]).
 pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
     let text = request.params.as_ref().map_or("{}", RawParams::get);
-    let (mut routed, known) = match server.inner.handlers.get(request.method.as_str()) {
+    let (mut routed, known) = match server.inner.handlers.get(&request.method) {
         None => (None, None),
         Some(route) => {
             let (params, known) = match read_split(server, route, text, request.auth.as_ref()) {
