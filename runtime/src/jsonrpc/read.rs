@@ -72,9 +72,7 @@ impl Incoming {
     /// The id of the message in `bytes`, found by a scan of its top-level members that
     /// checks nothing else: for answering a message that will not be parsed.
     pub(crate) fn id_of(bytes: &[u8]) -> Option<RequestId> {
-        id_text(bytes)
-            .and_then(|text| std::str::from_utf8(text).ok())
-            .and_then(raw_id)
+        id_text(bytes).and_then(raw_id)
     }
 
     /// Parses and classifies one message from its bytes: a well-formed request in one
@@ -198,7 +196,7 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
     if members.jsonrpc != Some(br#""2.0""#) || members.result.is_some() || members.error.is_some() {
         return None;
     }
-    let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
+    let id = raw_id(members.id?)?;
     let method = method_name(members.method?)?;
     let params = match members.params {
         None => None,
@@ -215,13 +213,13 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
 }
 
 /// A string or integer id read from its text; `None` for anything else.
-pub(super) fn raw_id(text: &str) -> Option<RequestId> {
-    if text.starts_with('"') {
-        string_text(text.as_bytes()).map(RequestId::String)
-    } else if plain_integer(text) {
-        text.parse().ok().map(RequestId::Integer)
+pub(super) fn raw_id(raw: &[u8]) -> Option<RequestId> {
+    if raw.starts_with(b"\"") {
+        string_text(raw).map(RequestId::String)
+    } else if let Some(n) = plain_integer(raw) {
+        Some(RequestId::Integer(n))
     } else {
-        serde_json::from_str(text).ok().map(RequestId::Integer)
+        serde_json::from_slice(raw).ok().map(RequestId::Integer)
     }
 }
 
@@ -232,10 +230,9 @@ fn method_name(raw: &[u8]) -> Option<Cow<'static, str>> {
     let known = raw
         .strip_prefix(b"\"")
         .and_then(|inner| inner.strip_suffix(b"\""))
-        .and_then(|inner| std::str::from_utf8(inner).ok())
-        .and_then(crate::protocol::method_info);
+        .and_then(crate::protocol::method_named);
     match known {
-        Some(info) => Some(Cow::Borrowed(info.method)),
+        Some(name) => Some(Cow::Borrowed(name)),
         None => string_text(raw).map(Cow::Owned),
     }
 }
@@ -246,17 +243,28 @@ fn string_text(raw: &[u8]) -> Option<String> {
     as_str(std::str::from_utf8(raw).ok()?).map(std::borrow::Cow::into_owned)
 }
 
-/// Whether `text` is an integer as JSON writes one and `i64` may hold it: `0`, or an
-/// optional minus and a digit other than `0` followed by at most 17 more (so `str::parse`
-/// reads it exactly as serde_json would, and nothing it would refuse; serde_json reads
-/// `-0` as a float, so that goes its way).
-fn plain_integer(text: &str) -> bool {
-    let digits = text.strip_prefix('-').unwrap_or(text).as_bytes();
-    match digits {
-        [b'0'] => digits.len() == text.len(),
+/// `raw` as an integer when it is one as JSON writes it and `i64` surely holds it: `0`,
+/// or an optional minus and a digit other than `0` followed by at most 17 more (read
+/// exactly as serde_json reads it, and nothing it would refuse; serde_json reads `-0` as
+/// a float, so that goes its way).
+fn plain_integer(raw: &[u8]) -> Option<i64> {
+    let (negative, digits) = match raw.strip_prefix(b"-") {
+        Some(digits) => (true, digits),
+        None => (false, raw),
+    };
+    let plain = match digits {
+        [b'0'] => !negative,
         [b'1'..=b'9', rest @ ..] => rest.len() <= 17 && rest.iter().all(u8::is_ascii_digit),
         _ => false,
+    };
+    if !plain {
+        return None;
     }
+    // At most 18 digits: below `i64::MAX`, whatever they are.
+    let value = digits
+        .iter()
+        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]
@@ -352,7 +360,7 @@ mod tests {
             } else {
                 serde_json::from_str(text).ok().map(RequestId::Integer)
             };
-            assert_eq!(raw_id(text), reference, "{text}");
+            assert_eq!(raw_id(text.as_bytes()), reference, "{text}");
         }
         let call = format!("\"{}\"", method::CallTool::METHOD);
         for text in [

@@ -58,7 +58,7 @@ fn response_members(text: &[u8], found: Found) -> Option<Answer<'_>> {
     {
         return None;
     }
-    let id = raw_id(std::str::from_utf8(members.id?).ok()?)?;
+    let id = raw_id(members.id?)?;
     let result = match (members.result, members.error) {
         // With both, the result counts, as the general reader has it; the error must
         // still be JSON.

@@ -57,6 +57,17 @@ pub(crate) fn method_info(method: &str) -> Option<&'static crate::types::rpc::Me
         .or_else(|| crate::types::ext_tasks::method::info(method))
 }
 
+/// The method table's own name for the method spelled `name`, if either table a
+/// 2026-07-28 server reads defines it.
+pub(crate) fn method_named(name: &[u8]) -> Option<&'static str> {
+    let tables = [
+        crate::types::v2026_07_28::method::ALL,
+        crate::types::ext_tasks::method::ALL,
+    ];
+    let mut methods = tables.into_iter().flatten().map(|m| m.method);
+    methods.find(|method| method.as_bytes() == name)
+}
+
 fn empty() -> Map<String, serde_json::Value> {
     Map::new()
 }
