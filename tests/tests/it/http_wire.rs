@@ -245,6 +245,31 @@ async fn an_absolute_form_target_reaches_the_endpoint() {
 }
 
 #[tokio::test]
+async fn a_target_reaches_the_endpoint_by_its_path_alone() {
+    let status = |addr: SocketAddr, target: &str| {
+        let line = format!("POST {target} HTTP/1.1");
+        let request = post(addr, &line, "Connection: close\r\n", &list(5));
+        async move { one(&exchange(addr, request.as_bytes()).await).status }
+    };
+    let addr = endpoint(|h| h).await;
+    for (target, expected) in [
+        ("/mcp", 200),
+        ("/mcp?x=1", 200),
+        ("/mcp#top", 200),
+        ("/mcpx", 404),
+        ("/mc", 404),
+        ("/MCP", 404),
+        ("/", 404),
+    ] {
+        assert_eq!(status(addr, target).await, expected, "{target}");
+    }
+    // An endpoint path with a query mark is never a request's path, even to a target
+    // that spells it byte for byte.
+    let odd = endpoint(|h| h.path("/rpc?v=1")).await;
+    assert_eq!(status(odd, "/rpc?v=1").await, 404);
+}
+
+#[tokio::test]
 async fn head_is_answered_without_a_body() {
     let addr = endpoint(|h| h).await;
     let raw = exchange(

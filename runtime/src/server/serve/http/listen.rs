@@ -380,7 +380,13 @@ impl Endpoint {
 
     /// The response to one request: routed by its path and method.
     async fn respond(&self, head: &RequestHead, body: Bytes) -> Reply {
-        let path = head.path();
+        // A request nearly always targets the endpoint's own path, as it stands: that
+        // path is not read out of the target again (when the path is one that reading
+        // would give back whole: no query or fragment marks in it).
+        let exact = head.target.as_ref() == self.path.as_bytes()
+            && self.path.starts_with('/')
+            && !self.path.contains(['?', '#']);
+        let path = if exact { &*self.path } else { head.path() };
         let shared = &*self.shared;
         if let Some(metadata) = shared
             .protected
