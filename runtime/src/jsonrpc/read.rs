@@ -201,7 +201,7 @@ fn parse_request(bytes: &[u8], found: Found) -> Option<Incoming> {
     let params = match members.params {
         None => None,
         Some(p) if p.first() == Some(&b'{') => {
-            let text = std::str::from_utf8(p).ok()?.into();
+            let text = simdutf8::basic::from_utf8(p).ok()?.into();
             Some(match members.guessed {
                 true => RawParams::guessed(text),
                 false => RawParams::unchecked(text),
@@ -304,6 +304,35 @@ mod tests {
             };
             let one_pass = (id, method.into_owned(), params.map(|p| p.get().to_owned()));
             assert_eq!(Some(one_pass), through_a_tree(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn params_are_taken_as_text_exactly_when_they_are_utf_8() {
+        let odd: [&[u8]; 8] = [
+            "é".as_bytes(),
+            "€𝄞".as_bytes(),
+            b"\xff",
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"\xe2\x82",
+            b"\xf4\x90\x80\x80",
+            b"plain",
+        ];
+        for bytes in odd {
+            // Short and long params, either side of where a vector's worth starts.
+            for pad in [0, 100] {
+                let mut text = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":""#.to_vec();
+                text.extend(std::iter::repeat_n(b'x', pad));
+                text.extend_from_slice(bytes);
+                text.extend_from_slice(br#""}}"#);
+                let read = parse_request(&text, Found::Closing).is_some();
+                assert_eq!(
+                    read,
+                    std::str::from_utf8(&text).is_ok(),
+                    "{bytes:?} after {pad}"
+                );
+            }
         }
     }
 

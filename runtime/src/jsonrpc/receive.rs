@@ -31,11 +31,11 @@ pub(crate) fn parse_response(text: &[u8], found: Found) -> Option<RawResponse> {
         // Taken as closing the message: nothing after it was looked at.
         Ok(result) if guessed => {
             let start = result.as_ptr() as usize - text.as_ptr() as usize;
-            let message = std::str::from_utf8(text).ok()?.into();
+            let message = simdutf8::basic::from_utf8(text).ok()?.into();
             Ok(RawResult::closing(message, start..start + result.len()))
         }
         Ok(result) => Ok(RawResult::unchecked(
-            std::str::from_utf8(result).ok()?.into(),
+            simdutf8::basic::from_utf8(result).ok()?.into(),
         )),
         Err(error) => Err(error),
     };
@@ -130,7 +130,7 @@ pub(super) fn settle(message: &str, at: &std::ops::Range<usize>) -> Option<Box<s
         if std::ptr::eq(result, taken.as_bytes()) {
             return None;
         }
-        return Some(std::str::from_utf8(result).ok()?.into());
+        return Some(simdutf8::basic::from_utf8(result).ok()?.into());
     }
     match Incoming::parse(message) {
         Ok(Incoming::Response {
