@@ -80,8 +80,10 @@ fn runtime() -> Option<&'static tokio::runtime::Runtime> {
 async fn server_reads(bytes: &[u8]) -> (Vec<ReadRequest>, bool) {
     let mut conn = h1::Conn::new(Replay::new(bytes));
     let mut read = Vec::new();
+    // Each head's fields located in the last one's room, as the endpoint reads them.
+    let mut room = Vec::new();
     loop {
-        let head = match conn.read_request().await {
+        let head = match conn.read_request(&mut room).await {
             h1::ReadHead::Request(head) => head,
             h1::ReadHead::Closed => return (read, false),
             h1::ReadHead::Refused(_) | h1::ReadHead::Failed(_) => return (read, true),
@@ -96,6 +98,7 @@ async fn server_reads(bytes: &[u8]) -> (Vec<ReadRequest>, bool) {
         if !head.keep_alive {
             return (read, false);
         }
+        room = head.into_room();
     }
 }
 

@@ -154,23 +154,33 @@ impl HeadFields {
         &self.fields
     }
 
-    /// Where each of `parsed` (fields `httparse` read from `head`) lies in `head`:
-    /// nothing copied per field. `httparse` held names to the token characters and
-    /// values to visible bytes, spaces and tabs (and obs-text): what `HeaderName` and
-    /// `HeaderValue` accept.
-    pub(crate) fn locate(head: &[u8], parsed: &[httparse::Header<'_>]) -> Vec<Field> {
+    /// Where each of `parsed` (fields `httparse` read from `head`) lies in `head`, in
+    /// `room` (emptied first; a connection hands back the last head's): nothing copied
+    /// per field. `httparse` held names to the token characters and values to visible
+    /// bytes, spaces and tabs (and obs-text): what `HeaderName` and `HeaderValue` accept.
+    pub(crate) fn locate(
+        head: &[u8],
+        parsed: &[httparse::Header<'_>],
+        mut room: Vec<Field>,
+    ) -> Vec<Field> {
         let start = head.as_ptr() as usize;
         let at = |part: &[u8]| {
             let from = part.as_ptr() as usize - start;
             from..from + part.len()
         };
-        parsed
-            .iter()
-            .map(|field| {
-                let name = field.name.as_bytes();
-                Field::new(name, at(name), at(field.value))
-            })
-            .collect()
+        room.clear();
+        room.extend(parsed.iter().map(|field| {
+            let name = field.name.as_bytes();
+            Field::new(name, at(name), at(field.value))
+        }));
+        room
+    }
+
+    /// The room the fields took, emptied, for the next head read on the connection.
+    pub(crate) fn into_room(self) -> Vec<Field> {
+        let mut room = self.fields;
+        room.clear();
+        room
     }
 
     /// Whether `field` is named `wanted` (whose fingerprint is `print`), in any case.

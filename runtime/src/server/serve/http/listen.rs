@@ -21,6 +21,7 @@ use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
 use super::{Shared, overload, post, protected, session_era};
 use crate::jsonrpc;
+use crate::transport::http::fields::Field;
 use crate::transport::http::h1::{self, ReadHead, RequestHead, ResponseWriter};
 
 /// What a connection may speak besides HTTP/1.1 in clear.
@@ -275,8 +276,10 @@ impl Endpoint {
         // than once a request.
         let drained = self.drain.cancelled();
         tokio::pin!(drained);
+        // Where each head's fields are located: the last head's room, taken back.
+        let mut room = Vec::new();
         loop {
-            let head = match self.next_head(&mut io, drained.as_mut()).await {
+            let head = match self.next_head(&mut io, drained.as_mut(), &mut room).await {
                 Next::Request(head) => head,
                 Next::Again => continue,
                 #[cfg(feature = "http-server-h2")]
@@ -315,6 +318,7 @@ impl Endpoint {
                 io.close().await;
                 return;
             }
+            room = head.into_room();
         }
     }
 
@@ -338,6 +342,7 @@ impl Endpoint {
         &self,
         io: &mut h1::Conn,
         drained: Pin<&mut WaitForCancellationFuture<'_>>,
+        room: &mut Vec<Field>,
     ) -> Next {
         let read = if !self.drain.is_cancelled() {
             tokio::select! {
@@ -345,19 +350,19 @@ impl Endpoint {
                 // An evicted connection reads its end here once nothing more has
                 // arrived (`conn::Watched`): a request already in it is served, though
                 // a busy endpoint may run this task for the first time long after.
-                read = io.read_request() => read,
+                read = io.read_request(room) => read,
                 // What was read so far stays in the connection's buffer.
                 () = drained => return Next::Again,
             }
         } else if io.nothing_read() {
             // A client may be sending its next request right now: give it the grace
             // to arrive and be answered with `Connection: close`, not a close under it.
-            match tokio::time::timeout(DRAIN_GRACE, io.read_request()).await {
+            match tokio::time::timeout(DRAIN_GRACE, io.read_request(room)).await {
                 Ok(read) => read,
                 Err(_) => return Next::End,
             }
         } else {
-            io.read_request().await
+            io.read_request(room).await
         };
         match read {
             ReadHead::Request(head) => Next::Request(head),

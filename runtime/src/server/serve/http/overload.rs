@@ -53,7 +53,7 @@ pub(crate) async fn refuse_on(mut io: h1::Conn, permit: OwnedSemaphorePermit) {
 
 /// Reads one request and writes the refusal; whether it was written.
 async fn answer(io: &mut h1::Conn) -> bool {
-    let ReadHead::Request(head) = io.read_request().await else {
+    let ReadHead::Request(head) = io.read_request(&mut Vec::new()).await else {
         return false;
     };
     let id = match io.read_body(&head, BODY_CAP).await {

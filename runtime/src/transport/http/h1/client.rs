@@ -114,7 +114,7 @@ fn parse(buf: &mut BytesMut) -> Result<Option<Head>, Error> {
         Some(0) => Version::HTTP_10,
         _ => Version::HTTP_11,
     };
-    let located = HeadFields::locate(buf, response.headers);
+    let located = HeadFields::locate(buf, response.headers, Vec::new());
     let fields = HeadFields::new(buf.split_to(len).freeze(), located);
     Ok(Some(Head {
         status,

@@ -10,7 +10,7 @@ use http::{Method, StatusCode, Version};
 use super::body::{State, poll_data};
 use super::{Conn, Error, MAX_HEAD, MAX_HEADERS, fill, poll_fill};
 use crate::transport::http::body::Joined;
-use crate::transport::http::fields::{Fields as _, HeadFields};
+use crate::transport::http::fields::{Field, Fields as _, HeadFields};
 use crate::transport::http::visible;
 
 /// How long a closing connection waits for the client's close.
@@ -33,6 +33,11 @@ pub(crate) struct RequestHead {
 }
 
 impl RequestHead {
+    /// The room its fields took, emptied, for the connection's next head.
+    pub(crate) fn into_room(self) -> Vec<Field> {
+        self.headers.into_room()
+    }
+
     /// The target's path: the origin form's, or the absolute form's.
     pub(crate) fn path(&self) -> &str {
         let target = std::str::from_utf8(&self.target).unwrap_or("");
@@ -101,10 +106,12 @@ pub(crate) enum ReadHead {
 const SHRINK_OVER: usize = 64 * 1024;
 
 impl Conn {
-    /// Reads the next request's head.
-    pub(crate) async fn read_request(&mut self) -> ReadHead {
+    /// Reads the next request's head, its fields located in `room` (the last head's,
+    /// [`RequestHead::into_room`]: a connection's heads take one allocation between
+    /// them).
+    pub(crate) async fn read_request(&mut self, room: &mut Vec<Field>) -> ReadHead {
         loop {
-            match parse_request(&mut self.buf) {
+            match parse_request(&mut self.buf, room) {
                 Ok(Some(head)) => return ReadHead::Request(head),
                 Ok(None) => {}
                 Err(refusal) => return ReadHead::Refused(refusal),
@@ -214,7 +221,10 @@ impl Conn {
 }
 
 /// The request head at the start of `buf`, taken from it, if it is all there.
-fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
+fn parse_request(
+    buf: &mut BytesMut,
+    room: &mut Vec<Field>,
+) -> Result<Option<RequestHead>, Refusal> {
     // Empty lines before a request are allowed (RFC 9112, section 2.2).
     while buf.starts_with(b"\r\n") {
         buf.advance(2);
@@ -241,7 +251,7 @@ fn parse_request(buf: &mut BytesMut) -> Result<Option<RequestHead>, Refusal> {
         target.as_ptr() as usize - buf.as_ptr() as usize,
         target.len(),
     );
-    let fields = HeadFields::locate(buf, request.headers);
+    let fields = HeadFields::locate(buf, request.headers, std::mem::take(room));
     // The head's bytes, shared by the target and the fields without a copy each.
     let head = buf.split_to(len).freeze();
     let target = head.slice(target_at..target_at + target_len);
