@@ -2,7 +2,7 @@
 //! as text (taken as closing the message when it seems to, and read again if not);
 //! anything else through the general reader.
 
-use super::read::raw_id;
+use super::read::{long_text, raw_id};
 use super::split::{Found, is_json, split};
 use super::{Incoming, RawResult, Rejected, RpcError};
 use crate::types::v2026_07_28::RequestId;
@@ -31,12 +31,10 @@ pub(crate) fn parse_response(text: &[u8], found: Found) -> Option<RawResponse> {
         // Taken as closing the message: nothing after it was looked at.
         Ok(result) if guessed => {
             let start = result.as_ptr() as usize - text.as_ptr() as usize;
-            let message = simdutf8::basic::from_utf8(text).ok()?.into();
+            let message = long_text(text)?.into();
             Ok(RawResult::closing(message, start..start + result.len()))
         }
-        Ok(result) => Ok(RawResult::unchecked(
-            simdutf8::basic::from_utf8(result).ok()?.into(),
-        )),
+        Ok(result) => Ok(RawResult::unchecked(long_text(result)?.into())),
         Err(error) => Err(error),
     };
     Some(RawResponse { id, result })
@@ -130,7 +128,7 @@ pub(super) fn settle(message: &str, at: &std::ops::Range<usize>) -> Option<Box<s
         if std::ptr::eq(result, taken.as_bytes()) {
             return None;
         }
-        return Some(simdutf8::basic::from_utf8(result).ok()?.into());
+        return Some(long_text(result)?.into());
     }
     match Incoming::parse(message) {
         Ok(Incoming::Response {

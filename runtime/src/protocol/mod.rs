@@ -53,19 +53,19 @@ pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 /// What the method table says about `method`: 2026-07-28's, or an extension's tern
 /// serves (the tasks methods).
 pub(crate) fn method_info(method: &str) -> Option<&'static crate::types::rpc::MethodInfo> {
-    crate::types::v2026_07_28::method::info(method)
-        .or_else(|| crate::types::ext_tasks::method::info(method))
+    method_spelled(method.as_bytes())
 }
 
-/// The method table's own name for the method spelled `name`, if either table a
-/// 2026-07-28 server reads defines it.
-pub(crate) fn method_named(name: &[u8]) -> Option<&'static str> {
+/// [`method_info`] for a method spelled by bytes (a message's, not made text first).
+pub(crate) fn method_spelled(name: &[u8]) -> Option<&'static crate::types::rpc::MethodInfo> {
     let tables = [
         crate::types::v2026_07_28::method::ALL,
         crate::types::ext_tasks::method::ALL,
     ];
-    let mut methods = tables.into_iter().flatten().map(|m| m.method);
-    methods.find(|method| method.as_bytes() == name)
+    tables
+        .into_iter()
+        .flatten()
+        .find(|info| info.method.as_bytes() == name)
 }
 
 fn empty() -> Map<String, serde_json::Value> {

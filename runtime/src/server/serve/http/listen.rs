@@ -385,13 +385,7 @@ impl Endpoint {
 
     /// The response to one request: routed by its path and method.
     async fn respond(&self, head: &RequestHead, body: Bytes) -> Reply {
-        // A request nearly always targets the endpoint's own path, as it stands: that
-        // path is not read out of the target again (when the path is one that reading
-        // would give back whole: no query or fragment marks in it).
-        let exact = head.target.as_ref() == self.path.as_bytes()
-            && self.path.starts_with('/')
-            && !self.path.contains(['?', '#']);
-        let path = if exact { &*self.path } else { head.path() };
+        let path = head.path();
         let shared = &*self.shared;
         if let Some(metadata) = shared
             .protected
@@ -400,7 +394,7 @@ impl Endpoint {
         {
             return protected::metadata_response(metadata).into();
         }
-        if path != &*self.path {
+        if path != self.path.as_bytes() {
             return status_only(StatusCode::NOT_FOUND).into();
         }
         match head.method {

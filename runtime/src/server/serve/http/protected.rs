@@ -62,8 +62,8 @@ impl ProtectedResource {
 
 impl ProtectedResource {
     /// Whether `path` is one of the well-known URIs this metadata is served at.
-    pub(crate) fn serves(&self, path: &str) -> bool {
-        path == WELL_KNOWN || path == self.well_known().0
+    pub(crate) fn serves(&self, path: &[u8]) -> bool {
+        path == WELL_KNOWN.as_bytes() || path == self.well_known().0.as_bytes()
     }
 }
 

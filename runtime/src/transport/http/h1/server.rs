@@ -38,23 +38,27 @@ impl RequestHead {
         self.headers.into_room()
     }
 
-    /// The target's path: the origin form's, or the absolute form's.
-    pub(crate) fn path(&self) -> &str {
-        let target = std::str::from_utf8(&self.target).unwrap_or("");
+    /// The target's path: the origin form's, or the absolute form's. Bytes, compared
+    /// with the paths an endpoint serves as they are, not made text first.
+    pub(crate) fn path(&self) -> &[u8] {
+        let target = &self.target[..];
         // The origin form, as clients send it, has no scheme to look for.
-        let absolute = if target.starts_with('/') {
+        let absolute = if target.starts_with(b"/") {
             None
         } else {
-            target.find("://")
+            target.windows(3).position(|w| w == b"://")
         };
         let path = match absolute {
             Some(scheme_end) => {
                 let rest = &target[scheme_end + 3..];
-                rest.find('/').map_or("/", |at| &rest[at..])
+                rest.iter()
+                    .position(|&b| b == b'/')
+                    .map_or(&b"/"[..], |at| &rest[at..])
             }
             None => target,
         };
-        path.split(['?', '#']).next().unwrap_or(path)
+        let end = path.iter().position(|&b| matches!(b, b'?' | b'#'));
+        &path[..end.unwrap_or(path.len())]
     }
 }
 
