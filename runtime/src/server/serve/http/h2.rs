@@ -19,11 +19,12 @@ use axum::Router;
 use bytes::{Buf as _, BytesMut};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_util::sync::CancellationToken;
+
 use tower_service::Service as _;
 
 use super::budget::OnConn;
 use super::conn::Conn;
+use super::signal::Signal;
 use crate::transport::http::h1;
 
 /// The first line of every HTTP/2 connection's preface (RFC 9113 §3.4), which an
@@ -36,7 +37,7 @@ const MAX_STREAMS: u32 = 100;
 
 /// Serves the HTTP/2 connection on `io` until it closes, or the drain ends it (after
 /// its open streams, with GOAWAY).
-pub(crate) async fn serve(io: impl h1::Io, app: Router, conn: Arc<Conn>, drain: CancellationToken) {
+pub(crate) async fn serve(io: impl h1::Io, app: Router, conn: Arc<Conn>, drain: Arc<Signal>) {
     let service =
         hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
             request.extensions_mut().insert(OnConn(Arc::clone(&conn)));
@@ -56,7 +57,7 @@ pub(crate) async fn serve(io: impl h1::Io, app: Router, conn: Arc<Conn>, drain: 
             }
             return;
         }
-        () = drain.cancelled() => {}
+        () = drain.wait() => {}
     }
     connection.as_mut().graceful_shutdown();
     if let Err(e) = connection.await {

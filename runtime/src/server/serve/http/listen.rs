@@ -15,10 +15,10 @@ use http::header::CONTENT_TYPE;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use tokio::net::TcpListener;
-use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::conn::{Conn, Fit, Registry, Watched};
 use super::reply::{Reply, status_only};
+use super::signal::{self, Signal};
 use super::{Shared, overload, post, protected, session_era};
 use crate::jsonrpc;
 use crate::transport::http::fields::Field;
@@ -46,7 +46,8 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let protocols = Arc::new(protocols);
     tokio::spawn(Arc::clone(&registry).reap());
-    let drain = CancellationToken::new();
+    // Said once the endpoint stops taking connections.
+    let drain = Arc::new(Signal::default());
     let path: Arc<str> = path.into();
     tokio::pin!(shutdown);
     loop {
@@ -80,7 +81,7 @@ pub(crate) async fn serve(
         }
         spawn_connection(&shared, &path, &protocols, &registry, &drain, tcp, peer);
     }
-    drain.cancel();
+    drain.say();
     // Connections the kernel completed but nobody accepted yet may carry a request
     // already (a proxy writes as soon as it connects): closing the listener would reset
     // them, and the proxy would answer 502. They are served, draining, instead.
@@ -100,7 +101,7 @@ fn spawn_connection(
     path: &Arc<str>,
     protocols: &Arc<Protocols>,
     registry: &Arc<Registry>,
-    drain: &CancellationToken,
+    drain: &Arc<Signal>,
     tcp: tokio::net::TcpStream,
     peer: std::net::SocketAddr,
 ) {
@@ -116,7 +117,7 @@ fn spawn_connection(
         protocols: Arc::clone(protocols),
         conn: Arc::clone(&conn),
         id,
-        drain: drain.clone(),
+        drain: Arc::clone(drain),
     };
     let registry = Arc::clone(registry);
     tokio::spawn(async move {
@@ -235,7 +236,7 @@ struct Endpoint {
     conn: Arc<Conn>,
     /// The connection's id in the registry.
     id: u64,
-    drain: CancellationToken,
+    drain: Arc<Signal>,
 }
 
 impl Endpoint {
@@ -266,7 +267,7 @@ impl Endpoint {
     async fn serve_h2(&self, io: impl h1::Io) {
         self.conn.multiplex();
         let app = self.protocols.h2.clone();
-        super::h2::serve(io, app, Arc::clone(&self.conn), self.drain.clone()).await;
+        super::h2::serve(io, app, Arc::clone(&self.conn), Arc::clone(&self.drain)).await;
     }
 
     /// Serves the connection's requests in turn until it closes, fails, goes over a
@@ -274,7 +275,7 @@ impl Endpoint {
     async fn serve(&self, mut io: h1::Conn) {
         // Waited on between requests, registered once for the connection's life rather
         // than once a request.
-        let drained = self.drain.cancelled();
+        let drained = self.drain.wait();
         tokio::pin!(drained);
         // Where each head's fields are located: the last head's room, taken back.
         let mut room = Vec::new();
@@ -309,7 +310,7 @@ impl Endpoint {
             };
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
-            let close = !head.keep_alive || !whole || self.drain.is_cancelled();
+            let close = !head.keep_alive || !whole || self.drain.said();
             let Some(close) = write_reply(&mut io, &head, reply, close).await else {
                 return;
             };
@@ -341,10 +342,10 @@ impl Endpoint {
     async fn next_head(
         &self,
         io: &mut h1::Conn,
-        drained: Pin<&mut WaitForCancellationFuture<'_>>,
+        drained: Pin<&mut signal::Wait<'_>>,
         room: &mut Vec<Field>,
     ) -> Next {
-        let read = if !self.drain.is_cancelled() {
+        let read = if !self.drain.said() {
             tokio::select! {
                 biased;
                 // An evicted connection reads its end here once nothing more has

@@ -79,6 +79,7 @@ mod run;
 mod session_era;
 mod session_store;
 mod sessions;
+mod signal;
 mod sse;
 mod stream;
 mod streams;

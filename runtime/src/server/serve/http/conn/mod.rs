@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use futures_util::task::AtomicWaker;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
+use super::signal::{Signal, Wait};
 use crate::util::lock;
 
 mod watched;
@@ -130,7 +131,7 @@ pub(crate) struct Conn {
     /// head, so they do not end the idle budget.
     multiplexed: AtomicBool,
     /// Cuts the connection wherever it is: a request or response over its budget.
-    kill: Notify,
+    kill: Signal,
     /// A waiting connection (idle, or in a head over its budget, or at the cap) is to
     /// close: while it waits, its socket reads its end once nothing more has arrived
     /// (`Watched`), so a request already in it is served, not reset with the
@@ -193,8 +194,8 @@ impl Conn {
     }
 
     /// Resolves when the reaper cuts this connection, busy over a budget.
-    pub(crate) async fn killed(&self) {
-        self.kill.notified().await;
+    pub(super) fn killed(&self) -> Wait<'_> {
+        self.kill.wait()
     }
 
     /// Closes the connection while it waits, for a newer one: see `evicting`, and
@@ -363,7 +364,7 @@ impl Registry {
             state: AtomicU64::new(0),
             in_flight: AtomicU32::new(0),
             multiplexed: AtomicBool::new(false),
-            kill: Notify::new(),
+            kill: Signal::default(),
             evicting: AtomicBool::new(false),
             displaced: AtomicBool::new(false),
             reader: AtomicWaker::new(),
@@ -417,7 +418,7 @@ impl Registry {
                 if !self.budgets.allows(phase, age) {
                     tracing::debug!(?phase, ?age, "closing a connection over its budget");
                     if streams {
-                        conn.kill.notify_one();
+                        conn.kill.say();
                     } else {
                         conn.close_waiting();
                     }
