@@ -181,12 +181,15 @@ fn associated_data(id: &[u8; KEY_ID_LEN]) -> [u8; TOKEN_PREFIX.len() + KEY_ID_LE
 
 impl Keyring {
     /// Seals a payload of `payload_len` bytes that `fill` appends to the buffer, so the
-    /// sealer can write its claims straight into the buffer that gets encrypted.
+    /// sealer can write its claims straight into the buffer that gets encrypted, and
+    /// appends the token to `out` (a JSON text being written, often: `t1.` and base64url
+    /// need no escaping). On failure `out` is as it was.
     pub(crate) fn seal_with(
         &self,
         payload_len: usize,
         fill: impl FnOnce(&mut Vec<u8>) -> Result<(), SealFailure>,
-    ) -> Result<String, SealFailure> {
+        out: &mut Vec<u8>,
+    ) -> Result<(), SealFailure> {
         let token_len = Self::token_len(payload_len);
         if token_len > self.max_token_len {
             return Err(SealFailure::because(SealFailureReason::TooLarge));
@@ -212,10 +215,19 @@ impl Keyring {
             .map_err(|_| SealFailure::because(SealFailureReason::TooLarge))?;
         raw.extend_from_slice(&tag);
 
-        let mut token = String::with_capacity(token_len);
-        token.push_str(TOKEN_PREFIX);
-        BASE64.encode_string(&raw, &mut token);
-        Ok(token)
+        // Encoded straight into `out`: no token of its own to allocate, check as text
+        // and copy.
+        let start = out.len();
+        out.extend_from_slice(TOKEN_PREFIX.as_bytes());
+        out.resize(start + token_len, 0);
+        let encoded = out
+            .get_mut(start + TOKEN_PREFIX.len()..)
+            .and_then(|room| BASE64.encode_slice(&raw, room).ok());
+        if encoded != Some(token_len - TOKEN_PREFIX.len()) {
+            out.truncate(start);
+            return Err(SealFailure::because(SealFailureReason::Codec));
+        }
+        Ok(())
     }
 
     /// Decrypts `token` in place; the plaintext is `buffer[range]`. Lets the sealer parse
@@ -258,10 +270,16 @@ impl Keyring {
 
 impl StateCodec for Keyring {
     fn seal(&self, payload: &[u8]) -> Result<String, SealFailure> {
-        self.seal_with(payload.len(), |buffer| {
-            buffer.extend_from_slice(payload);
-            Ok(())
-        })
+        let mut token = Vec::with_capacity(Self::token_len(payload.len()));
+        self.seal_with(
+            payload.len(),
+            |buffer| {
+                buffer.extend_from_slice(payload);
+                Ok(())
+            },
+            &mut token,
+        )?;
+        String::from_utf8(token).map_err(|_| SealFailure::because(SealFailureReason::Codec))
     }
 
     fn unseal(&self, token: &str) -> Result<Vec<u8>, InvalidRequestState> {

@@ -125,6 +125,33 @@ pub(crate) struct Opened {
     pub(crate) round: Option<u32>,
 }
 
+/// A sealing's `result`, its failure logged (and what it wrote to `out` from `start`
+/// taken back).
+fn logged(
+    binding: &RequestBinding<'_>,
+    result: Result<(), SealFailure>,
+    out: &mut Vec<u8>,
+    start: usize,
+) -> Result<(), SealFailure> {
+    if let Err(failure) = &result {
+        out.truncate(start);
+        tracing::warn!(
+            target: "tern_mcp::seal",
+            reason = failure.reason().as_str(),
+            method = binding.method,
+            "could not seal requestState"
+        );
+    }
+    result
+}
+
+/// How a sealed token is written: as it is, or as a JSON string.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    Plain,
+    Json,
+}
+
 /// The codec behind a sealer: tern's own is called directly, a custom one behind a
 /// panic guard.
 pub(crate) enum Codec {
@@ -198,16 +225,25 @@ impl Sealer {
         state: &[u8],
         round: Option<u32>,
     ) -> Result<String, SealFailure> {
-        let result = self.seal_unlogged(binding, state, round);
-        if let Err(failure) = &result {
-            tracing::warn!(
-                target: "tern_mcp::seal",
-                reason = failure.reason().as_str(),
-                method = binding.method,
-                "could not seal requestState"
-            );
-        }
-        result
+        let mut token = Vec::new();
+        let sealed = self.seal_unlogged(binding, state, round, Spelling::Plain, &mut token);
+        logged(binding, sealed, &mut token, 0)?;
+        String::from_utf8(token).map_err(|_| SealFailure::because(SealFailureReason::Codec))
+    }
+
+    /// [`seal_round`](Self::seal_round), the token appended to `out` as a JSON string
+    /// (tern's own, which needs no escaping, written straight into it). On failure `out`
+    /// is as it was.
+    pub(crate) fn seal_round_json(
+        &self,
+        binding: &RequestBinding<'_>,
+        state: &[u8],
+        round: Option<u32>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SealFailure> {
+        let start = out.len();
+        let sealed = self.seal_unlogged(binding, state, round, Spelling::Json, out);
+        logged(binding, sealed, out, start)
     }
 
     /// Returns the handler's state from `token` if it was sealed by this policy, is within
@@ -246,7 +282,9 @@ impl Sealer {
         binding: &RequestBinding<'_>,
         state: &[u8],
         round: Option<u32>,
-    ) -> Result<String, SealFailure> {
+        spelling: Spelling,
+        out: &mut Vec<u8>,
+    ) -> Result<(), SealFailure> {
         let inner = &*self.inner;
         let principal = self
             .principal_for(binding)
@@ -272,22 +310,38 @@ impl Sealer {
             round,
         };
         let too_long = || SealFailure::because(SealFailureReason::ClaimTooLong);
-        let token = match &inner.codec {
-            // tern's own codec gets the claims written straight into its cipher buffer.
-            Codec::Builtin(keyring) => keyring
-                .seal_with(claims.encoded_len(state.len()), |buffer| {
-                    claims.encode_into(buffer, state).ok_or_else(too_long)
-                })?,
+        let quoted = spelling == Spelling::Json;
+        match &inner.codec {
+            // tern's own codec gets the claims written straight into its cipher buffer,
+            // and writes its token (`t1.` and base64url) straight into `out`.
+            Codec::Builtin(keyring) => {
+                if quoted {
+                    out.push(b'"');
+                }
+                let fill =
+                    |buffer: &mut Vec<u8>| claims.encode_into(buffer, state).ok_or_else(too_long);
+                keyring.seal_with(claims.encoded_len(state.len()), fill, out)?;
+                if quoted {
+                    out.push(b'"');
+                }
+            }
+            // Another codec's token may be any text: escaped as JSON needs.
             Codec::Custom(codec) => {
                 let payload = claims.encode(state).ok_or_else(too_long)?;
-                catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
-                    .map_err(|_| SealFailure::because(SealFailureReason::Panicked))??
+                let token = catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
+                    .map_err(|_| SealFailure::because(SealFailureReason::Panicked))??;
+                if token.len() > inner.max_token_len {
+                    return Err(SealFailure::because(SealFailureReason::TooLarge));
+                }
+                if quoted {
+                    serde_json::to_writer(&mut *out, &token)
+                        .map_err(|_| SealFailure::because(SealFailureReason::Codec))?;
+                } else {
+                    out.extend_from_slice(token.as_bytes());
+                }
             }
-        };
-        if token.len() > inner.max_token_len {
-            return Err(SealFailure::because(SealFailureReason::TooLarge));
         }
-        Ok(token)
+        Ok(())
     }
 
     fn verify_unlogged(

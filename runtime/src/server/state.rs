@@ -123,9 +123,14 @@ pub(super) fn open<M: Request>(
 /// keeps (1,032 bytes), which a larger buffer misses at some 400 instructions.
 const INPUT_REQUIRED_ROOM: usize = 640;
 
+/// Room for a sealed token beyond the state it seals: its claims (times, the binding,
+/// the audience), the cipher's nonce and tag, and base64's third more.
+const TOKEN_ROOM: usize = 200;
+
 /// Every `InputRequiredResult` has requests or state, asks only for what the client
 /// declared, and carries sealed state when sealing is on. Returns it written as JSON,
-/// its questions through `rendered` (a question asked before is not written again).
+/// its questions through `rendered` (a question asked before is not written again) and
+/// its state sealed as it is written, last.
 pub(super) fn finish_input_required(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
@@ -134,27 +139,36 @@ pub(super) fn finish_input_required(
     rendered: &RenderedRequests,
     mut asked: InputRequiredResult,
 ) -> Result<String, RpcError> {
-    let sealed = check_and_seal(method, sealing, principal, capabilities, &mut asked)?;
-    // A sealed token is `t1.` and base64url: written as it is, not scanned for escapes.
-    let token = asked.request_state.take_if(|_| sealed);
+    check(method, capabilities, &mut asked)?;
+    let sealed = sealing.zip(asked.request_state.take_if(|_| sealing.is_some()));
     // Written once into room for a usual result and its token, not grown from serde's
     // small start.
-    let room = INPUT_REQUIRED_ROOM + token.as_ref().map_or(0, |t| t.len() + 18);
+    let room = INPUT_REQUIRED_ROOM
+        + sealed
+            .as_ref()
+            .map_or(0, |(_, s)| s.len() * 4 / 3 + TOKEN_ROOM);
     let mut out = Vec::with_capacity(room);
-    write_input_required(&asked, token.as_deref(), rendered, &mut out)
-        .map_err(|e| e.to_string())
-        .and_then(|()| String::from_utf8(out).map_err(|e| e.to_string()))
-        .map_err(|error| {
-            tracing::error!(method, %error, "could not encode an InputRequiredResult");
-            RpcError::internal("Internal error")
-        })
+    let encode_error = |error: String| {
+        tracing::error!(method, %error, "could not encode an InputRequiredResult");
+        RpcError::internal("Internal error")
+    };
+    write_input_required(&asked, rendered, &mut out).map_err(|e| encode_error(e.to_string()))?;
+    if let Some(((sealer, binding), state)) = sealed {
+        out.extend_from_slice(br#","requestState":"#);
+        let request = binding.request(method, principal);
+        sealer
+            .seal_round_json(&request, state.as_bytes(), Some(binding.round), &mut out)
+            .map_err(RpcError::from)?;
+    }
+    out.push(b'}');
+    String::from_utf8(out).map_err(|e| encode_error(e.to_string()))
 }
 
 /// `asked` as serde writes it (its members in order, then the ones the schema does not
-/// name), but each question through `rendered`, and a sealed `token` last, as it is.
+/// name), but each question through `rendered`; all but the closing brace, so that a
+/// sealed state can follow.
 fn write_input_required(
     asked: &InputRequiredResult,
-    token: Option<&str>,
     rendered: &RenderedRequests,
     out: &mut Vec<u8>,
 ) -> serde_json::Result<()> {
@@ -186,24 +200,38 @@ fn write_input_required(
         out.push(b':');
         serde_json::to_writer(&mut *out, value)?;
     }
-    if let Some(token) = token {
-        out.extend_from_slice(br#","requestState":""#);
-        out.extend_from_slice(token.as_bytes());
-        out.push(b'"');
-    }
-    out.push(b'}');
     Ok(())
 }
 
-/// The checks and the sealing of [`finish_input_required`], on the typed value: whether
-/// the state was sealed.
+/// The checks of [`finish_input_required`], then its state sealed in place (a
+/// session's direct form, which hands the typed value on).
 pub(super) fn check_and_seal(
     method: &str,
     sealing: Option<(&Sealer, &Binding)>,
     principal: Option<&Principal>,
     capabilities: &ClientCapabilities,
     asked: &mut InputRequiredResult,
-) -> Result<bool, RpcError> {
+) -> Result<(), RpcError> {
+    check(method, capabilities, asked)?;
+    if let (Some((sealer, binding)), Some(state)) = (sealing, asked.request_state.as_mut()) {
+        *state = sealer
+            .seal_round(
+                &binding.request(method, principal),
+                state.as_bytes(),
+                Some(binding.round),
+            )
+            .map_err(RpcError::from)?;
+    }
+    Ok(())
+}
+
+/// An `InputRequiredResult` has requests or state and asks only for what the client
+/// declared; its `resultType` is set to say what it is.
+fn check(
+    method: &str,
+    capabilities: &ClientCapabilities,
+    asked: &mut InputRequiredResult,
+) -> Result<(), RpcError> {
     let requests = asked.input_requests.as_ref().filter(|r| !r.is_empty());
     if requests.is_none() && asked.request_state.is_none() {
         tracing::error!(
@@ -215,20 +243,9 @@ pub(super) fn check_and_seal(
     if let Some(missing) = requests.and_then(|r| protocol::missing_capabilities(r, capabilities)) {
         return Err(RpcError::missing_capability(&missing));
     }
-    let mut sealed = false;
-    if let (Some((sealer, binding)), Some(state)) = (sealing, asked.request_state.as_mut()) {
-        *state = sealer
-            .seal_round(
-                &binding.request(method, principal),
-                state.as_bytes(),
-                Some(binding.round),
-            )
-            .map_err(RpcError::from)?;
-        sealed = true;
-    }
     // The type says what this is, whatever the handler wrote in the field.
     asked.result_type = ResultType::InputRequired;
-    Ok(sealed)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -239,14 +256,37 @@ mod tests {
     use crate::ask;
     use crate::types::v2026_07_28::{ResultMetaObject, StringSchema};
 
-    fn written(
-        asked: &InputRequiredResult,
-        token: Option<&str>,
-        rendered: &RenderedRequests,
-    ) -> String {
+    fn written(asked: &InputRequiredResult, rendered: &RenderedRequests) -> String {
         let mut out = Vec::new();
-        write_input_required(asked, token, rendered, &mut out).unwrap();
+        write_input_required(asked, rendered, &mut out).unwrap();
+        out.push(b'}');
         String::from_utf8(out).unwrap()
+    }
+
+    const METHOD: &str = crate::types::v2026_07_28::method::CallTool::METHOD;
+
+    /// `asked` finished as a `tools/call` round of tool `t` under `sealer`, for a client
+    /// that takes URL elicitations.
+    fn finished(sealer: &Sealer, asked: InputRequiredResult) -> (String, Binding) {
+        let binding = Binding {
+            target: "t".into(),
+            args: Args::Sent(None),
+            arguments: None,
+            redeemed: None,
+            round: 1,
+        };
+        let capabilities = serde_json::from_value(json!({"elicitation": {"url": {}}})).unwrap();
+        let rendered = RenderedRequests::default();
+        let text = finish_input_required(
+            METHOD,
+            Some((sealer, &binding)),
+            None,
+            &capabilities,
+            &rendered,
+            asked,
+        )
+        .unwrap();
+        (text, binding)
     }
 
     #[test]
@@ -267,20 +307,64 @@ mod tests {
         for asked in [full, state_only, requests_only] {
             let expected = serde_json::to_string(&asked).unwrap();
             for round in 0..3 {
-                assert_eq!(written(&asked, None, &rendered), expected, "round {round}");
+                assert_eq!(written(&asked, &rendered), expected, "round {round}");
             }
         }
     }
 
+    /// A codec whose tokens JSON must escape: a quote, a backslash, a line break.
+    struct Quoting;
+
+    impl crate::seal::StateCodec for Quoting {
+        fn seal(&self, payload: &[u8]) -> Result<String, crate::seal::SealFailure> {
+            Ok(format!("\"{}\\\n", payload.len()))
+        }
+        fn unseal(&self, _: &str) -> Result<Vec<u8>, crate::seal::InvalidRequestState> {
+            Err(crate::seal::InvalidRequestState::default())
+        }
+    }
+
     #[test]
-    fn a_sealed_token_is_written_last_as_it_is() {
-        let mut asked =
-            ask::input_required([("q", ask::elicit_url("Go", "https://e.x"))], None::<&str>);
+    fn a_custom_codecs_token_is_written_as_a_json_string() {
+        let sealer = crate::seal::RequestStateSecurity::codec(Quoting)
+            .build(Some("svc"))
+            .unwrap();
+        let asked = ask::input_required(std::iter::empty::<(&str, _)>(), Some("state"));
+        let (text, _) = finished(&sealer, asked);
+        let value: serde_json::Value = serde_json::from_str(&text).expect("the result is JSON");
+        let token = value["requestState"].as_str().unwrap();
+        assert!(
+            token.starts_with('"') && token.ends_with("\\\n"),
+            "{token:?}"
+        );
+    }
+
+    #[test]
+    fn a_sealed_token_is_written_last_as_it_is_and_opens_to_the_state() {
+        let sealer = crate::seal::RequestStateSecurity::keys([[0x42u8; 32]])
+            .unwrap()
+            .build(Some("svc"))
+            .unwrap();
+        let mut asked = ask::input_required(
+            [("q", ask::elicit_url("Go", "https://e.x"))],
+            Some("st\"ate"),
+        );
         asked.extra.insert("x".into(), json!(1));
-        let text = written(&asked, Some("t1.abc_-"), &RenderedRequests::default());
+        let (text, binding) = finished(&sealer, asked.clone());
         let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert!(text.ends_with(r#","requestState":"t1.abc_-"}"#), "{text}");
+        let token = value["requestState"].as_str().unwrap().to_owned();
+        assert!(
+            text.ends_with(&format!(r#","requestState":"{token}"}}"#)),
+            "{text}"
+        );
+        assert!(token.starts_with("t1."), "{token}");
+        let opened = sealer
+            .verify(&token, &binding.request(METHOD, None))
+            .unwrap();
+        assert_eq!(opened, b"st\"ate");
         value.as_object_mut().unwrap().remove("requestState");
+        asked.request_state = None;
+        asked.result_type = ResultType::InputRequired;
         assert_eq!(value, serde_json::to_value(&asked).unwrap());
     }
 }
