@@ -16,11 +16,16 @@
 //! is on by default, and a build without default features stays pure Rust.
 //!
 //! The nonces this cipher seals with share one prefix ([`Nonces`]), so the subkey for it
-//! is derived once, when the cipher is made, and kept (wiped on drop) beside the key:
-//! sealing derives nothing, and opening derives a subkey only for a token another
-//! instance sealed. That took HChaCha20's ~1,100 instructions out of both. Tests pin its
-//! output to the crate's for several keys, nonces, lengths and associated data, and to
-//! the draft's test vector.
+//! is derived once, when the cipher is made, and kept as ring's key, built: sealing
+//! derives and builds nothing, and opening derives and builds a key only for a token
+//! another instance sealed. That took HChaCha20's ~1,100 instructions out of both, and
+//! building ring's key ~300 more. Tests pin its output to the crate's for several keys,
+//! nonces, lengths and associated data, and to the draft's test vector.
+//!
+//! ring does not wipe its keys, and tern forbids `unsafe`, so the kept key is wiped by
+//! writing a key of zeros over it when the cipher drops ([`OwnKey`]); the keys tern holds
+//! itself are `Zeroizing`. A key built for another instance's token lives on the stack
+//! for one message, as ring's keys do.
 
 use chacha20::{R20, hchacha};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, Tag, UnboundKey};
@@ -29,13 +34,30 @@ use zeroize::{Zeroize as _, Zeroizing};
 
 use super::{AeadError, KEY_LEN, NONCE_LEN, Nonces, PREFIX_LEN, TAG_LEN};
 
-/// An XChaCha20-Poly1305 key, its nonces, and the subkey of their prefix; the keys are
-/// wiped when dropped.
+/// An XChaCha20-Poly1305 key, its nonces, and the IETF key of their prefix's subkey;
+/// the keys are wiped when dropped.
 pub(crate) struct XChaCha20Poly1305 {
     key: Zeroizing<[u8; KEY_LEN]>,
     nonces: Nonces,
-    /// HChaCha20 of the key and `nonces`' prefix.
-    own_subkey: Zeroizing<[u8; KEY_LEN]>,
+    /// HChaCha20 of the key and `nonces`' prefix, as ring's key (which ring cannot fail
+    /// to build from 32 bytes; were it to, each message would build its own).
+    own: Option<OwnKey>,
+}
+
+/// ring's key for the subkey of the cipher's own nonces, built once. Boxed: ring's key
+/// type is sized for its largest algorithm (AES-GCM tables, ~0.5 KiB), and the cipher is
+/// moved. Wiped when dropped by a key of zeros written over it.
+struct OwnKey(Box<LessSafeKey>);
+
+impl Drop for OwnKey {
+    fn drop(&mut self) {
+        if let Ok(zeros) = UnboundKey::new(&CHACHA20_POLY1305, &[0u8; KEY_LEN]) {
+            *self.0 = LessSafeKey::new(zeros);
+            // Read, as far as the compiler knows: the write is not dropped as dead
+            // before the box is freed.
+            std::hint::black_box(&*self.0);
+        }
+    }
 }
 
 impl XChaCha20Poly1305 {
@@ -43,10 +65,13 @@ impl XChaCha20Poly1305 {
     pub(crate) fn new(key: &[u8; KEY_LEN]) -> Self {
         let nonces = Nonces::new();
         let own_subkey = subkey(key, nonces.prefix());
+        let own = UnboundKey::new(&CHACHA20_POLY1305, &own_subkey[..])
+            .ok()
+            .map(|own| OwnKey(Box::new(LessSafeKey::new(own))));
         Self {
             key: Zeroizing::new(*key),
             nonces,
-            own_subkey,
+            own,
         }
     }
 
@@ -95,20 +120,20 @@ impl XChaCha20Poly1305 {
         f: impl FnOnce(&LessSafeKey, Nonce) -> Result<T, Unspecified>,
     ) -> Result<T, AeadError> {
         let (prefix, tail) = nonce.split_first_chunk::<PREFIX_LEN>().ok_or(AeadError)?;
-        let key = if prefix == self.nonces.prefix() {
-            UnboundKey::new(&CHACHA20_POLY1305, &self.own_subkey[..])
-        } else {
-            UnboundKey::new(&CHACHA20_POLY1305, &subkey(&self.key, prefix)[..])
-        }
-        .map(LessSafeKey::new);
-        // ring keeps its own copy of the subkey in its key, which it does not wipe; that
-        // copy lives on the stack for one message only and is overwritten by later calls,
-        // while ours is wiped when dropped (a derived one here, before any early return).
         let mut ietf_nonce = [0u8; 12];
         ietf_nonce[4..].copy_from_slice(tail);
+        let nonce = Nonce::assume_unique_for_key(ietf_nonce);
+        if let Some(own) = self.own.as_ref().filter(|_| prefix == self.nonces.prefix()) {
+            return f(&own.0, nonce).map_err(|_| AeadError);
+        }
+        // Another instance's token: ring keeps its own copy of the derived subkey in its
+        // key, which it does not wipe; that copy lives on the stack for this message only
+        // and is overwritten by later calls, while ours is wiped when dropped.
+        let key = UnboundKey::new(&CHACHA20_POLY1305, &subkey(&self.key, prefix)[..])
+            .map(LessSafeKey::new);
         // Borrowed where it lies: moving the key out of the Result would copy it again.
         match &key {
-            Ok(key) => f(key, Nonce::assume_unique_for_key(ietf_nonce)).map_err(|_| AeadError),
+            Ok(key) => f(key, nonce).map_err(|_| AeadError),
             Err(_) => Err(AeadError),
         }
     }
