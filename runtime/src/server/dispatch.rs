@@ -1,16 +1,13 @@
 //! An admitted request served: its span, its route started (`requestState` opened),
 //! the layers around it, and its answer checked, gated and sealed into a [`Verdict`].
 
-use std::future::Future;
-
 use futures_util::FutureExt as _;
-use futures_util::future::Either;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use super::finish::{Facts, Finish, method_name};
 use super::middleware::{self, Dispatch, Dispatched};
-use super::pipeline::{Admitted, Verdict};
+use super::pipeline::Admitted;
 use super::{IncomingRequest, RequestContext};
 use crate::seal::Principal;
 use crate::transport::BoxFuture;
@@ -25,7 +22,7 @@ impl Admitted {
     /// The route is started (its state opened) here, in the span; the future returned
     /// holds what the answer's finish takes, each part once (an `async fn` would keep
     /// its argument and the parts taken from it side by side).
-    pub(crate) fn serve(self) -> impl Future<Output = Verdict> + Send + 'static {
+    pub(crate) fn serve(self) -> BoxFuture<'static, Dispatched> {
         let span = tracing::info_span!(
             "mcp.request",
             rpc.method = %self.request.method,
@@ -38,7 +35,7 @@ impl Admitted {
         );
         if span.is_disabled() {
             // Nobody records it: no wrapper to move the request's future into.
-            return Either::Left(self.dispatch(None).map(Dispatched::into_verdict));
+            return self.dispatch(None);
         }
         let target = self.routed.as_ref().and_then(|r| r.params.as_ref().ok());
         if let Some(target) = target.and_then(|typed| typed.target()) {
@@ -53,9 +50,9 @@ impl Admitted {
         // Combinators, not an async block: a block would keep `core` twice, as it
         // came and as it is awaited.
         let instrumented = core.instrument(span.clone());
-        Either::Right(instrumented.map(move |dispatched| {
+        Box::pin(instrumented.map(move |dispatched| {
             span.record("mcp.outcome", tracing::field::debug(dispatched.ending()));
-            dispatched.into_verdict()
+            dispatched
         }))
     }
 
@@ -63,10 +60,7 @@ impl Admitted {
     /// `requestState` opened) now; the handler run and its answer finished in the
     /// future returned, inside the server's layers. `span`, when recorded, is told the
     /// round.
-    fn dispatch(
-        self,
-        span: Option<&tracing::Span>,
-    ) -> impl Future<Output = Dispatched> + Send + use<> {
+    fn dispatch(self, span: Option<&tracing::Span>) -> BoxFuture<'static, Dispatched> {
         let era = self.era();
         let Admitted {
             server,
@@ -110,12 +104,13 @@ impl Admitted {
         if let (Some(span), Some(round)) = (span, round) {
             span.record("mcp.round", round);
         }
-        let core = finish.run(opened);
+        // Boxed where it is made, and moved on as a box: each stage that wrapped it
+        // moved the whole future.
+        let core: BoxFuture<'static, Dispatched> = Box::pin(finish.run(opened));
         let Some((server, ctx, target)) = layered else {
-            return Either::Left(core);
+            return core;
         };
-        let core: BoxFuture<'static, Dispatched> = Box::pin(core);
-        Either::Right(Box::pin(async move {
+        Box::pin(async move {
             let request = Dispatch {
                 id: ctx.id(),
                 method: ctx.method(),
@@ -125,6 +120,6 @@ impl Admitted {
                 auth: ctx.auth(),
             };
             middleware::run(&server.inner.layers, &request, core).await
-        }))
+        })
     }
 }

@@ -347,7 +347,7 @@ impl Accepted {
     /// [`Admitted::serve`].
     pub(crate) async fn serve(self) -> Verdict {
         match self.admit() {
-            Ok(admitted) => admitted.serve().await,
+            Ok(admitted) => admitted.serve().await.into_verdict(),
             Err(refused) => refused,
         }
     }

@@ -12,6 +12,7 @@ use super::sessions::{HttpSession, Lookup};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
 use super::streams::Slot;
 use crate::jsonrpc::RpcError;
+use crate::server::middleware::Dispatched;
 use crate::server::{Accepted, Admitted, Verdict, outbound};
 use crate::transport::http::fields::Fields;
 use crate::types::v2026_07_28::RequestId;
@@ -60,9 +61,9 @@ pub(super) async fn run(
     } else {
         tokio::select! {
             biased;
-            verdict = &mut outcome => {
+            dispatched = &mut outcome => {
                 let mut state = SseState::new(id, outcome, rx, guard);
-                state.finished = Some(verdict.into_result());
+                state.finished = Some(dispatched.into_verdict().into_result());
                 // Notifications sent just before returning still make it a stream.
                 state.drain();
                 if state.pending.is_empty() || !sse_ok {
@@ -103,7 +104,7 @@ fn served(
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Outcome {
     match (session, slot) {
-        (None, None) => Box::pin(admitted.serve()),
+        (None, None) => admitted.serve(),
         // The stream's place is held as long as its handler runs.
         (None, Some(slot)) => Box::pin(async move {
             let _slot = slot;
@@ -117,7 +118,7 @@ fn served(
                 let _tracked = tracked;
                 tokio::select! {
                     verdict = admitted.serve() => verdict,
-                    () = withdrawn.cancelled() => Verdict::Answered(Err(RpcError::internal("Request cancelled by the client"))),
+                    () = withdrawn.cancelled() => Dispatched::error(RpcError::internal("Request cancelled by the client")),
                 }
             })
         }

@@ -15,14 +15,14 @@ use tokio_util::sync::DropGuard;
 
 use super::stream::SessionStreams;
 use crate::jsonrpc::{self, RpcError};
-use crate::server::Verdict;
+use crate::server::middleware::Dispatched;
 use crate::server::outbound::Messages;
 use crate::transport::BoxFuture;
 use crate::transport::http::fields::Fields;
 use crate::types::v2026_07_28::RequestId;
 
 /// The handler's answer, still running.
-pub(super) type Outcome = BoxFuture<'static, Verdict>;
+pub(super) type Outcome = BoxFuture<'static, Dispatched>;
 
 /// Whether the client accepts JSON and SSE (a missing `Accept` accepts both).
 pub(super) fn accepts(headers: &impl Fields) -> (bool, bool) {
@@ -91,8 +91,8 @@ impl SseState {
             tokio::select! {
                 biased;
                 Some(n) = self.rx.recv() => self.pending.push_back(n),
-                verdict = outcome => {
-                    self.finished = Some(verdict.into_result());
+                dispatched = outcome => {
+                    self.finished = Some(dispatched.into_verdict().into_result());
                     self.drain();
                 }
             }
