@@ -200,6 +200,32 @@ async fn a_client_expecting_100_continue_gets_it_before_it_sends_the_body() {
 }
 
 #[tokio::test]
+async fn answers_on_one_connection_carry_only_their_own_bytes() {
+    // A connection writes each answer in the room the last one took: a long answer,
+    // shorter ones of other kinds, then the long one again, each whole on its own.
+    let addr = endpoint(|h| h).await;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let first = answered(&mut stream, &post(addr, "POST /mcp HTTP/1.1", "", &list(1))).await;
+    assert_listed(&first, 1);
+    let missing = format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    stream.write_all(missing.as_bytes()).await.unwrap();
+    let missing = next_answer(&mut stream).await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(
+        missing.header("content-length"),
+        Some(missing.body.len().to_string().as_str())
+    );
+    let bad = post(addr, "POST /mcp HTTP/1.1", "", "{");
+    stream.write_all(bad.as_bytes()).await.unwrap();
+    let bad = next_answer(&mut stream).await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["error"]["code"], -32700);
+    let again = answered(&mut stream, &post(addr, "POST /mcp HTTP/1.1", "", &list(2))).await;
+    assert_listed(&again, 2);
+    assert_eq!(again.json()["result"], first.json()["result"]);
+}
+
+#[tokio::test]
 async fn pipelined_requests_are_answered_in_order() {
     let addr = endpoint(|h| h).await;
     let mut bytes = Vec::new();

@@ -168,7 +168,7 @@ async fn write_reply(
     };
     let (parts, mut body) = response.into_parts();
     let exact = http_body::Body::size_hint(&body).exact();
-    let mut writer = ResponseWriter::new(head, parts.status, &parts.headers, exact, close);
+    let mut writer = ResponseWriter::new(io, head, parts.status, &parts.headers, exact, close);
     let closes = writer.closes();
     loop {
         let frame = tokio::select! {
@@ -204,7 +204,7 @@ async fn write_json(
 ) -> Option<bool> {
     let json = || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
     let len = u64::try_from(pieces.iter().map(|p| p.len()).sum::<usize>()).ok();
-    let mut writer = ResponseWriter::with_fields(head, status, json, len, close);
+    let mut writer = ResponseWriter::with_fields(io, head, status, json, len, close);
     let closes = writer.closes();
     writer.data_in_pieces(io, pieces).await.ok()?;
     writer.finish(io).await.ok()?;

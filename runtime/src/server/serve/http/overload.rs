@@ -70,8 +70,14 @@ async fn answer(io: &mut h1::Conn) -> bool {
         .into_iter()
     };
     let len = u64::try_from(text.len()).ok();
-    let mut writer =
-        ResponseWriter::with_fields(&head, StatusCode::SERVICE_UNAVAILABLE, fields, len, true);
+    let mut writer = ResponseWriter::with_fields(
+        io,
+        &head,
+        StatusCode::SERVICE_UNAVAILABLE,
+        fields,
+        len,
+        true,
+    );
     tracing::debug!("at the connection cap with no connection to close: refused one 503");
     writer.data(io, text.as_bytes()).await.is_ok() && writer.finish(io).await.is_ok()
 }

@@ -10,6 +10,10 @@ use http::{HeaderMap, StatusCode, Version};
 use super::server::RequestHead;
 use super::{Conn, Error, push_decimal};
 
+/// The most room a connection keeps between responses (a body larger than this was
+/// written in room of its own, not kept).
+const KEPT_ROOM: usize = 16 * 1024;
+
 /// How a response's body goes out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Framing {
@@ -36,6 +40,7 @@ impl ResponseWriter {
     /// `exact` bytes long when known. `close` says the connection closes after it (an
     /// HTTP/1.0 client's stream closes it too: see [`closes`](Self::closes)).
     pub(crate) fn new(
+        conn: &mut Conn,
         request: &RequestHead,
         status: StatusCode,
         headers: &HeaderMap,
@@ -47,12 +52,13 @@ impl ResponseWriter {
                 .iter()
                 .map(|(name, value)| (name.as_str(), value.as_bytes()))
         };
-        Self::with_fields(request, status, fields, exact, close)
+        Self::with_fields(conn, request, status, fields, exact, close)
     }
 
     /// [`new`](Self::new) with the fields given as lower-case names and their values
     /// (each call of `headers` lists them all), for a response that has no header map.
     pub(crate) fn with_fields<'a, I>(
+        conn: &mut Conn,
         request: &RequestHead,
         status: StatusCode,
         headers: impl Fn() -> I,
@@ -79,7 +85,9 @@ impl ResponseWriter {
             Framing::Length(len) => usize::try_from(len).unwrap_or(0).min(1 << 20),
             _ => 0,
         };
-        let mut out = Vec::with_capacity(fields + 128 + body);
+        // Written in the room the connection's last response took.
+        let mut out = std::mem::take(&mut conn.written);
+        out.reserve(fields + 128 + body);
         status_line(&mut out, status);
         let mut dated = false;
         for (name, value) in headers() {
@@ -160,12 +168,17 @@ impl ResponseWriter {
         }
     }
 
-    /// Writes what is held and ends the body.
+    /// Writes what is held and ends the body; its room is kept for the connection's
+    /// next response, unless a large body made it large.
     pub(crate) async fn finish(mut self, conn: &mut Conn) -> Result<(), Error> {
         if self.framing == Framing::Chunked {
             self.out.extend_from_slice(b"0\r\n\r\n");
         }
-        self.flush(conn).await
+        self.flush(conn).await?;
+        if self.out.capacity() <= KEPT_ROOM {
+            conn.written = self.out;
+        }
+        Ok(())
     }
 
     async fn flush(&mut self, conn: &mut Conn) -> Result<(), Error> {
