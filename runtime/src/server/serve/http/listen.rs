@@ -144,11 +144,13 @@ enum Next {
     End,
 }
 
-/// Writes `reply` to the request `head` on `io`; whether the connection closes after
+/// Writes `reply` to the request `head` on `io`, in `room` (the connection's, for its
+/// responses); whether the connection closes after
 /// it (`close`, or the response's own framing says so), or `None` when the connection
 /// failed or the client went away meanwhile.
 async fn write_reply(
     io: &mut h1::Conn,
+    room: &mut Vec<u8>,
     head: &RequestHead,
     reply: Reply,
     close: bool,
@@ -157,18 +159,18 @@ async fn write_reply(
         // The usual answer: its head and text go out in one write, no header map or
         // body built to carry them here.
         Reply::Json(status, text) => {
-            return write_json(io, head, status, &[text.as_bytes()], close).await;
+            return write_json(io, room, head, status, &[text.as_bytes()], close).await;
         }
         Reply::Result(status, id, result) => {
-            let mut room = jsonrpc::IdRoom::default();
-            let pieces = jsonrpc::answer_pieces(&id, &result, &mut room);
-            return write_json(io, head, status, &pieces.map(str::as_bytes), close).await;
+            let mut id_room = jsonrpc::IdRoom::default();
+            let pieces = jsonrpc::answer_pieces(&id, &result, &mut id_room);
+            return write_json(io, room, head, status, &pieces.map(str::as_bytes), close).await;
         }
         Reply::Response(response) => response,
     };
     let (parts, mut body) = response.into_parts();
     let exact = http_body::Body::size_hint(&body).exact();
-    let mut writer = ResponseWriter::new(io, head, parts.status, &parts.headers, exact, close);
+    let mut writer = ResponseWriter::new(room, head, parts.status, &parts.headers, exact, close);
     let closes = writer.closes();
     loop {
         let frame = tokio::select! {
@@ -197,6 +199,7 @@ async fn write_reply(
 /// the body in one write; as [`write_reply`].
 async fn write_json(
     io: &mut h1::Conn,
+    room: &mut Vec<u8>,
     head: &RequestHead,
     status: StatusCode,
     pieces: &[&[u8]],
@@ -204,7 +207,7 @@ async fn write_json(
 ) -> Option<bool> {
     let json = || std::iter::once((CONTENT_TYPE.as_str(), &b"application/json"[..]));
     let len = u64::try_from(pieces.iter().map(|p| p.len()).sum::<usize>()).ok();
-    let mut writer = ResponseWriter::with_fields(io, head, status, json, len, close);
+    let mut writer = ResponseWriter::with_fields(room, head, status, json, len, close);
     let closes = writer.closes();
     writer.data_in_pieces(io, pieces).await.ok()?;
     writer.finish(io).await.ok()?;
@@ -279,6 +282,8 @@ impl Endpoint {
         tokio::pin!(drained);
         // Where each head's fields are located: the last head's room, taken back.
         let mut room = Vec::new();
+        // Where each response is written: the last one's room, left empty.
+        let mut written = Vec::new();
         loop {
             let head = match self.next_head(&mut io, drained.as_mut(), &mut room).await {
                 Next::Request(head) => head,
@@ -311,7 +316,7 @@ impl Endpoint {
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
             let close = !head.keep_alive || !whole || self.drain.said();
-            let Some(close) = write_reply(&mut io, &head, reply, close).await else {
+            let Some(close) = write_reply(&mut io, &mut written, &head, reply, close).await else {
                 return;
             };
             drop(guard);

@@ -70,8 +70,9 @@ async fn answer(io: &mut h1::Conn) -> bool {
         .into_iter()
     };
     let len = u64::try_from(text.len()).ok();
+    let mut room = Vec::new();
     let mut writer = ResponseWriter::with_fields(
-        io,
+        &mut room,
         &head,
         StatusCode::SERVICE_UNAVAILABLE,
         fields,

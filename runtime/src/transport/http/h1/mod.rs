@@ -48,8 +48,6 @@ pub(super) const READ_CHUNK: usize = 8 * 1024;
 pub(crate) struct Conn {
     pub(super) io: Box<dyn Io>,
     pub(super) buf: BytesMut,
-    /// The room the last response was written in, emptied, for the next.
-    pub(super) written: Vec<u8>,
 }
 
 impl Conn {
@@ -58,7 +56,6 @@ impl Conn {
         Self {
             io: Box::new(io),
             buf: BytesMut::with_capacity(READ_CHUNK),
-            written: Vec::new(),
         }
     }
 

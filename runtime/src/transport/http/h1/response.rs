@@ -28,19 +28,21 @@ enum Framing {
 }
 
 /// Writes one response: its head, then its body as the body's size allows.
-pub(crate) struct ResponseWriter {
+pub(crate) struct ResponseWriter<'r> {
     framing: Framing,
     /// Whether the connection closes after this response.
     closes: bool,
-    out: Vec<u8>,
+    /// Where the response is written: the room a connection keeps for its responses,
+    /// which the last one left empty.
+    out: &'r mut Vec<u8>,
 }
 
-impl ResponseWriter {
+impl<'r> ResponseWriter<'r> {
     /// The head of a response to `request` with `status` and `headers`, whose body is
     /// `exact` bytes long when known. `close` says the connection closes after it (an
     /// HTTP/1.0 client's stream closes it too: see [`closes`](Self::closes)).
     pub(crate) fn new(
-        conn: &mut Conn,
+        room: &'r mut Vec<u8>,
         request: &RequestHead,
         status: StatusCode,
         headers: &HeaderMap,
@@ -52,13 +54,13 @@ impl ResponseWriter {
                 .iter()
                 .map(|(name, value)| (name.as_str(), value.as_bytes()))
         };
-        Self::with_fields(conn, request, status, fields, exact, close)
+        Self::with_fields(room, request, status, fields, exact, close)
     }
 
     /// [`new`](Self::new) with the fields given as lower-case names and their values
     /// (each call of `headers` lists them all), for a response that has no header map.
     pub(crate) fn with_fields<'a, I>(
-        conn: &mut Conn,
+        room: &'r mut Vec<u8>,
         request: &RequestHead,
         status: StatusCode,
         headers: impl Fn() -> I,
@@ -86,9 +88,10 @@ impl ResponseWriter {
             _ => 0,
         };
         // Written in the room the connection's last response took.
-        let mut out = std::mem::take(&mut conn.written);
+        let out = room;
+        out.clear();
         out.reserve(fields + 128 + body);
-        status_line(&mut out, status);
+        status_line(out, status);
         let mut dated = false;
         for (name, value) in headers() {
             dated |= name == DATE.as_str();
@@ -98,24 +101,24 @@ impl ResponseWriter {
             {
                 continue;
             }
-            field(&mut out, name, value);
+            field(out, name, value);
         }
         if !dated {
-            DATE_NOW.with_borrow_mut(|date| field(&mut out, "date", date.now()));
+            DATE_NOW.with_borrow_mut(|date| field(out, "date", date.now()));
         }
         match framing {
             Framing::Length(len) => {
                 out.extend_from_slice(b"content-length: ");
-                push_decimal(&mut out, len);
+                push_decimal(out, len);
                 out.extend_from_slice(b"\r\n");
             }
-            Framing::Chunked => field(&mut out, "transfer-encoding", b"chunked"),
+            Framing::Chunked => field(out, "transfer-encoding", b"chunked"),
             Framing::None | Framing::Close => {}
         }
         if close && request.version != Version::HTTP_10 {
-            field(&mut out, "connection", b"close");
+            field(out, "connection", b"close");
         } else if !close && request.version == Version::HTTP_10 {
-            field(&mut out, "connection", b"keep-alive");
+            field(out, "connection", b"keep-alive");
         }
         out.extend_from_slice(b"\r\n");
         Self {
@@ -175,15 +178,15 @@ impl ResponseWriter {
             self.out.extend_from_slice(b"0\r\n\r\n");
         }
         self.flush(conn).await?;
-        if self.out.capacity() <= KEPT_ROOM {
-            conn.written = self.out;
+        if self.out.capacity() > KEPT_ROOM {
+            *self.out = Vec::new();
         }
         Ok(())
     }
 
     async fn flush(&mut self, conn: &mut Conn) -> Result<(), Error> {
         if !self.out.is_empty() {
-            conn.write(&self.out).await?;
+            conn.write(self.out).await?;
             self.out.clear();
         }
         Ok(())
