@@ -7,7 +7,7 @@ use tracing::field::Empty;
 
 use super::finish::{Facts, Finish, method_name};
 use super::middleware::{self, Dispatch, Dispatched};
-use super::pipeline::Admitted;
+use super::pipeline::{Admitted, Checked};
 use super::{IncomingRequest, RequestContext};
 use crate::seal::Principal;
 use crate::transport::BoxFuture;
@@ -25,7 +25,7 @@ impl Admitted {
     pub(crate) fn serve(self) -> BoxFuture<'static, Dispatched> {
         let span = tracing::info_span!(
             "mcp.request",
-            rpc.method = %self.request.method,
+            rpc.method = %self.0.request.method,
             mcp.target = Empty,
             mcp.era = %self.era(),
             mcp.round = Empty,
@@ -37,11 +37,18 @@ impl Admitted {
             // Nobody records it: no wrapper to move the request's future into.
             return self.dispatch(None);
         }
-        let target = self.routed.as_ref().and_then(|r| r.params.as_ref().ok());
+        let target = self.0.routed.as_ref().and_then(|r| r.params.as_ref().ok());
         if let Some(target) = target.and_then(|typed| typed.target()) {
             span.record("mcp.target", target);
         }
-        if let Some(trace) = &self.meta.trace {
+        if let Some(trace) = self
+            .0
+            .meta
+            .meta
+            .as_ref()
+            .ok()
+            .and_then(|m| m.trace.as_ref())
+        {
             span.record("trace_parent", trace.traceparent());
             #[cfg(feature = "otel")]
             trace.set_parent_of(&span);
@@ -62,13 +69,19 @@ impl Admitted {
     /// round.
     fn dispatch(self, span: Option<&tracing::Span>) -> BoxFuture<'static, Dispatched> {
         let era = self.era();
-        let Admitted {
+        let Checked {
             server,
             request,
             meta,
             channel,
             routed,
-        } = self;
+            ..
+        } = *self.0;
+        // Admitted only with its `_meta` read: the error is never here.
+        let meta = match meta.meta {
+            Ok(meta) => meta,
+            Err(error) => return Box::pin(std::future::ready(Dispatched::error(error))),
+        };
         let IncomingRequest {
             id,
             method,

@@ -12,7 +12,7 @@ use super::{Decoded, Outbound, Route, Server, Session};
 use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{Incoming, RawParams, Rejected, RpcError, code};
-use crate::protocol::{self, META, MetaRead, RequestMeta};
+use crate::protocol::{self, META, MetaRead};
 use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
 use crate::types::v2026_07_28::{RequestId, method};
@@ -116,21 +116,28 @@ impl Verdict {
 
 /// A request the server has read and is ready to serve: what a transport may still
 /// check before serving it (the HTTP headers against the body) is readable here.
+///
+/// Boxed, and the box kept when it is admitted: what a request carries through its
+/// stages is some 560 bytes, and each stage it moved on to copied them all.
 #[derive(Debug)]
-pub(crate) struct Accepted {
-    server: Server,
-    request: IncomingRequest,
-    meta: MetaRead,
+pub(crate) struct Accepted(Box<Checked>);
+
+/// What an accepted or admitted request carries.
+#[derive(Debug)]
+pub(super) struct Checked {
+    pub(super) server: Server,
+    pub(super) request: IncomingRequest,
+    pub(super) meta: MetaRead,
     /// The route serving the method, found once, with the params read into its type.
-    routed: Option<Routed>,
+    pub(super) routed: Option<Routed>,
     /// The value of the method's target member (a tool or prompt name, a resource URI),
     /// when it is a string and the params could not be read into their type.
     #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
-    target: Option<String>,
+    pub(super) target: Option<String>,
     /// The channel the request arrived on, if not its own (a session's).
-    channel: Option<Arc<dyn Channel>>,
+    pub(super) channel: Option<Arc<dyn Channel>>,
     /// The params, found on the wire by their extent, turned out not to be JSON.
-    malformed: bool,
+    pub(super) malformed: bool,
 }
 
 /// A request's route and its params as the route read them.
@@ -179,7 +186,7 @@ pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
             .params
             .as_ref()
             .is_some_and(|p| !p.is_checked() && !crate::jsonrpc::is_json(p.get()));
-    Accepted {
+    Accepted(Box::new(Checked {
         server: server.clone(),
         request,
         meta,
@@ -187,7 +194,7 @@ pub(super) fn accept(server: &Server, request: IncomingRequest) -> Accepted {
         target,
         channel: None,
         malformed,
-    }
+    }))
 }
 
 /// [`accept`] for `request`, read from the message `bytes` by
@@ -200,15 +207,15 @@ pub(super) fn accept_read(
     bytes: &[u8],
 ) -> Result<Accepted, Box<Rejected>> {
     let accepted = accept(server, request);
-    if !accepted.malformed {
+    if !accepted.0.malformed {
         return Ok(accepted);
     }
     if accepted.params().is_some_and(RawParams::is_guessed) {
         if let Ok(Incoming::Request { params, .. }) = Incoming::read(bytes) {
-            let mut request = accepted.request;
+            let mut request = accepted.0.request;
             request.params = params;
             let again = accept(server, request);
-            if !again.malformed {
+            if !again.0.malformed {
                 return Ok(again);
             }
         }
@@ -265,45 +272,45 @@ fn without_meta(params: &RawParams) -> Option<String> {
 impl Accepted {
     /// The request's JSON-RPC id.
     pub(crate) fn id(&self) -> &RequestId {
-        &self.request.id
+        &self.0.request.id
     }
 
     /// The token that cancels the handler (the transport's, when it sets one here).
     pub(crate) fn with_cancel(mut self, cancel: CancellationToken) -> Self {
-        self.request.cancel = cancel;
+        self.0.request.cancel = cancel;
         self
     }
 
     /// Where the request's notifications go.
     pub(crate) fn with_outbound(mut self, outbound: Option<Outbound>) -> Self {
-        self.request.outbound = outbound;
+        self.0.request.outbound = outbound;
         self
     }
 
     /// The method asked for.
     pub(crate) fn method(&self) -> &str {
-        &self.request.method
+        &self.0.request.method
     }
 
     /// The params, as sent.
     pub(crate) fn params(&self) -> Option<&RawParams> {
-        self.request.params.as_ref()
+        self.0.request.params.as_ref()
     }
 
     /// The request's target, when its method has one (a tool or prompt name, a resource
     /// URI) and the params name it with a string.
     #[cfg(feature = "http-server")]
     pub(crate) fn target(&self) -> Option<&str> {
-        match self.routed.as_ref().map(|r| &r.params) {
+        match self.0.routed.as_ref().map(|r| &r.params) {
             Some(Ok(typed)) => typed.target(),
-            _ => self.target.as_deref(),
+            _ => self.0.target.as_deref(),
         }
     }
 
     /// The identity of the access token the transport validated, if any.
     #[cfg(feature = "http-server")]
     pub(crate) fn auth(&self) -> Option<&AuthInfo> {
-        self.request.auth.as_ref()
+        self.0.request.auth.as_ref()
     }
 
     /// The protocol version named by the request's `_meta`, when it names one (even if
@@ -311,13 +318,13 @@ impl Accepted {
     /// session's requests do not.
     #[cfg(feature = "http-server")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
-        self.meta.version.as_deref()
+        self.0.meta.version.as_deref()
     }
 
     /// Whether the request carries the 2026-07-28 `_meta` protocol version key (well
     /// formed or not): such a request is stateless, whatever the connection did before.
     pub(crate) fn names_protocol_version(&self) -> bool {
-        self.meta.stateless
+        self.0.meta.stateless
     }
 
     /// Serves the request on `session`, a 2025-11-25 session the transport holds: the
@@ -329,13 +336,13 @@ impl Accepted {
     /// sessions send) are read again without it.
     pub(crate) fn on_session(mut self, session: &Session) -> Self {
         let channel = session.channel();
-        let mut meta = channel.request_meta(self.meta.progress_token.take());
-        meta.trace = self.meta.trace.take();
-        self.meta.meta = Ok(meta);
-        self.channel = Some(channel);
-        if let Some(routed) = &mut self.routed {
+        let mut meta = channel.request_meta(self.0.meta.progress_token.take());
+        meta.trace = self.0.meta.trace.take();
+        self.0.meta.meta = Ok(meta);
+        self.0.channel = Some(channel);
+        if let Some(routed) = &mut self.0.routed {
             if routed.params.is_err() {
-                if let Some(text) = self.request.params.as_ref().and_then(without_meta) {
+                if let Some(text) = self.0.request.params.as_ref().and_then(without_meta) {
                     routed.params = (routed.route.decode)(&text);
                 }
             }
@@ -356,55 +363,35 @@ impl Accepted {
     /// supported), then the method. A transport that must choose its answer's form
     /// before the handler runs (HTTP: JSON or a stream) learns a refusal here.
     pub(crate) fn admit(self) -> Result<Admitted, Verdict> {
-        let Accepted {
-            server,
-            request,
-            meta,
-            channel,
-            routed,
-            ..
-        } = self;
-        let meta = match meta.meta {
-            Ok(meta) => meta,
-            Err(error) => {
-                let reason = if error.code == code::UNSUPPORTED_PROTOCOL_VERSION {
-                    Refusal::UnsupportedVersion
-                } else {
-                    Refusal::InvalidMeta
-                };
-                return Err(Verdict::refused(reason, error));
-            }
-        };
+        let checked = self.0;
+        if let Err(error) = checked.meta.meta {
+            let reason = if error.code == code::UNSUPPORTED_PROTOCOL_VERSION {
+                Refusal::UnsupportedVersion
+            } else {
+                Refusal::InvalidMeta
+            };
+            return Err(Verdict::refused(reason, error));
+        }
         // `server/discover` is a stateless request's: a session knows its server.
-        let discover = channel.is_none() && request.method == method::Discover::METHOD;
-        if routed.is_none() && !discover {
-            let error = RpcError::method_not_found(&request.method);
+        let discover =
+            checked.channel.is_none() && checked.request.method == method::Discover::METHOD;
+        if checked.routed.is_none() && !discover {
+            let error = RpcError::method_not_found(&checked.request.method);
             return Err(Verdict::refused(Refusal::UnknownMethod, error));
         }
-        Ok(Admitted {
-            server,
-            request,
-            meta,
-            channel,
-            routed,
-        })
+        Ok(Admitted(checked))
     }
 }
 
-/// A request that passed the checks and is ready for its handler.
-pub(crate) struct Admitted {
-    pub(super) server: Server,
-    pub(super) request: IncomingRequest,
-    pub(super) meta: RequestMeta,
-    pub(super) channel: Option<Arc<dyn Channel>>,
-    /// `None` for the built-in `server/discover`.
-    pub(super) routed: Option<Routed>,
-}
+/// A request that passed the checks and is ready for its handler: in the box it was
+/// accepted in, its `_meta` read (`meta.meta` is `Ok`) and its method routed (or the
+/// built-in `server/discover`).
+pub(crate) struct Admitted(pub(super) Box<Checked>);
 
 impl std::fmt::Debug for Admitted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Admitted")
-            .field("request", &self.request)
+            .field("request", &self.0.request)
             .field("era", &self.era())
             .finish_non_exhaustive()
     }
@@ -414,24 +401,24 @@ impl Admitted {
     /// The token that cancels the handler, as the request came with it.
     #[cfg(feature = "http-server")]
     pub(crate) fn cancellation(&self) -> &CancellationToken {
-        &self.request.cancel
+        &self.0.request.cancel
     }
 
     /// Sets the token that cancels the handler (in place: an admitted request is
     /// large to move).
     #[cfg(feature = "http-server")]
     pub(crate) fn set_cancel(&mut self, cancel: CancellationToken) {
-        self.request.cancel = cancel;
+        self.0.request.cancel = cancel;
     }
 
     /// Sets where the request's notifications go.
     #[cfg(feature = "http-server")]
     pub(crate) fn set_outbound(&mut self, outbound: Option<Outbound>) {
-        self.request.outbound = outbound;
+        self.0.request.outbound = outbound;
     }
 
     /// Whether the request is served statelessly or on a session.
     pub(crate) fn era(&self) -> Era {
-        Era::on_session(self.channel.is_some())
+        Era::on_session(self.0.channel.is_some())
     }
 }
