@@ -103,14 +103,14 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
         Arc::clone(shared),
     );
     builder
-        .handle_replying::<method::CallTool, _, _>(move |ctx, params| {
+        .handle_replying::<method::CallTool, _, _, _>(move |ctx, params| {
             let shared = Arc::clone(&call);
             Box::pin(async move {
                 shared.start();
                 call_tool(&shared, &ctx, params).await
             })
         })
-        .handle_replying::<method::GetPrompt, _, _>(move |ctx, params| {
+        .handle_replying::<method::GetPrompt, _, _, _>(move |ctx, params| {
             let shared = Arc::clone(&get);
             Box::pin(async move {
                 shared.start();
@@ -124,7 +124,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
                 relay::round::<method::GetPrompt>(&link, &shared.holds, &ctx, params, own).await
             })
         })
-        .handle_replying::<method::ReadResource, _, _>(move |ctx, params| {
+        .handle_replying::<method::ReadResource, _, _, _>(move |ctx, params| {
             let shared = Arc::clone(&read);
             Box::pin(async move {
                 shared.start();

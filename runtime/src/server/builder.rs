@@ -111,16 +111,14 @@ impl ServerBuilder {
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
     {
-        let handler = Arc::new(handler);
-        self.handle_replying::<M, _, _>(move |ctx, params| {
-            let answer = handler(ctx, params);
-            async move { answer.await.map(Reply::Now) }
-        })
+        // The handler as it is: its result is the reply (`Reply: From<M::Result>`), so its
+        // future is not wrapped in another that would keep it twice.
+        self.handle_replying::<M, _, _, _>(handler)
     }
 
     /// [`handle`](Self::handle) for a handler that may answer with an extension's
     /// result instead of the method's (an McpServer's `tools/call`).
-    pub(crate) fn handle_replying<M, F, Fut>(mut self, handler: F) -> Self
+    pub(crate) fn handle_replying<M, F, Fut, O>(mut self, handler: F) -> Self
     where
         M: ClientRequestMethod,
         M::Params: ClientRequestParams,
@@ -128,7 +126,8 @@ impl ServerBuilder {
         <M::Result as IntoAnswer>::Complete: Serialize,
         <M::Result as IntoAnswer>::InputRequired: Into<InputRequiredResult> + Send,
         F: Fn(RequestContext, M::Params) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Reply<M::Result>, RpcError>> + Send + 'static,
+        Fut: Future<Output = Result<O, RpcError>> + Send + 'static,
+        O: Into<Reply<M::Result>>,
     {
         let handler = Arc::new(handler);
         let call: Handler = Arc::new(move |call: Call<'_>| {
@@ -152,7 +151,7 @@ impl ServerBuilder {
                 ctx.set_sealed_state(token);
             }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
-                let encoded = match handler(ctx, typed.0).await? {
+                let encoded = match handler(ctx, typed.0).await?.into() {
                     Reply::Instead(raw) => Ok(String::from(Box::<str>::from(raw))),
                     Reply::Now(answer) => match answer.into_answer() {
                         Answer::Complete(result) => serde_json::to_string(&result),

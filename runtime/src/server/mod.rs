@@ -103,6 +103,12 @@ pub(crate) enum Reply<R> {
     Instead(Box<serde_json::value::RawValue>),
 }
 
+impl<R> From<R> for Reply<R> {
+    fn from(result: R) -> Self {
+        Self::Now(result)
+    }
+}
+
 /// What the server hands a route: the handler's context, the params as text, and the
 /// sealer with the caller when the route's `requestState` is sealed.
 pub(crate) struct Call<'a> {

@@ -180,7 +180,7 @@ fn call_routes(me: &McpServer, builder: ServerBuilder, extensions: &Extensions) 
         (me.clone(), me.clone(), me.clone(), me.clone(), me.clone());
     let (call_extensions, listen_extensions) = (Arc::clone(extensions), Arc::clone(extensions));
     builder
-        .handle_replying::<method::CallTool, _, _>(move |ctx, params: CallToolRequestParams| {
+        .handle_replying::<method::CallTool, _, _, _>(move |ctx, params: CallToolRequestParams| {
             call_tool(&call, &call_extensions, ctx, params)
         })
         .handle::<method::GetPrompt, _, _>(move |ctx, params: GetPromptRequestParams| {
