@@ -177,6 +177,7 @@ impl HeadFields {
     }
 
     /// The room the fields took, emptied, for the next head read on the connection.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     pub(crate) fn into_room(self) -> Vec<Field> {
         let mut room = self.fields;
         room.clear();
