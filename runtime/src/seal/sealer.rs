@@ -125,16 +125,12 @@ pub(crate) struct Opened {
     pub(crate) round: Option<u32>,
 }
 
-/// A sealing's `result`, its failure logged (and what it wrote to `out` from `start`
-/// taken back).
-fn logged(
+/// A sealing's `result`, its failure logged.
+fn logged<T>(
     binding: &RequestBinding<'_>,
-    result: Result<(), SealFailure>,
-    out: &mut Vec<u8>,
-    start: usize,
-) -> Result<(), SealFailure> {
+    result: Result<T, SealFailure>,
+) -> Result<T, SealFailure> {
     if let Err(failure) = &result {
-        out.truncate(start);
         tracing::warn!(
             target: "tern_mcp::seal",
             reason = failure.reason().as_str(),
@@ -145,11 +141,11 @@ fn logged(
     result
 }
 
-/// How a sealed token is written: as it is, or as a JSON string.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Spelling {
-    Plain,
-    Json,
+/// A token sealed: tern's own appended to the buffer it was given (`t1.` and base64url,
+/// text that JSON needs no escape for), or another codec's as the codec returned it.
+enum Token {
+    Appended,
+    Returned(String),
 }
 
 /// The codec behind a sealer: tern's own is called directly, a custom one behind a
@@ -225,10 +221,15 @@ impl Sealer {
         state: &[u8],
         round: Option<u32>,
     ) -> Result<String, SealFailure> {
-        let mut token = Vec::new();
-        let sealed = self.seal_unlogged(binding, state, round, Spelling::Plain, &mut token);
-        logged(binding, sealed, &mut token, 0)?;
-        String::from_utf8(token).map_err(|_| SealFailure::because(SealFailureReason::Codec))
+        let mut appended = Vec::new();
+        match logged(
+            binding,
+            self.seal_unlogged(binding, state, round, &mut appended),
+        )? {
+            Token::Returned(token) => Ok(token),
+            Token::Appended => String::from_utf8(appended)
+                .map_err(|_| SealFailure::because(SealFailureReason::Codec)),
+        }
     }
 
     /// [`seal_round`](Self::seal_round), the token appended to `out` as a JSON string
@@ -242,8 +243,25 @@ impl Sealer {
         out: &mut Vec<u8>,
     ) -> Result<(), SealFailure> {
         let start = out.len();
-        let sealed = self.seal_unlogged(binding, state, round, Spelling::Json, out);
-        logged(binding, sealed, out, start)
+        out.push(b'"');
+        let written =
+            self.seal_unlogged(binding, state, round, out)
+                .and_then(|sealed| match sealed {
+                    Token::Appended => {
+                        out.push(b'"');
+                        Ok(())
+                    }
+                    // Another codec's token may be any text: escaped as JSON needs.
+                    Token::Returned(token) => {
+                        out.truncate(start);
+                        serde_json::to_writer(&mut *out, &token)
+                            .map_err(|_| SealFailure::because(SealFailureReason::Codec))
+                    }
+                });
+        if written.is_err() {
+            out.truncate(start);
+        }
+        logged(binding, written)
     }
 
     /// Returns the handler's state from `token` if it was sealed by this policy, is within
@@ -282,9 +300,8 @@ impl Sealer {
         binding: &RequestBinding<'_>,
         state: &[u8],
         round: Option<u32>,
-        spelling: Spelling,
         out: &mut Vec<u8>,
-    ) -> Result<(), SealFailure> {
+    ) -> Result<Token, SealFailure> {
         let inner = &*self.inner;
         let principal = self
             .principal_for(binding)
@@ -310,22 +327,15 @@ impl Sealer {
             round,
         };
         let too_long = || SealFailure::because(SealFailureReason::ClaimTooLong);
-        let quoted = spelling == Spelling::Json;
         match &inner.codec {
             // tern's own codec gets the claims written straight into its cipher buffer,
-            // and writes its token (`t1.` and base64url) straight into `out`.
+            // and writes its token straight into `out`.
             Codec::Builtin(keyring) => {
-                if quoted {
-                    out.push(b'"');
-                }
                 let fill =
                     |buffer: &mut Vec<u8>| claims.encode_into(buffer, state).ok_or_else(too_long);
                 keyring.seal_with(claims.encoded_len(state.len()), fill, out)?;
-                if quoted {
-                    out.push(b'"');
-                }
+                Ok(Token::Appended)
             }
-            // Another codec's token may be any text: escaped as JSON needs.
             Codec::Custom(codec) => {
                 let payload = claims.encode(state).ok_or_else(too_long)?;
                 let token = catch_unwind(AssertUnwindSafe(|| codec.seal(&payload)))
@@ -333,15 +343,9 @@ impl Sealer {
                 if token.len() > inner.max_token_len {
                     return Err(SealFailure::because(SealFailureReason::TooLarge));
                 }
-                if quoted {
-                    serde_json::to_writer(&mut *out, &token)
-                        .map_err(|_| SealFailure::because(SealFailureReason::Codec))?;
-                } else {
-                    out.extend_from_slice(token.as_bytes());
-                }
+                Ok(Token::Returned(token))
             }
         }
-        Ok(())
     }
 
     fn verify_unlogged(

@@ -145,9 +145,9 @@ enum Next {
 }
 
 /// Writes `reply` to the request `head` on `io`, in `room` (the connection's, for its
-/// responses); whether the connection closes after
-/// it (`close`, or the response's own framing says so), or `None` when the connection
-/// failed or the client went away meanwhile.
+/// responses); whether the connection closes after it (`close`, or the response's own
+/// framing says so), or `None` when the connection failed or the client went away
+/// meanwhile.
 async fn write_reply(
     io: &mut h1::Conn,
     room: &mut Vec<u8>,

@@ -38,7 +38,7 @@ impl Signal {
     /// A wait for the signal, meant to be kept (pinned) and polled again and again.
     pub(super) fn wait(&self) -> Wait<'_> {
         Wait {
-            said: &self.said,
+            signal: self,
             waker: None,
             notified: self.notify.notified(),
         }
@@ -48,7 +48,7 @@ impl Signal {
 pin_project_lite::pin_project! {
     /// Ends when the signal is said ([`Signal::wait`]).
     pub(super) struct Wait<'a> {
-        said: &'a AtomicBool,
+        signal: &'a Signal,
         // The waker `notified` was last polled with: while the task polling is the same,
         // it stays registered and is not polled again.
         waker: Option<Waker>,
@@ -62,7 +62,7 @@ impl Future for Wait<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.project();
-        if this.said.load(Ordering::Acquire) {
+        if this.signal.said() {
             return Poll::Ready(());
         }
         if this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
