@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
 use crate::ConfigError;
 use crate::protocol::skills as rules;
 
@@ -48,21 +50,26 @@ pub(super) fn skill_dirs(dir: &Path) -> Result<Vec<(String, Files)>, ConfigError
             let bytes = match read.get(rel.as_str()) {
                 Some(bytes) => bytes.clone(),
                 None => {
-                    let len = std::fs::symlink_metadata(path)
-                        .map(|m| m.len())
-                        .unwrap_or(0);
-                    total += len;
-                    if total > rules::MAX_BYTES {
-                        return Err(unreadable(
-                            dir,
-                            format!("the skill `{root}` is over {} bytes", rules::MAX_BYTES),
-                        ));
-                    }
-                    let bytes = std::fs::read(path).map_err(|e| unreadable(path, e))?;
+                    let over = || {
+                        let why = format!("the skill `{root}` is over {} bytes", rules::MAX_BYTES);
+                        unreadable(dir, why)
+                    };
+                    let budget = rules::MAX_BYTES.saturating_sub(total);
+                    let bytes = read_bounded(path, budget).map_err(|e| match e {
+                        ReadError::Io(e) => unreadable(path, e),
+                        ReadError::TooLarge => over(),
+                    })?;
                     read.insert(rel, bytes.clone());
                     bytes
                 }
             };
+            total += bytes.len() as u64;
+            if total > rules::MAX_BYTES {
+                return Err(unreadable(
+                    dir,
+                    format!("the skill `{root}` is over {} bytes", rules::MAX_BYTES),
+                ));
+            }
             files.insert(inner.to_owned(), bytes);
         }
         skills.push(((*root).to_owned(), files));
@@ -123,8 +130,29 @@ fn unreadable(path: &Path, why: impl std::fmt::Display) -> ConfigError {
     ConfigError::Invalid(format!("skills directory {}: {why}", path.display()))
 }
 
-/// Whether `path` is a clean relative path: segments of letters, digits and
-/// `-._~!$&'()*+,;=@`, none empty, `.` or `..`.
+/// What a URI segment keeps as it is (RFC 3986's `pchar` less `%`): every other byte of a
+/// file's name is written `%XX`.
+const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b'@');
+
+/// Whether `path` is a relative path of legal file names: segments none empty, `.` or
+/// `..`, and without NUL (the one byte besides `/` no file name holds). Any other name
+/// is served, its URI percent-encoded ([`uri_path`]).
 pub(super) fn check_path(path: &str) -> Result<(), String> {
     if path.is_empty() {
         return Err("the path is empty".into());
@@ -133,14 +161,52 @@ pub(super) fn check_path(path: &str) -> Result<(), String> {
         if segment.is_empty() || segment == "." || segment == ".." {
             return Err(format!("`{path}` is not a clean relative path"));
         }
-        if let Some(c) = segment
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=@".contains(*c)))
-        {
-            return Err(format!("`{path}` holds {c:?}, which a skill URI cannot"));
+        if segment.contains('\0') {
+            return Err(format!(
+                "`{}` holds a NUL, which no file name can",
+                path.escape_debug()
+            ));
         }
     }
     Ok(())
+}
+
+/// `path` as a URI's path: each segment percent-encoded (`my notes.md` is `my%20notes.md`).
+pub(super) fn uri_path(path: &str) -> String {
+    let mut uri = String::with_capacity(path.len());
+    for (i, segment) in path.split('/').enumerate() {
+        if i > 0 {
+            uri.push('/');
+        }
+        uri.extend(utf8_percent_encode(segment, ENCODED));
+    }
+    uri
+}
+
+/// A URI path segment [`uri_path`] wrote, as the file name it encodes.
+pub(super) fn segment_name(segment: &str) -> String {
+    percent_decode_str(segment).decode_utf8_lossy().into_owned()
+}
+
+/// The bytes of the file at `path`, refused past `budget` bytes: what is read is
+/// counted, whatever its metadata says (a file that grows, or one that says it is empty).
+fn read_bounded(path: &Path, budget: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let mut bytes = Vec::new();
+    file.take(budget.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > budget {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(bytes)
+}
+
+/// Why a file was not read.
+enum ReadError {
+    Io(std::io::Error),
+    TooLarge,
 }
 
 /// The MIME type a file is served with, by its extension.
@@ -181,14 +247,48 @@ mod tests {
 
     #[test]
     fn a_skill_path_is_clean_and_relative() {
-        for good in ["SKILL.md", "references/FORMS.md", "a/b-c_d.e~f"] {
+        for good in [
+            "SKILL.md",
+            "references/FORMS.md",
+            "a/b-c_d.e~f",
+            "my notes.md",
+        ] {
             check_path(good).unwrap();
         }
-        for bad in [
-            "", "/abs", "a//b", "a/", "../up", "a/./b", "sp ace", "q?x", "h#x", "b\\s",
-        ] {
+        for bad in ["", "/abs", "a//b", "a/", "../up", "a/./b", "nul\0.md"] {
             assert!(check_path(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_legal_file_name_is_percent_encoded_in_its_uri_and_read_back_from_it() {
+        for (path, uri) in [
+            ("references/FORMS.md", "references/FORMS.md"),
+            ("my notes.md", "my%20notes.md"),
+            ("q?x/h#x", "q%3Fx/h%23x"),
+            ("100%.txt", "100%25.txt"),
+            ("b\\s", "b%5Cs"),
+            ("caf\u{e9}.md", "caf%C3%A9.md"),
+            ("tab\there", "tab%09here"),
+        ] {
+            assert_eq!(uri_path(path), uri);
+            let back: Vec<String> = uri.split('/').map(segment_name).collect();
+            assert_eq!(back.join("/"), path);
+        }
+    }
+
+    #[test]
+    fn a_file_is_read_up_to_its_budget_whatever_its_metadata_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, [7u8; 100]).unwrap();
+        assert_eq!(read_bounded(&path, 100).ok().unwrap().len(), 100);
+        assert!(matches!(read_bounded(&path, 99), Err(ReadError::TooLarge)));
+        // /dev/zero says it holds nothing and never ends: read to the budget, then refused.
+        assert!(matches!(
+            read_bounded(Path::new("/dev/zero"), 1 << 20),
+            Err(ReadError::TooLarge)
+        ));
     }
 
     #[test]

@@ -94,8 +94,10 @@ impl Skills {
     /// Adds the skill at `path` (`pdf-tools`, or `acme/billing/refunds`) with its files,
     /// each a path under the skill's directory and its bytes; `SKILL.md` among them.
     /// Refused: no `SKILL.md` or no front matter in it, a last path segment that is not
-    /// the front matter's `name` or not a skill name, a path that is not a clean relative
-    /// one, more than 512 files or 16 MiB, a skill already added at that path.
+    /// the front matter's `name` or not a skill name, a path that is not a relative one of
+    /// legal file names (none empty, `.`, `..` or holding NUL), more than 512 files or
+    /// 16 MiB, a skill already added at that path. A name a URI cannot hold as it is
+    /// (`my notes.md`) is served percent-encoded (`skill://pdf-tools/my%20notes.md`).
     pub fn skill<P, B>(
         mut self,
         path: &str,
@@ -167,12 +169,12 @@ fn publish(path: &str, files: BTreeMap<String, Vec<u8>>) -> Result<Published, Co
             ),
         ));
     }
-    let root = format!("skill://{path}");
+    let root = format!("skill://{}", load::uri_path(path));
     let mut listed = Vec::with_capacity(files.len());
     let mut served = Vec::with_capacity(files.len());
     for (file, bytes) in files {
         load::check_path(&file).map_err(|e| invalid(path, format!("file `{file}`: {e}")))?;
-        let uri = format!("{root}/{file}");
+        let uri = format!("{root}/{}", load::uri_path(&file));
         listed.push(ext::SkillResource::new(
             rules::digest(&bytes),
             bytes.len() as u64,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{File, Published, Skills};
+use super::{File, Published, Skills, load};
 use crate::jsonrpc::RpcError;
 use crate::mcp::{McpServer, ResourceBody};
 use crate::protocol::skills as rules;
@@ -143,7 +143,7 @@ fn children(skills: &[Published], uri: &str) -> Option<Vec<Resource>> {
             None => (rest, false),
         };
         children.entry(name).or_insert_with(|| {
-            let mut child = Resource::new(name, format!("{prefix}{name}"));
+            let mut child = Resource::new(load::segment_name(name), format!("{prefix}{name}"));
             if is_dir {
                 child.mime_type = Some(DIRECTORY.to_owned());
             } else {

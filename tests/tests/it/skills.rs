@@ -315,6 +315,11 @@ fn a_bad_skill_is_refused_at_registration_saying_why() {
             vec![("SKILL.md", md("pdf")), ("../escape.md", "x".into())],
             "clean relative path",
         ),
+        (
+            "pdf",
+            vec![("SKILL.md", md("pdf")), ("nul\0.md", "x".into())],
+            "holds a NUL",
+        ),
     ] {
         let files: Vec<(&str, &str)> = files.iter().map(|(p, b)| (*p, b.as_str())).collect();
         let err = refused(path, &files);
@@ -357,4 +362,72 @@ fn the_everything_examples_skills_directory_publishes_its_skill() {
     );
     let missing = Skills::from_dir(dir.join("no-such-dir")).unwrap_err();
     assert!(missing.to_string().contains("no-such-dir"), "{missing}");
+}
+
+#[tokio::test]
+async fn a_file_with_a_legal_name_a_uri_cannot_hold_is_served_percent_encoded() {
+    // `my notes.md` once stopped the server from starting: any legal file name is served.
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("pdf-tools");
+    std::fs::create_dir_all(skill.join("old drafts")).unwrap();
+    std::fs::write(skill.join("SKILL.md"), SKILL_MD).unwrap();
+    std::fs::write(skill.join("my notes.md"), "notes\n").unwrap();
+    std::fs::write(skill.join("old drafts/100% done?.txt"), "done\n").unwrap();
+    let client = client_of(Skills::from_dir(dir.path()).unwrap(), EraMode::Stateless).await;
+
+    let skill = client.skills().await.unwrap().remove(0);
+    let uris: Vec<String> = listed(&skill).into_iter().map(|(uri, ..)| uri).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://pdf-tools/SKILL.md",
+            "skill://pdf-tools/my%20notes.md",
+            "skill://pdf-tools/old%20drafts/100%25%20done%3F.txt",
+        ]
+    );
+    let notes = client
+        .read_skill_file(&skill, "skill://pdf-tools/my%20notes.md")
+        .await
+        .unwrap();
+    assert_eq!(notes, b"notes\n");
+    let done = "skill://pdf-tools/old%20drafts/100%25%20done%3F.txt";
+    client.read_skill_file(&skill, done).await.unwrap();
+
+    // A directory's children carry the file's own name, their URIs encoded.
+    let root = client
+        .request::<ReadResourceDirectory>(ReadResourceDirectoryRequestParams::new(
+            "skill://pdf-tools",
+        ))
+        .await
+        .unwrap();
+    let children: Vec<(&str, &str)> = root
+        .resources
+        .iter()
+        .map(|r| (r.name.as_str(), r.uri.as_str()))
+        .collect();
+    assert_eq!(
+        children,
+        [
+            ("SKILL.md", "skill://pdf-tools/SKILL.md"),
+            ("my notes.md", "skill://pdf-tools/my%20notes.md"),
+            ("old drafts", "skill://pdf-tools/old%20drafts"),
+        ]
+    );
+}
+
+#[test]
+fn a_skill_file_is_refused_past_the_skill_budget_by_what_was_read() {
+    // What counts is what was read, not what the file's metadata said.
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join("big");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: big\ndescription: d\n---\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("a.bin"), vec![0u8; 9 << 20]).unwrap();
+    std::fs::write(skill.join("b.bin"), vec![0u8; 9 << 20]).unwrap();
+    let err = Skills::from_dir(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("over 16777216 bytes"), "{err}");
 }
