@@ -1,26 +1,28 @@
 //! DPoP at the resource server (RFC 9449 §7): a token bound to a key (`cnf.jkt`) is
 //! accepted only with the `DPoP` scheme and a proof signed by that key, made for this
-//! request (`htm`, `htu`), recently (`iat`), for this token (`ath`), never seen before
-//! (`jti`, remembered for the window in a bounded store, or in a fleet's shared
-//! [`ReplayStore`]), and, when the server asks for them, with one of its nonces (§9):
+//! request (`htm`, `htu`, see `htu`), recently (`iat`), for this token (`ath`), never
+//! seen before from that key (`jti`, remembered for the window in a bounded store where
+//! each key has a share, see `seen`, or in a fleet's shared [`ReplayStore`]), and, when
+//! the server asks for them, with one of its nonces (§9):
 //! stateless, a MAC of the time window under a secret the fleet may share, so a nonce
 //! one instance gave is good at every instance.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::Validation;
 use serde::Deserialize;
 
 use crate::server::replay::{Redemption, ReplayStore, TokenId};
-use crate::util::lock;
 
-/// The algorithms a proof may be signed with: asymmetric ones only.
-pub(crate) const ALGS: &str = "ES256 ES384 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA";
+mod htu;
+mod key;
+mod seen;
+
+pub(crate) use key::ALGS;
+
 /// The longest `jti` remembered.
 const MAX_JTI_BYTES: usize = 256;
 
@@ -61,7 +63,7 @@ impl Default for Dpop {
 
 impl Dpop {
     /// Proofs at most 60 s off the server's clock, up to 100,000 of them remembered
-    /// within that window, no nonce required.
+    /// (at most 10,000 of one key), no nonce required.
     pub fn new() -> Self {
         Self::default()
     }
@@ -82,7 +84,9 @@ impl Dpop {
     }
 
     /// The most proofs remembered at once (a replay is recognised only while
-    /// remembered): past it, proofs are refused until older ones leave the window.
+    /// remembered), each for twice the window; one key may hold at most a tenth of them
+    /// (at least one). Past its share a key's proofs are refused, and past the whole,
+    /// every key's, until older ones leave.
     pub fn max_proofs(mut self, max: usize) -> Self {
         self.max_proofs = max;
         self
@@ -117,7 +121,7 @@ pub(crate) enum Refusal {
 #[derive(Debug)]
 pub(crate) struct DpopGuard {
     policy: Dpop,
-    seen: Mutex<HashMap<String, Instant>>,
+    seen: seen::Seen,
     /// HMAC-SHA256 keyed with the nonce secret (HMAC takes a key of any length).
     keyed: Option<hmac::Hmac<sha2::Sha256>>,
 }
@@ -156,8 +160,8 @@ impl DpopGuard {
         use hmac::KeyInit as _;
         Self {
             keyed: hmac::Hmac::new_from_slice(&policy.nonce_secret).ok(),
+            seen: seen::Seen::new(policy.max_proofs, policy.window.saturating_mul(2)),
             policy,
-            seen: Mutex::default(),
         }
     }
 
@@ -174,16 +178,16 @@ impl DpopGuard {
             return Err(invalid("more than one DPoP proof"));
         }
         let proof = std::str::from_utf8(proof).map_err(|_| invalid("the proof is not text"))?;
-        let (jwk, alg) = self.header(proof)?;
-        let key = DecodingKey::from_jwk(&jwk).map_err(|e| invalid(format!("its jwk: {e}")))?;
-        let mut validation = Validation::new(alg);
+        // The key's type and curve are checked against the alg before anything else.
+        let key = key::proof_key(proof).map_err(Refusal::Invalid)?;
+        let mut validation = Validation::new(key.alg);
         validation.required_spec_claims.clear();
         validation.validate_exp = false;
         validation.validate_aud = false;
-        let claims = jsonwebtoken::decode::<Claims>(proof, &key, &validation)
+        let claims = jsonwebtoken::decode::<Claims>(proof, &key.decoding, &validation)
             .map_err(|e| invalid(format!("the proof does not verify: {e}")))?
             .claims;
-        if jwk.thumbprint(ThumbprintHash::SHA256) != request.jkt {
+        if key.thumbprint != request.jkt {
             return Err(invalid(
                 "the proof is signed by a key the token is not bound to",
             ));
@@ -193,15 +197,21 @@ impl DpopGuard {
             return Err(Refusal::UseNonce(self.nonce()));
         }
         match &self.policy.replay {
-            Some(store) => self.redeem(store.as_ref(), request.jkt, &claims.jti).await,
-            None => self.remember(claims.jti),
+            Some(store) => {
+                self.redeem(store.as_ref(), &key.thumbprint, &claims.jti)
+                    .await
+            }
+            None => self
+                .seen
+                .remember(&key.thumbprint, &claims.jti)
+                .map_err(|unseen| invalid(unseen.why())),
         }
     }
 
     /// Records the proof in the shared store; a second sight is a replay.
     async fn redeem(&self, store: &dyn ReplayStore, jkt: &str, jti: &str) -> Result<(), Refusal> {
         let id = TokenId::of(&format!("dpop:{jkt}:{jti}"));
-        match store.redeem(id, self.policy.window * 2).await {
+        match store.redeem(id, self.policy.window.saturating_mul(2)).await {
             Ok(Redemption::First) => Ok(()),
             Ok(_) => Err(invalid("the proof was used before")),
             Err(e) => {
@@ -213,37 +223,6 @@ impl DpopGuard {
         }
     }
 
-    /// The proof's public key and algorithm, once its header is a DPoP proof's.
-    fn header(&self, proof: &str) -> Result<(Jwk, Algorithm), Refusal> {
-        let header = jsonwebtoken::decode_header(proof)
-            .map_err(|e| invalid(format!("the proof is not a JWT: {e}")))?;
-        if header.typ.as_deref() != Some("dpop+jwt") {
-            return Err(invalid("the proof's typ is not dpop+jwt"));
-        }
-        if matches!(
-            header.alg,
-            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
-        ) {
-            return Err(invalid(
-                "the proof is signed with a shared-secret algorithm",
-            ));
-        }
-        // jsonwebtoken's Jwk drops a private part; the raw header must not have one.
-        let raw = proof.split('.').next().unwrap_or_default();
-        let raw: serde_json::Value = URL_SAFE_NO_PAD
-            .decode(raw)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
-        if raw.pointer("/jwk/d").is_some() {
-            return Err(invalid("the proof's jwk holds a private key"));
-        }
-        let jwk = header
-            .jwk
-            .ok_or_else(|| invalid("the proof's header has no jwk"))?;
-        Ok((jwk, header.alg))
-    }
-
     /// `htm`, `htu`, `iat` and `ath` against the request.
     fn claims(&self, claims: &Claims, request: &Request<'_>) -> Result<(), Refusal> {
         if claims.htm != request.method {
@@ -252,8 +231,9 @@ impl DpopGuard {
                 claims.htm, request.method
             )));
         }
-        let htu = normalize(&claims.htu);
-        if !request.urls.iter().any(|url| normalize(url) == htu) {
+        let htu = htu::normalize(&claims.htu);
+        let named = |url: &String| htu.is_some() && htu::normalize(url) == htu;
+        if !request.urls.iter().any(named) {
             return Err(invalid(format!("the proof is for {}", claims.htu)));
         }
         // Any i64 may come: the distance is taken without overflowing.
@@ -268,26 +248,6 @@ impl DpopGuard {
         if claims.jti.is_empty() || claims.jti.len() > MAX_JTI_BYTES {
             return Err(invalid("the proof's jti is empty or too long"));
         }
-        Ok(())
-    }
-
-    /// Remembers `jti` for the window; a second sight is a replay.
-    fn remember(&self, jti: String) -> Result<(), Refusal> {
-        let now = Instant::now();
-        let mut seen = lock(&self.seen);
-        if seen.get(&jti).is_some_and(|until| *until > now) {
-            return Err(invalid("the proof was used before"));
-        }
-        if seen.len() >= self.policy.max_proofs {
-            seen.retain(|_, until| *until > now);
-            if seen.len() >= self.policy.max_proofs {
-                return Err(invalid(
-                    "too many proofs within the window: try again shortly",
-                ));
-            }
-        }
-        // A proof within the window either side of now stays acceptable that long.
-        seen.insert(jti, now + self.policy.window * 2);
         Ok(())
     }
 
@@ -340,38 +300,9 @@ impl DpopGuard {
     }
 }
 
-/// A URL for comparison (RFC 9449 §4.3): no query or fragment, scheme and host in
-/// lower case, the default port left out, no trailing `/`.
-fn normalize(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or(url);
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let scheme = scheme.to_ascii_lowercase();
-    let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-    let mut authority = authority.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "https" => ":443",
-        "http" => ":80",
-        _ => "",
-    };
-    if !default_port.is_empty() && authority.ends_with(default_port) {
-        authority.truncate(authority.len() - default_port.len());
-    }
-    format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_compare_without_query_default_port_case_or_trailing_slash() {
-        assert_eq!(
-            normalize("HTTPS://MCP.example.com:443/mcp/?q=1#f"),
-            "https://mcp.example.com/mcp"
-        );
-        assert_eq!(normalize("http://h:8080/mcp"), "http://h:8080/mcp");
-        assert_ne!(normalize("http://h/mcp"), normalize("http://h/other"));
-    }
 
     #[test]
     fn a_nonce_stays_good_for_one_window_after_the_next_at_every_instance_of_a_fleet() {
