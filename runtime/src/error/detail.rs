@@ -236,15 +236,32 @@ pub struct StoreError {
     message: String,
     #[source]
     source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+    lease_lost: bool,
 }
 
 impl StoreError {
+    /// A task store refused a write by an instance whose lease on the task another
+    /// instance took over (its fencing token is not the task's any more): that
+    /// instance's body must stop, and nothing it writes is kept.
+    pub fn lease_lost(store: &'static str) -> Self {
+        Self {
+            lease_lost: true,
+            ..Self::new(store, "the task's lease is held by another instance")
+        }
+    }
+
+    /// Whether this is [`lease_lost`](Self::lease_lost): the writer lost its lease.
+    pub fn is_lease_lost(&self) -> bool {
+        self.lease_lost
+    }
+
     /// `store` (such as "task store") failed as `message` says.
     pub fn new(store: &'static str, message: impl Into<String>) -> Self {
         Self {
             store,
             message: message.into(),
             source: None,
+            lease_lost: false,
         }
     }
 
@@ -258,6 +275,7 @@ impl StoreError {
             store,
             message: source.to_string(),
             source: Some(std::sync::Arc::new(source)),
+            lease_lost: false,
         }
     }
 }

@@ -39,6 +39,8 @@ struct Inner {
     /// The sealed `requestState` this round redeemed, as the client sent it (for
     /// single-use tools: its digest names the redemption).
     sealed_state: std::sync::OnceLock<String>,
+    /// The client's address, when the transport knows it.
+    peer: Option<std::net::IpAddr>,
 }
 
 impl RequestContext {
@@ -63,8 +65,22 @@ impl RequestContext {
                 outbound,
                 channel,
                 sealed_state: std::sync::OnceLock::new(),
+                peer: None,
             }),
         }
+    }
+
+    /// This context (just made) with the client's address.
+    pub(crate) fn with_peer(mut self, peer: Option<std::net::IpAddr>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.peer = peer;
+        }
+        self
+    }
+
+    /// The client's address, when the transport knows it (tern's own HTTP accept loop).
+    pub(crate) fn peer(&self) -> Option<std::net::IpAddr> {
+        self.inner.peer
     }
 
     /// This request's context for its body running on as a task: the same caller,
@@ -81,6 +97,7 @@ impl RequestContext {
             None,
             None,
         )
+        .with_peer(i.peer)
     }
 
     /// Records the sealed token this round redeemed (once, before the handler runs).

@@ -89,11 +89,13 @@ impl Admitted {
             auth,
             cancel,
             outbound,
+            peer,
         } = request;
         let facts = Facts::of(routed.as_ref());
         let principal = auth.as_ref().map(Principal::from_auth);
         let name = method_name(routed.as_ref(), &method);
-        let ctx = RequestContext::new(id, name, meta, auth, cancel, outbound, channel.clone());
+        let ctx = RequestContext::new(id, name, meta, auth, cancel, outbound, channel.clone())
+            .with_peer(peer);
         // The layers see the request through its context and its target.
         let layered = (!server.inner.layers.is_empty()).then(|| {
             let target = routed.as_ref().and_then(|r| r.params.as_ref().ok());

@@ -4,8 +4,10 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::channel::Channel;
 use super::{Decoded, Outbound, Route, Server, Session};
@@ -33,6 +35,9 @@ pub struct IncomingRequest {
     pub cancel: CancellationToken,
     /// Where the request's notifications (progress, logs) go, as JSON-RPC messages.
     pub(crate) outbound: Option<Outbound>,
+    /// The client's address, when the transport knows it: who asked, when no credential
+    /// says.
+    pub(crate) peer: Option<std::net::IpAddr>,
 }
 
 impl IncomingRequest {
@@ -55,6 +60,7 @@ impl IncomingRequest {
             auth: None,
             cancel: CancellationToken::new(),
             outbound: None,
+            peer: None,
         }
     }
 
@@ -420,5 +426,47 @@ impl Admitted {
     /// Whether the request is served statelessly or on a session.
     pub(crate) fn era(&self) -> Era {
         Era::on_session(self.0.channel.is_some())
+    }
+}
+
+/// How many panics in a request's task (a handler, a layer, a token verifier) were
+/// caught and answered -32603, in this process: what a metrics surface may read.
+static CAUGHT_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// A panic caught in a request's task: logged, counted, and turned into the error its
+/// request is answered (-32603, with no detail of the panic for the client). The
+/// transport that caught it serves on.
+pub(crate) fn caught_panic(payload: &(dyn Any + Send)) -> RpcError {
+    CAUGHT_PANICS.fetch_add(1, Ordering::Relaxed);
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)");
+    tracing::error!(
+        panic = message,
+        "a request's task panicked: answered -32603, serving on"
+    );
+    RpcError::internal("Internal error")
+}
+
+/// How many panics [`caught_panic`] has counted in this process.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn caught_panics() -> u64 {
+    CAUGHT_PANICS.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_caught_panic_is_counted_and_answered_internal_error() {
+        let before = caught_panics();
+        let payload = std::panic::catch_unwind(|| panic!("boom")).expect_err("it panicked");
+        let error = caught_panic(&*payload);
+        assert_eq!(error.code, code::INTERNAL_ERROR);
+        assert!(!error.message.contains("boom"), "no detail for the client");
+        assert!(caught_panics() > before);
     }
 }

@@ -10,8 +10,10 @@
 //! the call and holds a lease on the task it renews; `tasks/get`, `tasks/update` and
 //! `tasks/cancel` work on any instance that shares the [`TaskStore`]. A task whose
 //! instance went away is `failed` once its lease lapses, unless its tool is
-//! [restartable](TaskSupport::restartable): then another instance runs it again. A task is visible only to the
-//! principal that created it (the one sealing binds).
+//! [restartable](TaskSupport::restartable): then another instance runs it again. The
+//! lease is fenced: an instance that stalled past it and was taken over finds its
+//! renewal refused and stops its body, and the store keeps nothing it writes after.
+//! A task is visible only to the principal that created it (the one sealing binds).
 //!
 //! MRTR runs inside a task unchanged: the body's `InputRequiredResult` becomes the
 //! task's `inputRequests` (status `input_required`), the client's `tasks/update`
@@ -53,10 +55,9 @@ pub use serve::OnRequest;
 pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};
 
 /// How a task store names itself in its errors.
-#[cfg(feature = "redis")]
 const STORE: &str = "task store";
 
-/// How many live tasks one principal may hold unless told otherwise
+/// How many running tasks one principal may hold unless told otherwise
 /// ([`Tasks::max_per_principal`]): far below any store's capacity, so that one caller
 /// cannot fill it for everyone.
 pub(crate) const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
@@ -118,9 +119,11 @@ impl Tasks {
         }
     }
 
-    /// How many live tasks (not yet past their TTL, finished or not) one principal may
-    /// hold; one more is refused with an error naming this cap. Callers without
-    /// authentication count as one principal.
+    /// How many live tasks (working or waiting for input) one principal may hold; one
+    /// more is refused with an error naming this cap. Finished tasks do not count: each
+    /// principal's are kept up to the same number, the oldest forgotten first (before
+    /// their TTL). Callers without authentication are told apart by their address (over
+    /// tern's own HTTP accept loop; one principal together otherwise).
     pub fn max_per_principal(mut self, max: usize) -> Self {
         self.per_principal = max.max(1);
         self
@@ -141,7 +144,7 @@ impl Tasks {
     /// How long a running task stays `working` after its instance stops renewing it
     /// (renewed every third of it): past this, any instance reading the task takes it
     /// over if its tool is [restartable](TaskSupport::restartable), and marks it
-    /// `failed` if not.
+    /// `failed` if not. The instance that lost it stops its body when it next renews.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease.max(Duration::from_millis(30));
         self

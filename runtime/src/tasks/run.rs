@@ -1,7 +1,9 @@
 //! A tool call running as a task: created durably, then its body driven round by round
 //! on this instance (its input requests become the task's, the answers delivered through
 //! `tasks/update` its next round's `inputResponses`), the lease renewed while it runs,
-//! and its end written to the store.
+//! and its end written to the store. Every write carries the lease's fencing token: an
+//! instance whose task was taken over finds its renewal refused and stops its body,
+//! and nothing it writes after is kept.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -18,13 +20,29 @@ use crate::server::RequestContext;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{CallToolOutcome, ClientCapabilities, InputResponses, Outcome};
 
+/// How an unauthenticated caller's owner starts: never a principal's (hex digits).
+const ANONYMOUS: &str = "anon:";
+
 /// Who a request's caller is, as a task's owner: the principal sealing binds, as a
-/// digest; the same (empty) owner for every unauthenticated caller, whose tasks are
-/// reachable by their unguessable ids alone.
+/// digest; for an unauthenticated caller, its address (as listen streams tell callers
+/// apart), so that each has its own cap; `anon:` alone when the transport knows none.
 pub(crate) fn owner_of(ctx: &RequestContext) -> String {
-    ctx.auth()
-        .map(|a| Principal::from_auth(a).owner_key())
-        .unwrap_or_default()
+    match (ctx.auth(), ctx.peer()) {
+        (Some(auth), _) => Principal::from_auth(auth).owner_key(),
+        (None, Some(ip)) => format!("{ANONYMOUS}{ip}"),
+        (None, None) => ANONYMOUS.to_owned(),
+    }
+}
+
+/// Whether `ctx`'s caller may see a task owned by `owner`: a principal its own; an
+/// unauthenticated caller any unauthenticated caller's (from whatever address), whose
+/// tasks are reachable by their unguessable ids alone.
+pub(crate) fn may_see(ctx: &RequestContext, owner: &str) -> bool {
+    match ctx.auth() {
+        Some(auth) => owner == Principal::from_auth(auth).owner_key(),
+        // "": stored before callers without credentials were told apart.
+        None => owner.is_empty() || owner.starts_with(ANONYMOUS),
+    }
 }
 
 /// A JSON-RPC error as a failed task's `error`, as JSON text.
@@ -58,6 +76,7 @@ pub(crate) async fn create(
         ttl_ms: millis(tasks.ttl),
         poll_interval_ms: millis(tasks.poll_interval),
         lease_ms: now.saturating_add(millis(tasks.lease)),
+        fence: 0,
         asks: Vec::new(),
         result: None,
         error: None,
@@ -77,8 +96,8 @@ pub(crate) async fn create(
         Admission::OwnerAtCap => Err(RpcError::new(
             TOO_MANY_TASKS,
             format!(
-                "Too many tasks: you hold {} live tasks, the most one caller may; \
-                 wait for them to expire or cancel some",
+                "Too many tasks: you hold {} live tasks (working or waiting for input), \
+                 the most one caller may; wait for one to finish or cancel some",
                 tasks.per_principal
             ),
         )),
@@ -101,25 +120,38 @@ fn watch_interval(tasks: &Tasks) -> Duration {
     (tasks.lease / 3).min(Duration::from_millis(200))
 }
 
-/// Drives task `id` in the background: `first` is the body's round under way, `next`
-/// starts another. `cancel` is the body's token: cancelled when the task is. A
-/// restartable task's `resume` is where it started, moved on as rounds are answered.
+/// Task `id` as this instance holds it: under the lease's fencing token `fence`.
+#[derive(Clone)]
+pub(crate) struct Held {
+    pub(crate) tasks: Tasks,
+    pub(crate) id: String,
+    pub(crate) fence: u64,
+}
+
+impl Held {
+    /// Applies `change` under this holding's token.
+    async fn transition(&self, change: Transition) -> Result<bool, StoreError> {
+        self.tasks
+            .store
+            .transition(&self.id, self.fence, change)
+            .await
+    }
+}
+
+/// Drives task `held` in the background: `first` is the body's round under way, `next`
+/// starts another. `cancel` is the body's token: cancelled when the task is, or when
+/// this instance loses its lease. A restartable task's `resume` is where it started,
+/// moved on as rounds are answered.
 pub(crate) fn spawn(
-    tasks: Tasks,
-    id: String,
+    held: Held,
     capabilities: ClientCapabilities,
     cancel: CancellationToken,
     body: Body,
 ) {
     tokio::spawn(async move {
         let done = CancellationToken::new();
-        tokio::spawn(keep_lease(
-            tasks.clone(),
-            id.clone(),
-            cancel.clone(),
-            done.clone(),
-        ));
-        let end = drive(&tasks, &id, &capabilities, &cancel, body).await;
+        tokio::spawn(keep_lease(held.clone(), cancel.clone(), done.clone()));
+        let end = drive(&held, &capabilities, &cancel, body).await;
         done.cancel();
         let mut change = Transition::to(Status::Cancelled, now_ms());
         match end {
@@ -135,26 +167,31 @@ pub(crate) fn spawn(
             }
             End::Gone => return,
         }
-        if let Err(e) = tasks.store.transition(&id, change).await {
-            tracing::error!(task = %id, error = %e, "could not record a task's end");
+        match held.transition(change).await {
+            Err(e) if e.is_lease_lost() => {
+                tracing::warn!(task = %held.id, "another instance took this task over: this body's end is not kept");
+            }
+            Err(e) => tracing::error!(task = %held.id, error = %e, "could not record a task's end"),
+            Ok(_) => {}
         }
     });
 }
 
-/// Takes over task `record` (read through `ctx`'s request, whose caller owns it) if it
-/// is restartable and its instance stopped, and runs its body again here; whether it
-/// runs on (here or, having been taken by another instance first, there).
-pub(crate) async fn take_over(
+/// Runs task `record` (read through `ctx`'s request, whose caller owns it) again here,
+/// held under `fence` (just taken over), if it is restartable and its tool is served
+/// here; whether it runs.
+pub(crate) fn restart(
     tasks: &Tasks,
     ctx: &RequestContext,
     record: &TaskRecord,
-) -> Result<bool, StoreError> {
+    fence: u64,
+) -> bool {
     let Some(resume) = record
         .resume
         .as_deref()
         .and_then(|text| serde_json::from_str::<Resume>(text).ok())
     else {
-        return Ok(false);
+        return false;
     };
     let cancel = CancellationToken::new();
     let Some(body) = tasks
@@ -170,18 +207,9 @@ pub(crate) async fn take_over(
         })
     else {
         tracing::warn!(task = %record.id, tool = %resume.tool, "a restartable task's tool is not served here");
-        return Ok(false);
+        return false;
     };
-    let now = now_ms();
-    if !tasks
-        .store
-        .take_over(&record.id, now, now.saturating_add(millis(tasks.lease)))
-        .await?
-    {
-        // Another instance took it first, or it ended meanwhile: not ours to fail.
-        return Ok(true);
-    }
-    tracing::info!(task = %record.id, tool = %resume.tool, rounds = resume.rounds, "took over a task whose instance stopped");
+    tracing::info!(task = %record.id, tool = %resume.tool, rounds = resume.rounds, fence, "took over a task whose instance stopped");
     let first = body.call(resume.responses.clone(), resume.state.clone());
     let capabilities = resume.capabilities.clone();
     let body = Body {
@@ -189,13 +217,20 @@ pub(crate) async fn take_over(
         next: body,
         resume: Some(resume),
     };
-    spawn(tasks.clone(), record.id.clone(), capabilities, cancel, body);
-    Ok(true)
+    let held = Held {
+        tasks: tasks.clone(),
+        id: record.id.clone(),
+        fence,
+    };
+    spawn(held, capabilities, cancel, body);
+    true
 }
 
 /// Renews the lease until `done`, cancelling `cancel` when the task's cancellation is
-/// asked for (or the task is gone or finished elsewhere).
-async fn keep_lease(tasks: Tasks, id: String, cancel: CancellationToken, done: CancellationToken) {
+/// asked for (or the task is gone or finished elsewhere), or when another instance took
+/// it over (the renewal refused: its lease lost).
+async fn keep_lease(held: Held, cancel: CancellationToken, done: CancellationToken) {
+    let Held { tasks, id, fence } = held;
     let every = watch_interval(&tasks);
     loop {
         tokio::select! {
@@ -203,9 +238,14 @@ async fn keep_lease(tasks: Tasks, id: String, cancel: CancellationToken, done: C
             () = tasks.store.changed(&id, every) => {}
         }
         let until = now_ms().saturating_add(millis(tasks.lease));
-        match tasks.store.renew(&id, until).await {
+        match tasks.store.renew(&id, fence, until).await {
             Ok(true) => cancel.cancel(),
             Ok(false) => {}
+            Err(e) if e.is_lease_lost() => {
+                tracing::warn!(task = %id, fence, "lost the lease on a task to another instance: its body here is stopped");
+                cancel.cancel();
+                return;
+            }
             Err(e) => tracing::warn!(task = %id, error = %e, "could not renew a task's lease"),
         }
     }
@@ -228,12 +268,12 @@ pub(crate) struct Body {
 }
 
 async fn drive(
-    tasks: &Tasks,
-    id: &str,
+    held: &Held,
     capabilities: &ClientCapabilities,
     cancel: &CancellationToken,
     body: Body,
 ) -> End {
+    let id = held.id.as_str();
     let Body {
         first: mut round,
         next,
@@ -289,7 +329,7 @@ async fn drive(
         let answers = if asks.is_empty() {
             InputResponses::new()
         } else {
-            match answers(tasks, id, cancel, asks, &keys).await {
+            match answers(held, cancel, asks, &keys).await {
                 Ok(answers) => answers,
                 Err(end) => return end,
             }
@@ -298,7 +338,9 @@ async fn drive(
             *moved = moved.at(&answers, asked.request_state.as_deref());
             moved.used = used.iter().cloned().collect();
             moved.rounds = number;
-            checkpoint(tasks, id, moved).await;
+            if let Err(end) = checkpoint(held, moved).await {
+                return end;
+            }
         }
         round = next.call(Some(answers), asked.request_state);
     }
@@ -329,12 +371,18 @@ fn task_keys(
     Some((asks, keys))
 }
 
-/// Keeps `resume` as the task's restart point: the round its answers start.
-async fn checkpoint(tasks: &Tasks, id: &str, resume: &Resume) {
+/// Keeps `resume` as the task's restart point: the round its answers start; `Gone`
+/// when the task is not this instance's any more.
+async fn checkpoint(held: &Held, resume: &Resume) -> Result<(), End> {
     let mut change = Transition::to(Status::Working, now_ms());
     change.resume = resume.to_text();
-    if let Err(e) = tasks.store.transition(id, change).await {
-        tracing::warn!(task = %id, error = %e, "could not keep a task's restart point");
+    match held.transition(change).await {
+        Err(e) if e.is_lease_lost() => Err(End::Gone),
+        Err(e) => {
+            tracing::warn!(task = %held.id, error = %e, "could not keep a task's restart point");
+            Ok(())
+        }
+        Ok(_) => Ok(()),
     }
 }
 
@@ -342,17 +390,18 @@ async fn checkpoint(tasks: &Tasks, id: &str, resume: &Resume) {
 /// the client has answered every one of `keys` (task key to the body's key): the
 /// answers under the body's keys, or how the task ended meanwhile.
 async fn answers(
-    tasks: &Tasks,
-    id: &str,
+    held: &Held,
     cancel: &CancellationToken,
     asks: Vec<(String, String)>,
     keys: &BTreeMap<String, String>,
 ) -> Result<InputResponses, End> {
+    let Held { tasks, id, fence } = held;
     let mut change = Transition::to(Status::InputRequired, now_ms());
     change.asks = asks;
-    match tasks.store.transition(id, change).await {
+    match held.transition(change).await {
         Ok(true) => {}
         Ok(false) => return Err(End::Gone),
+        Err(e) if e.is_lease_lost() => return Err(End::Gone),
         Err(e) => {
             tracing::error!(task = %id, error = %e, "could not record a task's input requests");
             return Err(End::Failed(RpcError::internal("Internal error")));
@@ -364,8 +413,9 @@ async fn answers(
             () = tasks.store.changed(id, watch_interval(tasks)) => {}
             () = cancel.cancelled() => return Err(End::Cancelled),
         }
-        let taken = match tasks.store.take_answers(id).await {
+        let taken = match tasks.store.take_answers(id, *fence).await {
             Ok(taken) => taken,
+            Err(e) if e.is_lease_lost() => return Err(End::Gone),
             Err(e) => {
                 tracing::warn!(task = %id, error = %e, "could not read a task's answers");
                 continue;

@@ -120,7 +120,7 @@ async fn as_task(
             next: body,
             resume,
         };
-        run::spawn(tasks, record.id.clone(), capabilities, cancel, body);
+        run::spawn(held(tasks, &record), capabilities, cancel, body);
         return created(&record);
     }
     match call.run_until_detached(task_ctx, cancel.clone()).await {
@@ -139,9 +139,18 @@ async fn as_task(
                 next,
                 resume: None,
             };
-            run::spawn(tasks, record.id.clone(), capabilities, cancel, body);
+            run::spawn(held(tasks, &record), capabilities, cancel, body);
             created(&record)
         }
+    }
+}
+
+/// Task `record`, just created, as its creator holds it.
+fn held(tasks: Tasks, record: &TaskRecord) -> run::Held {
+    run::Held {
+        tasks,
+        id: record.id.clone(),
+        fence: record.fence,
     }
 }
 

@@ -63,7 +63,6 @@ impl Watch {
         if !ids.is_empty() && !super::wire::declares(ctx.client_capabilities()) {
             return Err(super::wire::extension_required());
         }
-        let owner = super::run::owner_of(ctx);
         let mut watched = Vec::with_capacity(ids.len());
         for id in ids.into_iter().filter(|id| super::is_task_id(id)) {
             let visible = tasks
@@ -72,7 +71,7 @@ impl Watch {
                 .await
                 .ok()
                 .flatten()
-                .is_some_and(|r| r.owner == owner);
+                .is_some_and(|r| super::run::may_see(ctx, &r.owner));
             if visible && !watched.iter().any(|(w, _)| *w == id) {
                 watched.push((id, None));
             }

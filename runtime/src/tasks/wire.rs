@@ -54,7 +54,7 @@ async fn visible(tasks: &Tasks, ctx: &RequestContext, id: &str) -> Result<TaskRe
         .get(id)
         .await
         .map_err(store_failed)?
-        .filter(|r| r.owner == super::run::owner_of(ctx))
+        .filter(|r| super::run::may_see(ctx, &r.owner))
         .ok_or_else(unknown_task)?;
     settle(tasks, ctx, record).await
 }
@@ -65,7 +65,8 @@ pub(crate) fn lapsed(record: &TaskRecord) -> bool {
 }
 
 /// `record` as it stands once a lapsed lease is settled: taken over here (read through
-/// `ctx`, whose caller owns it) if it is restartable, else marked `failed`.
+/// `ctx`, whose caller owns it) and run again if it is restartable, else marked
+/// `failed` under the lease taken; as it was when another instance took it first.
 pub(crate) async fn settle(
     tasks: &Tasks,
     ctx: &RequestContext,
@@ -75,22 +76,27 @@ pub(crate) async fn settle(
         return Ok(record);
     }
     let id = record.id.as_str();
-    if super::run::take_over(tasks, ctx, &record)
+    let now = now_ms();
+    let until = now.saturating_add(super::millis(tasks.lease));
+    let Some(fence) = tasks
+        .store
+        .take_over(id, now, until)
         .await
         .map_err(store_failed)?
-    {
+    else {
+        // Another instance took it first, or it ended meanwhile: not ours to settle.
+        return Ok(record);
+    };
+    if super::run::restart(tasks, ctx, &record, fence) {
         return Ok(record);
     }
-    let now = now_ms();
-    let lost = super::run::failure(&RpcError::internal(
-        "The server instance running the task stopped",
-    ));
+    let stopped = "The server instance running the task stopped";
     let mut change = super::Transition::to(Status::Failed, now);
-    change.error = Some(lost);
-    change.message = Some("The server instance running the task stopped".into());
+    change.error = Some(super::run::failure(&RpcError::internal(stopped)));
+    change.message = Some(stopped.into());
     tasks
         .store
-        .transition(id, change)
+        .transition(id, fence, change)
         .await
         .map_err(store_failed)?;
     tasks

@@ -24,12 +24,12 @@ use tokio::process::{Child, Command};
 use crate::redis_support::redis;
 
 /// One `task_server` process.
-struct Instance {
-    child: Child,
+pub(crate) struct Instance {
+    pub(crate) child: Child,
     url: String,
 }
 
-async fn start(args: &[&str]) -> Instance {
+pub(crate) async fn start(args: &[&str]) -> Instance {
     let mut child = Command::new(env!("CARGO_BIN_EXE_task_server"))
         .args(args)
         .stdout(Stdio::piped())
@@ -68,7 +68,7 @@ async fn start(args: &[&str]) -> Instance {
 
 /// A client of `instance` for `user`, answering every form: a region `eu`, a
 /// confirmation `true`.
-async fn client(instance: &Instance, user: &str) -> Client {
+pub(crate) async fn client(instance: &Instance, user: &str) -> Client {
     client_with(instance, user, true).await
 }
 
@@ -124,7 +124,11 @@ fn text(result: &tern_mcp::types::v2026_07_28::CallToolResult) -> String {
         .to_owned()
 }
 
-async fn started_task(client: &Client, tool: &str, args: serde_json::Value) -> TaskHandle {
+pub(crate) async fn started_task(
+    client: &Client,
+    tool: &str,
+    args: serde_json::Value,
+) -> TaskHandle {
     match client.start_tool_call(tool, args).await.unwrap() {
         ToolCallStart::Task(t) => t,
         ToolCallStart::Done(r) => panic!("{tool} did not become a task: {r:?}"),
@@ -132,7 +136,7 @@ async fn started_task(client: &Client, tool: &str, args: serde_json::Value) -> T
 }
 
 /// Polls `task` until `done` says its state is the one awaited, for at most `within`.
-async fn until(
+pub(crate) async fn until(
     task: &TaskHandle,
     within: Duration,
     done: impl Fn(&TaskState) -> bool,
@@ -152,7 +156,7 @@ async fn until(
     }
 }
 
-fn answer(key: &str, field: &str, value: ElicitValue) -> InputResponses {
+pub(crate) fn answer(key: &str, field: &str, value: ElicitValue) -> InputResponses {
     let mut r = InputResponses::new();
     r.insert(
         key,

@@ -1,6 +1,7 @@
 //! The in-memory task store's rules, as every store keeps them.
 
 use super::*;
+use crate::tasks::now_ms;
 
 fn task(id: &str, ttl_ms: u64) -> TaskRecord {
     let now = now_ms();
@@ -14,6 +15,7 @@ fn task(id: &str, ttl_ms: u64) -> TaskRecord {
         ttl_ms,
         poll_interval_ms: 100,
         lease_ms: now + 10_000,
+        fence: 0,
         asks: Vec::new(),
         result: None,
         error: None,
@@ -23,41 +25,83 @@ fn task(id: &str, ttl_ms: u64) -> TaskRecord {
 }
 
 #[tokio::test]
-async fn a_restartable_task_is_taken_over_once_its_lease_lapsed_and_by_one_caller() {
+async fn a_task_is_taken_over_once_its_lease_lapsed_by_one_caller_under_a_new_token() {
     let store = MemoryTaskStore::default();
-    let mut restartable = task("r", 60_000);
-    restartable.resume = Some("{}".into());
-    restartable.lease_ms = now_ms() + 1_000;
-    store.create(restartable, 10).await.unwrap();
-    store.create(task("plain", 60_000), 10).await.unwrap();
+    let mut held = task("r", 60_000);
+    held.resume = Some("{}".into());
+    held.lease_ms = now_ms() + 1_000;
+    store.create(held, 10).await.unwrap();
     let later = now_ms() + 20_000;
-    assert!(
-        !store.take_over("r", now_ms(), later).await.unwrap(),
+    assert_eq!(
+        store.take_over("r", now_ms(), later).await.unwrap(),
+        None,
         "its lease holds"
     );
     let after_lease = now_ms() + 2_000;
-    assert!(store.take_over("r", after_lease, later).await.unwrap());
-    assert!(
-        !store.take_over("r", after_lease, later).await.unwrap(),
+    assert_eq!(
+        store.take_over("r", after_lease, later).await.unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        store.take_over("r", after_lease, later).await.unwrap(),
+        None,
         "taken already"
     );
-    assert_eq!(store.get("r").await.unwrap().unwrap().lease_ms, later);
-    assert!(
-        !store
-            .take_over("plain", later + 1, later + 2)
-            .await
-            .unwrap(),
-        "not restartable"
-    );
-    // A finished task is not run again.
+    let r = store.get("r").await.unwrap().unwrap();
+    assert_eq!((r.lease_ms, r.fence), (later, 1));
+    // A finished task is not taken over.
     let mut done = Transition::to(Status::Completed, now_ms());
     done.resume = Some("{\"rounds\":1}".into());
-    assert!(store.transition("r", done).await.unwrap());
+    assert!(store.transition("r", 1, done).await.unwrap());
     assert_eq!(
         store.get("r").await.unwrap().unwrap().resume.as_deref(),
         Some("{\"rounds\":1}")
     );
-    assert!(!store.take_over("r", later + 1, later + 2).await.unwrap());
+    assert_eq!(
+        store.take_over("r", later + 1, later + 2).await.unwrap(),
+        None
+    );
+}
+
+fn lost<T>(r: Result<T, StoreError>) -> bool {
+    r.is_err_and(|e| e.is_lease_lost())
+}
+
+#[tokio::test]
+async fn the_instance_that_lost_its_lease_can_neither_renew_nor_write_nor_take_answers() {
+    let store = MemoryTaskStore::default();
+    let mut stalled = task("t", 60_000);
+    stalled.lease_ms = now_ms().saturating_sub(1);
+    store.create(stalled, 10).await.unwrap();
+    let new = store
+        .take_over("t", now_ms(), now_ms() + 10_000)
+        .await
+        .unwrap()
+        .unwrap();
+    // The new holder asks; the client answers (no token: anyone's to deliver).
+    assert!(store.transition("t", new, asking(&["a"])).await.unwrap());
+    let answer = vec![("a".to_owned(), "1".to_owned())];
+    assert_eq!(store.deliver("t", answer, now_ms()).await.unwrap(), ["a"]);
+    // The old holder (token 0) is refused everywhere, and changes nothing.
+    assert!(lost(store.renew("t", 0, now_ms() + 99_000).await));
+    assert!(lost(store.take_answers("t", 0).await));
+    let mut stale = Transition::to(Status::Completed, now_ms());
+    stale.result = Some("\"old\"".into());
+    assert!(lost(store.transition("t", 0, stale).await));
+    let r = store.get("t").await.unwrap().unwrap();
+    assert_eq!((r.status, r.result, r.fence), (Status::Working, None, new));
+    assert!(
+        r.lease_ms < now_ms() + 99_000,
+        "the old holder's renewal did not apply"
+    );
+    // The holder's own writes go through.
+    assert!(!store.renew("t", new, now_ms() + 10_000).await.unwrap());
+    assert_eq!(store.take_answers("t", new).await.unwrap().len(), 1);
+    let mut end = Transition::to(Status::Completed, now_ms());
+    end.result = Some("\"new\"".into());
+    assert!(store.transition("t", new, end).await.unwrap());
+    let r = store.get("t").await.unwrap().unwrap();
+    assert_eq!(r.result.as_deref(), Some("\"new\""));
 }
 
 fn asking(keys: &[&str]) -> Transition {
@@ -73,7 +117,7 @@ async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_th
         store.create(task("t", 60_000), 100).await.unwrap(),
         Admission::Created
     );
-    store.transition("t", asking(&["a", "b"])).await.unwrap();
+    store.transition("t", 0, asking(&["a", "b"])).await.unwrap();
     let answer = |k: &str| {
         vec![
             (k.to_owned(), "1".to_owned()),
@@ -102,12 +146,12 @@ async fn answers_to_keys_not_outstanding_are_ignored_and_the_last_one_resumes_th
         store.get("t").await.unwrap().unwrap().status,
         Status::Working
     );
-    let taken = store.take_answers("t").await.unwrap();
+    let taken = store.take_answers("t", 0).await.unwrap();
     assert_eq!(
         taken,
         [("a".to_owned(), "1".to_owned()), ("b".into(), "1".into())]
     );
-    assert!(store.take_answers("t").await.unwrap().is_empty());
+    assert!(store.take_answers("t", 0).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -119,10 +163,10 @@ async fn a_terminal_task_changes_no_more_and_a_cancel_of_it_asks_nothing() {
     );
     let mut done = Transition::to(Status::Completed, now_ms());
     done.result = Some("{}".into());
-    assert!(store.transition("t", done).await.unwrap());
+    assert!(store.transition("t", 0, done).await.unwrap());
     assert!(
         !store
-            .transition("t", Transition::to(Status::Failed, now_ms()))
+            .transition("t", 0, Transition::to(Status::Failed, now_ms()))
             .await
             .unwrap()
     );
@@ -143,7 +187,7 @@ async fn a_task_is_kept_for_its_ttl_from_creation_and_then_forgotten() {
     tokio::time::sleep(Duration::from_millis(80)).await;
     assert!(store.get("short").await.unwrap().is_none());
     // Renewing a forgotten task tells its body to stop.
-    assert!(store.renew("short", now_ms() + 1000).await.unwrap());
+    assert!(store.renew("short", 0, now_ms() + 1000).await.unwrap());
 }
 
 #[tokio::test]
@@ -194,4 +238,42 @@ async fn one_owner_at_its_cap_is_refused_and_others_are_not() {
     tokio::time::sleep(Duration::from_millis(40)).await;
     let next = owned_by("t", "bob", 60_000);
     assert_eq!(other.create(next, 1).await.unwrap(), Admission::Created);
+}
+
+#[tokio::test]
+async fn finished_tasks_do_not_hold_the_running_cap_and_are_kept_up_to_it() {
+    let store = MemoryTaskStore::default();
+    let owned = |id: String| TaskRecord {
+        owner: "anon:10.0.0.1".into(),
+        ..task(&id, 60_000)
+    };
+    // Five quick tasks, each finished before the next: a cap of 2 running never bites.
+    for n in 0..5 {
+        let id = format!("q{n}");
+        assert_eq!(
+            store.create(owned(id.clone()), 2).await.unwrap(),
+            Admission::Created
+        );
+        let mut done = Transition::to(Status::Completed, now_ms() + n);
+        done.result = Some("{}".into());
+        assert!(store.transition(&id, 0, done).await.unwrap());
+    }
+    // Running ones are still capped.
+    for n in 0..2 {
+        let id = format!("r{n}");
+        assert_eq!(
+            store.create(owned(id), 2).await.unwrap(),
+            Admission::Created
+        );
+    }
+    let more = store.create(owned("r2".into()), 2).await.unwrap();
+    assert_eq!(more, Admission::OwnerAtCap);
+    // Of the finished, the newest two are kept: storage stays bounded.
+    let mut kept = Vec::new();
+    for n in 0..5 {
+        if store.get(&format!("q{n}")).await.unwrap().is_some() {
+            kept.push(n);
+        }
+    }
+    assert_eq!(kept, [3, 4]);
 }

@@ -62,6 +62,7 @@ where
     // The caller set in place: the request (a couple hundred bytes) is not moved for it.
     let mut request = IncomingRequest::from_raw(id, method, params);
     request.auth = auth;
+    request.peer = conn.and_then(|c| c.peer);
     let accepted = match shared.server.accept_read(request, &bytes) {
         Ok(accepted) => accepted,
         Err(rejected) => {

@@ -3,9 +3,13 @@
 //! fields (`PREFIX{id}`, the id a hash tag so the three share a Redis Cluster slot), a
 //! hash of its outstanding input requests (`…:asks`) and a
 //! hash of the answers delivered and not yet taken (`…:answers`). Every change that
-//! reads before it writes is one Lua script, so it is atomic in Redis. Each owner has a
-//! sorted set of its tasks by expiry (`PREFIX` + `owner:` + owner), which caps how many
-//! live tasks one principal holds across the fleet.
+//! reads before it writes is one Lua script (`scripts.rs`), so it is atomic in Redis;
+//! the running instance's writes are fenced there by its lease's token. Each owner has
+//! two sorted sets of its tasks by expiry, both tagged with the owner (one slot): the
+//! running ones (`PREFIX` + `running:{owner}`), which caps how many one principal runs
+//! across the fleet, and the finished ones (`…finished:{owner}`), which bounds how many
+//! it keeps (the oldest forgotten first). A task moves from one to the other when the
+//! instance that ends it has stored its end.
 //!
 //! The instance running a task's body learns of answers and cancellation by reading
 //! these keys (every 50 ms while it waits), not through a channel of its own: any
@@ -18,6 +22,11 @@ use super::store::{Admission, Status, TaskRecord, TaskStore, Transition};
 use crate::StoreError;
 use crate::transport::BoxFuture;
 
+mod owners;
+mod scripts;
+
+use scripts::{LEASE_LOST, Scripts};
+
 /// How often a waiting body looks for answers and cancellation in Redis.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -27,29 +36,6 @@ pub struct RedisTaskStore {
     connection: crate::util::redis::Link,
     prefix: String,
     scripts: std::sync::Arc<Scripts>,
-}
-
-/// The Lua scripts, each hashed once (a `Script` computes its SHA-1 when made).
-struct Scripts {
-    transition: redis::Script,
-    deliver: redis::Script,
-    take: redis::Script,
-    cancel: redis::Script,
-    renew: redis::Script,
-    take_over: redis::Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        Self {
-            transition: script(TRANSITION),
-            deliver: script(DELIVER),
-            take: script(TAKE),
-            cancel: script(CANCEL),
-            renew: script(RENEW),
-            take_over: script(TAKE_OVER),
-        }
-    }
 }
 
 impl std::fmt::Debug for RedisTaskStore {
@@ -62,6 +48,10 @@ impl std::fmt::Debug for RedisTaskStore {
 
 fn failed(e: redis::RedisError) -> StoreError {
     StoreError::caused_by(super::STORE, e)
+}
+
+fn lease_lost() -> StoreError {
+    StoreError::lease_lost(super::STORE)
 }
 
 fn status_name(s: Status) -> &'static str {
@@ -83,82 +73,6 @@ fn status_of(s: &str) -> Option<Status> {
         "cancelled" => Status::Cancelled,
         _ => return None,
     })
-}
-
-/// Terminal statuses, as the scripts test them.
-const TERMINAL: &str =
-    "local function terminal(s) return s == 'completed' or s == 'failed' or s == 'cancelled' end\n";
-
-/// KEYS: task, asks. ARGV: status, message (or ''), result, error, at, resume (or '':
-/// kept), then request key/text pairs. Applies unless terminal or gone.
-const TRANSITION: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'message', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'resume', ARGV[6]) end
-redis.call('DEL', KEYS[2])
-if #ARGV > 6 then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 7))
-  redis.call('PEXPIREAT', KEYS[2], redis.call('HGET', KEYS[1], 'expires'))
-end
-return 1
-";
-
-/// KEYS: task, asks, answers. ARGV: at, then answer key/text pairs. Returns the keys
-/// accepted.
-const DELIVER: &str = r"
-if redis.call('HGET', KEYS[1], 'status') ~= 'input_required' then return {} end
-local accepted = {}
-for i = 2, #ARGV, 2 do
-  if redis.call('HDEL', KEYS[2], ARGV[i]) == 1 then
-    redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
-    accepted[#accepted + 1] = ARGV[i]
-  end
-end
-if #accepted > 0 then
-  redis.call('PEXPIREAT', KEYS[3], redis.call('HGET', KEYS[1], 'expires'))
-  redis.call('HSET', KEYS[1], 'updated', ARGV[1])
-  if redis.call('HLEN', KEYS[2]) == 0 then redis.call('HSET', KEYS[1], 'status', 'working') end
-end
-return accepted
-";
-
-/// KEYS: answers. Returns and removes every answer.
-const TAKE: &str = r"
-local all = redis.call('HGETALL', KEYS[1])
-redis.call('DEL', KEYS[1])
-return all
-";
-
-/// KEYS: task. Returns whether the task exists.
-const CANCEL: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if not terminal(redis.call('HGET', KEYS[1], 'status')) then redis.call('HSET', KEYS[1], 'cancel', '1') end
-return 1
-";
-
-/// KEYS: task. ARGV: now, lease. Takes a restartable task whose lease lapsed: 1 when
-/// the caller holds it now.
-const TAKE_OVER: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
-if (redis.call('HGET', KEYS[1], 'resume') or '') == '' then return 0 end
-if tonumber(redis.call('HGET', KEYS[1], 'lease')) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'lease', ARGV[2])
-return 1
-";
-
-/// KEYS: task. ARGV: lease. Returns 1 when the body should stop.
-const RENEW: &str = r"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
-redis.call('HSET', KEYS[1], 'lease', ARGV[1])
-if redis.call('HGET', KEYS[1], 'cancel') == '1' then return 1 end
-if terminal(redis.call('HGET', KEYS[1], 'status')) then return 1 end
-return 0
-";
-
-fn script(body: &str) -> redis::Script {
-    redis::Script::new(&format!("{TERMINAL}{body}"))
 }
 
 impl RedisTaskStore {
@@ -183,6 +97,11 @@ impl RedisTaskStore {
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
         self
+    }
+
+    /// The sets of `owner`'s tasks.
+    fn owner(&self, owner: &str) -> owners::Owner {
+        owners::Owner::new(&self.prefix, owner)
     }
 
     fn keys(&self, id: &str) -> [String; 3] {
@@ -213,7 +132,7 @@ fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
 }
 
 /// A new task's hash fields.
-fn fields(task: &TaskRecord, expires: u64) -> [(&'static str, String); 14] {
+fn fields(task: &TaskRecord, expires: u64) -> [(&'static str, String); 15] {
     [
         ("id", task.id.clone()),
         ("owner", task.owner.clone()),
@@ -224,6 +143,7 @@ fn fields(task: &TaskRecord, expires: u64) -> [(&'static str, String); 14] {
         ("ttl", task.ttl_ms.to_string()),
         ("poll", task.poll_interval_ms.to_string()),
         ("lease", task.lease_ms.to_string()),
+        ("fence", task.fence.to_string()),
         ("expires", expires.to_string()),
         ("cancel", "0".to_owned()),
         ("result", String::new()),
@@ -239,48 +159,14 @@ impl TaskStore for RedisTaskStore {
         per_owner: usize,
     ) -> BoxFuture<'_, Result<Admission, StoreError>> {
         let [_, _, key] = self.keys(&task.id);
-        let owned = format!("{}owner:{}", self.prefix, task.owner);
+        let owner = self.owner(&task.owner);
         let mut connection = self.connection.clone();
         Box::pin(async move {
             let expires = task.created_ms.saturating_add(task.ttl_ms);
-            // The owner's live tasks, scored by expiry: counted after this one is added,
-            // and taken out again if that is one too many (never over the cap, even when
-            // two instances create at once).
-            let count: usize = redis::pipe()
-                .atomic()
-                .cmd("ZREMRANGEBYSCORE")
-                .arg(&owned)
-                .arg("-inf")
-                .arg(super::now_ms())
-                .ignore()
-                .cmd("ZADD")
-                .arg(&owned)
-                .arg(expires)
-                .arg(&task.id)
-                .ignore()
-                .cmd("PEXPIREAT")
-                .arg(&owned)
-                .arg(expires)
-                .arg("NX")
-                .ignore()
-                .cmd("PEXPIREAT")
-                .arg(&owned)
-                .arg(expires)
-                .arg("GT")
-                .ignore()
-                .cmd("ZCARD")
-                .arg(&owned)
-                .query_async::<(usize,)>(&mut connection)
-                .await
-                .map_err(failed)?
-                .0;
-            if count > per_owner {
-                redis::cmd("ZREM")
-                    .arg(&owned)
-                    .arg(&task.id)
-                    .query_async::<()>(&mut connection)
-                    .await
-                    .map_err(failed)?;
+            if !owner
+                .admit(&mut connection, &task.id, expires, per_owner)
+                .await?
+            {
                 return Ok(Admission::OwnerAtCap);
             }
             redis::pipe()
@@ -296,6 +182,9 @@ impl TaskStore for RedisTaskStore {
                 .query_async::<()>(&mut connection)
                 .await
                 .map_err(failed)?;
+            owner
+                .forget_finished(&mut connection, per_owner, self)
+                .await;
             Ok(Admission::Created)
         })
     }
@@ -328,6 +217,7 @@ impl TaskStore for RedisTaskStore {
                 ttl_ms: field(&h, "ttl")?,
                 poll_interval_ms: field(&h, "poll")?,
                 lease_ms: field(&h, "lease")?,
+                fence: h.get("fence").and_then(|f| f.parse().ok()).unwrap_or(0),
                 asks: pairs(asked),
                 result: optional(&h, "result"),
                 error: optional(&h, "error"),
@@ -340,13 +230,16 @@ impl TaskStore for RedisTaskStore {
     fn transition<'a>(
         &'a self,
         id: &'a str,
+        fence: u64,
         change: Transition,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let [asks, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
+            let ended = change.status.is_terminal();
             let mut call = self.scripts.transition.key(&key);
             call.key(&asks)
+                .arg(fence)
                 .arg(status_name(change.status))
                 .arg(change.message.unwrap_or_default())
                 .arg(change.result.unwrap_or_default())
@@ -356,7 +249,16 @@ impl TaskStore for RedisTaskStore {
             for (k, v) in &change.asks {
                 call.arg(k).arg(v);
             }
-            let applied: i64 = call.invoke_async(&mut connection).await.map_err(failed)?;
+            let (applied, owner, expires): (i64, String, u64) =
+                call.invoke_async(&mut connection).await.map_err(failed)?;
+            if applied == LEASE_LOST {
+                return Err(lease_lost());
+            }
+            if ended && applied == 1 {
+                self.owner(&owner)
+                    .finished(&mut connection, id, expires)
+                    .await;
+            }
             Ok(applied == 1)
         })
     }
@@ -382,17 +284,23 @@ impl TaskStore for RedisTaskStore {
     fn take_answers<'a>(
         &'a self,
         id: &'a str,
+        fence: u64,
     ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
-        let [_, answered, _] = self.keys(id);
+        let [_, answered, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let flat: Vec<String> = self
+            let (taken, flat): (i64, Vec<String>) = self
                 .scripts
                 .take
+                .key(&key)
                 .key(&answered)
+                .arg(fence)
                 .invoke_async(&mut connection)
                 .await
                 .map_err(failed)?;
+            if taken == LEASE_LOST {
+                return Err(lease_lost());
+            }
             Ok(pairs(flat))
         })
     }
@@ -412,7 +320,12 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn renew<'a>(&'a self, id: &'a str, until_ms: u64) -> BoxFuture<'a, Result<bool, StoreError>> {
+    fn renew<'a>(
+        &'a self,
+        id: &'a str,
+        fence: u64,
+        until_ms: u64,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
@@ -420,10 +333,14 @@ impl TaskStore for RedisTaskStore {
                 .scripts
                 .renew
                 .key(&key)
+                .arg(fence)
                 .arg(until_ms)
                 .invoke_async(&mut connection)
                 .await
                 .map_err(failed)?;
+            if stop == LEASE_LOST {
+                return Err(lease_lost());
+            }
             Ok(stop == 1)
         })
     }
@@ -433,11 +350,11 @@ impl TaskStore for RedisTaskStore {
         id: &'a str,
         now_ms: u64,
         until_ms: u64,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<u64>, StoreError>> {
         let [_, _, key] = self.keys(id);
         let mut connection = self.connection.clone();
         Box::pin(async move {
-            let taken: i64 = self
+            let fence: u64 = self
                 .scripts
                 .take_over
                 .key(&key)
@@ -446,7 +363,7 @@ impl TaskStore for RedisTaskStore {
                 .invoke_async(&mut connection)
                 .await
                 .map_err(failed)?;
-            Ok(taken == 1)
+            Ok((fence > 0).then_some(fence))
         })
     }
 
