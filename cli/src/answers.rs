@@ -63,7 +63,7 @@ impl Presets {
     }
 
     fn read_file(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path)
+        let text = crate::files::read_text(path, crate::files::MAX_FILE_BYTES)
             .map_err(|e| CliError::usage(format!("--answers {}: {e}", path.display())))?;
         let value: Value = serde_json::from_str(&text).map_err(|source| CliError::Json {
             path: path.to_owned(),

@@ -110,15 +110,31 @@ pub(crate) async fn connect(
                 ));
             }
             let lines = child::spawn(target, &words, &options.env, options.cwd.as_deref())?;
+            let watched = Watched {
+                inner: lines,
+                tap: tap.clone(),
+            };
             builder
-                .connect(Watched {
-                    inner: lines,
-                    tap: tap.clone(),
-                })
-                .await?
+                .connect(watched)
+                .await
+                .map_err(|e| not_for_stdio(e.into(), &tap))?
         }
     };
     Ok((client, tap))
+}
+
+/// `error`, with a hint when the server printed lines that are not JSON-RPC: a server
+/// started for another transport, writing its logs on stdout.
+fn not_for_stdio(error: CliError, tap: &Tap) -> CliError {
+    match tap.strays() {
+        Some((count, first)) if error.is_connection() => error.with_hint(format!(
+            "the server printed {count} line(s) on stdout that are not JSON-RPC (the first: \
+             \"{}\"); is it started for stdio? A stdio server writes JSON-RPC alone on its \
+             stdout, its logs on stderr",
+            crate::safe::line(&first)
+        )),
+        _ => error,
+    }
 }
 
 fn log_level(name: &str) -> LoggingLevel {
@@ -176,10 +192,11 @@ fn machine(
 ) -> Result<OAuthClientBuilder> {
     let registration = Registration::new(client_id);
     if let Some(file) = key_file {
-        let pem = std::fs::read_to_string(file).map_err(|source| CliError::File {
-            path: file.to_owned(),
-            source,
-        })?;
+        let pem =
+            crate::files::read_text(file, MAX_KEY_BYTES).map_err(|source| CliError::File {
+                path: file.to_owned(),
+                source,
+            })?;
         let key = ClientKey::from_pkcs8_pem(&pem).map_err(|e| {
             CliError::usage(format!("--client-key {}: {}", file.display(), e.message()))
         })?;
@@ -195,6 +212,9 @@ fn machine(
         )),
     }
 }
+
+/// The most a `--client-key` PEM file may hold (an RSA key of 16,384 bits is under 13 KiB).
+const MAX_KEY_BYTES: u64 = 64 << 10;
 
 fn default_credentials() -> Result<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")

@@ -108,6 +108,7 @@ mod cli;
 mod connect;
 mod error;
 mod exit;
+mod files;
 mod form;
 mod hints;
 mod keys;

@@ -139,14 +139,17 @@ impl Config {
             path: path.to_owned(),
             source,
         };
-        let size = std::fs::metadata(path).map_err(file)?.len();
-        if size > MAX_CONFIG_BYTES {
-            return Err(CliError::usage(format!(
-                "{}: {size} bytes; a gateway's configuration is at most 1 MiB",
-                path.display()
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(file)?;
+        // Bounded by what is read: a device says it holds 0 bytes and never ends.
+        let text = crate::files::read_text(path, MAX_CONFIG_BYTES).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::InvalidData {
+                CliError::usage(format!(
+                    "{}: {source}; a gateway's configuration is at most 1 MiB",
+                    path.display()
+                ))
+            } else {
+                file(source)
+            }
+        })?;
         let config: Self = serde_json::from_str(&text).map_err(|source| CliError::Json {
             path: path.to_owned(),
             source,

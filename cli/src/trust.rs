@@ -7,7 +7,7 @@
 //! what a server or the connection did), and the user fixes it on their side: the file's
 //! owner or mode, or a `--yes`, like an answer that was missing.
 
-use std::io::{IsTerminal as _, Read as _};
+use std::io::IsTerminal as _;
 use std::path::Path;
 
 use console::Term;
@@ -26,12 +26,10 @@ pub(crate) fn read_own(path: &Path) -> Result<String> {
         path: path.to_owned(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(failed)?;
+    let file = std::fs::File::open(path).map_err(failed)?;
     #[cfg(unix)]
     check_owner_and_mode(path, &file.metadata().map_err(failed)?)?;
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(failed)?;
-    Ok(text)
+    crate::files::read_text_from(file, crate::files::MAX_FILE_BYTES).map_err(failed)
 }
 
 /// Refuses a file of another user, or one its group or everyone can write: whoever can

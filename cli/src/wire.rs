@@ -29,6 +29,8 @@ fn asks_in_rounds(name: &str) -> bool {
 pub(crate) struct Tap {
     trace: bool,
     flow: Mutex<Flow>,
+    /// How many lines the server printed that are not JSON-RPC, and the first of them.
+    strays: Mutex<(usize, Option<String>)>,
 }
 
 /// The call in flight and its last round that asked.
@@ -48,7 +50,14 @@ impl Tap {
         Arc::new(Self {
             trace,
             flow: Mutex::new(Flow::default()),
+            strays: Mutex::default(),
         })
+    }
+
+    /// How many lines the server printed that are not JSON-RPC messages, and the first.
+    pub(crate) fn strays(&self) -> Option<(usize, String)> {
+        let strays = self.strays.lock().ok()?;
+        Some((strays.0, strays.1.clone()?))
     }
 
     /// The last round that asked for input, if the call's last answer asked.
@@ -98,6 +107,12 @@ impl Tap {
     pub(crate) fn received(&self, frame: &str) {
         self.print('<', frame);
         let Ok(Value::Object(message)) = serde_json::from_str::<Value>(frame) else {
+            if let Ok(mut strays) = self.strays.lock() {
+                strays.0 += 1;
+                strays
+                    .1
+                    .get_or_insert_with(|| frame.chars().take(80).collect());
+            }
             return;
         };
         let (Some(id), Some(result)) = (message.get("id"), message.get("result")) else {

@@ -3,11 +3,13 @@
 //! the server's own requests.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 use crate::jsonrpc::{self, RawResult, Received, RpcError};
 use crate::transport::{
@@ -20,6 +22,14 @@ use crate::types::v2026_07_28::method::Cancelled;
 use crate::util::{IdKey, lock};
 
 type Reply = oneshot::Sender<Result<RawResult, CallError>>;
+
+/// How long a request waits for its answer, from when it was sent or from the last
+/// progress the server reported for it (as over HTTP, `HttpTimeouts::request`).
+const ANSWER_WITHIN: Duration = Duration::from_secs(60);
+
+/// The longest a request waits, whatever progress it reports, and while the server
+/// waits on the user (as over HTTP, `HttpTimeouts::max_request`).
+const ANSWER_AT_MOST: Duration = Duration::from_secs(600);
 
 #[derive(Default)]
 struct Routes {
@@ -46,6 +56,8 @@ struct Inner {
     server_requests: Mutex<Option<ServerRequestHandler>>,
     /// The server's requests being answered, so the server can cancel them.
     answering: Mutex<HashMap<IdKey, tokio::task::AbortHandle>>,
+    /// How many unreadable messages came (a server that logs on stdout sends many).
+    unreadable: AtomicUsize,
 }
 
 impl std::fmt::Debug for Connection {
@@ -67,6 +79,7 @@ impl Connection {
             notices: tokio::sync::broadcast::channel(crate::transport::NOTICE_BACKLOG).0,
             server_requests: Mutex::new(None),
             answering: Mutex::default(),
+            unreadable: AtomicUsize::new(0),
         });
         tokio::spawn(async move {
             while let Some(message) = out_rx.recv().await {
@@ -139,7 +152,12 @@ impl Inner {
                 self.answer(id, method, params);
             }
             Err(rejected) => {
-                tracing::warn!(error = %rejected.error, "unreadable message from the server")
+                // The first is a warning; the rest of a stream of them, detail.
+                if self.unreadable.fetch_add(1, Ordering::Relaxed) == 0 {
+                    tracing::warn!(error = %rejected.error, "unreadable message from the server");
+                } else {
+                    tracing::debug!(error = %rejected.error, "unreadable message from the server");
+                }
             }
         }
     }
@@ -200,6 +218,56 @@ impl Inner {
     }
 }
 
+impl Connection {
+    /// The answer `answer` brings, within [`ANSWER_WITHIN`] of the request or of the
+    /// last progress `heard` for it (passed on to `notifications`), and at most
+    /// [`ANSWER_AT_MOST`]; while the server waits on the user (the client answers its
+    /// request), only the most counts. `Err` when it was given up on.
+    async fn answer_within(
+        &self,
+        mut answer: oneshot::Receiver<Result<RawResult, CallError>>,
+        mut heard: mpsc::UnboundedReceiver<Value>,
+        notifications: Option<&mpsc::UnboundedSender<Value>>,
+        method: &str,
+    ) -> Result<Result<RawResult, CallError>, CallError> {
+        let hard = Instant::now() + ANSWER_AT_MOST;
+        let mut due = Instant::now() + ANSWER_WITHIN;
+        loop {
+            tokio::select! {
+                answered = &mut answer => {
+                    // Progress that came before the answer is passed on before it.
+                    while let (Ok(progress), Some(to)) = (heard.try_recv(), notifications) {
+                        let _ = to.send(progress);
+                    }
+                    return Ok(answered.unwrap_or_else(|_| {
+                        Err(CallError::Transport(TransportError(
+                            "the connection closed before the response".into(),
+                        )))
+                    }));
+                }
+                Some(progress) = heard.recv() => {
+                    if let Some(to) = notifications {
+                        let _ = to.send(progress);
+                    }
+                    due = (Instant::now() + ANSWER_WITHIN).min(hard);
+                }
+                () = tokio::time::sleep_until(due) => {
+                    let asking = !lock(&self.inner.answering).is_empty();
+                    if asking && due < hard {
+                        due = hard;
+                        continue;
+                    }
+                    let waited = if due < hard { ANSWER_WITHIN } else { ANSWER_AT_MOST };
+                    return Err(CallError::Transport(TransportError::new(format!(
+                        "the server sent no answer to {method} within {} s",
+                        waited.as_secs()
+                    ))));
+                }
+            }
+        }
+    }
+}
+
 /// Removes a request's routes and, if it never got an answer, tells the server it was
 /// cancelled.
 struct PendingGuard {
@@ -246,6 +314,8 @@ impl ClientTransport for Connection {
     ) -> BoxFuture<'a, Result<RawResult, CallError>> {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
+            // Progress comes through here, where it pushes the deadline back.
+            let (heard_tx, heard) = mpsc::unbounded_channel();
             let key = IdKey::from(request.id);
             // Progress is routed by the token in `_meta`, read back only when wanted.
             let progress = request
@@ -259,8 +329,8 @@ impl ClientTransport for Connection {
                     )));
                 }
                 routes.pending.insert(key, tx);
-                if let (Some(p), Some(n)) = (&progress, request.notifications) {
-                    routes.progress.insert(p.clone(), n.clone());
+                if let (Some(p), Some(_)) = (&progress, request.notifications) {
+                    routes.progress.insert(p.clone(), heard_tx);
                 }
             }
             let mut guard = PendingGuard {
@@ -276,13 +346,17 @@ impl ClientTransport for Connection {
             self.inner.outbound.send(text).map_err(|_| {
                 CallError::Transport(TransportError("the connection is closed".into()))
             })?;
-            let result = rx.await.unwrap_or_else(|_| {
-                Err(CallError::Transport(TransportError(
-                    "the connection closed before the response".into(),
-                )))
-            });
-            guard.done = true;
-            result
+            let waited = self
+                .answer_within(rx, heard, request.notifications, request.method)
+                .await;
+            match waited {
+                Ok(result) => {
+                    guard.done = true;
+                    result
+                }
+                // Given up on: the guard tells the server it is cancelled.
+                Err(late) => Err(late),
+            }
         })
     }
 

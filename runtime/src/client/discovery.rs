@@ -228,7 +228,24 @@ async fn initialize<T: ClientTransport + ?Sized>(
         }),
         notifications: None,
     };
-    let result = transport.request(request).await.map_err(Error::from)?;
+    // Within the discovery timeout, as the probe: a peer that prints no answer (a
+    // server started for another transport, writing log lines) is not waited on.
+    let sent = transport.request(request);
+    let result = if transport.may_wait_on_user() {
+        sent.await
+    } else {
+        tokio::time::timeout(hello.timeout, sent)
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::transport::TransportError::new(format!(
+                    "the server sent no answer to initialize within {} s \
+                     (ClientLimits::discovery_timeout)",
+                    hello.timeout.as_secs_f64()
+                ))
+                .into())
+            })
+    };
+    let result = result.map_err(Error::from)?;
     let result: old::InitializeResult = serde_json::from_value(result).map_err(|source| {
         Error::Protocol(crate::ProtocolError::Decode {
             method: old::method::Initialize::METHOD,

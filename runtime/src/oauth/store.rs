@@ -207,11 +207,31 @@ pub struct MemoryStore(Kept);
 #[derive(Debug)]
 pub struct FileStore(Kept);
 
+/// The most a credential file may hold: far more than any server's credentials take.
+const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// The bytes of the file at `path`, refused once more than [`MAX_FILE_BYTES`] came (a
+/// bound on what is read, never on what its metadata says).
+fn read_bounded(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("more than {MAX_FILE_BYTES} bytes, the most a credential file may hold"),
+        ));
+    }
+    Ok(bytes)
+}
+
 impl FileStore {
     /// The store in `path`, read now if it exists.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, TransportError> {
         let path = path.into();
-        let held = match std::fs::read(&path) {
+        let held = match read_bounded(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
                 TransportError::new(format!("{} is not a credential file: {e}", path.display()))
             })?,

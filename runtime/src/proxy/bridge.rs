@@ -7,21 +7,23 @@
 //!
 //! What is held lives in this gateway instance: a retry that reaches another one is
 //! told its state is no longer good (-32602), and the client starts the call over.
-//! Calls held at once are bounded, and each is dropped (its session closed) when its
-//! client does not come back within the upstream's deadline.
+//! Calls held at once are bounded in all ([`MAX_HELD`]) and per caller ([`PER_CALLER`]:
+//! a principal, else an address, else every unknown client together), and each is
+//! dropped (its session closed) by a timer when its client does not come back within
+//! the upstream's deadline.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::task::AbortHandle;
 
 use super::catalog::Link;
 use super::names;
 use crate::client::{Client, EraMode};
-use crate::jsonrpc::{RawResult, RpcError, code};
+use crate::jsonrpc::{RawResult, RpcError};
 use crate::server::RequestContext;
 use crate::transport::http::client::HttpClientBuilder;
 use crate::types::rpc::ClientRequestMethod;
@@ -35,8 +37,30 @@ use crate::util::lock;
 /// How many calls the gateway holds at once, waiting for their clients' answers.
 const MAX_HELD: usize = 1_024;
 
+/// How many of them one caller may hold, so that no one caller takes every place.
+const PER_CALLER: usize = 64;
+
 /// A question the upstream asked on the call's session, and where its answer goes.
 type Question = (InputRequest, oneshot::Sender<InputResponse>);
+
+/// Who a held call is held for, as the HTTP endpoint tells the holders of its streams
+/// apart: its client's principal, else its address, else everyone unknown together.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Caller {
+    Principal(String),
+    Peer(std::net::IpAddr),
+    Anonymous,
+}
+
+impl Caller {
+    fn of(ctx: &RequestContext) -> Self {
+        match (ctx.auth(), ctx.peer()) {
+            (Some(auth), _) => Self::Principal(crate::seal::Principal::from_auth(auth).owner_key()),
+            (None, Some(peer)) => Self::Peer(peer),
+            (None, None) => Self::Anonymous,
+        }
+    }
+}
 
 /// One call running on a session of its own, between its client's rounds.
 pub(super) struct Held {
@@ -47,8 +71,8 @@ pub(super) struct Held {
     done: oneshot::Receiver<crate::Result<RawResult>>,
     /// How many questions the call asked so far (their keys are `q1`, `q2`, ...).
     asked: usize,
-    /// When it is dropped if its client has not come back.
-    expires: Instant,
+    /// Whose share of the held calls it takes.
+    caller: Caller,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -62,31 +86,88 @@ impl Drop for Held {
 /// The calls held between rounds, by the id their gateway state names.
 #[derive(Default)]
 pub(super) struct Holds {
-    held: Mutex<HashMap<String, Held>>,
+    kept: Arc<Mutex<Kept>>,
+}
+
+/// The held calls, each with the timer that drops it at its deadline, and how many
+/// each caller holds.
+#[derive(Default)]
+struct Kept {
+    calls: HashMap<String, (Held, AbortHandle)>,
+    by_caller: HashMap<Caller, usize>,
+}
+
+impl Kept {
+    /// Takes the call `id` names out, its caller's place given back.
+    fn remove(&mut self, id: &str) -> Option<(Held, AbortHandle)> {
+        let (call, timer) = self.calls.remove(id)?;
+        if let Some(count) = self.by_caller.get_mut(&call.caller) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.by_caller.remove(&call.caller);
+            }
+        }
+        Some((call, timer))
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        for (_, timer) in self.calls.values() {
+            timer.abort();
+        }
+    }
 }
 
 impl Holds {
     /// Takes the call `id` names, if it is still held here.
     pub(super) fn take(&self, id: &str) -> Option<Held> {
-        lock(&self.held).remove(id)
+        let (call, timer) = lock(&self.kept).remove(id)?;
+        timer.abort();
+        Some(call)
     }
 
-    /// Holds `call` until its client comes back: its id. Expired calls go first; at the
-    /// cap, the call is refused.
-    fn hold(&self, call: Held) -> Result<String, RpcError> {
-        let mut held = lock(&self.held);
-        let now = Instant::now();
-        held.retain(|_, c| c.expires > now);
-        if held.len() >= MAX_HELD {
-            return Err(RpcError::new(
-                code::REQUEST_TIMEOUT,
-                "The gateway holds too many calls waiting for answers; try again later",
-            ));
-        }
-        let id = crate::util::random_id();
-        held.insert(id.clone(), call);
-        Ok(id)
+    /// Holds `call` until its client comes back, at most `deadline`: its id. Past its
+    /// deadline a timer drops it (its session closed); over its caller's share, or
+    /// the cap on all, it is refused (and dropped).
+    fn hold(&self, call: Held, deadline: Duration) -> Result<String, RpcError> {
+        let mut kept = lock(&self.kept);
+        let mine = kept.by_caller.get(&call.caller).copied().unwrap_or(0);
+        let refused = if mine >= PER_CALLER {
+            format!(
+                "The gateway holds {PER_CALLER} of your calls waiting for answers, the most \
+                 one caller may; answer or abandon one first"
+            )
+        } else if kept.calls.len() >= MAX_HELD {
+            format!(
+                "The gateway holds {MAX_HELD} calls waiting for answers, the most it may; \
+                 try again later"
+            )
+        } else {
+            let id = crate::util::random_id();
+            let timer = tokio::spawn(expire(Arc::downgrade(&self.kept), id.clone(), deadline));
+            *kept.by_caller.entry(call.caller.clone()).or_default() += 1;
+            kept.calls.insert(id.clone(), (call, timer.abort_handle()));
+            return Ok(id);
+        };
+        tracing::debug!(caller = ?call.caller, "refused to hold a call: {refused}");
+        // -32000, as the HTTP endpoint refuses a stream over its caller's share.
+        Err(RpcError::new(-32000, refused))
     }
+}
+
+/// Drops the call `id` when `after` has passed, if its client has not taken it back.
+async fn expire(kept: Weak<Mutex<Kept>>, id: String, after: Duration) {
+    tokio::time::sleep(after).await;
+    let Some(kept) = kept.upgrade() else {
+        return;
+    };
+    let expired = lock(&kept).remove(&id);
+    if expired.is_some() {
+        tracing::debug!("a held call's client did not come back in time: its session is closed");
+    }
+    // Dropped here, outside the lock: the call's task ends and its session closes.
+    drop(expired);
 }
 
 /// What a round of a held call came to: the upstream's result, or questions for the
@@ -124,7 +205,7 @@ where
         notices,
         done,
         asked: 0,
-        expires: Instant::now() + link.deadline,
+        caller: Caller::of(ctx),
         task,
     };
     next(link, holds, ctx, call).await
@@ -209,15 +290,14 @@ fn keep(call: &mut Held, (request, reply): Question) {
 }
 
 /// Ends the round with the call's waiting questions, the call held for the next.
-fn ask(link: &Link, holds: &Holds, mut call: Held) -> Result<Turn, RpcError> {
+fn ask(link: &Link, holds: &Holds, call: Held) -> Result<Turn, RpcError> {
     let questions = InputRequests(
         call.waiting
             .iter()
             .map(|(key, request, _)| (key.clone(), request.clone()))
             .collect(),
     );
-    call.expires = Instant::now() + link.deadline;
-    let id = holds.hold(call)?;
+    let id = holds.hold(call, link.deadline)?;
     Ok(Turn::Asks(
         id,
         names::questions(link.name.as_deref(), questions),
