@@ -28,6 +28,15 @@ use crate::util::lock;
 /// How a replay store names itself in its errors.
 const STORE: &str = "replay store";
 
+/// The longest a redemption is kept in memory, whatever its TTL: a year. A longer TTL
+/// (`Duration::MAX`) would be an instant past what the clock can represent.
+const MAX_TTL: Duration = Duration::from_secs(366 * 24 * 60 * 60);
+
+/// When a redemption made at `now` for `ttl` expires.
+fn expiry(now: Instant, ttl: Duration) -> Instant {
+    now + ttl.min(MAX_TTL)
+}
+
 /// The id of one sealed `requestState` token: the first 16 bytes of its SHA-256.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TokenId([u8; 16]);
@@ -147,7 +156,7 @@ impl ReplayStore for MemoryReplayStore {
                     entries.insert(
                         token,
                         Entry {
-                            expires: now + ttl,
+                            expires: expiry(now, ttl),
                             result: None,
                         },
                     );
@@ -167,7 +176,7 @@ impl ReplayStore for MemoryReplayStore {
         lock(&self.entries).insert(
             token,
             Entry {
-                expires: Instant::now() + ttl,
+                expires: expiry(Instant::now(), ttl),
                 result: Some(result),
             },
         );

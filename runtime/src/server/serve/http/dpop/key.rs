@@ -115,6 +115,9 @@ fn key_for(
         }
         (Algorithm::EdDSA, "OKP", Some("Ed25519")) => {
             let x = member(jwk, "x", |n| n == 32)?;
+            if !ed25519_point_of_large_order(x) {
+                return Err("the proof's jwk x is not an Ed25519 key of full order".into());
+            }
             let decoding =
                 DecodingKey::from_ed_components(x).map_err(|e| format!("the proof's jwk: {e}"))?;
             let canonical = format!(r#"{{"crv":"Ed25519","kty":"OKP","x":"{x}"}}"#);
@@ -139,6 +142,22 @@ fn key_for(
         }
         _ => Err(misfit()),
     }
+}
+
+/// Whether `x` (base64url, 32 octets) is an Ed25519 point outside the small subgroup. A
+/// key of small order (the identity among them) verifies signatures no one made with a
+/// private key (R the identity, S zero), and the verifier does not refuse it itself.
+fn ed25519_point_of_large_order(x: &str) -> bool {
+    let Some(bytes) = URL_SAFE_NO_PAD
+        .decode(x)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+    else {
+        return false;
+    };
+    curve25519_dalek::edwards::CompressedEdwardsY(bytes)
+        .decompress()
+        .is_some_and(|point| !point.is_small_order())
 }
 
 /// Member `name` of `jwk`: base64url text (canonical: no padding, no stray bits, so it

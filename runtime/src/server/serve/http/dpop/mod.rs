@@ -131,7 +131,8 @@ struct Claims {
     jti: String,
     htm: String,
     htu: String,
-    iat: i64,
+    /// A NumericDate (RFC 7519 §2): seconds, a fraction allowed.
+    iat: f64,
     #[serde(default)]
     ath: Option<String>,
     #[serde(default)]
@@ -151,6 +152,17 @@ pub(crate) struct Request<'a> {
     pub(crate) jkt: &'a str,
 }
 
+/// How long a proof is remembered: as long as it can be accepted. Its `iat` may be a
+/// window either side of now, read in whole seconds of the server's clock, so from its
+/// first use it stays acceptable for up to two windows and a second (a day at most: a
+/// window that long is a proof kept a day).
+fn keep(window: Duration) -> Duration {
+    window
+        .saturating_mul(2)
+        .saturating_add(Duration::from_secs(1))
+        .min(Duration::from_secs(24 * 60 * 60))
+}
+
 fn invalid(why: impl Into<String>) -> Refusal {
     Refusal::Invalid(why.into())
 }
@@ -160,7 +172,7 @@ impl DpopGuard {
         use hmac::KeyInit as _;
         Self {
             keyed: hmac::Hmac::new_from_slice(&policy.nonce_secret).ok(),
-            seen: seen::Seen::new(policy.max_proofs, policy.window.saturating_mul(2)),
+            seen: seen::Seen::new(policy.max_proofs, keep(policy.window)),
             policy,
         }
     }
@@ -211,7 +223,7 @@ impl DpopGuard {
     /// Records the proof in the shared store; a second sight is a replay.
     async fn redeem(&self, store: &dyn ReplayStore, jkt: &str, jti: &str) -> Result<(), Refusal> {
         let id = TokenId::of(&format!("dpop:{jkt}:{jti}"));
-        match store.redeem(id, self.policy.window.saturating_mul(2)).await {
+        match store.redeem(id, keep(self.policy.window)).await {
             Ok(Redemption::First) => Ok(()),
             Ok(_) => Err(invalid("the proof was used before")),
             Err(e) => {
@@ -236,9 +248,9 @@ impl DpopGuard {
         if !request.urls.iter().any(named) {
             return Err(invalid(format!("the proof is for {}", claims.htu)));
         }
-        // Any i64 may come: the distance is taken without overflowing.
-        let now = i64::try_from(crate::util::unix_secs()).unwrap_or(i64::MAX);
-        if now.abs_diff(claims.iat) > self.policy.window.as_secs() {
+        // Any number may come (JSON has no infinity): a distance of floats cannot overflow.
+        let now = crate::util::unix_secs() as f64;
+        if (now - claims.iat).abs() > self.policy.window.as_secs() as f64 {
             return Err(invalid("the proof's iat is outside the accepted window"));
         }
         let expected = crate::util::sha256_b64url(request.token);

@@ -4,8 +4,8 @@
 //! key has a share.
 //!
 //! The numbers: the store holds at most `max_proofs` proofs (100,000 by default), each
-//! for two windows (120 s by default: a proof whose `iat` is a window either side of now
-//! stays acceptable that long). One key holds at most a tenth of them, [`share`] (10,000
+//! for two windows and a second (121 s by default: a proof whose `iat` is a window either
+//! side of now, read in whole seconds, stays acceptable that long). One key holds at most a tenth of them, [`share`] (10,000
 //! by default, about 83 proofs a second sustained); past it that key's proofs are refused
 //! ("too many proofs from this key") until its older ones leave, while other keys still
 //! have room. The store as a whole fills only when ten keys each hold their share, that
