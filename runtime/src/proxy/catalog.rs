@@ -6,14 +6,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::value::RawValue;
+
 use super::Upstream;
-use super::names::{self, SEPARATOR};
-use crate::client::{Client, ListMethod};
-use crate::jsonrpc::{RpcError, code};
-use crate::types::v2026_07_28::{
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
-    Resource, ResourceTemplate, Tool, method,
-};
+use super::budget::{self, Over, UpstreamBudgets};
+pub(super) use super::merge::{Kept, Merged};
+use super::merge::{MergedList, Source};
+use super::names::SEPARATOR;
+use crate::client::Client;
+use crate::jsonrpc::{RawResult, RpcError, code};
+use crate::types::v2026_07_28::{PaginatedRequestParams, Tool, method};
 use crate::util::lock;
 
 /// One upstream as the gateway holds it.
@@ -22,6 +24,8 @@ pub(super) struct Link {
     pub(super) name: Option<Arc<str>>,
     pub(super) client: Client,
     pub(super) deadline: Duration,
+    /// What the gateway reads of its answers, at most.
+    pub(super) budgets: UpstreamBudgets,
     /// How to open a session of a call's own, for an upstream that speaks 2025-11-25
     /// over HTTP (its questions then come as requests on that session).
     pub(super) sessions: Option<crate::transport::http::client::HttpClientBuilder>,
@@ -30,14 +34,10 @@ pub(super) struct Link {
     pub(super) heard: AtomicBool,
 }
 
-/// An upstream's lists as last fetched; `None` until fetched, or since it changed.
-#[derive(Default)]
-pub(super) struct Lists {
-    tools: Option<Arc<Vec<Tool>>>,
-    prompts: Option<Arc<Vec<Prompt>>>,
-    resources: Option<Arc<Vec<Resource>>>,
-    templates: Option<Arc<Vec<ResourceTemplate>>>,
-}
+/// An upstream's lists as last fetched (its tools, prompts, resources and templates, at
+/// their [`Merged::SLOT`]); `None` until fetched, or since it changed. Each is kept as
+/// text, within the upstream's [`list_bytes`](UpstreamBudgets::list_bytes).
+type Lists = [Option<Arc<Vec<Kept>>>; 4];
 
 impl Link {
     pub(super) fn new(upstream: Upstream) -> Self {
@@ -46,6 +46,7 @@ impl Link {
             name: upstream.name,
             client: upstream.client,
             deadline: upstream.deadline,
+            budgets: upstream.budgets,
             lists: Mutex::default(),
             heard: AtomicBool::new(false),
         }
@@ -60,9 +61,21 @@ impl Link {
         }
     }
 
+    /// The list `M` as kept, if it is.
+    fn kept<M: Merged>(&self) -> Option<Arc<Vec<Kept>>> {
+        lock(&self.lists).get(M::SLOT)?.clone()
+    }
+
+    /// Keeps (or, with `None`, forgets) the list `M`.
+    fn keep<M: Merged>(&self, list: Option<Arc<Vec<Kept>>>) {
+        if let Some(slot) = lock(&self.lists).get_mut(M::SLOT) {
+            *slot = list;
+        }
+    }
+
     /// Forgets the list `M`, which the upstream says changed.
     pub(super) fn forget<M: Merged>(&self) {
-        *M::slot(&mut lock(&self.lists)) = None;
+        self.keep::<M>(None);
     }
 
     /// Forgets every list (the upstream's changes went unheard for a while).
@@ -71,33 +84,81 @@ impl Link {
     }
 
     /// Every item of the list `M` as the upstream lists it: kept, or fetched (within
-    /// the upstream's deadline).
-    pub(super) async fn list<M: Merged>(&self) -> Result<Arc<Vec<M::Item>>, RpcError> {
-        if let Some(kept) = M::slot(&mut lock(&self.lists)).clone() {
+    /// the upstream's deadline and budgets).
+    pub(super) async fn list<M: Merged>(&self) -> Result<Arc<Vec<Kept>>, RpcError> {
+        if let Some(kept) = self.kept::<M>() {
             return Ok(kept);
         }
         let heard_before = self.heard.load(Ordering::Acquire);
-        let items = match tokio::time::timeout(self.deadline, self.client.list_all::<M>()).await {
-            Ok(Ok(items)) => Arc::new(items),
-            Ok(Err(e)) => return Err(self.failed(e)),
+        let items = match tokio::time::timeout(self.deadline, self.fetch::<M>()).await {
+            Ok(items) => Arc::new(items?),
             Err(_) => return Err(self.late()),
         };
         // Kept only if a change would have been heard since the fetch began.
         if heard_before && self.heard.load(Ordering::Acquire) {
-            *M::slot(&mut lock(&self.lists)) = Some(Arc::clone(&items));
+            self.keep::<M>(Some(Arc::clone(&items)));
         }
         Ok(items)
     }
 
-    /// The list `M` as kept, if it is.
-    #[cfg(feature = "http-server")]
-    fn kept<M: Merged>(&self) -> Option<Arc<Vec<M::Item>>> {
-        M::slot(&mut lock(&self.lists)).clone()
+    /// The list `M`, page by page, within the upstream's budgets: each page's bytes and
+    /// entries counted on its text before it is read, then read an item at a time (no
+    /// tree of a whole page is ever built).
+    async fn fetch<M: Merged>(&self) -> Result<Vec<Kept>, RpcError> {
+        let over = |o: Over| o.error(&self.label(), self.name(), M::METHOD);
+        let mut items: Vec<Kept> = Vec::new();
+        let (mut bytes, mut cursor) = (0usize, None);
+        for _ in 0..budget::MAX_PAGES {
+            let mut params = PaginatedRequestParams::new();
+            params.cursor = cursor.take();
+            let raw = self.client.send_raw::<M>(&params, None, None, None).await;
+            let raw = raw.map_err(|e| self.failed(e))?;
+            bytes = bytes.saturating_add(raw.taken().len());
+            budget::list_bytes(&self.budgets, bytes).map_err(over)?;
+            let entries = budget::count(&raw, M::MEMBER).map_err(|e| self.failed_with(&e))?;
+            let total = items.len().saturating_add(entries);
+            budget::list_entries(&self.budgets, total, M::MEMBER).map_err(over)?;
+            items.reserve(entries);
+            let mut failure = None;
+            let next = budget::each(&raw, M::MEMBER, &mut |entry| {
+                let kept = self.kept_item::<M>(entry).map_err(|e| failure = Some(e))?;
+                items.push(kept);
+                Ok(())
+            });
+            if let Some(failure) = failure {
+                return Err(failure);
+            }
+            match next.map_err(|e| self.failed_with(&e))? {
+                None => return Ok(items),
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(over(budget::list_pages()))
     }
 
-    /// The name an item of this upstream called `own` is served under.
-    pub(super) fn serve_as(&self, own: &str) -> String {
-        names::served(self.name.as_deref(), own)
+    /// One entry of a page of `M`, read as the client reads a page (so a 2025-11-25
+    /// upstream's is converted), kept as the gateway serves it.
+    fn kept_item<M: Merged>(&self, entry: &RawValue) -> Result<Kept, RpcError> {
+        let page = format!(r#"{{"{}":[{}]}}"#, M::MEMBER, entry.get());
+        let page = self
+            .client
+            .decode_relayed::<M>(&RawResult::unchecked(page.into()))
+            .map_err(|e| self.failed(e))?;
+        let (items, _) = M::split(page);
+        let item = items.into_iter().next().ok_or_else(|| {
+            self.failed_with(&format!("an entry of {} that is not one", M::METHOD))
+        })?;
+        Kept::new::<M>(&item).map_err(|e| self.failed_with(&e.to_string()))
+    }
+
+    /// This upstream's name, or its server's, for an error's data.
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref().or(self.client.server_name())
+    }
+
+    /// What an answer of `method` past this upstream's budget becomes for the client.
+    pub(super) fn over(&self, over: Over, method: &str) -> RpcError {
+        over.error(&self.label(), self.name(), method)
     }
 
     /// What this upstream's failure becomes for the gateway's client: its JSON-RPC
@@ -137,60 +198,6 @@ impl Link {
     }
 }
 
-/// A list the gateway merges from its upstreams: where a link keeps it, how a named
-/// upstream's item is renamed, and the result a page of it makes.
-pub(super) trait Merged: ListMethod<Item: Clone + Send + Sync + 'static> {
-    /// Where a link keeps this list.
-    fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<Self::Item>>>;
-    /// The item's name, if the gateway serves it under its upstream's (tools and
-    /// prompts; resources keep their URIs).
-    fn name(item: &mut Self::Item) -> Option<&mut String>;
-    /// A page of the merged list.
-    fn page(items: Vec<Self::Item>, next: Option<String>) -> Self::Result;
-    /// What the gateway lists of its own, after its upstreams' (its composite tools).
-    fn own(catalog: &Catalog) -> Vec<Self::Item> {
-        let _ = catalog;
-        Vec::new()
-    }
-    /// The item as the gateway serves it for `link`.
-    fn serve(link: &Link, item: &Self::Item) -> Self::Item {
-        let mut item = item.clone();
-        if let Some(name) = Self::name(&mut item) {
-            *name = link.serve_as(name);
-        }
-        item
-    }
-}
-
-macro_rules! merged {
-    ($marker:ty, $item:ty, $slot:ident, $result:ty, name: $($field:ident)? $(, own: $own:expr)?) => {
-        impl Merged for $marker {
-            fn slot(lists: &mut Lists) -> &mut Option<Arc<Vec<$item>>> {
-                &mut lists.$slot
-            }
-            fn name(item: &mut $item) -> Option<&mut String> {
-                let _ = &item;
-                merged!(@name item $($field)?)
-            }
-            fn page(items: Vec<$item>, next: Option<String>) -> $result {
-                let mut result = <$result>::new(items);
-                result.next_cursor = next;
-                result
-            }
-            $(fn own(catalog: &Catalog) -> Vec<$item> {
-                ($own)(catalog)
-            })?
-        }
-    };
-    (@name $item:ident $field:ident) => { Some(&mut $item.$field) };
-    (@name $item:ident) => { None };
-}
-merged!(method::ListTools, Tool, tools, ListToolsResult, name: name,
-    own: |c: &Catalog| c.composites.iter().map(|c| c.tool.clone()).collect());
-merged!(method::ListPrompts, Prompt, prompts, ListPromptsResult, name: name);
-merged!(method::ListResources, Resource, resources, ListResourcesResult, name:);
-merged!(method::ListResourceTemplates, ResourceTemplate, templates, ListResourceTemplatesResult, name:);
-
 /// The gateway's upstreams, in the order they were given, and the tools it serves
 /// itself.
 pub(super) struct Catalog {
@@ -215,18 +222,17 @@ impl Catalog {
         self.links.iter().find(|l| l.name.is_none())
     }
 
-    /// Every upstream's list `M`, merged in upstream order, as the gateway serves it.
-    pub(super) async fn merged<M: Merged>(&self) -> Result<Vec<M::Item>, RpcError> {
-        let lists = futures_util::future::try_join_all(self.links.iter().map(|l| l.list::<M>()));
-        let lists = lists.await?;
-        let mut merged: Vec<M::Item> = self
-            .links
-            .iter()
-            .zip(&lists)
-            .flat_map(|(link, items)| items.iter().map(|item| M::serve(link, item)))
-            .collect();
-        merged.extend(M::own(self));
-        Ok(merged)
+    /// The upstreams' lists `M` (one a link, in upstream order; the routes leave out
+    /// those that did not answer), merged as the gateway serves them: each name once
+    /// (see [`MergedList`]).
+    pub(super) fn merged<M: Merged>(&self, lists: Vec<Arc<Vec<Kept>>>) -> MergedList<M> {
+        let sources = self.links.iter().zip(lists).map(|(link, items)| Source {
+            prefix: link.name.clone(),
+            label: link.label(),
+            items,
+        });
+        let own = self.composites.iter().filter_map(|c| M::own(&c.tool));
+        MergedList::new(sources.collect(), own.collect())
     }
 
     /// The upstream a tool or prompt served as `name` belongs to, and its name there:
@@ -235,7 +241,7 @@ impl Catalog {
     pub(super) async fn named<M: Merged>(
         &self,
         name: &str,
-        own_name: fn(&M::Item) -> &str,
+        own_name: fn(&Kept) -> &str,
     ) -> Result<Option<(Arc<Link>, String)>, RpcError> {
         if let Some((link, own)) = self.by_name(name) {
             return Ok(Some((Arc::clone(link), own.to_owned())));
@@ -267,7 +273,8 @@ impl Catalog {
             .by_name(name)
             .or_else(|| Some((self.unnamed()?, name)))?;
         let tools = link.kept::<method::ListTools>()?;
-        let tool = tools.iter().find(|t| t.name == own)?;
+        let tool = tools.iter().find(|t| &*t.name == own)?;
+        let tool = tool.item::<method::ListTools>()?;
         let schema = serde_json::Value::Object(tool.input_schema.clone());
         crate::transport::http::param_headers(&schema)
             .ok()
@@ -281,16 +288,22 @@ impl Catalog {
         if let [only] = self.links.as_slice() {
             return Ok(Some(Arc::clone(only)));
         }
+        // An upstream that serves no resources, or failed to list them, owns none here.
         for link in &self.links {
-            let listed = link.list::<method::ListResources>().await?;
-            if listed.iter().any(|r| r.uri == uri) {
+            let Ok(listed) = link.list::<method::ListResources>().await else {
+                continue;
+            };
+            if listed.iter().any(|r| &*r.name == uri) {
                 return Ok(Some(Arc::clone(link)));
             }
         }
         let mut best: Option<(usize, &Arc<Link>)> = None;
         for link in &self.links {
-            for template in link.list::<method::ListResourceTemplates>().await?.iter() {
-                let fixed = template.uri_template.split('{').next().unwrap_or_default();
+            let Ok(templates) = link.list::<method::ListResourceTemplates>().await else {
+                continue;
+            };
+            for template in templates.iter() {
+                let fixed = template.name.split('{').next().unwrap_or_default();
                 let longer = best.is_none_or(|(len, _)| fixed.len() > len);
                 if !fixed.is_empty() && uri.starts_with(fixed) && longer {
                     best = Some((fixed.len(), link));

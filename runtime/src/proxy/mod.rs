@@ -9,6 +9,15 @@
 //!   a name serves them under their own. Resource URIs are kept as the upstream wrote
 //!   them (a URI already says whose it is); a read goes to the upstream that lists it.
 //!   Lists are merged and paged by the gateway; the upstreams' list changes are relayed.
+//!   Each name is served once and routes to the upstream that lists it: an unnamed
+//!   upstream's `NAME.x` beside an upstream named `NAME`, a name two upstreams list (the
+//!   second's), and a tool name outside the spec's rules are not served, each said in a
+//!   warning naming the upstreams.
+//! - **Budgets.** An upstream is an input: what the gateway reads of it is bounded
+//!   ([`UpstreamBudgets`]: entries and bytes of a list, questions and state of a round).
+//!   Past a budget the client gets -32603 naming the upstream and the budget; the other
+//!   upstreams are served as before. Lists are kept as the upstream wrote them, and a
+//!   page is read from them when asked for.
 //! - **Rounds.** An upstream's `InputRequiredResult` becomes the gateway's own: its
 //!   questions keyed `NAME.key` for a named upstream, its `requestState` nested inside
 //!   the gateway's state, which the gateway seals (always: without
@@ -38,9 +47,11 @@
 //! ```
 
 mod bridge;
+mod budget;
 mod catalog;
 mod compose;
 mod forward;
+mod merge;
 mod names;
 mod relay;
 mod routes;
@@ -56,16 +67,19 @@ use crate::server::{Server, ServerLimits};
 use crate::transport::http::client::HttpClientBuilder;
 use crate::types::v2026_07_28::Tool;
 
+pub use budget::UpstreamBudgets;
+
 /// How long an upstream has to answer one request, unless told otherwise.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 
 /// One server behind a [`Gateway`]: a connected [`Client`], the name its tools and
-/// prompts are served under, and its deadline.
+/// prompts are served under, its deadline and its budgets.
 #[derive(Debug)]
 pub struct Upstream {
     name: Option<Arc<str>>,
     client: Client,
     deadline: Duration,
+    budgets: UpstreamBudgets,
     /// How to reach it again, when it is over HTTP.
     http: Option<HttpClientBuilder>,
 }
@@ -81,6 +95,7 @@ impl Upstream {
             name: None,
             client,
             deadline: DEFAULT_DEADLINE,
+            budgets: UpstreamBudgets::default(),
             http: None,
         }
     }
@@ -121,6 +136,15 @@ impl Upstream {
     /// gateway's client gets -32001 naming the upstream.
     pub fn deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// What the gateway reads of this upstream's answers, at most (the
+    /// [defaults](UpstreamBudgets::default) unless set): past one, the gateway's client
+    /// gets -32603 naming the upstream and the budget. Questions are capped at what a
+    /// tern server takes back, 1,000.
+    pub fn budgets(mut self, budgets: UpstreamBudgets) -> Self {
+        self.budgets = budgets.clamped();
         self
     }
 }

@@ -181,7 +181,8 @@ where
         .map_err(|e| link.failed(e))
 }
 
-/// [`send`], the result left as the upstream wrote it.
+/// [`send`], the result left as the upstream wrote it; a round past the upstream's
+/// budgets refused (see [`budget::round`](super::budget::round)).
 async fn send_raw<M: ClientRequestMethod>(
     link: &Link,
     ctx: &RequestContext,
@@ -211,6 +212,11 @@ where
         forward::pass_on(ctx, message);
     }
     match result {
+        Ok(Ok(result)) if M::MAY_REQUIRE_INPUT => {
+            // Its questions and state counted before they are read.
+            super::budget::round(&link.budgets, &result).map_err(|o| link.over(o, M::METHOD))?;
+            Ok(result)
+        }
         Ok(Ok(result)) => Ok(result),
         Ok(Err(e)) => Err(link.failed(e)),
         Err(_) => Err(link.late()),

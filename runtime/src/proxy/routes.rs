@@ -10,10 +10,9 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::Gateway;
 use super::catalog::{Catalog, Link, Merged};
 use super::relay;
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{RpcError, code};
 use crate::seal::RequestStateSecurity;
 use crate::server::events::Events;
-use crate::server::mcp::paging::Paging;
 use crate::server::{RequestContext, Server, ServerBuilder, SessionInput};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
@@ -180,13 +179,51 @@ where
         let shared = Arc::clone(&shared);
         Box::pin(async move {
             shared.start();
-            let all = shared.catalog.merged::<M>().await?;
-            let paging = Paging {
-                page_size: PAGE_SIZE,
-            };
-            let (items, next) = paging.page(&all, params.cursor.as_deref(), |i| Some(i.clone()))?;
-            Ok(M::page(items, next))
+            let links = &shared.catalog.links;
+            let fetched = futures_util::future::join_all(links.iter().map(|l| l.list::<M>()));
+            let all = shared.catalog.merged::<M>(answered(links, fetched.await)?);
+            all.page(PAGE_SIZE, params.cursor.as_deref())
         })
+    }
+}
+
+/// Which upstreams' lists a merged list is made of: each upstream that answered, in
+/// order (one that does not serve the method, -32601, lists nothing; one that failed or
+/// was late is left out, named in the log). Only when no upstream answered and one
+/// failed is the list the first failure.
+pub(super) fn answered<L: Default>(
+    links: &[Arc<Link>],
+    lists: Vec<Result<L, RpcError>>,
+) -> Result<Vec<L>, RpcError> {
+    let mut failed = None;
+    let mut any = false;
+    let mut kept = Vec::with_capacity(lists.len());
+    for (link, list) in links.iter().zip(lists) {
+        match list {
+            Ok(items) => {
+                any = true;
+                kept.push(items);
+            }
+            Err(e) if e.code == code::METHOD_NOT_FOUND => {
+                tracing::debug!(upstream = %link.label(), "an upstream does not serve this list");
+                any = true;
+                kept.push(L::default());
+            }
+            Err(e) => {
+                tracing::warn!(
+                    upstream = %link.label(),
+                    code = e.code,
+                    error = %e.message,
+                    "an upstream is left out of a merged list: it failed or was late"
+                );
+                failed.get_or_insert(e);
+                kept.push(L::default());
+            }
+        }
+    }
+    match failed {
+        Some(e) if !any => Err(e),
+        _ => Ok(kept),
     }
 }
 

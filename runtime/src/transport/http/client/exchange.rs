@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::super::body::Joined;
 use super::super::fields::{Fields as _, HeadFields};
@@ -161,11 +161,9 @@ impl HttpClientTransport {
             other => other?,
         };
         if request.method == ListTools::METHOD {
-            // Rare enough to read as a tree: the tools with invalid annotations go. A
-            // result that is not JSON is left for the client's read to say so.
-            if let Ok(mut tools) = serde_json::from_str::<Value>(result.get()) {
-                self.inner.tools.learn(&mut tools);
-                result = RawResult::from(&tools);
+            // Scanned, not read as a tree: the tools with invalid annotations go.
+            if let Some(kept) = self.inner.tools.learn(request.params, result.get()) {
+                result = kept;
             }
         }
         Ok(result)

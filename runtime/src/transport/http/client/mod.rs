@@ -123,7 +123,7 @@ struct Inner {
     post_headers: Mutex<Option<Bytes>>,
     /// The eras found at endpoints, shared with the transports of the same builder.
     eras: EraCache,
-    /// The `Mcp-Param-*` headers of the tools learned so far.
+    /// The `Mcp-Param-*` headers of the annotated tools of the last list (bounded).
     tools: ToolHeaders,
     /// The 2025-11-25 session, once negotiation chose that era.
     session: Session,
