@@ -8,9 +8,8 @@
 //! its upstream past one that serves no resources.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -29,10 +28,9 @@ use tern_mcp::types::v2026_07_28::method::{
     CallTool, ListPrompts, ListResourceTemplates, ListResources, ListTools, ReadResource,
 };
 use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolRequestParams, ToolArguments};
-use tracing::field::Field;
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 
 use crate::http_support::{serve, serve_default, url};
+use crate::log_support::Warnings;
 
 // ---------------------------------------------------------------------------------------
 // A 2025-11-25 upstream, scripted: each session's `tools/call` asks on its stream and
@@ -340,36 +338,6 @@ async fn one_caller_holding_its_whole_share_leaves_room_for_another() {
 
 // ---------------------------------------------------------------------------------------
 // Merged lists.
-
-/// The warnings logged while a test runs (on its thread: a test's runtime is one
-/// thread), one line each of their fields.
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> Layer<S> for Warnings {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if *event.metadata().level() != tracing::Level::WARN {
-            return;
-        }
-        let mut line = String::new();
-        event.record(&mut |field: &Field, value: &dyn std::fmt::Debug| {
-            let _ = write!(line, "{}={value:?} ", field.name());
-        });
-        self.0.lock().unwrap().push(line);
-    }
-}
-
-impl Warnings {
-    /// Starts capturing this thread's warnings until the guard drops. While a process
-    /// has one dispatcher alone, tracing asks only the registering thread's about a new
-    /// callsite (and another test's thread says no for good); a second one, kept for
-    /// the process's life, has it ask them all.
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        static SECOND: OnceLock<tracing::Dispatch> = OnceLock::new();
-        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
-    }
-}
 
 /// A server of tools alone (as the `provision` example is): `prompts/list` and the
 /// resource lists are -32601 there; its `tools/list` stalls an hour if `stall`.

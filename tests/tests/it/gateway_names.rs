@@ -4,54 +4,16 @@
 //! it once (the first's), and names outside the spec's tool-name rules (control
 //! characters, 10 KB long) are dropped; each refusal is a warning naming the upstreams.
 
-use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tern_mcp::client::Client;
 use tern_mcp::types::v2026_07_28::CallToolRequestParams;
 use tern_mcp::types::v2026_07_28::method::{CallTool, ListTools};
-use tracing::field::Field;
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 
 use crate::gateway_budgets::{Answers, gateway_client, raw_upstream, upstream};
-
-/// The warnings logged while a test runs (on its thread: a test's runtime is one
-/// thread), one line each of their fields.
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> Layer<S> for Warnings {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if *event.metadata().level() != tracing::Level::WARN {
-            return;
-        }
-        let mut line = String::new();
-        event.record(&mut |field: &Field, value: &dyn std::fmt::Debug| {
-            let _ = write!(line, "{}={value:?} ", field.name());
-        });
-        self.0.lock().unwrap().push(line);
-    }
-}
-
-impl Warnings {
-    /// Starts capturing this thread's warnings until the guard drops.
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        let subscriber = tracing_subscriber::registry().with(self.clone());
-        tracing::subscriber::set_default(subscriber)
-    }
-
-    /// The warnings that mention every one of `words`.
-    fn mentioning(&self, words: &[&str]) -> Vec<String> {
-        let lines = self.0.lock().unwrap();
-        lines
-            .iter()
-            .filter(|l| words.iter().all(|w| l.contains(w)))
-            .cloned()
-            .collect()
-    }
-}
+use crate::log_support::Warnings;
 
 /// A raw upstream called `who` listing `tools` (name, description), whose every call
 /// answers `who` and is counted.
