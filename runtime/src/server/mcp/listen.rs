@@ -1,6 +1,7 @@
 //! `subscriptions/listen` on an [`McpServer`](super::McpServer) or a gateway: the acknowledgement, then the list
 //! changes, resource updates and what its extensions add (the tasks extension's
-//! `notifications/tasks`) the client asked for, until it cancels.
+//! `notifications/tasks`) the client asked for, until it cancels or falls a whole
+//! backlog of events behind.
 
 use std::collections::HashSet;
 
@@ -66,7 +67,7 @@ pub(crate) fn listen(
             method::SubscriptionsAcknowledged::METHOD,
             json!({ "_meta": meta, "notifications": accepted }),
         );
-        let watched: HashSet<Box<str>> = uris.into_iter().map(String::into_boxed_str).collect();
+        let watched = watched(uris);
         loop {
             tokio::select! {
                 () = ctx.cancellation().cancelled() => break,
@@ -74,10 +75,19 @@ pub(crate) fn listen(
                     Ok(event) => {
                         if let Some((name, params)) = notification(&event.event, &filter, &watched, &meta) {
                             ctx.notify_value(name, params);
+                            // One notification at a time: the stream is read when its
+                            // reader is ready, so what waits for a slow reader is its
+                            // place in the server's backlog, not copies made for it.
+                            tokio::task::yield_now().await;
                         }
                     }
+                    // A stream whose reader fell a whole backlog behind is ended, not
+                    // fed on with a gap it cannot see: its client listens again and reads
+                    // afresh. Nothing waits for a slow stream (the broadcast never
+                    // blocks), so one slow reader delays no other.
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a listen stream fell behind and missed events");
+                        tracing::warn!(missed, "a listen stream fell behind and missed events: ending it");
+                        break;
                     }
                     Err(broadcast::error::RecvError::Closed) => break,
                 },
@@ -85,12 +95,19 @@ pub(crate) fn listen(
                     for (name, params) in changed {
                         ctx.notify_value(name, params);
                     }
+                    tokio::task::yield_now().await;
                 }
             }
         }
         serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))
             .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
     })
+}
+
+/// The resources a stream watches, as it keeps them while it lives: each URI once, in
+/// exactly its own length (not the parsed request, not a `String`'s spare room).
+fn watched(uris: Vec<String>) -> HashSet<Box<str>> {
+    uris.into_iter().map(String::into_boxed_str).collect()
 }
 
 /// The next notifications of whichever feed has some first; never, without feeds.
@@ -133,4 +150,41 @@ fn notification(
         _ => return None,
     };
     Some((name, json!({ "_meta": meta })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The heap bytes `set` holds: its table (a key and a control byte a bucket) and
+    /// each URI.
+    fn kept_bytes(set: &HashSet<Box<str>>) -> usize {
+        let table = set.capacity() * (std::mem::size_of::<Box<str>>() + 1);
+        table + set.iter().map(|uri| uri.len()).sum::<usize>()
+    }
+
+    #[test]
+    fn a_stream_keeps_about_the_bytes_of_the_uris_it_asked_for() {
+        let uris: Vec<String> = (0..MAX_RESOURCE_SUBSCRIPTIONS)
+            .map(|i| format!("note://{i}/{}", "x".repeat(3_400)))
+            .collect();
+        let text = serde_json::to_string(&json!({
+            "notifications": {"resourceSubscriptions": uris}
+        }))
+        .expect("JSON");
+        let params: SubscriptionsListenRequestParams =
+            serde_json::from_str(&text).expect("the params read");
+        let asked = params
+            .notifications
+            .resource_subscriptions
+            .expect("the URIs");
+        let kept = kept_bytes(&watched(asked));
+        // The request's text is the URIs, quoted and separated: what is kept is within a
+        // few percent of it (the table's buckets, a bucket a URI and spare ones).
+        assert!(
+            kept * 100 <= text.len() * 103,
+            "{kept} bytes kept for a request of {}",
+            text.len()
+        );
+    }
 }

@@ -1,17 +1,20 @@
 //! Serving a [`Server`] on a message transport (in-memory, stdio): one task per request,
 //! cancellation by `notifications/cancelled`, one writer so a request's notifications
-//! always precede its response.
+//! always precede its response. A request whose task panics is answered -32603 (see
+//! `pipeline::caught_panic`), and the loop serves on.
 //!
 //! Both eras are served: a request carrying the 2026-07-28 `_meta` is served
 //! statelessly, and `initialize` opens a 2025-11-25 session for the connection, whose
 //! requests (without that `_meta`) are served with the session's capabilities, and whose
 //! responses answer the server's own requests to the client.
 
+use futures_util::FutureExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Incoming, RpcError};
+use crate::server::pipeline::caught_panic;
 use crate::server::{IncomingRequest, Outbound, Server, Session};
 use crate::transport::MessageTransport;
 use crate::types::rpc::{Notification as _, Request as _};
@@ -204,8 +207,14 @@ fn spawn_request(
         .with_outbound(Some(Outbound::from(out.clone())));
     tokio::spawn(async move {
         let _tracked = tracked;
+        // A panic in the request's task (its handler, a layer) is answered -32603 to its
+        // id; the loop serves on.
+        let served = std::panic::AssertUnwindSafe(accepted.serve()).catch_unwind();
         let result = tokio::select! {
-            verdict = accepted.serve() => verdict.into_result(),
+            served = served => match served {
+                Ok(verdict) => verdict.into_result(),
+                Err(panic) => Err(caught_panic(&*panic)),
+            },
             () = cancel.cancelled() => {
                 // A cancelled request gets no response.
                 return;

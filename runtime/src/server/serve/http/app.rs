@@ -3,15 +3,18 @@
 //! what [`HttpServer::router`](super::HttpServer::router) hands an app, and what serves
 //! the HTTP/2 streams of [`HttpServer::serve`](super::HttpServer::serve).
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Request;
 use axum::routing::{get, post};
+use futures_util::FutureExt as _;
 use http::HeaderValue;
 use http::header::HOST;
 
 use super::budget::{self, Limits, OnConn};
+use super::reply::Reply;
 use super::{Shared, protected};
 
 /// The routes of `shared` at `path`, each request held to `limits`.
@@ -23,8 +26,14 @@ pub(crate) fn router(shared: Arc<Shared>, path: &str, limits: Arc<Limits>) -> Ro
         async move {
             let (parts, body) = request.into_parts();
             let conn = parts.extensions.get::<OnConn>().map(|on| Arc::clone(&on.0));
-            super::post::handle_post(&shared, &parts.headers, body, conn.as_deref())
+            let post = super::post::handle_post(&shared, &parts.headers, body, conn.as_deref());
+            // A panic before the handler ran (the verifier, the DPoP check) is answered
+            // 500 -32603 here, with no id: the body was read by the task that is gone.
+            // The handler's own is answered to its id (`run.rs`).
+            AssertUnwindSafe(post)
+                .catch_unwind()
                 .await
+                .unwrap_or_else(|panic| Reply::panicked(None, &*panic))
                 .into_response()
         }
     });

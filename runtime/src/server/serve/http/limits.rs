@@ -31,8 +31,9 @@ pub struct HttpLimits {
     /// cancellation token fires. Long work belongs in a task, which answers at once.
     pub request_timeout: Option<Duration>,
     /// Connections held open at once (default 1,000; keep it under the process's
-    /// file-descriptor limit). At the cap a new connection closes the one that has waited
-    /// longest (at least a second) without a request in flight; when none can go, the
+    /// file-descriptor limit). At the cap a new connection closes a kept-alive one idle
+    /// between requests (the longest idle), else the one that has waited longest in its
+    /// head (at least a second: its first request may be on its way); when none can go, the
     /// new connection's request is answered 503 with `Retry-After`. A
     /// [`router`](super::HttpServer::router) holds at most this many requests under way.
     pub max_connections: usize,

@@ -6,11 +6,13 @@
 //! by its preface in clear) goes to `h2.rs` instead.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
+use futures_util::FutureExt as _;
 use http::header::CONTENT_TYPE;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt as _, Full};
@@ -85,7 +87,6 @@ pub(crate) async fn serve(
     // Connections the kernel completed but nobody accepted yet may carry a request
     // already (a proxy writes as soon as it connects): closing the listener would reset
     // them, and the proxy would answer 502. They are served, draining, instead.
-    use futures_util::FutureExt as _;
     while let Some(Ok((tcp, peer))) = listener.accept().now_or_never() {
         spawn_connection(&shared, &path, &protocols, &registry, &drain, tcp, peer);
     }
@@ -307,12 +308,19 @@ impl Endpoint {
                     return;
                 }
             };
+            // A panic in the request's task (the verifier, the DPoP check, a layer, the
+            // handler) is answered 500 -32603 to the request's id, and the connection
+            // serves on. The body is kept (a count, not a copy) to find that id.
+            let message = body.clone();
+            let respond = AssertUnwindSafe(self.respond(&head, body)).catch_unwind();
             let reply = tokio::select! {
                 biased;
-                reply = self.respond(&head, body) => reply,
+                reply = respond => reply.unwrap_or_else(|panic| Reply::panicked_on(&message, &*panic)),
                 // The client is gone: its request's handler is dropped (and so cancelled).
                 () = io.closed() => return,
             };
+            // Not kept while the answer goes out: a stream may live long.
+            drop(message);
             self.conn.writing();
             // Said, not only done: the client must not send its next request into the close.
             let close = !head.keep_alive || !whole || self.drain.said();

@@ -1,12 +1,15 @@
 //! What the endpoint answers: a JSON-RPC answer kept as its status and text, which the
 //! endpoint's own connection writes as it is, or any other `Response`.
 
+use std::any::Any;
+
 use axum::body::Body;
 use axum::response::Response;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
 
-use crate::jsonrpc::{self, RpcError, code};
+use crate::jsonrpc::{self, Incoming, RpcError, code};
+use crate::server::pipeline::caught_panic;
 use crate::server::{Refusal, Verdict};
 use crate::types::v2026_07_28::RequestId;
 
@@ -33,6 +36,26 @@ impl Reply {
             Ok(result) => Self::Result(status, id, result),
             Err(error) => Self::Json(status, jsonrpc::answer(&id, &Err(error))),
         }
+    }
+
+    /// The answer to a request whose task panicked (see `pipeline::caught_panic`): 500,
+    /// -32603 to its id.
+    pub(super) fn panicked(id: Option<&RequestId>, panic: &(dyn Any + Send)) -> Self {
+        let error = caught_panic(panic);
+        Self::Json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            jsonrpc::response(id, &Err(error)),
+        )
+    }
+
+    /// [`panicked`](Self::panicked), for a POST whose message is `body`: its id read
+    /// from it again, as the task that had read it is gone.
+    pub(super) fn panicked_on(body: &[u8], panic: &(dyn Any + Send)) -> Self {
+        let id = match Incoming::read(body) {
+            Ok(Incoming::Request { id, .. }) => Some(id),
+            _ => None,
+        };
+        Self::panicked(id.as_ref(), panic)
     }
 
     /// The answer as a [`Response`].

@@ -2,8 +2,10 @@
 //! notifying, SSE from its first notification on; on a session, a stream kept for
 //! `Last-Event-ID`.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures_util::FutureExt as _;
 use tokio_util::sync::DropGuard;
 
 use super::Shared;
@@ -61,7 +63,12 @@ pub(super) async fn run(
     } else {
         tokio::select! {
             biased;
-            dispatched = &mut outcome => {
+            // A handler or layer that panics: 500, -32603 to the request's id.
+            dispatched = AssertUnwindSafe(&mut outcome).catch_unwind() => {
+                let dispatched = match dispatched {
+                    Ok(dispatched) => dispatched,
+                    Err(panic) => return Reply::panicked(Some(&id), &*panic),
+                };
                 let mut state = SseState::new(id, outcome, rx, guard);
                 state.finished = Some(dispatched.into_verdict().into_result());
                 // Notifications sent just before returning still make it a stream.

@@ -5,10 +5,12 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use futures_util::FutureExt as _;
 use http::HeaderValue;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE};
 use tokio_util::sync::DropGuard;
@@ -17,6 +19,7 @@ use super::stream::SessionStreams;
 use crate::jsonrpc::{self, RpcError};
 use crate::server::middleware::Dispatched;
 use crate::server::outbound::Messages;
+use crate::server::pipeline::caught_panic;
 use crate::transport::BoxFuture;
 use crate::transport::http::fields::Fields;
 use crate::types::v2026_07_28::RequestId;
@@ -91,8 +94,12 @@ impl SseState {
             tokio::select! {
                 biased;
                 Some(n) = self.rx.recv() => self.pending.push_back(n),
-                dispatched = outcome => {
-                    self.finished = Some(dispatched.into_verdict().into_result());
+                // A handler that panics once its stream began: its answer is -32603.
+                dispatched = AssertUnwindSafe(outcome).catch_unwind() => {
+                    self.finished = Some(match dispatched {
+                        Ok(dispatched) => dispatched.into_verdict().into_result(),
+                        Err(panic) => Err(caught_panic(&*panic)),
+                    });
                     self.drain();
                 }
             }

@@ -177,17 +177,18 @@ impl<'r> ResponseWriter<'r> {
         if self.framing == Framing::Chunked {
             self.out.extend_from_slice(b"0\r\n\r\n");
         }
-        self.flush(conn).await?;
-        if self.out.capacity() > KEPT_ROOM {
-            *self.out = Vec::new();
-        }
-        Ok(())
+        self.flush(conn).await
     }
 
+    /// Writes what is held. Room a large piece made large is let go of at once: a
+    /// stream that lives on (SSE) keeps no more than its usual piece needs.
     async fn flush(&mut self, conn: &mut Conn) -> Result<(), Error> {
         if !self.out.is_empty() {
             conn.write(self.out).await?;
             self.out.clear();
+            if self.out.capacity() > KEPT_ROOM {
+                *self.out = Vec::new();
+            }
         }
         Ok(())
     }
@@ -282,5 +283,34 @@ mod tests {
             status_line(&mut out, status);
             assert_eq!(String::from_utf8(out).unwrap(), line);
         }
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_wrote_a_large_piece_keeps_no_large_room() {
+        let (mut client, server) = tokio::io::duplex(4 << 20);
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut conn = Conn::new(server);
+        let super::super::ReadHead::Request(head) = conn.read_request(&mut Vec::new()).await else {
+            panic!("a request head");
+        };
+        let mut room = Vec::new();
+        let mut writer = ResponseWriter::new(
+            &mut room,
+            &head,
+            StatusCode::OK,
+            &HeaderMap::new(),
+            None,
+            false,
+        );
+        // An SSE stream's first event, large (a listen stream's acknowledgement).
+        writer.data(&mut conn, &vec![b'x'; 1 << 20]).await.unwrap();
+        writer.data(&mut conn, b"a small event").await.unwrap();
+        assert!(
+            room.capacity() <= KEPT_ROOM,
+            "{} bytes kept",
+            room.capacity()
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! The connections of one endpoint and what each is doing: waiting, sending a request's
 //! head or body, or being served. The accept loop (`listen.rs`) registers each one; a
-//! reaper closes those over a budget. At the connection cap, the one that has waited
-//! longest without a request in flight makes room for a new one, if it has waited at
-//! least [`RACE`]: a connection newer than that may have a request on its way (a fresh
-//! one's may sit unread in the socket), and closing it would drop that request without
-//! an answer. When no connection can go, the new one is refused (`overload.rs`).
+//! reaper closes those over a budget. At the connection cap, a kept-alive connection
+//! idle between requests makes room for a new one at once, the longest idle first;
+//! failing that, the one that has waited longest in its head, if it has waited at least
+//! [`RACE`]: a connection newer than that may have its first request on its way (a
+//! fresh one's may sit unread in the socket), and closing it would drop that request
+//! without an answer. When no connection can go, the new one is refused (`overload.rs`).
 //!
 //! The hot path touches two atomics per phase change and no clock: time is a coarse
 //! millisecond counter the reaper advances on each tick.
@@ -252,9 +253,9 @@ impl Drop for RequestGuard {
     }
 }
 
-/// How long a connection must have waited, idle or in its head, before the cap may close
-/// it for a newer one: longer than a client (or a proxy reusing a kept-alive connection)
-/// takes to send a request it has started.
+/// How long a connection must have waited in its head before the cap may close it for a
+/// newer one: longer than a client takes to send a request it has started. (One kept
+/// alive and idle between requests may go at once.)
 pub(crate) const RACE: Duration = Duration::from_secs(1);
 
 /// How many connections over the cap may be answered 503 at once, at most; past these,
@@ -304,11 +305,12 @@ impl Registry {
         lock(&self.live).conns.len()
     }
 
-    /// Waits until a new connection fits: under the cap, or by closing the connection
-    /// that has waited longest (at least [`RACE`]) without a request in flight. When no
-    /// connection can go, the new one is to be refused, if fewer than [`MAX_REFUSING`]
-    /// refusals are under way; else this waits for a connection to leave or a refusal
-    /// to end, and new connections wait in the listener's queue.
+    /// Waits until a new connection fits: under the cap, or by closing a kept-alive one
+    /// idle between requests (the longest idle), else the one that has waited longest
+    /// (at least [`RACE`]) in its head. When no connection can go, the new one is to be
+    /// refused, if fewer than [`MAX_REFUSING`] refusals are under way; else this waits
+    /// for a connection to leave or a refusal to end, and new connections wait in the
+    /// listener's queue.
     pub(crate) async fn room(&self) -> Fit {
         loop {
             let left = self.left.notified();
@@ -320,17 +322,23 @@ impl Registry {
                 }
                 // In the endpoint's first second no connection has waited that long.
                 let waited_since = self.clock.now().checked_sub(RACE.as_millis() as u64);
-                // The clock is coarse: of those waiting since the same tick, the oldest
-                // connection goes (a connection between two requests of a flow is newer
-                // than the idle ones it competes with, and keeps its request).
+                // A kept-alive connection between requests goes first, at once, the
+                // longest idle first (as nginx does): its client has had its answers and
+                // sends again on a fresh connection. A connection in its head goes only
+                // once it has waited `RACE`. The clock is coarse: of those waiting since
+                // the same tick, the oldest connection goes (a connection between two
+                // requests of a flow is newer than the idle ones it competes with).
                 let victim = live
                     .conns
                     .iter()
                     .filter_map(|(id, c)| {
                         let (phase, since) = c.phase();
-                        let waiting = matches!(phase, Phase::Idle | Phase::Head);
-                        let long = waited_since.is_some_and(|w| since <= w);
-                        (waiting && long).then_some(((since, *id), c))
+                        let rank = match phase {
+                            Phase::Idle => 0,
+                            Phase::Head if waited_since.is_some_and(|w| since <= w) => 1,
+                            _ => return None,
+                        };
+                        Some(((rank, since, *id), c))
                     })
                     .min_by_key(|(age, _)| *age);
                 if let Some((_, conn)) = victim {
