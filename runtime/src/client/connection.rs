@@ -226,7 +226,7 @@ impl Connection {
     async fn answer_within(
         &self,
         mut answer: oneshot::Receiver<Result<RawResult, CallError>>,
-        mut heard: mpsc::UnboundedReceiver<Value>,
+        mut heard: Option<mpsc::UnboundedReceiver<Value>>,
         notifications: Option<&mpsc::UnboundedSender<Value>>,
         method: &str,
     ) -> Result<Result<RawResult, CallError>, CallError> {
@@ -236,8 +236,10 @@ impl Connection {
             tokio::select! {
                 answered = &mut answer => {
                     // Progress that came before the answer is passed on before it.
-                    while let (Ok(progress), Some(to)) = (heard.try_recv(), notifications) {
-                        let _ = to.send(progress);
+                    if let (Some(heard), Some(to)) = (heard.as_mut(), notifications) {
+                        while let Ok(progress) = heard.try_recv() {
+                            let _ = to.send(progress);
+                        }
                     }
                     return Ok(answered.unwrap_or_else(|_| {
                         Err(CallError::Transport(TransportError(
@@ -245,7 +247,12 @@ impl Connection {
                         )))
                     }));
                 }
-                Some(progress) = heard.recv() => {
+                Some(progress) = async {
+                    match heard.as_mut() {
+                        Some(heard) => heard.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
                     if let Some(to) = notifications {
                         let _ = to.send(progress);
                     }
@@ -314,13 +321,20 @@ impl ClientTransport for Connection {
     ) -> BoxFuture<'a, Result<RawResult, CallError>> {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
-            // Progress comes through here, where it pushes the deadline back.
-            let (heard_tx, heard) = mpsc::unbounded_channel();
             let key = IdKey::from(request.id);
             // Progress is routed by the token in `_meta`, read back only when wanted.
             let progress = request
                 .notifications
                 .and_then(|_| progress_token(request.params));
+            // Progress comes through here, where it pushes the deadline back: made only
+            // for a request that asks for it (a channel is two allocations).
+            let (heard_tx, heard) = match progress {
+                Some(_) => {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    (Some(tx), Some(rx))
+                }
+                None => (None, None),
+            };
             {
                 let mut routes = lock(&self.inner.routes);
                 if routes.closed {
@@ -329,7 +343,7 @@ impl ClientTransport for Connection {
                     )));
                 }
                 routes.pending.insert(key, tx);
-                if let (Some(p), Some(_)) = (&progress, request.notifications) {
+                if let (Some(p), Some(heard_tx)) = (&progress, heard_tx) {
                     routes.progress.insert(p.clone(), heard_tx);
                 }
             }

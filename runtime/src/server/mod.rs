@@ -67,6 +67,8 @@ pub(crate) use pipeline::Accepted;
 pub(crate) use pipeline::Admitted;
 #[cfg(any(test, feature = "http-server"))]
 pub(crate) use pipeline::Verdict;
+#[cfg_attr(not(feature = "http-server"), allow(unused_imports))]
+pub(crate) use pipeline::caught_panic;
 pub use pipeline::{IncomingRequest, Refusal};
 #[cfg(feature = "http-server")]
 pub use serve::http;

@@ -120,9 +120,10 @@ impl Tasks {
     }
 
     /// How many live tasks (working or waiting for input) one principal may hold; one
-    /// more is refused with an error naming this cap. Finished tasks do not count: each
-    /// principal's are kept up to the same number, the oldest forgotten first (before
-    /// their TTL). Callers without authentication are told apart by their address (over
+    /// more is refused with an error naming this cap. Finished tasks do not count: when
+    /// a principal starts a task, its finished ones past the same number are forgotten,
+    /// the oldest first (before their TTL), so it keeps at most twice the cap in all
+    /// (tasks that finished since its last start among them). Callers without authentication are told apart by their address (over
     /// tern's own HTTP accept loop; one principal together otherwise).
     pub fn max_per_principal(mut self, max: usize) -> Self {
         self.per_principal = max.max(1);

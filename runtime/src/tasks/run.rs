@@ -6,7 +6,10 @@
 //! and nothing it writes after is kept.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
+
+use futures_util::FutureExt as _;
 
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +20,7 @@ use crate::jsonrpc::RpcError;
 use crate::protocol;
 use crate::seal::Principal;
 use crate::server::RequestContext;
+use crate::server::caught_panic;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{CallToolOutcome, ClientCapabilities, InputResponses, Outcome};
 
@@ -151,7 +155,13 @@ pub(crate) fn spawn(
     tokio::spawn(async move {
         let done = CancellationToken::new();
         tokio::spawn(keep_lease(held.clone(), cancel.clone(), done.clone()));
-        let end = drive(&held, &capabilities, &cancel, body).await;
+        // A body that panics fails its task (-32603, the panic logged and counted), as a
+        // request's would be answered: left running, its lease renewed, it would read
+        // `working` and hold its caller's place until this instance ends.
+        let end = AssertUnwindSafe(drive(&held, &capabilities, &cancel, body))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| End::Failed(caught_panic(&*panic)));
         done.cancel();
         let mut change = Transition::to(Status::Cancelled, now_ms());
         match end {

@@ -147,8 +147,8 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task unless its owner already holds `per_owner` running (not
     /// terminal, unexpired) tasks, or the store is full; it is readable by every
     /// instance once this returns [`Admission::Created`]. Finished tasks do not count
-    /// against the cap, but an owner's are bounded too: past `per_owner` finished ones,
-    /// the oldest are forgotten (before their TTL).
+    /// against the cap, but an owner's are bounded too: at each create, its finished
+    /// ones past `per_owner` are forgotten, the oldest first (before their TTL).
     fn create(
         &self,
         task: TaskRecord,
