@@ -96,6 +96,7 @@ impl Connection {
                     Ok(text) => inner.dispatch(&text),
                     Err(e) if e.is_skipped() => {
                         tracing::warn!(error = %e, "skipped a message from the server");
+                        inner.lost(&e);
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "transport failed");
@@ -200,6 +201,18 @@ impl Inner {
                 true
             }
             None => false,
+        }
+    }
+
+    /// A message from the server was skipped (past the transport's budget): it may have
+    /// been the answer to any request under way, so each fails now, saying why, rather
+    /// than wait out its deadline for an answer that will not come. The connection stays.
+    fn lost(&self, skipped: &TransportError) {
+        let mut routes = lock(&self.routes);
+        for (_, tx) in routes.pending.drain() {
+            let _ = tx.send(Err(CallError::Transport(TransportError::new(format!(
+                "{skipped}: it may have been this request's answer"
+            )))));
         }
     }
 

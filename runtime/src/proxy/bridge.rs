@@ -71,9 +71,34 @@ pub(super) struct Held {
     done: oneshot::Receiver<crate::Result<RawResult>>,
     /// How many questions the call asked so far (their keys are `q1`, `q2`, ...).
     asked: usize,
-    /// Whose share of the held calls it takes.
-    caller: Caller,
+    /// Its place among the held calls, in its caller's share: taken before the call
+    /// reached the upstream, given back when the call ends.
+    _place: Place,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// A caller's place among the calls the gateway may hold, taken before a call that may
+/// ask reaches its upstream (so a call refused for the cap never ran there), given back
+/// when dropped.
+pub(super) struct Place {
+    kept: Weak<Mutex<Kept>>,
+    caller: Caller,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        // Never dropped under the lock: a held call is dropped outside it.
+        if let Some(kept) = self.kept.upgrade() {
+            let mut kept = lock(&kept);
+            kept.places = kept.places.saturating_sub(1);
+            if let Some(count) = kept.by_caller.get_mut(&self.caller) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    kept.by_caller.remove(&self.caller);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for Held {
@@ -89,25 +114,19 @@ pub(super) struct Holds {
     kept: Arc<Mutex<Kept>>,
 }
 
-/// The held calls, each with the timer that drops it at its deadline, and how many
-/// each caller holds.
+/// The held calls, each with the timer that drops it at its deadline, and the places
+/// taken (held calls, and calls on their way to their first turn): in all and by caller.
 #[derive(Default)]
 struct Kept {
     calls: HashMap<String, (Held, AbortHandle)>,
+    places: usize,
     by_caller: HashMap<Caller, usize>,
 }
 
 impl Kept {
-    /// Takes the call `id` names out, its caller's place given back.
+    /// Takes the call `id` names out (its place stays with it).
     fn remove(&mut self, id: &str) -> Option<(Held, AbortHandle)> {
-        let (call, timer) = self.calls.remove(id)?;
-        if let Some(count) = self.by_caller.get_mut(&call.caller) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                self.by_caller.remove(&call.caller);
-            }
-        }
-        Some((call, timer))
+        self.calls.remove(id)
     }
 }
 
@@ -127,32 +146,44 @@ impl Holds {
         Some(call)
     }
 
-    /// Holds `call` until its client comes back, at most `deadline`: its id. Past its
-    /// deadline a timer drops it (its session closed); over its caller's share, or
-    /// the cap on all, it is refused (and dropped).
-    fn hold(&self, call: Held, deadline: Duration) -> Result<String, RpcError> {
+    /// A place for a call of `ctx`'s caller, before the call goes to its upstream:
+    /// refused over the caller's share, or the cap on all.
+    fn place(&self, ctx: &RequestContext) -> Result<Place, RpcError> {
+        let caller = Caller::of(ctx);
         let mut kept = lock(&self.kept);
-        let mine = kept.by_caller.get(&call.caller).copied().unwrap_or(0);
+        let mine = kept.by_caller.get(&caller).copied().unwrap_or(0);
         let refused = if mine >= PER_CALLER {
             format!(
                 "The gateway holds {PER_CALLER} of your calls waiting for answers, the most \
                  one caller may; answer or abandon one first"
             )
-        } else if kept.calls.len() >= MAX_HELD {
+        } else if kept.places >= MAX_HELD {
             format!(
                 "The gateway holds {MAX_HELD} calls waiting for answers, the most it may; \
                  try again later"
             )
         } else {
-            let id = crate::util::random_id();
-            let timer = tokio::spawn(expire(Arc::downgrade(&self.kept), id.clone(), deadline));
-            *kept.by_caller.entry(call.caller.clone()).or_default() += 1;
-            kept.calls.insert(id.clone(), (call, timer.abort_handle()));
-            return Ok(id);
+            kept.places += 1;
+            *kept.by_caller.entry(caller.clone()).or_default() += 1;
+            return Ok(Place {
+                kept: Arc::downgrade(&self.kept),
+                caller,
+            });
         };
-        tracing::debug!(caller = ?call.caller, "refused to hold a call: {refused}");
+        tracing::debug!(?caller, "refused to hold a call: {refused}");
         // -32000, as the HTTP endpoint refuses a stream over its caller's share.
         Err(RpcError::new(-32000, refused))
+    }
+
+    /// Holds `call` (in the place it took) until its client comes back, at most
+    /// `deadline`: its id. Past its deadline a timer drops it (its session closed).
+    fn hold(&self, call: Held, deadline: Duration) -> String {
+        let id = crate::util::random_id();
+        let timer = tokio::spawn(expire(Arc::downgrade(&self.kept), id.clone(), deadline));
+        lock(&self.kept)
+            .calls
+            .insert(id.clone(), (call, timer.abort_handle()));
+        id
     }
 }
 
@@ -190,6 +221,8 @@ where
     M::Params: ClientRequestParams,
 {
     super::forward::unmeta(&mut params);
+    // The place first: a call refused for the cap never reaches the upstream.
+    let place = holds.place(ctx)?;
     let (ask, questions) = mpsc::unbounded_channel::<Question>();
     let client = session(link, http, ctx, ask).await?;
     let (notify, notices) = mpsc::unbounded_channel();
@@ -205,7 +238,7 @@ where
         notices,
         done,
         asked: 0,
-        caller: Caller::of(ctx),
+        _place: place,
         task,
     };
     next(link, holds, ctx, call).await
@@ -297,7 +330,7 @@ fn ask(link: &Link, holds: &Holds, call: Held) -> Result<Turn, RpcError> {
             .map(|(key, request, _)| (key.clone(), request.clone()))
             .collect(),
     );
-    let id = holds.hold(call, link.deadline)?;
+    let id = holds.hold(call, link.deadline);
     Ok(Turn::Asks(
         id,
         names::questions(link.name.as_deref(), questions),

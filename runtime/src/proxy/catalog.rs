@@ -235,30 +235,42 @@ impl Catalog {
         MergedList::new(sources.collect(), own.collect())
     }
 
-    /// The upstream a tool or prompt served as `name` belongs to, and its name there:
-    /// a named upstream's by the prefix; else the unnamed upstream that lists it (the
-    /// only one, without asking).
+    /// The upstream a tool or prompt served as `name` belongs to, and its name there,
+    /// exactly when the merged list serves it: a named upstream's by the prefix, if
+    /// that upstream lists it; else the first unnamed upstream that lists it. A name
+    /// the list leaves out (outside the spec's rules, or under a named upstream's
+    /// prefix that upstream does not list) is no one's, so a call never reaches an
+    /// upstream by a name the gateway does not serve.
     pub(super) async fn named<M: Merged>(
         &self,
         name: &str,
         own_name: fn(&Kept) -> &str,
     ) -> Result<Option<(Arc<Link>, String)>, RpcError> {
-        if let Some((link, own)) = self.by_name(name) {
-            return Ok(Some((Arc::clone(link), own.to_owned())));
+        if M::RULED && !super::merge::valid_tool_name(name.len(), name) {
+            return Ok(None);
         }
-        let mut unnamed = self.links.iter().filter(|l| l.name.is_none());
-        match (unnamed.next(), unnamed.next()) {
-            (None, _) => Ok(None),
-            (Some(only), None) => Ok(Some((Arc::clone(only), name.to_owned()))),
-            (Some(_), Some(_)) => {
-                for link in self.links.iter().filter(|l| l.name.is_none()) {
-                    if link.list::<M>().await?.iter().any(|i| own_name(i) == name) {
-                        return Ok(Some((Arc::clone(link), name.to_owned())));
-                    }
+        if let Some((link, own)) = self.by_name(name) {
+            // An upstream that serves no such list (-32601) lists nothing.
+            let listed = match link.list::<M>().await {
+                Ok(items) => items.iter().any(|i| own_name(i) == own),
+                Err(e) if e.code == code::METHOD_NOT_FOUND => false,
+                Err(e) => return Err(e),
+            };
+            return Ok(listed.then(|| (Arc::clone(link), own.to_owned())));
+        }
+        // An unnamed upstream whose list failed lists nothing here; its failure is the
+        // answer only when no other lists the name.
+        let mut failed = None;
+        for link in self.links.iter().filter(|l| l.name.is_none()) {
+            match link.list::<M>().await {
+                Ok(items) if items.iter().any(|i| own_name(i) == name) => {
+                    return Ok(Some((Arc::clone(link), name.to_owned())));
                 }
-                Ok(None)
+                Err(e) if e.code != code::METHOD_NOT_FOUND => failed = failed.or(Some(e)),
+                Ok(_) | Err(_) => {}
             }
         }
+        failed.map_or(Ok(None), Err)
     }
 
     /// The `x-mcp-header` annotations of the tool served as `name`, from its

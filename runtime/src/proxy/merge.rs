@@ -277,7 +277,7 @@ fn own_name<M: Merged>(item: &M::Item) -> Option<&str> {
 
 /// Whether a tool name of `len` bytes, ending in `name`, keeps the spec's rules: 1 to
 /// 128 characters, each an ASCII letter or digit, `_`, `-` or `.`.
-fn valid_tool_name(len: usize, name: &str) -> bool {
+pub(super) fn valid_tool_name(len: usize, name: &str) -> bool {
     (1..=MAX_TOOL_NAME).contains(&len)
         && !name.is_empty()
         && name

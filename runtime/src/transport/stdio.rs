@@ -84,6 +84,9 @@ impl<W: AsyncWrite + Unpin + Send + 'static> MessageSink for LineSink<W> {
 struct LineSource<R> {
     reader: BufReader<R>,
     line: Vec<u8>,
+    /// A message past the budget was said skipped; the rest of its line is dropped
+    /// before the next is read.
+    skipping: bool,
 }
 
 impl<R: AsyncRead + Unpin + Send + 'static> LineSource<R> {
@@ -108,6 +111,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineSource<R> {
     }
 
     async fn next_line(&mut self) -> Option<Result<String, TransportError>> {
+        if std::mem::take(&mut self.skipping) {
+            if let Err(e) = self.skip_line().await {
+                return Some(Err(TransportError::new(format!("stdio read failed: {e}"))));
+            }
+        }
         loop {
             self.line.clear();
             let read = (&mut self.reader)
@@ -120,13 +128,12 @@ impl<R: AsyncRead + Unpin + Send + 'static> LineSource<R> {
                 Ok(_) => {}
             }
             if self.line.len() > MAX_MESSAGE_BYTES && self.line.last() != Some(&b'\n') {
-                // Drop the rest of the line without keeping it, and read on.
+                // Said at once (the line may never end), its rest dropped unkept before
+                // the next message is read.
                 self.line = Vec::new();
-                if let Err(e) = self.skip_line().await {
-                    return Some(Err(TransportError::new(format!("stdio read failed: {e}"))));
-                }
+                self.skipping = true;
                 return Some(Err(TransportError::skipped(format!(
-                    "a message larger than {MAX_MESSAGE_BYTES} bytes was skipped"
+                    "a message larger than 64 MiB ({MAX_MESSAGE_BYTES} bytes) was skipped"
                 ))));
             }
             let text = String::from_utf8_lossy(&self.line);
@@ -171,6 +178,7 @@ where
         Box::new(LineSource {
             reader: BufReader::new(reader),
             line: Vec::new(),
+            skipping: false,
         }),
     )
 }
