@@ -6,6 +6,7 @@
 //! for minutes, and apart they stay out of the way of `--test it`.
 
 mod http_support;
+mod log_support;
 mod redis_support;
 mod transports;
 
@@ -58,3 +59,15 @@ mod single_use;
 mod skills;
 mod stdio_flow;
 mod tasks;
+
+// #60: each surface attacked as a hostile client, upstream or token holder would.
+mod dpop_attacker;
+mod dpop_hostile;
+mod front_door;
+mod gateway_attacker;
+mod gateway_budgets;
+mod gateway_holds;
+mod gateway_names;
+mod http_hostile;
+mod task_leases;
+mod tasks_attacker;
