@@ -11,7 +11,6 @@
 //! what breaks.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -40,10 +39,9 @@ use tern_mcp::types::v2026_07_28::{
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{Notify, mpsc};
-use tracing::field::Field;
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 
 use crate::http_support::{serve, serve_default, url};
+use crate::log_support::Warnings;
 
 // ---------------------------------------------------------------------------------------
 // A scripted 2025-11-25 upstream: what it answers to `tools/list`, and what its
@@ -658,36 +656,6 @@ async fn an_upstream_that_ends_its_stream_mid_hold_fails_the_retry_clearly() {
 // ---------------------------------------------------------------------------------------
 // Merged lists.
 
-#[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> Layer<S> for Warnings {
-    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
-        if *event.metadata().level() != tracing::Level::WARN {
-            return;
-        }
-        let mut line = String::new();
-        event.record(&mut |field: &Field, value: &dyn std::fmt::Debug| {
-            let _ = write!(line, "{}={value:?} ", field.name());
-        });
-        self.0.lock().unwrap().push(line);
-    }
-}
-
-impl Warnings {
-    /// Captures this thread's warnings until the guard drops (see `gateway_holds`).
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        static SECOND: OnceLock<tracing::Dispatch> = OnceLock::new();
-        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
-    }
-
-    fn names(&self, upstream: &str) -> bool {
-        let needle = format!("upstream \"{upstream}\"");
-        self.0.lock().unwrap().iter().any(|w| w.contains(&needle))
-    }
-}
-
 /// A tern server with one tool, `echo`, and a prompt list that takes `prompts` long.
 fn echo(prompts: Duration) -> Server {
     Server::builder("echo", "1")
@@ -734,11 +702,15 @@ async fn garbage_html_and_a_refused_list_are_left_out_and_named() {
     let client = client(&gw, Some("palice")).await;
     assert_eq!(tool_names(&client).await, ["good.echo"]);
     assert!(
-        warnings.names("garbage"),
+        !warnings.mentioning(&["upstream \"garbage\""]).is_empty(),
         "{:?}",
         warnings.0.lock().unwrap()
     );
-    assert!(warnings.names("html"), "{:?}", warnings.0.lock().unwrap());
+    assert!(
+        !warnings.mentioning(&["upstream \"html\""]).is_empty(),
+        "{:?}",
+        warnings.0.lock().unwrap()
+    );
 }
 
 #[tokio::test]
@@ -841,7 +813,11 @@ async fn an_upstream_that_hangs_on_prompts_alone_still_serves_its_tools() {
     let prompts = client.list_all::<ListPrompts>().await.unwrap();
     let prompts: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(prompts, ["fine.greet"]);
-    assert!(warnings.names("hangs"), "{:?}", warnings.0.lock().unwrap());
+    assert!(
+        !warnings.mentioning(&["upstream \"hangs\""]).is_empty(),
+        "{:?}",
+        warnings.0.lock().unwrap()
+    );
     assert_eq!(tool_names(&client).await, ["hangs.echo", "fine.echo"]);
 }
 
