@@ -9,10 +9,6 @@ pub(crate) struct Joined {
     rest: Vec<u8>,
     len: usize,
     max: usize,
-    /// The length the body said it has (its `Content-Length`), room for which is taken at
-    /// once when frames are joined: a body grown by doubling holds its old room and its
-    /// new one at once, near twice its size.
-    expected: usize,
 }
 
 /// The body went past its cap.
@@ -27,21 +23,7 @@ impl Joined {
             rest: Vec::new(),
             len: 0,
             max,
-            expected: 0,
         }
-    }
-
-    /// An empty body that says it holds `expected` bytes: refused at once past the cap,
-    /// else room for all of it taken when its frames are first joined.
-    pub(crate) fn expecting(max: usize, expected: Option<u64>) -> Result<Self, TooLarge> {
-        let mut joined = Self::new(max);
-        if let Some(expected) = expected {
-            joined.expected = usize::try_from(expected)
-                .ok()
-                .filter(|n| *n <= max)
-                .ok_or(TooLarge)?;
-        }
-        Ok(joined)
     }
 
     /// Adds a frame's data.
@@ -54,7 +36,7 @@ impl Joined {
             None if self.rest.is_empty() => self.first = Some(data),
             None => self.rest.extend_from_slice(&data),
             Some(earlier) => {
-                self.rest.reserve_exact(self.len.max(self.expected));
+                self.rest.reserve(self.len);
                 self.rest.extend_from_slice(&earlier);
                 self.rest.extend_from_slice(&data);
             }
@@ -91,16 +73,5 @@ mod tests {
         let mut over = Joined::new(4);
         over.push(Bytes::from_static(b"abc")).unwrap();
         assert!(over.push(Bytes::from_static(b"de")).is_err());
-    }
-
-    #[test]
-    fn a_body_that_says_its_length_is_refused_past_the_cap_or_given_its_room_at_once() {
-        assert!(Joined::expecting(4, Some(5)).is_err());
-        assert!(Joined::expecting(4, Some(u64::MAX)).is_err());
-        let mut said = Joined::expecting(1 << 20, Some(1000)).unwrap();
-        said.push(Bytes::from(vec![1u8; 10])).unwrap();
-        said.push(Bytes::from(vec![2u8; 10])).unwrap();
-        assert_eq!(said.rest.capacity(), 1000);
-        assert_eq!(said.finish().len(), 20);
     }
 }

@@ -454,14 +454,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 
 /// A whole body, at most [`MAX_RESPONSE_BYTES`], under the exchange's idle timeout.
 async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> {
-    let too_large = || {
-        CallError::Transport(TransportError::new(format!(
-            "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"
-        )))
-    };
-    // Room for a body that says its length is taken once, not doubled as it arrives.
-    let said = http_body::Body::size_hint(&body).exact();
-    let mut joined = Joined::expecting(MAX_RESPONSE_BYTES, said).map_err(|_| too_large())?;
+    let mut joined = Joined::new(MAX_RESPONSE_BYTES);
     while let Some(frame) = quiet.within(body.frame()).await? {
         let frame = frame.map_err(|e| {
             CallError::Transport(TransportError::new(format!(
@@ -471,7 +464,11 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
         if let Ok(data) = frame.into_data() {
             // Until the body ends, all of it is a message under way.
             quiet.arrived(data.len(), usize::MAX)?;
-            joined.push(data).map_err(|_| too_large())?;
+            joined.push(data).map_err(|_| {
+                CallError::Transport(TransportError::new(format!(
+                    "could not read the response: larger than {MAX_RESPONSE_BYTES} bytes"
+                )))
+            })?;
         }
     }
     Ok(joined.finish())
