@@ -91,7 +91,15 @@ impl Link {
         }
         let heard_before = self.heard.load(Ordering::Acquire);
         let items = match tokio::time::timeout(self.deadline, self.fetch::<M>()).await {
-            Ok(items) => Arc::new(items?),
+            Ok(Ok(items)) => Arc::new(items),
+            // An upstream without the method lists nothing, and will not (its
+            // capabilities are its connection's): kept so, heard or not.
+            Ok(Err(e)) if e.code == code::METHOD_NOT_FOUND => {
+                let none = Arc::new(Vec::new());
+                self.keep::<M>(Some(Arc::clone(&none)));
+                return Ok(none);
+            }
+            Ok(Err(e)) => return Err(e),
             Err(_) => return Err(self.late()),
         };
         // Kept only if a change would have been heard since the fetch began.
@@ -235,12 +243,14 @@ impl Catalog {
         MergedList::new(sources.collect(), own.collect())
     }
 
-    /// The upstream a tool or prompt served as `name` belongs to, and its name there,
-    /// exactly when the merged list serves it: a named upstream's by the prefix, if
-    /// that upstream lists it; else the first unnamed upstream that lists it. A name
-    /// the list leaves out (outside the spec's rules, or under a named upstream's
-    /// prefix that upstream does not list) is no one's, so a call never reaches an
-    /// upstream by a name the gateway does not serve.
+    /// The upstream a tool or prompt served as `name` belongs to, and its name there: a
+    /// named upstream's by the prefix, the only unnamed upstream's as it is, else the
+    /// first unnamed upstream that lists it. A name outside the spec's rules is no
+    /// one's, and so is one its upstream's kept list leaves out (a list the gateway
+    /// holds because it hears the upstream's changes, or one the upstream has not at
+    /// all): a call never reaches an upstream by a name the gateway does not serve. An
+    /// upstream whose changes go unheard is not asked for its list on every call: its
+    /// prefix, or its being the only one, names it.
     pub(super) async fn named<M: Merged>(
         &self,
         name: &str,
@@ -249,14 +259,18 @@ impl Catalog {
         if M::RULED && !super::merge::valid_tool_name(name.len(), name) {
             return Ok(None);
         }
+        let unlisted = |link: &Link, own: &str| {
+            link.kept::<M>()
+                .is_some_and(|kept| !kept.iter().any(|i| own_name(i) == own))
+        };
         if let Some((link, own)) = self.by_name(name) {
-            // An upstream that serves no such list (-32601) lists nothing.
-            let listed = match link.list::<M>().await {
-                Ok(items) => items.iter().any(|i| own_name(i) == own),
-                Err(e) if e.code == code::METHOD_NOT_FOUND => false,
-                Err(e) => return Err(e),
-            };
-            return Ok(listed.then(|| (Arc::clone(link), own.to_owned())));
+            let served = !unlisted(link, own);
+            return Ok(served.then(|| (Arc::clone(link), own.to_owned())));
+        }
+        let mut unnamed = self.links.iter().filter(|l| l.name.is_none());
+        if let (Some(only), None) = (unnamed.next(), unnamed.next()) {
+            let served = !unlisted(only, name);
+            return Ok(served.then(|| (Arc::clone(only), name.to_owned())));
         }
         // An unnamed upstream whose list failed lists nothing here; its failure is the
         // answer only when no other lists the name.
