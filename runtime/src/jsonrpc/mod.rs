@@ -232,7 +232,7 @@ pub(crate) fn answer(id: &RequestId, result: &Result<String, RpcError>) -> Strin
         Err(error) => return envelope::<Value>(Some(id), None, Some(error)),
     };
     let mut room = IdRoom::default();
-    let pieces = answer_pieces(id, text, &mut room);
+    let pieces = answer_pieces(id, [text, ""], &mut room);
     let mut out = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
     pieces.iter().for_each(|piece| out.push_str(piece));
     out
@@ -245,14 +245,14 @@ pub(crate) struct IdRoom {
     quoted: String,
 }
 
-/// The pieces of a response to `id` whose `result` is already JSON, the id written in
-/// `room`: what [`answer`] joins, and what a connection copies straight into its write
-/// instead.
+/// The pieces of a response to `id` whose `result` is already JSON (given in two pieces
+/// that go out one after the other), the id written in `room`: what [`answer`] joins,
+/// and what a connection writes straight out instead.
 pub(crate) fn answer_pieces<'a>(
     id: &'a RequestId,
-    result: &'a str,
+    result: [&'a str; 2],
     room: &'a mut IdRoom,
-) -> [&'a str; 5] {
+) -> [&'a str; 6] {
     let id = match id {
         RequestId::Integer(i) => room.digits.format(*i),
         RequestId::String(s) => {
@@ -265,7 +265,8 @@ pub(crate) fn answer_pieces<'a>(
         r#"{"jsonrpc":"2.0","id":"#,
         id,
         r#","result":"#,
-        result,
+        result[0],
+        result[1],
         "}",
     ]
 }

@@ -152,6 +152,7 @@ impl ServerBuilder {
             }
             let future: BoxFuture<'static, Result<Output, RpcError>> = Box::pin(async move {
                 let encoded = match handler(ctx, typed.0).await?.into() {
+                    Reply::Shared(shared) => return Ok(Output::Shared(shared)),
                     Reply::Instead(raw) => Ok(String::from(Box::<str>::from(raw))),
                     Reply::Now(answer) => match answer.into_answer() {
                         Answer::Complete(result) => serde_json::to_string(&result),

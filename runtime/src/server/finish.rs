@@ -14,7 +14,9 @@ use super::channel::{Channel, Retry};
 use super::middleware::{Dispatched, Ending};
 use super::pipeline::{Refusal, Routed, Verdict};
 use super::state::{self, Binding};
-use super::{Call, Output, RequestContext, Route, Running, Server, answer};
+use super::{
+    Call, Output, RequestContext, ResultText, Route, Running, Server, SharedResult, answer,
+};
 use crate::jsonrpc::{RawParams, RpcError, code};
 use crate::seal::{Principal, Sealer};
 use crate::types::rpc::Request as _;
@@ -140,6 +142,7 @@ impl Finish {
             match output {
                 Err(e) => answered_error(e),
                 Ok(Output::Complete(result)) => self.complete(result),
+                Ok(Output::Shared(shared)) => self.complete_shared(shared),
                 Ok(Output::InputRequired(asked)) => {
                     let binding = running.and_then(|running| running.binding);
                     self.input_required(asked, binding, again).await
@@ -156,12 +159,27 @@ impl Finish {
             // A result whose type writes `resultType` lacks nothing but, when it is
             // cacheable, its caching members: its text is searched only then.
             None if self.facts.writes_result_type && !self.facts.cacheable => Ok(result),
-            None => {
-                let cache = self.facts.cacheable.then_some(&self.server.inner.cache);
-                Ok(answer::complete(result, cache))
-            }
+            None => Ok(answer::complete(result, self.cache())),
+        };
+        Dispatched::new(
+            Verdict::Answered(answer.map(ResultText::from)),
+            Ending::Complete,
+        )
+    }
+
+    /// [`complete`](Self::complete) for a result shared by its readers: only this
+    /// answer's opening is written (a channel takes a copy of its own).
+    fn complete_shared(&self, shared: Arc<SharedResult>) -> Dispatched {
+        let answer = match &self.channel {
+            Some(channel) => channel.complete(shared.text()).map(ResultText::from),
+            None => Ok(answer::complete_shared(shared, self.cache())),
         };
         Dispatched::new(Verdict::Answered(answer), Ending::Complete)
+    }
+
+    /// The caching members a result of this method gets, when it is cacheable.
+    fn cache(&self) -> Option<&answer::CacheMembers> {
+        self.facts.cacheable.then_some(&self.server.inner.cache)
     }
 
     /// An `InputRequiredResult`: checked against the client's capabilities and sealed;
@@ -190,7 +208,9 @@ impl Finish {
             // Boxed by the channel: the rounds' future is large, and every request's
             // future would carry its room inline otherwise.
             return match channel.input_required(&self.method, asked, retry).await {
-                Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::Complete),
+                Ok(result) => {
+                    Dispatched::new(Verdict::Answered(Ok(result.into())), Ending::Complete)
+                }
                 Err(e) => answered_error(e),
             };
         }
@@ -203,7 +223,9 @@ impl Finish {
             &self.server.inner.rendered,
             *asked,
         ) {
-            Ok(result) => Dispatched::new(Verdict::Answered(Ok(result)), Ending::InputRequired),
+            Ok(result) => {
+                Dispatched::new(Verdict::Answered(Ok(result.into())), Ending::InputRequired)
+            }
             Err(e) if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY => Dispatched::new(
                 Verdict::refused(Refusal::MissingCapability, e),
                 Ending::Refused(Refusal::MissingCapability),

@@ -52,6 +52,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+pub(crate) use answer::{ResultText, SharedResult};
 pub use builder::ServerBuilder;
 pub use limits::ServerLimits;
 
@@ -90,6 +91,8 @@ use crate::types::v2026_07_28::{
 pub(crate) enum Output {
     /// A complete result, written as JSON text from its typed value.
     Complete(String),
+    /// A complete result written once and shared by every request that reads it.
+    Shared(Arc<SharedResult>),
     /// An input-required result, still typed: the server checks and seals it (boxed:
     /// it is several times the size of a complete one).
     InputRequired(Box<InputRequiredResult>),
@@ -103,6 +106,8 @@ pub(crate) enum Reply<R> {
     Now(R),
     /// An extension's own result instead.
     Instead(Box<serde_json::value::RawValue>),
+    /// The result, written before and shared (a static resource's fixed contents).
+    Shared(Arc<SharedResult>),
 }
 
 impl<R> From<R> for Reply<R> {
@@ -323,7 +328,7 @@ impl Server {
     /// have nowhere to go; [`serve`](Self::serve) a message transport to carry them).
     pub async fn handle(&self, request: IncomingRequest) -> Result<Value, RpcError> {
         let result = self.accept(request).serve().await.into_result()?;
-        serde_json::from_str(&result).map_err(|e| {
+        serde_json::from_str(&result.into_string()).map_err(|e| {
             tracing::error!(error = %e, "a result was not JSON");
             RpcError::internal("Internal error")
         })

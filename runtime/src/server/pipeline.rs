@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::channel::Channel;
-use super::{Decoded, Outbound, Route, Server, Session};
+use super::{Decoded, Outbound, ResultText, Route, Server, Session};
 use crate::Era;
 use crate::auth::AuthInfo;
 use crate::jsonrpc::{Incoming, RawParams, Rejected, RpcError, code};
@@ -94,7 +94,7 @@ pub(crate) enum Verdict {
     /// The request was served: the result, written as JSON text (from the handler's
     /// typed result, with the members the protocol adds), or the error its handler (or
     /// the sealing layer) decided.
-    Answered(Result<String, RpcError>),
+    Answered(Result<ResultText, RpcError>),
     /// The request was refused for a protocol reason.
     Refused {
         /// Which rule the request broke.
@@ -112,7 +112,7 @@ impl Verdict {
 
     /// The JSON-RPC outcome, the result as JSON text, for transports that draw no
     /// distinction.
-    pub(crate) fn into_result(self) -> Result<String, RpcError> {
+    pub(crate) fn into_result(self) -> Result<ResultText, RpcError> {
         match self {
             Self::Answered(result) => result,
             Self::Refused { error, .. } => Err(error),

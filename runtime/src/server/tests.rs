@@ -135,7 +135,10 @@ async fn a_broken_meta_is_refused_before_broken_params_and_each_says_why() {
     }
 
     match serve(call(1)["params"].clone()).await {
-        Verdict::Answered(Ok(text)) => assert!(text.contains("\"done\""), "{text}"),
+        Verdict::Answered(Ok(text)) => {
+            let text = text.into_string();
+            assert!(text.contains("\"done\""), "{text}");
+        }
         other => panic!("expected the result, got {other:?}"),
     }
 }

@@ -2,7 +2,6 @@
 //! `resources/directory/read`, and each file registered as a resource.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -64,17 +63,11 @@ fn register_file(server: &McpServer, skills: &[Published], file: &File) {
     if let Some(front) = entry {
         builder = builder.description(front.description.clone());
     }
-    builder.resource.size = i64::try_from(file.bytes.len()).ok();
-    let bytes = Arc::clone(&file.bytes);
-    let text = is_text(file.mime_type);
-    builder.read(move || {
-        let bytes = Arc::clone(&bytes);
-        async move {
-            Ok(match std::str::from_utf8(&bytes) {
-                Ok(s) if text => ResourceBody::Text(s.to_owned()),
-                _ => ResourceBody::Blob(bytes.to_vec()),
-            })
-        }
+    // Written once and shared by every read: readers slow to take a large file hold
+    // one copy of it between them.
+    builder.contents(match std::str::from_utf8(&file.bytes) {
+        Ok(s) if is_text(file.mime_type) => ResourceBody::Text(s.to_owned()),
+        _ => ResourceBody::Blob(file.bytes.to_vec()),
     });
 }
 

@@ -297,3 +297,41 @@ async fn http2_connections_count_against_the_connection_cap() {
         assert_eq!(answered.await.unwrap().0, 200);
     }
 }
+
+/// A fixed resource's contents are written once and shared by every answer: each
+/// connection writes its own envelope around them, whole, over HTTP/2 and HTTP/1.1.
+#[tokio::test]
+async fn a_fixed_resource_is_answered_whole_over_both_versions() {
+    let mcp = tern_mcp::mcp::McpServer::new("docs", "1");
+    let text = "fixed \"contents\"\tof a file\n".repeat(10_000);
+    mcp.resource("file:///fixed.md", "fixed")
+        .mime_type("text/markdown")
+        .contents(text.clone());
+    let addr = serve_on_loopback(HttpServer::new(mcp.server().unwrap())).await;
+    let read = body(7, "resources/read", json!({"uri": "file:///fixed.md"}));
+    let headers = mcp_headers("resources/read", Some("file:///fixed.md"));
+
+    let (mut sender, _conn) = h2c(addr).await;
+    let mut request = hyper::Request::post(format!("http://localhost:{}/mcp", addr.port()));
+    for (name, value) in &headers {
+        request = request.header(name, value);
+    }
+    let request = request
+        .body(Full::new(Bytes::from(read.clone())).boxed())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let over_h2: Value = serde_json::from_slice(&bytes).unwrap();
+
+    let over_h1 = crate::http_support::post(addr, &headers, &read)
+        .await
+        .json();
+    for answer in [over_h2, over_h1] {
+        assert_eq!(answer["id"], 7);
+        let result = &answer["result"];
+        assert_eq!(result["resultType"], "complete", "{result}");
+        assert_eq!(result["contents"][0]["text"], text.as_str());
+        assert_eq!(result["contents"][0]["uri"], "file:///fixed.md");
+    }
+}

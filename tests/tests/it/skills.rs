@@ -3,6 +3,8 @@
 //! and refuses one that does not match its entry; bad skills are refused at
 //! registration. In both eras.
 
+use crate::http_support;
+
 use serde_json::{Value, json};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::McpServer;
@@ -415,19 +417,76 @@ async fn a_file_with_a_legal_name_a_uri_cannot_hold_is_served_percent_encoded() 
     );
 }
 
-#[test]
-fn a_skill_file_is_refused_past_the_skill_budget_by_what_was_read() {
-    // What counts is what was read, not what the file's metadata said.
-    let dir = tempfile::tempdir().unwrap();
-    let skill = dir.path().join("big");
+/// The directory of a skill `big` under `dir`, its `SKILL.md` written.
+fn big_skill(dir: &std::path::Path) -> std::path::PathBuf {
+    let skill = dir.join("big");
     std::fs::create_dir_all(&skill).unwrap();
     std::fs::write(
         skill.join("SKILL.md"),
         "---\nname: big\ndescription: d\n---\n",
     )
     .unwrap();
+    skill
+}
+
+#[test]
+fn a_skill_file_is_refused_past_the_skill_budget_by_what_was_read() {
+    // What counts is what was read, not what the file's metadata said.
+    let dir = tempfile::tempdir().unwrap();
+    let skill = big_skill(dir.path());
     std::fs::write(skill.join("a.bin"), vec![0u8; 9 << 20]).unwrap();
     std::fs::write(skill.join("b.bin"), vec![0u8; 9 << 20]).unwrap();
     let err = Skills::from_dir(dir.path()).unwrap_err().to_string();
     assert!(err.contains("over 16777216 bytes"), "{err}");
+}
+
+/// Eight clients ask for a 15 MiB skill file and never read past the answer's first
+/// bytes. Each once pinned 2.6 times the file in the server (the result written for it,
+/// then copied into its connection's room); the answers now share one written body,
+/// each writing only its own envelope around it.
+#[tokio::test]
+async fn readers_slow_to_take_a_large_skill_file_share_one_written_body() {
+    use tokio::io::AsyncReadExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let skill = big_skill(dir.path());
+    let line = "a \"quoted\" line\tof notes\n";
+    let text = line.repeat((15 << 20) / line.len());
+    std::fs::write(skill.join("notes.md"), &text).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills_server"));
+    command.arg(dir.path());
+    let (child, addr) = http_support::listening_child(command, "serving on http://").await;
+    let pid = child.id().unwrap();
+    let uri = "skill://big/notes.md";
+    let headers = http_support::mcp_headers("resources/read", Some(uri));
+    let read = http_support::body(1, "resources/read", json!({ "uri": uri }));
+
+    // A reader that takes it whole gets the text as written, the protocol's members added.
+    let whole = http_support::post(addr, &headers, &read).await;
+    assert_eq!(whole.status, 200);
+    let result = &whole.json()["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["contents"][0]["text"], text.as_str());
+    assert_eq!(result["contents"][0]["mimeType"], "text/markdown");
+
+    // What the eight hold while they wait: the server's resident memory with them.
+    let before = http_support::memory_kib(pid, "VmRSS");
+    let mut slow = Vec::new();
+    for _ in 0..8 {
+        let mut socket = http_support::open(addr, "POST", &headers, &read).await;
+        // Its answer has begun: the server is writing it, and waits on this reader.
+        let mut first = [0u8; 12];
+        socket.read_exact(&mut first).await.unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        slow.push(socket);
+    }
+    let grew = http_support::memory_kib(pid, "VmRSS").saturating_sub(before);
+    let file_kib = text.len() as u64 / 1024;
+    println!("eight slow readers of a {file_kib} KiB file: RSS grew {grew} KiB");
+    assert!(
+        grew < file_kib,
+        "eight slow readers of a {file_kib} KiB file grew the server's RSS {grew} KiB"
+    );
+    // The server serves on beside them.
+    assert_eq!(http_support::post(addr, &headers, &read).await.status, 200);
 }

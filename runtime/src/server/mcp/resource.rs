@@ -9,7 +9,7 @@ use super::prompt::as_rpc;
 use super::tool::ToolError;
 use super::{Completer, McpServer};
 use crate::jsonrpc::RpcError;
-use crate::server::RequestContext;
+use crate::server::{RequestContext, SharedResult};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     Annotations, AnyResourceContents, BlobResourceContents, InputRequiredResult, InputResponses,
@@ -42,6 +42,21 @@ impl From<Vec<u8>> for ResourceBody {
     fn from(b: Vec<u8>) -> Self {
         Self::Blob(b)
     }
+}
+
+/// The bytes `result`'s contents hold (a blob's decoded).
+fn body_len(result: &ReadResourceResult) -> usize {
+    result
+        .contents
+        .iter()
+        .map(|contents| match contents {
+            AnyResourceContents::Text(text) => text.text.len(),
+            AnyResourceContents::Blob(blob) => {
+                let padding = blob.blob.bytes().rev().take_while(|b| *b == b'=').count();
+                (blob.blob.len() / 4 * 3).saturating_sub(padding)
+            }
+        })
+        .sum()
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -115,9 +130,17 @@ impl IntoReadOutcome for ReadResourceOutcome {
 pub(crate) type StaticFn =
     Arc<dyn Fn() -> BoxFuture<'static, Result<ReadResourceResult, RpcError>> + Send + Sync>;
 
+/// How a static resource is read.
+pub(crate) enum StaticRead {
+    /// By its function, at each read.
+    Each(StaticFn),
+    /// Its fixed contents, written once and shared by every read.
+    Fixed(Arc<SharedResult>),
+}
+
 pub(crate) struct ResourceEntry {
     pub(crate) resource: Resource,
-    pub(crate) read: StaticFn,
+    pub(crate) read: StaticRead,
     /// The OAuth scopes a `resources/read` needs.
     pub(crate) scopes: Vec<String>,
     /// Whom it is listed to, by the extensions their requests declare (an app's page).
@@ -231,6 +254,35 @@ impl ResourceBuilder<'_> {
                     .map_err(as_rpc)
             })
         });
+        self.register(StaticRead::Each(read));
+    }
+
+    /// Serves `contents`, which never change: written as JSON once, here, and that text
+    /// shared by every read, so a large body costs its size once however many clients
+    /// read it at a time, or are slow to take it. The resource's size is the body's,
+    /// unless given.
+    pub fn contents(mut self, contents: impl IntoReadResult) {
+        let mime = self.resource.mime_type.as_deref();
+        let result = contents.into_read_result(&self.resource.uri, mime);
+        if self.resource.size.is_none() {
+            self.resource.size = i64::try_from(body_len(&result)).ok();
+        }
+        let read = match serde_json::to_string(&result).map(SharedResult::new) {
+            Ok(Some(shared)) => StaticRead::Fixed(shared),
+            // Not written as an object (a member of its own the encoder refused): read
+            // as a function's result would be, and refused as that would be.
+            _ => {
+                let result = Arc::new(result);
+                StaticRead::Each(Arc::new(move || {
+                    let result = ReadResourceResult::clone(&result);
+                    Box::pin(async move { Ok(result) })
+                }))
+            }
+        };
+        self.register(read);
+    }
+
+    fn register(self, read: StaticRead) {
         self.server.add_resource(ResourceEntry {
             resource: self.resource,
             read,

@@ -10,7 +10,7 @@ use super::handoff::ToolHandoff;
 use super::paging::{Paging, lister};
 use super::prompt::PromptCall;
 use super::registry::read;
-use super::resource::{self, ResourceEntry, TemplateCall, TemplateEntry};
+use super::resource::{self, ResourceEntry, StaticRead, TemplateCall, TemplateEntry};
 use super::single_use::SingleUse;
 use super::{Config, Extensions, McpServer};
 use crate::jsonrpc::RpcError;
@@ -186,9 +186,9 @@ fn call_routes(me: &McpServer, builder: ServerBuilder, extensions: &Extensions) 
         .handle::<method::GetPrompt, _, _>(move |ctx, params: GetPromptRequestParams| {
             get_prompt(&get, ctx, params)
         })
-        .handle::<method::ReadResource, _, _>(move |ctx, params: ReadResourceRequestParams| {
-            read_resource(&read, ctx, params)
-        })
+        .handle_replying::<method::ReadResource, _, _, _>(
+            move |ctx, params: ReadResourceRequestParams| read_resource(&read, ctx, params),
+        )
         .handle::<method::Complete, _, _>(move |_ctx, params: CompleteRequestParams| {
             self::complete(&complete, params)
         })
@@ -281,7 +281,7 @@ fn read_resource(
     me: &McpServer,
     ctx: RequestContext,
     params: ReadResourceRequestParams,
-) -> BoxFuture<'static, Result<ReadResourceOutcome, RpcError>> {
+) -> BoxFuture<'static, Result<Reply<ReadResourceOutcome>, RpcError>> {
     enum Target {
         Static(Arc<ResourceEntry>),
         Template(Arc<TemplateEntry>, BTreeMap<String, String>),
@@ -302,7 +302,10 @@ fn read_resource(
     };
     Box::pin(async move {
         let outcome = match target {
-            Target::Static(e) => ReadResourceOutcome::Complete((e.read)().await?),
+            Target::Static(e) => match &e.read {
+                StaticRead::Each(read) => ReadResourceOutcome::Complete(read().await?),
+                StaticRead::Fixed(shared) => return Ok(Reply::Shared(Arc::clone(shared))),
+            },
             Target::Template(e, variables) => {
                 (e.read)(TemplateCall {
                     ctx,
@@ -318,7 +321,7 @@ fn read_resource(
                     .with_data(json!({ "uri": params.uri })));
             }
         };
-        Ok(outcome)
+        Ok(Reply::Now(outcome))
     })
 }
 

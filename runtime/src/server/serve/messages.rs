@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Incoming, RpcError};
 use crate::server::pipeline::caught_panic;
-use crate::server::{IncomingRequest, Outbound, Server, Session};
+use crate::server::{IncomingRequest, Outbound, ResultText, Server, Session};
 use crate::transport::MessageTransport;
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2025_11_25::method as session_method;
@@ -212,7 +212,7 @@ fn spawn_request(
         let served = std::panic::AssertUnwindSafe(accepted.serve()).catch_unwind();
         let result = tokio::select! {
             served = served => match served {
-                Ok(verdict) => verdict.into_result(),
+                Ok(verdict) => verdict.into_result().map(ResultText::into_string),
                 Err(panic) => Err(caught_panic(&*panic)),
             },
             () = cancel.cancelled() => {

@@ -77,6 +77,7 @@ pub(super) async fn rounds(
         } = (route.call)(call)?;
         match future.await? {
             Output::Complete(result) => return session.complete(&result),
+            Output::Shared(shared) => return session.complete(shared.text()),
             Output::InputRequired(more) => {
                 asked = more;
                 binding = next;

@@ -164,7 +164,7 @@ async fn write_reply(
         }
         Reply::Result(status, id, result) => {
             let mut id_room = jsonrpc::IdRoom::default();
-            let pieces = jsonrpc::answer_pieces(&id, &result, &mut id_room);
+            let pieces = jsonrpc::answer_pieces(&id, result.pieces(), &mut id_room);
             return write_json(io, room, head, status, &pieces.map(str::as_bytes), close).await;
         }
         Reply::Response(response) => response,

@@ -2,15 +2,17 @@
 //! endpoint's own connection writes as it is, or any other `Response`.
 
 use std::any::Any;
+use std::convert::Infallible;
+use std::sync::Arc;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
 
 use crate::jsonrpc::{self, Incoming, RpcError, code};
 use crate::server::pipeline::caught_panic;
-use crate::server::{Refusal, Verdict};
+use crate::server::{Refusal, ResultText, SharedResult, Verdict};
 use crate::types::v2026_07_28::RequestId;
 
 /// The answer to one POST. A JSON body (the usual answer) stays its status and text: the
@@ -23,7 +25,7 @@ pub(crate) enum Reply {
     /// `application/json`: the result (already JSON) answered to the request with this
     /// id, kept apart from its envelope so that the endpoint's connection writes both
     /// straight into its response, with no answer text joined first.
-    Result(StatusCode, RequestId, String),
+    Result(StatusCode, RequestId, ResultText),
     /// Anything else: an SSE stream, an answer with more headers, an empty one.
     Response(Response),
 }
@@ -62,9 +64,10 @@ impl Reply {
     pub(crate) fn into_response(self) -> Response {
         match self {
             Self::Json(status, text) => json_body(status, text),
-            Self::Result(status, id, result) => {
-                json_body(status, jsonrpc::answer(&id, &Ok(result)))
-            }
+            Self::Result(status, id, result) => match result.into_parts() {
+                (text, None) => json_body(status, jsonrpc::answer(&id, &Ok(text))),
+                (head, Some(shared)) => shared_body(status, &id, &head, shared),
+            },
             Self::Response(response) => response,
         }
     }
@@ -116,6 +119,37 @@ pub(super) fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: RpcEr
 
 pub(super) fn json_body(status: StatusCode, text: String) -> Response {
     let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// The answer to `id` of a result `shared` by its readers, after this answer's `head`:
+/// the body takes the shared text as it is, no copy of it made for this answer.
+fn shared_body(
+    status: StatusCode,
+    id: &RequestId,
+    head: &str,
+    shared: Arc<SharedResult>,
+) -> Response {
+    /// The shared text a body holds.
+    struct Members(Arc<SharedResult>);
+    impl AsRef<[u8]> for Members {
+        fn as_ref(&self) -> &[u8] {
+            self.0.members().as_bytes()
+        }
+    }
+    let mut room = jsonrpc::IdRoom::default();
+    let [open, id, result, head, _, close] = jsonrpc::answer_pieces(id, [head, ""], &mut room);
+    let pieces = [
+        Bytes::from([open, id, result, head].concat()),
+        Bytes::from_owner(Members(shared)),
+        Bytes::copy_from_slice(close.as_bytes()),
+    ];
+    let body = Body::from_stream(futures_util::stream::iter(pieces.map(Ok::<_, Infallible>)));
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response
         .headers_mut()

@@ -17,6 +17,7 @@ use tokio_util::sync::DropGuard;
 
 use super::stream::SessionStreams;
 use crate::jsonrpc::{self, RpcError};
+use crate::server::ResultText;
 use crate::server::middleware::Dispatched;
 use crate::server::outbound::Messages;
 use crate::server::pipeline::caught_panic;
@@ -61,7 +62,7 @@ pub(super) struct SseState {
     /// Notifications read and not yet written.
     pub(super) pending: VecDeque<String>,
     /// The response, once the handler answered.
-    pub(super) finished: Option<Result<String, RpcError>>,
+    pub(super) finished: Option<Result<ResultText, RpcError>>,
 }
 
 impl SseState {
@@ -107,7 +108,7 @@ impl SseState {
         if let Some(n) = self.pending.pop_front() {
             return Some(n);
         }
-        let result = self.finished.take()?;
+        let result = self.finished.take()?.map(ResultText::into_string);
         self.outcome = None;
         let _ = self.guard.take().map(DropGuard::disarm);
         Some(jsonrpc::answer(&self.id, &result))

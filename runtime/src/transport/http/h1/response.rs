@@ -14,6 +14,11 @@ use super::{Conn, Error, push_decimal};
 /// written in room of its own, not kept).
 const KEPT_ROOM: usize = 16 * 1024;
 
+/// A body piece at least this large is written from where it lies, after what is held:
+/// copied into the room first, each reader slow to take a large body shared among many
+/// (a fixed resource's contents) would hold a copy of its own.
+const STRAIGHT: usize = 64 * 1024;
+
 /// How a response's body goes out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Framing {
@@ -84,7 +89,8 @@ impl<'r> ResponseWriter<'r> {
             .map(|(name, value)| name.len() + value.len() + 4)
             .sum();
         let body = match framing {
-            Framing::Length(len) => usize::try_from(len).unwrap_or(0).min(1 << 20),
+            // A body too large for it is written straight: see `STRAIGHT`.
+            Framing::Length(len) => usize::try_from(len).unwrap_or(0).min(STRAIGHT),
             _ => 0,
         };
         // Written in the room the connection's last response took.
@@ -141,8 +147,8 @@ impl<'r> ResponseWriter<'r> {
         self.data_in_pieces(conn, &[data]).await
     }
 
-    /// [`data`](Self::data) given in `pieces`, framed as one: each copied once, straight
-    /// into what goes out.
+    /// [`data`](Self::data) given in `pieces`, framed as one: each copied once into what
+    /// goes out, or, one of [`STRAIGHT`]'s size or more, written from where it lies.
     pub(crate) async fn data_in_pieces(
         &mut self,
         conn: &mut Conn,
@@ -158,9 +164,14 @@ impl<'r> ResponseWriter<'r> {
             self.out.extend_from_slice(hex(&mut size, len));
             self.out.extend_from_slice(b"\r\n");
         }
-        pieces
-            .iter()
-            .for_each(|piece| self.out.extend_from_slice(piece));
+        for piece in pieces {
+            if piece.len() < STRAIGHT {
+                self.out.extend_from_slice(piece);
+            } else {
+                self.flush(conn).await?;
+                conn.write(piece).await?;
+            }
+        }
         if chunked {
             self.out.extend_from_slice(b"\r\n");
         }
