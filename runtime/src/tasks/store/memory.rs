@@ -24,10 +24,15 @@ pub struct MemoryTaskStore {
 #[derive(Default)]
 struct Tasks {
     by_id: HashMap<String, Entry>,
+    /// How many tasks have ended: each ended task's place in that order.
+    ends: u64,
 }
 
 struct Entry {
     record: TaskRecord,
+    /// Its place among the ended tasks (0 while it runs): the oldest is forgotten first,
+    /// in the order the tasks ended, where their times may fall in one millisecond.
+    ended: u64,
     answers: Vec<(String, String)>,
     notify: Arc<Notify>,
 }
@@ -106,7 +111,7 @@ impl Tasks {
                 continue;
             }
             if e.record.status.is_terminal() {
-                finished.push((e.record.updated_ms, id.clone()));
+                finished.push((e.ended, id.clone()));
             } else {
                 running += 1;
             }
@@ -143,6 +148,7 @@ impl TaskStore for MemoryTaskStore {
             if admission == Admission::Created {
                 let entry = Entry {
                     record: task,
+                    ended: 0,
                     answers: Vec::new(),
                     notify: Arc::new(Notify::new()),
                 };
@@ -165,13 +171,18 @@ impl TaskStore for MemoryTaskStore {
         change: Transition,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         let applied = self.with(|tasks| {
+            let next_end = tasks.ends + 1;
             let Some(entry) = tasks.held(id, fence)? else {
                 return Ok(false);
             };
-            let r = &mut entry.record;
-            if r.status.is_terminal() {
+            if entry.record.status.is_terminal() {
                 return Ok(false);
             }
+            let ends = change.status.is_terminal();
+            if ends {
+                entry.ended = next_end;
+            }
+            let r = &mut entry.record;
             r.status = change.status;
             r.message = change.message;
             r.asks = change.asks;
@@ -182,6 +193,9 @@ impl TaskStore for MemoryTaskStore {
                 r.resume = change.resume;
             }
             entry.notify.notify_waiters();
+            if ends {
+                tasks.ends = next_end;
+            }
             Ok(true)
         });
         Box::pin(async move { applied })

@@ -277,3 +277,28 @@ async fn finished_tasks_do_not_hold_the_running_cap_and_are_kept_up_to_it() {
     }
     assert_eq!(kept, [3, 4]);
 }
+
+#[tokio::test]
+async fn finished_tasks_are_forgotten_in_the_order_they_ended_within_one_millisecond() {
+    let store = MemoryTaskStore::default();
+    let at = now_ms();
+    // Five quick tasks that end in the same millisecond, their ids sorting backwards.
+    let ids = ["q4", "q3", "q2", "q1", "q0"];
+    for id in ids {
+        let created = store.create(task(id, 60_000), 2).await.unwrap();
+        assert_eq!(created, Admission::Created);
+        let mut done = Transition::to(Status::Completed, at);
+        done.result = Some("{}".into());
+        assert!(store.transition(id, 0, done).await.unwrap());
+    }
+    // The next start trims them to two: the two that ended last.
+    let next = store.create(task("next", 60_000), 2).await.unwrap();
+    assert_eq!(next, Admission::Created);
+    let mut kept = Vec::new();
+    for id in ids {
+        if store.get(id).await.unwrap().is_some() {
+            kept.push(id);
+        }
+    }
+    assert_eq!(kept, ["q1", "q0"]);
+}
