@@ -21,6 +21,39 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The executable of `package`'s target `name` of `kind` (`--bin`, `--example`), built
+/// by cargo (or found up to date) in this workspace.
+pub fn built(package: &str, kind: &str, name: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(workspace_root())
+        .args([
+            "build",
+            "-q",
+            "-p",
+            package,
+            kind,
+            name,
+            "--message-format=json",
+        ])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "building {name} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo names {name}'s executable"))
+}
+
+/// The `tern` command's executable, built once per test binary (see [`built`]).
+pub fn tern_bin() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| built("tern-mcp-cli", "--bin", "tern"))
+}
+
 /// The fetched schema folder, or a message saying how to fetch it.
 pub fn schema_dir() -> Result<PathBuf, String> {
     let dir = workspace_root().join("schema");

@@ -34,8 +34,6 @@ use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::server::http::{Dpop, HostPolicy, HttpServer, ProtectedResource};
 use tern_mcp::server::replay::MemoryReplayStore;
 use tern_mcp::transport::BoxFuture;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// The resource's public URL: what proofs name as `htu`.
 const RESOURCE: &str = "https://rs.example/mcp";
@@ -254,17 +252,11 @@ fn refused(answer: &Raw, error: &str, attack: &str) {
 }
 
 /// One keep-alive connection, for several requests in turn.
-struct Conn {
-    addr: SocketAddr,
-    stream: TcpStream,
-}
+struct Conn(http_support::KeepAlive);
 
 impl Conn {
     async fn open(addr: SocketAddr) -> Self {
-        Self {
-            addr,
-            stream: TcpStream::connect(addr).await.unwrap(),
-        }
+        Self(http_support::KeepAlive::open(addr).await)
     }
 
     /// Calls `read` presenting `token` with `proof`; `None` if the connection closed
@@ -276,50 +268,7 @@ impl Conn {
 
     /// Sends one request; `None` if the connection closed without a whole answer.
     async fn send(&mut self, verb: &str, headers: &[(String, String)], body: &str) -> Option<Raw> {
-        let mut head = format!("{verb} /mcp HTTP/1.1\r\n");
-        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-            head.push_str(&format!("Host: {}\r\n", self.addr));
-        }
-        for (n, v) in headers {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-        self.stream.write_all(head.as_bytes()).await.ok()?;
-        self.answer().await
-    }
-
-    /// Reads one answer: its head, then a `Content-Length` or chunked body.
-    async fn answer(&mut self) -> Option<Raw> {
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        let read = async {
-            loop {
-                if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok());
-                    let whole = match length {
-                        Some(length) => raw.len() >= end + 4 + length,
-                        None => raw.ends_with(b"\r\n0\r\n\r\n"),
-                    };
-                    if whole {
-                        return Some(());
-                    }
-                }
-                let n = self.stream.read(&mut buf).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                raw.extend_from_slice(&buf[..n]);
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(30), read)
-            .await
-            .ok()
-            .flatten()?;
-        Some(http_support::parse_raw(&raw))
+        self.0.send(verb, headers, body).await
     }
 
     /// Sends each of `proofs` (what it attempts, the proof) with `token` and asserts
@@ -381,8 +330,8 @@ const RSA_1024_N: &str = "2mGWhiM1TS2UgTfbCU4WRH4BOzJqdKnIWJbwkBKa0yScI39mpE71MM
 async fn raw_status(addr: SocketAddr, request: &[u8]) -> u16 {
     let mut conn = Conn::open(addr).await;
     // A write the server stopped reading fails: the answer, if any, is what counts.
-    let _ = conn.stream.write_all(request).await;
-    conn.answer().await.map_or(0, |answer| answer.status)
+    let _ = conn.0.write(request).await;
+    conn.0.answer().await.map_or(0, |answer| answer.status)
 }
 
 /// A `read` call's request with `fields` added to its head.
@@ -1685,7 +1634,7 @@ async fn a_host_or_forwarded_field_naming_another_server_does_not_widen_the_htu_
 /// status and the challenge.
 async fn h2_call(addr: SocketAddr, fields: &[(String, String)]) -> (u16, String) {
     use http_body_util::{BodyExt as _, Full};
-    let io = hyper_util::rt::TokioIo::new(TcpStream::connect(addr).await.unwrap());
+    let io = hyper_util::rt::TokioIo::new(tokio::net::TcpStream::connect(addr).await.unwrap());
     let executor = hyper_util::rt::TokioExecutor::new();
     let (mut sender, conn) = hyper::client::conn::http2::handshake(executor, io)
         .await

@@ -22,8 +22,6 @@ use sha2::Digest as _;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::server::http::{Dpop, HttpServer, ProtectedResource};
 use tern_mcp::transport::BoxFuture;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// The resource's public URL: what proofs name as `htu`.
 const RESOURCE: &str = "https://rs.example/mcp";
@@ -166,61 +164,18 @@ fn said(answer: &Raw) -> &str {
 }
 
 /// One keep-alive connection, for several requests in turn.
-struct Conn {
-    addr: SocketAddr,
-    stream: TcpStream,
-}
+struct Conn(http_support::KeepAlive);
 
 impl Conn {
     async fn open(addr: SocketAddr) -> Self {
-        Self {
-            addr,
-            stream: TcpStream::connect(addr).await.unwrap(),
-        }
+        Self(http_support::KeepAlive::open(addr).await)
     }
 
     /// Calls `read` presenting `token` with `proof`; `None` if the connection closed
     /// without a whole answer.
     async fn call(&mut self, token: &str, proof: &str) -> Option<Raw> {
-        let body = read_body();
-        let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", self.addr);
-        for (n, v) in call_headers(token, proof) {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-        self.stream.write_all(head.as_bytes()).await.ok()?;
-        self.answer().await
-    }
-
-    /// Reads one answer: its head, then a `Content-Length` or chunked body.
-    async fn answer(&mut self) -> Option<Raw> {
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        let bounded = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok());
-                    let whole = match length {
-                        Some(length) => raw.len() >= end + 4 + length,
-                        None => raw.ends_with(b"\r\n0\r\n\r\n"),
-                    };
-                    if whole {
-                        return Some(());
-                    }
-                }
-                let n = self.stream.read(&mut buf).await.ok()?;
-                if n == 0 {
-                    return None;
-                }
-                raw.extend_from_slice(&buf[..n]);
-            }
-        });
-        bounded.await.ok().flatten()?;
-        Some(http_support::parse_raw(&raw))
+        let headers = call_headers(token, proof);
+        self.0.send("POST", &headers, &read_body()).await
     }
 }
 

@@ -7,9 +7,7 @@
 //! client's deadline (60 s, pushed back only by progress), the server told it was
 //! cancelled.
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tern_mcp::client::{Client, ClientLimits, EraMode};
@@ -23,32 +21,12 @@ use tokio::process::Command;
 /// server started for HTTP does.
 const LOGS_ON_STDOUT: &str = "while true; do echo 'INFO listening on port 3034'; sleep 0.1; done";
 
-/// The `tern` binary, built (or found up to date) by cargo once per test binary.
-fn tern_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .current_dir(tern_tests::workspace_root())
-            .args(["build", "-q", "-p", "tern-mcp-cli", "--bin", "tern"])
-            .arg("--message-format=json")
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo runs");
-        assert!(out.status.success(), "building tern failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "tern")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo names tern's executable")
-    })
-}
-
 /// `tern args`, stdin closed, given at most `limit`: its exit code, stderr, and how
 /// long it ran. `None` for the code when it had to be killed.
 async fn tern(args: &[&str], limit: Duration) -> (Option<i32>, String, Duration) {
-    let bin = tokio::task::spawn_blocking(tern_bin).await.unwrap();
+    let bin = tokio::task::spawn_blocking(tern_tests::tern_bin)
+        .await
+        .unwrap();
     let started = Instant::now();
     let child = Command::new(bin)
         .args(args)

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -1051,31 +1051,12 @@ async fn a_server_that_closes_stdout_and_stays_fails_requests_at_once() {
 // ---------------------------------------------------------------------------------------
 // `tern proxy --config` on files whose metadata lies.
 
-fn tern_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .current_dir(tern_tests::workspace_root())
-            .args(["build", "-q", "-p", "tern-mcp-cli", "--bin", "tern"])
-            .arg("--message-format=json")
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo runs");
-        assert!(out.status.success(), "building tern failed");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "tern")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-            .expect("cargo names tern's executable")
-    })
-}
-
 /// `tern proxy --config FILE`, given at most `limit`: its exit code (`None` when it had
 /// to be killed) and stderr.
 async fn proxy_config(file: &Path, limit: Duration) -> (Option<i32>, String) {
-    let bin = tokio::task::spawn_blocking(tern_bin).await.unwrap();
+    let bin = tokio::task::spawn_blocking(tern_tests::tern_bin)
+        .await
+        .unwrap();
     let child = Command::new(bin)
         .args(["proxy", "--listen", "127.0.0.1:0", "--config"])
         .arg(file)

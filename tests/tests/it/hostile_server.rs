@@ -65,7 +65,7 @@ async fn hostile(script: Script) -> SocketAddr {
 
 async fn answer(mut stream: TcpStream, script: Script) -> std::io::Result<()> {
     loop {
-        let Some(request) = read_request(&mut stream).await? else {
+        let Some((_, request)) = read_request(&mut stream).await? else {
             return Ok(());
         };
         match script(request) {
@@ -106,8 +106,11 @@ async fn answer(mut stream: TcpStream, script: Script) -> std::io::Result<()> {
     }
 }
 
-/// Reads one request (head and Content-Length body); its JSON body.
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<Value>> {
+/// Reads one request: its head (lowercase) and its JSON body (by Content-Length;
+/// `null` when it is not JSON).
+pub(crate) async fn read_request(
+    stream: &mut TcpStream,
+) -> std::io::Result<Option<(String, Value)>> {
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
     let head_end = loop {
@@ -133,7 +136,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<Value>> 
         }
         raw.extend_from_slice(&buf[..n]);
     }
-    Ok(serde_json::from_slice(&raw[head_end..head_end + length]).ok())
+    let body = serde_json::from_slice(&raw[head_end..head_end + length]).unwrap_or_default();
+    Ok(Some((head, body)))
 }
 
 fn response(request: &Value, result: Value) -> String {

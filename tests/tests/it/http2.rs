@@ -5,7 +5,6 @@
 //! budgets per stream.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_mcp::server::http::HttpLimits;
 
@@ -19,9 +18,9 @@ use tokio::net::TcpStream;
 
 use crate::http_budgets::slow;
 use crate::http_support::{body, mcp_headers};
-use crate::http_tls::{serve_on_loopback, server, tls_config};
+use crate::http_tls::{serve_on_loopback, server, tls_config, tls_connector};
 
-type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+pub(crate) type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
 
 /// An HTTP/2 connection to `addr` over TLS, ALPN `h2`, trusting `cert`; and whether the
 /// connection has ended.
@@ -29,22 +28,10 @@ async fn h2_over_tls(
     addr: SocketAddr,
     cert: rustls::pki_types::CertificateDer<'static>,
 ) -> (SendRequest<Body>, tokio::task::JoinHandle<()>) {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert).unwrap();
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tls_connector(cert, b"h2");
     let tcp = TcpStream::connect(addr).await.unwrap();
     let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, tcp)
-        .await
-        .unwrap();
+    let tls = connector.connect(name, tcp).await.unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     handshake(TokioIo::new(tls)).await
 }
@@ -54,7 +41,8 @@ async fn h2c(addr: SocketAddr) -> (SendRequest<Body>, tokio::task::JoinHandle<()
     handshake(TokioIo::new(TcpStream::connect(addr).await.unwrap())).await
 }
 
-async fn handshake<T>(io: T) -> (SendRequest<Body>, tokio::task::JoinHandle<()>)
+/// An HTTP/2 connection over `io`, driven by a task of its own; and that task.
+pub(crate) async fn handshake<T>(io: T) -> (SendRequest<Body>, tokio::task::JoinHandle<()>)
 where
     T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {

@@ -65,6 +65,24 @@ pub(crate) fn tls_config() -> (
 }
 
 /// Serves `http` on loopback until the test ends; returns its address.
+/// A TLS client trusting `cert` alone, offering `alpn`.
+pub(crate) fn tls_connector(
+    cert: rustls::pki_types::CertificateDer<'static>,
+    alpn: &[u8],
+) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert).unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
 pub(crate) async fn serve_on_loopback(http: HttpServer) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

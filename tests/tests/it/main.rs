@@ -55,6 +55,7 @@ mod server_layers;
 mod session_budgets;
 mod session_features;
 mod session_streams;
+mod shared_body_attacker;
 mod single_use;
 mod skills;
 mod stdio_flow;

@@ -3,7 +3,7 @@
 //! feature, and the main example prints what its transcript shows.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use tern_tests::workspace_root;
 
@@ -86,26 +86,7 @@ fn normalized(line: &str) -> String {
 }
 
 fn example(name: &str) -> PathBuf {
-    let out = cargo()
-        .args([
-            "build",
-            "-q",
-            "-p",
-            "tern-mcp",
-            "--example",
-            name,
-            "--message-format=json",
-        ])
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("cargo runs");
-    assert!(out.status.success(), "building the {name} example failed");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .expect("cargo names the example's executable")
+    tern_tests::built("tern-mcp", "--example", name)
 }
 
 #[test]

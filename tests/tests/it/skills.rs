@@ -5,6 +5,8 @@
 
 use crate::http_support;
 
+use std::net::SocketAddr;
+
 use serde_json::{Value, json};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::McpServer;
@@ -440,26 +442,50 @@ fn a_skill_file_is_refused_past_the_skill_budget_by_what_was_read() {
     assert!(err.contains("over 16777216 bytes"), "{err}");
 }
 
+/// A skill `big` whose `notes.md` (at [`NOTES`]) is 15 MiB of text with characters JSON
+/// escapes, in a new directory; and that text.
+pub(crate) fn large_skill_dir() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = big_skill(dir.path());
+    let line = "a \"quoted\" line\tof notes\n";
+    let text = line.repeat((15 << 20) / line.len());
+    std::fs::write(skill.join("notes.md"), &text).unwrap();
+    (dir, text)
+}
+
+/// The large file of [`large_skill_dir`].
+pub(crate) const NOTES: &str = "skill://big/notes.md";
+
+/// `n` HTTP/1.1 readers of [`NOTES`] on `addr` whose answers have begun (the server is
+/// writing them, and waits on each) and who read no further.
+pub(crate) async fn slow_readers(addr: SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
+    use tokio::io::AsyncReadExt as _;
+    let headers = http_support::mcp_headers("resources/read", Some(NOTES));
+    let read = http_support::body(1, "resources/read", json!({ "uri": NOTES }));
+    let mut slow = Vec::new();
+    for _ in 0..n {
+        let mut socket = http_support::open(addr, "POST", &headers, &read).await;
+        let mut first = [0u8; 12];
+        socket.read_exact(&mut first).await.unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        slow.push(socket);
+    }
+    slow
+}
+
 /// Eight clients ask for a 15 MiB skill file and never read past the answer's first
 /// bytes. Each once pinned 2.6 times the file in the server (the result written for it,
 /// then copied into its connection's room); the answers now share one written body,
 /// each writing only its own envelope around it.
 #[tokio::test]
 async fn readers_slow_to_take_a_large_skill_file_share_one_written_body() {
-    use tokio::io::AsyncReadExt as _;
-
-    let dir = tempfile::tempdir().unwrap();
-    let skill = big_skill(dir.path());
-    let line = "a \"quoted\" line\tof notes\n";
-    let text = line.repeat((15 << 20) / line.len());
-    std::fs::write(skill.join("notes.md"), &text).unwrap();
+    let (dir, text) = large_skill_dir();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills_server"));
     command.arg(dir.path());
     let (child, addr) = http_support::listening_child(command, "serving on http://").await;
     let pid = child.id().unwrap();
-    let uri = "skill://big/notes.md";
-    let headers = http_support::mcp_headers("resources/read", Some(uri));
-    let read = http_support::body(1, "resources/read", json!({ "uri": uri }));
+    let headers = http_support::mcp_headers("resources/read", Some(NOTES));
+    let read = http_support::body(1, "resources/read", json!({ "uri": NOTES }));
 
     // A reader that takes it whole gets the text as written, the protocol's members added.
     let whole = http_support::post(addr, &headers, &read).await;
@@ -471,15 +497,7 @@ async fn readers_slow_to_take_a_large_skill_file_share_one_written_body() {
 
     // What the eight hold while they wait: the server's resident memory with them.
     let before = http_support::memory_kib(pid, "VmRSS");
-    let mut slow = Vec::new();
-    for _ in 0..8 {
-        let mut socket = http_support::open(addr, "POST", &headers, &read).await;
-        // Its answer has begun: the server is writing it, and waits on this reader.
-        let mut first = [0u8; 12];
-        socket.read_exact(&mut first).await.unwrap();
-        assert_eq!(&first, b"HTTP/1.1 200");
-        slow.push(socket);
-    }
+    let _slow = slow_readers(addr, 8).await;
     let grew = http_support::memory_kib(pid, "VmRSS").saturating_sub(before);
     let file_kib = text.len() as u64 / 1024;
     println!("eight slow readers of a {file_kib} KiB file: RSS grew {grew} KiB");

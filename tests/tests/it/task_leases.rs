@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::http_support::{self, mcp_headers};
 
-mod stall;
+pub(crate) mod stall;
 
 use stall::{Stall, stallable};
 
@@ -67,7 +67,7 @@ fn instance(name: &'static str, tasks: Tasks) -> (McpServer, Body) {
 }
 
 /// Serves `mcp` on a loopback port of its own.
-async fn serve(mcp: &McpServer) -> SocketAddr {
+pub(crate) async fn serve(mcp: &McpServer) -> SocketAddr {
     http_support::serve(HttpServer::new(mcp.server().unwrap())).await
 }
 
@@ -104,7 +104,7 @@ async fn next_seen(body: &mut Body, who: &str) -> Seen {
 }
 
 /// Polls `task` until `done`, for at most ten seconds.
-async fn until(task: &TaskHandle, done: impl Fn(&TaskState) -> bool) -> TaskState {
+pub(crate) async fn until(task: &TaskHandle, done: impl Fn(&TaskState) -> bool) -> TaskState {
     let start = Instant::now();
     loop {
         let state = task.get().await.unwrap();
@@ -196,7 +196,7 @@ async fn a_stalls_and_b_takes_over(a: Tasks, stall: Stall, b: Tasks, a_finishes:
 }
 
 /// Both instances' tasks on one lease short enough for a test.
-fn tasks_on(store: impl TaskStore) -> Tasks {
+pub(crate) fn tasks_on(store: impl TaskStore) -> Tasks {
     Tasks::new(store)
         .lease(Duration::from_millis(300))
         .poll_interval(Duration::from_millis(20))

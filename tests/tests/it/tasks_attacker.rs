@@ -25,12 +25,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::http_support::{self, mcp_headers};
 
-// The stallable store of `task_leases` (its private module), compiled here again.
-#[allow(clippy::duplicate_mod)]
-#[path = "task_leases/stall.rs"]
-mod stall;
-
-use stall::{Stall, stallable};
+use crate::task_leases::stall::{Stall, stallable};
+use crate::task_leases::{serve, tasks_on, until};
 
 /// `user:NAME` is the caller NAME.
 struct Users;
@@ -182,16 +178,6 @@ fn ask_region() -> Result<tern_mcp::types::v2026_07_28::CallToolOutcome, ToolErr
     .into())
 }
 
-fn tasks_on(store: impl TaskStore) -> Tasks {
-    Tasks::new(store)
-        .lease(Duration::from_millis(300))
-        .poll_interval(Duration::from_millis(20))
-}
-
-async fn serve(mcp: &McpServer) -> SocketAddr {
-    http_support::serve(HttpServer::new(mcp.server().unwrap())).await
-}
-
 async fn serve_authenticated(mcp: &McpServer) -> SocketAddr {
     http_support::serve(HttpServer::new(mcp.server().unwrap()).token_verifier(Arc::new(Users)))
         .await
@@ -220,23 +206,6 @@ async fn started(client: &Client, tool: &str) -> TaskHandle {
     match client.start_tool_call(tool, json!({})).await.unwrap() {
         ToolCallStart::Task(t) => t,
         ToolCallStart::Done(r) => panic!("{tool} did not become a task: {r:?}"),
-    }
-}
-
-/// Polls `task` until `done`, for at most ten seconds.
-async fn until(task: &TaskHandle, done: impl Fn(&TaskState) -> bool) -> TaskState {
-    let start = Instant::now();
-    loop {
-        let state = task.get().await.unwrap();
-        if done(&state) {
-            return state;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "task {} still {state:?}",
-            task.id()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -9,9 +9,10 @@ use tern_mcp::client::{Client, EraMode};
 use tern_mcp::proxy::{Gateway, Upstream, UpstreamBudgets};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{ElicitResult, ElicitResultAction};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::hostile_server::read_request;
 use crate::http_support::{serve_default, url};
 
 /// What a raw upstream answers a request with: its result as JSON text, by method and
@@ -104,37 +105,6 @@ fn discover(who: &str) -> String {
         "_meta": {"io.modelcontextprotocol/serverInfo": {"name": who, "version": "1"}}
     })
     .to_string()
-}
-
-/// Reads one request: its head (lowercase) and its JSON body (by Content-Length).
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Option<(String, Value)>> {
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 8192];
-    let head_end = loop {
-        if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        raw.extend_from_slice(&buf[..n]);
-    };
-    let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    while raw.len() < head_end + length {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        raw.extend_from_slice(&buf[..n]);
-    }
-    let body = serde_json::from_slice(&raw[head_end..head_end + length]).unwrap_or_default();
-    Ok(Some((head, body)))
 }
 
 /// A raw upstream answering `tools/list` with `list` (one page) and every `tools/call`

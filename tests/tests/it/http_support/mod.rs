@@ -135,6 +135,81 @@ pub async fn open(
     stream
 }
 
+/// One keep-alive connection, for several requests in turn.
+pub struct KeepAlive {
+    addr: SocketAddr,
+    stream: TcpStream,
+}
+
+impl KeepAlive {
+    /// A connection to `addr`.
+    pub async fn open(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            stream: TcpStream::connect(addr).await.unwrap(),
+        }
+    }
+
+    /// Sends one request; `None` if the connection closed without a whole answer.
+    pub async fn send(
+        &mut self,
+        verb: &str,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> Option<Raw> {
+        let mut head = format!("{verb} /mcp HTTP/1.1\r\n");
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {}\r\n", self.addr));
+        }
+        for (n, v) in headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        self.stream.write_all(head.as_bytes()).await.ok()?;
+        self.answer().await
+    }
+
+    /// Writes `bytes` as they are (a request of the test's own making).
+    pub async fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stream.write_all(bytes).await
+    }
+
+    /// Reads one answer (within 30 s): its head, then a `Content-Length` or chunked
+    /// body.
+    pub async fn answer(&mut self) -> Option<Raw> {
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 16 * 1024];
+        let read = async {
+            loop {
+                if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok());
+                    let whole = match length {
+                        Some(length) => raw.len() >= end + 4 + length,
+                        None => raw.ends_with(b"\r\n0\r\n\r\n"),
+                    };
+                    if whole {
+                        return Some(());
+                    }
+                }
+                let n = self.stream.read(&mut buf).await.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                raw.extend_from_slice(&buf[..n]);
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), read)
+            .await
+            .ok()
+            .flatten()?;
+        Some(parse(&raw))
+    }
+}
+
 /// An HTTP answer read off a socket whole.
 pub fn parse_raw(raw: &[u8]) -> Raw {
     parse(raw)

@@ -12,33 +12,33 @@ use tokio::sync::watch;
 /// A store an instance reaches through, that the test can stall: while paused every
 /// call waits, as a stopped process's would; each write it saw refused for a lost
 /// lease is written down.
-pub(super) struct Stallable<S> {
+pub(crate) struct Stallable<S> {
     inner: S,
     paused: watch::Sender<bool>,
     refused: Arc<Mutex<Vec<String>>>,
 }
 
 #[derive(Clone)]
-pub(super) struct Stall {
+pub(crate) struct Stall {
     paused: watch::Sender<bool>,
     refused: Arc<Mutex<Vec<String>>>,
 }
 
 impl Stall {
-    pub(super) fn pause(&self) {
+    pub(crate) fn pause(&self) {
         self.paused.send_replace(true);
     }
 
-    pub(super) fn resume(&self) {
+    pub(crate) fn resume(&self) {
         self.paused.send_replace(false);
     }
 
-    pub(super) fn refused(&self) -> Vec<String> {
+    pub(crate) fn refused(&self) -> Vec<String> {
         self.refused.lock().unwrap().clone()
     }
 }
 
-pub(super) fn stallable<S: TaskStore>(inner: S) -> (Stallable<S>, Stall) {
+pub(crate) fn stallable<S: TaskStore>(inner: S) -> (Stallable<S>, Stall) {
     let (paused, _) = watch::channel(false);
     let refused = Arc::default();
     let stall = Stall {
