@@ -101,6 +101,7 @@ pub(crate) struct ResultText {
 
 impl ResultText {
     /// The text in the two pieces that go out one after the other.
+    #[cfg(any(test, feature = "http-server"))]
     pub(crate) fn pieces(&self) -> [&str; 2] {
         match &self.shared {
             None => [&self.head, ""],
