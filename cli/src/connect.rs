@@ -39,11 +39,23 @@ impl Target {
         if lower.starts_with("http://") || lower.starts_with("https://") {
             return Ok(Self::Http(text.to_owned()));
         }
+        if let Some(scheme) = other_scheme(text) {
+            return Err(CliError::usage(format!(
+                "TARGET {text:?} is a {scheme}:// URL: tern reaches a server over http(s):// \
+                 or runs a command"
+            ))
+            .with_hint("an MCP server's Streamable HTTP endpoint is an http:// or https:// URL"));
+        }
         if looks_like_an_address(text) {
+            let hint = if text.contains('/') {
+                format!("add the scheme: http://{text} (or https://)")
+            } else {
+                format!("add the scheme and the endpoint path: http://{text}/mcp (or https://)")
+            };
             return Err(CliError::usage(format!(
                 "TARGET {text:?} looks like a server's address, not a command"
             ))
-            .with_hint(format!("add the scheme: http://{text} (or https://)")));
+            .with_hint(hint));
         }
         match shlex::split(text) {
             Some(words) if !words.is_empty() => Ok(Self::Command(words)),
@@ -52,6 +64,16 @@ impl Target {
             ))),
         }
     }
+}
+
+/// The scheme of a URL that is not http(s) (`ftp` of `ftp://host/mcp`): a word of
+/// letters, digits, `+`, `-` or `.` before `://`, starting with a letter.
+fn other_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (first.is_ascii_alphabetic() && rest_ok).then_some(scheme)
 }
 
 /// `host:port` or `host:port/path` (a name, an IPv4 address or a bracketed IPv6 one):
@@ -243,8 +265,29 @@ mod tests {
     }
 
     #[test]
+    fn a_url_of_another_scheme_is_refused_not_run() {
+        for url in [
+            "ftp://example.com/mcp",
+            "ws://127.0.0.1:3000/mcp",
+            "HTTPX://a",
+        ] {
+            let e = Target::parse(url).unwrap_err();
+            assert_eq!(e.exit_code(), crate::exit::USAGE, "{url}");
+            assert!(
+                e.message()
+                    .contains("tern reaches a server over http(s)://"),
+                "{url}"
+            );
+        }
+        assert!(matches!(
+            Target::parse("python3 -c 'print(\"a://b\")'").unwrap(),
+            Target::Command(_)
+        ));
+    }
+
+    #[test]
     fn a_host_and_port_without_a_scheme_is_refused_with_the_url_to_write() {
-        for address in ["127.0.0.1:3000/mcp", "localhost:8080", "[::1]:3000/mcp"] {
+        for address in ["127.0.0.1:3000/mcp", "localhost:8080/", "[::1]:3000/mcp"] {
             let e = Target::parse(address).unwrap_err();
             assert_eq!(e.exit_code(), crate::exit::USAGE);
             assert_eq!(
@@ -252,6 +295,12 @@ mod tests {
                 Some(format!("add the scheme: http://{address} (or https://)").as_str())
             );
         }
+        // Without a path, the path MCP servers serve their endpoint at.
+        let e = Target::parse("localhost:8080").unwrap_err();
+        assert_eq!(
+            e.hint(),
+            Some("add the scheme and the endpoint path: http://localhost:8080/mcp (or https://)")
+        );
         assert!(matches!(
             Target::parse("python3 server.py:3").unwrap(),
             Target::Command(_)

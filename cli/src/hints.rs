@@ -25,6 +25,10 @@ pub(crate) fn for_error(error: &CliError, target: Option<&str>) -> Option<String
              --oauth to sign in again"
                 .into(),
         ),
+        Some(404) if target.is_some_and(|t| t.ends_with("/mcp/")) => Some(format!(
+            "is the endpoint path /mcp, without the trailing slash? try {}",
+            target.unwrap_or_default().trim_end_matches('/')
+        )),
         Some(404) => Some(match target.and_then(origin) {
             Some(origin) if !target.is_some_and(|t| t.trim_end_matches('/').ends_with("/mcp")) => {
                 format!(
@@ -33,6 +37,10 @@ pub(crate) fn for_error(error: &CliError, target: Option<&str>) -> Option<String
             }
             _ => "is the endpoint path right? nothing answers MCP at this URL".into(),
         }),
+        None if refused(transport.message()) => Some(format!(
+            "nothing is listening at {}: is the server running, and is the port right?",
+            target.and_then(origin).unwrap_or("this address")
+        )),
         None if https && looks_like_tls_mismatch(transport.message()) => Some(format!(
             "the server does not speak TLS here: try {}",
             target
@@ -48,6 +56,11 @@ fn origin(url: &str) -> Option<&str> {
     let after = url.find("://")? + 3;
     let end = url[after..].find('/').map_or(url.len(), |i| after + i);
     url.get(..end)
+}
+
+/// Whether a transport failure reads as a connection the other side refused.
+fn refused(message: &str) -> bool {
+    message.to_ascii_lowercase().contains("connection refused")
 }
 
 /// Whether a transport failure reads as TLS spoken to a server that answers plain HTTP.

@@ -26,14 +26,18 @@ pub(crate) async fn run(args: ProxyArgs) -> Result<u8> {
         Some(path) => Config::read(path)?,
         None => Config::default(),
     };
-    let flags = args.upstream.iter().map(|spec| {
-        let (name, target) = split_upstream(spec);
-        UpstreamConfig {
-            name: name.map(str::to_owned),
-            target: target.to_owned(),
-            ..UpstreamConfig::default()
-        }
-    });
+    let flags = args
+        .upstream
+        .iter()
+        .map(|spec| {
+            let (name, target) = split_upstream(spec)?;
+            Ok(UpstreamConfig {
+                name: name.map(str::to_owned),
+                target: target.to_owned(),
+                ..UpstreamConfig::default()
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut gateway = Gateway::new("tern-proxy", env!("CARGO_PKG_VERSION"));
     for spec in config.upstreams.into_iter().chain(flags) {
         let deadline = match spec.deadline {
@@ -82,17 +86,29 @@ pub(crate) async fn run(args: ProxyArgs) -> Result<u8> {
 }
 
 /// `NAME=TARGET` when the text before the first `=` is a name (letters, digits, `_`,
-/// `-`), else the whole text is the target.
-fn split_upstream(spec: &str) -> (Option<&str>, &str) {
+/// `-`), else the whole text is the target. A word before the `=` that is meant as a
+/// name (no space, `/` or `:` in it) but is not one is refused, not run as a command.
+fn split_upstream(spec: &str) -> Result<(Option<&str>, &str)> {
     let is_name = |name: &str| {
-        !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        name.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     };
+    let meant_as_name =
+        |name: &str| !name.contains(|c: char| c.is_whitespace() || c == '/' || c == ':');
     match spec.split_once('=') {
-        Some((name, target)) if is_name(name) && !target.is_empty() => (Some(name), target),
-        _ => (None, spec),
+        Some((name, target)) if !name.is_empty() && !target.is_empty() && is_name(name) => {
+            Ok((Some(name), target))
+        }
+        Some((name, target)) if !name.is_empty() && !target.is_empty() && meant_as_name(name) => {
+            Err(CliError::usage(format!(
+                "the upstream name {name:?} may hold only letters, digits, '_' and '-'"
+            ))
+            .with_hint(format!(
+                "name it with those: --upstream {}={target}",
+                name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")
+            )))
+        }
+        _ => Ok((None, spec)),
     }
 }
 
@@ -200,20 +216,32 @@ mod tests {
 
     #[test]
     fn an_upstream_is_named_only_by_a_name_before_its_first_equals_sign() {
+        let split = |spec| split_upstream(spec).unwrap();
         assert_eq!(
-            split_upstream("weather=http://127.0.0.1:8001/mcp"),
+            split("weather=http://127.0.0.1:8001/mcp"),
             (Some("weather"), "http://127.0.0.1:8001/mcp")
         );
         assert_eq!(
-            split_upstream("http://127.0.0.1:8001/mcp?a=b"),
+            split("http://127.0.0.1:8001/mcp?a=b"),
             (None, "http://127.0.0.1:8001/mcp?a=b")
         );
         assert_eq!(
-            split_upstream("files=python server.py --root=/tmp"),
+            split("files=python server.py --root=/tmp"),
             (Some("files"), "python server.py --root=/tmp")
         );
-        assert_eq!(split_upstream("=x"), (None, "=x"));
-        assert_eq!(split_upstream("a b=c"), (None, "a b=c"));
+        assert_eq!(split("=x"), (None, "=x"));
+        assert_eq!(split("a b=c"), (None, "a b=c"));
+    }
+
+    #[test]
+    fn a_name_that_is_not_one_is_refused_not_run_as_a_command() {
+        let e = split_upstream("my.ev=http://127.0.0.1:8001/mcp").unwrap_err();
+        assert_eq!(e.exit_code(), crate::exit::USAGE);
+        assert!(e.message().contains(r#""my.ev""#), "{}", e.message());
+        assert_eq!(
+            e.hint(),
+            Some("name it with those: --upstream my_ev=http://127.0.0.1:8001/mcp")
+        );
     }
 
     #[test]

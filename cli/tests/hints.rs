@@ -90,6 +90,86 @@ fn an_address_without_a_scheme_is_not_run_as_a_command() {
 }
 
 #[test]
+fn an_address_without_a_path_is_told_the_endpoint_path_too() {
+    let server = common::everything();
+    let bare = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let (code, screen) = on_terminal(&["tools", &bare]);
+    assert_eq!(code, 2, "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "hint: add the scheme and the endpoint path: {} (or https://)",
+            server.url
+        )),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_url_of_another_scheme_is_a_usage_error_not_a_command() {
+    let (code, screen) = on_terminal(&["tools", "ftp://127.0.0.1:3000/mcp"]);
+    assert_eq!(code, 2, "{screen}");
+    assert!(!screen.contains("could not start"), "{screen}");
+    assert!(
+        screen.contains("is a ftp:// URL: tern reaches a server over http(s)://"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn an_upstream_name_with_a_dot_is_a_usage_error_not_a_command() {
+    let (code, screen) = on_terminal(&[
+        "proxy",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "my.ev=http://127.0.0.1:1/mcp",
+    ]);
+    assert_eq!(code, 2, "{screen}");
+    assert!(!screen.contains("could not start"), "{screen}");
+    assert!(
+        screen.contains("hint: name it with those: --upstream my_ev=http://127.0.0.1:1/mcp"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_refused_connection_asks_whether_the_server_is_running() {
+    // A port that was free a moment ago: nothing listens there now.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (code, screen) = on_terminal(&["tools", &url]);
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "hint: nothing is listening at http://127.0.0.1:{port}: is the server running, and is the port right?"
+        )),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_trailing_slash_after_mcp_is_named() {
+    let server = common::everything();
+    let slashed = format!("{}/", server.url);
+    let (code, screen) = on_terminal(&["tools", &slashed]);
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen.contains(&format!(
+            "hint: is the endpoint path /mcp, without the trailing slash? try {}",
+            server.url
+        )),
+        "{screen}"
+    );
+}
+
+#[test]
 fn https_to_a_plain_http_server_suggests_http() {
     let server = common::everything();
     let tls = server.url.replace("http://", "https://");
