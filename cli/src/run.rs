@@ -348,8 +348,48 @@ fn tool_arguments(args: &CallArgs, listed: Option<&[Tool]>) -> Result<Map<String
     }
     if let Some(schema) = schema {
         check_keys(&args.tool, &arguments, schema)?;
+        check_required(&args.tool, &arguments, schema)?;
     }
     Ok(arguments)
+}
+
+/// Every argument the schema's `required` names is given.
+fn check_required<S>(tool: &str, arguments: &Map<String, Value>, schema: &S) -> Result<()>
+where
+    S: serde::Serialize,
+{
+    let Ok(Value::Object(schema)) = serde_json::to_value(schema) else {
+        return Ok(());
+    };
+    let missing: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|key| !arguments.contains_key(*key))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = missing
+        .iter()
+        .map(|key| format!("`{}`", safe::line(key)))
+        .collect();
+    let example: Vec<String> = missing
+        .iter()
+        .map(|key| format!("{}=VALUE", safe::line(key)))
+        .collect();
+    Err(CliError::usage(format!(
+        "tool `{}` needs the argument{} {}; nothing was sent",
+        safe::line(tool),
+        if missing.len() == 1 { "" } else { "s" },
+        named.join(", ")
+    ))
+    .with_hint(format!(
+        "give each after the tool's name: {}",
+        example.join(" ")
+    )))
 }
 
 /// Every argument's key is one the schema's `properties` names, unless the schema

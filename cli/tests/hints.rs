@@ -210,6 +210,23 @@ fn an_argument_the_schema_does_not_take_is_refused_before_sending() {
 }
 
 #[test]
+fn a_missing_required_argument_is_refused_before_sending() {
+    let server = common::everything();
+    let (code, screen) = on_terminal(&["call", &server.url, "test_elicitation"]);
+    assert_eq!(code, 2, "{screen}");
+    assert!(
+        screen.contains(
+            "tern: tool `test_elicitation` needs the argument `message`; nothing was sent"
+        ),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("hint: give each after the tool's name: message=VALUE"),
+        "{screen}"
+    );
+}
+
+#[test]
 fn an_answer_for_a_question_never_asked_is_a_warning_naming_the_asked_keys() {
     let server = common::everything();
     let (code, screen) = on_terminal(&[
