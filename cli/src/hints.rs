@@ -20,6 +20,8 @@ pub(crate) fn for_error(error: &CliError, target: Option<&str>) -> Option<String
              with --token TOKEN"
                 .into(),
         ),
+        // Refused before any credentials were read (its reason is in the message).
+        Some(403) if transport.www_authenticate().is_none() => None,
         Some(403) => Some(
             "the server refused these credentials: a token with more scope (--token), or \
              --oauth to sign in again"

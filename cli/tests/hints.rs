@@ -20,6 +20,15 @@ fn on_terminal(args: &[&str]) -> (i32, String) {
 
 /// An HTTP server on port 0 that answers every request with 401 and a bearer challenge.
 fn wants_authorization() -> String {
+    answering(
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n",
+        "",
+    )
+}
+
+/// An HTTP server on port 0 that answers every request with `head` (its status line and
+/// fields) and `body`.
+fn answering(head: &'static str, body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
     let url = format!("http://{}/mcp", listener.local_addr().expect("bound"));
     std::thread::spawn(move || {
@@ -36,12 +45,13 @@ fn wants_authorization() -> String {
                     length = v.trim().parse().unwrap_or(0);
                 }
             }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let _ = stream.write_all(
-                b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n\
-                  Content-Length: 0\r\nConnection: close\r\n\r\n",
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            let answer = format!(
+                "{head}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
             );
+            let _ = stream.write_all(answer.as_bytes());
         }
     });
     url
@@ -55,6 +65,52 @@ fn a_401_names_oauth_and_token() {
     assert!(screen.contains("HTTP 401"), "{screen}");
     assert!(
         screen.contains("hint: the server wants authorization: sign in with --oauth, or send a bearer token with --token TOKEN"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_refusal_shows_what_the_server_said_and_the_hint_follows_it() {
+    // A Host check behind a proxy: a JSON-RPC error answered to no request (id null).
+    let url = answering(
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n",
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden: Host \"fleet\" is not allowed; set proxy_set_header Host $host"}}"#,
+    );
+    let (code, screen) = on_terminal(&["tools", &url]);
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen
+            .contains(r#"Forbidden: Host "fleet" is not allowed; set proxy_set_header Host $host"#),
+        "{screen}"
+    );
+    assert!(!screen.contains("credentials"), "{screen}");
+
+    // A scope the token lacks, said only in the challenge.
+    let url = answering(
+        "HTTP/1.1 403 Forbidden\r\nWWW-Authenticate: Bearer error=\"insufficient_scope\", \
+         scope=\"notes:write\", error_description=\"the token lacks the scope this request needs (notes:write)\"\r\n",
+        "",
+    );
+    let (code, screen) = on_terminal(&["tools", &url]);
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen.contains("the token lacks the scope this request needs (notes:write)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("hint: the server refused these credentials"),
+        "{screen}"
+    );
+
+    // A plain-text refusal, as a proxy in front writes one.
+    let url = answering(
+        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n",
+        "upstream fleet is down\n",
+    );
+    let (code, screen) = on_terminal(&["tools", &url]);
+    assert_eq!(code, 3, "{screen}");
+    assert!(
+        screen.contains("Bad Gateway: upstream fleet is down"),
         "{screen}"
     );
 }

@@ -6,28 +6,29 @@ use std::collections::HashMap;
 use std::pin::Pin;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::json;
 
 use super::super::body::Joined;
-use super::super::fields::{Fields as _, HeadFields};
+use super::super::fields::Fields as _;
 use super::super::h1::{Answer, Body, Outgoing};
 use super::super::sse::SseReader;
 use super::super::{METHOD_HEADER, NAME_HEADER, encoded_header_value, name_field};
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::pool::PoolError;
 use super::quiet::Quiet;
+use super::refusal::refusal;
 use super::{HttpClientTransport, MAX_RESPONSE_BYTES};
-use crate::jsonrpc::{self, RawResponse, RawResult, Received};
+use crate::jsonrpc::{self, RawResult, Received};
 use crate::protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
 use crate::util::IdKey;
 
-const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+pub(super) const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
 fn method_value(method: &str) -> Result<HeaderValue, CallError> {
@@ -472,32 +473,4 @@ async fn collect(mut body: Body, quiet: &mut Quiet) -> Result<Bytes, CallError> 
         }
     }
     Ok(joined.finish())
-}
-
-/// The error for a non-2xx answer, with the JSON-RPC error its body carried.
-fn refusal(status: StatusCode, fields: &HeadFields, body: Result<Bytes, CallError>) -> CallError {
-    let rpc_error = match body {
-        Ok(bytes) => match jsonrpc::receive(&bytes) {
-            Ok(Received::Response(RawResponse { result: Err(e), .. })) => Some(e),
-            _ => None,
-        },
-        Err(_) => None,
-    };
-    let reason = status.canonical_reason().unwrap_or("refused");
-    let mut error = TransportError::http(
-        status.as_u16(),
-        format!("the server refused the request: {reason}"),
-        rpc_error,
-    );
-    // A challenge is kept only as long as a head may be (`h1::MAX_HEAD` bounds it).
-    let text = |name| fields.text(&name);
-    error.0.www_authenticate = text(WWW_AUTHENTICATE).map(str::to_owned);
-    error.0.dpop_nonce = text(DPOP_NONCE).map(str::to_owned);
-    // Only the delta-seconds form: a date would need the two clocks to agree.
-    if matches!(status.as_u16(), 429 | 503) {
-        error.0.retry_after = text(http::header::RETRY_AFTER)
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(std::time::Duration::from_secs);
-    }
-    CallError::Transport(error)
 }

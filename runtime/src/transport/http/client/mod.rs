@@ -56,6 +56,7 @@ mod era_cache;
 mod exchange;
 mod pool;
 mod quiet;
+mod refusal;
 mod session;
 mod tools;
 
