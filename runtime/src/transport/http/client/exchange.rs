@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::pin::Pin;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, HeaderName};
+use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::json;
@@ -27,8 +27,6 @@ use crate::transport::{CallError, EncodedRequest, TransportError};
 use crate::types::rpc::{Notification as _, Request as _};
 use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
 use crate::util::IdKey;
-
-pub(super) const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
 fn method_value(method: &str) -> Result<HeaderValue, CallError> {

@@ -5,12 +5,14 @@
 
 use bytes::Bytes;
 use http::StatusCode;
-use http::header::WWW_AUTHENTICATE;
+use http::header::{HeaderName, WWW_AUTHENTICATE};
 
 use super::super::fields::{Fields as _, HeadFields};
-use super::exchange::DPOP_NONCE;
 use crate::jsonrpc::{self, RawResponse, Received, RpcError};
 use crate::transport::{CallError, TransportError};
+
+/// The field a DPoP resource server sends its nonce in.
+const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
 
 /// The most of a refusal's text body quoted in its error.
 const QUOTED: usize = 300;
