@@ -57,6 +57,12 @@ pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Trans
 /// How a task store names itself in its errors.
 const STORE: &str = "task store";
 
+/// The refusal of a write under a fencing token another instance's take-over replaced,
+/// as tern's own stores say it.
+fn lease_lost() -> crate::StoreError {
+    crate::StoreError::lease_lost(STORE)
+}
+
 /// How many running tasks one principal may hold unless told otherwise
 /// ([`Tasks::max_per_principal`]): far below any store's capacity, so that one caller
 /// cannot fill it for everyone.

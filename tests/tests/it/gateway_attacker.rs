@@ -40,6 +40,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{Notify, mpsc};
 
+use crate::gateway_holds::{Posted, accepted, in_session, json_response};
 use crate::http_support::{serve, serve_default, url};
 use crate::log_support::Warnings;
 
@@ -98,14 +99,6 @@ impl Drop for Open {
     }
 }
 
-fn json_response(status: u16, value: &Value) -> Response {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Body::from(value.to_string()))
-        .unwrap()
-}
-
 fn raw_response(content_type: &str, body: &'static str) -> Response {
     Response::builder()
         .status(200)
@@ -114,44 +107,15 @@ fn raw_response(content_type: &str, body: &'static str) -> Response {
         .unwrap()
 }
 
-fn accepted() -> Response {
-    Response::builder().status(202).body(Body::empty()).unwrap()
-}
-
 async fn legacy_post(State(up): State<Legacy>, request: Request) -> Response {
-    let session = request
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let bytes = axum::body::to_bytes(request.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    let message: Value = serde_json::from_slice(&bytes).unwrap();
-    let method = message["method"].as_str().unwrap_or("response").to_owned();
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    if method == "initialize" {
-        let n = up.sessions.fetch_add(1, Ordering::SeqCst);
-        let mut response = json_response(
-            200,
-            &json!({"jsonrpc": "2.0", "id": id, "result": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "old", "version": "0.9"}
-            }}),
-        );
-        let session = format!("session-{n}");
-        response
-            .headers_mut()
-            .insert("mcp-session-id", session.parse().unwrap());
-        return response;
-    }
-    let Some(session) = session else {
-        return json_response(
-            400,
-            &json!({"jsonrpc": "2.0", "id": null, "error":
-                {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
-        );
+    let Posted {
+        session,
+        method,
+        id,
+        message,
+    } = match in_session(&up.sessions, request).await {
+        Ok(posted) => posted,
+        Err(answered) => return answered,
     };
     match method.as_str() {
         "notifications/initialized" => accepted(),

@@ -81,7 +81,7 @@ impl Drop for OnClose {
     }
 }
 
-fn json_response(status: u16, value: &Value) -> Response {
+pub(crate) fn json_response(status: u16, value: &Value) -> Response {
     Response::builder()
         .status(status)
         .header("content-type", "application/json")
@@ -89,11 +89,25 @@ fn json_response(status: u16, value: &Value) -> Response {
         .unwrap()
 }
 
-fn accepted() -> Response {
+pub(crate) fn accepted() -> Response {
     Response::builder().status(202).body(Body::empty()).unwrap()
 }
 
-async fn legacy_post(State(server): State<Legacy>, request: Request) -> Response {
+/// A message posted to a 2025-11-25 server, in the session it names.
+pub(crate) struct Posted {
+    pub(crate) session: String,
+    pub(crate) method: String,
+    pub(crate) id: Value,
+    pub(crate) message: Value,
+}
+
+/// Reads a POST as a 2025-11-25 server does: `initialize` answered with a new session
+/// (numbered by `sessions`), a request outside a session refused as the SDKs of that
+/// era refuse it; else the message, in its session.
+pub(crate) async fn in_session(
+    sessions: &AtomicUsize,
+    request: Request,
+) -> Result<Posted, Response> {
     let session = request
         .headers()
         .get("mcp-session-id")
@@ -106,7 +120,7 @@ async fn legacy_post(State(server): State<Legacy>, request: Request) -> Response
     let method = message["method"].as_str().unwrap_or("response").to_owned();
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     if method == "initialize" {
-        let n = server.sessions.fetch_add(1, Ordering::SeqCst);
+        let n = sessions.fetch_add(1, Ordering::SeqCst);
         let mut response = json_response(
             200,
             &json!({"jsonrpc": "2.0", "id": id, "result": {
@@ -119,15 +133,33 @@ async fn legacy_post(State(server): State<Legacy>, request: Request) -> Response
         response
             .headers_mut()
             .insert("mcp-session-id", session.parse().unwrap());
-        return response;
+        return Err(response);
     }
     let Some(session) = session else {
         // Outside a session, as the SDKs of that era answer: not a 2026-07-28 error.
-        return json_response(
+        return Err(json_response(
             400,
             &json!({"jsonrpc": "2.0", "id": null, "error":
                 {"code": -32000, "message": "Bad Request: No valid session ID provided"}}),
-        );
+        ));
+    };
+    Ok(Posted {
+        session,
+        method,
+        id,
+        message,
+    })
+}
+
+async fn legacy_post(State(server): State<Legacy>, request: Request) -> Response {
+    let Posted {
+        session,
+        method,
+        id,
+        ..
+    } = match in_session(&server.sessions, request).await {
+        Ok(posted) => posted,
+        Err(answered) => return answered,
     };
     match method.as_str() {
         "notifications/initialized" | "response" => accepted(),

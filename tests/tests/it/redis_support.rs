@@ -13,6 +13,15 @@ pub(crate) struct Redis {
     pub(crate) url: String,
 }
 
+impl Redis {
+    /// A task store on this server, connected.
+    pub(crate) async fn task_store(&self) -> tern_mcp::tasks::RedisTaskStore {
+        tern_mcp::tasks::RedisTaskStore::connect(&self.url)
+            .await
+            .unwrap()
+    }
+}
+
 impl Drop for Redis {
     fn drop(&mut self) {
         let _ = self.child.start_kill();

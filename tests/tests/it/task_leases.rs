@@ -260,10 +260,6 @@ async fn anonymous_server(store: impl TaskStore) -> SocketAddr {
 /// `tools/call` of `tool` from address `from` (a loopback address of its own, so the
 /// server sees another caller), as raw HTTP: the JSON-RPC answer.
 async fn call_from(from: IpAddr, addr: SocketAddr, tool: &str) -> Value {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    let mut stream = socket.connect(addr).await.unwrap();
     let meta = tern_tests::wire::meta(
         json!({"extensions": {tern_mcp::types::ext_tasks::EXTENSION_ID: {}}}),
     );
@@ -272,19 +268,9 @@ async fn call_from(from: IpAddr, addr: SocketAddr, tool: &str) -> Value {
     .to_string();
     let mut headers = mcp_headers("tools/call", Some(tool));
     http_support::set(&mut headers, "Accept", Some("application/json"));
-    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
-    for (n, v) in &headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    ));
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
-    http_support::parse_raw(&raw).json()
+    http_support::post_from(from, addr, &headers, &body)
+        .await
+        .json()
 }
 
 fn made_a_task(answer: &Value) -> bool {
@@ -300,9 +286,7 @@ async fn finished_tasks_lock_out_no_anonymous_caller_and_running_ones_are_capped
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn on_redis_finished_tasks_lock_out_no_anonymous_caller_either() {
     let redis = crate::redis_support::redis("anonymous-cap").await;
-    let store = tern_mcp::tasks::RedisTaskStore::connect(&redis.url)
-        .await
-        .unwrap();
+    let store = redis.task_store().await;
     finished_tasks_do_not_hold_the_cap(anonymous_server(store).await).await;
 }
 

@@ -230,10 +230,6 @@ async fn rpc(
     method: &str,
     mut params: Value,
 ) -> Value {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    let mut stream = socket.connect(addr).await.unwrap();
     params["_meta"] = tern_tests::wire::meta(
         json!({"extensions": {tern_mcp::types::ext_tasks::EXTENSION_ID: {}}}),
     );
@@ -252,22 +248,7 @@ async fn rpc(
             Some(&format!("Bearer user:{u}")),
         );
     }
-    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n");
-    for (n, v) in &headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    ));
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("answered within 10 s")
-        .unwrap();
-    let answer = http_support::parse_raw(&raw);
+    let answer = http_support::post_from(from, addr, &headers, &body).await;
     serde_json::from_str(&answer.body).unwrap_or_else(|_| json!({"httpStatus": answer.status}))
 }
 
@@ -678,12 +659,7 @@ async fn a_caller_at_its_running_cap_gets_room_back_as_soon_as_its_tasks_end() {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn on_redis_a_caller_at_its_running_cap_gets_room_back_as_soon_as_its_tasks_end() {
     let redis = crate::redis_support::redis("attacker-room").await;
-    room_back_at_once(
-        tern_mcp::tasks::RedisTaskStore::connect(&redis.url)
-            .await
-            .unwrap(),
-    )
-    .await;
+    room_back_at_once(redis.task_store().await).await;
 }
 
 /// A cap of four, four running: one cancelled gives one place back, all four ending
@@ -724,12 +700,7 @@ async fn a_thousand_quick_tasks_keep_storage_bounded_and_the_newest() {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn on_redis_a_thousand_quick_tasks_keep_storage_bounded_and_the_newest() {
     let redis = crate::redis_support::redis("attacker-thousand").await;
-    a_thousand_quick_tasks(
-        tern_mcp::tasks::RedisTaskStore::connect(&redis.url)
-            .await
-            .unwrap(),
-    )
-    .await;
+    a_thousand_quick_tasks(redis.task_store().await).await;
 }
 
 /// One anonymous caller runs a thousand quick tasks one after another, each to its end.
@@ -778,12 +749,7 @@ async fn a_caller_keeps_no_more_finished_tasks_than_its_cap() {
 #[ignore = "a known limit, documented at Tasks::max_per_principal: a caller's finished tasks are trimmed at its next start (needs redis-server)"]
 async fn on_redis_a_caller_keeps_no_more_finished_tasks_than_its_cap() {
     let redis = crate::redis_support::redis("attacker-finished").await;
-    finished_kept_within_the_cap(
-        tern_mcp::tasks::RedisTaskStore::connect(&redis.url)
-            .await
-            .unwrap(),
-    )
-    .await;
+    finished_kept_within_the_cap(redis.task_store().await).await;
 }
 
 async fn finished_kept_within_the_cap(store: impl TaskStore + Clone) {
@@ -956,9 +922,7 @@ async fn a_body_that_panics_fails_its_task_and_gives_its_place_back() {
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn redis_restarted_under_a_running_task_is_answered_and_served_again() {
     let redis = crate::redis_support::redis("attacker-restart").await;
-    let store = tern_mcp::tasks::RedisTaskStore::connect(&redis.url)
-        .await
-        .unwrap();
+    let store = redis.task_store().await;
     let fleet = Fleet::new();
     let mcp = fleet.instance("A", tasks_on(store));
     let c = client(serve(&mcp).await, None).await;

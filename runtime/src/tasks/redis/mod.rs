@@ -50,10 +50,6 @@ fn failed(e: redis::RedisError) -> StoreError {
     StoreError::caused_by(super::STORE, e)
 }
 
-fn lease_lost() -> StoreError {
-    StoreError::lease_lost(super::STORE)
-}
-
 fn status_name(s: Status) -> &'static str {
     match s {
         Status::Working => "working",
@@ -252,7 +248,7 @@ impl TaskStore for RedisTaskStore {
             let (applied, owner, expires): (i64, String, u64) =
                 call.invoke_async(&mut connection).await.map_err(failed)?;
             if applied == LEASE_LOST {
-                return Err(lease_lost());
+                return Err(super::lease_lost());
             }
             if ended && applied == 1 {
                 self.owner(&owner)
@@ -299,7 +295,7 @@ impl TaskStore for RedisTaskStore {
                 .await
                 .map_err(failed)?;
             if taken == LEASE_LOST {
-                return Err(lease_lost());
+                return Err(super::lease_lost());
             }
             Ok(pairs(flat))
         })
@@ -339,7 +335,7 @@ impl TaskStore for RedisTaskStore {
                 .await
                 .map_err(failed)?;
             if stop == LEASE_LOST {
-                return Err(lease_lost());
+                return Err(super::lease_lost());
             }
             Ok(stop == 1)
         })

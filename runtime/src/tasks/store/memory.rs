@@ -73,10 +73,6 @@ fn now_ms() -> u64 {
     crate::tasks::now_ms()
 }
 
-fn lease_lost() -> StoreError {
-    StoreError::lease_lost(crate::tasks::STORE)
-}
-
 impl Tasks {
     /// The entry, unless its TTL passed (then it is forgotten).
     fn live(&mut self, id: &str) -> Option<&mut Entry> {
@@ -94,7 +90,7 @@ impl Tasks {
     /// another instance holds its lease.
     fn held(&mut self, id: &str, fence: u64) -> Result<Option<&mut Entry>, StoreError> {
         match self.live(id) {
-            Some(entry) if entry.record.fence != fence => Err(lease_lost()),
+            Some(entry) if entry.record.fence != fence => Err(crate::tasks::lease_lost()),
             entry => Ok(entry),
         }
     }

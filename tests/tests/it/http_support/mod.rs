@@ -119,6 +119,47 @@ pub async fn open(
     body: &str,
 ) -> TcpStream {
     let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = request_head(addr, verb, headers, body, "Connection: close\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    stream
+}
+
+/// POSTs `body` with `headers` (`Connection: close`) from a socket bound to address
+/// `from` (a loopback address of its own, so the server sees another caller), and
+/// reads the whole answer, within ten seconds.
+pub async fn post_from(
+    from: std::net::IpAddr,
+    addr: SocketAddr,
+    headers: &[(String, String)],
+    body: &str,
+) -> Raw {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let head = request_head(addr, "POST", headers, body, "Connection: close\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut raw),
+    )
+    .await
+    .expect("answered within 10 s")
+    .unwrap();
+    parse(&raw)
+}
+
+/// The head of a request for `/mcp` on `addr` with `headers` (a `Host` unless they give
+/// one) and `extra` fields, for `body`.
+fn request_head(
+    addr: SocketAddr,
+    verb: &str,
+    headers: &[(String, String)],
+    body: &str,
+    extra: &str,
+) -> String {
     let mut head = format!("{verb} /mcp HTTP/1.1\r\n");
     if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
         head.push_str(&format!("Host: {addr}\r\n"));
@@ -126,13 +167,8 @@ pub async fn open(
     for (n, v) in headers {
         head.push_str(&format!("{n}: {v}\r\n"));
     }
-    head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    ));
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
-    stream
+    head.push_str(&format!("Content-Length: {}\r\n{extra}\r\n", body.len()));
+    head
 }
 
 /// One keep-alive connection, for several requests in turn.
@@ -157,14 +193,7 @@ impl KeepAlive {
         headers: &[(String, String)],
         body: &str,
     ) -> Option<Raw> {
-        let mut head = format!("{verb} /mcp HTTP/1.1\r\n");
-        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-            head.push_str(&format!("Host: {}\r\n", self.addr));
-        }
-        for (n, v) in headers {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        let head = request_head(self.addr, verb, headers, body, "") + body;
         self.stream.write_all(head.as_bytes()).await.ok()?;
         self.answer().await
     }

@@ -125,4 +125,26 @@ mod tests {
         );
         assert_eq!(error_description("Bearer realm=\"x\""), None);
     }
+
+    #[test]
+    fn a_malformed_or_oversized_refusal_says_only_its_status() {
+        assert_eq!(
+            error_description(r#"Bearer error_description="never closed"#),
+            None
+        );
+        assert_eq!(
+            error_description(r#"Bearer error_description="ends in \"#),
+            None
+        );
+        // An error member past what is read for one is not looked for.
+        let padded = format!(
+            r#"{{"pad":"{}","error":{{"code":1,"message":"m"}}}}"#,
+            "x".repeat(READ_FOR_ERROR)
+        );
+        assert!(rpc_error(padded.as_bytes()).is_none());
+        assert_eq!(
+            quoted(&[0xff; 10_000]).map(|q| q.chars().count()),
+            Some(QUOTED + 1)
+        );
+    }
 }
