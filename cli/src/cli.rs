@@ -30,9 +30,18 @@ pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
-    /// Narrate the rounds of a call (-v); show tern's own logs too (-vv, -vvv).
+    /// Say more on stderr: each round of a call, prompt or read and when it becomes a
+    /// task (-v); tern's own logs too (-vv, -vvv).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
+    /// Print the result (and an error) as JSON: lists, call, prompt, read, resume.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Print every JSON-RPC frame of the connection on stderr, one per line: `> ` and
+    /// the compact JSON of each frame sent, `< ` and each frame received, in order
+    /// (lists, call, prompt, read, resume).
+    #[arg(long, global = true)]
+    pub(crate) trace: bool,
 }
 
 /// The subcommands.
@@ -156,9 +165,8 @@ pub(crate) struct Connect {
     /// The working directory of a stdio server's command.
     #[arg(long, value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,
-    /// Print every JSON-RPC frame of the connection on stderr, one per line: `> ` and
-    /// the compact JSON of each frame sent, `< ` and each frame received, in order.
-    #[arg(long)]
+    /// The global `--trace`, set by [`Cli::parse_args`].
+    #[arg(skip)]
     pub(crate) trace: bool,
     /// The least severe server log entries shown on stderr.
     #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = [
@@ -172,8 +180,8 @@ pub(crate) struct Connect {
 pub(crate) struct ListArgs {
     #[arg(help = TARGET_HELP)]
     pub(crate) target: String,
-    /// Print the items as JSON instead of a table.
-    #[arg(long)]
+    /// The global `--json`, set by [`Cli::parse_args`].
+    #[arg(skip)]
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) connect: Connect,
@@ -236,8 +244,8 @@ pub(crate) struct CallArgs {
 /// Where a call, prompt or read ends: printed, or paused in a state file.
 #[derive(Debug, Args)]
 pub(crate) struct Output {
-    /// Print the result as the server sent it (JSON).
-    #[arg(long)]
+    /// The global `--json`, set by [`Cli::parse_args`].
+    #[arg(skip)]
     pub(crate) json: bool,
     /// Stop at the first round that needs input and save the call to FILE (exit 4),
     /// readable by you alone (mode 0600, the file replaced whole); `tern resume FILE`
@@ -286,8 +294,8 @@ pub(crate) struct ResumeArgs {
     /// once the call completes. It holds the target, not --token or --oauth: give
     /// those again. A file that is not yours, or that others can write, is refused.
     pub(crate) file: PathBuf,
-    /// Print the result as the server sent it (JSON).
-    #[arg(long)]
+    /// The global `--json`, set by [`Cli::parse_args`].
+    #[arg(skip)]
     pub(crate) json: bool,
     /// Run the server command the file names (a stdio target) without asking. The
     /// command is shown first either way; on a terminal you are asked (default no), and
@@ -364,18 +372,44 @@ impl Cli {
         }
     }
 
-    /// Whether the command prints JSON (`--json`): then its errors are JSON too.
-    pub(crate) fn json(&self) -> bool {
-        match &self.command {
+    /// The command line, parsed, with the global `--json` and `--trace` handed to the
+    /// command they shape; given to a command they do not shape (`keys`, `proxy`), a
+    /// usage error.
+    pub(crate) fn parse_args() -> Result<Self, clap::Error> {
+        let mut cli = Self::try_parse()?;
+        let (json, trace) = (cli.json, cli.trace);
+        let (json_to, connect) = match &mut cli.command {
             Command::Tools(a)
             | Command::Prompts(a)
             | Command::Resources(a)
-            | Command::Templates(a) => a.json,
-            Command::Call(a) => a.output.json,
-            Command::Prompt(a) => a.output.json,
-            Command::Read(a) => a.output.json,
-            Command::Resume(a) => a.json,
-            Command::Keys(_) | Command::Proxy(_) => false,
-        }
+            | Command::Templates(a) => (&mut a.json, &mut a.connect),
+            Command::Call(a) => (&mut a.output.json, &mut a.connect),
+            Command::Prompt(a) => (&mut a.output.json, &mut a.connect),
+            Command::Read(a) => (&mut a.output.json, &mut a.connect),
+            Command::Resume(a) => (&mut a.json, &mut a.connect),
+            Command::Keys(_) | Command::Proxy(_) => {
+                let flag = match (json, trace) {
+                    (true, _) => "--json",
+                    (_, true) => "--trace",
+                    _ => return Ok(cli),
+                };
+                let name = if matches!(cli.command, Command::Keys(_)) { "keys" } else { "proxy" };
+                return Err(<Self as clap::CommandFactory>::command().error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "{flag} shapes what a command says of a server (tools, prompts, \
+                         resources, templates, call, prompt, read, resume), not tern {name}"
+                    ),
+                ));
+            }
+        };
+        *json_to = json;
+        connect.trace = trace;
+        Ok(cli)
+    }
+
+    /// Whether the command prints JSON (`--json`): then its errors are JSON too.
+    pub(crate) fn json(&self) -> bool {
+        self.json
     }
 }

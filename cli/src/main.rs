@@ -126,10 +126,8 @@ mod wire;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -146,8 +144,12 @@ fn main() -> ExitCode {
         2 => "info",
         _ => "debug",
     };
+    // Colour only for a person at a terminal who has not asked for none (NO_COLOR).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TERN_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),

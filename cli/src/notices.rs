@@ -136,6 +136,13 @@ fn round_line(event: &RoundEvent) -> Option<String> {
         RoundEvent::Rejected { round } => {
             format!("round {round}: the server refused the state; starting over")
         }
+        RoundEvent::BecameTask { rounds: 0, task_id } => {
+            format!("the server made the call task {task_id}; following it to its end")
+        }
+        RoundEvent::BecameTask { rounds, task_id } => format!(
+            "after {rounds} input round(s) the server made the call task {task_id}; \
+             following it to its end"
+        ),
         RoundEvent::Done { rounds } => format!("done after {rounds} input round(s)"),
         _ => return None,
     })

@@ -115,7 +115,10 @@ pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
                     continue;
                 }
                 Err(e) => return Err(e),
-                Ok(Answered::Task(created)) => return Ok(Started::Task(created)),
+                Ok(Answered::Task(created)) => {
+                    event(&|| RoundEvent::BecameTask { rounds: round, task_id: created.task_id.clone() });
+                    return Ok(Started::Task(created));
+                }
                 Ok(Answered::Done(done)) => {
                     event(&|| RoundEvent::Done { rounds: round });
                     return Ok(Started::Done(done));

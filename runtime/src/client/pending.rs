@@ -89,6 +89,14 @@ pub enum RoundEvent {
         /// The round whose retry was refused.
         round: usize,
     },
+    /// The server made the call a task after this many input-required rounds: the
+    /// loop follows the task to its end (its questions asked through the callbacks).
+    BecameTask {
+        /// The input-required rounds before it became a task (0: none).
+        rounds: usize,
+        /// The task's id.
+        task_id: String,
+    },
     /// The call completed after this many input-required rounds.
     Done {
         /// The rounds it took (0: none).
