@@ -70,8 +70,9 @@ pub(crate) fn spawn(
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            // The server's words, shown and not run.
-            eprintln!("{}", safe::line(&line));
+            // The server's words, shown and not run; its colours (written into a pipe
+            // by a server that did not check) dropped rather than shown as escapes.
+            eprintln!("{}", safe::line(&safe::without_colour(&line)));
         }
         // The child is killed with the runtime if it outlives the connection.
         if let Ok(status) = child.wait().await {

@@ -29,6 +29,33 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
     neutralize(text, Keep::Nothing)
 }
 
+/// `text` without its SGR sequences (`ESC [ digits ; digits m`, colours and weights),
+/// which only style what is around them: the rest of what a terminal acts on is left
+/// for [`text`] and [`line`] to make visible.
+pub(crate) fn without_colour(text: &str) -> Cow<'_, str> {
+    if !text.contains("\u{1b}[") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let params = after
+            .find(|c: char| !(c.is_ascii_digit() || c == ';' || c == ':'))
+            .unwrap_or(after.len());
+        if after[params..].starts_with('m') {
+            rest = &after[params + 1..];
+        } else {
+            // Not a colour: kept, to be made visible.
+            out.push_str(&rest[at..at + 2]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// JSON text with DEL, the C1 controls and the bidi controls written as `\uXXXX`
 /// escapes (serde_json escapes the C0 controls itself and leaves these raw). They can
 /// only occur inside JSON strings, so the text reads back to the same value.
@@ -130,6 +157,18 @@ mod tests {
             text(colour_and_cursor),
             "\\u{1b}[31mred\\u{1b}[2A\\u{1b}[2K"
         );
+    }
+
+    #[test]
+    fn colours_are_dropped_and_every_other_sequence_is_left_to_be_shown() {
+        let dim = "\u{1b}[2m2026-12-07\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m served";
+        assert_eq!(without_colour(dim), "2026-12-07  INFO served");
+        let cursor = "\u{1b}[31mred\u{1b}[2A\u{1b}[2K\u{1b}[";
+        assert_eq!(
+            line(&without_colour(cursor)),
+            "red\\u{1b}[2A\\u{1b}[2K\\u{1b}["
+        );
+        assert!(matches!(without_colour("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

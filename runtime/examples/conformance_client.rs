@@ -239,8 +239,12 @@ fn authorizer(scenario: &str) -> Result<OAuthClient, BoxError> {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
+    // Colour only for a person at a terminal who has not asked for none (NO_COLOR).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_max_level(tracing::Level::INFO)
         .init();
     let url = std::env::args()

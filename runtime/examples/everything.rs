@@ -838,8 +838,12 @@ fn build(options: &Options, fleet: Option<&fleet::Fleet>) -> Result<McpServer, B
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     // stdout may carry the protocol (--stdio): logs go to stderr.
+    // Colour only for a person at a terminal who has not asked for none (NO_COLOR).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_max_level(tracing::Level::INFO)
         .init();
     let options = parse_options(std::env::args().skip(1))?;
