@@ -84,7 +84,7 @@ where
         }
         Step::NeedsInput(pending) => {
             save(saving.file, saving.target, &pending)?;
-            describe(saving.file, &pending);
+            describe(saving.file, saving.target, &pending);
             Ok(exit::PAUSED)
         }
         Step::Task(handle) => {
@@ -136,19 +136,19 @@ pub(crate) async fn resume(args: ResumeArgs, ui: Arc<Ui>) -> Result<u8> {
         let step = client
             .resume::<method::CallTool>(saved.pending.clone(), answers.clone())
             .await
-            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
+            .map_err(|e| rejected(kept.keep(CliError::Sdk(e), &tap, &answerer), &saved.target))?;
         settle::<method::CallTool>(step, &saving).await
     } else if name == method::GetPrompt::METHOD {
         let step = client
             .resume::<method::GetPrompt>(saved.pending.clone(), answers.clone())
             .await
-            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
+            .map_err(|e| rejected(kept.keep(CliError::Sdk(e), &tap, &answerer), &saved.target))?;
         settle::<method::GetPrompt>(step, &saving).await
     } else if name == method::ReadResource::METHOD {
         let step = client
             .resume::<method::ReadResource>(saved.pending.clone(), answers.clone())
             .await
-            .map_err(|e| kept.keep(CliError::Sdk(e), &tap, &answerer))?;
+            .map_err(|e| rejected(kept.keep(CliError::Sdk(e), &tap, &answerer), &saved.target))?;
         settle::<method::ReadResource>(step, &saving).await
     } else {
         Err(CliError::usage(format!(
@@ -279,7 +279,7 @@ fn remove(file: &Path) -> Result<()> {
 }
 
 /// The questions on stderr, and how to go on; the server's words shown, not run.
-fn describe(file: &Path, pending: &PendingCall) {
+fn describe(file: &Path, target: &str, pending: &PendingCall) {
     eprintln!(
         "paused after round {}: the server asks {} question(s), saved to {}",
         pending.round,
@@ -293,6 +293,34 @@ fn describe(file: &Path, pending: &PendingCall) {
         "continue with: tern resume {} [--answer KEY.FIELD=VALUE ...]",
         file.display()
     );
+    if on_stdio(target) {
+        eprintln!("  {}", RESUME_ON_STDIO);
+    }
+}
+
+/// What resuming a call of a stdio server takes, said where the call pauses and where
+/// its resume is refused.
+const RESUME_ON_STDIO: &str = "resume starts the server command again: it asks first on \
+a terminal, and needs --yes without one; the new process accepts the saved state only if \
+the server seals with a fixed key (for tern's examples, --state-key HEX), not one made \
+at each start";
+
+/// Whether `target` is a command line (a stdio server), not a URL.
+fn on_stdio(target: &str) -> bool {
+    !matches!(
+        crate::connect::Target::parse(target),
+        Ok(crate::connect::Target::Http(_))
+    )
+}
+
+/// `error`, with what resuming on stdio takes when a stdio server refused the state.
+fn rejected(error: CliError, target: &str) -> CliError {
+    match &error {
+        CliError::Sdk(tern_mcp::Error::StateRejected(_)) if on_stdio(target) => {
+            error.with_hint(RESUME_ON_STDIO)
+        }
+        _ => error,
+    }
 }
 
 fn question(request: &InputRequest) -> String {

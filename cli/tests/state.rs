@@ -217,3 +217,53 @@ fn resume_says_where_a_token_goes_when_the_file_chose_the_url() {
     let out = tern(&["resume", &path, "--decline", "user_input"]);
     assert!(!transcript(&out, &[]).contains("is sent there"));
 }
+
+#[test]
+fn a_stdio_call_says_what_its_resume_takes_and_why_a_new_key_refuses_it() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("call.json");
+    let file_arg = file.to_string_lossy();
+    // A server making a key at each start: the next process cannot open the state.
+    let target = common::everything_stdio();
+    let out = tern(&[
+        "call",
+        &target,
+        "test_elicitation",
+        "message=hi",
+        "--state-file",
+        &file_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", transcript(&out, &[]));
+    let paused = String::from_utf8_lossy(&out.stderr);
+    assert!(paused.contains("needs --yes without one"), "{paused}");
+    assert!(paused.contains("--state-key"), "{paused}");
+    let out = tern(&[
+        "resume",
+        &file_arg,
+        "--yes",
+        "--answer",
+        "user_input.username=ada",
+        "--answer",
+        "user_input.email=ada@example.com",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", transcript(&out, &[]));
+    let refused = String::from_utf8_lossy(&out.stderr);
+    let hint = refused
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .unwrap_or_else(|| panic!("no hint: {refused}"));
+    assert!(hint.contains("fixed key") && hint.contains("--state-key"), "{hint}");
+
+    // Over HTTP the pause says nothing of commands or keys.
+    let server = everything();
+    let out = tern(&[
+        "call",
+        &server.url,
+        "test_elicitation",
+        "message=hi",
+        "--state-file",
+        &file_arg,
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", transcript(&out, &[]));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--yes"), "{out:?}");
+}
