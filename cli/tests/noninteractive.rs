@@ -320,3 +320,63 @@ fn oauth_is_consulted_only_when_the_server_asks_for_authorization() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("for HTTP servers"));
 }
+
+/// The text of a call's result (stdout), with its exit code checked.
+fn said(args: &[&str], code: i32) -> String {
+    let out = tern(args);
+    assert_eq!(out.status.code(), Some(code), "{}", transcript(&out, &[]));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[test]
+fn the_examples_take_a_declined_question_as_an_answer() {
+    let target = everything_stdio();
+    // Asked once, declined once: the file stays, and nobody asks `confirm#2`.
+    let kept = said(
+        &["call", &target, "confirm_delete", "filename=a.txt", "--decline", "confirm"],
+        0,
+    );
+    assert_eq!(kept, "kept 'a.txt'");
+    let cancelled = said(
+        &["call", &target, "confirm_delete", "--cancel", "confirm"],
+        0,
+    );
+    assert_eq!(cancelled, "kept 'important.txt'");
+    let declined = said(
+        &[
+            "call",
+            &target,
+            "multi_input",
+            "--answer",
+            "name.name=Ada",
+            "--decline",
+            "confirm",
+        ],
+        0,
+    );
+    assert_eq!(declined, "nothing done: a question was declined");
+
+    let provision = format!("{} serve --stdio", common::provision_bin().display());
+    let out = tern(&[
+        "call",
+        &provision,
+        "provision",
+        "name=orders",
+        "--decline",
+        "region",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", transcript(&out, &[]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no region was given"), "{stderr}");
+}
+
+#[test]
+fn the_provision_example_refuses_a_tool_it_does_not_have_before_asking() {
+    let provision = format!("{} serve --stdio", common::provision_bin().display());
+    // No answer is given: a server that asked would fail this on the question instead.
+    let out = tern(&["call", &provision, "bogus", "name=orders"]);
+    assert_eq!(out.status.code(), Some(3), "{}", transcript(&out, &[]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown tool \\\"bogus\\\"") || stderr.contains("unknown tool \"bogus\""), "{stderr}");
+    assert!(!stderr.contains("region"), "{stderr}");
+}

@@ -1,4 +1,5 @@
-//! The seed's provisioning server and the automatic client, in one process.
+//! The provisioning server of the feature's original description (a tool that asks which
+//! region a database should live in) and the automatic client, in one process.
 //!
 //! The low-level server's `tools/call` handler asks which region the database should
 //! live in by returning an `InputRequiredResult`; the client's elicitation callback
@@ -85,6 +86,19 @@ async fn call_tool(
     ctx: RequestContext,
     params: CallToolRequestParams,
 ) -> Result<tern_mcp::types::v2026_07_28::CallToolOutcome, RpcError> {
+    // A careful server checks what it can before it asks the user anything.
+    if params.name != "provision" {
+        return Err(RpcError::invalid_params(format!(
+            "unknown tool {:?}: this server has one tool, provision",
+            params.name
+        )));
+    }
+    let name = params
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("name"))
+        .and_then(|n| n.as_str().map(str::to_owned))
+        .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
     let legacy = ctx.era() == tern_mcp::Era::Session;
     let answer = if legacy {
         // A 2025-11-25 session cannot receive an InputRequiredResult: ask the way that
@@ -106,9 +120,9 @@ async fn call_tool(
         .and_then(|a| a.content.as_ref())
         .and_then(|c| c.get("region"));
     let Some(ElicitValue::String(region)) = region else {
-        if legacy {
-            // Asking again in the same request would only repeat the refusal.
-            return Err(RpcError::invalid_params("the client gave no region"));
+        if answer.is_some() || legacy {
+            // Declined, cancelled, or no region: asking again would only repeat it.
+            return Err(RpcError::invalid_params("no region was given: nothing provisioned"));
         }
         narrate("server: no region yet, asking the client (state \"provision-v1\")");
         let requests = InputRequests([("region".to_owned(), ask_region()?)].into());
@@ -117,12 +131,6 @@ async fn call_tool(
         result.request_state = Some("provision-v1".into());
         return Ok(result.into());
     };
-    let name = params
-        .arguments
-        .as_ref()
-        .and_then(|a| a.get("name"))
-        .and_then(|n| n.as_str().map(str::to_owned))
-        .ok_or_else(|| RpcError::invalid_params("`name` is required"))?;
     narrate(&format!(
         "server: got region {region:?} with state {:?}",
         params.request_state
@@ -131,7 +139,7 @@ async fn call_tool(
     Ok(CallToolResult::new(vec![ContentBlock::Text(TextContent::new(text))]).into())
 }
 
-/// The seed's low-level server. The low-level layer seals `requestState` only when asked
+/// The provisioning server, on the low-level layer. The low-level layer seals `requestState` only when asked
 /// (`McpServer` does by default): here with a key made at start, so the handler writes
 /// and reads "provision-v1" and the wire carries an opaque, authenticated token.
 fn provision_server() -> Result<Server, tern_mcp::ConfigError> {

@@ -36,6 +36,13 @@ pub(crate) fn hostile_bin() -> &'static Path {
     BIN.get_or_init(|| example("tern-mcp-cli", "hostile"))
 }
 
+/// The SDK's `provision` example (the low-level provisioning server), built once per
+/// test binary.
+pub(crate) fn provision_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| example("tern-mcp", "provision"))
+}
+
 /// Builds example `name` of `package`: its path as cargo reports it.
 fn example(package: &str, name: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

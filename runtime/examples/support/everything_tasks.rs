@@ -10,7 +10,7 @@ use tern_mcp::ask;
 use tern_mcp::jsonrpc::RpcError;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
 use tern_mcp::tasks::TaskSupport;
-use tern_mcp::types::v2026_07_28::{ElicitValue, method};
+use tern_mcp::types::v2026_07_28::{ElicitResult, ElicitResultAction, ElicitValue, method};
 
 use super::IntoOutcome as _;
 
@@ -43,10 +43,23 @@ async fn work(ctx: &ToolContext, d: Duration) -> Result<(), ToolError> {
     }
 }
 
+/// The user's answer under `key`, whatever it was (accepted, declined, cancelled), if
+/// the retry carries one: a declined question is answered, not asked again.
+fn answer(ctx: &ToolContext, key: &str) -> Option<ElicitResult> {
+    ctx.input_responses()?.get::<method::Elicit>(key)?.ok()
+}
+
+/// The value of `field` in an answer the user accepted.
+fn accepted(answer: &ElicitResult, field: &str) -> Option<ElicitValue> {
+    match answer.action {
+        ElicitResultAction::Accept => answer.content.as_ref()?.get(field).cloned(),
+        _ => None,
+    }
+}
+
 /// The value of `field` in the form answer under `key`, if the user accepted.
 fn field(ctx: &ToolContext, key: &str, field: &str) -> Option<ElicitValue> {
-    let answer = ctx.input_responses()?.get::<method::Elicit>(key)?.ok()?;
-    answer.content?.get(field).cloned()
+    accepted(&answer(ctx, key)?, field)
 }
 
 fn form(
@@ -96,10 +109,11 @@ pub(crate) fn register(mcp: &McpServer) {
         .extension(TaskSupport::Required)
         .run(|args: Delete, ctx: ToolContext| async move {
             let file = args.filename.unwrap_or_else(|| "important.txt".into());
-            match field(&ctx, "confirm", "confirm") {
-                Some(ElicitValue::Boolean(true)) => {
+            match answer(&ctx, "confirm").map(|a| accepted(&a, "confirm")) {
+                Some(Some(ElicitValue::Boolean(true))) => {
                     Ok(ask::text(format!("deleted '{file}'")).into_outcome())
                 }
+                // Declined, cancelled or "no": the file stays, and nobody is asked twice.
                 Some(_) => Ok(ask::text(format!("kept '{file}'")).into_outcome()),
                 None => Ok(ask::input_required(
                     [(
@@ -115,20 +129,23 @@ pub(crate) fn register(mcp: &McpServer) {
         .description("Asks for a name and a confirmation at once, as a task")
         .extension(TaskSupport::Required)
         .run(|_: NoArgs, ctx: ToolContext| async move {
-            let name = field(&ctx, "name", "name");
-            let confirmed = field(&ctx, "confirm", "confirm");
-            match (name, confirmed) {
-                (Some(ElicitValue::String(name)), Some(ElicitValue::Boolean(c))) => {
-                    Ok(ask::text(format!("name=\"{name}\" confirmed={c}")).into_outcome())
-                }
-                _ => Ok(ask::input_required(
+            let (Some(name), Some(confirmed)) = (answer(&ctx, "name"), answer(&ctx, "confirm"))
+            else {
+                return Ok(ask::input_required(
                     [
                         ("name", form("Your name?", "name", "string")?),
                         ("confirm", form("Go ahead?", "confirm", "boolean")?),
                     ],
                     None,
                 )
-                .into()),
+                .into());
+            };
+            match (accepted(&name, "name"), accepted(&confirmed, "confirm")) {
+                (Some(ElicitValue::String(name)), Some(ElicitValue::Boolean(c))) => {
+                    Ok(ask::text(format!("name=\"{name}\" confirmed={c}")).into_outcome())
+                }
+                // A question declined or cancelled ends the call: it is not asked again.
+                _ => Ok(ask::text("nothing done: a question was declined").into_outcome()),
             }
         });
     mcp.tool("test_tool_with_task")
