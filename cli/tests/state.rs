@@ -228,8 +228,7 @@ fn a_stdio_call_says_what_its_resume_takes_and_why_a_new_key_refuses_it() {
     let out = tern(&[
         "call",
         &target,
-        "test_elicitation",
-        "message=hi",
+        "test_input_required_result_multi_round",
         "--state-file",
         &file_arg,
     ]);
@@ -237,22 +236,17 @@ fn a_stdio_call_says_what_its_resume_takes_and_why_a_new_key_refuses_it() {
     let paused = String::from_utf8_lossy(&out.stderr);
     assert!(paused.contains("needs --yes without one"), "{paused}");
     assert!(paused.contains("--state-key"), "{paused}");
-    let out = tern(&[
-        "resume",
-        &file_arg,
-        "--yes",
-        "--answer",
-        "user_input.username=ada",
-        "--answer",
-        "user_input.email=ada@example.com",
-    ]);
+    let out = tern(&["resume", &file_arg, "--yes", "--answer", "step1.name=Ada"]);
     assert_eq!(out.status.code(), Some(3), "{}", transcript(&out, &[]));
     let refused = String::from_utf8_lossy(&out.stderr);
     let hint = refused
         .lines()
         .find(|l| l.starts_with("hint: "))
         .unwrap_or_else(|| panic!("no hint: {refused}"));
-    assert!(hint.contains("fixed key") && hint.contains("--state-key"), "{hint}");
+    assert!(
+        hint.contains("fixed key") && hint.contains("--state-key"),
+        "{hint}"
+    );
 
     // Over HTTP the pause says nothing of commands or keys.
     let server = everything();
@@ -265,5 +259,8 @@ fn a_stdio_call_says_what_its_resume_takes_and_why_a_new_key_refuses_it() {
         &file_arg,
     ]);
     assert_eq!(out.status.code(), Some(4), "{}", transcript(&out, &[]));
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("--yes"), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--yes"),
+        "{out:?}"
+    );
 }
