@@ -90,7 +90,8 @@ it serves.
 --config FILE, e.g.:
   {\"upstreams\": [{\"name\": \"weather\", \"target\": \"https://weather.example/mcp\",
                   \"deadline\": 30, \"tokenEnv\": \"WEATHER_TOKEN\"},
-                 {\"name\": \"files\", \"target\": \"python files_server.py\"}],
+                 {\"name\": \"hello\",
+                  \"target\": \"cargo run -q -p tern-mcp --example hello_stdio\"}],
    \"stateKeys\": [\"...\"]}";
 
 /// `tern proxy`.
@@ -393,7 +394,11 @@ impl Cli {
                     (_, true) => "--trace",
                     _ => return Ok(cli),
                 };
-                let name = if matches!(cli.command, Command::Keys(_)) { "keys" } else { "proxy" };
+                let name = if matches!(cli.command, Command::Keys(_)) {
+                    "keys"
+                } else {
+                    "proxy"
+                };
                 return Err(<Self as clap::CommandFactory>::command().error(
                     clap::error::ErrorKind::ArgumentConflict,
                     format!(

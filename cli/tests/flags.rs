@@ -32,7 +32,9 @@ fn json_and_trace_are_global_before_or_after_the_subcommand() {
         assert_eq!(out.status.code(), Some(0), "{}", transcript(&out, &[]));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.lines().any(|l| l.starts_with("> {") && l.contains("tools/list")),
+            stderr
+                .lines()
+                .any(|l| l.starts_with("> {") && l.contains("tools/list")),
             "{stderr}"
         );
     }
@@ -96,7 +98,10 @@ fn verbose_says_when_a_call_becomes_a_task() {
     );
     // Without -v, nothing.
     let out = tern(&["call", &target, "slow_compute", "seconds=0"]);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("task"), "{out:?}");
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("task"),
+        "{out:?}"
+    );
 }
 
 /// Runs `program args` with stderr piped (not a terminal) and `NO_COLOR` unset.
@@ -118,7 +123,10 @@ fn logs_written_into_a_pipe_carry_no_colour() {
     let stderr = stderr_in_a_pipe(common::tern_bin(), &["-vvv", "tools", &target]);
     let shown = String::from_utf8_lossy(&stderr);
     assert!(shown.contains("DEBUG"), "tern logged: {shown}");
-    assert!(!stderr.contains(&0x1b), "an escape reached the pipe: {shown}");
+    assert!(
+        !stderr.contains(&0x1b),
+        "an escape reached the pipe: {shown}"
+    );
 
     // The everything example's: it logs its drain on SIGTERM.
     let mut server = Command::new(everything_bin())
@@ -143,7 +151,10 @@ fn logs_written_into_a_pipe_carry_no_colour() {
     assert!(status.success());
     let out = server.wait_with_output().expect("it ends");
     let shown = String::from_utf8_lossy(&out.stderr);
-    assert!(shown.contains("INFO") && shown.contains("draining"), "{shown}");
+    assert!(
+        shown.contains("INFO") && shown.contains("draining"),
+        "{shown}"
+    );
     assert!(!out.stderr.contains(&0x1b), "{shown}");
 }
 

@@ -333,7 +333,14 @@ fn the_examples_take_a_declined_question_as_an_answer() {
     let target = everything_stdio();
     // Asked once, declined once: the file stays, and nobody asks `confirm#2`.
     let kept = said(
-        &["call", &target, "confirm_delete", "filename=a.txt", "--decline", "confirm"],
+        &[
+            "call",
+            &target,
+            "confirm_delete",
+            "filename=a.txt",
+            "--decline",
+            "confirm",
+        ],
         0,
     );
     assert_eq!(kept, "kept 'a.txt'");
@@ -377,6 +384,9 @@ fn the_provision_example_refuses_a_tool_it_does_not_have_before_asking() {
     let out = tern(&["call", &provision, "bogus", "name=orders"]);
     assert_eq!(out.status.code(), Some(3), "{}", transcript(&out, &[]));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unknown tool \\\"bogus\\\"") || stderr.contains("unknown tool \"bogus\""), "{stderr}");
+    assert!(
+        stderr.contains("unknown tool \\\"bogus\\\"") || stderr.contains("unknown tool \"bogus\""),
+        "{stderr}"
+    );
     assert!(!stderr.contains("region"), "{stderr}");
 }

@@ -1,8 +1,8 @@
 //! The README's "`tern` in the terminal" transcripts, run: each `$ tern ...` line of
-//! its ```text blocks, with the real binary for `tern`, the `everything` example (on a
-//! port-0 HTTP server, one per block, for `http://127.0.0.1:3000/mcp`; built, for the
-//! `cargo run` stdio command) and a temporary directory as the working directory (state
-//! files), its output compared line by line with the lines under it. A command whose
+//! its ```text blocks, with the real binary for `tern`, the `everything` example (for
+//! `http://127.0.0.1:3000/mcp`, started as the section's ```sh line says, on port 0, one
+//! per block; built, for the `cargo run` stdio command) and a temporary directory as the
+//! working directory (state files), its output compared line by line with the lines under it. A command whose
 //! output has an `Answer:` line runs on a terminal: each line from there up to the last
 //! is a prompt, `LABEL: ANSWER`, answered by typing ANSWER once LABEL is shown (a
 //! choice by moving to it); the rest run with stdin closed. Only the server's address
@@ -30,16 +30,39 @@ struct Step {
     output: Vec<String>,
 }
 
-/// The ```text blocks of the README's `tern` section, each as its steps.
-fn transcripts() -> Vec<Vec<Step>> {
+/// The README's `tern` section.
+fn section() -> String {
     let readme = std::fs::read_to_string(common::workspace().join("README.md")).expect("README.md");
     let start = readme
         .find("## `tern` in the terminal")
         .expect("the section");
     let section = &readme[start..];
-    let section = section[3..]
+    section[3..]
         .find("\n## ")
-        .map_or(section, |end| &section[..end + 3]);
+        .map_or(section, |end| &section[..end + 3])
+        .to_owned()
+}
+
+/// How the section says to start the server at `http://127.0.0.1:3000/mcp`: the
+/// arguments of the everything example (its ```sh line `cargo run -q -p tern-mcp
+/// --example everything -- ARGS`), the port 0 for 3000.
+fn server_args() -> Vec<String> {
+    let section = section();
+    let start = "```sh\ncargo run -q -p tern-mcp --example everything -- ";
+    let from = section
+        .find(start)
+        .expect("the section says how to start everything")
+        + start.len();
+    let line = section[from..].lines().next().expect("a line");
+    let args = shlex::split(line).expect("it splits");
+    args.into_iter()
+        .map(|a| if a == "3000" { "0".to_owned() } else { a })
+        .collect()
+}
+
+/// The ```text blocks of the README's `tern` section, each as its steps.
+fn transcripts() -> Vec<Vec<Step>> {
+    let section = section();
     let mut blocks = Vec::new();
     let mut lines = section.lines();
     while let Some(line) = lines.next() {
@@ -133,10 +156,14 @@ fn the_readme_transcripts_are_what_tern_prints() {
     let blocks = transcripts();
     assert!(blocks.len() >= 4, "the section's transcripts are found");
     for steps in blocks {
-        let server = common::serve(
-            common::everything_bin(),
-            &["--port", "0", "--state-key", common::STATE_KEY],
+        let args = server_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(
+            args,
+            ["--port", "0"],
+            "the README starts everything on a port"
         );
+        let server = common::serve(common::everything_bin(), &args);
         let address = server
             .url
             .trim_start_matches("http://")

@@ -3,13 +3,13 @@
 //! ```sh
 //! # The server: JWT access tokens from ISSUER (checked against its JWKS), one tool
 //! # per scope; its Protected Resource Metadata tells clients where to sign in.
-//! cargo run -p tern-mcp --example oauth -- serve --port 8080 \
+//! cargo run -p tern-mcp --features jwt --example oauth -- serve --port 8080 \
 //!     --issuer https://auth.example.com --jwks https://auth.example.com/jwks
 //!
 //! # The client: finds the authorization server, registers, opens the sign-in page
 //! # (printed here: open it in a browser), takes the redirect on 127.0.0.1:8976, and
 //! # keeps what it got in a file, so the next run signs in only if the refresh fails.
-//! cargo run -p tern-mcp --example oauth -- call http://127.0.0.1:8080/mcp read \
+//! cargo run -p tern-mcp --features jwt --example oauth -- call http://127.0.0.1:8080/mcp read \
 //!     --store ./tern-credentials.json
 //! ```
 //!
@@ -29,7 +29,15 @@ use tern_mcp::transport::http::client::HttpClientTransport;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const USAGE: &str = "usage: oauth serve --port PORT --issuer URL --jwks URL\n       oauth call URL TOOL [--store FILE]";
+const USAGE: &str = "usage: oauth serve --port PORT --issuer URL --jwks URL
+       oauth call URL TOOL [--store FILE]";
+
+/// The usage on stderr, as lines (an error returned from `main` would be shown quoted,
+/// its line break as `\n`), and exit status 2.
+fn usage() -> ! {
+    eprintln!("{USAGE}");
+    std::process::exit(2)
+}
 
 /// The value after `flag` in `args`.
 fn flag(args: &[String], flag: &str) -> Option<String> {
@@ -57,9 +65,9 @@ fn notes() -> McpServer {
 }
 
 async fn serve(args: &[String]) -> Result<(), BoxError> {
-    let port: u16 = flag(args, "--port").ok_or(USAGE)?.parse()?;
-    let issuer = flag(args, "--issuer").ok_or(USAGE)?;
-    let jwks = flag(args, "--jwks").ok_or(USAGE)?;
+    let port: u16 = flag(args, "--port").unwrap_or_else(|| usage()).parse()?;
+    let issuer = flag(args, "--issuer").unwrap_or_else(|| usage());
+    let jwks = flag(args, "--jwks").unwrap_or_else(|| usage());
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // The resource identifier tokens must be issued for: this endpoint's public URL.
     let resource = format!("http://{}/mcp", listener.local_addr()?);
@@ -75,8 +83,9 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
 }
 
 async fn call(args: &[String]) -> Result<(), BoxError> {
-    let url = args.first().ok_or(USAGE)?;
-    let tool = args.get(1).ok_or(USAGE)?;
+    let (Some(url), Some(tool)) = (args.first(), args.get(1)) else {
+        usage()
+    };
     let store: Arc<dyn tern_mcp::oauth::CredentialStore> = match flag(args, "--store") {
         Some(path) => Arc::new(FileStore::open(path)?),
         None => Arc::new(MemoryStore::default()),
@@ -104,6 +113,6 @@ async fn main() -> Result<(), BoxError> {
     match args.first().map(String::as_str) {
         Some("serve") => serve(&args[1..]).await,
         Some("call") => call(&args[1..]).await,
-        _ => Err(USAGE.into()),
+        _ => usage(),
     }
 }

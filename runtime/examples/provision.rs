@@ -122,7 +122,9 @@ async fn call_tool(
     let Some(ElicitValue::String(region)) = region else {
         if answer.is_some() || legacy {
             // Declined, cancelled, or no region: asking again would only repeat it.
-            return Err(RpcError::invalid_params("no region was given: nothing provisioned"));
+            return Err(RpcError::invalid_params(
+                "no region was given: nothing provisioned",
+            ));
         }
         narrate("server: no region yet, asking the client (state \"provision-v1\")");
         let requests = InputRequests([("region".to_owned(), ask_region()?)].into());

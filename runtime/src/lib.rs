@@ -43,9 +43,11 @@
 //! let (client_end, server_end) = memory::pair();
 //! tokio::spawn(async move { mcp.serve(server_end).await });
 //!
+//! # let transport = client_end;
 //! let client = Client::builder("my-app", "1.0.0")
 //!     .on_elicitation(|_ctx, _params| async { Ok(ask::accept([("region", "eu-west-1")])) })
-//!     .era(tern_mcp::client::EraMode::Stateless).connect(client_end).await?;
+//!     .connect(transport) // any era; `.era(EraMode::Stateless)` first: 2026-07-28 without probing
+//!     .await?;
 //! let result = client.call_tool("provision", json!({"name": "orders"})).await?;
 //! let text = serde_json::to_value(&result.content[0])?;
 //! assert_eq!(text["text"], "Provisioned 'orders' in eu-west-1.");

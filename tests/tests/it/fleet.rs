@@ -95,7 +95,7 @@ impl Instance {
     }
 }
 
-fn nginx_binary() -> PathBuf {
+pub(crate) fn nginx_binary() -> PathBuf {
     ["nginx", "/usr/sbin/nginx"]
         .into_iter()
         .map(PathBuf::from)
@@ -104,9 +104,9 @@ fn nginx_binary() -> PathBuf {
 }
 
 /// nginx in the foreground with a config of its own, round-robin over `ports`.
-struct Nginx {
+pub(crate) struct Nginx {
     child: Child,
-    url: String,
+    pub(crate) url: String,
     _dir: TempDir,
 }
 
@@ -129,23 +129,31 @@ impl Drop for TempDir {
     }
 }
 
-fn nginx_config(dir: &Path, listen: u16, ports: &[u16]) -> String {
-    let d = dir.display();
+/// The fleet's `http` block: round-robin over `ports`, served on `listen`.
+fn fleet_http(listen: u16, ports: &[u16]) -> String {
     let upstreams: String = ports
         .iter()
         .map(|p| format!("        server 127.0.0.1:{p} max_fails=0;\n"))
         .collect();
     format!(
+        "upstream fleet {{\n{upstreams}        keepalive 32;\n    }}\n\
+         server {{\n        listen 127.0.0.1:{listen};\n        location / {{\n\
+             proxy_pass http://fleet;\n            proxy_http_version 1.1;\n\
+             proxy_set_header Connection \"\";\n            proxy_set_header Host $host;\n\
+             proxy_buffering off;\n            proxy_next_upstream error timeout;\n\
+         }}\n    }}\n"
+    )
+}
+
+/// A whole nginx config whose files stay in `dir`, around the `http` block `http`.
+fn nginx_config(dir: &Path, http: &str) -> String {
+    let d = dir.display();
+    format!(
         "worker_processes 1;\ndaemon off;\nuser root;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
          events {{ worker_connections 4096; }}\n\
          http {{\n    access_log off;\n    client_body_temp_path {d}/body;\n    proxy_temp_path {d}/proxy;\n\
              fastcgi_temp_path {d}/fastcgi;\n    uwsgi_temp_path {d}/uwsgi;\n    scgi_temp_path {d}/scgi;\n\
-             upstream fleet {{\n{upstreams}        keepalive 32;\n    }}\n\
-             server {{\n        listen 127.0.0.1:{listen};\n        location / {{\n\
-                 proxy_pass http://fleet;\n            proxy_http_version 1.1;\n\
-                 proxy_set_header Connection \"\";\n            proxy_set_header Host $host;\n\
-                 proxy_buffering off;\n            proxy_next_upstream error timeout;\n\
-             }}\n    }}\n}}\n"
+         {http}}}\n"
     )
 }
 
@@ -154,6 +162,13 @@ impl Nginx {
     /// chosen, and if another process took it first nginx exits at once and the next
     /// one is tried: no test runs against a server it did not see start.
     async fn start(ports: &[u16]) -> Self {
+        Self::serving(|listen| fleet_http(listen, ports)).await
+    }
+
+    /// nginx on a free port with the `http` block `http(port)` (which must serve that
+    /// port's `/mcp`), ready once an MCP request through it is answered by a server
+    /// behind it (its result, or its HTTP refusal: not nginx's 502).
+    pub(crate) async fn serving(http: impl Fn(u16) -> String) -> Self {
         let nginx = nginx_binary();
         // One directory per nginx: the fleet tests run side by side in one process.
         static STARTED: AtomicUsize = AtomicUsize::new(0);
@@ -168,7 +183,7 @@ impl Nginx {
                 .unwrap()
                 .port();
             let config = dir.0.join("nginx.conf");
-            std::fs::write(&config, nginx_config(&dir.0, listen, ports)).unwrap();
+            std::fs::write(&config, nginx_config(&dir.0, &http(listen))).unwrap();
             let mut child = Command::new(&nginx)
                 .args(["-p", &dir.0.display().to_string(), "-c"])
                 .arg(&config)
@@ -210,8 +225,11 @@ async fn ready(url: &str, child: &mut Child) -> bool {
             .await
             .unwrap();
         let probe = client.request::<method::ListTools>(Default::default());
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), probe).await {
-            return true;
+        match tokio::time::timeout(Duration::from_secs(2), probe).await {
+            Ok(Ok(_)) => return true,
+            // The server behind nginx refused it (a Host it does not allow): it answers.
+            Ok(Err(Error::Transport(t))) if t.http_status() == Some(403) => return true,
+            _ => {}
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
