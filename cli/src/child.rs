@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use tern_mcp::transport::stdio::LineTransport;
-use tokio::io::AsyncBufReadExt as _;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
@@ -18,6 +18,9 @@ use crate::safe;
 /// How long a failed connection waits for the server to finish its stderr and exit
 /// before the error is shown without its status.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// The most of a stderr line shown as one line: a longer one is shown in pieces this long.
+const STDERR_PIECE: u64 = 64 * 1024;
 
 /// The server process of this run (a run speaks to one server).
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -68,11 +71,24 @@ pub(crate) fn spawn(
     let stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
     let (tx, ended) = watch::channel(None);
     tokio::spawn(async move {
-        let mut lines = tokio::io::BufReader::new(stderr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        let mut stderr = tokio::io::BufReader::new(stderr);
+        let mut line = Vec::new();
+        // Read to its end whatever it holds (bytes that are not UTF-8, a line with no
+        // end), or the server would block on a full pipe: a line at most a bounded
+        // piece at a time.
+        loop {
+            line.clear();
+            let mut piece = (&mut stderr).take(STDERR_PIECE);
+            match piece.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.strip_suffix('\n').unwrap_or(&text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
             // The server's words, shown and not run; its colours (written into a pipe
             // by a server that did not check) dropped rather than shown as escapes.
-            eprintln!("{}", safe::line(&safe::without_colour(&line)));
+            eprintln!("{}", safe::line(&safe::without_colour(text)));
         }
         // The child is killed with the runtime if it outlives the connection.
         if let Ok(status) = child.wait().await {

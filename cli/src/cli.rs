@@ -35,12 +35,12 @@ pub(crate) struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
     /// Print the result (and an error) as JSON: lists, call, prompt, read, resume.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, overrides_with = "json")]
     pub(crate) json: bool,
     /// Print every JSON-RPC frame of the connection on stderr, one per line: `> ` and
     /// the compact JSON of each frame sent, `< ` and each frame received, in order
     /// (lists, call, prompt, read, resume).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, overrides_with = "trace")]
     pub(crate) trace: bool,
 }
 

@@ -18,6 +18,8 @@ use tern_mcp::transport::{
 use tern_mcp::types::v2026_07_28::{InputRequests, RequestId, method};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::safe;
+
 /// Whether the rounds of the method `name` may ask for input: the generated method
 /// table says.
 fn asks_in_rounds(name: &str) -> bool {
@@ -68,7 +70,10 @@ impl Tap {
     fn print(&self, arrow: char, frame: &str) {
         if self.trace {
             let mut err = std::io::stderr().lock();
-            let _ = writeln!(err, "{arrow} {}", compact(frame));
+            // DEL, C1 and bidi controls as JSON escapes (the line stays the JSON sent);
+            // a C0 control, raw only in a frame that is not JSON, shown as `\u{..}`.
+            let line = compact(frame);
+            let _ = writeln!(err, "{arrow} {}", safe::line(&safe::json(&line)));
         }
     }
 

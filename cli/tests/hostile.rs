@@ -27,22 +27,12 @@ fn target() -> String {
     hostile_bin().display().to_string()
 }
 
-/// The first character a terminal would act on in `bytes`, if any: a C0 control other
-/// than a line feed or tab, DEL, a C1 control, or a bidi override or isolate.
-fn acted_on(bytes: &[u8]) -> Option<char> {
-    String::from_utf8_lossy(bytes).chars().find(|&c| {
-        matches!(c,
-            '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
-            | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    })
-}
-
 /// Asserts that `out` holds no raw control on stdout or stderr, that it shows `shown`,
 /// and that it exited with `code`; its transcript.
 fn neutralized(what: &str, out: &Output, code: i32, shown: &[&str]) -> String {
     let text = transcript(out, &[]);
     for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        if let Some(c) = acted_on(bytes) {
+        if let Some(c) = common::acted_on(bytes) {
             panic!("{what}: {stream} has a raw {c:?}:\n{text}");
         }
     }

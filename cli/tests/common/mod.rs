@@ -109,6 +109,16 @@ pub(crate) fn everything_stdio() -> String {
     format!("{} --stdio", everything_bin().display())
 }
 
+/// The first character a terminal would act on in `bytes`, if any: a C0 control other
+/// than a line feed or tab, DEL, a C1 control, or a bidi override or isolate.
+pub(crate) fn acted_on(bytes: &[u8]) -> Option<char> {
+    String::from_utf8_lossy(bytes).chars().find(|&c| {
+        matches!(c,
+            '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+            | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
 /// Runs `tern args` with stdin closed (not a terminal).
 pub(crate) fn tern(args: &[&str]) -> Output {
     Command::new(tern_bin())
