@@ -31,7 +31,7 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
 
 /// `text` without its SGR sequences (`ESC [ digits ; digits m`, colours and weights),
 /// which only style what is around them: the rest of what a terminal acts on is left
-/// for [`text`] and [`line`] to make visible.
+/// for [`text`] and [`line()`] to make visible.
 pub(crate) fn without_colour(text: &str) -> Cow<'_, str> {
     if !text.contains("\u{1b}[") {
         return Cow::Borrowed(text);
