@@ -8,7 +8,8 @@ mod receive;
 mod split;
 
 pub(crate) use limits::JsonLimits;
-pub use params::{RawParams, RawResult};
+pub use params::RawParams;
+pub use receive::RawResult;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -1,22 +1,31 @@
-//! What a handler knows about the request it serves.
+//! What a handler knows about the request it serves, and the channel it arrived on: the
+//! seam between the stateless core and the session wing (`server/session/`). A
+//! stateless request has no channel; a 2025-11-25 session's requests carry the
+//! session's. The core reads the channel's `_meta`, asks the client through it, and
+//! hands it the answer to put in its own form; it never asks which era it serves. (The
+//! two live in one file because each names the other: a context holds its channel,
+//! and a channel's retry carries the context.)
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::Outbound;
+use super::state::Binding;
+use super::{Outbound, Route};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::channel::Channel;
 use crate::Era;
 use crate::auth::AuthInfo;
-use crate::jsonrpc::RpcError;
+use crate::jsonrpc::{RawParams, RpcError};
 use crate::protocol::{self, RequestMeta};
+use crate::seal::{Principal, Sealer};
+use crate::transport::BoxFuture;
 use crate::types::rpc::{Notification, Request};
 use crate::types::v2026_07_28::{
-    self as types, ClientCapabilities, InputRequest, InputResponse, LoggingLevel,
-    LoggingMessageNotificationParams, ProgressNotificationParams, RequestId,
+    self as types, ClientCapabilities, InputRequest, InputRequiredResult, InputResponse,
+    LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
+    RequestId,
 };
 
 /// The request a handler serves: who asked, with which capabilities, whether it was
@@ -294,4 +303,52 @@ impl RequestContext {
             let _ = out.send(crate::jsonrpc::notification(method, Some(params)));
         }
     }
+}
+
+/// A channel requests arrive on, other than the stateless request's own.
+pub(crate) trait Channel: Send + Sync + std::fmt::Debug {
+    /// What a handler sees as the request's `_meta`: the channel's version,
+    /// capabilities and client, and the request's own progress token.
+    fn request_meta(&self, progress_token: Option<ProgressToken>) -> RequestMeta;
+
+    /// Whether a log entry at `level` reaches the client.
+    fn logs(&self, level: LoggingLevel) -> bool;
+
+    /// Sends the client request `method` on `out` (the stream of the request being
+    /// served) and waits for its answer.
+    fn ask<'a>(
+        &'a self,
+        out: &'a Outbound,
+        method: &'a str,
+        params: Value,
+    ) -> BoxFuture<'a, Result<Value, RpcError>>;
+
+    /// Whether the channel answers an `InputRequiredResult` itself (then the core keeps
+    /// the request's params for the rounds to come).
+    fn fulfils_input(&self) -> bool;
+
+    /// A complete result, written in the channel's form.
+    fn complete(&self, result: &str) -> Result<String, RpcError>;
+
+    /// A handler's `InputRequiredResult` to `method`, answered the channel's way;
+    /// `retry` is what another round needs, when the core kept it.
+    fn input_required<'a>(
+        &'a self,
+        method: &'a str,
+        asked: Box<InputRequiredResult>,
+        retry: Option<Retry<'a>>,
+    ) -> BoxFuture<'a, Result<String, RpcError>>;
+}
+
+/// What calling a handler again takes: its route, the request as sent, its context and
+/// how its state is sealed and bound.
+pub(crate) struct Retry<'a> {
+    pub(crate) route: Route,
+    /// The params as the client sent them: each retry adds the answers and the state.
+    pub(crate) params: &'a RawParams,
+    pub(crate) ctx: RequestContext,
+    pub(crate) sealer: Option<&'a Sealer>,
+    pub(crate) principal: Option<&'a Principal>,
+    pub(crate) capabilities: &'a ClientCapabilities,
+    pub(crate) binding: Option<Binding>,
 }

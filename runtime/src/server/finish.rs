@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use futures_util::future::Either;
 
-use super::channel::{Channel, Retry};
+use super::context::{Channel, Retry};
 use super::middleware::{Dispatched, Ending};
 use super::pipeline::{Refusal, Routed, Verdict};
 use super::state::{self, Binding};

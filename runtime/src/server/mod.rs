@@ -25,7 +25,6 @@
 
 mod answer;
 mod builder;
-mod channel;
 mod context;
 mod dispatch;
 pub(crate) mod events;

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::channel::Channel;
+use super::context::Channel;
 use super::{Decoded, Outbound, ResultText, Route, Server, Session};
 use crate::Era;
 use crate::auth::AuthInfo;

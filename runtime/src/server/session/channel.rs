@@ -11,7 +11,7 @@ use super::state::SessionState;
 use crate::jsonrpc::RpcError;
 use crate::protocol::RequestMeta;
 use crate::server::Outbound;
-use crate::server::channel::{Channel, Retry};
+use crate::server::context::{Channel, Retry};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{InputRequiredResult, LoggingLevel, ProgressToken};
 

@@ -6,36 +6,13 @@
 //! state is sealed and verified exactly as on that retry; the rounds are capped and the
 //! whole exchange has a deadline.
 
-use std::time::Duration;
-
 use serde_json::{Map, Value};
 
-use super::state::SessionState;
+use super::state::{SessionInput, SessionState};
 use crate::jsonrpc::{RawParams, RpcError};
-use crate::server::channel::{Channel as _, Retry};
+use crate::server::context::{Channel as _, Retry};
 use crate::server::{Call, Output, RequestContext, Running, state};
 use crate::types::v2026_07_28::InputRequiredResult;
-
-/// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
-/// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SessionInput {
-    /// The most rounds one request may take (default 10); past it, -32603.
-    pub max_rounds: usize,
-    /// How long one request may wait for all its answers, over every round (default
-    /// five minutes); past it, -32603.
-    pub timeout: Duration,
-}
-
-impl Default for SessionInput {
-    fn default() -> Self {
-        Self {
-            max_rounds: 10,
-            timeout: Duration::from_secs(5 * 60),
-        }
-    }
-}
 
 /// Fulfils `asked`, and every later round's, until the handler completes: the result
 /// in `session`'s form, or the error that ended the exchange.

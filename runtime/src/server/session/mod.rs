@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-pub use fulfil::SessionInput;
+pub use state::SessionInput;
 pub(crate) use state::SessionState;
 
 use super::{Server, ServerEvent, Stamped};
@@ -34,7 +34,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// The session as the core sees a request's channel.
-    pub(crate) fn channel(&self) -> Arc<dyn crate::server::channel::Channel> {
+    pub(crate) fn channel(&self) -> Arc<dyn crate::server::context::Channel> {
         self.state.clone()
     }
 

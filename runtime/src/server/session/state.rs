@@ -1,14 +1,15 @@
 //! The server's side of a 2025-11-25 session: what `initialize` said about the client,
-//! and the requests the server sends it (answered through the serve loop).
+//! the requests the server sends it (answered through the serve loop), and the policy
+//! its fulfilment of an `InputRequiredResult` keeps to (`SessionInput`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use super::SessionInput;
 use crate::server::Outbound;
 
 use crate::jsonrpc::{self, RpcError};
@@ -346,6 +347,27 @@ pub(crate) fn session_result(
         extra: serde_json::Map::new(),
     };
     serde_json::to_value(result).map_err(encode)
+}
+
+/// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
+/// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionInput {
+    /// The most rounds one request may take (default 10); past it, -32603.
+    pub max_rounds: usize,
+    /// How long one request may wait for all its answers, over every round (default
+    /// five minutes); past it, -32603.
+    pub timeout: Duration,
+}
+
+impl Default for SessionInput {
+    fn default() -> Self {
+        Self {
+            max_rounds: 10,
+            timeout: Duration::from_secs(5 * 60),
+        }
+    }
 }
 
 #[cfg(test)]
