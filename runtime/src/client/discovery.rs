@@ -127,27 +127,7 @@ async fn probe<T: ClientTransport + ?Sized>(
         }
     };
     match answer {
-        Ok(result) => {
-            // The same resultType rule as every typed result.
-            super::check_result_type::<method::Discover>(&result)?;
-            let name = result
-                .get(crate::protocol::META)
-                .and_then(|meta| meta.get(crate::protocol::META_SERVER_INFO))
-                .and_then(|info| info.get("name"))
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            match result.get("supportedVersions").and_then(Value::as_array) {
-                Some(versions) => pick(versions, method::Discover::METHOD).map(|era| (era, name)),
-                // A 2026-07-28 server names its versions; a result without them is an
-                // older server answering a method it does not know with an empty one.
-                None => {
-                    tracing::debug!(
-                        "server/discover answered without supportedVersions: a 2025-11-25 server"
-                    );
-                    Ok((Era::Session, None))
-                }
-            }
-        }
+        Ok(result) => discovered(&result),
         Err(e) if modern_error(&e).is_some() => match modern_error(&e)
             .and_then(|e| e.data.as_ref())
             .and_then(|d| d.get("supported"))
@@ -162,6 +142,29 @@ async fn probe<T: ClientTransport + ?Sized>(
         }
         Err(CallError::Rpc(e)) => Err(Error::Rpc(Box::new(e))),
         Err(CallError::Transport(e)) => Err(Error::Transport(e)),
+    }
+}
+
+/// The era a `server/discover` result names, and the server's name.
+fn discovered(result: &Value) -> crate::Result<(Era, Option<String>)> {
+    // The same resultType rule as every typed result.
+    super::check_result_type::<method::Discover>(result)?;
+    let name = result
+        .get(crate::protocol::META)
+        .and_then(|meta| meta.get(crate::protocol::META_SERVER_INFO))
+        .and_then(|info| info.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match result.get("supportedVersions").and_then(Value::as_array) {
+        Some(versions) => pick(versions, method::Discover::METHOD).map(|era| (era, name)),
+        // A 2026-07-28 server names its versions; a result without them is an older
+        // server answering a method it does not know with an empty one.
+        None => {
+            tracing::debug!(
+                "server/discover answered without supportedVersions: a 2025-11-25 server"
+            );
+            Ok((Era::Session, None))
+        }
     }
 }
 
