@@ -23,7 +23,7 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     &text[from..from + to]
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command.current_dir(workspace_root());
     command
@@ -133,33 +133,45 @@ fn install_block(readme: &str, runtime: &Path) -> String {
 const LEAN_PROFILE: &str =
     "[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n";
 
-#[test]
-fn the_install_lines_build_a_new_project() {
-    let root = workspace_root();
-    let project = tempfile::tempdir().expect("a temporary directory");
-    let dependencies = install_block(&readme(), &root.join("runtime"));
+/// A new project in `dir` with `dependencies` (lines of its `[dependencies]`), a
+/// `main` that builds an `McpServer`, and the workspace's lock file: the same versions,
+/// so its build reuses what is built.
+pub(crate) fn new_project(dir: &Path, dependencies: &str) {
     std::fs::write(
-        project.path().join("Cargo.toml"),
+        dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"newcomer\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [workspace]\n\n[dependencies]\n{dependencies}\n{LEAN_PROFILE}"
         ),
     )
     .expect("Cargo.toml writes");
-    std::fs::create_dir(project.path().join("src")).expect("src");
+    std::fs::create_dir(dir.join("src")).expect("src");
     std::fs::write(
-        project.path().join("src/main.rs"),
+        dir.join("src/main.rs"),
         "#[tokio::main]\nasync fn main() -> Result<(), Box<dyn std::error::Error>> {\n    \
          let mcp = tern_mcp::mcp::McpServer::new(\"newcomer\", \"0.1.0\");\n    \
          mcp.server()?;\n    Ok(())\n}\n",
     )
     .expect("main.rs writes");
-    // The workspace's lock file: the same versions, so the build reuses what is built.
-    std::fs::copy(root.join("Cargo.lock"), project.path().join("Cargo.lock")).expect("lock");
-    let status = cargo()
-        .current_dir(project.path())
+    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock");
+}
+
+/// Cargo in the new project `dir`, building into a target directory of its own.
+pub(crate) fn in_project(dir: &Path) -> Command {
+    let mut command = cargo();
+    command
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", workspace_root().join("target/newcomer"));
+    command
+}
+
+#[test]
+fn the_install_lines_build_a_new_project() {
+    let project = tempfile::tempdir().expect("a temporary directory");
+    let dependencies = install_block(&readme(), &workspace_root().join("runtime"));
+    new_project(project.path(), &dependencies);
+    let status = in_project(project.path())
         .args(["run", "-q", "--offline"])
-        .env("CARGO_TARGET_DIR", root.join("target/newcomer"))
         .status()
         .expect("cargo runs");
     assert!(

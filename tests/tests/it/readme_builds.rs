@@ -2,41 +2,12 @@
 //! builds, `tern` installs from the checkout, the guide's commands are the test command's
 //! own steps, and the benchmarks run (criterion's once each, in its test mode).
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use tern_tests::workspace_root;
 
+use super::readme::{cargo, in_project, new_project};
 use super::readme_run::{cargo_turn, commands, section_blocks};
-
-/// A new cargo project in `dir` (this workspace's lock file, so the versions built here
-/// are used), with the lean profile of the `readme` tests.
-fn new_project(dir: &Path) {
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"newcomer\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-         [workspace]\n\n[dependencies]\n\n[profile.dev]\ndebug = \"line-tables-only\"\n\n\
-         [profile.dev.package.\"*\"]\ndebug = false\n",
-    )
-    .expect("Cargo.toml writes");
-    std::fs::create_dir(dir.join("src")).expect("src");
-    std::fs::write(
-        dir.join("src/main.rs"),
-        "#[tokio::main]\nasync fn main() -> Result<(), Box<dyn std::error::Error>> {\n    \
-         let mcp = tern_mcp::mcp::McpServer::new(\"newcomer\", \"0.1.0\");\n    \
-         mcp.server()?;\n    Ok(())\n}\n",
-    )
-    .expect("main.rs writes");
-    std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).expect("lock");
-}
-
-fn cargo(dir: &Path) -> Command {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    command
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", workspace_root().join("target/newcomer"));
-    command
-}
 
 #[test]
 fn the_install_commands_build_a_new_project() {
@@ -44,7 +15,7 @@ fn the_install_commands_build_a_new_project() {
         panic!("one shell block in the install section");
     };
     let project = tempfile::tempdir().expect("a temporary directory");
-    new_project(project.path());
+    new_project(project.path(), "");
     let _turn = cargo_turn();
     let runtime = workspace_root().join("runtime");
     for command in commands(block) {
@@ -54,7 +25,7 @@ fn the_install_commands_build_a_new_project() {
         if words[2] == "tern-mcp" {
             words.extend(["--path".into(), runtime.display().to_string()]);
         }
-        let status = cargo(project.path())
+        let status = in_project(project.path())
             .args(&words[1..])
             .arg("--offline")
             .stderr(Stdio::null())
@@ -62,7 +33,7 @@ fn the_install_commands_build_a_new_project() {
             .expect("cargo runs");
         assert!(status.success(), "`{command}` failed");
     }
-    let status = cargo(project.path())
+    let status = in_project(project.path())
         .args(["run", "-q", "--offline"])
         .status()
         .expect("cargo runs");
@@ -86,12 +57,11 @@ fn tern_installs_from_the_checkout() {
     let _turn = cargo_turn();
     // Installed under a directory of the test's, not ~/.cargo/bin; built in this
     // workspace's target directory, beside the release builds of the benchmarks.
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = cargo()
         .args(&words[1..])
         .arg("--root")
         .arg(root.path())
         .args(["--offline", "--locked", "-q"])
-        .current_dir(workspace_root())
         .env("CARGO_TARGET_DIR", workspace_root().join("target"))
         .status()
         .expect("cargo runs");
@@ -136,10 +106,9 @@ fn the_benchmarks_run() {
         let words = shlex::split(&command).expect("it splits");
         assert_eq!(words[..2], ["cargo", "bench"], "{command}");
         // Each benchmark once, to see it runs: measuring is scripts/bench-sitting's.
-        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        let out = cargo()
             .args(&words[1..])
             .args(["-q", "--", "--test"])
-            .current_dir(workspace_root())
             .output()
             .expect("cargo runs");
         assert!(
