@@ -194,10 +194,11 @@ async fn main() -> Result<(), BoxError> {
         }
         _ => return Err("usage: hostile [--port PORT]".into()),
     };
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(mcp.server()?)
-        .serve(listener, tern_mcp::server::shutdown_signal())
+        .serve(listener, shutdown)
         .await?;
     Ok(())
 }

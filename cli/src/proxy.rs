@@ -70,14 +70,13 @@ pub(crate) async fn run(args: ProxyArgs) -> Result<u8> {
         address: args.listen.to_string(),
         source,
     };
+    // SIGTERM (a supervisor's restart) drains like ctrl-c, from the announcement on.
+    let stop = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(serve_error)?;
     let address = listener.local_addr().map_err(serve_error)?;
     println!("listening on http://{address}/mcp");
-    let stop = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
     HttpServer::new(server)
         .serve(listener, stop)
         .await

@@ -1,5 +1,5 @@
 //! `tern proxy`: a gateway in front of the SDK's `everything` example, called through
-//! with `tern` itself; its help names every flag.
+//! with `tern` itself; a supervisor's SIGTERM drains it; its help names every flag.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -33,6 +33,18 @@ fn a_named_upstreams_question_is_answered_through_the_gateway() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(said.contains("Hello, Ann!"), "{said}");
+}
+
+#[test]
+fn a_sigterm_sent_on_the_announcement_drains_the_gateway() {
+    let upstream = format!("demo={}", everything_stdio());
+    let mut gateway = serve(
+        Path::new(common::tern_bin()),
+        &["proxy", "--listen", "127.0.0.1:0", "--upstream", &upstream],
+    );
+    // Not killed by the signal: it stopped listening, drained and exited.
+    let status = gateway.terminate();
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[test]

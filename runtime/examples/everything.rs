@@ -853,13 +853,15 @@ async fn main() -> Result<(), BoxError> {
         mcp.serve(stdio()).await?;
         return Ok(());
     }
+    // Watched from here, so a SIGTERM sent once the endpoint is announced drains it.
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", options.port)).await?;
     // One line on stdout names the endpoint, so `--port 0` works for scripts.
     println!("listening on http://{}/mcp", listener.local_addr()?);
     // `tools/call` requests have their Mcp-Param-* headers checked against the arguments
     // (the McpServer's server brings its tools' annotations to the endpoint).
     fleet::sessions(HttpServer::new(mcp.server()?), fleet.as_ref())
-        .serve(listener, tern_mcp::server::shutdown_signal())
+        .serve(listener, shutdown)
         .await?;
     Ok(())
 }

@@ -25,8 +25,9 @@ async fn main() -> Result<(), Error> {
     let url = format!("http://{}/mcp", listener.local_addr()?);
     let endpoint = HttpServer::new(hello::server().server()?);
     if address.is_some() {
+        let shutdown = shutdown_signal();
         println!("serving {url} (ctrl-c stops)");
-        return Ok(endpoint.serve(listener, shutdown_signal()).await?);
+        return Ok(endpoint.serve(listener, shutdown).await?);
     }
     tokio::spawn(endpoint.serve(listener, std::future::pending()));
     call(&url).await

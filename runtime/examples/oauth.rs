@@ -68,6 +68,7 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
     let port: u16 = flag(args, "--port").unwrap_or_else(|| usage()).parse()?;
     let issuer = flag(args, "--issuer").unwrap_or_else(|| usage());
     let jwks = flag(args, "--jwks").unwrap_or_else(|| usage());
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     // The resource identifier tokens must be issued for: this endpoint's public URL.
     let resource = format!("http://{}/mcp", listener.local_addr()?);
@@ -77,7 +78,7 @@ async fn serve(args: &[String]) -> Result<(), BoxError> {
     HttpServer::new(mcp.server()?)
         .token_verifier(Arc::new(verifier))
         .protected_resource(ProtectedResource::new(resource, issuer).with_scopes(["notes:read"]))
-        .serve(listener, tern_mcp::server::shutdown_signal())
+        .serve(listener, shutdown)
         .await?;
     Ok(())
 }

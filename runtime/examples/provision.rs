@@ -204,10 +204,11 @@ pub(crate) async fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(provision_server()?.serve(stdio()).await?)
         }
         ["serve", "--http", addr] => {
+            let shutdown = tern_mcp::server::shutdown_signal();
             let listener = tokio::net::TcpListener::bind(addr).await?;
             println!("serving on http://{}/mcp", listener.local_addr()?);
             HttpServer::new(provision_server()?)
-                .serve(listener, tern_mcp::server::shutdown_signal())
+                .serve(listener, shutdown)
                 .await?;
             Ok(())
         }

@@ -75,12 +75,13 @@ pub async fn announce_and_serve(
     server: tern_mcp::server::Server,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write as _;
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
     tern_mcp::server::http::HttpServer::new(server)
-        .serve(listener, tern_mcp::server::shutdown_signal())
+        .serve(listener, shutdown)
         .await?;
     Ok(())
 }

@@ -69,6 +69,18 @@ pub(crate) struct Server {
     pub(crate) url: String,
 }
 
+impl Server {
+    /// Sends it SIGTERM and waits for it to end.
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        self.child.wait().expect("it ends")
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -117,11 +117,10 @@ async fn timed(client: &Client, n: usize, callers: usize) -> Result<()> {
 }
 
 async fn serve_http(server: Server) -> Result<()> {
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    HttpServer::new(server)
-        .serve(listener, tern_mcp::server::shutdown_signal())
-        .await?;
+    HttpServer::new(server).serve(listener, shutdown).await?;
     Ok(())
 }
 

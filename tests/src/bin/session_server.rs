@@ -19,10 +19,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match http {
         None => mcp.serve(stdio()).await?,
         Some(addr) => {
+            let shutdown = tern_mcp::server::shutdown_signal();
             let listener = tokio::net::TcpListener::bind(addr.as_str()).await?;
             println!("listening on http://{}/mcp", listener.local_addr()?);
             HttpServer::new(mcp.server()?)
-                .serve(listener, tern_mcp::server::shutdown_signal())
+                .serve(listener, shutdown)
                 .await?;
         }
     }

@@ -10,10 +10,11 @@ use tern_mcp::skills::Skills;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).ok_or("usage: skills_server DIR")?;
     let mcp = McpServer::new("skills", "1").extension(Skills::from_dir(dir)?);
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     println!("serving on http://{}/mcp", listener.local_addr()?);
     HttpServer::new(mcp.server()?)
-        .serve(listener, tern_mcp::server::shutdown_signal())
+        .serve(listener, shutdown)
         .await?;
     Ok(())
 }

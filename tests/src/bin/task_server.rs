@@ -195,12 +195,11 @@ async fn main() -> Result<(), Failure> {
     let mcp = McpServer::new("tasks", "1.0.0").extension(tasks);
     register(&mcp);
     let server = HttpServer::new(mcp.server()?).token_verifier(Arc::new(Users));
+    let shutdown = tern_mcp::server::shutdown_signal();
     let listener = tokio::net::TcpListener::bind(&s.addr).await?;
     let addr = listener.local_addr()?;
     println!("listening on http://{addr}/mcp");
     std::io::stdout().flush()?;
-    server
-        .serve(listener, tern_mcp::server::shutdown_signal())
-        .await?;
+    server.serve(listener, shutdown).await?;
     Ok(())
 }

@@ -365,6 +365,18 @@ async fn a_sigterm_during_load_loses_no_request() {
     assert!(total.lost.is_empty(), "lost: {:?}", total.lost);
 }
 
+/// A SIGTERM sent on the word that the endpoint listens must drain it, never kill the
+/// process: `shutdown_signal()` watches from the call, not from the first poll (which
+/// comes after the announcement). Had it not, this SIGTERM would end the test process.
+#[tokio::test]
+async fn a_sigterm_before_the_first_poll_is_not_lost() {
+    let shutdown = tern_mcp::server::shutdown_signal();
+    tern_tests::signal(std::process::id(), "-TERM");
+    tokio::time::timeout(Duration::from_secs(10), shutdown)
+        .await
+        .expect("the SIGTERM sent before the first poll resolves it");
+}
+
 /// `http` as an app serves it: its router, under axum's server, on loopback.
 async fn serve_router(http: HttpServer) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -14,33 +14,66 @@ pub(super) mod messages;
 /// [`HttpServer::serve`](http::HttpServer::serve), so a rolling restart (systemd,
 /// Kubernetes, a supervisor) drains the requests in flight instead of cutting them.
 ///
+/// Inside a Tokio runtime the signals are watched from this call on, not from the first
+/// poll: make it before saying that the server listens, so a SIGTERM sent on that word
+/// drains instead of killing the process.
+///
 /// ```no_run
 /// # async fn demo(server: tern_mcp::server::Server) -> std::io::Result<()> {
+/// let shutdown = tern_mcp::server::shutdown_signal();
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// println!("listening on http://{}/mcp", listener.local_addr()?);
 /// tern_mcp::server::http::HttpServer::new(server)
-///     .serve(listener, tern_mcp::server::shutdown_signal())
+///     .serve(listener, shutdown)
 ///     .await
 /// # }
 /// ```
-pub async fn shutdown_signal() {
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    // Outside a runtime nothing can be registered yet: the first poll does it.
+    let watched = tokio::runtime::Handle::try_current()
+        .is_ok()
+        .then(watch_signals);
+    async move {
+        match watched {
+            Some(watched) => watched.await,
+            None => watch_signals().await,
+        }
+    }
+}
+
+/// Registers the handlers now; the future it gives resolves on the first signal.
+fn watch_signals() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => tracing::info!("SIGTERM: draining"),
-                    _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: draining"),
-                }
-                return;
-            }
+        let watch = |kind, name: &str| match signal(kind) {
+            Ok(watched) => Some(watched),
             Err(e) => {
-                tracing::warn!(error = %e, "cannot watch SIGTERM; only ctrl-c stops the server")
+                tracing::warn!(error = %e, "cannot watch {name}; it does not drain the server");
+                None
+            }
+        };
+        let mut term = watch(SignalKind::terminate(), "SIGTERM");
+        let mut int = watch(SignalKind::interrupt(), "SIGINT");
+        async move {
+            // A signal that cannot be watched never arrives.
+            async fn next(watched: &mut Option<tokio::signal::unix::Signal>) {
+                match watched {
+                    Some(watched) => _ = watched.recv().await,
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                () = next(&mut term) => tracing::info!("SIGTERM: draining"),
+                () = next(&mut int) => tracing::info!("SIGINT: draining"),
             }
         }
     }
-    if tokio::signal::ctrl_c().await.is_err() {
-        // No signal can be watched at all: never resolve rather than stop at once.
-        std::future::pending::<()>().await;
+    #[cfg(not(unix))]
+    async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            // No signal can be watched at all: never resolve rather than stop at once.
+            std::future::pending::<()>().await;
+        }
     }
 }
