@@ -14,6 +14,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod behaviour;
 mod docs;
 mod emit;
 mod error;
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use quote::quote;
 
+pub use behaviour::Behaviour;
 pub use error::{Error, Result};
 pub use rows::{Direction, Method};
 

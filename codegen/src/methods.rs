@@ -71,6 +71,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                 None
             };
             let params_members = crate::views::required_params_members(p, schema);
+            let behaviour = crate::behaviour::of(p, &method, schema, direction.is_request());
             let params_meta = crate::views::params_meta(p, schema);
             out.push(Method {
                 method,
@@ -90,6 +91,7 @@ pub(crate) fn table(p: &Prepared) -> Result<Vec<Method>> {
                     .and_then(Value::as_str)
                     .map(str::to_owned),
                 may_become_task: false,
+                behaviour,
             });
         }
     }
@@ -230,6 +232,23 @@ pub(crate) fn emit(
         let writes_result_type = m.writes_result_type;
         let target = opt_str(m.target.as_deref());
         let capability = opt_str(m.capability.as_deref());
+        let b = m.behaviour;
+        let said = |name: &str, on: bool| {
+            let name = format_ident!("{name}");
+            on.then(|| quote!(const #name: bool = true;))
+        };
+        let request_facts = [
+            said("OPENS_SESSION", b.opens_session),
+            said("NEVER_ENDS", b.never_ends),
+            said("PARAM_HEADERS", b.param_headers),
+            said("DECLARES_PARAM_HEADERS", b.declares_param_headers),
+        ];
+        let notification_facts = [
+            said("READIES_SESSION", b.readies_session),
+            said("CANCELS_REQUEST", b.cancels_request),
+            said("REPORTS_PROGRESS", b.reports_progress),
+            said("HAS_LEVEL", b.has_level),
+        ];
         let body = if let Some(result) = &m.result {
             let result = parse_type(&p.version, &qualify(result))?;
             let complete = match &m.complete {
@@ -265,6 +284,7 @@ pub(crate) fn emit(
                     const WRITES_RESULT_TYPE: bool = #writes_result_type;
                     const TARGET: ::std::option::Option<&'static str> = #target;
                     const CAPABILITY: ::std::option::Option<&'static str> = #capability;
+                    #(#request_facts)*
                     type Params = #params;
                     type Result = #result;
                     #view
@@ -275,11 +295,22 @@ pub(crate) fn emit(
             quote! {
                 impl crate::rpc::Notification for #marker {
                     const METHOD: &'static str = #method;
+                    #(#notification_facts)*
                     type Params = #params;
                 }
             }
         };
         let is_request = m.is_request();
+        let crate::behaviour::Behaviour {
+            opens_session,
+            readies_session,
+            never_ends,
+            param_headers,
+            declares_param_headers,
+            cancels_request,
+            reports_progress,
+            has_level,
+        } = b;
         let flags = Direction::ALL.iter().map(|d| {
             let field = format_ident!("{}", d.info_field());
             let on = m.directions.contains(d);
@@ -294,6 +325,14 @@ pub(crate) fn emit(
                 cacheable: #cacheable,
                 target: #target,
                 capability: #capability,
+                opens_session: #opens_session,
+                readies_session: #readies_session,
+                never_ends: #never_ends,
+                param_headers: #param_headers,
+                declares_param_headers: #declares_param_headers,
+                cancels_request: #cancels_request,
+                reports_progress: #reports_progress,
+                has_level: #has_level,
             }
         });
         markers.push(quote! {
@@ -391,6 +430,21 @@ pub(crate) fn render(version: &str, methods: &[Method]) -> String {
         }
         if let Some(c) = &m.capability {
             facts.push(format!("capability={c}"));
+        }
+        let b = m.behaviour;
+        for (on, fact) in [
+            (b.opens_session, "opens-session"),
+            (b.readies_session, "readies-session"),
+            (b.never_ends, "never-ends"),
+            (b.param_headers, "param-headers"),
+            (b.declares_param_headers, "declares-param-headers"),
+            (b.cancels_request, "cancels-request"),
+            (b.reports_progress, "reports-progress"),
+            (b.has_level, "has-level"),
+        ] {
+            if on {
+                facts.push(fact.to_owned());
+            }
         }
         let line = format!(
             "{:<42} {:<28} {:<44} params={} result={} {}",

@@ -107,6 +107,8 @@ pub struct Method {
     /// Whether an extension lets a server answer it with a task
     /// ([`Extension::task_results`](crate::Extension::task_results)).
     pub may_become_task: bool,
+    /// What it makes its receiver do beyond reading its types.
+    pub behaviour: crate::behaviour::Behaviour,
 }
 
 impl Method {

@@ -6765,6 +6765,7 @@ pub mod method {
         const WRITES_RESULT_TYPE: bool = false;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const OPENS_SESSION: bool = true;
         type Params = super::InitializeRequestParams;
         type Result = super::InitializeResult;
     }
@@ -7140,6 +7141,7 @@ pub mod method {
     pub enum Cancelled {}
     impl crate::rpc::Notification for Cancelled {
         const METHOD: &'static str = "notifications/cancelled";
+        const CANCELS_REQUEST: bool = true;
         type Params = super::CancelledNotificationParams;
     }
     impl crate::rpc::ClientNotificationMethod for Cancelled {}
@@ -7149,6 +7151,7 @@ pub mod method {
     pub enum Initialized {}
     impl crate::rpc::Notification for Initialized {
         const METHOD: &'static str = "notifications/initialized";
+        const READIES_SESSION: bool = true;
         type Params = ::std::option::Option<super::NotificationParams>;
     }
     impl crate::rpc::ClientNotificationMethod for Initialized {}
@@ -7157,6 +7160,7 @@ pub mod method {
     pub enum Progress {}
     impl crate::rpc::Notification for Progress {
         const METHOD: &'static str = "notifications/progress";
+        const REPORTS_PROGRESS: bool = true;
         type Params = super::ProgressNotificationParams;
     }
     impl crate::rpc::ClientNotificationMethod for Progress {}
@@ -7217,6 +7221,7 @@ pub mod method {
     pub enum LoggingMessage {}
     impl crate::rpc::Notification for LoggingMessage {
         const METHOD: &'static str = "notifications/message";
+        const HAS_LEVEL: bool = true;
         type Params = super::LoggingMessageNotificationParams;
     }
     impl crate::rpc::ServerNotificationMethod for LoggingMessage {}
@@ -7242,6 +7247,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: true,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "ping",
@@ -7255,6 +7268,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/list",
@@ -7268,6 +7289,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/templates/list",
@@ -7281,6 +7310,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/read",
@@ -7294,6 +7331,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("uri"),
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/subscribe",
@@ -7307,6 +7352,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("uri"),
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/unsubscribe",
@@ -7320,6 +7373,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("uri"),
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "prompts/list",
@@ -7333,6 +7394,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("prompts"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "prompts/get",
@@ -7346,6 +7415,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("name"),
             capability: ::std::option::Option::Some("prompts"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tools/list",
@@ -7359,6 +7436,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("tools"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tools/call",
@@ -7372,6 +7457,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("name"),
             capability: ::std::option::Option::Some("tools"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tasks/get",
@@ -7385,6 +7478,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("taskId"),
             capability: ::std::option::Option::Some("tasks"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tasks/result",
@@ -7398,6 +7499,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("taskId"),
             capability: ::std::option::Option::Some("tasks"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tasks/cancel",
@@ -7411,6 +7520,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("taskId"),
             capability: ::std::option::Option::Some("tasks"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tasks/list",
@@ -7424,6 +7541,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("tasks"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "logging/setLevel",
@@ -7437,6 +7562,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("logging"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "completion/complete",
@@ -7450,6 +7583,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("completions"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "sampling/createMessage",
@@ -7463,6 +7604,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("sampling"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "roots/list",
@@ -7476,6 +7625,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("roots"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "elicitation/create",
@@ -7489,6 +7646,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("elicitation"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/cancelled",
@@ -7502,6 +7667,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: true,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/initialized",
@@ -7515,6 +7688,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: true,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/progress",
@@ -7528,6 +7709,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: true,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/tasks/status",
@@ -7541,6 +7730,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/roots/list_changed",
@@ -7554,6 +7751,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/resources/list_changed",
@@ -7567,6 +7772,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/resources/updated",
@@ -7580,6 +7793,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/prompts/list_changed",
@@ -7593,6 +7814,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/tools/list_changed",
@@ -7606,6 +7835,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/message",
@@ -7619,6 +7856,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: true,
         },
         crate::rpc::MethodInfo {
             method: "notifications/elicitation/complete",
@@ -7632,6 +7877,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
     ];
     /// What this version says about `method`, if it defines it.

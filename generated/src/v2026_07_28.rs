@@ -7150,6 +7150,7 @@ pub mod method {
         const WRITES_RESULT_TYPE: bool = true;
         const TARGET: ::std::option::Option<&'static str> = ::std::option::Option::None;
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::None;
+        const NEVER_ENDS: bool = true;
         type Params = super::SubscriptionsListenRequestParams;
         type Result = super::SubscriptionsListenResult;
     }
@@ -7231,6 +7232,7 @@ pub mod method {
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "tools",
         );
+        const DECLARES_PARAM_HEADERS: bool = true;
         type Params = super::PaginatedRequestParams;
         type Result = super::ListToolsResult;
     }
@@ -7249,6 +7251,7 @@ pub mod method {
         const CAPABILITY: ::std::option::Option<&'static str> = ::std::option::Option::Some(
             "tools",
         );
+        const PARAM_HEADERS: bool = true;
         type Params = super::CallToolRequestParams;
         type Result = super::CallToolOutcome;
         fn request_state(params: &Self::Params) -> ::std::option::Option<&str> {
@@ -7366,6 +7369,7 @@ pub mod method {
     pub enum Cancelled {}
     impl crate::rpc::Notification for Cancelled {
         const METHOD: &'static str = "notifications/cancelled";
+        const CANCELS_REQUEST: bool = true;
         type Params = super::CancelledNotificationParams;
     }
     impl crate::rpc::ClientNotificationMethod for Cancelled {}
@@ -7375,6 +7379,7 @@ pub mod method {
     pub enum Progress {}
     impl crate::rpc::Notification for Progress {
         const METHOD: &'static str = "notifications/progress";
+        const REPORTS_PROGRESS: bool = true;
         type Params = super::ProgressNotificationParams;
     }
     impl crate::rpc::ServerNotificationMethod for Progress {}
@@ -7432,6 +7437,7 @@ pub mod method {
     pub enum LoggingMessage {}
     impl crate::rpc::Notification for LoggingMessage {
         const METHOD: &'static str = "notifications/message";
+        const HAS_LEVEL: bool = true;
         type Params = super::LoggingMessageNotificationParams;
     }
     impl crate::rpc::ServerNotificationMethod for LoggingMessage {}
@@ -7449,6 +7455,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/list",
@@ -7462,6 +7476,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/templates/list",
@@ -7475,6 +7497,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "resources/read",
@@ -7488,6 +7518,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::Some("uri"),
             capability: ::std::option::Option::Some("resources"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "subscriptions/listen",
@@ -7501,6 +7539,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: true,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "prompts/list",
@@ -7514,6 +7560,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("prompts"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "prompts/get",
@@ -7527,6 +7581,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("name"),
             capability: ::std::option::Option::Some("prompts"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tools/list",
@@ -7540,6 +7602,14 @@ pub mod method {
             cacheable: true,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("tools"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: true,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "tools/call",
@@ -7553,6 +7623,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::Some("name"),
             capability: ::std::option::Option::Some("tools"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: true,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "completion/complete",
@@ -7566,6 +7644,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("completions"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "sampling/createMessage",
@@ -7579,6 +7665,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("sampling"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "roots/list",
@@ -7592,6 +7686,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("roots"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "elicitation/create",
@@ -7605,6 +7707,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::Some("elicitation"),
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/cancelled",
@@ -7618,6 +7728,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: true,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/progress",
@@ -7631,6 +7749,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: true,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/resources/list_changed",
@@ -7644,6 +7770,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/subscriptions/acknowledged",
@@ -7657,6 +7791,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/resources/updated",
@@ -7670,6 +7812,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/prompts/list_changed",
@@ -7683,6 +7833,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/tools/list_changed",
@@ -7696,6 +7854,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: false,
         },
         crate::rpc::MethodInfo {
             method: "notifications/message",
@@ -7709,6 +7875,14 @@ pub mod method {
             cacheable: false,
             target: ::std::option::Option::None,
             capability: ::std::option::Option::None,
+            opens_session: false,
+            readies_session: false,
+            never_ends: false,
+            param_headers: false,
+            declares_param_headers: false,
+            cancels_request: false,
+            reports_progress: false,
+            has_level: true,
         },
     ];
     /// What this version says about `method`, if it defines it.

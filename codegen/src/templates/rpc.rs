@@ -30,6 +30,17 @@ pub trait Request: 'static {
     /// (`ServerCapabilities` for a client's request, `ClientCapabilities` for the
     /// server's), such as `tools` or `elicitation`; `None` when no capability gates it.
     const CAPABILITY: Option<&'static str>;
+    /// Whether a 2025-11-25 session begins with it (`initialize`).
+    const OPENS_SESSION: bool = false;
+    /// Whether its answer is a stream that stays open until the client or the server
+    /// ends it (`subscriptions/listen`): no request deadline applies.
+    const NEVER_ENDS: bool = false;
+    /// Whether its arguments may travel in `Mcp-Param-*` headers too, as its target's
+    /// `inputSchema` marks them with `x-mcp-header` (`tools/call` in 2026-07-28).
+    const PARAM_HEADERS: bool = false;
+    /// Whether its result lists the targets whose `inputSchema` declares those headers
+    /// (`tools/list` in 2026-07-28).
+    const DECLARES_PARAM_HEADERS: bool = false;
     /// The `params` member of the request.
     type Params: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
     /// The `result` member of a successful response.
@@ -194,6 +205,18 @@ fn written<T: Serialize + ?Sized>(value: &T) -> Cow<'static, serde_json::value::
 pub trait Notification: 'static {
     /// The JSON-RPC `method` string.
     const METHOD: &'static str;
+    /// Whether it ends a 2025-11-25 session's opening: normal operation begins once it
+    /// is sent (`notifications/initialized`).
+    const READIES_SESSION: bool = false;
+    /// Whether its params name, by `requestId`, a request its receiver stops
+    /// (`notifications/cancelled`).
+    const CANCELS_REQUEST: bool = false;
+    /// Whether its params carry a `progressToken`: progress of the request that gave the
+    /// token (`notifications/progress`).
+    const REPORTS_PROGRESS: bool = false;
+    /// Whether its params carry a log `level`: sent only at or above the level its
+    /// receiver asked for (`notifications/message`).
+    const HAS_LEVEL: bool = false;
     /// The `params` member of the notification.
     type Params: Serialize + DeserializeOwned + Clone + fmt::Debug + Send + Sync + 'static;
 }
@@ -299,6 +322,22 @@ pub struct MethodInfo {
     pub target: Option<&'static str>,
     /// [`Request::CAPABILITY`] (`None` for a notification).
     pub capability: Option<&'static str>,
+    /// [`Request::OPENS_SESSION`].
+    pub opens_session: bool,
+    /// [`Notification::READIES_SESSION`].
+    pub readies_session: bool,
+    /// [`Request::NEVER_ENDS`].
+    pub never_ends: bool,
+    /// [`Request::PARAM_HEADERS`].
+    pub param_headers: bool,
+    /// [`Request::DECLARES_PARAM_HEADERS`].
+    pub declares_param_headers: bool,
+    /// [`Notification::CANCELS_REQUEST`].
+    pub cancels_request: bool,
+    /// [`Notification::REPORTS_PROGRESS`].
+    pub reports_progress: bool,
+    /// [`Notification::HAS_LEVEL`].
+    pub has_level: bool,
 }
 
 /// A string the schema pins a member to, such as a content block's `type`.

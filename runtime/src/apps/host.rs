@@ -82,16 +82,13 @@ impl AppHost {
             return Some(error(id, -32600, "message too large"));
         }
         let params = message.get("params").cloned().unwrap_or(json!({}));
-        let answer = if method == UiInitializeMethod::VALUE {
-            self.initialize(params)
-        } else if method == crate::types::v2025_11_25::method::Ping::METHOD {
-            Ok(json!({}))
-        } else if method == method::CallTool::METHOD {
-            self.call_tool(params).await
-        } else if method == method::ReadResource::METHOD {
-            self.read_resource(params).await
-        } else {
-            Err((-32601, format!("this host does not serve {method}")))
+        // A route by method: what a host serves its app.
+        let answer = match method {
+            UiInitializeMethod::VALUE => self.initialize(params),
+            crate::types::v2025_11_25::method::Ping::METHOD => Ok(json!({})),
+            method::CallTool::METHOD => self.call_tool(params).await,
+            method::ReadResource::METHOD => self.read_resource(params).await,
+            _ => Err((-32601, format!("this host does not serve {method}"))),
         };
         Some(match answer {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),

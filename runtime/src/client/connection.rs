@@ -127,7 +127,9 @@ impl Inner {
                 }
             }
             Ok(Received::Notification { method, params }) => {
-                if method == Cancelled::METHOD && self.cancel_answer(params.as_ref()) {
+                if crate::protocol::says(&method, |m| m.cancels_request)
+                    && self.cancel_answer(params.as_ref())
+                {
                     return;
                 }
                 let message = json!({ "method": method, "params": params });

@@ -72,16 +72,17 @@ impl Notice {
         fn typed<T: serde::de::DeserializeOwned>(p: Option<&Value>) -> Option<T> {
             T::deserialize(p?).ok()
         }
+        // A route by method onto the notice each notification is.
         Some(match name {
-            n if n == method::Progress::METHOD => Self::Progress(typed(params)?),
-            n if n == method::LoggingMessage::METHOD => Self::Log(typed(params)?),
-            n if n == method::ResourceUpdated::METHOD => {
+            method::Progress::METHOD => Self::Progress(typed(params)?),
+            method::LoggingMessage::METHOD => Self::Log(typed(params)?),
+            method::ResourceUpdated::METHOD => {
                 Self::ResourceUpdated(params?.get("uri")?.as_str()?.to_owned())
             }
-            n if n == method::ToolListChanged::METHOD => Self::ToolsChanged,
-            n if n == method::PromptListChanged::METHOD => Self::PromptsChanged,
-            n if n == method::ResourceListChanged::METHOD => Self::ResourcesChanged,
-            n if n == crate::types::ext_tasks::method::TaskStatus::METHOD => {
+            method::ToolListChanged::METHOD => Self::ToolsChanged,
+            method::PromptListChanged::METHOD => Self::PromptsChanged,
+            method::ResourceListChanged::METHOD => Self::ResourcesChanged,
+            crate::types::ext_tasks::method::TaskStatus::METHOD => {
                 Self::Task(Box::new(typed(params)?))
             }
             other => Self::Other {

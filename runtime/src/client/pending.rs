@@ -119,6 +119,7 @@ pub(super) async fn resume<M: InputLoopMethod>(
     pending: PendingCall,
     answers: InputResponses,
 ) -> crate::Result<Step<M::Complete>> {
+    // The call's identity, not a fact: it resumes only as the method it was made as.
     if pending.method != M::METHOD {
         return Err(Error::Resume(format!(
             "it is a {} call, resumed as {}",

@@ -31,8 +31,6 @@ use serde_json::{Value, json};
 use crate::jsonrpc::{RpcError, code};
 use crate::protocol::PROTOCOL_VERSION;
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
-use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28::method::CallTool;
 
 /// A reason to send a refused request again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +82,7 @@ impl Retry {
     fn answers(self, refusal: &CallError, method: &str, on_session: bool) -> bool {
         match self {
             Self::ToolHeaders => {
-                method == CallTool::METHOD
+                crate::protocol::says(method, |m| m.param_headers)
                     && matches!(refusal, CallError::Transport(t)
                         if t.rpc_error().is_some_and(|e| e.code == code::HEADER_MISMATCH))
             }
@@ -184,7 +182,9 @@ mod tests {
     use super::*;
     use crate::Era;
     use crate::transport::{BoxFuture, OutgoingRequest, TransportError};
+    use crate::types::rpc::Request as _;
     use crate::types::v2026_07_28::RequestId;
+    use crate::types::v2026_07_28::method::CallTool;
     use crate::util::lock;
 
     /// Answers requests from a script and records what the policy asked of it.

@@ -40,6 +40,7 @@ async fn answer(
     params: Option<Value>,
     asking: InputContext,
 ) -> Result<Value, RpcError> {
+    // A route by method: `ping` answered here, the rest by the client's callbacks.
     match method {
         Ping::METHOD => return Ok(json!({})),
         Elicit::METHOD | CreateMessage::METHOD | ListRoots::METHOD => {}

@@ -92,6 +92,11 @@ impl RpcError {
         )
     }
 
+    /// Whether it is a -32601: the peer does not serve the method.
+    pub(crate) fn is_method_not_found(&self) -> bool {
+        self.code == code::METHOD_NOT_FOUND // an error code, not a method
+    }
+
     /// -32603: the receiver failed. Say nothing the peer should not see.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(code::INTERNAL_ERROR, message)

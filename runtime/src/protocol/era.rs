@@ -49,6 +49,12 @@ impl std::fmt::Display for Era {
     }
 }
 
+/// Whether the 2025-11-25 method table says `fact` of `method`: [`super::says`] for a
+/// session's methods.
+pub(crate) fn session_says(method: &str, fact: fn(&crate::types::rpc::MethodInfo) -> bool) -> bool {
+    session_era::method::info(method).is_some_and(fact)
+}
+
 /// Whether `version` names a session-era protocol version (2025-11-25 or an earlier
 /// date): a request stamped with one belongs to a session, not to 2026-07-28.
 #[cfg(feature = "http-server")]

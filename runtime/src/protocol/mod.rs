@@ -56,6 +56,12 @@ pub(crate) fn method_info(method: &str) -> Option<&'static crate::types::rpc::Me
     method_spelled(method.as_bytes())
 }
 
+/// Whether the method table says `fact` of `method` (never of a method it lacks): how
+/// the runtime asks a fact of a method it holds by name, as `M::FACT` does of a marker.
+pub(crate) fn says(method: &str, fact: fn(&crate::types::rpc::MethodInfo) -> bool) -> bool {
+    method_info(method).is_some_and(fact)
+}
+
 /// [`method_info`] for a method spelled by bytes (a message's, not made text first).
 pub(crate) fn method_spelled(name: &[u8]) -> Option<&'static crate::types::rpc::MethodInfo> {
     let tables = [

@@ -94,7 +94,7 @@ impl Link {
             Ok(Ok(items)) => Arc::new(items),
             // An upstream without the method lists nothing, and will not (its
             // capabilities are its connection's): kept so, heard or not.
-            Ok(Err(e)) if e.code == code::METHOD_NOT_FOUND => {
+            Ok(Err(e)) if e.is_method_not_found() => {
                 let none = Arc::new(Vec::new());
                 self.keep::<M>(Some(Arc::clone(&none)));
                 return Ok(none);
@@ -280,7 +280,7 @@ impl Catalog {
                 Ok(items) if items.iter().any(|i| own_name(i) == name) => {
                     return Ok(Some((Arc::clone(link), name.to_owned())));
                 }
-                Err(e) if e.code != code::METHOD_NOT_FOUND => failed = failed.or(Some(e)),
+                Err(e) if !e.is_method_not_found() => failed = failed.or(Some(e)),
                 Ok(_) | Err(_) => {}
             }
         }

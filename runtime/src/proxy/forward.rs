@@ -5,8 +5,6 @@
 use serde_json::Value;
 
 use crate::server::RequestContext;
-use crate::types::rpc::Notification as _;
-use crate::types::v2026_07_28::method;
 use crate::types::v2026_07_28::method::ClientRequestParams;
 
 /// Drops the `_meta` the gateway's client sent from `params`: what the upstream must
@@ -26,7 +24,7 @@ pub(super) fn pass_on(ctx: &RequestContext, message: Value) {
         return;
     };
     let mut params = message.get("params").cloned().unwrap_or(Value::Null);
-    if name == method::Progress::METHOD {
+    if crate::protocol::says(name, |m| m.reports_progress) {
         let Some(token) = &ctx.meta().progress_token else {
             return;
         };
@@ -36,7 +34,7 @@ pub(super) fn pass_on(ctx: &RequestContext, message: Value) {
         if let Some(members) = params.as_object_mut() {
             members.insert("progressToken".into(), token);
         }
-    } else if name == method::LoggingMessage::METHOD {
+    } else if crate::protocol::says(name, |m| m.has_level) {
         let level = params.get("level").cloned().map(serde_json::from_value);
         match level {
             Some(Ok(level)) if ctx.wants_log(level) => {}

@@ -10,7 +10,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::Gateway;
 use super::catalog::{Catalog, Link, Merged};
 use super::relay;
-use crate::jsonrpc::{RpcError, code};
+use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
 use crate::server::events::Events;
 use crate::server::{RequestContext, Server, ServerBuilder, SessionInput};
@@ -204,7 +204,7 @@ pub(super) fn answered<L: Default>(
                 any = true;
                 kept.push(items);
             }
-            Err(e) if e.code == code::METHOD_NOT_FOUND => {
+            Err(e) if e.is_method_not_found() => {
                 tracing::debug!(upstream = %link.label(), "an upstream does not serve this list");
                 any = true;
                 kept.push(L::default());

@@ -201,6 +201,8 @@ pub(crate) struct Route {
     cacheable: bool,
     /// The result's type always writes `resultType`: its text is not searched for one.
     writes_result_type: bool,
+    /// The answer is a stream that stays open until it is ended ([`Request::NEVER_ENDS`]).
+    never_ends: bool,
 }
 
 impl Route {
@@ -216,6 +218,7 @@ impl Route {
             may_require_input: M::MAY_REQUIRE_INPUT,
             cacheable: M::CACHEABLE,
             writes_result_type: M::WRITES_RESULT_TYPE,
+            never_ends: M::NEVER_ENDS,
         }
     }
 }

@@ -298,6 +298,12 @@ impl Accepted {
         &self.0.request.method
     }
 
+    /// Whether its answer is a stream that stays open until it is ended (a routed
+    /// method's [`Request::NEVER_ENDS`](crate::types::rpc::Request::NEVER_ENDS)).
+    pub(crate) fn never_ends(&self) -> bool {
+        self.0.routed.as_ref().is_some_and(|r| r.route.never_ends)
+    }
+
     /// The params, as sent.
     pub(crate) fn params(&self) -> Option<&RawParams> {
         self.0.request.params.as_ref()
@@ -378,9 +384,10 @@ impl Accepted {
             };
             return Err(Verdict::refused(reason, error));
         }
-        // `server/discover` is a stateless request's: a session knows its server.
+        // `server/discover` is a stateless request's: a session knows its server. The
+        // comparison is its route (the server answers it itself), not a fact to ask.
         let discover =
-            checked.channel.is_none() && checked.request.method == method::Discover::METHOD;
+            checked.channel.is_none() && checked.request.method == method::Discover::METHOD; // route
         if checked.routed.is_none() && !discover {
             let error = RpcError::method_not_found(&checked.request.method);
             return Err(Verdict::refused(Refusal::UnknownMethod, error));

@@ -128,6 +128,25 @@ fn invalid(path: &str, why: impl std::fmt::Display) -> ConfigError {
     ConfigError::Invalid(format!("skill `{path}`: {why}"))
 }
 
+/// Whether a skill's files are within the count and the bytes a skill may have.
+fn check_size(files: &BTreeMap<String, Vec<u8>>) -> Result<(), String> {
+    if files.len() > rules::MAX_FILES {
+        return Err(format!(
+            "{} files, over the {} a skill may list",
+            files.len(),
+            rules::MAX_FILES
+        ));
+    }
+    let total: u64 = files.values().map(|b| b.len() as u64).sum();
+    if total > rules::MAX_BYTES {
+        return Err(format!(
+            "{total} bytes, over the {} a skill may hold",
+            rules::MAX_BYTES
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a skill's path, files and front matter, and computes its entry.
 fn publish(path: &str, files: BTreeMap<String, Vec<u8>>) -> Result<Published, ConfigError> {
     load::check_path(path).map_err(|e| invalid(path, e))?;
@@ -149,26 +168,7 @@ fn publish(path: &str, files: BTreeMap<String, Vec<u8>>) -> Result<Published, Co
         ));
     }
     rules::check_description(&front.description).map_err(|e| invalid(path, e))?;
-    if files.len() > rules::MAX_FILES {
-        return Err(invalid(
-            path,
-            format!(
-                "{} files, over the {} a skill may list",
-                files.len(),
-                rules::MAX_FILES
-            ),
-        ));
-    }
-    let total: u64 = files.values().map(|b| b.len() as u64).sum();
-    if total > rules::MAX_BYTES {
-        return Err(invalid(
-            path,
-            format!(
-                "{total} bytes, over the {} a skill may hold",
-                rules::MAX_BYTES
-            ),
-        ));
-    }
+    check_size(&files).map_err(|e| invalid(path, e))?;
     let root = format!("skill://{}", load::uri_path(path));
     let mut listed = Vec::with_capacity(files.len());
     let mut served = Vec::with_capacity(files.len());

@@ -11,11 +11,12 @@ use tokio::sync::broadcast;
 use super::Extensions;
 use crate::jsonrpc::RpcError;
 use crate::server::events::Events;
+use crate::server::events::Stamped;
 use crate::server::{ListenFeed, RequestContext, ServerEvent};
 use crate::transport::BoxFuture;
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::{
-    SubscriptionsListenRequestParams, SubscriptionsListenResult, method,
+    SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult, method,
 };
 
 /// How many resource URIs one listen stream may subscribe to.
@@ -50,58 +51,83 @@ pub(crate) fn listen(
         for extension in extensions.iter() {
             feeds.extend(extension.listen(&ctx, &filter).await?);
         }
-        let mut accepted = json!({
-            "toolsListChanged": filter.tools_list_changed == Some(true),
-            "promptsListChanged": filter.prompts_list_changed == Some(true),
-            "resourcesListChanged": filter.resources_list_changed == Some(true),
-        });
-        if !uris.is_empty() {
-            accepted["resourceSubscriptions"] = json!(&uris);
-        }
-        if let serde_json::Value::Object(accepted) = &mut accepted {
-            for feed in &feeds {
-                accepted.extend(feed.accepted());
-            }
-        }
-        ctx.notify_value(
-            method::SubscriptionsAcknowledged::METHOD,
-            json!({ "_meta": meta, "notifications": accepted }),
-        );
+        acknowledge(&ctx, &filter, &uris, &feeds, &meta);
         let watched = watched(uris);
-        loop {
-            tokio::select! {
-                () = ctx.cancellation().cancelled() => break,
-                event = rx.recv() => match event {
-                    Ok(event) => {
-                        if let Some((name, params)) = notification(&event.event, &filter, &watched, &meta) {
-                            ctx.notify_value(name, params);
-                            // One notification at a time: the stream is read when its
-                            // reader is ready, so what waits for a slow reader is its
-                            // place in the server's backlog, not copies made for it.
-                            tokio::task::yield_now().await;
-                        }
-                    }
-                    // A stream whose reader fell a whole backlog behind is ended, not
-                    // fed on with a gap it cannot see: its client listens again and reads
-                    // afresh. Nothing waits for a slow stream (the broadcast never
-                    // blocks), so one slow reader delays no other.
-                    Err(broadcast::error::RecvError::Lagged(missed)) => {
-                        tracing::warn!(missed, "a listen stream fell behind and missed events: ending it");
-                        break;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                },
-                changed = next_from(&mut feeds, &meta) => {
-                    for (name, params) in changed {
-                        ctx.notify_value(name, params);
-                    }
-                    tokio::task::yield_now().await;
-                }
-            }
-        }
+        stream(&ctx, &mut rx, &filter, &watched, &mut feeds, &meta).await;
         serde_json::from_value(json!({ "resultType": "complete", "_meta": meta }))
             .map_err(|e| RpcError::internal(format!("Internal error: {e}")))
     })
+}
+
+/// Tells the stream what it will hear: the lists, the resources and each extension's
+/// feed (`notifications/subscriptions/acknowledged`).
+fn acknowledge(
+    ctx: &RequestContext,
+    filter: &SubscriptionFilter,
+    uris: &[String],
+    feeds: &[Box<dyn ListenFeed>],
+    meta: &serde_json::Value,
+) {
+    let mut accepted = json!({
+        "toolsListChanged": filter.tools_list_changed == Some(true),
+        "promptsListChanged": filter.prompts_list_changed == Some(true),
+        "resourcesListChanged": filter.resources_list_changed == Some(true),
+    });
+    if !uris.is_empty() {
+        accepted["resourceSubscriptions"] = json!(&uris);
+    }
+    if let serde_json::Value::Object(accepted) = &mut accepted {
+        for feed in feeds {
+            accepted.extend(feed.accepted());
+        }
+    }
+    ctx.notify_value(
+        method::SubscriptionsAcknowledged::METHOD,
+        json!({ "_meta": meta, "notifications": accepted }),
+    );
+}
+
+/// The stream's notifications until it is cancelled, falls a backlog behind, or the
+/// server's events end.
+async fn stream(
+    ctx: &RequestContext,
+    rx: &mut broadcast::Receiver<Stamped>,
+    filter: &SubscriptionFilter,
+    watched: &HashSet<Box<str>>,
+    feeds: &mut [Box<dyn ListenFeed>],
+    meta: &serde_json::Value,
+) {
+    loop {
+        tokio::select! {
+            () = ctx.cancellation().cancelled() => break,
+            event = rx.recv() => match event {
+                Ok(event) => {
+                    if let Some((name, params)) = notification(&event.event, filter, watched, meta) {
+                        ctx.notify_value(name, params);
+                        // One notification at a time: the stream is read when its
+                        // reader is ready, so what waits for a slow reader is its
+                        // place in the server's backlog, not copies made for it.
+                        tokio::task::yield_now().await;
+                    }
+                }
+                // A stream whose reader fell a whole backlog behind is ended, not
+                // fed on with a gap it cannot see: its client listens again and reads
+                // afresh. Nothing waits for a slow stream (the broadcast never
+                // blocks), so one slow reader delays no other.
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "a listen stream fell behind and missed events: ending it");
+                    break;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            changed = next_from(feeds, meta) => {
+                for (name, params) in changed {
+                    ctx.notify_value(name, params);
+                }
+                tokio::task::yield_now().await;
+            }
+        }
+    }
 }
 
 /// The resources a stream watches, as it keeps them while it lives: each URI once, in

@@ -62,20 +62,21 @@ impl McpServer {
         use crate::types::v2026_07_28::method::{CallTool, GetPrompt, ReadResource};
         let name = target?;
         let registry = read(&self.inner.registry);
+        // A route by method to the registry that names its target.
         let scopes = match method {
-            m if m == CallTool::METHOD => registry
+            CallTool::METHOD => registry
                 .tools
                 .iter()
                 .find(|t| t.tool.name == name)?
                 .scopes
                 .clone(),
-            m if m == GetPrompt::METHOD => registry
+            GetPrompt::METHOD => registry
                 .prompts
                 .iter()
                 .find(|p| p.prompt.name == name)?
                 .scopes
                 .clone(),
-            m if m == ReadResource::METHOD => registry
+            ReadResource::METHOD => registry
                 .resources
                 .iter()
                 .find(|r| r.resource.uri == name)?

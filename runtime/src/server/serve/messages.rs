@@ -14,12 +14,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Incoming, RpcError};
+use crate::protocol::era::session_says;
 use crate::server::pipeline::caught_panic;
 use crate::server::{IncomingRequest, Outbound, ResultText, Server, Session};
 use crate::transport::MessageTransport;
-use crate::types::rpc::{Notification as _, Request as _};
-use crate::types::v2025_11_25::method as session_method;
-use crate::types::v2026_07_28::method;
 use crate::util::InFlight;
 
 /// How long requests already read may run on after a message transport's input ends
@@ -96,7 +94,7 @@ impl MessageLoop<'_> {
                 method: name,
                 params,
             }) => {
-                if name == method::Cancelled::METHOD {
+                if crate::protocol::says(&name, |m| m.cancels_request) {
                     self.in_flight.cancel(params.as_ref());
                 } else {
                     tracing::trace!(method = name, "ignoring a client notification");
@@ -129,7 +127,7 @@ impl MessageLoop<'_> {
         // Before `initialize` a request carrying the 2026-07-28 `_meta` is stateless;
         // once a session is open, every request belongs to it.
         let stateless = accepted.names_protocol_version() && self.session.is_none();
-        if accepted.method() == session_method::Initialize::METHOD && !stateless {
+        if !stateless && session_says(accepted.method(), |m| m.opens_session) {
             let params = accepted
                 .params()
                 .and_then(|p| serde_json::from_str(p.get()).ok());
@@ -139,7 +137,7 @@ impl MessageLoop<'_> {
         }
         if let Some(s) = &self.session {
             if let Some(own) = s.answer_own(accepted.method(), accepted.params()) {
-                self.send(jsonrpc::response(Some(accepted.id()), &own));
+                self.send(jsonrpc::response(Some(accepted.id()), &own.answer));
                 return;
             }
             accepted = accepted.on_session(s);

@@ -6,20 +6,21 @@
 
 mod channel;
 mod fulfil;
+mod own;
 mod state;
 
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub(crate) use own::Own;
 pub use state::SessionInput;
 pub(crate) use state::SessionState;
 
 use super::{Server, ServerEvent, Stamped};
 use crate::jsonrpc::{self, RawParams, RpcError};
-use crate::types::rpc::{Notification, Request};
+use crate::types::rpc::Notification;
 use crate::types::v2025_11_25::method as session_method;
 use crate::types::v2026_07_28::{
     LoggingLevel, LoggingMessageNotificationParams, RequestId, method,
@@ -73,37 +74,11 @@ impl Session {
         self.state.close();
     }
 
-    /// Answers a request the session answers itself — `ping`, and, when the server
-    /// offers them, `logging/setLevel`, `resources/subscribe` and
-    /// `resources/unsubscribe` — or `None` for a request the server's handlers serve.
-    pub(crate) fn answer_own(
-        &self,
-        method: &str,
-        params: Option<&RawParams>,
-    ) -> Option<Result<Value, RpcError>> {
-        let offers = self.state.offers;
-        let empty = || Ok(Value::Object(serde_json::Map::new()));
-        Some(match method {
-            m if m == session_method::Ping::METHOD => empty(),
-            m if m == session_method::SetLevel::METHOD && offers.logging => {
-                read::<session_method::SetLevel>(params).map(|p| {
-                    self.state.set_log_level(modern_level(p.level));
-                    Value::Object(serde_json::Map::new())
-                })
-            }
-            m if m == session_method::Subscribe::METHOD && offers.subscribe => {
-                read::<session_method::Subscribe>(params)
-                    .and_then(|p| self.state.subscribe(p.uri))
-                    .and_then(|()| empty())
-            }
-            m if m == session_method::Unsubscribe::METHOD && offers.subscribe => {
-                read::<session_method::Unsubscribe>(params).map(|p| {
-                    self.state.unsubscribe(&p.uri);
-                    Value::Object(serde_json::Map::new())
-                })
-            }
-            _ => return None,
-        })
+    /// Answers a request the session answers itself ([`own::ROUTES`]), or `None` for a
+    /// request the server's handlers serve.
+    pub(crate) fn answer_own(&self, method: &str, params: Option<&RawParams>) -> Option<Own> {
+        let (_, route) = own::ROUTES.iter().find(|(routed, _)| *routed == method)?;
+        route(&self.state, params)
     }
 
     /// The notification `event` makes for this session's client, as a JSON-RPC message,
@@ -177,30 +152,6 @@ impl Session {
             }
         }
     }
-}
-
-/// A 2025-11-25 log level as the 2026-07-28 one: the eras name the same eight levels.
-fn modern_level(level: crate::types::v2025_11_25::LoggingLevel) -> LoggingLevel {
-    use crate::types::v2025_11_25::LoggingLevel as Old;
-    match level {
-        Old::Debug => LoggingLevel::Debug,
-        Old::Info => LoggingLevel::Info,
-        Old::Notice => LoggingLevel::Notice,
-        Old::Warning => LoggingLevel::Warning,
-        Old::Error => LoggingLevel::Error,
-        Old::Critical => LoggingLevel::Critical,
-        Old::Alert => LoggingLevel::Alert,
-        Old::Emergency => LoggingLevel::Emergency,
-    }
-}
-
-/// Reads a session method's params, or says why they are not its type.
-fn read<M: Request>(params: Option<&RawParams>) -> Result<M::Params, RpcError>
-where
-    M::Params: DeserializeOwned,
-{
-    serde_json::from_str(params.map_or("{}", RawParams::get))
-        .map_err(|e| RpcError::invalid_params(format!("Invalid params for {}: {e}", M::METHOD)))
 }
 
 /// Answers a 2025-11-25 `initialize` to `server`: the new session, and the result to

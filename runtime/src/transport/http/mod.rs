@@ -38,13 +38,6 @@ pub(crate) const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 pub(crate) const SENTINEL_START: &str = "=?base64?";
 const SENTINEL_END: &str = "?=";
 
-/// The body field `Mcp-Name` mirrors for `method`, if it has one: the params member
-/// naming what the request acts on.
-#[cfg(any(test, feature = "http-client"))]
-pub(crate) fn name_field(method: &str) -> Option<&'static str> {
-    crate::protocol::method_info(method).and_then(|m| m.target)
-}
-
 /// A header value for `value`: itself when it is plain visible ASCII with no leading or
 /// trailing whitespace, else the base64 sentinel form `=?base64?...?=` (also used for a
 /// plain value that looks like the sentinel, so decoding is never ambiguous).
@@ -123,11 +116,12 @@ mod tests {
 
     #[test]
     fn mcp_name_mirrors_the_name_of_tools_and_prompts_and_the_uri_of_resources() {
+        // `Mcp-Name` mirrors a request's target member, where it has one.
         use crate::types::rpc::Request as _;
         use crate::types::v2026_07_28::method;
         let named: Vec<_> = crate::types::v2026_07_28::method::ALL
             .iter()
-            .filter_map(|m| name_field(m.method).map(|field| (m.method, field)))
+            .filter_map(|m| m.target.map(|field| (m.method, field)))
             .collect();
         assert_eq!(
             named,

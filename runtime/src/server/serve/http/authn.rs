@@ -94,6 +94,19 @@ impl Unauthorized {
     }
 }
 
+/// The scheme and token of an `Authorization` value, when it presents one tern takes.
+fn presented(value: &str) -> Option<(Scheme, &str)> {
+    let (scheme, token) = value.split_once(' ')?;
+    let scheme = if scheme.eq_ignore_ascii_case("bearer") {
+        Scheme::Bearer
+    } else if scheme.eq_ignore_ascii_case("dpop") {
+        Scheme::Dpop
+    } else {
+        return None;
+    };
+    Some((scheme, token.trim())).filter(|(_, t)| !t.is_empty())
+}
+
 /// The identity behind the request's token, if the endpoint checks tokens: `method` is
 /// the request's, for the DPoP proof.
 pub(crate) async fn authenticate(
@@ -105,18 +118,7 @@ pub(crate) async fn authenticate(
         return Ok(None);
     };
     let metadata = shared.resource_metadata.as_deref();
-    let presented = headers.text(&AUTHORIZATION).and_then(|v| {
-        let (scheme, token) = v.split_once(' ')?;
-        let scheme = if scheme.eq_ignore_ascii_case("bearer") {
-            Scheme::Bearer
-        } else if scheme.eq_ignore_ascii_case("dpop") {
-            Scheme::Dpop
-        } else {
-            return None;
-        };
-        Some((scheme, token.trim())).filter(|(_, t)| !t.is_empty())
-    });
-    let Some((scheme, token)) = presented else {
+    let Some((scheme, token)) = headers.text(&AUTHORIZATION).and_then(presented) else {
         let mut offered = challenge(metadata, None, None);
         if shared.offers_dpop {
             offered = format!("{offered}, {}", dpop_challenge(metadata, None));

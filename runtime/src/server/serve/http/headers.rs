@@ -13,9 +13,7 @@ use crate::transport::http::{
     header_value,
 };
 use crate::transport::http::{SENTINEL_START, visible_bytes};
-use crate::types::rpc::Request as _;
 use crate::types::rpc::members;
-use crate::types::v2026_07_28 as v2026;
 
 // The headers compared with every stateless request's body, named once (a `&str` key is
 // parsed into a name again at each lookup).
@@ -67,13 +65,30 @@ pub(crate) fn check_headers(
             String::from_utf8_lossy(header_method)
         )));
     }
-    if crate::protocol::method_info(method)
-        .and_then(|m| m.target)
-        .is_none()
-    {
+    let Some(info) = crate::protocol::method_info(method).filter(|m| m.target.is_some()) else {
         return Ok(());
+    };
+    let name = request.target().unwrap_or_default();
+    check_name(headers, name)?;
+    if info.param_headers {
+        if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(name)) {
+            let [arguments] = match request.params() {
+                Some(params) => members(params.get(), ["arguments"]),
+                None => [None],
+            };
+            let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok());
+            check_param_headers(
+                headers,
+                &annotated,
+                arguments.as_ref().and_then(Value::as_object),
+            )?;
+        }
     }
-    let body_name = request.target().unwrap_or_default();
+    Ok(())
+}
+
+/// Checks `Mcp-Name` against `body_name`, the body's target.
+fn check_name(headers: &impl Fields, body_name: &str) -> Result<(), RpcError> {
     let raw = headers
         .get(&NAME)
         .ok_or_else(|| RpcError::header_mismatch("Header mismatch: missing Mcp-Name header"))?;
@@ -91,21 +106,6 @@ pub(crate) fn check_headers(
                 "Header mismatch: Mcp-Name header value '{name}' does not match body value \
                  '{body_name}'"
             )));
-        }
-    }
-    let name = body_name;
-    if method == v2026::method::CallTool::METHOD {
-        if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(name)) {
-            let [arguments] = match request.params() {
-                Some(params) => members(params.get(), ["arguments"]),
-                None => [None],
-            };
-            let arguments = arguments.and_then(|a| serde_json::from_str::<Value>(a).ok());
-            check_param_headers(
-                headers,
-                &annotated,
-                arguments.as_ref().and_then(Value::as_object),
-            )?;
         }
     }
     Ok(())

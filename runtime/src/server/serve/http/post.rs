@@ -20,8 +20,6 @@ use crate::jsonrpc::{Incoming, RpcError};
 use crate::server::{Accepted, IncomingRequest};
 use crate::transport::http::body::Joined;
 use crate::transport::http::fields::Fields;
-use crate::types::rpc::Request as _;
-use crate::types::v2026_07_28 as v2026;
 
 /// One POST. `conn`, when the endpoint's own accept loop serves it, learns when the
 /// body is in (the body budget ends, the whole-request budget starts).
@@ -74,6 +72,17 @@ where
             .into();
         }
     };
+    serve(shared, headers, accepted, conn).await
+}
+
+/// An accepted request: its scopes checked, then served on its 2025-11-25 session, or
+/// stateless once its headers repeat its body.
+async fn serve(
+    shared: &Shared,
+    headers: &impl Fields,
+    accepted: Accepted,
+    conn: Option<&Conn>,
+) -> Reply {
     if let Some(refused) = scopes_refused(shared, &accepted) {
         return refused.into();
     }
@@ -93,7 +102,7 @@ where
         }
     }
     // A stream that never ends on its own takes one of its caller's stream places.
-    let slot = if accepted.method() == v2026::method::SubscriptionsListen::METHOD {
+    let slot = if accepted.never_ends() {
         let caller = Caller::of(accepted.auth(), conn.and_then(|c| c.peer));
         match shared.streams.take(caller, Some(accepted.id())) {
             Ok(slot) => Some(slot),

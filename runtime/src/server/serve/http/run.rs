@@ -12,6 +12,7 @@ use super::Shared;
 use super::reply::Reply;
 use super::sessions::{HttpSession, Lookup};
 use super::sse::{Outcome, SseState, accepts, session_sse, sse};
+use super::stream::SessionStreams;
 use super::streams::Slot;
 use crate::jsonrpc::RpcError;
 use crate::server::middleware::Dispatched;
@@ -30,24 +31,14 @@ pub(super) async fn run(
 ) -> Reply {
     let id = accepted.id().clone();
     let on_session = session.is_some();
-    let accepted_listen = accepted.method()
-        == <crate::types::v2026_07_28::method::SubscriptionsListen as crate::types::rpc::Request>::METHOD;
+    let never_ends = accepted.never_ends();
     // Refusals are known before the handler runs: they are always plain JSON.
     let mut admitted = match accepted.admit() {
         Ok(admitted) => admitted,
         Err(refused) => return Reply::answer(id, refused, on_session),
     };
     let (json_ok, sse_ok) = accepts(headers);
-    // A listen stream never ends on its own: a draining endpoint ends it, as it ends the
-    // sessions' GET streams (`Shared::closing`); any other request is let finish, on the
-    // token it was made with (nothing else holds it yet).
-    let cancel = if accepted_listen {
-        let closing = shared.closing.child_token();
-        admitted.set_cancel(closing.clone());
-        closing
-    } else {
-        admitted.cancellation().clone()
-    };
+    let cancel = cancellation(shared, &mut admitted, never_ends);
     let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
@@ -87,9 +78,32 @@ pub(super) async fn run(
             }
         }
     };
-    let Some(streams) = &streams else {
-        return sse(state).into();
-    };
+    match &streams {
+        None => sse(state).into(),
+        Some(streams) => session_stream(state, streams).await,
+    }
+}
+
+/// The token that ends the request. A stream that never ends on its own is ended by a
+/// draining endpoint, as it ends the sessions' GET streams (`Shared::closing`); any
+/// other request is let finish, on the token it was made with (nothing else holds it
+/// yet).
+fn cancellation(
+    shared: &Shared,
+    admitted: &mut Admitted,
+    never_ends: bool,
+) -> tokio_util::sync::CancellationToken {
+    if never_ends {
+        let closing = shared.closing.child_token();
+        admitted.set_cancel(closing.clone());
+        closing
+    } else {
+        admitted.cancellation().clone()
+    }
+}
+
+/// A session's SSE answer, its events kept for `Last-Event-ID`.
+async fn session_stream(state: SseState, streams: &Arc<SessionStreams>) -> Reply {
     let id = state.id.clone();
     match session_sse(state, streams).await {
         Ok(response) => response.into(),

@@ -16,13 +16,11 @@ use super::sessions::{Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::streams::Caller;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
-use crate::protocol::era::is_session_version;
+use crate::protocol::era::{is_session_version, session_says};
 use crate::server::Accepted;
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible;
-use crate::types::rpc::{Notification as _, Request as _};
-use crate::types::v2025_11_25::method as session_method;
-use crate::types::v2026_07_28::{self as v2026, RequestId};
+use crate::types::v2026_07_28::RequestId;
 
 /// Whether a request without the 2026-07-28 `_meta` belongs to a 2025-11-25 session:
 /// its `MCP-Protocol-Version` header, if any, names an older version (a modern header
@@ -43,37 +41,8 @@ pub(super) async fn session_request(
     accepted: Accepted,
 ) -> Reply {
     let id = accepted.id();
-    if accepted.method() == session_method::Initialize::METHOD {
-        let params = accepted
-            .params()
-            .and_then(|p| serde_json::from_str(p.get()).ok());
-        let (session, result) = match shared.server.open_session(params.as_ref()) {
-            Ok(opened) => opened,
-            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into(),
-        };
-        let auth = accepted.auth();
-        let events = shared.server.events();
-        let name = match sessions.open(session, params.as_ref(), auth, events).await {
-            Ok(Some(name)) => name,
-            Ok(None) => {
-                tracing::warn!("refused a 2025-11-25 session: too many are open");
-                return rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    Some(id),
-                    RpcError::internal("Too many open sessions; try again later"),
-                )
-                .into();
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "refused a 2025-11-25 session: the store failed");
-                return Lookup::Unavailable.refusal(Some(id)).into();
-            }
-        };
-        let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(result)));
-        if let Ok(value) = HeaderValue::from_str(&name) {
-            response.headers_mut().insert(SESSION_HEADER, value);
-        }
-        return response.into();
+    if session_says(accepted.method(), |m| m.opens_session) {
+        return open_session(shared, sessions, accepted).await;
     }
     let session = match sessions
         .find(&shared.server, headers, accepted.auth())
@@ -96,15 +65,50 @@ pub(super) async fn session_request(
         .answer_own(accepted.method(), accepted.params())
     {
         // A choice made (a level, a subscription) goes to the session's record.
-        let chose = own.is_ok() && accepted.method() != session_method::Ping::METHOD;
         let name = headers.text(&SESSION).unwrap_or_default();
-        if chose && sessions.save(name, &session).await.is_err() {
+        if own.changed && sessions.save(name, &session).await.is_err() {
             return Lookup::Unavailable.refusal(Some(id)).into();
         }
-        return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own));
+        return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own.answer));
     }
     let accepted = accepted.on_session(&session.session);
     run(shared, headers, accepted, Some(session), None).await
+}
+
+/// `initialize`: a new session, named in `Mcp-Session-Id` on the answer, or the refusal
+/// (too many sessions open, the store failed).
+async fn open_session(shared: &Shared, sessions: &Sessions, accepted: Accepted) -> Reply {
+    let id = accepted.id();
+    let params = accepted
+        .params()
+        .and_then(|p| serde_json::from_str(p.get()).ok());
+    let (session, result) = match shared.server.open_session(params.as_ref()) {
+        Ok(opened) => opened,
+        Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into(),
+    };
+    let auth = accepted.auth();
+    let events = shared.server.events();
+    let name = match sessions.open(session, params.as_ref(), auth, events).await {
+        Ok(Some(name)) => name,
+        Ok(None) => {
+            tracing::warn!("refused a 2025-11-25 session: too many are open");
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(id),
+                RpcError::internal("Too many open sessions; try again later"),
+            )
+            .into();
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "refused a 2025-11-25 session: the store failed");
+            return Lookup::Unavailable.refusal(Some(id)).into();
+        }
+    };
+    let mut response = json_body(StatusCode::OK, jsonrpc::response(Some(id), &Ok(result)));
+    if let Ok(value) = HeaderValue::from_str(&name) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response.into()
 }
 
 /// A client notification: on a 2025-11-25 session, `notifications/cancelled` stops the
@@ -129,7 +133,7 @@ pub(super) async fn notification(
         Ok(session) => session,
         Err(missing) => return missing.refusal(None),
     };
-    if method == v2026::method::Cancelled::METHOD {
+    if crate::protocol::says(method, |m| m.cancels_request) {
         session.in_flight.cancel(params.as_ref());
     } else {
         tracing::trace!(method, "a session notification");

@@ -15,7 +15,7 @@ use super::super::body::Joined;
 use super::super::fields::Fields as _;
 use super::super::h1::{Answer, Body, Outgoing};
 use super::super::sse::SseReader;
-use super::super::{METHOD_HEADER, NAME_HEADER, encoded_header_value, name_field};
+use super::super::{METHOD_HEADER, NAME_HEADER, encoded_header_value};
 use super::authorize::{Challenge, MAX_AUTHORIZATION_RETRIES};
 use super::pool::PoolError;
 use super::quiet::Quiet;
@@ -24,13 +24,13 @@ use super::{HttpClientTransport, MAX_RESPONSE_BYTES};
 use crate::jsonrpc::{self, RawResult, Received};
 use crate::protocol::{PROTOCOL_VERSION, SESSION_PROTOCOL_VERSION};
 use crate::transport::{CallError, EncodedRequest, TransportError};
-use crate::types::rpc::{Notification as _, Request as _};
-use crate::types::v2026_07_28::method::{CallTool, Cancelled, ListTools, Progress};
+use crate::types::rpc::MethodInfo;
 use crate::util::IdKey;
 
-/// The `Mcp-Method` value of `method`: the protocol's own methods without a copy.
-fn method_value(method: &str) -> Result<HeaderValue, CallError> {
-    match crate::types::v2026_07_28::method::info(method) {
+/// The `Mcp-Method` value of `method` (`info` what the table says of it): the
+/// protocol's own methods without a copy.
+fn method_value(method: &str, info: Option<&'static MethodInfo>) -> Result<HeaderValue, CallError> {
+    match info {
         Some(info) => Ok(HeaderValue::from_static(info.method)),
         None => HeaderValue::try_from(method).map_err(bad_request),
     }
@@ -128,15 +128,16 @@ impl HttpClientTransport {
         if body_version.is_none() {
             return Ok((outgoing, session));
         }
+        let info = crate::protocol::method_info(request.method);
         outgoing.field(
             METHOD_HEADER.as_bytes(),
-            method_value(request.method)?.as_bytes(),
+            method_value(request.method, info)?.as_bytes(),
         );
-        if name_field(request.method).is_some() {
+        if let Some(info) = info.filter(|info| info.target.is_some()) {
             let name = request.target.unwrap_or_default();
             let value = encoded_header_value(name);
             outgoing.field(NAME_HEADER.as_bytes(), value.as_bytes());
-            if request.method == CallTool::METHOD {
+            if info.param_headers {
                 self.inner
                     .tools
                     .stamp(&mut outgoing, name, request.params)?;
@@ -159,7 +160,7 @@ impl HttpClientTransport {
             }
             other => other?,
         };
-        if request.method == ListTools::METHOD {
+        if crate::protocol::says(request.method, |m| m.declares_param_headers) {
             // Scanned, not read as a tree: the tools with invalid annotations go.
             if let Some(kept) = self.inner.tools.learn(request.params, result.get()) {
                 result = kept;
@@ -289,20 +290,12 @@ impl HttpClientTransport {
         let mut resumed = 0;
         loop {
             while let Some(frame) = quiet.within(body.frame()).await? {
-                let frame = frame.map_err(|e| {
-                    CallError::Transport(TransportError::new(format!(
-                        "the SSE stream failed: {}",
-                        chain(&e)
-                    )))
-                })?;
+                let frame = frame.map_err(|e| sse_error(format!("failed: {}", chain(&e))))?;
                 let Some(chunk) = frame.data_ref() else {
                     continue;
                 };
                 let events = reader.feed(chunk).map_err(|too_large| {
-                    CallError::Transport(TransportError::new(format!(
-                        "an SSE event larger than {} bytes",
-                        too_large.0
-                    )))
+                    sse_error(format!("sent an event larger than {} bytes", too_large.0))
                 })?;
                 quiet.arrived(chunk.len(), reader.pending())?;
                 // An event with no data primes a stream (its id and retry), and says nothing.
@@ -363,7 +356,9 @@ impl HttpClientTransport {
                     super::session::answer_server_request(self, id, method, params),
                 );
             }
-            Ok(Received::Notification { method, params }) if method == Cancelled::METHOD => {
+            Ok(Received::Notification { method, params })
+                if crate::protocol::says(&method, |m| m.cancels_request) =>
+            {
                 let withdrawn = params
                     .as_ref()
                     .and_then(|p| p.get("requestId"))
@@ -375,7 +370,7 @@ impl HttpClientTransport {
                 }
             }
             Ok(Received::Notification { method, params }) => {
-                if method == Progress::METHOD {
+                if crate::protocol::says(&method, |m| m.reports_progress) {
                     quiet.progressed();
                 }
                 if let Some(tx) = &request.notifications {
@@ -437,6 +432,11 @@ const LAST_EVENT_ID: &str = "last-event-id";
 
 /// An error with its causes (hyper's own message is only "client error (Connect)"; the
 /// reason, such as an untrusted certificate, is in the sources).
+/// What went wrong with an SSE answer, after "the SSE stream ".
+fn sse_error(what: String) -> CallError {
+    CallError::Transport(TransportError::new(format!("the SSE stream {what}")))
+}
+
 fn chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

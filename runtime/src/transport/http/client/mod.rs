@@ -285,7 +285,7 @@ impl ClientTransport for HttpClientTransport {
         Box::pin(async move {
             self.post_message(Some(&method), body).await?;
             // A session is ready once initialized: its standalone stream opens then.
-            if method == <crate::types::v2025_11_25::method::Initialized as crate::types::rpc::Notification>::METHOD
+            if crate::protocol::era::session_says(&method, |m| m.readies_session)
                 && self.inner.session.speaks_session()
             {
                 session::open_standalone_stream(self).await;

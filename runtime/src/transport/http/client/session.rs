@@ -18,6 +18,7 @@ use crate::Era;
 use crate::jsonrpc::Received;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
+use crate::protocol::era::session_says;
 use crate::transport::http::fields::{Fields as _, HeadFields};
 use crate::transport::http::sse::SseReader;
 use crate::transport::{CallError, ClientTransport as _, EncodedRequest, ServerRequestHandler};
@@ -107,14 +108,14 @@ impl Session {
     /// Keeps the params of an `initialize` being sent, to open a new session with them
     /// if the server ends this one.
     pub(super) fn sending(&self, method: &str, params: &str) {
-        if method == old::Initialize::METHOD {
+        if session_says(method, |m| m.opens_session) {
             *lock(&self.initialize) = Some(params.to_owned());
         }
     }
 
     /// Takes the session a successful `initialize` answer names.
     pub(super) fn answered(&self, method: &str, fields: &HeadFields) {
-        if method == old::Initialize::METHOD {
+        if session_says(method, |m| m.opens_session) {
             if let Some(session) = fields
                 .get(&SESSION)
                 .and_then(|v| HeaderValue::from_bytes(v).ok())
@@ -251,19 +252,7 @@ async fn standalone(weak: Weak<Inner>, opened: tokio::sync::oneshot::Sender<()>)
                     };
                     for data in events.into_iter().filter(|d| !d.is_empty()) {
                         let Some(inner) = weak.upgrade() else { return };
-                        let transport = HttpClientTransport { inner };
-                        match jsonrpc::receive(data.as_bytes()) {
-                            Ok(Received::Request { id, method, params }) => {
-                                answer_server_request(&transport, id, method, params);
-                            }
-                            Ok(Received::Notification { method, params }) => {
-                                tracing::debug!(%method, "a session notification on the standalone stream");
-                                let notice =
-                                    serde_json::json!({ "method": method, "params": params });
-                                let _ = transport.inner.session.notices.0.send(notice);
-                            }
-                            _ => tracing::debug!("ignoring a message on the standalone stream"),
-                        }
+                        standalone_message(&HttpClientTransport { inner }, data.as_bytes());
                     }
                 }
                 if let Some(id) = reader.last_id() {
@@ -275,6 +264,22 @@ async fn standalone(weak: Weak<Inner>, opened: tokio::sync::oneshot::Sender<()>)
             }
         }
         tokio::time::sleep(wait).await;
+    }
+}
+
+/// One message of the standalone stream: a server's request answered, a notification
+/// handed to the session's notices, anything else dropped.
+fn standalone_message(transport: &HttpClientTransport, data: &[u8]) {
+    match jsonrpc::receive(data) {
+        Ok(Received::Request { id, method, params }) => {
+            answer_server_request(transport, id, method, params);
+        }
+        Ok(Received::Notification { method, params }) => {
+            tracing::debug!(%method, "a session notification on the standalone stream");
+            let notice = serde_json::json!({ "method": method, "params": params });
+            let _ = transport.inner.session.notices.0.send(notice);
+        }
+        _ => tracing::debug!("ignoring a message on the standalone stream"),
     }
 }
 
