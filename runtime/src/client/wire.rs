@@ -108,27 +108,7 @@ pub(super) fn encode_params_as(
     // One buffer: what the client adds, then the params' own members written after it.
     let mut text = Vec::with_capacity(meta.len() + state_len + 48 + 256);
     if has_meta {
-        // `_meta` goes first: a server finds it without passing over the params' own
-        // members (tern's keeps the `_meta` of each client it has read).
-        text.extend_from_slice(br#"{"_meta":{"#);
-        text.extend_from_slice(meta.as_bytes());
-        let mut empty = meta.is_empty();
-        let mut member = |key: &str, value: &str| {
-            if !empty {
-                text.push(b',');
-            }
-            empty = false;
-            jsonrpc::push_quoted(&mut text, key);
-            text.push(b':');
-            jsonrpc::push_quoted(&mut text, value);
-        };
-        if let Some(token) = added.progress_token {
-            member(META_PROGRESS_TOKEN, token);
-        }
-        for (key, value) in trace.iter().flat_map(|t| t.members()) {
-            member(key, value);
-        }
-        text.push(b'}');
+        push_meta(&mut text, meta, added.progress_token, trace.as_ref());
     }
     if let Some(state) = added.state {
         text.extend_from_slice(if has_meta { b"," } else { b"{" });
@@ -161,6 +141,37 @@ pub(super) fn encode_params_as(
         text,
         protocol_version: dialect.version.map(Cow::Borrowed),
     })
+}
+
+/// Writes `{"_meta":{` with `meta`'s members, the progress token and the trace
+/// context, and its closing `}`. `_meta` goes first: a server finds it without passing
+/// over the params' own members (tern's keeps the `_meta` of each client it has read).
+#[inline]
+fn push_meta(
+    text: &mut Vec<u8>,
+    meta: &str,
+    progress_token: Option<&str>,
+    trace: Option<&crate::protocol::TraceContext>,
+) {
+    text.extend_from_slice(br#"{"_meta":{"#);
+    text.extend_from_slice(meta.as_bytes());
+    let mut empty = meta.is_empty();
+    let mut member = |key: &str, value: &str| {
+        if !empty {
+            text.push(b',');
+        }
+        empty = false;
+        jsonrpc::push_quoted(text, key);
+        text.push(b':');
+        jsonrpc::push_quoted(text, value);
+    };
+    if let Some(token) = progress_token {
+        member(META_PROGRESS_TOKEN, token);
+    }
+    for (key, value) in trace.into_iter().flat_map(|t| t.members()) {
+        member(key, value);
+    }
+    text.push(b'}');
 }
 
 /// Finders for the members the client adds, built once: a search set up for each

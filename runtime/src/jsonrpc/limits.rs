@@ -83,19 +83,11 @@ impl JsonLimits {
                     depth += 1;
                     values += 1;
                     if depth > self.max_depth {
-                        return Err(too_complex(format!(
-                            "nested deeper than {} levels",
-                            self.max_depth
-                        )));
+                        return Err(self.too_deep());
                     }
                     if open == b'{' {
                         let key = &bytes[last_key.0..last_key.1];
-                        if depth == 2 && key == b"params" {
-                            in_params_at = Some(depth);
-                        } else if depth == 3 && in_params_at == Some(2) && key == b"inputResponses"
-                        {
-                            answers_at = Some(depth);
-                        }
+                        opened(key, depth, &mut in_params_at, &mut answers_at);
                     }
                     last_key = (0, 0);
                 }
@@ -111,16 +103,13 @@ impl JsonLimits {
                 b',' => {
                     values += 1;
                     if values > self.max_values {
-                        return Err(too_complex(format!("more than {} values", self.max_values)));
+                        return Err(self.too_many_values());
                     }
                 }
                 b':' if answers_at == Some(depth) => {
                     answers += 1;
                     if answers > self.max_input_responses {
-                        return Err(too_complex(format!(
-                            "more than {} inputResponses",
-                            self.max_input_responses
-                        )));
+                        return Err(self.too_many_answers());
                     }
                 }
                 _ => {}
@@ -128,9 +117,42 @@ impl JsonLimits {
             i += 1;
         }
         if values > self.max_values {
-            return Err(too_complex(format!("more than {} values", self.max_values)));
+            return Err(self.too_many_values());
         }
         Ok(())
+    }
+
+    #[cold]
+    fn too_deep(&self) -> RpcError {
+        too_complex(format!("nested deeper than {} levels", self.max_depth))
+    }
+
+    #[cold]
+    fn too_many_values(&self) -> RpcError {
+        too_complex(format!("more than {} values", self.max_values))
+    }
+
+    #[cold]
+    fn too_many_answers(&self) -> RpcError {
+        too_complex(format!(
+            "more than {} inputResponses",
+            self.max_input_responses
+        ))
+    }
+}
+
+/// Notes an object opening at `depth` after the member name `key`: `params` at the top,
+/// or its `inputResponses`, whose members are counted while it is open.
+fn opened(
+    key: &[u8],
+    depth: usize,
+    in_params_at: &mut Option<usize>,
+    answers_at: &mut Option<usize>,
+) {
+    if depth == 2 && key == b"params" {
+        *in_params_at = Some(depth);
+    } else if depth == 3 && *in_params_at == Some(2) && key == b"inputResponses" {
+        *answers_at = Some(depth);
     }
 }
 

@@ -110,60 +110,26 @@ impl Incoming {
 
     pub(crate) fn classify(value: Value) -> Result<Self, Box<Rejected>> {
         let Value::Object(mut obj) = value else {
-            return Err(Box::new(Rejected {
-                id: None,
-                error: RpcError::invalid_request(
-                    "Invalid Request: a message must be a JSON object",
-                ),
-            }));
+            return Err(rejected(
+                None,
+                "Invalid Request: a message must be a JSON object",
+            ));
         };
         let id = obj.get("id").and_then(request_id);
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return Err(Box::new(Rejected {
-                id,
-                error: RpcError::invalid_request("Invalid Request: \"jsonrpc\" must be \"2.0\""),
-            }));
+            return Err(rejected(id, "Invalid Request: \"jsonrpc\" must be \"2.0\""));
         }
         if let Some(method) = obj.get("method") {
             let Some(method) = method.as_str().map(str::to_owned) else {
-                return Err(Box::new(Rejected {
-                    id,
-                    error: RpcError::invalid_request(
-                        "Invalid Request: \"method\" must be a string",
-                    ),
-                }));
+                return Err(rejected(id, "Invalid Request: \"method\" must be a string"));
             };
-            let params = obj.remove("params");
-            if let Some(p) = &params {
-                if !p.is_object() {
-                    return Err(Box::new(Rejected {
-                        id,
-                        error: RpcError::invalid_params("\"params\" must be an object"),
-                    }));
-                }
-            }
-            return Ok(match (obj.contains_key("id"), id) {
-                (false, _) => Self::Notification { method, params },
-                (true, Some(id)) => Self::Request {
-                    id,
-                    method: Cow::Owned(method),
-                    params: params.as_ref().map(RawParams::from),
-                },
-                (true, None) => {
-                    return Err(Box::new(Rejected {
-                        id: None,
-                        error: RpcError::invalid_request(
-                            "Invalid Request: \"id\" must be a string or an integer",
-                        ),
-                    }));
-                }
-            });
+            return Self::classify_call(method, id, &mut obj);
         }
         let Some(id) = id else {
-            return Err(Box::new(Rejected {
-                id: None,
-                error: RpcError::invalid_request("Invalid Request: a response needs an \"id\""),
-            }));
+            return Err(rejected(
+                None,
+                "Invalid Request: a response needs an \"id\"",
+            ));
         };
         if let Some(result) = obj.remove("result") {
             return Ok(Self::Response {
@@ -179,11 +145,46 @@ impl Incoming {
                 result: Err(error),
             });
         }
-        Err(Box::new(Rejected {
-            id: Some(id),
-            error: RpcError::invalid_request("Invalid Request: no method, result or error"),
-        }))
+        Err(rejected(
+            Some(id),
+            "Invalid Request: no method, result or error",
+        ))
     }
+
+    /// A request (with an `id`) or a notification (without), its `method` read.
+    fn classify_call(
+        method: String,
+        id: Option<RequestId>,
+        obj: &mut serde_json::Map<String, Value>,
+    ) -> Result<Self, Box<Rejected>> {
+        let params = obj.remove("params");
+        if params.as_ref().is_some_and(|p| !p.is_object()) {
+            return Err(Box::new(Rejected {
+                id,
+                error: RpcError::invalid_params("\"params\" must be an object"),
+            }));
+        }
+        match (obj.contains_key("id"), id) {
+            (false, _) => Ok(Self::Notification { method, params }),
+            (true, Some(id)) => Ok(Self::Request {
+                id,
+                method: Cow::Owned(method),
+                params: params.as_ref().map(RawParams::from),
+            }),
+            (true, None) => Err(rejected(
+                None,
+                "Invalid Request: \"id\" must be a string or an integer",
+            )),
+        }
+    }
+}
+
+/// A message refused as an invalid request, answered to `id` when it had one.
+fn rejected(id: Option<RequestId>, why: &'static str) -> Box<Rejected> {
+    Box::new(Rejected {
+        id,
+        error: RpcError::invalid_request(why),
+    })
 }
 
 /// Reads `bytes` as a well-formed request in one pass ([`split`]), its params left as

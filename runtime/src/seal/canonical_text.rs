@@ -44,15 +44,7 @@ pub(super) fn shape(text: &[u8]) -> Option<Shape> {
                 at += 1;
             }
             b'{' | b'[' => {
-                let level = if byte == b'{' {
-                    Level::Object {
-                        last_key: None,
-                        key_next: true,
-                    }
-                } else {
-                    Level::Array
-                };
-                *levels.get_mut(depth)? = level;
+                *levels.get_mut(depth)? = Level::opened_by(byte);
                 depth += 1;
                 at += 1;
             }
@@ -71,18 +63,7 @@ pub(super) fn shape(text: &[u8]) -> Option<Shape> {
             b'"' => {
                 let end = plain_string_end(text, at)?;
                 let top = depth.checked_sub(1).and_then(|top| levels.get_mut(top));
-                if let Some(Level::Object { last_key, key_next }) = top {
-                    if *key_next {
-                        let key = (at + 1, end - 1);
-                        if let Some((from, to)) = *last_key {
-                            if text.get(from..to)? >= text.get(key.0..key.1)? {
-                                return None;
-                            }
-                        }
-                        *last_key = Some(key);
-                        *key_next = false;
-                    }
-                }
+                next_key(text, top, (at + 1, end - 1))?;
                 at = end;
             }
             b'-' | b'0'..=b'9' => at = whole_number_end(text, at)?,
@@ -97,6 +78,37 @@ pub(super) fn shape(text: &[u8]) -> Option<Shape> {
     } else {
         Shape::Compact
     })
+}
+
+impl Level {
+    /// The level `byte` (`{` or `[`) opens.
+    fn opened_by(byte: u8) -> Self {
+        if byte == b'{' {
+            Level::Object {
+                last_key: None,
+                key_next: true,
+            }
+        } else {
+            Level::Array
+        }
+    }
+}
+
+/// Takes the string whose contents are at `key` as the next key of `level`, when a key
+/// comes next there: `None` when it does not sort after the key before it.
+fn next_key(text: &[u8], level: Option<&mut Level>, key: (usize, usize)) -> Option<()> {
+    if let Some(Level::Object { last_key, key_next }) = level {
+        if *key_next {
+            if let Some((from, to)) = *last_key {
+                if text.get(from..to)? >= text.get(key.0..key.1)? {
+                    return None;
+                }
+            }
+            *last_key = Some(key);
+            *key_next = false;
+        }
+    }
+    Some(())
 }
 
 /// Just past the string opening at `at`, when it has no escape and no control byte.

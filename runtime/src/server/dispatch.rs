@@ -8,7 +8,8 @@ use tracing::field::Empty;
 use super::finish::{Facts, Finish, method_name};
 use super::middleware::{self, Dispatch, Dispatched};
 use super::pipeline::{Admitted, Checked};
-use super::{IncomingRequest, RequestContext};
+use super::{IncomingRequest, RequestContext, Server};
+use crate::Era;
 use crate::seal::Principal;
 use crate::transport::BoxFuture;
 
@@ -122,19 +123,32 @@ impl Admitted {
         // Boxed where it is made, and moved on as a box: each stage that wrapped it
         // moved the whole future.
         let core: BoxFuture<'static, Dispatched> = Box::pin(finish.run(opened));
-        let Some((server, ctx, target)) = layered else {
-            return core;
-        };
-        Box::pin(async move {
-            let request = Dispatch {
-                id: ctx.id(),
-                method: ctx.method(),
-                target: target.as_deref(),
-                era,
-                round,
-                auth: ctx.auth(),
-            };
-            middleware::run(&server.inner.layers, &request, core).await
-        })
+        match layered {
+            None => core,
+            Some((server, ctx, target)) => through_layers(core, server, ctx, target, era, round),
+        }
     }
+}
+
+/// `core` run inside the server's layers, which see the request through its context,
+/// its target, its era and its round.
+fn through_layers(
+    core: BoxFuture<'static, Dispatched>,
+    server: Server,
+    ctx: RequestContext,
+    target: Option<String>,
+    era: Era,
+    round: Option<u32>,
+) -> BoxFuture<'static, Dispatched> {
+    Box::pin(async move {
+        let request = Dispatch {
+            id: ctx.id(),
+            method: ctx.method(),
+            target: target.as_deref(),
+            era,
+            round,
+            auth: ctx.auth(),
+        };
+        middleware::run(&server.inner.layers, &request, core).await
+    })
 }

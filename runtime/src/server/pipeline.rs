@@ -411,6 +411,12 @@ impl std::fmt::Debug for Admitted {
 }
 
 impl Admitted {
+    /// [`Accepted::never_ends`], of the request admitted.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn never_ends(&self) -> bool {
+        self.0.routed.as_ref().is_some_and(|r| r.route.never_ends)
+    }
+
     /// The token that cancels the handler, as the request came with it.
     #[cfg(feature = "http-server")]
     pub(crate) fn cancellation(&self) -> &CancellationToken {

@@ -31,14 +31,13 @@ pub(super) async fn run(
 ) -> Reply {
     let id = accepted.id().clone();
     let on_session = session.is_some();
-    let never_ends = accepted.never_ends();
     // Refusals are known before the handler runs: they are always plain JSON.
     let mut admitted = match accepted.admit() {
         Ok(admitted) => admitted,
         Err(refused) => return Reply::answer(id, refused, on_session),
     };
     let (json_ok, sse_ok) = accepts(headers);
-    let cancel = cancellation(shared, &mut admitted, never_ends);
+    let cancel = cancellation(shared, &mut admitted);
     let (tx, mut rx) = outbound::stream();
     // A client that takes no stream gets no notifications, and a 2025-11-25 handler that
     // would ask it something fails at once instead of waiting for an answer that cannot
@@ -88,12 +87,8 @@ pub(super) async fn run(
 /// draining endpoint, as it ends the sessions' GET streams (`Shared::closing`); any
 /// other request is let finish, on the token it was made with (nothing else holds it
 /// yet).
-fn cancellation(
-    shared: &Shared,
-    admitted: &mut Admitted,
-    never_ends: bool,
-) -> tokio_util::sync::CancellationToken {
-    if never_ends {
+fn cancellation(shared: &Shared, admitted: &mut Admitted) -> tokio_util::sync::CancellationToken {
+    if admitted.never_ends() {
         let closing = shared.closing.child_token();
         admitted.set_cancel(closing.clone());
         closing

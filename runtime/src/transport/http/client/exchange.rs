@@ -152,7 +152,7 @@ impl HttpClientTransport {
         &self,
         request: &EncodedRequest<'_>,
     ) -> Result<RawResult, CallError> {
-        self.inner.session.sending(request.method, request.params);
+        self.inner.session.sending(request);
         let mut result = match self.post(request).await {
             Err(CallError::Transport(refused)) if self.authorizable(&refused) => {
                 // Boxed: the rare path stays out of every exchange's future.
@@ -160,6 +160,7 @@ impl HttpClientTransport {
             }
             other => other?,
         };
+        // Asked after the answer, not held across it: the exchange's future stays small.
         if crate::protocol::says(request.method, |m| m.declares_param_headers) {
             // Scanned, not read as a tree: the tools with invalid annotations go.
             if let Some(kept) = self.inner.tools.learn(request.params, result.get()) {
@@ -246,7 +247,7 @@ impl HttpClientTransport {
             .text(&CONTENT_TYPE)
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if status.is_success() {
-            self.inner.session.answered(request.method, &fields);
+            self.inner.session.answered(request, &fields);
         }
         if !status.is_success() {
             let body = collect(body, &mut quiet).await;

@@ -107,15 +107,15 @@ impl Session {
 
     /// Keeps the params of an `initialize` being sent, to open a new session with them
     /// if the server ends this one.
-    pub(super) fn sending(&self, method: &str, params: &str) {
-        if session_says(method, |m| m.opens_session) {
-            *lock(&self.initialize) = Some(params.to_owned());
+    pub(super) fn sending(&self, request: &EncodedRequest<'_>) {
+        if opens_session(request) {
+            *lock(&self.initialize) = Some(request.params.to_owned());
         }
     }
 
     /// Takes the session a successful `initialize` answer names.
-    pub(super) fn answered(&self, method: &str, fields: &HeadFields) {
-        if session_says(method, |m| m.opens_session) {
+    pub(super) fn answered(&self, request: &EncodedRequest<'_>, fields: &HeadFields) {
+        if opens_session(request) {
             if let Some(session) = fields
                 .get(&SESSION)
                 .and_then(|v| HeaderValue::from_bytes(v).ok())
@@ -206,6 +206,12 @@ pub(super) async fn open_standalone_stream(transport: &HttpClientTransport) {
     });
     // Dropped unsent (the task ended) resolves it too.
     let _ = tokio::time::timeout(STANDALONE_OPENING, answered).await;
+}
+
+/// Whether `request` opens a session: a 2026-07-28 request (its `_meta` names the
+/// version) never does, and is not looked up.
+fn opens_session(request: &EncodedRequest<'_>) -> bool {
+    request.protocol_version.is_none() && session_says(request.method, |m| m.opens_session)
 }
 
 /// The longest a session's start waits for its standalone stream to open.

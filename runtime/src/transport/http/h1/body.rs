@@ -133,30 +133,10 @@ pub(super) fn poll_data(
                     Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
                 }
             }
-            State::ChunkSize => match super::chunk::size_line(&conn.buf) {
-                Ok(Some((used, size))) => {
-                    conn.buf.advance(used);
-                    *state = match size {
-                        0 => State::Trailers(0, 0),
-                        size => State::ChunkData(size),
-                    };
-                    true
-                }
-                Ok(None) if conn.buf.len() > MAX_CHUNK_LINE => {
-                    return Poll::Ready(Some(Err(Error::TooLarge("a chunk-size line"))));
-                }
-                Ok(None) => false,
-                Err(why) => return Poll::Ready(Some(Err(Error::Malformed(why)))),
+            State::ChunkSize | State::ChunkEnd => match chunk_framing(state, &mut conn.buf) {
+                Ok(moved) => moved,
+                Err(e) => return Poll::Ready(Some(Err(e))),
             },
-            State::ChunkEnd if conn.buf.len() >= 2 => {
-                if &conn.buf[..2] != b"\r\n" {
-                    return Poll::Ready(Some(Err(Error::Malformed("a chunk not ended by CRLF"))));
-                }
-                conn.buf.advance(2);
-                *state = State::ChunkSize;
-                true
-            }
-            State::ChunkEnd => false,
             State::Trailers(seen, lines) => match trailer(&mut conn.buf, seen, lines) {
                 Trailer::End => {
                     *state = State::Done;
@@ -179,6 +159,36 @@ pub(super) fn poll_data(
             Ok(_) => {}
             Err(e) => return Poll::Ready(Some(Err(Error::Io(e)))),
         }
+    }
+}
+
+/// One step through a chunked body's framing, from `buf`: a chunk's size line, or the
+/// CRLF after its data. Whether it moved `state` on (false: `buf` holds too little).
+#[inline]
+fn chunk_framing(state: &mut State, buf: &mut BytesMut) -> Result<bool, Error> {
+    match *state {
+        State::ChunkSize => match super::chunk::size_line(buf) {
+            Ok(Some((used, size))) => {
+                buf.advance(used);
+                *state = match size {
+                    0 => State::Trailers(0, 0),
+                    size => State::ChunkData(size),
+                };
+                Ok(true)
+            }
+            Ok(None) if buf.len() > MAX_CHUNK_LINE => Err(Error::TooLarge("a chunk-size line")),
+            Ok(None) => Ok(false),
+            Err(why) => Err(Error::Malformed(why)),
+        },
+        State::ChunkEnd if buf.len() >= 2 => {
+            if &buf[..2] != b"\r\n" {
+                return Err(Error::Malformed("a chunk not ended by CRLF"));
+            }
+            buf.advance(2);
+            *state = State::ChunkSize;
+            Ok(true)
+        }
+        _ => Ok(false),
     }
 }
 

@@ -32,6 +32,43 @@ enum Framing {
     Close,
 }
 
+impl Framing {
+    /// The framing of the response with `status` to `request`, its length `exact` when
+    /// known.
+    #[inline]
+    fn of(request: &RequestHead, status: StatusCode, exact: Option<u64>) -> Self {
+        if super::bodiless(&request.method, status) {
+            Self::None
+        } else if let Some(len) = exact {
+            Self::Length(len)
+        } else if request.version == Version::HTTP_10 {
+            Self::Close
+        } else {
+            Self::Chunked
+        }
+    }
+
+    /// Writes the fields that say the framing and whether the connection stays open,
+    /// to a client speaking `version`.
+    #[inline]
+    fn write_fields(self, out: &mut Vec<u8>, close: bool, version: Version) {
+        match self {
+            Self::Length(len) => {
+                out.extend_from_slice(b"content-length: ");
+                push_decimal(out, len);
+                out.extend_from_slice(b"\r\n");
+            }
+            Self::Chunked => field(out, "transfer-encoding", b"chunked"),
+            Self::None | Self::Close => {}
+        }
+        if close && version != Version::HTTP_10 {
+            field(out, "connection", b"close");
+        } else if !close && version == Version::HTTP_10 {
+            field(out, "connection", b"keep-alive");
+        }
+    }
+}
+
 /// Writes one response: its head, then its body as the body's size allows.
 pub(crate) struct ResponseWriter<'r> {
     framing: Framing,
@@ -75,15 +112,7 @@ impl<'r> ResponseWriter<'r> {
     where
         I: Iterator<Item = (&'a str, &'a [u8])>,
     {
-        let framing = if super::bodiless(&request.method, status) {
-            Framing::None
-        } else if let Some(len) = exact {
-            Framing::Length(len)
-        } else if request.version == Version::HTTP_10 {
-            Framing::Close
-        } else {
-            Framing::Chunked
-        };
+        let framing = Framing::of(request, status, exact);
         let close = close || framing == Framing::Close;
         let fields: usize = headers()
             .map(|(name, value)| name.len() + value.len() + 4)
@@ -112,20 +141,7 @@ impl<'r> ResponseWriter<'r> {
         if !dated {
             DATE_NOW.with_borrow_mut(|date| field(out, "date", date.now()));
         }
-        match framing {
-            Framing::Length(len) => {
-                out.extend_from_slice(b"content-length: ");
-                push_decimal(out, len);
-                out.extend_from_slice(b"\r\n");
-            }
-            Framing::Chunked => field(out, "transfer-encoding", b"chunked"),
-            Framing::None | Framing::Close => {}
-        }
-        if close && request.version != Version::HTTP_10 {
-            field(out, "connection", b"close");
-        } else if !close && request.version == Version::HTTP_10 {
-            field(out, "connection", b"keep-alive");
-        }
+        framing.write_fields(out, close, request.version);
         out.extend_from_slice(b"\r\n");
         Self {
             framing,
