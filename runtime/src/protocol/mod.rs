@@ -3,6 +3,7 @@
 
 pub(crate) mod era;
 pub(crate) mod meta;
+pub(crate) mod rounds;
 #[cfg(feature = "skills")]
 pub(crate) mod skills;
 pub(crate) mod tasks;

@@ -126,6 +126,12 @@ impl RequestContext {
         Era::on_session(self.inner.channel.is_some())
     }
 
+    /// The bounds of the input rounds this request may drive over its channel (a
+    /// 2025-11-25 session's); `None` without one.
+    pub(crate) fn channel_input_limits(&self) -> Option<crate::protocol::rounds::RoundLimits> {
+        self.inner.channel.as_ref().map(|c| c.input_limits())
+    }
+
     /// Sends request `M` to the client and waits for its result: on a 2025-11-25
     /// session only, the way that era's servers ask (the input methods
     /// `elicitation/create`, `sampling/createMessage` and `roots/list` of
@@ -326,6 +332,9 @@ pub(crate) trait Channel: Send + Sync + std::fmt::Debug {
     /// Whether the channel answers an `InputRequiredResult` itself (then the core keeps
     /// the request's params for the rounds to come).
     fn fulfils_input(&self) -> bool;
+
+    /// The bounds of the input rounds a request drives over the channel.
+    fn input_limits(&self) -> crate::protocol::rounds::RoundLimits;
 
     /// A complete result, written in the channel's form.
     fn complete(&self, result: &str) -> Result<String, RpcError>;

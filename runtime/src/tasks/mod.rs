@@ -68,6 +68,9 @@ fn lease_lost() -> crate::StoreError {
 /// cannot fill it for everyone.
 pub(crate) const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 
+/// How many rounds a task's body may ask for input, unless [`Tasks::max_rounds`] says.
+const DEFAULT_TASK_ROUNDS: usize = 100;
+
 /// Whether a tool may run as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TaskSupport {
@@ -89,6 +92,7 @@ pub struct Tasks {
     pub(crate) poll_interval: Duration,
     pub(crate) lease: Duration,
     pub(crate) per_principal: usize,
+    pub(crate) max_rounds: usize,
     /// The server whose tools run as these tasks (set when it is added to an
     /// [`McpServer`](crate::mcp::McpServer)): a restartable tool is run again from it.
     pub(crate) server: Arc<std::sync::OnceLock<crate::server::mcp::WeakMcpServer>>,
@@ -101,6 +105,7 @@ impl std::fmt::Debug for Tasks {
             .field("poll_interval", &self.poll_interval)
             .field("lease", &self.lease)
             .field("per_principal", &self.per_principal)
+            .field("max_rounds", &self.max_rounds)
             .finish_non_exhaustive()
     }
 }
@@ -121,6 +126,7 @@ impl Tasks {
             poll_interval: Duration::from_secs(1),
             lease: Duration::from_secs(10),
             per_principal: DEFAULT_TASKS_PER_PRINCIPAL,
+            max_rounds: DEFAULT_TASK_ROUNDS,
             server: Arc::default(),
         }
     }
@@ -133,6 +139,13 @@ impl Tasks {
     /// tern's own HTTP accept loop; one principal together otherwise).
     pub fn max_per_principal(mut self, max: usize) -> Self {
         self.per_principal = max.max(1);
+        self
+    }
+
+    /// How many rounds a task's body may ask for input (default 100): one more asking
+    /// fails the task, -32603 "The task asked for input too many times".
+    pub fn max_rounds(mut self, max: usize) -> Self {
+        self.max_rounds = max;
         self
     }
 

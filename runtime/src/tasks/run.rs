@@ -18,11 +18,14 @@ use super::{Admission, Status, TaskRecord, Tasks, Transition, millis, new_id, no
 use crate::StoreError;
 use crate::jsonrpc::RpcError;
 use crate::protocol;
+use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive as drive_rounds};
 use crate::seal::Principal;
 use crate::server::RequestContext;
 use crate::server::caught_panic;
 use crate::transport::BoxFuture;
-use crate::types::v2026_07_28::{CallToolOutcome, ClientCapabilities, InputResponses, Outcome};
+use crate::types::v2026_07_28::{
+    CallToolOutcome, ClientCapabilities, InputRequiredResult, InputResponses, Outcome,
+};
 
 /// How an unauthenticated caller's owner starts: never a principal's (hex digits).
 const ANONYMOUS: &str = "anon:";
@@ -115,9 +118,6 @@ pub(crate) async fn create(
 
 /// How long a cancelled body has to stop on its own before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
-
-/// The rounds a task's body may take: one that keeps asking is failed there.
-const MAX_ROUNDS: u32 = 100;
 
 /// How often a running body's instance looks for a cancellation and renews its lease.
 fn watch_interval(tasks: &Tasks) -> Duration {
@@ -283,78 +283,137 @@ async fn drive(
     cancel: &CancellationToken,
     body: Body,
 ) -> End {
-    let id = held.id.as_str();
     let Body {
-        first: mut round,
+        first,
         next,
-        mut resume,
+        resume,
     } = body;
-    let (mut used, done): (BTreeSet<String>, u32) = resume
+    // A task started again goes on from the round it had reached.
+    let (used, done) = resume
         .as_ref()
         .map(|r| (r.used.iter().cloned().collect(), r.rounds))
         .unwrap_or_default();
-    for number in done + 1.. {
-        // On a cancellation the body gets a moment to see its token and stop on its
-        // own (releasing what it holds) before it is dropped; what it answers then does
-        // not matter: the task was cancelled.
+    let mut rounds = TaskRounds {
+        held,
+        capabilities,
+        cancel,
+        next,
+        resume,
+        used,
+        done,
+    };
+    let limits = RoundLimits {
+        max_rounds: held.tasks.max_rounds.saturating_sub(done as usize),
+        max_questions: usize::MAX,
+        deadline: None,
+        concurrency: 1,
+    };
+    let first = match rounds.settle(first).await {
+        Ok(first) => first,
+        Err(end) => return end,
+    };
+    match drive_rounds(&mut rounds, &limits, first).await {
+        Ok(result) => End::Completed(result),
+        Err(end) => end,
+    }
+}
+
+/// A task's body, round by round: its questions become the task's, answered through
+/// `tasks/update`; a restartable task's restart point is written after each round.
+struct TaskRounds<'a> {
+    held: &'a Held,
+    capabilities: &'a ClientCapabilities,
+    cancel: &'a CancellationToken,
+    next: NextRound,
+    resume: Option<Resume>,
+    /// The task keys asked so far, over the task's life.
+    used: BTreeSet<String>,
+    /// The rounds answered before this instance took the task on.
+    done: u32,
+}
+
+impl TaskRounds<'_> {
+    /// The body's round run to its answer. On a cancellation the body gets a moment to
+    /// see its token and stop on its own (releasing what it holds) before it is
+    /// dropped; what it answers then does not matter: the task was cancelled.
+    async fn settle(
+        &self,
+        mut round: BoxFuture<'static, Result<CallToolOutcome, RpcError>>,
+    ) -> Result<Step<String>, End> {
         let outcome = tokio::select! {
             o = &mut round => o,
-            () = cancel.cancelled() => {
+            () = self.cancel.cancelled() => {
                 let _ = tokio::time::timeout(CANCEL_GRACE, &mut round).await;
-                return End::Cancelled;
+                return Err(End::Cancelled);
             }
         };
-        if cancel.is_cancelled() {
-            return End::Cancelled;
+        if self.cancel.is_cancelled() {
+            return Err(End::Cancelled);
         }
-        let asked = match outcome {
-            Err(e) => return End::Failed(e),
-            Ok(Outcome::Complete(result)) => {
-                return match serde_json::to_string(&result) {
-                    Ok(text) => End::Completed(text),
-                    Err(e) => {
-                        tracing::error!(task = %id, error = %e, "could not encode a task's result");
-                        End::Failed(RpcError::internal("Internal error"))
-                    }
-                };
-            }
-            Ok(Outcome::InputRequired(asked)) => asked,
-        };
-        if number >= MAX_ROUNDS {
-            tracing::warn!(task = %id, "a task's body asked for input {MAX_ROUNDS} times");
-            return End::Failed(RpcError::internal(
-                "The task asked for input too many times",
-            ));
+        match outcome.map_err(End::Failed)? {
+            Outcome::Complete(result) => match serde_json::to_string(&result) {
+                Ok(text) => Ok(Step::Done(text)),
+                Err(e) => {
+                    tracing::error!(task = %self.held.id, error = %e, "could not encode a task's result");
+                    Err(End::Failed(RpcError::internal("Internal error")))
+                }
+            },
+            Outcome::InputRequired(asked) => Ok(Step::Asked(asked)),
         }
-        let requests = asked.input_requests.clone();
-        if let Some(missing) = requests
-            .as_ref()
-            .and_then(|r| protocol::missing_capabilities(r, capabilities))
+    }
+}
+
+impl Rounds for TaskRounds<'_> {
+    type Done = String;
+    type Error = End;
+
+    async fn attempt(
+        &mut self,
+        _round: usize,
+        answers: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Step<String>, End> {
+        let round = self.next.call(answers, state);
+        self.settle(round).await
+    }
+
+    async fn answer(
+        &mut self,
+        round: usize,
+        asked: &InputRequiredResult,
+        _limits: &RoundLimits,
+    ) -> Result<Option<InputResponses>, End> {
+        let held = self.held;
+        let number = self.done + u32::try_from(round).unwrap_or(u32::MAX);
+        let requests = asked.input_requests.as_ref();
+        if let Some(missing) =
+            requests.and_then(|r| protocol::missing_capabilities(r, self.capabilities))
         {
-            return End::Failed(RpcError::missing_capability(&missing));
+            return Err(End::Failed(RpcError::missing_capability(&missing)));
         }
-        let Some((asks, keys)) = task_keys(requests.as_ref(), &mut used, number) else {
-            return End::Failed(RpcError::internal("Internal error"));
+        let Some((asks, keys)) = task_keys(requests, &mut self.used, number) else {
+            return Err(End::Failed(RpcError::internal("Internal error")));
         };
         let answers = if asks.is_empty() {
             InputResponses::new()
         } else {
-            match answers(held, cancel, asks, &keys).await {
-                Ok(answers) => answers,
-                Err(end) => return end,
-            }
+            answers(held, self.cancel, asks, &keys).await?
         };
-        if let Some(moved) = resume.as_mut() {
+        if let Some(moved) = self.resume.as_mut() {
             *moved = moved.at(&answers, asked.request_state.as_deref());
-            moved.used = used.iter().cloned().collect();
+            moved.used = self.used.iter().cloned().collect();
             moved.rounds = number;
-            if let Err(end) = checkpoint(held, moved).await {
-                return end;
-            }
+            checkpoint(held, moved).await?;
         }
-        round = next.call(Some(answers), asked.request_state);
+        Ok(Some(answers))
     }
-    End::Gone
+
+    fn over(&self, over: Over) -> End {
+        tracing::warn!(task = %self.held.id, ?over, "a task's body asked for input too many times");
+        End::Failed(RpcError::internal(
+            "The task asked for input too many times",
+        ))
+    }
 }
 
 /// The round's `requests` under their task keys (as JSON text), and each task key's

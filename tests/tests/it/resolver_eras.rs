@@ -213,3 +213,67 @@ async fn the_resolver_asks_region_then_confirmation_one_round_each() {
         "{stopped}"
     );
 }
+
+/// A resolver tool on a 2025-11-25 session asks its client under `policy`, the bounds
+/// a session's rounds keep to; the client's answers take `delay`. The error, and the
+/// questions the client was asked.
+async fn resolver_on_a_session(
+    policy: tern_mcp::server::SessionInput,
+    delay: std::time::Duration,
+) -> (tern_mcp::Error, usize) {
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let (client_end, server_end) = memory::pair();
+    let s = server().fulfil_input_on_sessions(policy).server().unwrap();
+    tokio::spawn(async move { s.serve(server_end).await });
+    let client = Client::builder("c", "1")
+        .on_elicitation(move |_ctx, _params| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move {
+                tokio::time::sleep(delay).await;
+                Ok(tern_mcp::ask::accept([("region", "eu-west-1")]))
+            }
+        })
+        .era(EraMode::Session)
+        .connect(client_end)
+        .await
+        .unwrap();
+    let err = client
+        .call_tool("provision", json!({"name": "orders"}))
+        .await
+        .unwrap_err();
+    (err, asked.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+fn rpc_code(err: &tern_mcp::Error) -> i64 {
+    match err {
+        tern_mcp::Error::Rpc(rpc) => rpc.code,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_resolver_on_a_session_keeps_to_the_sessions_round_cap() {
+    // The tool needs two rounds (the region, then the confirmation): one is allowed.
+    let mut policy = tern_mcp::server::SessionInput::default();
+    policy.max_rounds = 1;
+    let (err, asked) = resolver_on_a_session(policy, std::time::Duration::ZERO).await;
+    assert_eq!(rpc_code(&err), -32603, "{err}");
+    assert_eq!(asked, 1, "the first round was asked, the second refused");
+}
+
+#[tokio::test]
+async fn a_resolver_on_a_session_gives_up_on_a_silent_client_at_the_sessions_deadline() {
+    let mut policy = tern_mcp::server::SessionInput::default();
+    policy.timeout = std::time::Duration::from_millis(200);
+    let started = std::time::Instant::now();
+    let (err, asked) = resolver_on_a_session(policy, std::time::Duration::from_secs(30)).await;
+    assert_eq!(rpc_code(&err), -32603, "{err}");
+    assert!(err.to_string().contains("Timed out"), "{err}");
+    assert_eq!(asked, 1);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -948,3 +948,41 @@ async fn redis_restarted_under_a_running_task_is_answered_and_served_again() {
     let gone = task.get().await.unwrap_err();
     assert_eq!(code(&gone), Some(-32602), "{gone}");
 }
+
+/// A task's body that asks again every round is failed once it has asked as many
+/// rounds as `Tasks::max_rounds` allows, each of them answered.
+#[tokio::test]
+async fn a_body_that_never_stops_asking_fails_at_its_round_cap() {
+    let mcp = McpServer::new("asker", "1.0.0")
+        .extension(Tasks::new(MemoryTaskStore::default()).max_rounds(2));
+    mcp.tool("always")
+        .extension(TaskSupport::Required)
+        .run(|_: NoArgs, _ctx: ToolContext| async { ask_region() });
+    let (client_end, server_end) = tern_mcp::transport::memory::pair();
+    let server = mcp.server().unwrap();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    let client = Client::builder("tasks-attacker", "1")
+        .on_elicitation(move |_ctx, _params| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async { Ok(tern_mcp::ask::accept([("region", "auto")])) }
+        })
+        .extension(
+            tern_mcp::types::ext_tasks::EXTENSION_ID,
+            Some(serde_json::Map::new()),
+        )
+        .era(EraMode::Stateless)
+        .connect(client_end)
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        client.call_tool("always", json!({})),
+    )
+    .await
+    .expect("the task ends")
+    .unwrap_err();
+    assert!(err.to_string().contains("too many times"), "{err}");
+    assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 2);
+}

@@ -37,6 +37,10 @@ impl Channel for SessionState {
         self.input.is_some()
     }
 
+    fn input_limits(&self) -> crate::protocol::rounds::RoundLimits {
+        self.input.unwrap_or_default().limits()
+    }
+
     fn complete(&self, result: &str) -> Result<String, RpcError> {
         let value: Value = serde_json::from_str(result).map_err(internal)?;
         serde_json::to_string(&crate::protocol::era::to_session_result(value)).map_err(internal)

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+pub(crate) use fulfil::ask_all;
 pub(crate) use own::Own;
 pub use state::SessionInput;
 pub(crate) use state::SessionState;

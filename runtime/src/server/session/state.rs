@@ -351,6 +351,8 @@ pub(crate) fn session_result(
 
 /// How a server fulfils the `InputRequiredResult`s its handlers return on 2025-11-25
 /// sessions, when it is asked to ([`ServerBuilder::fulfil_input_on_sessions`](crate::server::ServerBuilder::fulfil_input_on_sessions)).
+/// A resolver tool's questions on a session keep to the same bounds (to the defaults
+/// when fulfilment is off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionInput {

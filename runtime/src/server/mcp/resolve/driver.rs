@@ -7,11 +7,13 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::{Node, Resolution, ResolveSet, ResolverHandler};
+use super::{Node, Resolution, ResolveSet, ResolverHandler, Store};
 use crate::jsonrpc::RpcError;
+use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive};
+use crate::server::RequestContext;
 use crate::server::mcp::schema;
-use crate::server::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolFn};
-use crate::types::v2026_07_28::CallToolOutcome;
+use crate::server::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolError, ToolFn};
+use crate::types::v2026_07_28::{CallToolOutcome, InputRequiredResult, InputResponses};
 
 impl<'a> ToolBuilder<'a> {
     /// Registers `handler` as the tool, in the resolver form: after the typed arguments,
@@ -42,43 +44,33 @@ impl<'a> ToolBuilder<'a> {
             let name = name.clone();
             Box::pin(async move {
                 let args: A = call.entry.decode(&call.arguments)?;
-                let on_session = call.ctx.era() == crate::Era::Session;
-                let mut responses = call.input_responses;
-                let mut state = call.request_state;
-                // On a 2025-11-25 session there is no input-required result: the same
-                // questions go to the client as requests of their own, one dependency
-                // level at a time, and the body runs when all are answered.
-                let mut levels = 0;
-                let store = loop {
-                    let round =
-                        super::resolve_round(&nodes, &args, responses.as_ref(), state.as_deref());
-                    match round {
-                        Ok(Resolution::Ready(store)) => break store,
-                        Ok(Resolution::Ask(asked)) if !on_session => {
-                            return Ok(CallToolOutcome::InputRequired(*asked));
-                        }
-                        Ok(Resolution::Ask(asked)) => {
-                            levels += 1;
-                            if levels > nodes.len() + 1 {
-                                tracing::error!(tool = %name, "resolvers did not settle on a 2025-11-25 session");
-                                return Err(RpcError::internal("Internal error"));
-                            }
-                            let asked = *asked;
-                            let mut answers = crate::types::v2026_07_28::InputResponses::new();
-                            for (key, request) in asked.input_requests.iter().flat_map(|r| r.iter())
-                            {
-                                // Boxed: the session era's path stays out of every
-                                // call's future.
-                                let answer = Box::pin(call.ctx.request_input(request)).await?;
-                                answers.insert(key.clone(), answer).map_err(|e| {
-                                    RpcError::internal(format!("Internal error: {e}"))
-                                })?;
-                            }
-                            responses = Some(answers);
-                            state = asked.request_state;
-                        }
-                        Err(e) => return e.into_outcome(),
+                let first = super::resolve_round(
+                    &nodes,
+                    &args,
+                    call.input_responses.as_ref(),
+                    call.request_state.as_deref(),
+                );
+                let store = match (first, call.ctx.channel_input_limits()) {
+                    (Ok(Resolution::Ready(store)), _) => store,
+                    // 2026-07-28: the questions go back in an input-required result.
+                    (Ok(Resolution::Ask(asked)), None) => {
+                        return Ok(CallToolOutcome::InputRequired(*asked));
                     }
+                    // Boxed: the session era's path stays out of every call's future.
+                    (Ok(Resolution::Ask(asked)), Some(limits)) => {
+                        let rounds = OnSession {
+                            nodes: &nodes,
+                            args: &args,
+                            ctx: &call.ctx,
+                            tool: &name,
+                        };
+                        match Box::pin(rounds.resolve(limits, *asked)).await {
+                            Ok(store) => store,
+                            Err(Ended::Tool(e)) => return e.into_outcome(),
+                            Err(Ended::Rpc(e)) => return Err(e),
+                        }
+                    }
+                    (Err(e), _) => return e.into_outcome(),
                 };
                 let Some(resolved) = P::fetch(&store) else {
                     tracing::error!(tool = %name, "resolved values did not assemble");
@@ -99,5 +91,85 @@ impl<'a> ToolBuilder<'a> {
         }
         entry.can_detach = false;
         self.server.add_tool(entry);
+    }
+}
+
+/// A resolver tool's call on a 2025-11-25 session, which has no input-required result:
+/// the same questions go to the client as requests of its own, one dependency level a
+/// round, and the body runs once all are answered.
+struct OnSession<'a, A> {
+    nodes: &'a [Node<A>],
+    args: &'a A,
+    ctx: &'a RequestContext,
+    tool: &'a str,
+}
+
+/// What ended a call on a session before its body ran.
+enum Ended {
+    /// A resolver failed (the tool's error result, or a protocol error).
+    Tool(ToolError),
+    /// The session's rounds did.
+    Rpc(RpcError),
+}
+
+impl<A: Sync> OnSession<'_, A> {
+    /// Every resolver answered, from the first round's `asked`, within the session's
+    /// `limits` (and no more rounds than the resolvers have levels).
+    async fn resolve(
+        mut self,
+        limits: RoundLimits,
+        asked: InputRequiredResult,
+    ) -> Result<Store, Ended> {
+        let limits = RoundLimits {
+            max_rounds: limits.max_rounds.min(self.nodes.len() + 1),
+            ..limits
+        };
+        drive(&mut self, &limits, Step::Asked(asked)).await
+    }
+}
+
+impl<A: Sync> Rounds for OnSession<'_, A> {
+    type Done = Store;
+    type Error = Ended;
+
+    async fn attempt(
+        &mut self,
+        _round: usize,
+        answers: Option<InputResponses>,
+        state: Option<String>,
+    ) -> Result<Step<Store>, Ended> {
+        match super::resolve_round(self.nodes, self.args, answers.as_ref(), state.as_deref()) {
+            Ok(Resolution::Ready(store)) => Ok(Step::Done(store)),
+            Ok(Resolution::Ask(asked)) => Ok(Step::Asked(*asked)),
+            Err(e) => Err(Ended::Tool(e)),
+        }
+    }
+
+    async fn answer(
+        &mut self,
+        _round: usize,
+        asked: &InputRequiredResult,
+        limits: &RoundLimits,
+    ) -> Result<Option<InputResponses>, Ended> {
+        let answers = crate::server::session::ask_all(self.ctx, asked, limits).await;
+        answers.map(Some).map_err(Ended::Rpc)
+    }
+
+    fn over(&self, over: Over) -> Ended {
+        let tool = self.tool;
+        Ended::Rpc(match over {
+            Over::Deadline(_) => {
+                tracing::warn!(tool, "a session's client did not answer a resolver in time");
+                RpcError::internal("Timed out waiting for the client's input")
+            }
+            Over::Rounds(_) | Over::Questions { .. } => {
+                tracing::error!(
+                    tool,
+                    ?over,
+                    "resolvers did not settle on a 2025-11-25 session"
+                );
+                RpcError::internal("Internal error")
+            }
+        })
     }
 }

@@ -1,0 +1,262 @@
+//! One engine for input rounds: a call that answers input-required is attempted again
+//! with the answers and the state of the round before, until it completes, within one
+//! set of bounds ([`RoundLimits`]): how many rounds, how many questions a round may ask,
+//! how long the whole exchange may take. Each driver says only what a round is to it
+//! ([`Rounds`]): how the call is attempted and how a round's questions are answered.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::types::v2026_07_28::{InputRequiredResult, InputResponses};
+
+/// The bounds of one call's input rounds, wherever they are driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoundLimits {
+    /// The most rounds that may ask for input; one more asking ends the call.
+    pub(crate) max_rounds: usize,
+    /// The most questions (input requests) one round may ask.
+    pub(crate) max_questions: usize,
+    /// How long the whole exchange may take, from the engine's start.
+    pub(crate) deadline: Option<Duration>,
+    /// How many of a round's questions are asked at once.
+    pub(crate) concurrency: usize,
+}
+
+/// Where an attempt left the call.
+#[allow(clippy::large_enum_variant)] // taken apart as soon as it is returned
+pub(crate) enum Step<D> {
+    /// Complete.
+    Done(D),
+    /// Asking for input.
+    Asked(InputRequiredResult),
+}
+
+/// The bound a call went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// It asked for input in more rounds than [`RoundLimits::max_rounds`].
+    Rounds(usize),
+    /// A round asked more questions than [`RoundLimits::max_questions`].
+    Questions {
+        /// How many it asked.
+        asked: usize,
+        /// The bound.
+        max: usize,
+    },
+    /// The exchange took longer than [`RoundLimits::deadline`].
+    Deadline(Duration),
+}
+
+/// What a round is to one driver.
+pub(crate) trait Rounds: Send {
+    /// What the call completes with.
+    type Done: Send;
+    /// What ends it otherwise.
+    type Error: Send;
+
+    /// The call attempted again with the `answers` and `state` of round `round` (the
+    /// round just answered, from 1).
+    fn attempt(
+        &mut self,
+        round: usize,
+        answers: Option<InputResponses>,
+        state: Option<String>,
+    ) -> impl Future<Output = Result<Step<Self::Done>, Self::Error>> + Send;
+
+    /// The answers to round `round`'s questions (`None`: the round asked none, and the
+    /// state alone goes back), at most `limits.concurrency` asked at once.
+    fn answer(
+        &mut self,
+        round: usize,
+        asked: &InputRequiredResult,
+        limits: &RoundLimits,
+    ) -> impl Future<Output = Result<Option<InputResponses>, Self::Error>> + Send;
+
+    /// The error `over` ends the call with.
+    fn over(&self, over: Over) -> Self::Error;
+}
+
+/// Drives `rounds` from `first`, the call's first answer, to its end within `limits`.
+pub(crate) async fn drive<R: Rounds>(
+    rounds: &mut R,
+    limits: &RoundLimits,
+    first: Step<R::Done>,
+) -> Result<R::Done, R::Error> {
+    let deadline = limits
+        .deadline
+        .map(|d| (tokio::time::Instant::now() + d, d));
+    let mut step = first;
+    let mut round = 0;
+    loop {
+        let asked = match step {
+            Step::Done(done) => return Ok(done),
+            Step::Asked(asked) => asked,
+        };
+        round += 1;
+        if round > limits.max_rounds {
+            return Err(rounds.over(Over::Rounds(limits.max_rounds)));
+        }
+        let questions = asked.input_requests.as_ref().map_or(0, |r| r.len());
+        if questions > limits.max_questions {
+            let max = limits.max_questions;
+            return Err(rounds.over(Over::Questions {
+                asked: questions,
+                max,
+            }));
+        }
+        let answers = within(deadline, rounds.answer(round, &asked, limits)).await;
+        let answers = answers.map_err(|over| rounds.over(over))??;
+        let state = asked.request_state;
+        let next = within(deadline, rounds.attempt(round, answers, state)).await;
+        step = next.map_err(|over| rounds.over(over))??;
+    }
+}
+
+/// `work`, unless the deadline passes first.
+async fn within<T>(
+    deadline: Option<(tokio::time::Instant, Duration)>,
+    work: impl Future<Output = T>,
+) -> Result<T, Over> {
+    match deadline {
+        None => Ok(work.await),
+        Some((at, whole)) => tokio::time::timeout_at(at, work)
+            .await
+            .map_err(|_| Over::Deadline(whole)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::v2026_07_28::{InputRequest, InputRequests};
+
+    /// A call that asks `questions` questions a round until round `done_after`, its
+    /// answers taking `answer_for`.
+    struct Asking {
+        questions: usize,
+        done_after: usize,
+        answer_for: Duration,
+        attempts: usize,
+    }
+
+    fn asked(questions: usize) -> InputRequiredResult {
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        let form = crate::ask::elicit_form("Region?", schema);
+        let request: InputRequest = form.unwrap_or_else(|e| panic!("{e}"));
+        let mut result = InputRequiredResult::new();
+        result.input_requests = Some(InputRequests(
+            (0..questions)
+                .map(|i| (format!("q{i}"), request.clone()))
+                .collect(),
+        ));
+        result.request_state = Some("s".into());
+        result
+    }
+
+    impl Rounds for Asking {
+        type Done = usize;
+        type Error = Over;
+
+        async fn attempt(
+            &mut self,
+            round: usize,
+            answers: Option<InputResponses>,
+            state: Option<String>,
+        ) -> Result<Step<usize>, Over> {
+            self.attempts += 1;
+            assert_eq!(answers.map(|a| a.len()), Some(self.questions));
+            assert_eq!(state.as_deref(), Some("s"));
+            Ok(if round >= self.done_after {
+                Step::Done(round)
+            } else {
+                Step::Asked(asked(self.questions))
+            })
+        }
+
+        async fn answer(
+            &mut self,
+            _round: usize,
+            asked: &InputRequiredResult,
+            _limits: &RoundLimits,
+        ) -> Result<Option<InputResponses>, Over> {
+            tokio::time::sleep(self.answer_for).await;
+            let mut answers = InputResponses::new();
+            for key in asked.input_requests.iter().flat_map(|r| r.keys()) {
+                let accepted = crate::ask::accept([("region", "eu")]);
+                answers
+                    .insert(key.clone(), accepted.into())
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+            Ok(Some(answers))
+        }
+
+        fn over(&self, over: Over) -> Over {
+            over
+        }
+    }
+
+    const LIMITS: RoundLimits = RoundLimits {
+        max_rounds: 3,
+        max_questions: 2,
+        deadline: Some(Duration::from_secs(60)),
+        concurrency: 1,
+    };
+
+    async fn run(call: &mut Asking, limits: RoundLimits) -> Result<usize, Over> {
+        let first = Step::Asked(asked(call.questions));
+        drive(call, &limits, first).await
+    }
+
+    fn asking(questions: usize, done_after: usize) -> Asking {
+        Asking {
+            questions,
+            done_after,
+            answer_for: Duration::ZERO,
+            attempts: 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_completes_within_its_rounds() {
+        let mut call = asking(2, 3);
+        assert_eq!(run(&mut call, LIMITS).await, Ok(3));
+        assert_eq!(call.attempts, 3);
+    }
+
+    #[tokio::test]
+    async fn a_round_past_the_cap_ends_the_call_unanswered() {
+        let mut call = asking(1, 4);
+        assert_eq!(run(&mut call, LIMITS).await, Err(Over::Rounds(3)));
+        assert_eq!(
+            call.attempts, 3,
+            "the fourth round's questions were not asked"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_round_asking_too_much_is_refused_before_anything_is_asked() {
+        let mut call = asking(3, 1);
+        let over = Over::Questions { asked: 3, max: 2 };
+        assert_eq!(run(&mut call, LIMITS).await, Err(over));
+        assert_eq!(call.attempts, 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_covers_the_whole_exchange() {
+        let mut call = Asking {
+            answer_for: Duration::from_secs(25),
+            ..asking(1, 3)
+        };
+        let over = Over::Deadline(Duration::from_secs(60));
+        assert_eq!(run(&mut call, LIMITS).await, Err(over));
+        assert_eq!(
+            call.attempts, 2,
+            "two rounds fit in the minute, the third did not"
+        );
+        let unbounded = RoundLimits {
+            deadline: None,
+            ..LIMITS
+        };
+        assert_eq!(run(&mut asking(1, 3), unbounded).await, Ok(3));
+    }
+}
