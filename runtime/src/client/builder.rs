@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::callbacks::{self, Callbacks, RoundLimits};
+use super::callbacks::{self, Callbacks};
 use super::dialect::Dialect;
 use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
 use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
+use crate::protocol::rounds::RoundLimits;
 use crate::transport::{ClientTransport, MessageTransport};
 use crate::types::v2026_07_28::{
     ClientCapabilities, ClientCapabilitiesElicitation, ClientCapabilitiesSampling,
@@ -36,6 +37,18 @@ pub struct ClientLimits {
     /// How long [`EraMode::Auto`] waits for the probe's answer before taking the server
     /// for a 2025-11-25 one (default 10 s).
     pub discovery_timeout: Duration,
+}
+
+impl ClientLimits {
+    /// The bounds of a call's input rounds: no deadline (each request has its own).
+    pub(crate) fn rounds(&self) -> RoundLimits {
+        RoundLimits {
+            max_rounds: self.max_rounds,
+            max_questions: self.max_input_requests,
+            deadline: None,
+            concurrency: self.input_concurrency.max(1),
+        }
+    }
 }
 
 impl Default for ClientLimits {
@@ -294,8 +307,7 @@ impl ClientBuilder {
     ) -> Client {
         let capabilities = self.capabilities_value();
         let info = self.info_value();
-        let mut callbacks = self.callbacks;
-        callbacks.limits = RoundLimits::of(&self.limits);
+        let callbacks = self.callbacks;
         Client {
             inner: Arc::new(Inner {
                 transport,
@@ -309,7 +321,7 @@ impl ClientBuilder {
                 info,
                 capabilities,
                 callbacks,
-                max_rounds: self.limits.max_rounds,
+                rounds: self.limits.rounds(),
                 restart_on_rejected_state: self.restart_on_rejected_state,
                 backoff: Backoff {
                     first: Duration::from_millis(50),

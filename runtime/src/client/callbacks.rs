@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::Error;
 use crate::jsonrpc::RpcError;
+use crate::protocol::rounds::RoundLimits;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -54,32 +55,6 @@ pub(crate) struct Callbacks {
     pub(crate) elicitation: Option<Callback<ElicitRequestParams, ElicitResult>>,
     pub(crate) sampling: Option<Callback<CreateMessageRequestParams, CreateMessageResult>>,
     pub(crate) roots: Option<Callback<Option<ListRootsRequestParams>, ListRootsResult>>,
-    pub(crate) limits: RoundLimits,
-}
-
-/// How much of the client one round of input requests may take.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RoundLimits {
-    /// The most input requests one round may carry.
-    pub(crate) max_requests: usize,
-    /// How many callbacks run at once.
-    pub(crate) concurrency: usize,
-}
-
-impl RoundLimits {
-    /// What `limits` allows one round.
-    pub(crate) fn of(limits: &super::ClientLimits) -> Self {
-        Self {
-            max_requests: limits.max_input_requests,
-            concurrency: limits.input_concurrency.max(1),
-        }
-    }
-}
-
-impl Default for RoundLimits {
-    fn default() -> Self {
-        Self::of(&super::ClientLimits::default())
-    }
 }
 
 impl Callbacks {
@@ -136,11 +111,15 @@ impl Callbacks {
         })
     }
 
-    /// Answers every request of a round, a few at a time (see [`RoundLimits`]), under
-    /// the same keys; the first failure drops the others. A round with more requests
-    /// than the limit fails before any callback runs.
-    pub(crate) async fn fulfil(&self, requests: &InputRequests) -> crate::Result<InputResponses> {
-        self.answer_all(requests.clone(), InputContext::default())
+    /// Answers every request of a round, `limits.concurrency` at a time, under the
+    /// same keys; the first failure drops the others. A round with more requests than
+    /// `limits.max_questions` fails before any callback runs.
+    pub(crate) async fn fulfil(
+        &self,
+        requests: &InputRequests,
+        limits: &RoundLimits,
+    ) -> crate::Result<InputResponses> {
+        self.answer_all(requests.clone(), InputContext::default(), limits)
             .await
     }
 
@@ -150,15 +129,15 @@ impl Callbacks {
         &self,
         requests: InputRequests,
         asking: InputContext,
+        limits: &RoundLimits,
     ) -> crate::Result<InputResponses> {
         use futures_util::{StreamExt as _, TryStreamExt as _};
         // Fail before running anything when a round is too big or a request has no
         // callback.
-        let limits = self.limits;
-        if requests.len() > limits.max_requests {
+        if requests.len() > limits.max_questions {
             return Err(Error::Input(crate::InputError::TooManyRequests {
                 asked: requests.len(),
-                max: limits.max_requests,
+                max: limits.max_questions,
             }));
         }
         for request in requests.values() {

@@ -5,6 +5,7 @@ use tracing::Instrument;
 
 use super::{Client, RoundEvent};
 use crate::Error;
+use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive};
 use crate::types::rpc::{ClientRequestMethod, MayRequireInput, Request};
 use crate::types::v2026_07_28::{InputRequests, InputRequiredResult, InputResponses, Outcome};
 
@@ -78,79 +79,166 @@ pub(super) async fn run_input_loop_with_notices<M: InputLoopMethod>(
 /// The input loop up to the complete result or a task.
 pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
     client: &Client,
-    mut params: M::Params,
+    params: M::Params,
     sink: Option<&super::listen::NoticeSink>,
 ) -> crate::Result<Started<M::Complete>> {
-    let notifications = sink.map(|s| &s.raw);
-    // Built only when someone listens: a round's keys are copied for the event.
-    let event = |e: &dyn Fn() -> RoundEvent| {
-        if let Some(s) = sink {
-            let _ = s.rounds.send(e());
-        }
-    };
     let span = tracing::info_span!(
         "mcp.call",
         method = M::METHOD,
         target = M::target(&params).unwrap_or_default()
     );
+    let mut call = Call::<M> {
+        client,
+        params,
+        sink,
+        delay: client.inner.backoff.first,
+        round: 0,
+    };
     async move {
-        let mut delay = client.inner.backoff.first;
-        let mut round = 0usize;
-        // The `requestState` a retry echoes (the first round's, if any, is the params'
-        // own).
-        let mut state: Option<String> = None;
         // A refused state starts the call over once, from its first round: the
         // params without answers or state are the first round's.
         let mut may_restart = client.inner.restart_on_rejected_state;
         loop {
-            let asked = match one_round::<M>(client, &params, state.as_deref(), notifications).await {
-                Err(Error::StateRejected(_)) if round > 0 && may_restart => {
-                    tracing::info!(method = M::METHOD, round, "the server refused the state: starting the call over");
-                    event(&|| RoundEvent::Rejected { round });
+            let first = call.attempt_first().await?;
+            match drive(&mut call, &client.inner.rounds, first).await {
+                Err(Error::StateRejected(_)) if may_restart => {
+                    let round = call.round;
+                    tracing::info!(
+                        method = M::METHOD,
+                        round,
+                        "the server refused the state: starting the call over"
+                    );
+                    call.event(&|| RoundEvent::Rejected { round });
                     may_restart = false;
-                    M::set_round(&mut params, None, None);
-                    state = None;
-                    round = 0;
-                    delay = client.inner.backoff.first;
-                    continue;
+                    M::set_round(&mut call.params, None, None);
+                    call.round = 0;
+                    call.delay = client.inner.backoff.first;
                 }
-                Err(e) => return Err(e),
-                Ok(Answered::Task(created)) => {
-                    event(&|| RoundEvent::BecameTask { rounds: round, task_id: created.task_id.clone() });
-                    return Ok(Started::Task(created));
-                }
-                Ok(Answered::Done(done)) => {
-                    event(&|| RoundEvent::Done { rounds: round });
-                    return Ok(Started::Done(done));
-                }
-                Ok(Answered::Asked(asked)) => asked,
-            };
-            round = count_round(client, round)?;
-            let requests = asked.input_requests.filter(|r| !r.is_empty());
-            let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
-            let responses = match requests {
-                Some(r) => {
-                    delay = client.inner.backoff.first;
-                    event(&|| RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
-                    let asking = asking::<M>(client, &params, round);
-                    Some(client.inner.callbacks.answer_all(r, asking).instrument(round_span).await?)
-                }
-                None if asked.request_state.is_some() => {
-                    tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
-                    event(&|| RoundEvent::BackingOff { round, delay });
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(client.inner.backoff.max);
-                    None
-                }
-                None => return Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
-            };
-            // The state goes beside the params, not into them: written as it came.
-            M::set_round(&mut params, responses, None);
-            state = asked.request_state;
+                ended => return ended,
+            }
         }
     }
     .instrument(span)
     .await
+}
+
+/// One call of `M` driven by the client: its params (each round's answers set into
+/// them), where its events go, and the backoff of rounds that ask nothing.
+struct Call<'a, M: InputLoopMethod> {
+    client: &'a Client,
+    params: M::Params,
+    sink: Option<&'a super::listen::NoticeSink>,
+    /// How long a round that asks nothing waits before the state goes back.
+    delay: std::time::Duration,
+    /// The rounds answered so far.
+    round: usize,
+}
+
+impl<M: InputLoopMethod> Call<'_, M> {
+    /// Tells the listener, if there is one, what `e` says (built only then: a round's
+    /// keys are copied for the event).
+    fn event(&self, e: &dyn Fn() -> RoundEvent) {
+        if let Some(s) = self.sink {
+            let _ = s.rounds.send(e());
+        }
+    }
+
+    /// The call's first round, as its params stand.
+    async fn attempt_first(&mut self) -> crate::Result<Step<Started<M::Complete>>> {
+        let notifications = self.sink.map(|s| &s.raw);
+        let answered = one_round::<M>(self.client, &self.params, None, notifications).await?;
+        Ok(self.step(answered))
+    }
+
+    /// Where an answer leaves the call, told to the listener when it ends it.
+    fn step(&self, answered: Answered<M::Complete>) -> Step<Started<M::Complete>> {
+        let rounds = self.round;
+        match answered {
+            Answered::Task(created) => {
+                self.event(&|| RoundEvent::BecameTask {
+                    rounds,
+                    task_id: created.task_id.clone(),
+                });
+                Step::Done(Started::Task(created))
+            }
+            Answered::Done(done) => {
+                self.event(&|| RoundEvent::Done { rounds });
+                Step::Done(Started::Done(done))
+            }
+            Answered::Asked(asked) => Step::Asked(asked),
+        }
+    }
+}
+
+impl<M: InputLoopMethod> Rounds for Call<'_, M> {
+    type Done = Started<M::Complete>;
+    type Error = Error;
+
+    async fn attempt(
+        &mut self,
+        _round: usize,
+        answers: Option<InputResponses>,
+        state: Option<String>,
+    ) -> crate::Result<Step<Started<M::Complete>>> {
+        // The state goes beside the params, not into them: written as it came.
+        M::set_round(&mut self.params, answers, None);
+        let notifications = self.sink.map(|s| &s.raw);
+        let answered =
+            one_round::<M>(self.client, &self.params, state.as_deref(), notifications).await?;
+        Ok(self.step(answered))
+    }
+
+    async fn answer(
+        &mut self,
+        round: usize,
+        asked: &mut InputRequiredResult,
+        limits: &RoundLimits,
+    ) -> crate::Result<Option<InputResponses>> {
+        self.round = round;
+        let backoff = self.client.inner.backoff;
+        let requests = asked.input_requests.take().filter(|r| !r.is_empty());
+        let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
+        match requests {
+            Some(r) => {
+                self.delay = backoff.first;
+                self.event(&|| RoundEvent::NeedsInput {
+                    round,
+                    keys: r.keys().cloned().collect(),
+                });
+                let asking = asking::<M>(self.client, &self.params, round);
+                let callbacks = &self.client.inner.callbacks;
+                let answers = callbacks
+                    .answer_all(r, asking, limits)
+                    .instrument(round_span)
+                    .await;
+                answers.map(Some)
+            }
+            None if asked.request_state.is_some() => {
+                let delay = self.delay;
+                tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
+                self.event(&|| RoundEvent::BackingOff { round, delay });
+                tokio::time::sleep(delay).await;
+                self.delay = (delay * 2).min(backoff.max);
+                Ok(None)
+            }
+            None => Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
+        }
+    }
+
+    fn over(&self, over: Over) -> Error {
+        match over {
+            Over::Rounds(max_rounds) => {
+                Error::Input(crate::InputError::RoundsExceeded { max_rounds })
+            }
+            Over::Questions { asked, max } => {
+                Error::Input(crate::InputError::TooManyRequests { asked, max })
+            }
+            // A client's rounds have no deadline of their own (each request has its own).
+            Over::Deadline(took) => Error::Transport(crate::transport::TransportError::new(
+                format!("the input rounds took longer than {took:?}"),
+            )),
+        }
+    }
 }
 
 /// What the callbacks of round `round` of a call of `M` with `params` are told.
@@ -215,7 +303,7 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
 
 /// The round after `round`, within the client's cap.
 pub(crate) fn count_round(client: &Client, round: usize) -> crate::Result<usize> {
-    let max_rounds = client.inner.max_rounds;
+    let max_rounds = client.inner.rounds.max_rounds;
     if round >= max_rounds {
         return Err(Error::Input(crate::InputError::RoundsExceeded {
             max_rounds,

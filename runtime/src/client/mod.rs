@@ -87,7 +87,8 @@ struct Inner {
     info: Value,
     capabilities: Value,
     callbacks: Callbacks,
-    max_rounds: usize,
+    /// The bounds of each call's input rounds ([`ClientLimits`]).
+    rounds: crate::protocol::rounds::RoundLimits,
     restart_on_rejected_state: bool,
     log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
     on_log: Option<LogCallback>,
@@ -151,7 +152,7 @@ impl Client {
 
     /// The cap on input-required rounds per call.
     pub(crate) fn input_required_max_rounds(&self) -> usize {
-        self.inner.max_rounds
+        self.inner.rounds.max_rounds
     }
 
     /// Sends one request of method `M` and returns its result as the server sent it.
@@ -456,7 +457,7 @@ impl Client {
     pub async fn fulfil(&self, requests: Option<&InputRequests>) -> crate::Result<InputResponses> {
         match requests {
             None => Ok(InputResponses::new()),
-            Some(r) => self.inner.callbacks.fulfil(r).await,
+            Some(r) => self.inner.callbacks.fulfil(r, &self.inner.rounds).await,
         }
     }
 }

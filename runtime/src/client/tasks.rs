@@ -207,7 +207,7 @@ impl TaskHandle {
                             .client
                             .inner
                             .callbacks
-                            .answer_all(fresh, asking)
+                            .answer_all(fresh, asking, &self.client.inner.rounds)
                             .await?;
                         self.update(responses).await?;
                         continue;

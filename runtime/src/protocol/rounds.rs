@@ -22,6 +22,26 @@ pub(crate) struct RoundLimits {
     pub(crate) concurrency: usize,
 }
 
+impl RoundLimits {
+    /// Whether round `round` (from 1) asking `questions` questions keeps to these
+    /// bounds: what [`drive`] asks of every round, and what a driver whose rounds are
+    /// driven from elsewhere (the gateway's bridge, held between its client's retries)
+    /// asks of each of its own.
+    pub(crate) fn admit(&self, round: usize, questions: usize) -> Result<(), Over> {
+        if round > self.max_rounds {
+            return Err(Over::Rounds(self.max_rounds));
+        }
+        if questions > self.max_questions {
+            let max = self.max_questions;
+            return Err(Over::Questions {
+                asked: questions,
+                max,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Where an attempt left the call.
 #[allow(clippy::large_enum_variant)] // taken apart as soon as it is returned
 pub(crate) enum Step<D> {
@@ -64,11 +84,12 @@ pub(crate) trait Rounds: Send {
     ) -> impl Future<Output = Result<Step<Self::Done>, Self::Error>> + Send;
 
     /// The answers to round `round`'s questions (`None`: the round asked none, and the
-    /// state alone goes back), at most `limits.concurrency` asked at once.
+    /// state alone goes back), at most `limits.concurrency` asked at once. The questions
+    /// may be taken out of `asked`; its state goes back with the answers.
     fn answer(
         &mut self,
         round: usize,
-        asked: &InputRequiredResult,
+        asked: &mut InputRequiredResult,
         limits: &RoundLimits,
     ) -> impl Future<Output = Result<Option<InputResponses>, Self::Error>> + Send;
 
@@ -88,23 +109,16 @@ pub(crate) async fn drive<R: Rounds>(
     let mut step = first;
     let mut round = 0;
     loop {
-        let asked = match step {
+        let mut asked = match step {
             Step::Done(done) => return Ok(done),
             Step::Asked(asked) => asked,
         };
         round += 1;
-        if round > limits.max_rounds {
-            return Err(rounds.over(Over::Rounds(limits.max_rounds)));
-        }
         let questions = asked.input_requests.as_ref().map_or(0, |r| r.len());
-        if questions > limits.max_questions {
-            let max = limits.max_questions;
-            return Err(rounds.over(Over::Questions {
-                asked: questions,
-                max,
-            }));
-        }
-        let answers = within(deadline, rounds.answer(round, &asked, limits)).await;
+        limits
+            .admit(round, questions)
+            .map_err(|over| rounds.over(over))?;
+        let answers = within(deadline, rounds.answer(round, &mut asked, limits)).await;
         let answers = answers.map_err(|over| rounds.over(over))??;
         let state = asked.request_state;
         let next = within(deadline, rounds.attempt(round, answers, state)).await;
@@ -176,7 +190,7 @@ mod tests {
         async fn answer(
             &mut self,
             _round: usize,
-            asked: &InputRequiredResult,
+            asked: &mut InputRequiredResult,
             _limits: &RoundLimits,
         ) -> Result<Option<InputResponses>, Over> {
             tokio::time::sleep(self.answer_for).await;

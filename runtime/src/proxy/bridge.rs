@@ -24,6 +24,7 @@ use super::catalog::Link;
 use super::names;
 use crate::client::{Client, EraMode};
 use crate::jsonrpc::{RawResult, RpcError};
+use crate::protocol::rounds::RoundLimits;
 use crate::server::RequestContext;
 use crate::transport::http::client::HttpClientBuilder;
 use crate::types::rpc::ClientRequestMethod;
@@ -39,6 +40,10 @@ const MAX_HELD: usize = 1_024;
 
 /// How many of them one caller may hold, so that no one caller takes every place.
 const PER_CALLER: usize = 64;
+
+/// How many rounds of questions one bridged call may ask: an upstream that keeps
+/// asking is stopped there, its session closed.
+const MAX_ROUNDS: usize = 100;
 
 /// A question the upstream asked on the call's session, and where its answer goes.
 type Question = (InputRequest, oneshot::Sender<InputResponse>);
@@ -71,6 +76,10 @@ pub(super) struct Held {
     done: oneshot::Receiver<crate::Result<RawResult>>,
     /// How many questions the call asked so far (their keys are `q1`, `q2`, ...).
     asked: usize,
+    /// How many rounds of questions it asked so far.
+    rounds: usize,
+    /// The method relayed, for the errors that name it.
+    method: &'static str,
     /// Its place among the held calls, in its caller's share: taken before the call
     /// reached the upstream, given back when the call ends.
     _place: Place,
@@ -238,6 +247,8 @@ where
         notices,
         done,
         asked: 0,
+        rounds: 0,
+        method: M::METHOD,
         _place: place,
         task,
     };
@@ -291,9 +302,13 @@ async fn next(
     tokio::pin!(deadline);
     loop {
         if !call.waiting.is_empty() {
-            // Whatever else it asked at once goes in the same round.
+            // Whatever else it asked at once goes in the same round (kept up to one
+            // past the budget, which then refuses the round).
             tokio::time::sleep(Duration::from_millis(5)).await;
-            while let Ok(question) = call.questions.try_recv() {
+            while call.waiting.len() <= link.budgets.questions {
+                let Ok(question) = call.questions.try_recv() else {
+                    break;
+                };
                 keep(&mut call, question);
             }
             return ask(link, holds, call);
@@ -322,8 +337,20 @@ fn keep(call: &mut Held, (request, reply): Question) {
         .push((format!("q{}", call.asked), request, reply));
 }
 
-/// Ends the round with the call's waiting questions, the call held for the next.
-fn ask(link: &Link, holds: &Holds, call: Held) -> Result<Turn, RpcError> {
+/// Ends the round with the call's waiting questions, the call held for the next; a
+/// round past the call's bounds ends it instead (its session closed).
+fn ask(link: &Link, holds: &Holds, mut call: Held) -> Result<Turn, RpcError> {
+    call.rounds += 1;
+    let limits = RoundLimits {
+        max_rounds: MAX_ROUNDS,
+        max_questions: link.budgets.questions,
+        // Each turn keeps to the upstream's deadline (`next`), not the whole call.
+        deadline: None,
+        concurrency: 1,
+    };
+    if let Err(over) = limits.admit(call.rounds, call.waiting.len()) {
+        return Err(link.over(super::budget::rounds(over), call.method));
+    }
     let questions = InputRequests(
         call.waiting
             .iter()

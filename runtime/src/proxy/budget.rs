@@ -119,6 +119,28 @@ pub(super) fn list_entries(
     })
 }
 
+/// A bridged call past the bounds of its rounds (`RoundLimits`).
+pub(super) fn rounds(over: crate::protocol::rounds::Over) -> Over {
+    use crate::protocol::rounds::Over as Past;
+    match over {
+        Past::Questions { asked, max } => Over {
+            what: format!("{asked} questions in one round, more than {max}"),
+            budget: "questions",
+            limit: max,
+        },
+        Past::Rounds(max) => Over {
+            what: format!("more than {max} rounds of questions"),
+            budget: "rounds",
+            limit: max,
+        },
+        Past::Deadline(took) => Over {
+            what: format!("rounds taking longer than {took:?}"),
+            budget: "deadline",
+            limit: usize::try_from(took.as_secs()).unwrap_or(usize::MAX),
+        },
+    }
+}
+
 /// A list of more pages than the gateway follows.
 pub(super) fn list_pages() -> Over {
     Over {

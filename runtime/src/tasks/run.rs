@@ -380,7 +380,7 @@ impl Rounds for TaskRounds<'_> {
     async fn answer(
         &mut self,
         round: usize,
-        asked: &InputRequiredResult,
+        asked: &mut InputRequiredResult,
         _limits: &RoundLimits,
     ) -> Result<Option<InputResponses>, End> {
         let held = self.held;

@@ -151,13 +151,20 @@ async fn a_round_of_more_questions_than_a_tern_server_takes_back_is_refused() {
 #[tokio::test]
 async fn a_round_within_a_configured_question_budget_is_relayed_and_past_it_refused() {
     let four = lister("four", tool_list("ask", 1, 0), Some(round(4, 8))).await;
+    four_questions_relayed_under_4_and_refused_under_3(&four, "ask0").await;
+}
+
+/// A gateway over the upstream at `four` (whose `tool` asks four questions in one
+/// round) twice: `loose` (a budget of 4 questions) relays the round, `tight` (3)
+/// refuses it naming the upstream and the budget.
+async fn four_questions_relayed_under_4_and_refused_under_3(four: &str, tool: &str) {
     let client = gateway_client(vec![
-        upstream(&four, Some("loose"), budgets(|b| b.questions = 4)).await,
-        upstream(&four, Some("tight"), budgets(|b| b.questions = 3)).await,
+        upstream(four, Some("loose"), budgets(|b| b.questions = 4)).await,
+        upstream(four, Some("tight"), budgets(|b| b.questions = 3)).await,
     ])
     .await;
     let relayed = client
-        .request::<CallTool>(call("loose.ask0"))
+        .request::<CallTool>(call(&format!("loose.{tool}")))
         .await
         .unwrap();
     let Outcome::InputRequired(asked) = relayed else {
@@ -166,16 +173,17 @@ async fn a_round_within_a_configured_question_budget_is_relayed_and_past_it_refu
     assert_eq!(asked.input_requests.unwrap().len(), 4);
     let error = rpc_error(
         client
-            .request::<CallTool>(call("tight.ask0"))
+            .request::<CallTool>(call(&format!("tight.{tool}")))
             .await
             .unwrap_err(),
     );
     assert!(
-        error
-            .message
-            .starts_with(r#"upstream "tight" answered tools/call with 4 questions"#),
+        error.message.starts_with(
+            r#"upstream "tight" answered tools/call with 4 questions in one round, more than 3"#
+        ),
         "{error:?}"
     );
+    assert_eq!(error.data.unwrap()["budget"], "questions");
 }
 
 #[tokio::test]
@@ -416,4 +424,61 @@ async fn peak_rss_a_round_of_a_hundred_thousand_questions() {
         outcome(client.request::<CallTool>(call("greedy.ask0")).await)
     })
     .await;
+}
+
+/// A 2025-11-25 upstream, scripted: its `tools/call` asks `questions` questions at
+/// once on the call's stream, then keeps the stream open without an answer.
+async fn asking_session_upstream(questions: usize) -> String {
+    use crate::gateway_holds::{Posted, accepted, in_session, json_response};
+    use axum::body::Body;
+    use axum::extract::{Request, State};
+    use axum::response::Response;
+    async fn post(State(state): State<(Arc<AtomicUsize>, usize)>, request: Request) -> Response {
+        let (sessions, questions) = state;
+        let Posted { method, id, .. } = match in_session(&sessions, request).await {
+            Ok(posted) => posted,
+            Err(answered) => return answered,
+        };
+        match method.as_str() {
+            "tools/list" => json_response(
+                200,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                    {"name": "ask", "inputSchema": {"type": "object"}}]}}),
+            ),
+            "tools/call" => {
+                let mut asks = String::new();
+                for i in 0..questions {
+                    let ask = json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "elicitation/create",
+                        "params": {"message": format!("Question {i}?"), "requestedSchema":
+                            {"type": "object", "properties": {"a": {"type": "string"}}}}});
+                    asks.push_str(&format!("event: message\ndata: {ask}\n\n"));
+                }
+                let stream =
+                    futures_util::stream::once(
+                        async move { Ok::<_, std::convert::Infallible>(asks) },
+                    )
+                    .chain(futures_util::stream::pending());
+                Response::builder()
+                    .status(200)
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from_stream(stream))
+                    .unwrap()
+            }
+            _ => accepted(),
+        }
+    }
+    use futures_util::StreamExt as _;
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::post(post))
+        .with_state((Arc::new(AtomicUsize::new(0)), questions));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    crate::http_support::url(addr)
+}
+
+#[tokio::test]
+async fn a_session_upstreams_round_within_its_question_budget_is_relayed_and_past_it_refused() {
+    let four = asking_session_upstream(4).await;
+    four_questions_relayed_under_4_and_refused_under_3(&four, "ask").await;
 }

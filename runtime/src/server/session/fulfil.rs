@@ -106,7 +106,7 @@ impl Rounds for Fulfil<'_> {
     async fn answer(
         &mut self,
         _round: usize,
-        asked: &InputRequiredResult,
+        asked: &mut InputRequiredResult,
         limits: &RoundLimits,
     ) -> Result<Option<InputResponses>, RpcError> {
         ask_all(&self.retry.ctx, asked, limits).await.map(Some)

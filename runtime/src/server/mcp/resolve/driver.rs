@@ -42,45 +42,7 @@ impl<'a> ToolBuilder<'a> {
             let handler = Arc::clone(&handler);
             let nodes = Arc::clone(&nodes);
             let name = name.clone();
-            Box::pin(async move {
-                let args: A = call.entry.decode(&call.arguments)?;
-                let first = super::resolve_round(
-                    &nodes,
-                    &args,
-                    call.input_responses.as_ref(),
-                    call.request_state.as_deref(),
-                );
-                let store = match (first, call.ctx.channel_input_limits()) {
-                    (Ok(Resolution::Ready(store)), _) => store,
-                    // 2026-07-28: the questions go back in an input-required result.
-                    (Ok(Resolution::Ask(asked)), None) => {
-                        return Ok(CallToolOutcome::InputRequired(*asked));
-                    }
-                    // Boxed: the session era's path stays out of every call's future.
-                    (Ok(Resolution::Ask(asked)), Some(limits)) => {
-                        let rounds = OnSession {
-                            nodes: &nodes,
-                            args: &args,
-                            ctx: &call.ctx,
-                            tool: &name,
-                        };
-                        match Box::pin(rounds.resolve(limits, *asked)).await {
-                            Ok(store) => store,
-                            Err(Ended::Tool(e)) => return e.into_outcome(),
-                            Err(Ended::Rpc(e)) => return Err(e),
-                        }
-                    }
-                    (Err(e), _) => return e.into_outcome(),
-                };
-                let Some(resolved) = P::fetch(&store) else {
-                    tracing::error!(tool = %name, "resolved values did not assemble");
-                    return Err(RpcError::internal("Internal error"));
-                };
-                match handler.call(args, resolved).await {
-                    Ok(result) => Ok(CallToolOutcome::Complete(result)),
-                    Err(e) => e.into_outcome(),
-                }
-            })
+            Box::pin(async move { run(call, &nodes, handler.as_ref(), &name).await })
         });
         // Resolvers have no context to ask to go on detached from: an extension that
         // would wait for them to ask detaches their calls from the start, or not at all.
@@ -91,6 +53,58 @@ impl<'a> ToolBuilder<'a> {
         }
         entry.can_detach = false;
         self.server.add_tool(entry);
+    }
+}
+
+/// One call of a resolver tool: its resolvers answered (this round's answers and
+/// state, or over its session), then its body run.
+async fn run<A, P, H>(
+    call: ToolCall,
+    nodes: &[Node<A>],
+    handler: &H,
+    name: &str,
+) -> Result<CallToolOutcome, RpcError>
+where
+    A: DeserializeOwned + Send + Sync + 'static,
+    P: ResolveSet<A>,
+    H: ResolverHandler<A, P>,
+{
+    let args: A = call.entry.decode(&call.arguments)?;
+    let first = super::resolve_round(
+        nodes,
+        &args,
+        call.input_responses.as_ref(),
+        call.request_state.as_deref(),
+    );
+    let store = match (first, call.ctx.channel_input_limits()) {
+        (Ok(Resolution::Ready(store)), _) => store,
+        // 2026-07-28: the questions go back in an input-required result.
+        (Ok(Resolution::Ask(asked)), None) => {
+            return Ok(CallToolOutcome::InputRequired(*asked));
+        }
+        // Boxed: the session era's path stays out of every call's future.
+        (Ok(Resolution::Ask(asked)), Some(limits)) => {
+            let rounds = OnSession {
+                nodes,
+                args: &args,
+                ctx: &call.ctx,
+                tool: name,
+            };
+            match Box::pin(rounds.resolve(limits, *asked)).await {
+                Ok(store) => store,
+                Err(Ended::Tool(e)) => return e.into_outcome(),
+                Err(Ended::Rpc(e)) => return Err(e),
+            }
+        }
+        (Err(e), _) => return e.into_outcome(),
+    };
+    let Some(resolved) = P::fetch(&store) else {
+        tracing::error!(tool = %name, "resolved values did not assemble");
+        return Err(RpcError::internal("Internal error"));
+    };
+    match handler.call(args, resolved).await {
+        Ok(result) => Ok(CallToolOutcome::Complete(result)),
+        Err(e) => e.into_outcome(),
     }
 }
 
@@ -148,7 +162,7 @@ impl<A: Sync> Rounds for OnSession<'_, A> {
     async fn answer(
         &mut self,
         _round: usize,
-        asked: &InputRequiredResult,
+        asked: &mut InputRequiredResult,
         limits: &RoundLimits,
     ) -> Result<Option<InputResponses>, Ended> {
         let answers = crate::server::session::ask_all(self.ctx, asked, limits).await;
