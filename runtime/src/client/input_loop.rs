@@ -5,7 +5,7 @@ use tracing::Instrument;
 
 use super::{Client, RoundEvent};
 use crate::Error;
-use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive};
+use crate::protocol::rounds::Over;
 use crate::types::rpc::{ClientRequestMethod, MayRequireInput, Request};
 use crate::types::v2026_07_28::{InputRequests, InputRequiredResult, InputResponses, Outcome};
 
@@ -76,65 +76,91 @@ pub(super) async fn run_input_loop_with_notices<M: InputLoopMethod>(
     }
 }
 
-/// The input loop up to the complete result or a task.
+/// The input loop up to the complete result or a task. Written flat, not through
+/// `protocol::rounds::drive`: each future nested in a call's is copied whole as it is
+/// awaited, and the engine's layers cost a client flow some 3,000 instructions
+/// (ARCHITECTURE.md). It keeps to the same bounds, asked of `RoundLimits::admit`.
 pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
     client: &Client,
-    params: M::Params,
+    mut params: M::Params,
     sink: Option<&super::listen::NoticeSink>,
 ) -> crate::Result<Started<M::Complete>> {
+    let notifications = sink.map(|s| &s.raw);
     let span = tracing::info_span!(
         "mcp.call",
         method = M::METHOD,
         target = M::target(&params).unwrap_or_default()
     );
-    let mut call = Call::<M> {
-        client,
-        params,
-        sink,
-        delay: client.inner.backoff.first,
-        round: 0,
-    };
     async move {
-        // A refused state starts the call over once, from its first round: the
-        // params without answers or state are the first round's.
-        let mut may_restart = client.inner.restart_on_rejected_state;
+        let mut at = Progress::new(client, sink);
         loop {
-            let first = call.attempt_first().await?;
-            match drive(&mut call, &client.inner.rounds, first).await {
-                Err(Error::StateRejected(_)) if may_restart => {
-                    let round = call.round;
-                    tracing::info!(
-                        method = M::METHOD,
-                        round,
-                        "the server refused the state: starting the call over"
-                    );
-                    call.event(&|| RoundEvent::Rejected { round });
-                    may_restart = false;
-                    M::set_round(&mut call.params, None, None);
-                    call.round = 0;
-                    call.delay = client.inner.backoff.first;
+            let answered = one_round::<M>(client, &params, at.state.as_deref(), notifications).await;
+            let asked = match answered {
+                Err(Error::StateRejected(_)) if at.round > 0 && at.may_restart => {
+                    tracing::info!(method = M::METHOD, round = at.round, "the server refused the state: starting the call over");
+                    at.restart(client);
+                    M::set_round(&mut params, None, None);
+                    continue;
                 }
-                ended => return ended,
-            }
+                answered => match at.asked(answered?) {
+                    Ok(started) => return Ok(started),
+                    Err(asked) => asked,
+                },
+            };
+            at.round += 1;
+            let round = at.round;
+            let questions = asked.input_requests.as_ref().map_or(0, |r| r.len());
+            client.inner.rounds.admit(round, questions).map_err(over)?;
+            let requests = asked.input_requests.filter(|r| !r.is_empty());
+            let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
+            let responses = match requests {
+                Some(r) => {
+                    at.delay = client.inner.backoff.first;
+                    at.event(&|| RoundEvent::NeedsInput { round, keys: r.keys().cloned().collect() });
+                    let asking = asking::<M>(client, &params, round);
+                    let limits = &client.inner.rounds;
+                    Some(client.inner.callbacks.answer_all(r, asking, limits).instrument(round_span).await?)
+                }
+                None if asked.request_state.is_some() => {
+                    tracing::debug!(parent: &round_span, delay_ms = at.delay.as_millis() as u64, "state only: backing off");
+                    tokio::time::sleep(at.backing_off(client)).await;
+                    None
+                }
+                None => return Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
+            };
+            // The state goes beside the params, not into them: written as it came.
+            M::set_round(&mut params, responses, None);
+            at.state = asked.request_state;
         }
     }
     .instrument(span)
     .await
 }
 
-/// One call of `M` driven by the client: its params (each round's answers set into
-/// them), where its events go, and the backoff of rounds that ask nothing.
-struct Call<'a, M: InputLoopMethod> {
-    client: &'a Client,
-    params: M::Params,
+/// Where a call driven by the client stands between its rounds.
+struct Progress<'a> {
     sink: Option<&'a super::listen::NoticeSink>,
-    /// How long a round that asks nothing waits before the state goes back.
-    delay: std::time::Duration,
     /// The rounds answered so far.
     round: usize,
+    /// How long a round that asks nothing waits before its state goes back.
+    delay: std::time::Duration,
+    /// The `requestState` a retry echoes (the first round's, if any, is the params' own).
+    state: Option<String>,
+    /// A refused state starts the call over once, from its first round.
+    may_restart: bool,
 }
 
-impl<M: InputLoopMethod> Call<'_, M> {
+impl<'a> Progress<'a> {
+    fn new(client: &Client, sink: Option<&'a super::listen::NoticeSink>) -> Self {
+        Self {
+            sink,
+            round: 0,
+            delay: client.inner.backoff.first,
+            state: None,
+            may_restart: client.inner.restart_on_rejected_state,
+        }
+    }
+
     /// Tells the listener, if there is one, what `e` says (built only then: a round's
     /// keys are copied for the event).
     fn event(&self, e: &dyn Fn() -> RoundEvent) {
@@ -143,15 +169,12 @@ impl<M: InputLoopMethod> Call<'_, M> {
         }
     }
 
-    /// The call's first round, as its params stand.
-    async fn attempt_first(&mut self) -> crate::Result<Step<Started<M::Complete>>> {
-        let notifications = self.sink.map(|s| &s.raw);
-        let answered = one_round::<M>(self.client, &self.params, None, notifications).await?;
-        Ok(self.step(answered))
-    }
-
-    /// Where an answer leaves the call, told to the listener when it ends it.
-    fn step(&self, answered: Answered<M::Complete>) -> Step<Started<M::Complete>> {
+    /// The call's end, told to the listener, or the questions of its next round.
+    #[expect(
+        clippy::result_large_err,
+        reason = "taken apart at once by the loop; a box would cost every round an allocation"
+    )]
+    fn asked<C>(&self, answered: Answered<C>) -> Result<Started<C>, InputRequiredResult> {
         let rounds = self.round;
         match answered {
             Answered::Task(created) => {
@@ -159,85 +182,46 @@ impl<M: InputLoopMethod> Call<'_, M> {
                     rounds,
                     task_id: created.task_id.clone(),
                 });
-                Step::Done(Started::Task(created))
+                Ok(Started::Task(created))
             }
             Answered::Done(done) => {
                 self.event(&|| RoundEvent::Done { rounds });
-                Step::Done(Started::Done(done))
+                Ok(Started::Done(done))
             }
-            Answered::Asked(asked) => Step::Asked(asked),
+            Answered::Asked(asked) => Err(asked),
         }
+    }
+
+    /// From the first round again, once (the params' answers are the caller's to clear).
+    fn restart(&mut self, client: &Client) {
+        let round = self.round;
+        self.event(&|| RoundEvent::Rejected { round });
+        self.may_restart = false;
+        self.state = None;
+        self.round = 0;
+        self.delay = client.inner.backoff.first;
+    }
+
+    /// The wait before a round that asked nothing goes back, the next one doubled.
+    fn backing_off(&mut self, client: &Client) -> std::time::Duration {
+        let (round, delay) = (self.round, self.delay);
+        self.event(&|| RoundEvent::BackingOff { round, delay });
+        self.delay = (delay * 2).min(client.inner.backoff.max);
+        delay
     }
 }
 
-impl<M: InputLoopMethod> Rounds for Call<'_, M> {
-    type Done = Started<M::Complete>;
-    type Error = Error;
-
-    async fn attempt(
-        &mut self,
-        _round: usize,
-        answers: Option<InputResponses>,
-        state: Option<String>,
-    ) -> crate::Result<Step<Started<M::Complete>>> {
-        // The state goes beside the params, not into them: written as it came.
-        M::set_round(&mut self.params, answers, None);
-        let notifications = self.sink.map(|s| &s.raw);
-        let answered =
-            one_round::<M>(self.client, &self.params, state.as_deref(), notifications).await?;
-        Ok(self.step(answered))
-    }
-
-    async fn answer(
-        &mut self,
-        round: usize,
-        asked: &mut InputRequiredResult,
-        limits: &RoundLimits,
-    ) -> crate::Result<Option<InputResponses>> {
-        self.round = round;
-        let backoff = self.client.inner.backoff;
-        let requests = asked.input_requests.take().filter(|r| !r.is_empty());
-        let round_span = tracing::debug_span!("mcp.round", round, keys = ?Keys(requests.as_ref()));
-        match requests {
-            Some(r) => {
-                self.delay = backoff.first;
-                self.event(&|| RoundEvent::NeedsInput {
-                    round,
-                    keys: r.keys().cloned().collect(),
-                });
-                let asking = asking::<M>(self.client, &self.params, round);
-                let callbacks = &self.client.inner.callbacks;
-                let answers = callbacks
-                    .answer_all(r, asking, limits)
-                    .instrument(round_span)
-                    .await;
-                answers.map(Some)
-            }
-            None if asked.request_state.is_some() => {
-                let delay = self.delay;
-                tracing::debug!(parent: &round_span, delay_ms = delay.as_millis() as u64, "state only: backing off");
-                self.event(&|| RoundEvent::BackingOff { round, delay });
-                tokio::time::sleep(delay).await;
-                self.delay = (delay * 2).min(backoff.max);
-                Ok(None)
-            }
-            None => Err(Error::Protocol(crate::ProtocolError::EmptyInputRequired)),
+/// The error a call past the client's bounds ends with.
+fn over(over: Over) -> Error {
+    match over {
+        Over::Rounds(max_rounds) => Error::Input(crate::InputError::RoundsExceeded { max_rounds }),
+        Over::Questions { asked, max } => {
+            Error::Input(crate::InputError::TooManyRequests { asked, max })
         }
-    }
-
-    fn over(&self, over: Over) -> Error {
-        match over {
-            Over::Rounds(max_rounds) => {
-                Error::Input(crate::InputError::RoundsExceeded { max_rounds })
-            }
-            Over::Questions { asked, max } => {
-                Error::Input(crate::InputError::TooManyRequests { asked, max })
-            }
-            // A client's rounds have no deadline of their own (each request has its own).
-            Over::Deadline(took) => Error::Transport(crate::transport::TransportError::new(
-                format!("the input rounds took longer than {took:?}"),
-            )),
-        }
+        // A client's rounds have no deadline of their own (each request has its own).
+        Over::Deadline(took) => Error::Transport(crate::transport::TransportError::new(format!(
+            "the input rounds took longer than {took:?}"
+        ))),
     }
 }
 

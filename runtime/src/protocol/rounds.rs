@@ -7,7 +7,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::types::v2026_07_28::{InputRequiredResult, InputResponses};
+use crate::types::v2026_07_28::InputRequiredResult;
 
 /// The bounds of one call's input rounds, wherever they are driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,24 +74,16 @@ pub(crate) trait Rounds: Send {
     /// What ends it otherwise.
     type Error: Send;
 
-    /// The call attempted again with the `answers` and `state` of round `round` (the
-    /// round just answered, from 1).
-    fn attempt(
+    /// Round `round` (from 1): the questions of `asked` answered (at most
+    /// `limits.concurrency` asked at once; none, when it asked none and its state alone
+    /// goes back), then the call attempted again with the answers and `asked`'s state.
+    /// One future a round: the answering and the attempt share its room.
+    fn next(
         &mut self,
         round: usize,
-        answers: Option<InputResponses>,
-        state: Option<String>,
-    ) -> impl Future<Output = Result<Step<Self::Done>, Self::Error>> + Send;
-
-    /// The answers to round `round`'s questions (`None`: the round asked none, and the
-    /// state alone goes back), at most `limits.concurrency` asked at once. The questions
-    /// may be taken out of `asked`; its state goes back with the answers.
-    fn answer(
-        &mut self,
-        round: usize,
-        asked: &mut InputRequiredResult,
+        asked: InputRequiredResult,
         limits: &RoundLimits,
-    ) -> impl Future<Output = Result<Option<InputResponses>, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Step<Self::Done>, Self::Error>> + Send;
 
     /// The error `over` ends the call with.
     fn over(&self, over: Over) -> Self::Error;
@@ -109,7 +101,7 @@ pub(crate) async fn drive<R: Rounds>(
     let mut step = first;
     let mut round = 0;
     loop {
-        let mut asked = match step {
+        let asked = match step {
             Step::Done(done) => return Ok(done),
             Step::Asked(asked) => asked,
         };
@@ -118,31 +110,60 @@ pub(crate) async fn drive<R: Rounds>(
         limits
             .admit(round, questions)
             .map_err(|over| rounds.over(over))?;
-        let answers = within(deadline, rounds.answer(round, &mut asked, limits)).await;
-        let answers = answers.map_err(|over| rounds.over(over))??;
-        let state = asked.request_state;
-        let next = within(deadline, rounds.attempt(round, answers, state)).await;
-        step = next.map_err(|over| rounds.over(over))??;
+        // One future for the round, with or without a deadline: a branch for each
+        // would hold it twice.
+        step = match Within::new(rounds.next(round, asked, limits), deadline).await {
+            Ok(next) => next?,
+            Err(over) => return Err(rounds.over(over)),
+        };
     }
 }
 
-/// `work`, unless the deadline passes first.
-async fn within<T>(
-    deadline: Option<(tokio::time::Instant, Duration)>,
-    work: impl Future<Output = T>,
-) -> Result<T, Over> {
-    match deadline {
-        None => Ok(work.await),
-        Some((at, whole)) => tokio::time::timeout_at(at, work)
-            .await
-            .map_err(|_| Over::Deadline(whole)),
+pin_project_lite::pin_project! {
+    /// `work`, unless the deadline passes first (then `Over::Deadline`).
+    struct Within<F> {
+        #[pin]
+        work: F,
+        #[pin]
+        timer: Option<tokio::time::Sleep>,
+        whole: Duration,
+    }
+}
+
+impl<F> Within<F> {
+    fn new(work: F, deadline: Option<(tokio::time::Instant, Duration)>) -> Self {
+        Self {
+            work,
+            timer: deadline.map(|(at, _)| tokio::time::sleep_until(at)),
+            whole: deadline.map(|(_, whole)| whole).unwrap_or_default(),
+        }
+    }
+}
+
+impl<F: Future> Future for Within<F> {
+    type Output = Result<F::Output, Over>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let this = self.project();
+        if let std::task::Poll::Ready(out) = this.work.poll(cx) {
+            return std::task::Poll::Ready(Ok(out));
+        }
+        match this.timer.as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(std::task::Poll::Ready(())) => {
+                std::task::Poll::Ready(Err(Over::Deadline(*this.whole)))
+            }
+            _ => std::task::Poll::Pending,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::v2026_07_28::{InputRequest, InputRequests};
+    use crate::types::v2026_07_28::{InputRequest, InputRequests, InputResponses};
 
     /// A call that asks `questions` questions a round until round `done_after`, its
     /// answers taking `answer_for`.
@@ -171,28 +192,12 @@ mod tests {
         type Done = usize;
         type Error = Over;
 
-        async fn attempt(
+        async fn next(
             &mut self,
             round: usize,
-            answers: Option<InputResponses>,
-            state: Option<String>,
-        ) -> Result<Step<usize>, Over> {
-            self.attempts += 1;
-            assert_eq!(answers.map(|a| a.len()), Some(self.questions));
-            assert_eq!(state.as_deref(), Some("s"));
-            Ok(if round >= self.done_after {
-                Step::Done(round)
-            } else {
-                Step::Asked(asked(self.questions))
-            })
-        }
-
-        async fn answer(
-            &mut self,
-            _round: usize,
-            asked: &mut InputRequiredResult,
+            asked: InputRequiredResult,
             _limits: &RoundLimits,
-        ) -> Result<Option<InputResponses>, Over> {
+        ) -> Result<Step<usize>, Over> {
             tokio::time::sleep(self.answer_for).await;
             let mut answers = InputResponses::new();
             for key in asked.input_requests.iter().flat_map(|r| r.keys()) {
@@ -201,7 +206,14 @@ mod tests {
                     .insert(key.clone(), accepted.into())
                     .unwrap_or_else(|e| panic!("{e}"));
             }
-            Ok(Some(answers))
+            assert_eq!(answers.len(), self.questions);
+            assert_eq!(asked.request_state.as_deref(), Some("s"));
+            self.attempts += 1;
+            Ok(if round >= self.done_after {
+                Step::Done(round)
+            } else {
+                Step::Asked(self::asked(self.questions))
+            })
         }
 
         fn over(&self, over: Over) -> Over {

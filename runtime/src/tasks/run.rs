@@ -367,22 +367,14 @@ impl Rounds for TaskRounds<'_> {
     type Done = String;
     type Error = End;
 
-    async fn attempt(
-        &mut self,
-        _round: usize,
-        answers: Option<InputResponses>,
-        state: Option<String>,
-    ) -> Result<Step<String>, End> {
-        let round = self.next.call(answers, state);
-        self.settle(round).await
-    }
-
-    async fn answer(
+    /// The round's questions become the task's, answered through `tasks/update` (a
+    /// restartable task's restart point written after), then the body's next round.
+    async fn next(
         &mut self,
         round: usize,
-        asked: &mut InputRequiredResult,
+        asked: InputRequiredResult,
         _limits: &RoundLimits,
-    ) -> Result<Option<InputResponses>, End> {
+    ) -> Result<Step<String>, End> {
         let held = self.held;
         let number = self.done + u32::try_from(round).unwrap_or(u32::MAX);
         let requests = asked.input_requests.as_ref();
@@ -405,7 +397,8 @@ impl Rounds for TaskRounds<'_> {
             moved.rounds = number;
             checkpoint(held, moved).await?;
         }
-        Ok(Some(answers))
+        let round = self.next.call(Some(answers), asked.request_state);
+        self.settle(round).await
     }
 
     fn over(&self, over: Over) -> End {

@@ -74,14 +74,17 @@ impl Rounds for Fulfil<'_> {
     type Done = String;
     type Error = RpcError;
 
-    async fn attempt(
+    /// Every question of the round sent to the client, `limits.concurrency` at once,
+    /// then the handler called again with the answers.
+    async fn next(
         &mut self,
         _round: usize,
-        answers: Option<InputResponses>,
-        state: Option<String>,
+        asked: InputRequiredResult,
+        limits: &RoundLimits,
     ) -> Result<Step<String>, RpcError> {
+        let answers = ask_all(&self.retry.ctx, &asked, limits).await?;
         let retry = &self.retry;
-        let again = with_answers(retry.params, answers.unwrap_or_default(), state)?;
+        let again = with_answers(retry.params, answers, asked.request_state)?;
         let call = Call {
             ctx: retry.ctx.clone(),
             params: (retry.route.decode)(&again),
@@ -100,16 +103,6 @@ impl Rounds for Fulfil<'_> {
                 Ok(Step::Asked(*more))
             }
         }
-    }
-
-    /// Every question of the round sent to the client, `limits.concurrency` at once.
-    async fn answer(
-        &mut self,
-        _round: usize,
-        asked: &mut InputRequiredResult,
-        limits: &RoundLimits,
-    ) -> Result<Option<InputResponses>, RpcError> {
-        ask_all(&self.retry.ctx, asked, limits).await.map(Some)
     }
 
     fn over(&self, over: Over) -> RpcError {

@@ -13,7 +13,7 @@ use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive};
 use crate::server::RequestContext;
 use crate::server::mcp::schema;
 use crate::server::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolError, ToolFn};
-use crate::types::v2026_07_28::{CallToolOutcome, InputRequiredResult, InputResponses};
+use crate::types::v2026_07_28::{CallToolOutcome, InputRequiredResult};
 
 impl<'a> ToolBuilder<'a> {
     /// Registers `handler` as the tool, in the resolver form: after the typed arguments,
@@ -146,27 +146,22 @@ impl<A: Sync> Rounds for OnSession<'_, A> {
     type Done = Store;
     type Error = Ended;
 
-    async fn attempt(
+    /// The round's questions asked over the session, then the resolvers worked out
+    /// again with the answers.
+    async fn next(
         &mut self,
         _round: usize,
-        answers: Option<InputResponses>,
-        state: Option<String>,
+        asked: InputRequiredResult,
+        limits: &RoundLimits,
     ) -> Result<Step<Store>, Ended> {
-        match super::resolve_round(self.nodes, self.args, answers.as_ref(), state.as_deref()) {
+        let answers = crate::server::session::ask_all(self.ctx, &asked, limits).await;
+        let answers = answers.map_err(Ended::Rpc)?;
+        let state = asked.request_state.as_deref();
+        match super::resolve_round(self.nodes, self.args, Some(&answers), state) {
             Ok(Resolution::Ready(store)) => Ok(Step::Done(store)),
             Ok(Resolution::Ask(asked)) => Ok(Step::Asked(*asked)),
             Err(e) => Err(Ended::Tool(e)),
         }
-    }
-
-    async fn answer(
-        &mut self,
-        _round: usize,
-        asked: &mut InputRequiredResult,
-        limits: &RoundLimits,
-    ) -> Result<Option<InputResponses>, Ended> {
-        let answers = crate::server::session::ask_all(self.ctx, asked, limits).await;
-        answers.map(Some).map_err(Ended::Rpc)
     }
 
     fn over(&self, over: Over) -> Ended {
