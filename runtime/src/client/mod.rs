@@ -40,6 +40,7 @@ mod lists;
 mod outputs;
 mod pending;
 mod retry;
+mod round_event;
 mod session;
 #[cfg(feature = "skills")]
 mod skills;
@@ -61,7 +62,8 @@ pub use discovery::EraMode;
 pub use input_loop::InputLoopMethod;
 pub use listen::{Notice, Subscription};
 pub use lists::ListMethod;
-pub use pending::{PendingCall, RoundEvent, Step};
+pub use pending::{PendingCall, Step};
+pub use round_event::RoundEvent;
 pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 
 use crate::transport::{CallError, ClientTransport, EncodedRequest};

@@ -1,8 +1,5 @@
 //! A flow as data: a call stopped at its questions ([`PendingCall`], serde), resumed
-//! with the answers by any client of the same server, in any process; and the events a
-//! call's rounds give a UI ([`RoundEvent`]).
-
-use std::time::Duration;
+//! with the answers by any client of the same server, in any process.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,48 +57,6 @@ pub enum Step<C> {
     /// The server made the call a task (a tool call, for a client that declares the
     /// tasks extension): follow it with the handle.
     Task(TaskHandle),
-}
-
-/// What the automatic loop is doing, round by round, for a UI that shows it: handed to
-/// a call's notice stream (as [`Notice::Round`](super::Notice::Round)) in order with
-/// the server's notifications.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RoundEvent {
-    /// The server asked; the callbacks are answering these keys.
-    NeedsInput {
-        /// The round: 1 for the first input-required answer.
-        round: usize,
-        /// The keys of its input requests.
-        keys: Vec<String>,
-    },
-    /// The server answered with state and no questions; the loop waits this long
-    /// before retrying.
-    BackingOff {
-        /// The round.
-        round: usize,
-        /// How long the loop waits.
-        delay: Duration,
-    },
-    /// The server refused the state of this round's retry (a restarted server, an
-    /// instance with another key): the call starts over from its first round.
-    Rejected {
-        /// The round whose retry was refused.
-        round: usize,
-    },
-    /// The server made the call a task after this many input-required rounds: the
-    /// loop follows the task to its end (its questions asked through the callbacks).
-    BecameTask {
-        /// The input-required rounds before it became a task (0: none).
-        rounds: usize,
-        /// The task's id.
-        task_id: String,
-    },
-    /// The call completed after this many input-required rounds.
-    Done {
-        /// The rounds it took (0: none).
-        rounds: usize,
-    },
 }
 
 /// The work of [`Client::start`].
