@@ -2,12 +2,14 @@
 //! (in `read` and `receive`) reading and classifying incoming ones.
 
 mod limits;
+mod methods;
 mod params;
 mod read;
 mod receive;
 mod split;
 
 pub(crate) use limits::JsonLimits;
+pub(crate) use methods::{method_info, method_spelled, says};
 pub use params::RawParams;
 pub use receive::RawResult;
 
@@ -93,6 +95,7 @@ impl RpcError {
     }
 
     /// Whether it is a -32601: the peer does not serve the method.
+    #[cfg(feature = "http-client")]
     pub(crate) fn is_method_not_found(&self) -> bool {
         self.code == code::METHOD_NOT_FOUND // an error code, not a method
     }
@@ -141,30 +144,18 @@ impl RpcError {
 
     /// The fixed rejection of a `requestState` that failed verification.
     pub(crate) fn invalid_request_state() -> Self {
-        Self::invalid_params(crate::seal::InvalidRequestState::MESSAGE)
+        Self::invalid_params(INVALID_REQUEST_STATE)
     }
 
     /// Whether this is that error: a `requestState` that did not open.
     pub(crate) fn is_invalid_request_state(&self) -> bool {
-        self.code == code::INVALID_PARAMS
-            && self.message == crate::seal::InvalidRequestState::MESSAGE
+        self.code == code::INVALID_PARAMS && self.message == INVALID_REQUEST_STATE
     }
 }
 
-/// The one face a rejected `requestState` shows the client, whatever the cause (which
-/// stays in the server's log).
-impl From<crate::seal::InvalidRequestState> for RpcError {
-    fn from(_: crate::seal::InvalidRequestState) -> Self {
-        Self::invalid_request_state()
-    }
-}
-
-/// The one face a failure to seal shows the client: an internal error, no detail.
-impl From<crate::seal::SealFailure> for RpcError {
-    fn from(_: crate::seal::SealFailure) -> Self {
-        Self::internal(crate::seal::SealFailure::MESSAGE)
-    }
-}
+/// The one message every rejected `requestState` carries (with -32602, invalid params),
+/// whatever the cause.
+pub(crate) const INVALID_REQUEST_STATE: &str = "Invalid or expired requestState";
 
 fn id_value(id: &RequestId) -> Value {
     match id {

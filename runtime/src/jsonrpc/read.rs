@@ -238,7 +238,7 @@ fn method_name(raw: &[u8]) -> Option<Cow<'static, str>> {
     let known = raw
         .strip_prefix(b"\"")
         .and_then(|inner| inner.strip_suffix(b"\""))
-        .and_then(crate::protocol::method_spelled);
+        .and_then(super::method_spelled);
     match known {
         Some(info) => Some(Cow::Borrowed(info.method)),
         None => string_text(raw).map(Cow::Owned),

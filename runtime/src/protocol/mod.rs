@@ -14,6 +14,8 @@ use serde_json::Map;
 pub(crate) use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
 pub(crate) use trace::TraceContext;
+// The method tables as the wire reads them live with the reading (`jsonrpc/methods.rs`).
+pub(crate) use crate::jsonrpc::{method_info, says};
 pub(crate) use trace::current as current_trace;
 
 use crate::types::v2026_07_28::{
@@ -50,30 +52,6 @@ pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the least severe log level the client wants on this request's stream.
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-
-/// What the method table says about `method`: 2026-07-28's, or an extension's tern
-/// serves (the tasks methods).
-pub(crate) fn method_info(method: &str) -> Option<&'static crate::types::rpc::MethodInfo> {
-    method_spelled(method.as_bytes())
-}
-
-/// Whether the method table says `fact` of `method` (never of a method it lacks): how
-/// the runtime asks a fact of a method it holds by name, as `M::FACT` does of a marker.
-pub(crate) fn says(method: &str, fact: fn(&crate::types::rpc::MethodInfo) -> bool) -> bool {
-    method_info(method).is_some_and(fact)
-}
-
-/// [`method_info`] for a method spelled by bytes (a message's, not made text first).
-pub(crate) fn method_spelled(name: &[u8]) -> Option<&'static crate::types::rpc::MethodInfo> {
-    let tables = [
-        crate::types::v2026_07_28::method::ALL,
-        crate::types::ext_tasks::method::ALL,
-    ];
-    tables
-        .into_iter()
-        .flatten()
-        .find(|info| info.method.as_bytes() == name)
-}
 
 fn empty() -> Map<String, serde_json::Value> {
     Map::new()

@@ -70,7 +70,7 @@ pub struct InvalidRequestState {
 
 impl InvalidRequestState {
     /// The one message every rejection carries (with -32602, invalid params).
-    pub(crate) const MESSAGE: &'static str = "Invalid or expired requestState";
+    pub(crate) const MESSAGE: &'static str = crate::jsonrpc::INVALID_REQUEST_STATE;
 
     pub(crate) fn because(reason: RejectReason) -> Self {
         Self { reason }
@@ -180,3 +180,18 @@ impl fmt::Debug for SealFailure {
 }
 
 impl std::error::Error for SealFailure {}
+
+/// The one face a rejected `requestState` shows the client, whatever the cause (which
+/// stays in the server's log).
+impl From<InvalidRequestState> for crate::jsonrpc::RpcError {
+    fn from(_: InvalidRequestState) -> Self {
+        Self::invalid_request_state()
+    }
+}
+
+/// The one face a failure to seal shows the client: an internal error, no detail.
+impl From<SealFailure> for crate::jsonrpc::RpcError {
+    fn from(_: SealFailure) -> Self {
+        Self::internal(SealFailure::MESSAGE)
+    }
+}

@@ -202,6 +202,7 @@ pub(crate) struct Route {
     /// The result's type always writes `resultType`: its text is not searched for one.
     writes_result_type: bool,
     /// The answer is a stream that stays open until it is ended ([`Request::NEVER_ENDS`]).
+    #[cfg(feature = "http-server")]
     never_ends: bool,
 }
 
@@ -218,6 +219,7 @@ impl Route {
             may_require_input: M::MAY_REQUIRE_INPUT,
             cacheable: M::CACHEABLE,
             writes_result_type: M::WRITES_RESULT_TYPE,
+            #[cfg(feature = "http-server")]
             never_ends: M::NEVER_ENDS,
         }
     }

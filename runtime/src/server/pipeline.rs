@@ -300,6 +300,7 @@ impl Accepted {
 
     /// Whether its answer is a stream that stays open until it is ended (a routed
     /// method's [`Request::NEVER_ENDS`](crate::types::rpc::Request::NEVER_ENDS)).
+    #[cfg(feature = "http-server")]
     pub(crate) fn never_ends(&self) -> bool {
         self.0.routed.as_ref().is_some_and(|r| r.route.never_ends)
     }

@@ -23,9 +23,9 @@ use super::{Server, ServerEvent, Stamped};
 use crate::jsonrpc::{self, RawParams, RpcError};
 use crate::types::rpc::Notification;
 use crate::types::v2025_11_25::method as session_method;
-use crate::types::v2026_07_28::{
-    LoggingLevel, LoggingMessageNotificationParams, RequestId, method,
-};
+#[cfg(feature = "http-server")]
+use crate::types::v2026_07_28::LoggingLevel;
+use crate::types::v2026_07_28::{LoggingMessageNotificationParams, RequestId, method};
 use state::Offers;
 
 /// One client's 2025-11-25 session, as a transport holds it: cheap to clone.

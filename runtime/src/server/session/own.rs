@@ -17,7 +17,12 @@ use crate::types::v2026_07_28::LoggingLevel;
 pub(crate) struct Own {
     /// The result or the error to send.
     pub(crate) answer: Result<Value, RpcError>,
-    /// Whether the request changed the session's record (a level, a subscription).
+    /// Whether the request changed the session's record (a level, a subscription): a
+    /// fleet's HTTP endpoint saves it then.
+    #[cfg_attr(
+        not(feature = "http-server"),
+        expect(dead_code, reason = "read where sessions are kept: over HTTP")
+    )]
     pub(crate) changed: bool,
 }
 
