@@ -31,6 +31,38 @@ pub struct Behaviour {
     pub has_level: bool,
 }
 
+/// Which trait a fact is a constant of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Request,
+    Notification,
+}
+
+impl Behaviour {
+    /// Every fact, once: its constant's name (the `MethodInfo` field is it in lower
+    /// case, the method table's text in kebab case), its trait, and whether it holds.
+    pub(crate) fn facts(&self) -> [(&'static str, Side, bool); 8] {
+        [
+            ("OPENS_SESSION", Side::Request, self.opens_session),
+            ("READIES_SESSION", Side::Notification, self.readies_session),
+            ("NEVER_ENDS", Side::Request, self.never_ends),
+            ("PARAM_HEADERS", Side::Request, self.param_headers),
+            (
+                "DECLARES_PARAM_HEADERS",
+                Side::Request,
+                self.declares_param_headers,
+            ),
+            ("CANCELS_REQUEST", Side::Notification, self.cancels_request),
+            (
+                "REPORTS_PROGRESS",
+                Side::Notification,
+                self.reports_progress,
+            ),
+            ("HAS_LEVEL", Side::Notification, self.has_level),
+        ]
+    }
+}
+
 /// A fact the specification says in prose, not in the schema's structure.
 #[derive(Debug, Clone, Copy)]
 enum Said {

@@ -8,6 +8,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use serde_json::Value;
 
+use crate::behaviour::Side;
 use crate::emit::{doc_attr, parse_type};
 use crate::prepare::{Prepared, rust_name};
 use crate::rows::{Direction, Method};
@@ -232,23 +233,19 @@ pub(crate) fn emit(
         let writes_result_type = m.writes_result_type;
         let target = opt_str(m.target.as_deref());
         let capability = opt_str(m.capability.as_deref());
-        let b = m.behaviour;
-        let said = |name: &str, on: bool| {
-            let name = format_ident!("{name}");
-            on.then(|| quote!(const #name: bool = true;))
+        let facts = m.behaviour.facts();
+        // The facts that hold on `side`'s trait, as its constants (the others default).
+        let said = |side: Side| {
+            facts
+                .iter()
+                .filter(move |(_, on, holds)| *on == side && *holds)
+                .map(|(name, _, _)| {
+                    let name = format_ident!("{name}");
+                    quote!(const #name: bool = true;)
+                })
         };
-        let request_facts = [
-            said("OPENS_SESSION", b.opens_session),
-            said("NEVER_ENDS", b.never_ends),
-            said("PARAM_HEADERS", b.param_headers),
-            said("DECLARES_PARAM_HEADERS", b.declares_param_headers),
-        ];
-        let notification_facts = [
-            said("READIES_SESSION", b.readies_session),
-            said("CANCELS_REQUEST", b.cancels_request),
-            said("REPORTS_PROGRESS", b.reports_progress),
-            said("HAS_LEVEL", b.has_level),
-        ];
+        let request_facts = said(Side::Request);
+        let notification_facts = said(Side::Notification);
         let body = if let Some(result) = &m.result {
             let result = parse_type(&p.version, &qualify(result))?;
             let complete = match &m.complete {
@@ -301,16 +298,10 @@ pub(crate) fn emit(
             }
         };
         let is_request = m.is_request();
-        let crate::behaviour::Behaviour {
-            opens_session,
-            readies_session,
-            never_ends,
-            param_headers,
-            declares_param_headers,
-            cancels_request,
-            reports_progress,
-            has_level,
-        } = b;
+        let fact_fields = facts.iter().map(|(name, _, holds)| {
+            let field = format_ident!("{}", name.to_lowercase());
+            quote!(#field: #holds)
+        });
         let flags = Direction::ALL.iter().map(|d| {
             let field = format_ident!("{}", d.info_field());
             let on = m.directions.contains(d);
@@ -325,14 +316,7 @@ pub(crate) fn emit(
                 cacheable: #cacheable,
                 target: #target,
                 capability: #capability,
-                opens_session: #opens_session,
-                readies_session: #readies_session,
-                never_ends: #never_ends,
-                param_headers: #param_headers,
-                declares_param_headers: #declares_param_headers,
-                cancels_request: #cancels_request,
-                reports_progress: #reports_progress,
-                has_level: #has_level,
+                #(#fact_fields,)*
             }
         });
         markers.push(quote! {
@@ -431,19 +415,9 @@ pub(crate) fn render(version: &str, methods: &[Method]) -> String {
         if let Some(c) = &m.capability {
             facts.push(format!("capability={c}"));
         }
-        let b = m.behaviour;
-        for (on, fact) in [
-            (b.opens_session, "opens-session"),
-            (b.readies_session, "readies-session"),
-            (b.never_ends, "never-ends"),
-            (b.param_headers, "param-headers"),
-            (b.declares_param_headers, "declares-param-headers"),
-            (b.cancels_request, "cancels-request"),
-            (b.reports_progress, "reports-progress"),
-            (b.has_level, "has-level"),
-        ] {
-            if on {
-                facts.push(fact.to_owned());
+        for (name, _, holds) in m.behaviour.facts() {
+            if holds {
+                facts.push(name.to_lowercase().replace('_', "-"));
             }
         }
         let line = format!(

@@ -287,12 +287,7 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
 
 /// The round after `round`, within the client's cap.
 pub(crate) fn count_round(client: &Client, round: usize) -> crate::Result<usize> {
-    let max_rounds = client.inner.rounds.max_rounds;
-    if round >= max_rounds {
-        return Err(Error::Input(crate::InputError::RoundsExceeded {
-            max_rounds,
-        }));
-    }
+    client.inner.rounds.admit(round + 1, 0).map_err(over)?;
     Ok(round + 1)
 }
 

@@ -16,18 +16,6 @@ use crate::server::context::{Channel as _, Retry};
 use crate::server::{Call, Output, RequestContext, Running, state};
 use crate::types::v2026_07_28::{InputRequest, InputRequiredResult, InputResponse, InputResponses};
 
-impl SessionInput {
-    /// The bounds of a session request's rounds: each round's questions asked at once.
-    pub(crate) fn limits(&self) -> RoundLimits {
-        RoundLimits {
-            max_rounds: self.max_rounds,
-            max_questions: usize::MAX,
-            deadline: Some(self.timeout),
-            concurrency: usize::MAX,
-        }
-    }
-}
-
 /// Fulfils `asked`, and every later round's, until the handler completes: the result
 /// in `session`'s form, or the error that ended the exchange.
 pub(super) async fn rounds(

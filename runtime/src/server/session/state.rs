@@ -363,6 +363,18 @@ pub struct SessionInput {
     pub timeout: Duration,
 }
 
+impl SessionInput {
+    /// The bounds of a session request's rounds: each round's questions asked at once.
+    pub(crate) fn limits(&self) -> crate::protocol::rounds::RoundLimits {
+        crate::protocol::rounds::RoundLimits {
+            max_rounds: self.max_rounds,
+            max_questions: usize::MAX,
+            deadline: Some(self.timeout),
+            concurrency: usize::MAX,
+        }
+    }
+}
+
 impl Default for SessionInput {
     fn default() -> Self {
         Self {
