@@ -102,9 +102,10 @@ pub mod mcp {
     //! low-level [`Server`](crate::server::Server) and serves on the same transports.
     pub use crate::server::mcp::{
         Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome, IntoReadResult,
-        IntoToolOutcome, ListRoots, McpServer, NoArgs, PromptBuilder, Resolve, ResolveSet,
-        ResolverHandler, ResourceBody, ResourceBuilder, Sample, SamplePrompt, Structured,
-        TemplateBuilder, ToolBuilder, ToolContext, ToolError, UrlPrompt, form_content,
+        IntoToolOutcome, ListRoots, ListenFeed, McpExtension, McpServer, NoArgs, PromptBuilder,
+        Resolve, ResolveSet, ResolverHandler, ResourceBody, ResourceBuilder, Sample, SamplePrompt,
+        Structured, TemplateBuilder, ToolBuilder, ToolContext, ToolError, ToolHandoff, ToolReply,
+        ToolSetting, UrlPrompt, form_content,
     };
 }
 

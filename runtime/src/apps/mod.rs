@@ -42,9 +42,9 @@ use serde_json::{Map, Value};
 pub use host::AppHost;
 
 use crate::ConfigError;
-use crate::mcp::McpServer;
-use crate::server::extension::Gate;
-use crate::server::{ProtocolExtension, ToolSetting};
+use crate::mcp::{McpExtension, McpServer, ToolSetting};
+use crate::server::ProtocolExtension;
+use crate::server::mcp::setting::Gate;
 use crate::types::ext_apps::{
     EXTENSION_ID as EXTENSION, McpUiResourceMeta, McpUiToolMeta, McpUiToolVisibility,
 };
@@ -117,7 +117,9 @@ impl ProtocolExtension for Apps {
     fn id(&self) -> &'static str {
         EXTENSION
     }
+}
 
+impl McpExtension for Apps {
     fn register(&self, server: &McpServer) {
         for page in self.pages.iter() {
             let ui = ui_meta(page.meta.clone());

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 
 use super::answer::CacheMembers;
 use super::{
@@ -31,7 +32,8 @@ pub struct ServerBuilder {
     lookups: super::lookups::Lookups,
     session_input: Option<super::SessionInput>,
     layers: Vec<Arc<dyn super::middleware::Middleware>>,
-    extensions: Vec<Arc<dyn super::ProtocolExtension>>,
+    /// The extensions served, as declared: identifier and settings.
+    pub(super) extensions: Vec<(&'static str, Map<String, Value>)>,
 }
 
 impl ServerBuilder {
@@ -220,16 +222,6 @@ impl ServerBuilder {
         self
     }
 
-    /// Serves `extension`: its methods are routed, and it is declared under
-    /// `capabilities.extensions` (added to capabilities given with
-    /// [`capabilities`](Self::capabilities) too).
-    pub fn extension(self, extension: impl super::ProtocolExtension) -> Self {
-        let extension: Arc<dyn super::ProtocolExtension> = Arc::new(extension);
-        let mut me = extension.routes(self);
-        me.extensions.push(extension);
-        me
-    }
-
     /// Builds the server. Fails when the sealing policy is invalid for this server.
     pub fn build(self) -> Result<Server, crate::ConfigError> {
         let sealer = match self.security {
@@ -245,7 +237,7 @@ impl ServerBuilder {
         let mut capabilities = self
             .capabilities
             .unwrap_or_else(|| derive_capabilities(self.handlers.keys().copied()));
-        super::extension::declare(&self.extensions, &mut capabilities);
+        declare(self.extensions, &mut capabilities);
         let discover = discover_result(&self.info, self.instructions.as_deref(), &capabilities)?;
         Ok(Server {
             inner: Arc::new(Inner {
@@ -281,4 +273,20 @@ fn derive_capabilities<'a>(methods: impl Iterator<Item = &'a str>) -> ServerCapa
         tracing::error!(error = %e, "the method table names a capability ServerCapabilities lacks");
         ServerCapabilities::new()
     })
+}
+
+/// Declares each extension's identifier and settings under `capabilities.extensions`,
+/// keeping any declared there already.
+pub(crate) fn declare(
+    extensions: impl IntoIterator<Item = (&'static str, Map<String, Value>)>,
+    capabilities: &mut ServerCapabilities,
+) {
+    let mut extensions = extensions.into_iter().peekable();
+    if extensions.peek().is_none() {
+        return;
+    }
+    let declared = capabilities.extensions.get_or_insert_with(Default::default);
+    for (id, settings) in extensions {
+        declared.entry(id.to_owned()).or_insert(settings);
+    }
 }

@@ -24,7 +24,7 @@
 //! ```
 
 mod answer;
-mod builder;
+pub(crate) mod builder;
 mod context;
 mod dispatch;
 pub(crate) mod events;
@@ -59,8 +59,7 @@ pub use crate::protocol::meta::RequestMeta;
 pub use context::RequestContext;
 pub use events::ServerEvent;
 pub(crate) use events::Stamped;
-pub use extension::{ListenFeed, ProtocolExtension, ToolReply, ToolSetting};
-pub use mcp::handoff::ToolHandoff;
+pub use extension::ProtocolExtension;
 pub(crate) use outbound::Outbound;
 pub(crate) use pipeline::Accepted;
 #[cfg(feature = "http-server")]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{File, Published, Skills, load};
 use crate::jsonrpc::RpcError;
-use crate::mcp::{McpServer, ResourceBody};
+use crate::mcp::{McpExtension, McpServer, ResourceBody};
 use crate::protocol::skills as rules;
 use crate::server::mcp::paging::Paging;
 use crate::server::{ProtocolExtension, RequestContext, ServerBuilder};
@@ -41,7 +41,9 @@ impl ProtocolExtension for Skills {
                 directory(c.clone(), ctx, params)
             })
     }
+}
 
+impl McpExtension for Skills {
     fn register(&self, server: &McpServer) {
         for file in self.skills.iter().flat_map(|s| &s.files) {
             register_file(server, &self.skills, file);

@@ -28,7 +28,7 @@ impl TaskSupport {
     }
 }
 
-impl crate::server::ToolSetting for Restartable {
+impl crate::mcp::ToolSetting for Restartable {
     const EXTENSION: &'static str = crate::protocol::tasks::EXTENSION;
 }
 

@@ -9,12 +9,10 @@ use super::restart::{Restartable, Resume};
 use super::watch::Watch;
 use super::{TaskRecord, TaskSupport, Tasks, run, wire};
 use crate::jsonrpc::RpcError;
+use crate::mcp::{ListenFeed, McpExtension, ToolHandoff, ToolReply, ToolSetting};
 use crate::protocol::tasks::EXTENSION;
 use crate::server::mcp::Detaching;
-use crate::server::{
-    ListenFeed, ProtocolExtension, RequestContext, ServerBuilder, ToolHandoff, ToolReply,
-    ToolSetting,
-};
+use crate::server::{ProtocolExtension, RequestContext, ServerBuilder};
 use crate::transport::BoxFuture;
 use crate::types::ext_tasks::method::TaskStatus;
 use crate::types::rpc::Notification as _;
@@ -52,7 +50,9 @@ impl ProtocolExtension for Tasks {
     fn routes(&self, server: ServerBuilder) -> ServerBuilder {
         wire::routes(server, self)
     }
+}
 
+impl McpExtension for Tasks {
     fn register(&self, server: &crate::mcp::McpServer) {
         let _ = self.server.set(server.downgrade());
     }

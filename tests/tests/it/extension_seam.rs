@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::jsonrpc::RpcError;
-use tern_mcp::mcp::McpServer;
+use tern_mcp::mcp::{McpExtension, McpServer};
 use tern_mcp::server::{ProtocolExtension, RequestContext, ServerBuilder};
 use tern_mcp::transport::memory;
 use tern_mcp::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
@@ -97,6 +97,10 @@ impl ProtocolExtension for Echo {
         })
     }
 }
+
+/// It takes no part in the high-level server's tools or listen streams: every hook keeps
+/// its default.
+impl McpExtension for Echo {}
 
 fn echo_server() -> McpServer {
     McpServer::new("echo", "1").extension(Echo)

@@ -7,15 +7,15 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::detach::Detach;
+use super::setting::ToolSetting;
 use super::single_use::SingleUse;
 use super::tool::{ToolCall, ToolEntry};
 use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
-use crate::server::extension::ToolSetting;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{CallToolOutcome, InputResponses, ToolArguments};
 
-/// A `tools/call` a [`ProtocolExtension`](crate::server::ProtocolExtension) takes: the tool, its
+/// A `tools/call` an [`McpExtension`](super::McpExtension) takes: the tool, its
 /// setting for the extension, the request, and the checked arguments.
 pub struct ToolHandoff {
     entry: Arc<ToolEntry>,

@@ -9,10 +9,11 @@ use serde_json::json;
 use tokio::sync::broadcast;
 
 use super::Extensions;
+use super::ListenFeed;
 use crate::jsonrpc::RpcError;
 use crate::server::events::Events;
 use crate::server::events::Stamped;
-use crate::server::{ListenFeed, RequestContext, ServerEvent};
+use crate::server::{RequestContext, ServerEvent};
 use crate::transport::BoxFuture;
 use crate::types::rpc::Notification as _;
 use crate::types::v2026_07_28::{

@@ -36,6 +36,7 @@ mod arguments;
 mod context;
 mod describe;
 mod detach;
+pub(crate) mod extension;
 pub(crate) mod handoff;
 pub(crate) mod listen;
 pub(crate) mod paging;
@@ -45,6 +46,7 @@ mod resolve;
 mod resource;
 pub(crate) mod routes;
 mod schema;
+pub(crate) mod setting;
 mod single_use;
 mod tool;
 
@@ -52,7 +54,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use context::ToolContext;
-pub(crate) use handoff::{Detaching, ToolBody, ToolHandoff};
+pub use extension::{ListenFeed, McpExtension, ToolReply};
+pub use handoff::ToolHandoff;
+pub(crate) use handoff::{Detaching, ToolBody};
 pub use prompt::{IntoPromptOutcome, PromptBuilder};
 pub use resolve::{
     Elicit, ElicitUrl, ListRoots, Resolve, ResolveSet, ResolverHandler, Sample, SamplePrompt,
@@ -61,6 +65,7 @@ pub use resolve::{
 pub use resource::{
     IntoReadOutcome, IntoReadResult, ResourceBody, ResourceBuilder, TemplateBuilder,
 };
+pub use setting::ToolSetting;
 pub use tool::{IntoCallToolResult, IntoToolOutcome, NoArgs, Structured, ToolBuilder, ToolError};
 
 use super::Server;
@@ -71,7 +76,7 @@ use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};
 use registry::{Registry, read};
 
 /// The extensions an `McpServer` serves, shared by its routes.
-pub(crate) type Extensions = Arc<[Arc<dyn crate::server::ProtocolExtension>]>;
+pub(crate) type Extensions = Arc<[Arc<dyn McpExtension>]>;
 
 /// Completes an argument value: what the user typed so far -> candidates.
 pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
@@ -92,7 +97,7 @@ struct Config {
     ttl_ms: u64,
     public: bool,
     session_input: Option<crate::server::SessionInput>,
-    extensions: Vec<Arc<dyn crate::server::ProtocolExtension>>,
+    extensions: Vec<Arc<dyn McpExtension>>,
     layers: Vec<Arc<dyn crate::server::middleware::Middleware>>,
     limits: crate::server::ServerLimits,
 }
@@ -222,14 +227,14 @@ impl McpServer {
         self.configure(|c| c.session_input = Some(policy))
     }
 
-    /// Serves `extension` (see [`ProtocolExtension`](crate::server::ProtocolExtension)): its methods are
+    /// Serves `extension` (see [`McpExtension`]): its methods are
     /// routed, it is declared under `capabilities.extensions`, and it takes the calls
     /// of tools registered with a setting of its own
     /// ([`ToolBuilder::extension`]) and its part of `subscriptions/listen` streams. For
     /// the tasks extension, a [`Tasks`](crate::tasks::Tasks).
-    pub fn extension(self, extension: impl crate::server::ProtocolExtension) -> Self {
+    pub fn extension(self, extension: impl McpExtension) -> Self {
         extension.register(&self);
-        let extension: Arc<dyn crate::server::ProtocolExtension> = Arc::new(extension);
+        let extension: Arc<dyn McpExtension> = Arc::new(extension);
         self.configure(|c| c.extensions.push(extension))
     }
 

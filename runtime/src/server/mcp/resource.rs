@@ -144,7 +144,7 @@ pub(crate) struct ResourceEntry {
     /// The OAuth scopes a `resources/read` needs.
     pub(crate) scopes: Vec<String>,
     /// Whom it is listed to, by the extensions their requests declare (an app's page).
-    pub(crate) gates: Vec<crate::server::extension::Gate>,
+    pub(crate) gates: Vec<super::setting::Gate>,
 }
 
 pub(crate) struct TemplateCall {
@@ -204,7 +204,7 @@ pub struct ResourceBuilder<'a> {
     pub(crate) server: &'a McpServer,
     pub(crate) resource: Resource,
     pub(crate) scopes: Vec<String>,
-    pub(crate) gates: Vec<crate::server::extension::Gate>,
+    pub(crate) gates: Vec<super::setting::Gate>,
 }
 
 impl ResourceBuilder<'_> {

@@ -6,17 +6,17 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::extension::ToolReply;
 use super::handoff::ToolHandoff;
 use super::paging::{Paging, lister};
 use super::prompt::PromptCall;
 use super::registry::read;
 use super::resource::{self, ResourceEntry, StaticRead, TemplateCall, TemplateEntry};
+use super::setting::Gate;
 use super::single_use::SingleUse;
 use super::{Config, Extensions, McpServer};
 use crate::jsonrpc::RpcError;
 use crate::seal::RequestStateSecurity;
-use crate::server::extension::Gate;
-use crate::server::extension::ToolReply;
 use crate::server::replay::MemoryReplayStore;
 use crate::server::{Reply, RequestContext, Server, ServerBuilder};
 use crate::transport::BoxFuture;
@@ -90,7 +90,7 @@ fn lookups(me: &McpServer) -> crate::server::lookups::Lookups {
 /// completions, logging, and its extensions.
 fn capabilities(extensions: &Extensions) -> ServerCapabilities {
     let mut caps = offered();
-    crate::server::extension::declare(extensions, &mut caps);
+    crate::server::builder::declare(extensions.iter().map(|x| (x.id(), x.settings())), &mut caps);
     caps
 }
 

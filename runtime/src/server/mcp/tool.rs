@@ -10,10 +10,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::context::ToolContext;
+use super::setting::{Gate, ToolSetting, ToolSettings};
 use super::{McpServer, schema};
 use crate::jsonrpc::RpcError;
 use crate::server::RequestContext;
-use crate::server::extension::{ToolSetting, ToolSettings};
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ContentBlock, InputRequiredResult, InputResponses, Outcome,
@@ -207,7 +207,7 @@ pub(crate) struct ToolEntry {
     /// Its settings for the extensions that take its calls.
     pub(crate) settings: ToolSettings,
     /// What its listing shows of those settings, by what each request declares.
-    pub(crate) gates: Vec<crate::server::extension::Gate>,
+    pub(crate) gates: Vec<Gate>,
     /// Whether its body can ask mid-call to go on detached (a resolver's cannot).
     pub(crate) can_detach: bool,
     /// The `inputSchema`, compiled once.
@@ -304,11 +304,7 @@ impl ToolEntry {
         Ok(())
     }
 
-    pub(crate) fn with_settings(
-        mut self,
-        settings: ToolSettings,
-        gates: Vec<crate::server::extension::Gate>,
-    ) -> Self {
+    pub(crate) fn with_settings(mut self, settings: ToolSettings, gates: Vec<Gate>) -> Self {
         self.settings = settings;
         self.gates = gates;
         self
@@ -325,7 +321,7 @@ pub struct ToolBuilder<'a> {
     pub(crate) input_schema: Option<serde_json::Map<String, serde_json::Value>>,
     pub(crate) scopes: Vec<String>,
     pub(crate) settings: ToolSettings,
-    pub(crate) gates: Vec<crate::server::extension::Gate>,
+    pub(crate) gates: Vec<Gate>,
 }
 
 impl ToolBuilder<'_> {
@@ -338,8 +334,7 @@ impl ToolBuilder<'_> {
     pub fn extension<S: ToolSetting>(mut self, setting: S) -> Self {
         self.settings.retain(|(id, _)| *id != S::EXTENSION);
         self.gates.retain(|g| g.extension != S::EXTENSION);
-        self.gates
-            .push(crate::server::extension::Gate::of(&setting));
+        self.gates.push(Gate::of(&setting));
         self.settings.push((S::EXTENSION, Arc::new(setting)));
         self
     }
