@@ -18,9 +18,9 @@
 
 use serde_json::{Value, json};
 use tern_mcp::ask;
+use tern_mcp::http::HttpServer;
 use tern_mcp::jsonrpc::RpcError;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::stdio::stdio;
 use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolResult, ElicitValue, InputRequest, LoggingLevel, method,

@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use tern_mcp::client::Client;
+use tern_mcp::http::HttpServer;
 use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::seal::{RequestStateSecurity, parse_secret};
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::http::client::HttpClientTransport;
 
 use crate::child;

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern_mcp::client::Client;
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::transport::http::client::HttpClientTransport;
 
 const WARMUP: usize = 500;

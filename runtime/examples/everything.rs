@@ -39,10 +39,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tern_mcp::ask;
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{ListRoots, McpServer, NoArgs, Sample, SamplePrompt, ToolContext, ToolError};
 use tern_mcp::seal::RequestStateSecurity;
 use tern_mcp::server::SessionInput;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::skills::Skills;
 use tern_mcp::transport::stdio::stdio;
 use tern_mcp::types::v2026_07_28::{

@@ -11,7 +11,8 @@
 mod hello;
 
 use tern_mcp::client::{Client, Step};
-use tern_mcp::server::{http::HttpServer, shutdown_signal};
+use tern_mcp::http::HttpServer;
+use tern_mcp::server::shutdown_signal;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{CallToolRequestParams, ContentBlock, method};
 

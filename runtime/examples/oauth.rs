@@ -22,9 +22,9 @@ use std::sync::Arc;
 use serde_json::json;
 use tern_mcp::auth::JwtVerifier;
 use tern_mcp::client::Client;
+use tern_mcp::http::{HttpServer, ProtectedResource};
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
 use tern_mcp::oauth::{FileStore, LoopbackRedirect, MemoryStore, OAuthClient};
-use tern_mcp::server::http::{HttpServer, ProtectedResource};
 use tern_mcp::transport::http::client::HttpClientTransport;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

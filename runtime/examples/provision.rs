@@ -28,9 +28,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
 use tern_mcp::client::{Client, ClientBuilder, EraMode, InputContext};
+use tern_mcp::http::HttpServer;
 use tern_mcp::jsonrpc::RpcError;
 use tern_mcp::seal::RequestStateSecurity;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::transport::memory;

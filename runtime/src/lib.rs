@@ -59,9 +59,12 @@
 //! - [`mcp`]: the high-level [`McpServer`](mcp::McpServer): tools, prompts and
 //!   resources as typed async functions, resolvers.
 //! - [`server`]: the low-level [`Server`](server::Server) (one handler per method,
-//!   generic over the generated method types), the extension seam, and the adapters
-//!   that serve either on message transports and over Streamable HTTP
-//!   (`server::http`, feature `http-server`).
+//!   generic over the generated method types), the extension seam, and its serving on
+//!   message transports (in memory, stdio).
+//! - `http` (feature `http-server`): the Streamable HTTP endpoint, `HttpServer`, that
+//!   serves either server.
+//! - `fleet` (feature `redis`): everything a fleet of instances keeps in Redis, on one
+//!   link.
 //! - [`client`]: the automatic loop, the manual loop, era discovery.
 //! - [`seal`]: `requestState` sealing (XChaCha20-Poly1305, bound to the request, the
 //!   principal, the audience and a time window).
@@ -91,23 +94,18 @@ pub mod ask;
 pub mod auth;
 pub mod client;
 mod error;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub mod fleet;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod guide;
+#[cfg(feature = "http-server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-server")))]
+pub mod http;
 pub mod jsonrpc;
-pub mod mcp {
-    //! The high-level server: tools, prompts and resources as async Rust functions with
-    //! typed arguments, `requestState` sealed by default, and resolvers. It builds a
-    //! low-level [`Server`](crate::server::Server) and serves on the same transports.
-    pub use crate::server::mcp::{
-        Elicit, ElicitUrl, IntoCallToolResult, IntoPromptOutcome, IntoReadOutcome, IntoReadResult,
-        IntoToolOutcome, ListRoots, ListenFeed, McpExtension, McpServer, NoArgs, PromptBuilder,
-        Resolve, ResolveSet, ResolverHandler, ResourceBody, ResourceBuilder, Sample, SamplePrompt,
-        Structured, TemplateBuilder, ToolBuilder, ToolContext, ToolError, ToolHandoff, ToolReply,
-        ToolSetting, UrlPrompt, form_content,
-    };
-}
+pub mod mcp;
 
 #[cfg(feature = "oauth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]

@@ -80,7 +80,7 @@ pub async fn announce_and_serve(
     let mut stdout = std::io::stdout();
     writeln!(stdout, "listening on http://{}/mcp", listener.local_addr()?)?;
     stdout.flush()?;
-    tern_mcp::server::http::HttpServer::new(server)
+    tern_mcp::http::HttpServer::new(server)
         .serve(listener, shutdown)
         .await?;
     Ok(())

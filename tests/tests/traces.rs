@@ -11,7 +11,7 @@ use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tern_mcp::client::{Client, EraMode};
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{CallToolRequestParams, Outcome as CallOutcome, method};
 use tern_tests::stepper;

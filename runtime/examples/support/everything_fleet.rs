@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use tern_mcp::ask;
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, ToolContext, ToolError};
 use tern_mcp::server::ServerEvent;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::tasks::{TaskSupport, Tasks};
 use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult, ElicitValue, method};
 
@@ -18,7 +18,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// The shared stores, connected.
 #[cfg(feature = "redis")]
 pub(crate) struct Fleet {
-    redis: tern_mcp::server::http::RedisFleet,
+    redis: tern_mcp::fleet::RedisFleet,
 }
 
 /// Without the `redis` feature there is nothing to share through.
@@ -32,7 +32,7 @@ pub(crate) async fn connect(url: Option<&str>) -> Result<Option<Fleet>, BoxError
         return Ok(None);
     };
     Ok(Some(Fleet {
-        redis: tern_mcp::server::http::RedisFleet::connect(url).await?,
+        redis: tern_mcp::fleet::RedisFleet::connect(url).await?,
     }))
 }
 

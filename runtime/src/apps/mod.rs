@@ -42,9 +42,9 @@ use serde_json::{Map, Value};
 pub use host::AppHost;
 
 use crate::ConfigError;
+use crate::mcp::setting::Gate;
 use crate::mcp::{McpExtension, McpServer, ToolSetting};
 use crate::server::ProtocolExtension;
-use crate::server::mcp::setting::Gate;
 use crate::types::ext_apps::{
     EXTENSION_ID as EXTENSION, McpUiResourceMeta, McpUiToolMeta, McpUiToolVisibility,
 };

@@ -54,14 +54,14 @@ pub fn read_sse(chunks: &[&[u8]]) {
 #[cfg(feature = "http-server")]
 pub fn serve_post(headers: &[(&[u8], &[u8])], body: &[u8]) -> u16 {
     use http::{HeaderMap, HeaderName, HeaderValue};
-    type Endpoint = (tokio::runtime::Runtime, crate::server::http::Fuzzed);
+    type Endpoint = (tokio::runtime::Runtime, crate::http::Fuzzed);
     static ENDPOINT: OnceLock<Option<Endpoint>> = OnceLock::new();
     let Some((runtime, endpoint)) = ENDPOINT.get_or_init(|| {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .ok()?;
-        Some((runtime, crate::server::http::Fuzzed::new()?))
+        Some((runtime, crate::http::Fuzzed::new()?))
     }) else {
         return 0;
     };

@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use super::names::{self, SEPARATOR};
 use crate::client::ListMethod;
 use crate::jsonrpc::RpcError;
-use crate::server::mcp::paging::Paging;
+use crate::mcp::paging::Paging;
 use crate::types::v2026_07_28::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
     Resource, ResourceTemplate, Tool, method,

@@ -34,7 +34,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use tern_mcp::proxy::{Gateway, Upstream};
-//! use tern_mcp::server::http::HttpServer;
+//! use tern_mcp::http::HttpServer;
 //! use tern_mcp::transport::http::client::HttpClientTransport;
 //!
 //! let weather = Upstream::http(HttpClientTransport::builder("http://127.0.0.1:8001/mcp"))

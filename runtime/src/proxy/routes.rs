@@ -144,7 +144,7 @@ fn call_routes(builder: ServerBuilder, shared: &Arc<Shared>) -> ServerBuilder {
         })
         .handle::<method::SubscriptionsListen, _, _>(move |ctx, params| {
             listen.start();
-            crate::server::mcp::listen::listen(&listen.events, Arc::from([]), ctx, params)
+            crate::mcp::listen::listen(&listen.events, Arc::from([]), ctx, params)
         })
 }
 
@@ -303,7 +303,7 @@ async fn complete(
 /// What the gateway offers: what an upstream may offer, each relayed, and the tasks
 /// extension (a task is an upstream's).
 fn capabilities() -> ServerCapabilities {
-    let mut caps = crate::server::mcp::routes::offered();
+    let mut caps = crate::mcp::routes::offered();
     caps.extensions
         .get_or_insert_with(Default::default)
         .insert(super::tasks::EXTENSION.to_owned(), Default::default());

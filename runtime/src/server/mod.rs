@@ -34,9 +34,8 @@ mod limits;
 pub(crate) mod lookups;
 
 mod known_meta;
-pub(crate) mod mcp;
 pub mod middleware;
-mod outbound;
+pub(crate) mod outbound;
 mod pipeline;
 mod rendered;
 pub mod replay;
@@ -70,10 +69,9 @@ pub(crate) use pipeline::Verdict;
 pub(crate) use pipeline::caught_panic;
 pub use pipeline::{IncomingRequest, Refusal};
 #[cfg(feature = "http-server")]
-pub use serve::http;
 pub use serve::shutdown_signal;
-pub(crate) use session::Session;
 pub use session::SessionInput;
+pub(crate) use session::{Session, ask_all};
 
 use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::protocol;

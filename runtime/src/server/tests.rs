@@ -70,7 +70,7 @@ async fn an_http_request_reads_meta_once() {
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let endpoint = super::http::HttpServer::new(server());
+    let endpoint = crate::http::HttpServer::new(server());
     tokio::spawn(endpoint.serve(listener, std::future::pending()));
     let before = reads();
     let body = call(1).to_string();

@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 
 use super::{File, Published, Skills, load};
 use crate::jsonrpc::RpcError;
+use crate::mcp::paging::Paging;
 use crate::mcp::{McpExtension, McpServer, ResourceBody};
 use crate::protocol::skills as rules;
-use crate::server::mcp::paging::Paging;
 use crate::server::{ProtocolExtension, RequestContext, ServerBuilder};
 use crate::types::ext_skills as ext;
 use crate::types::ext_skills::method::{GetSkill, ListSkills, ReadResourceDirectory};

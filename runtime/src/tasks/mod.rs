@@ -36,8 +36,6 @@
 //! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
-#[cfg(feature = "redis")]
-mod redis;
 mod restart;
 mod run;
 mod serve;
@@ -48,18 +46,16 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[cfg(feature = "redis")]
-pub use redis::RedisTaskStore;
 pub use restart::Restartable;
 pub use serve::OnRequest;
 pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};
 
 /// How a task store names itself in its errors.
-const STORE: &str = "task store";
+pub(crate) const STORE: &str = "task store";
 
 /// The refusal of a write under a fencing token another instance's take-over replaced,
 /// as tern's own stores say it.
-fn lease_lost() -> crate::StoreError {
+pub(crate) fn lease_lost() -> crate::StoreError {
     crate::StoreError::lease_lost(STORE)
 }
 
@@ -95,7 +91,7 @@ pub struct Tasks {
     pub(crate) max_rounds: usize,
     /// The server whose tools run as these tasks (set when it is added to an
     /// [`McpServer`](crate::mcp::McpServer)): a restartable tool is run again from it.
-    pub(crate) server: Arc<std::sync::OnceLock<crate::server::mcp::WeakMcpServer>>,
+    pub(crate) server: Arc<std::sync::OnceLock<crate::mcp::WeakMcpServer>>,
 }
 
 impl std::fmt::Debug for Tasks {

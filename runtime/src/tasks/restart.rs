@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::TaskSupport;
-use crate::server::mcp::ToolBody;
+use crate::mcp::ToolBody;
 use crate::types::v2026_07_28::{ClientCapabilities, InputResponses, ToolArguments};
 
 /// A tool whose tasks another instance runs again when theirs stops: what

@@ -59,7 +59,7 @@ pub(crate) fn failure(e: &RpcError) -> String {
 }
 
 /// One more round of the body: called with the answers and the state of the last.
-pub(crate) type NextRound = crate::server::mcp::ToolBody;
+pub(crate) type NextRound = crate::mcp::ToolBody;
 
 /// The code of a task refused at a cap: a JSON-RPC server error (-32000 to -32099 are
 /// the implementation's own), with the message saying whose cap it was.

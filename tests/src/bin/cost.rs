@@ -34,10 +34,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tern_mcp::client::Client;
+use tern_mcp::http::HttpServer;
 use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::seal::RequestStateSecurity;
 use tern_mcp::server::Server;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::transport::memory;
 

@@ -2,7 +2,7 @@
 //! `session_server [--http ADDR] [--no-fulfil]`. Over HTTP it prints
 //! `listening on http://ADDR/mcp` once bound; otherwise it serves stdin/stdout.
 
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::transport::stdio::stdio;
 use tern_tests::notifier::notifier;
 

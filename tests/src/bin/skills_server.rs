@@ -2,8 +2,8 @@
 //! `skills_server DIR`. Its first stdout line is `serving on http://ADDR/mcp`; the tests
 //! of what a skill file costs to serve measure this process.
 
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::McpServer;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::skills::Skills;
 
 #[tokio::main]

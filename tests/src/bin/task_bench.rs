@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern_mcp::client::{Client, EraMode, TaskState, ToolCallStart};
+use tern_mcp::fleet::RedisTaskStore;
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
-use tern_mcp::server::http::HttpServer;
-use tern_mcp::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
+use tern_mcp::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 

@@ -25,9 +25,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern_mcp::fleet::RedisTaskStore;
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{Elicit, McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::server::http::HttpServer;
-use tern_mcp::tasks::{MemoryTaskStore, RedisTaskStore, TaskSupport, Tasks};
+use tern_mcp::tasks::{MemoryTaskStore, TaskSupport, Tasks};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::types::v2026_07_28::{ElicitValue, method};
 

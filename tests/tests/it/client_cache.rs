@@ -9,8 +9,8 @@ use std::time::Duration;
 use tern_mcp::types::v2026_07_28::method::ListTools;
 
 use tern_mcp::client::{Client, EraMode, Notice, ResponseCache};
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::McpServer;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::server::middleware::{Dispatch, Dispatched, Downstream, Middleware};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::client::HttpClientTransport;

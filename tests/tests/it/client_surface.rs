@@ -43,10 +43,7 @@ async fn lists_come_a_page_at_a_time_or_all_at_once() {
         mcp.tool(name)
             .run(|_: NoArgs, _ctx: ToolContext| async move { Ok("ok") });
     }
-    let addr = serve(tern_mcp::server::http::HttpServer::new(
-        mcp.server().unwrap(),
-    ))
-    .await;
+    let addr = serve(tern_mcp::http::HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(stateless(), &url(addr)).await;
     let first = c.list::<ListTools>(None).await.unwrap();
     assert_eq!(first.tools.len(), 2);
@@ -253,10 +250,7 @@ async fn a_server_restarted_between_rounds_makes_the_loop_start_the_call_over_on
 
 #[tokio::test]
 async fn progress_and_logs_arrive_in_order_across_a_three_round_call() {
-    let addr = serve(tern_mcp::server::http::HttpServer::new(
-        stepper().server().unwrap(),
-    ))
-    .await;
+    let addr = serve(tern_mcp::http::HttpServer::new(stepper().server().unwrap())).await;
     let logs = Arc::new(Mutex::new(Vec::new()));
     let heard = Arc::clone(&logs);
     let builder = Client::builder("surface", "1")
@@ -318,10 +312,7 @@ async fn an_argument_breaking_its_schema_is_refused_before_the_tool_runs() {
             counted.fetch_add(1, Ordering::SeqCst);
             async move { Ok(args.code) }
         });
-    let addr = serve(tern_mcp::server::http::HttpServer::new(
-        mcp.server().unwrap(),
-    ))
-    .await;
+    let addr = serve(tern_mcp::http::HttpServer::new(mcp.server().unwrap())).await;
     let c = connect(stateless(), &url(addr)).await;
     let err = c
         .call_tool("short", json!({"code": "much too long"}))

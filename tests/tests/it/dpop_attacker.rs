@@ -31,7 +31,7 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::server::http::{Dpop, HostPolicy, HttpServer, ProtectedResource};
+use tern_mcp::http::{Dpop, HostPolicy, HttpServer, ProtectedResource};
 use tern_mcp::server::replay::MemoryReplayStore;
 use tern_mcp::transport::BoxFuture;
 

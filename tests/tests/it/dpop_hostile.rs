@@ -20,7 +20,7 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 use sha2::Digest as _;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::server::http::{Dpop, HttpServer, ProtectedResource};
+use tern_mcp::http::{Dpop, HttpServer, ProtectedResource};
 use tern_mcp::transport::BoxFuture;
 
 /// The resource's public URL: what proofs name as `htu`.

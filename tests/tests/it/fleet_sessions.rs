@@ -17,11 +17,10 @@ use std::time::Duration;
 use serde_json::json;
 use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
+use tern_mcp::fleet::{RedisEventStore, RedisSessionStore};
+use tern_mcp::http::{EventStore, HttpLimits, HttpServer, SessionStore};
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
 use tern_mcp::server::SessionInput;
-use tern_mcp::server::http::{
-    EventStore, HttpLimits, HttpServer, RedisEventStore, RedisSessionStore, SessionStore,
-};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult, LoggingLevel};
 

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
+use tern_mcp::fleet::RedisEventStore;
+use tern_mcp::http::EventStore;
 use tern_mcp::server::ServerEvent;
-use tern_mcp::server::http::{EventStore, RedisEventStore};
 use tern_mcp::types::v2026_07_28::LoggingLevel;
 
 use crate::fleet_sessions::{Fleet, as_user, call, initialize, two_instances};

@@ -14,10 +14,10 @@ use tern_mcp::Error;
 use tern_mcp::ask;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::client::{Client, ClientBuilder, InputContext};
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{Elicit, McpServer, NoArgs, ToolContext};
 use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::seal::RequestStateSecurity;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{

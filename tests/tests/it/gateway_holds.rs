@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 use tern_mcp::Error;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::client::Client;
+use tern_mcp::http::HttpServer;
 use tern_mcp::proxy::{Gateway, Upstream};
 use tern_mcp::server::Server;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::method::{

@@ -6,14 +6,14 @@
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, StreamBody};
 use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tokio::net::TcpStream;
 
 use crate::http_budgets::slow;

@@ -3,14 +3,14 @@
 //! well-behaved clients keep completing flows while an attacker holds sockets open.
 
 use crate::http_support;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern_mcp::client::Client;
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{CallToolOutcome, method};

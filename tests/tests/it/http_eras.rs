@@ -6,7 +6,7 @@
 
 use crate::http_support;
 use tern_mcp::client::ClientLimits;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 use tern_mcp::types::v2026_07_28::method::ListTools;
 
 use std::collections::HashMap;
@@ -21,7 +21,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tern_mcp::ask;
 use tern_mcp::client::{Client, EraMode};
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::http::client::{EraCache, HttpClientTransport};
 use tern_mcp::types::v2026_07_28::{

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tern_mcp::Error;
 use tern_mcp::ask;
 use tern_mcp::client::Client;
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{

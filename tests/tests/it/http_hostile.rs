@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::server::http::{HttpLimits, HttpServer};
+use tern_mcp::http::{HttpLimits, HttpServer};
 use tern_mcp::server::middleware::{Dispatch, Dispatched, Downstream, Middleware};
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::BoxFuture;

@@ -3,13 +3,13 @@
 //! each test names.
 
 use crate::http_support;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::server::http::{HostPolicy, HttpServer};
+use tern_mcp::http::{HostPolicy, HttpServer};
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::http::ParamHeader;

@@ -4,12 +4,12 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use serde_json::json;
 use tern_mcp::ask;
 use tern_mcp::client::EraMode;
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::server::{RequestContext, Server};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{CallToolResult, method};

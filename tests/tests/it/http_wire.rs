@@ -3,12 +3,12 @@
 //! refuses (400, 413, 431, 501), each answered before the connection closes.
 
 use crate::http_support;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_tests::seed;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

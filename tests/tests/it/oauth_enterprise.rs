@@ -22,10 +22,10 @@ use jsonwebtoken::{Algorithm, DecodingKey, Header, Validation};
 use serde_json::{Value, json};
 use tern_mcp::auth::JwtVerifier;
 use tern_mcp::client::Client;
+use tern_mcp::http::{HttpServer, ProtectedResource};
 use tern_mcp::oauth::{
     IdentityProvider, OAuthClient, OAuthClientBuilder, Registration, TokenSource,
 };
-use tern_mcp::server::http::{HttpServer, ProtectedResource};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_tests::text_of;
 

@@ -22,11 +22,11 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 use tern_mcp::auth::JwtVerifier;
 use tern_mcp::client::Client;
+use tern_mcp::http::{Dpop, HttpServer, ProtectedResource};
 use tern_mcp::oauth::{
     ClientKey, CredentialStore, FileStore, MemoryStore, OAuthClient, OAuthClientBuilder,
     Registration,
 };
-use tern_mcp::server::http::{Dpop, HttpServer, ProtectedResource};
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_tests::text_of;
 

@@ -16,8 +16,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use tern_mcp::ask;
 use tern_mcp::auth::JwtVerifier;
+use tern_mcp::http::{HttpServer, ProtectedResource};
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
-use tern_mcp::server::http::{HttpServer, ProtectedResource};
 use tern_mcp::types::v2026_07_28::{CallToolOutcome, CallToolResult};
 use tokio::net::TcpListener;
 

@@ -15,8 +15,8 @@ pub(crate) struct Redis {
 
 impl Redis {
     /// A task store on this server, connected.
-    pub(crate) async fn task_store(&self) -> tern_mcp::tasks::RedisTaskStore {
-        tern_mcp::tasks::RedisTaskStore::connect(&self.url)
+    pub(crate) async fn task_store(&self) -> tern_mcp::fleet::RedisTaskStore {
+        tern_mcp::fleet::RedisTaskStore::connect(&self.url)
             .await
             .unwrap()
     }
@@ -52,7 +52,7 @@ pub(crate) async fn redis(name: &str) -> Redis {
         .expect("redis-server is installed (.ci/run installs it)");
     let url = format!("redis+unix://{}", socket.display());
     for _ in 0..200 {
-        if tern_mcp::tasks::RedisTaskStore::connect(&url).await.is_ok() {
+        if tern_mcp::fleet::RedisTaskStore::connect(&url).await.is_ok() {
             return Redis { child, dir, url };
         }
         tokio::time::sleep(Duration::from_millis(25)).await;

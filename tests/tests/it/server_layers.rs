@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use tern_mcp::client::{Client, EraMode};
+use tern_mcp::http::HttpServer;
 use tern_mcp::jsonrpc::RpcError;
 use tern_mcp::mcp::McpServer;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::server::middleware::{Dispatch, Dispatched, Downstream, Ending, Middleware};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::types::v2026_07_28::{CallToolRequestParams, method};

@@ -4,10 +4,10 @@
 //! of being locked out.
 
 use crate::http_support;
-use tern_mcp::server::http::HttpLimits;
+use tern_mcp::http::HttpLimits;
 
 use serde_json::{Value, json};
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 
 use http_support::{Raw, legacy_body, legacy_headers, open_session, post, serve};
 

@@ -378,10 +378,9 @@ async fn get_without_a_session_or_sse_is_refused_and_a_stateless_only_endpoint_h
     set(&mut h, "Mcp-Session-Id", None);
     assert_eq!(http_support::send(addr, "GET", &h, "").await.status, 400);
 
-    let modern = tern_mcp::server::http::HttpServer::new(
-        tern_tests::notifier::notifier(true).server().unwrap(),
-    )
-    .stateless_only();
+    let modern =
+        tern_mcp::http::HttpServer::new(tern_tests::notifier::notifier(true).server().unwrap())
+            .stateless_only();
     let addr = http_support::serve(modern).await;
     let r = http_support::send(addr, "GET", &get_headers(&id, None), "").await;
     assert_eq!(r.status, 405);
@@ -572,12 +571,11 @@ async fn a_draining_endpoint_ends_the_session_get_streams_instead_of_waiting_on_
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(tern_mcp::server::http::HttpServer::new(server).serve(
-        listener,
-        async {
+    let serving = tokio::spawn(
+        tern_mcp::http::HttpServer::new(server).serve(listener, async {
             let _ = stopped.await;
-        },
-    ));
+        }),
+    );
     let id = http_support::open_session(addr).await;
     let mut stream = SseSocket::open(addr, "GET", &get_headers(&id, None), "").await;
     assert_eq!(stream.status, 200);

@@ -40,9 +40,9 @@ use hyper_util::rt::TokioIo;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use tern_mcp::client::{Client, EraMode};
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{IntoReadResult, McpServer, ResourceBody};
 use tern_mcp::server::Server;
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::transport::stdio::LineTransport;
 use tern_mcp::transport::{MessageSink, MessageSource, MessageTransport, memory};
 use tern_mcp::types::v2026_07_28::{

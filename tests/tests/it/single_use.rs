@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use tern_mcp::ask;
 use tern_mcp::client::Client;
+use tern_mcp::fleet::RedisReplayStore;
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, ToolContext, ToolError};
 use tern_mcp::seal::{RequestStateSecurity, parse_secret};
-use tern_mcp::server::http::HttpServer;
-use tern_mcp::server::replay::{RedisReplayStore, ReplayStore};
+use tern_mcp::server::replay::ReplayStore;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::types::v2026_07_28::{
     CallToolOutcome, CallToolRequestParams, CallToolResult, ElicitValue, InputResponse,

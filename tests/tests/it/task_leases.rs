@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::tasks::{MemoryTaskStore, TaskStore, TaskSupport, Tasks};
 use tokio::sync::{mpsc, watch};
 
@@ -225,7 +225,7 @@ async fn a_stalled_instance_whose_body_finished_meanwhile_has_its_result_refused
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn on_redis_a_stalled_instance_taken_over_is_fenced_off_in_the_scripts() {
     let redis = crate::redis_support::redis("leases").await;
-    let connect = || tern_mcp::tasks::RedisTaskStore::connect(&redis.url);
+    let connect = || tern_mcp::fleet::RedisTaskStore::connect(&redis.url);
     let (a_store, stall) = stallable(connect().await.unwrap());
     let b = tasks_on(connect().await.unwrap());
     let text = a_stalls_and_b_takes_over(tasks_on(a_store), stall, b, false).await;

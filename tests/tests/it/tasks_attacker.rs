@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
 use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::server::http::HttpServer;
 use tern_mcp::tasks::{MemoryTaskStore, Status, TaskStore, TaskSupport, Tasks};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::types::v2026_07_28::{ElicitValue, InputResponse, InputResponses};
@@ -344,7 +344,7 @@ async fn four_instances_reading_a_lapsed_task_at_once_take_it_over_once_memory()
 #[ignore = "needs redis-server: run scripts/fleet"]
 async fn four_instances_reading_a_lapsed_task_at_once_take_it_over_once_redis() {
     let redis = crate::redis_support::redis("attacker-many").await;
-    let connect = || tern_mcp::tasks::RedisTaskStore::connect(&redis.url);
+    let connect = || tern_mcp::fleet::RedisTaskStore::connect(&redis.url);
     let (a_store, stall) = stallable(connect().await.unwrap());
     let mut others = Vec::new();
     for _ in 0..4 {

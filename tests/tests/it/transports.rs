@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tern_mcp::client::{Client, ClientBuilder};
-use tern_mcp::server::http::HttpServer;
+use tern_mcp::http::HttpServer;
 use tern_mcp::transport::http::client::HttpClientTransport;
 use tern_mcp::transport::memory;
 use tern_mcp::transport::stdio::ChildProcessTransport;

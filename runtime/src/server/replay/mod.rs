@@ -10,23 +10,18 @@
 //! bounded in-memory [`MemoryReplayStore`] by default, one per process; several
 //! instances share one through Redis (`RedisReplayStore`, feature `redis`).
 
-#[cfg(feature = "redis")]
-mod redis;
-
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-#[cfg(feature = "redis")]
-pub use self::redis::RedisReplayStore;
 use crate::StoreError;
 use crate::transport::BoxFuture;
 use crate::util::lock;
 
 /// How a replay store names itself in its errors.
-const STORE: &str = "replay store";
+pub(crate) const STORE: &str = "replay store";
 
 /// The longest a redemption is kept in memory, whatever its TTL: a year. A longer TTL
 /// (`Duration::MAX`) would be an instant past what the clock can represent.

@@ -1,17 +1,16 @@
 //! Serving a [`Server`](super::Server) on a transport: the message-transport loop
-//! (in-memory, stdio) in `messages`, and the Streamable HTTP endpoint in [`http`].
+//! (in-memory, stdio) in `messages`; the Streamable HTTP endpoint is
+//! [`crate::http`], a room of its own.
 //!
 //! Both adapters hand each request to the server's one pipeline
 //! ([`Server::accept`](super::Server::accept), then
 //! [`Accepted::serve`](super::Accepted::serve)) and map its
 //! [`Verdict`](super::Verdict) onto their wire.
 
-#[cfg(feature = "http-server")]
-pub mod http;
 pub(super) mod messages;
 
 /// Resolves on SIGTERM or SIGINT (ctrl-c; only ctrl-c off Unix): the `shutdown` to give
-/// [`HttpServer::serve`](http::HttpServer::serve), so a rolling restart (systemd,
+/// [`HttpServer::serve`](crate::http::HttpServer::serve), so a rolling restart (systemd,
 /// Kubernetes, a supervisor) drains the requests in flight instead of cutting them.
 ///
 /// Inside a Tokio runtime the signals are watched from this call on, not from the first
@@ -23,11 +22,12 @@ pub(super) mod messages;
 /// let shutdown = tern_mcp::server::shutdown_signal();
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 /// println!("listening on http://{}/mcp", listener.local_addr()?);
-/// tern_mcp::server::http::HttpServer::new(server)
+/// tern_mcp::http::HttpServer::new(server)
 ///     .serve(listener, shutdown)
 ///     .await
 /// # }
 /// ```
+#[cfg(feature = "http-server")]
 pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     // Outside a runtime nothing can be registered yet: the first poll does it.
     let watched = tokio::runtime::Handle::try_current()
@@ -42,6 +42,7 @@ pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'stat
 }
 
 /// Registers the handlers now; the future it gives resolves on the first signal.
+#[cfg(feature = "http-server")]
 fn watch_signals() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {

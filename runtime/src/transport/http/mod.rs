@@ -1,7 +1,7 @@
 //! Streamable HTTP (2026-07-28): every request is its own POST to the MCP endpoint, and
 //! the answer is one JSON object or an SSE stream scoped to that request.
 //!
-//! The server side (feature `http-server`) is `tern_mcp::server::http`, an axum router over a
+//! The server side (feature `http-server`) is `tern_mcp::http`, an axum router over a
 //! `Server`; the client ([`client`], feature `http-client`) is a
 //! [`ClientTransport`](crate::transport::ClientTransport) on its own pooled HTTP/1.1
 //! connections (`h1`). Both sides share the request metadata headers defined here: the body's

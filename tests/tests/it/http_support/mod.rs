@@ -6,8 +6,8 @@
 use std::net::SocketAddr;
 
 use serde_json::{Value, json};
+use tern_mcp::http::HttpServer;
 use tern_mcp::server::Server;
-use tern_mcp::server::http::HttpServer;
 use tern_tests::wire::meta;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

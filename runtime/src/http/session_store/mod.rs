@@ -1,5 +1,5 @@
 //! 2025-11-25 sessions kept where every instance of a fleet reads them: the
-//! [`SessionStore`] trait and, with the `redis` feature, [`RedisSessionStore`].
+//! [`SessionStore`] trait and, with the `redis` feature, [`RedisSessionStore`](crate::fleet::RedisSessionStore).
 //!
 //! Without a store, a session lives in the instance that opened it (the default: the
 //! bounded in-memory sessions of one process). With one, `initialize` also writes the
@@ -17,13 +17,6 @@
 //! channel), which listens for them ([`SessionStore::listen`]); when that instance has
 //! gone, the client is told, and the session lives on. The same channels carry the
 //! server's events (list changes, resource updates, log messages) to every instance.
-
-#[cfg(feature = "redis")]
-mod redis;
-
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis::RedisSessionStore;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -13,14 +13,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::super::session_store::Published;
-use super::{
+use crate::StoreError;
+use crate::fleet::link::millis;
+use crate::http::events::{
     DEFAULT_EVENT_AGE, DEFAULT_EVENT_BYTES_PER_SESSION, DEFAULT_EVENTS_PER_SESSION, EVENT_OVERHEAD,
     EventStore, Replay, parse_id,
 };
-use crate::StoreError;
+use crate::http::session_store::Published;
 use crate::transport::BoxFuture;
-use crate::util::redis::millis;
 
 /// How long a session's events and bookkeeping are kept after its last use (default):
 /// the sessions' own idle timeout.
@@ -29,7 +29,7 @@ const DEFAULT_KEEP: Duration = Duration::from_secs(60 * 60);
 /// An [`EventStore`] in Redis (feature `redis`). Keys are `PREFIX{session}:…`.
 #[derive(Clone)]
 pub struct RedisEventStore {
-    redis: crate::util::redis::Connected,
+    redis: crate::fleet::link::Connected,
     prefix: String,
     bounds: Bounds,
     scripts: Arc<Scripts>,
@@ -63,14 +63,14 @@ impl RedisEventStore {
     /// with `tern:events:` (a session's id is random, so fleets sharing a Redis do not
     /// meet).
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let redis = crate::util::redis::connect_node(url)
+        let redis = crate::fleet::link::connect_node(url)
             .await
             .map_err(failed)?;
         Ok(Self::on(redis))
     }
 
     /// The store on a fleet's link.
-    pub(crate) fn on(redis: crate::util::redis::Connected) -> Self {
+    pub(crate) fn on(redis: crate::fleet::link::Connected) -> Self {
         Self {
             redis,
             prefix: "tern:events:".into(),
@@ -299,7 +299,7 @@ impl EventStore for RedisEventStore {
     fn listen(&self) -> BoxFuture<'_, Result<Option<Published>, StoreError>> {
         let channel = format!("{}wake", self.prefix);
         Box::pin(async move {
-            let sessions = crate::util::redis::subscribe(&self.redis.client, &channel).await;
+            let sessions = crate::fleet::link::subscribe(&self.redis.client, &channel).await;
             Ok(Some(sessions.map_err(failed)?))
         })
     }

@@ -4,14 +4,14 @@
 
 use std::time::Duration;
 
-use super::{Published, STORE, SessionStore};
 use crate::StoreError;
+use crate::http::session_store::{Published, STORE, SessionStore};
 use crate::transport::BoxFuture;
 
 /// A [`SessionStore`] in Redis (feature `redis`). Keys are `PREFIX{id}`.
 #[derive(Clone)]
 pub struct RedisSessionStore {
-    redis: crate::util::redis::Connected,
+    redis: crate::fleet::link::Connected,
     prefix: String,
 }
 
@@ -27,21 +27,21 @@ fn failed(e: redis::RedisError) -> StoreError {
     StoreError::caused_by(STORE, e)
 }
 
-use crate::util::redis::millis;
+use crate::fleet::link::millis;
 
 impl RedisSessionStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`), reconnecting on
     /// its own if the link drops. Keys start with `tern:session:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let redis = crate::util::redis::connect_node(url)
+        let redis = crate::fleet::link::connect_node(url)
             .await
             .map_err(failed)?;
         Ok(Self::on(redis))
     }
 
     /// The store on a fleet's link.
-    pub(crate) fn on(redis: crate::util::redis::Connected) -> Self {
+    pub(crate) fn on(redis: crate::fleet::link::Connected) -> Self {
         Self {
             redis,
             prefix: "tern:session:".into(),
@@ -116,7 +116,7 @@ impl SessionStore for RedisSessionStore {
     fn listen(&self, channel: &str) -> BoxFuture<'_, Result<Published, StoreError>> {
         let channel = self.channel(channel);
         Box::pin(async move {
-            crate::util::redis::subscribe(&self.redis.client, &channel)
+            crate::fleet::link::subscribe(&self.redis.client, &channel)
                 .await
                 .map_err(failed)
         })

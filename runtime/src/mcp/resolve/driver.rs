@@ -9,10 +9,10 @@ use serde::de::DeserializeOwned;
 
 use super::{Node, Resolution, ResolveSet, ResolverHandler, Store};
 use crate::jsonrpc::RpcError;
+use crate::mcp::schema;
+use crate::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolError, ToolFn};
 use crate::protocol::rounds::{Over, RoundLimits, Rounds, Step, drive};
 use crate::server::RequestContext;
-use crate::server::mcp::schema;
-use crate::server::mcp::tool::{ToolBuilder, ToolCall, ToolEntry, ToolError, ToolFn};
 use crate::types::v2026_07_28::{CallToolOutcome, InputRequiredResult};
 
 impl<'a> ToolBuilder<'a> {
@@ -154,7 +154,7 @@ impl<A: Sync> Rounds for OnSession<'_, A> {
         asked: InputRequiredResult,
         limits: &RoundLimits,
     ) -> Result<Step<Store>, Ended> {
-        let answers = crate::server::session::ask_all(self.ctx, &asked, limits).await;
+        let answers = crate::server::ask_all(self.ctx, &asked, limits).await;
         let answers = answers.map_err(Ended::Rpc)?;
         let state = asked.request_state.as_deref();
         match super::resolve_round(self.nodes, self.args, Some(&answers), state) {

@@ -1,6 +1,6 @@
 //! Where a 2025-11-25 session's SSE events are kept, so a client that lost a stream
 //! reconnects with `Last-Event-ID` and gets what it missed: the [`EventStore`] trait,
-//! its bounded in-memory default and, with the `redis` feature, [`RedisEventStore`],
+//! its bounded in-memory default and, with the `redis` feature, [`RedisEventStore`](crate::fleet::RedisEventStore),
 //! which every instance of a fleet shares.
 //!
 //! An event id names its stream and its place in the session (`<stream>.<seq>`); a
@@ -10,13 +10,8 @@
 //! request go to its GET stream: the one opened (or resumed) last, wherever it was.
 
 mod memory;
-#[cfg(feature = "redis")]
-mod redis;
 
 pub use memory::MemoryEventStore;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis::RedisEventStore;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::Asked;
 use crate::jsonrpc::RpcError;
-use crate::server::mcp::tool::ToolError;
+use crate::mcp::tool::ToolError;
 
 /// What the resolvers kept from the previous round (sealed by the server like any
 /// state), read in place: each answer stays the text the client sent. The format is

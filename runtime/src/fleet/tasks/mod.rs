@@ -18,8 +18,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::store::{Admission, Status, TaskRecord, TaskStore, Transition};
 use crate::StoreError;
+use crate::tasks::{Admission, Status, TaskRecord, TaskStore, Transition};
 use crate::transport::BoxFuture;
 
 mod owners;
@@ -33,7 +33,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// A [`TaskStore`] in Redis (feature `redis`).
 #[derive(Clone)]
 pub struct RedisTaskStore {
-    connection: crate::util::redis::Link,
+    connection: crate::fleet::link::Link,
     prefix: String,
     scripts: std::sync::Arc<Scripts>,
 }
@@ -47,7 +47,7 @@ impl std::fmt::Debug for RedisTaskStore {
 }
 
 fn failed(e: redis::RedisError) -> StoreError {
-    StoreError::caused_by(super::STORE, e)
+    StoreError::caused_by(crate::tasks::STORE, e)
 }
 
 fn status_name(s: Status) -> &'static str {
@@ -76,11 +76,11 @@ impl RedisTaskStore {
     /// its own if the link drops. Keys start with `tern:task:` unless
     /// [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
+        let connection = crate::fleet::link::connect(url).await.map_err(failed)?;
         Ok(Self::on(connection))
     }
 
-    fn on(connection: crate::util::redis::Link) -> Self {
+    pub(super) fn on(connection: crate::fleet::link::Link) -> Self {
         Self {
             connection,
             prefix: "tern:task:".into(),
@@ -118,9 +118,12 @@ fn pairs(flat: Vec<String>) -> Vec<(String, String)> {
 }
 
 fn field<T: std::str::FromStr>(h: &HashMap<String, String>, name: &str) -> Result<T, StoreError> {
-    h.get(name)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| StoreError::new(super::STORE, format!("a stored task has no valid {name}")))
+    h.get(name).and_then(|v| v.parse().ok()).ok_or_else(|| {
+        StoreError::new(
+            crate::tasks::STORE,
+            format!("a stored task has no valid {name}"),
+        )
+    })
 }
 
 fn optional(h: &HashMap<String, String>, name: &str) -> Option<String> {
@@ -201,7 +204,7 @@ impl TaskStore for RedisTaskStore {
                 return Ok(None);
             }
             let status = h.get("status").and_then(|s| status_of(s)).ok_or_else(|| {
-                StoreError::new(super::STORE, "a stored task has no valid status")
+                StoreError::new(crate::tasks::STORE, "a stored task has no valid status")
             })?;
             Ok(Some(TaskRecord {
                 id: id.to_owned(),
@@ -248,7 +251,7 @@ impl TaskStore for RedisTaskStore {
             let (applied, owner, expires): (i64, String, u64) =
                 call.invoke_async(&mut connection).await.map_err(failed)?;
             if applied == LEASE_LOST {
-                return Err(super::lease_lost());
+                return Err(crate::tasks::lease_lost());
             }
             if ended && applied == 1 {
                 self.owner(&owner)
@@ -295,7 +298,7 @@ impl TaskStore for RedisTaskStore {
                 .await
                 .map_err(failed)?;
             if taken == LEASE_LOST {
-                return Err(super::lease_lost());
+                return Err(crate::tasks::lease_lost());
             }
             Ok(pairs(flat))
         })
@@ -335,7 +338,7 @@ impl TaskStore for RedisTaskStore {
                 .await
                 .map_err(failed)?;
             if stop == LEASE_LOST {
-                return Err(super::lease_lost());
+                return Err(crate::tasks::lease_lost());
             }
             Ok(stop == 1)
         })
@@ -365,14 +368,5 @@ impl TaskStore for RedisTaskStore {
 
     fn changed<'a>(&'a self, _id: &'a str, at_most: Duration) -> BoxFuture<'a, ()> {
         Box::pin(tokio::time::sleep(at_most.min(POLL)))
-    }
-}
-
-#[cfg(feature = "http-server")]
-impl crate::server::http::RedisFleet {
-    /// Where a fleet's tasks are kept, on the fleet's link: for
-    /// [`Tasks::new`](super::Tasks::new).
-    pub fn task_store(&self) -> RedisTaskStore {
-        RedisTaskStore::on(self.link.clone())
     }
 }

@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::Resolve;
 use crate::jsonrpc::RpcError;
-use crate::server::mcp::schema;
-use crate::server::mcp::tool::ToolError;
+use crate::mcp::schema;
+use crate::mcp::tool::ToolError;
 use crate::types::v2026_07_28::{
     CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ElicitRequest,
     ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,

@@ -68,8 +68,8 @@ pub use resource::{
 pub use setting::ToolSetting;
 pub use tool::{IntoCallToolResult, IntoToolOutcome, NoArgs, Structured, ToolBuilder, ToolError};
 
-use super::Server;
 use crate::seal::RequestStateSecurity;
+use crate::server::Server;
 use crate::server::replay::ReplayStore;
 use crate::transport::BoxFuture;
 use crate::types::v2026_07_28::{Prompt, Resource, ResourceTemplate, Tool};

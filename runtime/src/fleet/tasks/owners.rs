@@ -5,7 +5,7 @@
 
 use super::{RedisTaskStore, failed};
 use crate::StoreError;
-use crate::util::redis::Link;
+use crate::fleet::link::Link;
 
 /// One owner's two sets.
 pub(super) struct Owner {

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::{Redemption, ReplayStore, TokenId};
 use crate::StoreError;
+use crate::server::replay::{Redemption, ReplayStore, STORE, TokenId};
 use crate::transport::BoxFuture;
 
 /// A redeemed token whose flow has not completed (or went on to another round).
@@ -17,7 +17,7 @@ const DONE: char = '+';
 /// hex, each expiring with its redemption.
 #[derive(Clone)]
 pub struct RedisReplayStore {
-    connection: crate::util::redis::Link,
+    connection: crate::fleet::link::Link,
     prefix: String,
 }
 
@@ -30,22 +30,22 @@ impl std::fmt::Debug for RedisReplayStore {
 }
 
 fn failed(e: redis::RedisError) -> StoreError {
-    StoreError::caused_by(super::STORE, e)
+    StoreError::caused_by(STORE, e)
 }
 
-use crate::util::redis::millis;
+use crate::fleet::link::millis;
 
 impl RedisReplayStore {
     /// Connects to the Redis server at `url` (`redis://host:port/db`, or
     /// `redis+unix:///path/to.sock`), reconnecting on its own if the link drops. Keys
     /// start with `tern:replay:` unless [`prefix`](Self::prefix) says otherwise.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let connection = crate::util::redis::connect(url).await.map_err(failed)?;
+        let connection = crate::fleet::link::connect(url).await.map_err(failed)?;
         Ok(Self::on(connection))
     }
 
     /// The store on a fleet's link.
-    pub(crate) fn on(connection: crate::util::redis::Link) -> Self {
+    pub(crate) fn on(connection: crate::fleet::link::Link) -> Self {
         Self {
             connection,
             prefix: "tern:replay:".into(),

@@ -368,7 +368,7 @@ impl ToolBuilder<'_> {
     }
 
     /// The OAuth scopes a call of this tool needs. On an
-    /// [`HttpServer`](crate::server::http::HttpServer) of this server's
+    /// [`HttpServer`](crate::http::HttpServer) of this server's
     /// [`server`](McpServer::server), with a token verifier, a call whose token lacks one
     /// is answered 403 `insufficient_scope` naming them, before the tool runs.
     pub fn required_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {

@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! # async fn demo(server: tern_mcp::server::Server) -> std::io::Result<()> {
-//! use tern_mcp::server::http::HttpServer;
+//! use tern_mcp::http::HttpServer;
 //!
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -62,9 +62,7 @@ mod bus;
 mod conn;
 #[cfg(feature = "dpop")]
 pub(crate) mod dpop;
-mod events;
-#[cfg(feature = "redis")]
-mod fleet;
+pub(crate) mod events;
 mod guard;
 #[cfg(feature = "http-server-h2")]
 mod h2;
@@ -77,7 +75,7 @@ mod protected;
 mod reply;
 mod run;
 mod session_era;
-mod session_store;
+pub(crate) mod session_store;
 mod sessions;
 mod signal;
 mod sse;
@@ -94,15 +92,9 @@ pub use events::{EventStore, MemoryEventStore, Replay};
 #[cfg(feature = "dpop")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dpop")))]
 pub use dpop::Dpop;
-#[cfg(feature = "redis")]
-pub use events::RedisEventStore;
-#[cfg(feature = "redis")]
-pub use fleet::RedisFleet;
 pub use guard::HostPolicy;
 pub use limits::HttpLimits;
 pub use protected::ProtectedResource;
-#[cfg(feature = "redis")]
-pub use session_store::RedisSessionStore;
 pub use session_store::{Published, SessionStore};
 
 use crate::auth::TokenVerifier;
@@ -247,26 +239,12 @@ impl HttpServer {
     }
 
     /// Keeps the records of 2025-11-25 sessions in `store` (such as a
-    /// [`RedisSessionStore`] every instance of a fleet points at), so any instance
+    /// [`RedisSessionStore`](crate::fleet::RedisSessionStore) every instance of a fleet points at), so any instance
     /// serves any session's requests: no sticky routing on `Mcp-Session-Id`. A
     /// session ended (DELETE) or expired is gone on every instance.
     pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.session_store = Some(store);
         self
-    }
-
-    /// Serves as one instance of a fleet on `fleet`'s Redis: 2025-11-25 sessions and
-    /// their streams' events kept there (any instance serves any request of any
-    /// session and resumes any stream), and the server's events (list changes,
-    /// resource updates, log messages) carried to every instance. With a shared
-    /// sealing key ([`RequestStateSecurity::keys`](crate::seal::RequestStateSecurity::keys)),
-    /// single-use state on [`RedisFleet::replay_store`] and tasks on
-    /// [`RedisFleet::task_store`], no request needs sticky routing.
-    #[cfg(feature = "redis")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-    pub fn fleet(self, fleet: &RedisFleet) -> Self {
-        self.session_store(fleet.sessions())
-            .event_store(fleet.events())
     }
 
     /// The endpoint's path (default `/mcp`).

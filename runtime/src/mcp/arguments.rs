@@ -82,7 +82,7 @@ mod tests {
     use schemars::JsonSchema;
 
     fn derived<T: JsonSchema>() -> bool {
-        decoding_refuses_all(&crate::server::mcp::schema::object_schema::<T>())
+        decoding_refuses_all(&crate::mcp::schema::object_schema::<T>())
     }
 
     #[allow(dead_code)]
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn only_a_schema_that_refuses_no_more_than_decoding_is_left_unchecked() {
         assert!(derived::<Plain>());
-        assert!(derived::<crate::server::mcp::NoArgs>());
+        assert!(derived::<crate::mcp::NoArgs>());
         assert!(!derived::<Counted>(), "an unsigned integer has a minimum");
         assert!(!derived::<Nested>(), "a nested object is read by reference");
         assert!(!derived::<Bounded>(), "a length bound");

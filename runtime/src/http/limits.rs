@@ -8,7 +8,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tern_mcp::server::http::HttpLimits;
+/// use tern_mcp::http::HttpLimits;
 ///
 /// let mut limits = HttpLimits::default();
 /// limits.request_timeout = Some(Duration::from_secs(30));

@@ -11,7 +11,7 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode};
 
 use crate::jsonrpc::{self, Incoming, RpcError, code};
-use crate::server::pipeline::caught_panic;
+use crate::server::caught_panic;
 use crate::server::{Refusal, ResultText, SharedResult, Verdict};
 use crate::types::v2026_07_28::RequestId;
 
