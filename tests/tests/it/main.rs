@@ -75,3 +75,4 @@ mod gateway_names;
 mod http_hostile;
 mod task_leases;
 mod tasks_attacker;
+mod websocket;

@@ -1,5 +1,6 @@
 //! One flow, every transport: [`over_each_transport`] serves a [`Fixture`] over the
-//! in-memory transport, a stdio child process and loopback HTTP in turn, and runs the same
+//! in-memory transport, a stdio child process, loopback HTTP and a WebSocket transport
+//! written outside tern (`websocket.rs`) in turn, and runs the same
 //! flow (a closure given a connected client) over each. A new transport is one more
 //! [`Transport`] and one more arm in [`Transport::connect`], and every flow test covers it.
 
@@ -26,11 +27,19 @@ pub(crate) enum Transport {
     Stdio,
     /// Streamable HTTP with a server the test binds on a loopback port.
     Http,
+    /// JSON-RPC over WebSocket on a loopback port: a transport of the test's own, on
+    /// tern's public API (`websocket.rs`).
+    WebSocket,
 }
 
 impl Transport {
     /// Every transport a flow runs over.
-    pub(crate) const ALL: [Transport; 3] = [Transport::Memory, Transport::Stdio, Transport::Http];
+    pub(crate) const ALL: [Transport; 4] = [
+        Transport::Memory,
+        Transport::Stdio,
+        Transport::Http,
+        Transport::WebSocket,
+    ];
 
     /// Serves `fixture` over this transport and connects `client` to it.
     pub(crate) async fn connect(self, fixture: Fixture, client: ClientBuilder) -> Client {
@@ -67,6 +76,11 @@ impl Transport {
                     .connect(Arc::new(transport))
                     .await
                     .unwrap()
+            }
+            Transport::WebSocket => {
+                let addr = crate::websocket::serve(fixture.server().unwrap()).await;
+                let era = tern_mcp::client::EraMode::Stateless;
+                crate::websocket::connect(addr, client, era).await
             }
         }
     }
