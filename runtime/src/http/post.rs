@@ -89,8 +89,8 @@ async fn serve(
     if let Some(sessions) = &shared.sessions {
         // A session's requests belong to it whatever their `_meta` says; only a
         // request outside one is stateless by its 2026-07-28 `_meta`.
-        let in_session = headers.contains(&SESSION) || !accepted.names_protocol_version();
-        if in_session && session_header(headers) {
+        let stateless = accepted.is_stateless(headers.contains(&SESSION));
+        if !stateless && session_header(headers) {
             return session_request(shared, sessions, headers, accepted).await;
         }
     }

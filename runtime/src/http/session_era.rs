@@ -16,8 +16,8 @@ use super::sessions::{Lookup, SESSION, SESSION_HEADER, Sessions};
 use super::streams::Caller;
 use crate::jsonrpc::{self, RpcError};
 use crate::protocol::SESSION_PROTOCOL_VERSION;
-use crate::protocol::era::{is_session_version, session_says};
-use crate::server::Accepted;
+use crate::protocol::era::is_session_version;
+use crate::server::{Accepted, OnSession};
 use crate::transport::http::fields::Fields;
 use crate::transport::http::visible;
 use crate::types::v2026_07_28::RequestId;
@@ -40,10 +40,10 @@ pub(super) async fn session_request(
     headers: &impl Fields,
     accepted: Accepted,
 ) -> Reply {
-    let id = accepted.id();
-    if session_says(accepted.method(), |m| m.opens_session) {
-        return open_session(shared, sessions, accepted).await;
+    if let Some(params) = accepted.opens_session() {
+        return open_session(shared, sessions, accepted, params).await;
     }
+    let id = accepted.id();
     let session = match sessions
         .find(&shared.server, headers, accepted.auth())
         .await
@@ -60,28 +60,28 @@ pub(super) async fn session_request(
         ));
         return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into();
     }
-    if let Some(own) = session
-        .session
-        .answer_own(accepted.method(), accepted.params())
-    {
-        // A choice made (a level, a subscription) goes to the session's record.
-        let name = headers.text(&SESSION).unwrap_or_default();
-        if own.changed && sessions.save(name, &session).await.is_err() {
-            return Lookup::Unavailable.refusal(Some(id)).into();
+    match session.session.route(accepted) {
+        OnSession::Own(id, own) => {
+            // A choice made (a level, a subscription) goes to the session's record.
+            let name = headers.text(&SESSION).unwrap_or_default();
+            if own.changed && sessions.save(name, &session).await.is_err() {
+                return Lookup::Unavailable.refusal(Some(&id)).into();
+            }
+            Reply::Json(StatusCode::OK, jsonrpc::response(Some(&id), &own.answer))
         }
-        return Reply::Json(StatusCode::OK, jsonrpc::response(Some(id), &own.answer));
+        OnSession::Serve(accepted) => run(shared, headers, accepted, Some(session), None).await,
     }
-    let accepted = accepted.on_session(&session.session);
-    run(shared, headers, accepted, Some(session), None).await
 }
 
 /// `initialize`: a new session, named in `Mcp-Session-Id` on the answer, or the refusal
 /// (too many sessions open, the store failed).
-async fn open_session(shared: &Shared, sessions: &Sessions, accepted: Accepted) -> Reply {
+async fn open_session(
+    shared: &Shared,
+    sessions: &Sessions,
+    accepted: Accepted,
+    params: Option<Value>,
+) -> Reply {
     let id = accepted.id();
-    let params = accepted
-        .params()
-        .and_then(|p| serde_json::from_str(p.get()).ok());
     let (session, result) = match shared.server.open_session(params.as_ref()) {
         Ok(opened) => opened,
         Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(id), error).into(),

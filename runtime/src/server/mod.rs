@@ -71,7 +71,7 @@ pub use pipeline::{IncomingRequest, Refusal};
 #[cfg(feature = "http-server")]
 pub use serve::shutdown_signal;
 pub use session::SessionInput;
-pub(crate) use session::{Session, ask_all};
+pub(crate) use session::{OnSession, Session, ask_all};
 
 use crate::jsonrpc::{JsonLimits, RpcError};
 use crate::protocol;

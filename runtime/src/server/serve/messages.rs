@@ -14,9 +14,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{self, Incoming, RpcError};
-use crate::protocol::era::session_says;
 use crate::server::pipeline::caught_panic;
-use crate::server::{IncomingRequest, Outbound, ResultText, Server, Session};
+use crate::server::{IncomingRequest, OnSession, Outbound, ResultText, Server, Session};
 use crate::transport::MessageTransport;
 use crate::util::InFlight;
 
@@ -124,23 +123,23 @@ impl MessageLoop<'_> {
                 return;
             }
         };
-        // Before `initialize` a request carrying the 2026-07-28 `_meta` is stateless;
-        // once a session is open, every request belongs to it.
-        let stateless = accepted.names_protocol_version() && self.session.is_none();
-        if !stateless && session_says(accepted.method(), |m| m.opens_session) {
-            let params = accepted
-                .params()
-                .and_then(|p| serde_json::from_str(p.get()).ok());
+        if accepted.is_stateless(self.session.is_some()) {
+            spawn_request(accepted, &self.in_flight, &self.out);
+            return;
+        }
+        if let Some(params) = accepted.opens_session() {
             let result = self.initialize(params.as_ref());
             self.send(jsonrpc::response(Some(accepted.id()), &result));
             return;
         }
         if let Some(s) = &self.session {
-            if let Some(own) = s.answer_own(accepted.method(), accepted.params()) {
-                self.send(jsonrpc::response(Some(accepted.id()), &own.answer));
-                return;
-            }
-            accepted = accepted.on_session(s);
+            accepted = match s.route(accepted) {
+                OnSession::Own(id, own) => {
+                    self.send(jsonrpc::response(Some(&id), &own.answer));
+                    return;
+                }
+                OnSession::Serve(accepted) => accepted,
+            };
         }
         spawn_request(accepted, &self.in_flight, &self.out);
     }

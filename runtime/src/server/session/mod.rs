@@ -7,6 +7,7 @@
 mod channel;
 mod fulfil;
 mod own;
+mod route;
 mod state;
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tokio::sync::broadcast;
 
 pub(crate) use fulfil::ask_all;
 pub(crate) use own::Own;
+pub(crate) use route::OnSession;
 pub use state::SessionInput;
 pub(crate) use state::SessionState;
 
