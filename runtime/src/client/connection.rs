@@ -21,7 +21,26 @@ use crate::types::v2026_07_28::RequestId;
 use crate::types::v2026_07_28::method::Cancelled;
 use crate::util::{IdKey, lock};
 
-type Reply = oneshot::Sender<Result<RawResult, CallError>>;
+/// What a pending request hears: its answer, or that it waited too long for one.
+enum Heard {
+    Answer(Result<RawResult, CallError>),
+    /// No answer within this long (the connection's sweep gave up on it).
+    NoAnswer(Duration),
+}
+
+type Reply = oneshot::Sender<Heard>;
+
+/// A request waiting for its answer: where the answer goes, and until when it waits.
+struct Pending {
+    reply: Reply,
+    /// [`ANSWER_WITHIN`] from the request or its last progress, at most `hard`.
+    due: Instant,
+    hard: Instant,
+}
+
+/// How often a connection with requests under way looks for those past their deadline:
+/// one timer a connection, none a request.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a request waits for its answer, from when it was sent or from the last
 /// progress the server reported for it (as over HTTP, `HttpTimeouts::request`).
@@ -33,9 +52,9 @@ const ANSWER_AT_MOST: Duration = Duration::from_secs(600);
 
 #[derive(Default)]
 struct Routes {
-    pending: HashMap<IdKey, Reply>,
-    /// progress token -> the request's notification channel
-    progress: HashMap<IdKey, mpsc::UnboundedSender<Value>>,
+    pending: HashMap<IdKey, Pending>,
+    /// progress token -> the request it reports on, and where its notifications go
+    progress: HashMap<IdKey, (IdKey, mpsc::UnboundedSender<Value>)>,
     closed: bool,
 }
 
@@ -58,6 +77,15 @@ struct Inner {
     answering: Mutex<HashMap<IdKey, tokio::task::AbortHandle>>,
     /// How many unreadable messages came (a server that logs on stdout sends many).
     unreadable: AtomicUsize,
+    /// Wakes the sweep when a request is sent while none was pending, and when the
+    /// connection goes.
+    sent: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.sent.notify_one();
+    }
 }
 
 impl std::fmt::Debug for Connection {
@@ -80,7 +108,9 @@ impl Connection {
             server_requests: Mutex::new(None),
             answering: Mutex::default(),
             unreadable: AtomicUsize::new(0),
+            sent: Arc::default(),
         });
+        tokio::spawn(sweep(Arc::downgrade(&inner), Arc::clone(&inner.sent)));
         tokio::spawn(async move {
             while let Some(message) = out_rx.recv().await {
                 if sink.send(message).await.is_err() {
@@ -120,8 +150,9 @@ impl Inner {
                     .pending
                     .remove(&IdKey::from(&response.id));
                 match reply {
-                    Some(tx) => {
-                        let _ = tx.send(response.result.map_err(CallError::Rpc));
+                    Some(pending) => {
+                        let answer = response.result.map_err(CallError::Rpc);
+                        let _ = pending.reply.send(Heard::Answer(answer));
                     }
                     None => tracing::debug!(id = ?response.id, "a response to no pending request"),
                 }
@@ -137,7 +168,7 @@ impl Inner {
                     .as_ref()
                     .and_then(|p| p.get("progressToken"))
                     .and_then(IdKey::from_value);
-                let routed = token.and_then(|t| lock(&self.routes).progress.get(&t).cloned());
+                let routed = token.and_then(|t| self.progressed(&t));
                 match routed {
                     Some(tx) => {
                         let _ = tx.send(message);
@@ -211,10 +242,10 @@ impl Inner {
     /// than wait out its deadline for an answer that will not come. The connection stays.
     fn lost(&self, skipped: &TransportError) {
         let mut routes = lock(&self.routes);
-        for (_, tx) in routes.pending.drain() {
-            let _ = tx.send(Err(CallError::Transport(TransportError::new(format!(
-                "{skipped}: it may have been this request's answer"
-            )))));
+        for (_, pending) in routes.pending.drain() {
+            let _ = pending.reply.send(Heard::Answer(Err(CallError::Transport(
+                TransportError::new(format!("{skipped}: it may have been this request's answer")),
+            ))));
         }
     }
 
@@ -224,68 +255,107 @@ impl Inner {
         for (_, task) in lock(&self.answering).drain() {
             task.abort();
         }
-        for (_, tx) in routes.pending.drain() {
-            let _ = tx.send(Err(CallError::Transport(TransportError(
-                "the server closed the connection".into(),
-            ))));
+        for (_, pending) in routes.pending.drain() {
+            let _ = pending
+                .reply
+                .send(Heard::Answer(Err(CallError::Transport(TransportError(
+                    "the server closed the connection".into(),
+                )))));
         }
         routes.progress.clear();
     }
 }
 
-impl Connection {
-    /// The answer `answer` brings, within [`ANSWER_WITHIN`] of the request or of the
-    /// last progress `heard` for it (passed on to `notifications`), and at most
-    /// [`ANSWER_AT_MOST`]; while the server waits on the user (the client answers its
-    /// request), only the most counts. `Err` when it was given up on.
-    async fn answer_within(
+impl Inner {
+    /// Registers a request sent, its answer to go to `reply` and its progress (by its
+    /// token) to its caller; its deadline kept by the sweep, woken if it slept.
+    fn pend(
         &self,
-        mut answer: oneshot::Receiver<Result<RawResult, CallError>>,
-        mut heard: Option<mpsc::UnboundedReceiver<Value>>,
-        notifications: Option<&mpsc::UnboundedSender<Value>>,
-        method: &str,
-    ) -> Result<Result<RawResult, CallError>, CallError> {
-        let hard = Instant::now() + ANSWER_AT_MOST;
-        let mut due = Instant::now() + ANSWER_WITHIN;
-        loop {
-            tokio::select! {
-                answered = &mut answer => {
-                    // Progress that came before the answer is passed on before it.
-                    if let (Some(heard), Some(to)) = (heard.as_mut(), notifications) {
-                        while let Ok(progress) = heard.try_recv() {
-                            let _ = to.send(progress);
-                        }
-                    }
-                    return Ok(answered.unwrap_or_else(|_| {
-                        Err(CallError::Transport(TransportError(
-                            "the connection closed before the response".into(),
-                        )))
-                    }));
-                }
-                Some(progress) = async {
-                    match heard.as_mut() {
-                        Some(heard) => heard.recv().await,
-                        None => std::future::pending().await,
-                    }
-                } => {
-                    if let Some(to) = notifications {
-                        let _ = to.send(progress);
-                    }
-                    due = (Instant::now() + ANSWER_WITHIN).min(hard);
-                }
-                () = tokio::time::sleep_until(due) => {
-                    let asking = !lock(&self.inner.answering).is_empty();
-                    if asking && due < hard {
-                        due = hard;
-                        continue;
-                    }
-                    let waited = if due < hard { ANSWER_WITHIN } else { ANSWER_AT_MOST };
-                    return Err(CallError::Transport(TransportError::new(format!(
-                        "the server sent no answer to {method} within {} s",
-                        waited.as_secs()
-                    ))));
-                }
+        key: IdKey,
+        reply: Reply,
+        progress: Option<(IdKey, mpsc::UnboundedSender<Value>)>,
+    ) -> Result<(), CallError> {
+        let now = Instant::now();
+        let pending = Pending {
+            reply,
+            due: now + ANSWER_WITHIN,
+            hard: now + ANSWER_AT_MOST,
+        };
+        let mut routes = lock(&self.routes);
+        if routes.closed {
+            return Err(CallError::Transport(TransportError(
+                "the connection is closed".into(),
+            )));
+        }
+        if routes.pending.is_empty() {
+            self.sent.notify_one();
+        }
+        if let Some((token, to)) = progress {
+            routes.progress.insert(token, (key.clone(), to));
+        }
+        routes.pending.insert(key, pending);
+        Ok(())
+    }
+
+    /// The channel progress with `token` goes to, its request's deadline pushed back
+    /// (up to its hard limit) as the server said it is still at work.
+    fn progressed(&self, token: &IdKey) -> Option<mpsc::UnboundedSender<Value>> {
+        let mut routes = lock(&self.routes);
+        let (request, tx) = routes.progress.get(token)?;
+        let tx = tx.clone();
+        let request = request.clone();
+        if let Some(pending) = routes.pending.get_mut(&request) {
+            pending.due = (Instant::now() + ANSWER_WITHIN).min(pending.hard);
+        }
+        Some(tx)
+    }
+
+    /// Gives up on the requests past their deadline at `now`. While the server waits on
+    /// the user (the client answers its request), only the hard limit counts.
+    fn sweep(&self, now: Instant) {
+        let asking = !lock(&self.answering).is_empty();
+        let mut routes = lock(&self.routes);
+        let mut late = Vec::new();
+        for (key, pending) in routes.pending.iter_mut() {
+            if pending.due > now {
+                continue;
             }
+            if asking && pending.due < pending.hard {
+                pending.due = pending.hard;
+            } else {
+                late.push(key.clone());
+            }
+        }
+        for key in late {
+            if let Some(pending) = routes.pending.remove(&key) {
+                let waited = if pending.due < pending.hard {
+                    ANSWER_WITHIN
+                } else {
+                    ANSWER_AT_MOST
+                };
+                let _ = pending.reply.send(Heard::NoAnswer(waited));
+            }
+        }
+    }
+}
+
+/// The connection's one deadline timer: every [`SWEEP_EVERY`] while requests are under
+/// way, asleep while none is; ends with the connection.
+async fn sweep(inner: std::sync::Weak<Inner>, sent: Arc<tokio::sync::Notify>) {
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let idle = lock(&strong.routes).pending.is_empty();
+        drop(strong);
+        if idle {
+            sent.notified().await;
+            continue;
+        }
+        tokio::time::sleep(SWEEP_EVERY).await;
+        match inner.upgrade() {
+            Some(strong) => strong.sweep(Instant::now()),
+            None => return,
         }
     }
 }
@@ -297,6 +367,8 @@ struct PendingGuard {
     id: RequestId,
     progress: Option<IdKey>,
     done: bool,
+    /// Given up on by the sweep, which took it from the pending requests.
+    expired: bool,
 }
 
 impl Drop for PendingGuard {
@@ -308,7 +380,7 @@ impl Drop for PendingGuard {
             routes.progress.remove(p);
         }
         drop(routes);
-        if !self.done && was_pending {
+        if !self.done && (was_pending || self.expired) {
             let id = match &self.id {
                 RequestId::Integer(i) => Value::from(*i),
                 RequestId::String(s) => Value::from(s.as_str()),
@@ -341,32 +413,14 @@ impl ClientTransport for Connection {
             let progress = request
                 .notifications
                 .and_then(|_| progress_token(request.params));
-            // Progress comes through here, where it pushes the deadline back: made only
-            // for a request that asks for it (a channel is two allocations).
-            let (heard_tx, heard) = match progress {
-                Some(_) => {
-                    let (tx, rx) = mpsc::unbounded_channel();
-                    (Some(tx), Some(rx))
-                }
-                None => (None, None),
-            };
-            {
-                let mut routes = lock(&self.inner.routes);
-                if routes.closed {
-                    return Err(CallError::Transport(TransportError(
-                        "the connection is closed".into(),
-                    )));
-                }
-                routes.pending.insert(key, tx);
-                if let (Some(p), Some(heard_tx)) = (&progress, heard_tx) {
-                    routes.progress.insert(p.clone(), heard_tx);
-                }
-            }
+            let to = request.notifications.cloned();
+            self.inner.pend(key, tx, progress.clone().zip(to))?;
             let mut guard = PendingGuard {
                 inner: Arc::clone(&self.inner),
                 id: request.id.clone(),
                 progress,
                 done: false,
+                expired: false,
             };
             let text = jsonrpc::encode_request(request.id, request.method, request.params);
             let text = String::from_utf8(text).map_err(|_| {
@@ -375,16 +429,23 @@ impl ClientTransport for Connection {
             self.inner.outbound.send(text).map_err(|_| {
                 CallError::Transport(TransportError("the connection is closed".into()))
             })?;
-            let waited = self
-                .answer_within(rx, heard, request.notifications, request.method)
-                .await;
-            match waited {
-                Ok(result) => {
+            match rx.await {
+                Ok(Heard::Answer(result)) => {
                     guard.done = true;
                     result
                 }
                 // Given up on: the guard tells the server it is cancelled.
-                Err(late) => Err(late),
+                Ok(Heard::NoAnswer(waited)) => {
+                    guard.expired = true;
+                    Err(CallError::Transport(TransportError::new(format!(
+                        "the server sent no answer to {} within {} s",
+                        request.method,
+                        waited.as_secs()
+                    ))))
+                }
+                Err(_) => Err(CallError::Transport(TransportError(
+                    "the connection closed before the response".into(),
+                ))),
             }
         })
     }

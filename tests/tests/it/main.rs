@@ -73,6 +73,7 @@ mod gateway_budgets;
 mod gateway_holds;
 mod gateway_names;
 mod http_hostile;
+mod message_deadlines;
 mod task_leases;
 mod tasks_attacker;
 mod websocket;
