@@ -13,6 +13,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{JsonLimits, RawResult, RpcError, code};
+use crate::types::rpc::scan;
 
 /// The most pages of one list the gateway follows (each counted against the budgets
 /// too: this stops an upstream that answers empty pages with a next cursor forever).
@@ -151,38 +152,125 @@ pub(super) fn list_pages() -> Over {
 }
 
 /// Refuses a round whose questions or state are past `budgets`, counted on the
-/// result's text (before the questions become a tree each). A result that names
-/// neither costs two searches of its text.
+/// result's text (before the questions become a tree each): its top-level members found
+/// by their names as any JSON reader reads them (escapes too), their values skipped.
+/// A result that names neither member, plainly or with a `\u` escape, costs three
+/// searches of its text.
 pub(super) fn round(budgets: &UpstreamBudgets, raw: &RawResult) -> Result<(), Over> {
-    let text = raw.taken();
-    if !text.contains(r#""inputRequests""#) && !text.contains(r#""requestState""#) {
+    let taken = raw.taken();
+    // Only a `\u` escape can spell a letter of a member's name.
+    let may_name = |name| taken.contains(name) || taken.contains(r"\u");
+    if !may_name(r#""inputRequests""#) && !may_name(r#""requestState""#) {
         return Ok(());
     }
-    let Ok(round) = serde_json::from_str::<Round>(raw.get()) else {
-        // Not a round the client can read: its own read says so.
+    let text = raw.get();
+    let measured = measure(text).or_else(|| {
+        // Not an object the scan reads: serde says what a round's members hold, and
+        // text no reader takes is the client's own read to refuse.
+        serde_json::from_str::<Round>(text)
+            .ok()
+            .map(|r| (r.questions.0, r.state.0))
+    });
+    let Some((questions, state)) = measured else {
         return Ok(());
     };
-    if round.questions.0 > budgets.questions {
+    if questions > budgets.questions {
         return Err(Over {
             what: format!(
-                "{} questions in one round, more than {}",
-                round.questions.0, budgets.questions
+                "{questions} questions in one round, more than {}",
+                budgets.questions
             ),
             budget: "questions",
             limit: budgets.questions,
         });
     }
-    if round.state.0 > budgets.state_bytes {
+    if state > budgets.state_bytes {
         return Err(Over {
             what: format!(
-                "a requestState of {} bytes, more than {}",
-                round.state.0, budgets.state_bytes
+                "a requestState of {state} bytes, more than {}",
+                budgets.state_bytes
             ),
             budget: "stateBytes",
             limit: budgets.state_bytes,
         });
     }
     Ok(())
+}
+
+/// How many questions the result `text` asks (entries of `inputRequests`) and the
+/// bytes of its `requestState`, in one pass over it; `None` when `text` is not an
+/// object.
+fn measure(text: &str) -> Option<(usize, usize)> {
+    let start = scan::blank(text.as_bytes(), 0);
+    let object = text.get(start..)?;
+    let bytes = object.as_bytes();
+    let (mut questions, mut state) = (0, 0);
+    scan::walk_members(bytes, |key, at| {
+        match member_name(object.get(key)?)?.as_ref() {
+            "inputRequests" => {
+                let (n, end) = entries(bytes, at)?;
+                questions = n;
+                Some(end)
+            }
+            "requestState" => {
+                let end = scan::value_end(bytes, at)?;
+                state = string_bytes(object.get(at..end)?)?;
+                Some(end)
+            }
+            _ => scan::value_end(bytes, at),
+        }
+    })?;
+    Some((questions, state))
+}
+
+/// A member's name as it reads, from its quoted text (escapes decoded only if any).
+fn member_name(quoted: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
+    if !inner.contains('\\') {
+        return Some(inner.into());
+    }
+    serde_json::from_str::<String>(quoted).ok().map(Into::into)
+}
+
+/// The members of the object or the elements of the array at `at` (0 for any other
+/// value), and where the value ends.
+fn entries(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    let mut n = 0;
+    match bytes.get(at)? {
+        b'{' => {
+            let end = scan::each_member(bytes.get(at..)?, |_, _| {
+                n += 1;
+                Some(())
+            })?;
+            Some((n, at + end))
+        }
+        b'[' => {
+            let mut i = scan::blank(bytes, at + 1);
+            while *bytes.get(i)? != b']' {
+                i = scan::blank(bytes, scan::value_end(bytes, i)?);
+                n += 1;
+                match bytes.get(i)? {
+                    b',' => i = scan::blank(bytes, i + 1),
+                    b']' => {}
+                    _ => return None,
+                }
+            }
+            Some((n, i + 1))
+        }
+        _ => Some((0, scan::value_end(bytes, at)?)),
+    }
+}
+
+/// The bytes of a string value as it reads (escapes decoded only if any); 0 for any
+/// other value.
+fn string_bytes(value: &str) -> Option<usize> {
+    if !value.starts_with('"') {
+        return Some(0);
+    }
+    if !value.contains('\\') {
+        return Some(value.len().saturating_sub(2));
+    }
+    serde_json::from_str::<String>(value).ok().map(|s| s.len())
 }
 
 /// How many entries the array `member` of a list result holds, counted on its text.
@@ -439,5 +527,19 @@ mod tests {
         assert_eq!((round.questions.0, round.state.0), (2, 5));
         let none: Round = serde_json::from_str(r#"{"content":[]}"#).unwrap();
         assert_eq!((none.questions.0, none.state.0), (0, 0));
+    }
+
+    #[test]
+    fn a_rounds_members_are_measured_as_a_json_reader_reads_them() {
+        let plain = r#"{"resultType":"input_required","inputRequests":{"a":{},"b":{"x":"}"}},"requestState":"abc\"d"}"#;
+        assert_eq!(measure(plain), Some((2, 5)));
+        let escaped =
+            r#" {"input\u0052equests":{"a":1,"b":2,"c":3},"request\u0053tate":"\u0041BC"}"#;
+        assert_eq!(measure(escaped), Some((3, 3)));
+        let listed = r#"{"inputRequests":[ {"a":"]"} , [1,2] ,3 ],"requestState":7}"#;
+        assert_eq!(measure(listed), Some((3, 0)));
+        assert_eq!(measure(r#"{"content":[]}"#), Some((0, 0)));
+        assert_eq!(measure(r#"{"inputRequests":{"a":1,}"#), None);
+        assert_eq!(measure("[]"), None);
     }
 }

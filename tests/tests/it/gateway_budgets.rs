@@ -154,6 +154,17 @@ async fn a_round_within_a_configured_question_budget_is_relayed_and_past_it_refu
     four_questions_relayed_under_4_and_refused_under_3(&four, "ask0").await;
 }
 
+#[tokio::test]
+async fn a_round_whose_member_names_are_escaped_is_counted_all_the_same() {
+    // `\u0052` is `R`: the same members to any JSON reader, but not to a search for
+    // their plain spelling.
+    let escaped = round(4, 8)
+        .replace(r#""inputRequests""#, r#""input\u0052equests""#)
+        .replace(r#""requestState""#, r#""request\u0053tate""#);
+    let four = lister("escaped", tool_list("ask", 1, 0), Some(escaped)).await;
+    four_questions_relayed_under_4_and_refused_under_3(&four, "ask0").await;
+}
+
 /// A gateway over the upstream at `four` (whose `tool` asks four questions in one
 /// round) twice: `loose` (a budget of 4 questions) relays the round, `tight` (3)
 /// refuses it naming the upstream and the budget.
