@@ -331,6 +331,8 @@ impl ClientBuilder {
                 cache: self.cache,
                 own_partition: super::cache::Partition::own(),
                 outputs: Default::default(),
+                #[cfg(feature = "http-client")]
+                relayed: std::sync::Mutex::new(None),
             }),
         }
     }

@@ -105,6 +105,19 @@ struct Inner {
     own_partition: cache::Partition,
     /// The output schemas of the tools it listed.
     outputs: outputs::OutputSchemas,
+    /// The `_meta` it last relayed for a gateway's caller ([`Client::relayed_meta`]).
+    #[cfg(feature = "http-client")]
+    relayed: std::sync::Mutex<Option<RelayedMeta>>,
+}
+
+/// The `_meta` a client relayed last, kept while the next relay's capabilities and log
+/// level are the same: a gateway's caller sends the same ones on every request, and
+/// rendering them costs the relay a tree of them and its text.
+#[cfg(feature = "http-client")]
+struct RelayedMeta {
+    capabilities: crate::types::v2026_07_28::ClientCapabilities,
+    log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
+    text: Arc<str>,
 }
 
 impl std::fmt::Debug for Client {
@@ -309,9 +322,22 @@ impl Client {
         &self,
         capabilities: &crate::types::v2026_07_28::ClientCapabilities,
         log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
-    ) -> String {
-        let capabilities = serde_json::to_value(capabilities).unwrap_or_default();
-        wire::static_meta(&capabilities, &self.inner.info, log_level)
+    ) -> Arc<str> {
+        let mut kept = crate::util::lock(&self.inner.relayed);
+        if let Some(kept) = kept
+            .as_ref()
+            .filter(|k| k.log_level == log_level && k.capabilities == *capabilities)
+        {
+            return Arc::clone(&kept.text);
+        }
+        let value = serde_json::to_value(capabilities).unwrap_or_default();
+        let text: Arc<str> = wire::static_meta(&value, &self.inner.info, log_level).into();
+        *kept = Some(RelayedMeta {
+            capabilities: capabilities.clone(),
+            log_level,
+            text: Arc::clone(&text),
+        });
+        text
     }
 
     async fn send_uncached<M: ClientRequestMethod>(
