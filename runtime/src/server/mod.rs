@@ -201,6 +201,11 @@ pub(crate) struct Route {
     /// The answer is a stream that stays open until it is ended ([`Request::NEVER_ENDS`]).
     #[cfg(feature = "http-server")]
     never_ends: bool,
+    /// What its HTTP headers repeat of its body: whether it names a target
+    /// (`Mcp-Name`, [`Request::TARGET`]) and carries a tool's argument headers
+    /// ([`Request::PARAM_HEADERS`]).
+    #[cfg(feature = "http-server")]
+    headers: crate::protocol::HeaderFacts,
 }
 
 impl Route {
@@ -218,6 +223,11 @@ impl Route {
             writes_result_type: M::WRITES_RESULT_TYPE,
             #[cfg(feature = "http-server")]
             never_ends: M::NEVER_ENDS,
+            #[cfg(feature = "http-server")]
+            headers: crate::protocol::HeaderFacts {
+                names_target: M::TARGET.is_some(),
+                param_headers: M::PARAM_HEADERS,
+            },
         }
     }
 }

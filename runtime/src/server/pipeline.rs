@@ -305,6 +305,16 @@ impl Accepted {
         self.0.routed.as_ref().is_some_and(|r| r.route.never_ends)
     }
 
+    /// What its HTTP headers repeat of its body, from its route when it has one (no
+    /// lookup by name), else from the method table.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn header_facts(&self) -> crate::protocol::HeaderFacts {
+        match &self.0.routed {
+            Some(routed) => routed.route.headers,
+            None => crate::protocol::HeaderFacts::of(self.method()),
+        }
+    }
+
     /// The params, as sent.
     pub(crate) fn params(&self) -> Option<&RawParams> {
         self.0.request.params.as_ref()
