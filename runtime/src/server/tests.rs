@@ -227,10 +227,10 @@ async fn a_known_meta_reaches_the_handler_as_a_read_one_does() {
     assert_ne!(general, "answered", "the second _meta was not overlooked");
 }
 
-/// Every request's served future is boxed (`post::served`), and a box over 1,032 bytes,
-/// the largest glibc's per-thread cache keeps, takes the allocator's slow path. At
-/// 3,624 bytes (an `async fn` chain keeping each argument twice) it cost the HTTP flow
-/// some 1.7k instructions.
+/// Every request's served future is boxed (`served` in `http/run.rs`), and a box over
+/// 1,032 bytes, the largest glibc's per-thread cache keeps, takes the allocator's slow
+/// path. At 3,624 bytes (an `async fn` chain keeping each argument twice) it cost the
+/// HTTP flow some 1.7k instructions.
 #[tokio::test]
 async fn a_served_request_future_stays_within_the_allocators_cache() {
     use super::IncomingRequest;
