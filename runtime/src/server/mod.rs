@@ -201,9 +201,8 @@ pub(crate) struct Route {
     /// The answer is a stream that stays open until it is ended ([`Request::NEVER_ENDS`]).
     #[cfg(feature = "http-server")]
     never_ends: bool,
-    /// What its HTTP headers repeat of its body: whether it names a target
-    /// (`Mcp-Name`, [`Request::TARGET`]) and carries a tool's argument headers
-    /// ([`Request::PARAM_HEADERS`]).
+    /// What its HTTP headers repeat of its body, as the method table says: whether it
+    /// names a target (`Mcp-Name`) and carries a tool's argument headers.
     #[cfg(feature = "http-server")]
     headers: crate::protocol::HeaderFacts,
 }
@@ -223,11 +222,10 @@ impl Route {
             writes_result_type: M::WRITES_RESULT_TYPE,
             #[cfg(feature = "http-server")]
             never_ends: M::NEVER_ENDS,
+            // Read from the method table once, as a request's would be: an extension's
+            // method the table lacks (`skills/get`) has no headers to repeat.
             #[cfg(feature = "http-server")]
-            headers: crate::protocol::HeaderFacts {
-                names_target: M::TARGET.is_some(),
-                param_headers: M::PARAM_HEADERS,
-            },
+            headers: crate::protocol::HeaderFacts::of(M::METHOD),
         }
     }
 }

@@ -508,3 +508,23 @@ async fn readers_slow_to_take_a_large_skill_file_share_one_written_body() {
     // The server serves on beside them.
     assert_eq!(http_support::post(addr, &headers, &read).await.status, 200);
 }
+
+#[tokio::test]
+async fn skills_get_over_http_needs_no_mcp_name_header() {
+    // The header rules name their methods (tools/call, prompts/get, resources/read);
+    // an extension's method that names a target is not held to them.
+    let mcp = McpServer::new("docs", "1").extension(pdf_tools());
+    let addr = crate::http_support::serve_default(mcp.server().unwrap()).await;
+    let headers = crate::http_support::mcp_headers("skills/get", None);
+    let body = crate::http_support::body(
+        1,
+        "skills/get",
+        serde_json::json!({"uri": "skill://pdf-tools/SKILL.md"}),
+    );
+    let answer = crate::http_support::post(addr, &headers, &body).await;
+    let json = answer.json();
+    assert_eq!(
+        json["result"]["skill"]["uri"], "skill://pdf-tools/SKILL.md",
+        "{json}"
+    );
+}
