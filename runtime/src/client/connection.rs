@@ -58,6 +58,16 @@ struct Routes {
     closed: bool,
 }
 
+impl Routes {
+    /// Fails every pending request, saying `why`.
+    fn fail_all(&mut self, why: &str) {
+        for (_, pending) in self.pending.drain() {
+            let failed = CallError::Transport(TransportError::new(why));
+            let _ = pending.reply.send(Heard::Answer(Err(failed)));
+        }
+    }
+}
+
 /// A [`ClientTransport`] over a [`MessageTransport`]: the in-memory pair, or stdio.
 #[derive(Clone)]
 pub(crate) struct Connection {
@@ -241,12 +251,8 @@ impl Inner {
     /// been the answer to any request under way, so each fails now, saying why, rather
     /// than wait out its deadline for an answer that will not come. The connection stays.
     fn lost(&self, skipped: &TransportError) {
-        let mut routes = lock(&self.routes);
-        for (_, pending) in routes.pending.drain() {
-            let _ = pending.reply.send(Heard::Answer(Err(CallError::Transport(
-                TransportError::new(format!("{skipped}: it may have been this request's answer")),
-            ))));
-        }
+        let why = format!("{skipped}: it may have been this request's answer");
+        lock(&self.routes).fail_all(&why);
     }
 
     fn close(&self) {
@@ -255,13 +261,7 @@ impl Inner {
         for (_, task) in lock(&self.answering).drain() {
             task.abort();
         }
-        for (_, pending) in routes.pending.drain() {
-            let _ = pending
-                .reply
-                .send(Heard::Answer(Err(CallError::Transport(TransportError(
-                    "the server closed the connection".into(),
-                )))));
-        }
+        routes.fail_all("the server closed the connection");
         routes.progress.clear();
     }
 }
@@ -301,13 +301,14 @@ impl Inner {
     /// (up to its hard limit) as the server said it is still at work.
     fn progressed(&self, token: &IdKey) -> Option<mpsc::UnboundedSender<Value>> {
         let mut routes = lock(&self.routes);
-        let (request, tx) = routes.progress.get(token)?;
-        let tx = tx.clone();
-        let request = request.clone();
-        if let Some(pending) = routes.pending.get_mut(&request) {
+        let Routes {
+            pending, progress, ..
+        } = &mut *routes;
+        let (request, tx) = progress.get(token)?;
+        if let Some(pending) = pending.get_mut(request) {
             pending.due = (Instant::now() + ANSWER_WITHIN).min(pending.hard);
         }
-        Some(tx)
+        Some(tx.clone())
     }
 
     /// Gives up on the requests past their deadline at `now`. While the server waits on

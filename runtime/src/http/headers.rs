@@ -65,13 +65,12 @@ pub(crate) fn check_headers(
             String::from_utf8_lossy(header_method)
         )));
     }
-    let facts = request.header_facts();
-    if !facts.names_target {
+    let Some(info) = request.method_info().filter(|m| m.target.is_some()) else {
         return Ok(());
-    }
+    };
     let name = request.target().unwrap_or_default();
     check_name(headers, name)?;
-    if facts.param_headers {
+    if info.param_headers {
         if let Some(annotated) = shared.tool_headers.as_ref().and_then(|f| f(name)) {
             let [arguments] = match request.params() {
                 Some(params) => members(params.get(), ["arguments"]),

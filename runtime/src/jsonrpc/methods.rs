@@ -25,30 +25,3 @@ pub(crate) fn method_spelled(name: &[u8]) -> Option<&'static crate::types::rpc::
         .flatten()
         .find(|info| info.method.as_bytes() == name)
 }
-
-/// What a request's HTTP headers repeat of its body, as its method's facts say: kept on
-/// a route, so a routed request's are not looked up by name.
-#[cfg(feature = "http-server")]
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct HeaderFacts {
-    /// It names a target, which `Mcp-Name` repeats ([`Request::TARGET`]).
-    ///
-    /// [`Request::TARGET`]: crate::types::rpc::Request::TARGET
-    pub(crate) names_target: bool,
-    /// It carries a tool's arguments, which `Mcp-Param-*` headers may repeat
-    /// ([`Request::PARAM_HEADERS`]).
-    ///
-    /// [`Request::PARAM_HEADERS`]: crate::types::rpc::Request::PARAM_HEADERS
-    pub(crate) param_headers: bool,
-}
-
-#[cfg(feature = "http-server")]
-impl HeaderFacts {
-    /// The facts of `method` in the method table (none for a method it lacks).
-    pub(crate) fn of(method: &str) -> Self {
-        method_info(method).map_or_else(Self::default, |m| Self {
-            names_target: m.target.is_some(),
-            param_headers: m.param_headers,
-        })
-    }
-}

@@ -9,8 +9,6 @@ mod receive;
 mod split;
 
 pub(crate) use limits::JsonLimits;
-#[cfg(feature = "http-server")]
-pub(crate) use methods::HeaderFacts;
 pub(crate) use methods::{method_info, method_spelled, says};
 pub use params::RawParams;
 pub use receive::RawResult;

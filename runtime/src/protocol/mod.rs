@@ -15,8 +15,6 @@ pub(crate) use meta::RequestMeta;
 pub(crate) use meta::{META, MetaRead};
 pub(crate) use trace::TraceContext;
 // The method tables as the wire reads them live with the reading (`jsonrpc/methods.rs`).
-#[cfg(feature = "http-server")]
-pub(crate) use crate::jsonrpc::HeaderFacts;
 pub(crate) use crate::jsonrpc::{method_info, says};
 pub(crate) use trace::current as current_trace;
 

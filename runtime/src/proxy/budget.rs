@@ -158,9 +158,9 @@ pub(super) fn list_pages() -> Over {
 /// searches of its text.
 pub(super) fn round(budgets: &UpstreamBudgets, raw: &RawResult) -> Result<(), Over> {
     let taken = raw.taken();
-    // Only a `\u` escape can spell a letter of a member's name.
-    let may_name = |name| taken.contains(name) || taken.contains(r"\u");
-    if !may_name(r#""inputRequests""#) && !may_name(r#""requestState""#) {
+    let plain = taken.contains(r#""inputRequests""#) || taken.contains(r#""requestState""#);
+    // Only a `\u` escape can spell a letter of a member's name otherwise.
+    if !plain && !taken.contains(r"\u") {
         return Ok(());
     }
     let text = raw.get();
@@ -206,7 +206,7 @@ fn measure(text: &str) -> Option<(usize, usize)> {
     let bytes = object.as_bytes();
     let (mut questions, mut state) = (0, 0);
     scan::walk_members(bytes, |key, at| {
-        match member_name(object.get(key)?)?.as_ref() {
+        match scan::member_name(object.get(key)?)?.as_ref() {
             "inputRequests" => {
                 let (n, end) = entries(bytes, at)?;
                 questions = n;
@@ -221,15 +221,6 @@ fn measure(text: &str) -> Option<(usize, usize)> {
         }
     })?;
     Some((questions, state))
-}
-
-/// A member's name as it reads, from its quoted text (escapes decoded only if any).
-fn member_name(quoted: &str) -> Option<std::borrow::Cow<'_, str>> {
-    let inner = quoted.get(1..quoted.len().checked_sub(1)?)?;
-    if !inner.contains('\\') {
-        return Some(inner.into());
-    }
-    serde_json::from_str::<String>(quoted).ok().map(Into::into)
 }
 
 /// The members of the object or the elements of the array at `at` (0 for any other
@@ -262,15 +253,12 @@ fn entries(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
 }
 
 /// The bytes of a string value as it reads (escapes decoded only if any); 0 for any
-/// other value.
+/// other value, `None` for a string JSON refuses.
 fn string_bytes(value: &str) -> Option<usize> {
     if !value.starts_with('"') {
         return Some(0);
     }
-    if !value.contains('\\') {
-        return Some(value.len().saturating_sub(2));
-    }
-    serde_json::from_str::<String>(value).ok().map(|s| s.len())
+    scan::member_name(value).map(|s| s.len())
 }
 
 /// How many entries the array `member` of a list result holds, counted on its text.

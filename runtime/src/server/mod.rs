@@ -201,10 +201,10 @@ pub(crate) struct Route {
     /// The answer is a stream that stays open until it is ended ([`Request::NEVER_ENDS`]).
     #[cfg(feature = "http-server")]
     never_ends: bool,
-    /// What its HTTP headers repeat of its body, as the method table says: whether it
-    /// names a target (`Mcp-Name`) and carries a tool's argument headers.
+    /// Its entry in the method table (none for an extension's method the table lacks,
+    /// `skills/get`), found once here: what its HTTP headers repeat of its body.
     #[cfg(feature = "http-server")]
-    headers: crate::protocol::HeaderFacts,
+    info: Option<&'static crate::types::rpc::MethodInfo>,
 }
 
 impl Route {
@@ -222,10 +222,8 @@ impl Route {
             writes_result_type: M::WRITES_RESULT_TYPE,
             #[cfg(feature = "http-server")]
             never_ends: M::NEVER_ENDS,
-            // Read from the method table once, as a request's would be: an extension's
-            // method the table lacks (`skills/get`) has no headers to repeat.
             #[cfg(feature = "http-server")]
-            headers: crate::protocol::HeaderFacts::of(M::METHOD),
+            info: crate::protocol::method_info(M::METHOD),
         }
     }
 }

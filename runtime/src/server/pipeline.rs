@@ -305,13 +305,13 @@ impl Accepted {
         self.0.routed.as_ref().is_some_and(|r| r.route.never_ends)
     }
 
-    /// What its HTTP headers repeat of its body, from its route when it has one (no
-    /// lookup by name), else from the method table.
+    /// Its method's entry in the method table: its route's, found when it was
+    /// registered, else looked up by name.
     #[cfg(feature = "http-server")]
-    pub(crate) fn header_facts(&self) -> crate::protocol::HeaderFacts {
+    pub(crate) fn method_info(&self) -> Option<&'static crate::types::rpc::MethodInfo> {
         match &self.0.routed {
-            Some(routed) => routed.route.headers,
-            None => crate::protocol::HeaderFacts::of(self.method()),
+            Some(routed) => routed.route.info,
+            None => crate::protocol::method_info(self.method()),
         }
     }
 

@@ -167,6 +167,38 @@ async fn named_upstreams_serve_their_tools_and_questions_under_their_names() {
 }
 
 #[tokio::test]
+async fn each_caller_is_relayed_with_its_own_capabilities_however_calls_interleave() {
+    // The upstream says whether the caller it was relayed declared elicitation: the
+    // relayed `_meta` of one caller must never reach it for the other.
+    let mcp = McpServer::new("mirror", "1");
+    mcp.tool("declared")
+        .run(|_: NoArgs, ctx: ToolContext| async move {
+            let declared = ctx.meta().client_capabilities.elicitation.is_some();
+            Ok::<_, tern_mcp::mcp::ToolError>(format!("elicitation: {declared}"))
+        });
+    let upstream = url(serve_default(mcp.server().unwrap()).await);
+    let gw = gateway(vec![named("m", &upstream).await]).await;
+    let asking = client_of(&gw, "alice", &Asked::default()).await;
+    let transport = HttpClientTransport::builder(&gw)
+        .bearer_token("bob")
+        .build()
+        .unwrap();
+    let bare = Client::builder("bare", "1")
+        .connect(transport)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        for (client, seen) in [
+            (&asking, "elicitation: true"),
+            (&bare, "elicitation: false"),
+        ] {
+            let result = client.call_tool("m.declared", json!({})).await.unwrap();
+            assert_eq!(text_of(&result), seen);
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_upstreams_state_never_reaches_the_client_and_its_retry_still_completes() {
     let a = upstream("a").await;
     let gw = gateway(vec![named("a", &a).await]).await;

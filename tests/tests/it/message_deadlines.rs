@@ -1,8 +1,8 @@
 //! Every request over a message transport (in memory, stdio, one of the user's own) has
 //! a deadline, as over HTTP: 60 s from the request or from the last progress the server
 //! reported for it, 10 minutes at most. A request given up on fails saying so, and the
-//! server is told it was cancelled. The deadlines are kept by one timer a connection,
-//! not one a request; these tests run on tokio's paused clock.
+//! server is told it was cancelled. The deadlines are kept by one sweep a connection,
+//! asleep while nothing is under way; these tests run on tokio's paused clock.
 
 use std::time::Duration;
 
@@ -25,6 +25,16 @@ async fn client_and_peer() -> (Client, Box<dyn MessageSink>, Box<dyn MessageSour
     (client, sink, source)
 }
 
+/// The error a call given up on fails with. A deadline that is never kept fails the
+/// test (past the 10-minute cap, on the paused clock) rather than hang it.
+async fn given_up<T: std::fmt::Debug>(
+    call: tokio::task::JoinHandle<tern_mcp::Result<T>>,
+) -> String {
+    let ended = tokio::time::timeout(Duration::from_secs(700), call).await;
+    let result = ended.expect("no deadline was kept").unwrap();
+    result.unwrap_err().to_string()
+}
+
 async fn next(source: &mut Box<dyn MessageSource>) -> Value {
     let text = source.recv().await.unwrap().unwrap();
     serde_json::from_str(&text).unwrap()
@@ -37,7 +47,7 @@ async fn a_request_the_server_never_answers_fails_after_60_s_and_is_cancelled() 
     let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
     let request = next(&mut source).await;
     assert_eq!(request["method"], "tools/call");
-    let error = call.await.unwrap().unwrap_err().to_string();
+    let error = given_up(call).await;
     assert!(
         error.contains("no answer to tools/call within 60 s"),
         "{error}"
@@ -121,7 +131,7 @@ async fn progress_keeps_a_request_no_longer_than_ten_minutes() {
     let call = tokio::spawn(call_asking_progress(client, tx));
     let request = next(&mut source).await;
     let reporter = tokio::spawn(report_progress(sink, request, 40, false));
-    let error = call.await.unwrap().unwrap_err().to_string();
+    let error = given_up(call).await;
     assert!(error.contains("within 600 s"), "{error}");
     let waited = started.elapsed();
     assert!(
@@ -132,12 +142,24 @@ async fn progress_keeps_a_request_no_longer_than_ten_minutes() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_idle_connection_keeps_no_timer_and_serves_on_after_a_pause() {
+async fn after_an_idle_hour_a_request_is_answered_and_the_next_still_has_its_deadline() {
+    // The sweep sleeps while nothing is under way and must wake for what comes next.
     let (client, sink, mut source) = client_and_peer().await;
-    // An hour with nothing under way: no deadline to keep.
     tokio::time::sleep(Duration::from_secs(3600)).await;
-    let call = tokio::spawn(async move { client.call_tool("quick", json!({})).await });
+    let answered = client.clone();
+    let call = tokio::spawn(async move { answered.call_tool("quick", json!({})).await });
     let request = next(&mut source).await;
     let _sink = report_progress(sink, request, 0, true).await;
     assert!(call.await.unwrap().is_ok());
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    let started = Instant::now();
+    let call = tokio::spawn(async move { client.call_tool("slow", json!({})).await });
+    let _request = next(&mut source).await;
+    let error = given_up(call).await;
+    assert!(error.contains("within 60 s"), "{error}");
+    assert!(
+        started.elapsed() <= Duration::from_secs(62),
+        "{:?}",
+        started.elapsed()
+    );
 }
