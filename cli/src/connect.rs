@@ -17,9 +17,10 @@ use crate::cli::Connect;
 use crate::error::{CliError, Result};
 use crate::wire::{Tap, Watched, WatchedHttp};
 
-/// A builder for tern's client.
+/// A builder for tern's client: it speaks the tasks extension, following to its end a
+/// call a server makes a task.
 pub(crate) fn builder() -> ClientBuilder {
-    Client::builder("tern", env!("CARGO_PKG_VERSION"))
+    Client::builder("tern", env!("CARGO_PKG_VERSION")).extension(tern_mcp::tasks::ClientTasks)
 }
 
 /// Where the server is.

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use tern_mcp::client::{Notice, RoundEvent};
+use tern_mcp::types::ext_tasks::{CreateTaskResult, EXTENSION_ID};
 use tern_mcp::types::v2026_07_28::{LoggingMessageNotificationParams, ProgressNotificationParams};
 
 use crate::safe;
@@ -136,13 +137,23 @@ fn round_line(event: &RoundEvent) -> Option<String> {
         RoundEvent::Rejected { round } => {
             format!("round {round}: the server refused the state; starting over")
         }
-        RoundEvent::BecameTask { rounds: 0, task_id } => {
-            format!("the server made the call task {task_id}; following it to its end")
+        RoundEvent::Deferred {
+            rounds,
+            extension,
+            result,
+        } => {
+            let what = match serde_json::from_str::<CreateTaskResult>(result) {
+                Ok(task) if *extension == EXTENSION_ID => format!("task {}", task.task_id),
+                _ => format!("a result of {extension}"),
+            };
+            match rounds {
+                0 => format!("the server made the call {what}; following it to its end"),
+                n => format!(
+                    "after {n} input round(s) the server made the call {what}; \
+                     following it to its end"
+                ),
+            }
         }
-        RoundEvent::BecameTask { rounds, task_id } => format!(
-            "after {rounds} input round(s) the server made the call task {task_id}; \
-             following it to its end"
-        ),
         RoundEvent::Done { rounds } => format!("done after {rounds} input round(s)"),
         _ => return None,
     })

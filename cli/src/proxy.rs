@@ -203,7 +203,8 @@ async fn connect(spec: &UpstreamConfig) -> Result<Upstream> {
                 )));
             }
             let lines = child::spawn(target, &words, &[], None)?;
-            let builder = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"));
+            let builder = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"))
+                .extension(tern_mcp::tasks::ClientTasks);
             Upstream::new(builder.connect(lines).await?)
         }
     })

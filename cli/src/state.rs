@@ -87,8 +87,8 @@ where
             describe(saving.file, saving.target, &pending);
             Ok(exit::PAUSED)
         }
-        Step::Task(handle) => {
-            let result = handle.wait().await?;
+        Step::Deferred(deferred) => {
+            let result = tern_mcp::tasks::TaskHandle::of(deferred)?.wait().await?;
             if saving.resuming {
                 remove(saving.file)?;
             }

@@ -258,6 +258,7 @@ async fn main() -> Result<(), BoxError> {
         .authorizer(Arc::new(authorizer(&scenario)?))
         .build()?;
     let client = Client::builder("tern-conformance-client", env!("CARGO_PKG_VERSION"))
+        .extension(tern_mcp::tasks::ClientTasks)
         .on_elicitation(elicit)
         .on_sampling(sample)
         .on_list_roots(roots)

@@ -259,7 +259,7 @@ impl TestClient {
                 Ok(Step::Done(result)) => {
                     return Transcript::new(rounds, End::Complete(Box::new(result)));
                 }
-                Ok(Step::Task(_)) => return Transcript::new(rounds, End::Task),
+                Ok(Step::Deferred(_)) => return Transcript::new(rounds, End::Task),
                 Ok(Step::NeedsInput(pending)) => pending,
                 Err(e) => return Transcript::new(rounds, End::Failed(e.to_string())),
             };
@@ -382,7 +382,7 @@ pub enum End {
         /// Its text (or its kind, for a question without text).
         question: String,
     },
-    /// It became a task.
+    /// It became a task (a result of an extension's type: [`Step::Deferred`]).
     Task,
     /// It failed with this error (a refusal, a protocol or transport error).
     Failed(String),

@@ -8,10 +8,10 @@
 use serde_json::{Map, Value, json};
 
 use super::MIME_TYPE;
-use crate::client::Client;
+use crate::client::{Client, ClientExtension};
 use crate::types::ext_apps::{
-    McpUiInitializeRequestParams, McpUiInitializeResult, McpUiInitializeResultHostCapabilities,
-    McpUiInitializeResultHostCapabilitiesServerResources,
+    EXTENSION_ID, McpUiInitializeRequestParams, McpUiInitializeResult,
+    McpUiInitializeResultHostCapabilities, McpUiInitializeResultHostCapabilitiesServerResources,
     McpUiInitializeResultHostCapabilitiesServerTools, McpUiInitializeResultHostContext,
     McpUiInitializeResultHostInfo, McpUiToolInputNotification, McpUiToolInputNotificationParams,
     McpUiToolResultNotification, McpUiToolResultNotificationParams, UiInitializeMethod,
@@ -24,6 +24,42 @@ const PROTOCOL_VERSION: &str = "2026-01-26";
 
 /// The most bytes of one message from a view this host reads.
 const MAX_MESSAGE: usize = 1024 * 1024;
+
+/// The apps extension, spoken by a host's client
+/// ([`ClientBuilder::extension`](crate::client::ClientBuilder::extension)): declared with
+/// the page types the host renders (`mimeTypes`; [`MIME_TYPE`] unless told), so that a
+/// server links its tools to their pages and lists its app-only tools.
+#[derive(Debug, Clone)]
+pub struct ClientApps {
+    mime_types: Vec<String>,
+}
+
+impl Default for ClientApps {
+    fn default() -> Self {
+        Self {
+            mime_types: vec![MIME_TYPE.to_owned()],
+        }
+    }
+}
+
+impl ClientApps {
+    /// The page types the host renders, in place of [`MIME_TYPE`] alone.
+    pub fn mime_types(mut self, types: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.mime_types = types.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl ClientExtension for ClientApps {
+    fn id(&self) -> &'static str {
+        EXTENSION_ID
+    }
+
+    fn settings(&self) -> Map<String, Value> {
+        let types = self.mime_types.iter().cloned().map(Value::String).collect();
+        Map::from_iter([("mimeTypes".to_owned(), Value::Array(types))])
+    }
+}
 
 /// The host of one app's view: answers what the view asks, through `client`.
 #[derive(Debug, Clone)]

@@ -12,7 +12,8 @@
 //! `text/html;profile=mcp-app` among its `mimeTypes` sees each linked tool's `_meta.ui`
 //! and the pages listed; one that does not sees the tools as plain tools (their text
 //! content is the fallback), no page, and no tool only an app may call. A tool with an
-//! app may still ask through MRTR. [`AppHost`] is the host half, on tern's client.
+//! app may still ask through MRTR. The host half is on tern's client: [`ClientApps`]
+//! declares the extension, and [`AppHost`] answers a view.
 //!
 //! ```
 //! use tern_mcp::apps::{AppTool, Apps};
@@ -39,7 +40,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-pub use host::AppHost;
+pub use host::{AppHost, ClientApps};
 
 use crate::ConfigError;
 use crate::mcp::setting::Gate;

@@ -1,7 +1,6 @@
 //! Building a client: its name, the callbacks that answer input requests (and so the
 //! capabilities it declares), the cap on rounds, and how the protocol era is settled.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +9,9 @@ use serde_json::{Map, Value};
 use super::callbacks::{self, Callbacks};
 use super::dialect::Dialect;
 use super::discovery::{self, DEFAULT_DISCOVERY_TIMEOUT, EraMode};
-use super::{Backoff, Client, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext};
+use super::{
+    Backoff, Client, ClientExtension, Connection, DEFAULT_MAX_ROUNDS, Inner, InputContext,
+};
 use crate::protocol::rounds::RoundLimits;
 use crate::transport::{ClientTransport, MessageTransport};
 use crate::types::v2026_07_28::{
@@ -70,7 +71,7 @@ pub struct ClientBuilder {
     restart_on_rejected_state: bool,
     elicitation_url: bool,
     sampling_tools: bool,
-    extensions: BTreeMap<String, Map<String, Value>>,
+    extensions: Vec<Arc<dyn ClientExtension>>,
     log_level: Option<crate::types::v2026_07_28::LoggingLevel>,
     on_log: Option<super::LogCallback>,
     declared: Option<ClientCapabilities>,
@@ -88,11 +89,7 @@ impl ClientBuilder {
             restart_on_rejected_state: true,
             elicitation_url: false,
             sampling_tools: false,
-            // tern follows tasks to their end: a call stays a call (`Client::call_tool`).
-            extensions: BTreeMap::from([(
-                crate::protocol::tasks::EXTENSION.to_owned(),
-                Map::new(),
-            )]),
+            extensions: Vec::new(),
             log_level: None,
             on_log: None,
             declared: None,
@@ -188,22 +185,14 @@ impl ClientBuilder {
         self
     }
 
-    /// Declares extension `id` with `settings` under `capabilities.extensions` of
-    /// every request; `None` withdraws it. Its methods are called with
-    /// [`Client::request`], each a [`Request`](crate::types::rpc::Request) marker. The
-    /// tasks extension ([`EXTENSION_ID`](crate::types::ext_tasks::EXTENSION_ID)) is declared
-    /// unless withdrawn: a server may then answer a tool call with a task, which
-    /// [`Client::call_tool`] follows to its end as if the call had been synchronous.
-    pub fn extension(
-        mut self,
-        id: impl Into<String>,
-        settings: Option<Map<String, Value>>,
-    ) -> Self {
-        let id = id.into();
-        match settings {
-            Some(settings) => self.extensions.insert(id, settings),
-            None => self.extensions.remove(&id),
-        };
+    /// Speaks `extension`: it is declared under `capabilities.extensions` of every
+    /// request (unless [`capabilities`](Self::capabilities) declares exactly what to),
+    /// and a result of its type is handed to it. Its methods are called with
+    /// [`Client::request`]. Declaring an extension twice keeps the last.
+    pub fn extension(mut self, extension: impl ClientExtension) -> Self {
+        let extension: Arc<dyn ClientExtension> = Arc::new(extension);
+        self.extensions.retain(|e| e.id() != extension.id());
+        self.extensions.push(extension);
         self
     }
 
@@ -248,7 +237,12 @@ impl ClientBuilder {
             caps.roots = Some(Map::new());
         }
         if !self.extensions.is_empty() {
-            caps.extensions = Some(self.extensions.clone());
+            let declared = self.extensions.iter();
+            caps.extensions = Some(
+                declared
+                    .map(|e| (e.id().to_owned(), e.settings()))
+                    .collect(),
+            );
         }
         serde_json::to_value(caps).unwrap_or_else(|_| Value::Object(Map::new()))
     }
@@ -331,6 +325,7 @@ impl ClientBuilder {
                 cache: self.cache,
                 own_partition: super::cache::Partition::own(),
                 outputs: Default::default(),
+                extensions: self.extensions,
                 #[cfg(feature = "http-client")]
                 relayed: std::sync::Mutex::new(None),
             }),

@@ -1,6 +1,5 @@
 //! The calls `Client` offers beyond one request: the automatic and manual input loops,
-//! the lists, listening, tasks by id, and skills. Each is a thin door into the module that
-//! does the work.
+//! the lists, and listening. Each is a thin door into the module that does the work.
 
 use tokio::sync::mpsc;
 
@@ -8,8 +7,7 @@ use super::input_loop::InputLoopMethod;
 use super::listen::Subscription;
 use super::lists::ListMethod;
 use super::pending::{PendingCall, Step};
-use super::tasks::TaskHandle;
-use super::{Client, Notice, input_loop, listen, lists, pending, tasks};
+use super::{Client, Notice, input_loop, listen, lists, pending};
 use crate::types::rpc::ClientRequestMethod;
 use crate::types::v2026_07_28::{InputResponses, SubscriptionFilter};
 
@@ -21,14 +19,28 @@ impl Client {
     /// same keys and `requestState` echoed byte for byte. A round with state and no
     /// requests waits 50 ms, doubling to 250 ms, before retrying.
     ///
-    /// A request the server makes a task (a tool call, for a client that declares the
-    /// tasks extension) is followed to its end, and cancelled if this future is dropped
-    /// first.
+    /// A result of an extension's type is followed to its end by the extension (a task
+    /// the server made of a tool call, for a client that speaks
+    /// [`ClientTasks`](crate::tasks::ClientTasks), which cancels it if this future is
+    /// dropped first).
     pub(crate) async fn run_input_loop<M: InputLoopMethod>(
         &self,
         params: M::Params,
     ) -> crate::Result<M::Complete> {
         input_loop::run_input_loop::<M>(self, params).await
+    }
+
+    /// The input loop of `M` up to its complete result, or a result of an extension's
+    /// type, handed back unfollowed.
+    pub(crate) async fn run_until_deferred<M: InputLoopMethod>(
+        &self,
+        params: M::Params,
+    ) -> crate::Result<Result<M::Complete, super::Deferred>> {
+        let started = input_loop::run_input_loop_until_deferred::<M>(self, params, None).await?;
+        Ok(match started {
+            input_loop::Started::Done(done) => Ok(done),
+            input_loop::Started::Deferred(deferred) => Err(deferred),
+        })
     }
 
     /// [`request`](Client::request)'s input loop, handing every notification the server
@@ -107,46 +119,5 @@ impl Client {
         answers: InputResponses,
     ) -> crate::Result<Step<M::Complete>> {
         pending::resume::<M>(self, pending, answers).await
-    }
-
-    /// The task `id` on this client's server (one created earlier, perhaps by another
-    /// process), polled at one-second intervals until it says otherwise.
-    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
-        tasks::task(self, id)
-    }
-
-    /// Every skill the server publishes (the skills extension), following `nextCursor`
-    /// (see [`list_all`](Self::list_all)). Nothing of any skill is fetched: a host
-    /// fetches a skill's files when it uses the skill, with
-    /// [`read_skill_file`](Self::read_skill_file).
-    #[cfg(feature = "skills")]
-    pub async fn skills(&self) -> crate::Result<Vec<crate::types::ext_skills::Skill>> {
-        self.list_all::<crate::types::ext_skills::method::ListSkills>()
-            .await
-    }
-
-    /// The entry of the skill whose `SKILL.md` is at `uri`, listed or not.
-    #[cfg(feature = "skills")]
-    pub async fn get_skill(
-        &self,
-        uri: impl Into<String>,
-    ) -> crate::Result<crate::types::ext_skills::Skill> {
-        super::skills::get(self, uri.into()).await
-    }
-
-    /// The bytes of the file at `uri` of `skill`, read from the server and used only if
-    /// they match the skill's entry: the entry lists the file (or, for a skill whose
-    /// files are `"dynamic"`, the file is inside the skill's directory), and its size
-    /// and SHA-256 are the listed ones; the `SKILL.md`'s front matter is, field by field,
-    /// the entry's. Anything else is refused with
-    /// [`ProtocolError::SkillFile`](crate::ProtocolError::SkillFile), saying what
-    /// failed, and the bytes are dropped.
-    #[cfg(feature = "skills")]
-    pub async fn read_skill_file(
-        &self,
-        skill: &crate::types::ext_skills::Skill,
-        uri: &str,
-    ) -> crate::Result<Vec<u8>> {
-        super::skills::read_file(self, skill, uri).await
     }
 }

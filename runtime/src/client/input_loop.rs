@@ -27,13 +27,8 @@ impl<M> InputLoopMethod for M where
 {
 }
 
-/// The complete result of a task `M`'s request became (the task's `result`).
-fn task_result<M: InputLoopMethod>(result: serde_json::Value) -> crate::Result<M::Complete> {
-    if !M::MAY_BECOME_TASK {
-        return Err(Error::Protocol(crate::ProtocolError::UnknownResultType(
-            "task".into(),
-        )));
-    }
+/// The complete result of `M` an extension followed its deferred result to.
+fn followed<M: InputLoopMethod>(result: serde_json::Value) -> crate::Result<M::Complete> {
     serde_json::from_value(result).map_err(|source| {
         Error::Protocol(crate::ProtocolError::Decode {
             method: M::METHOD,
@@ -42,11 +37,11 @@ fn task_result<M: InputLoopMethod>(result: serde_json::Value) -> crate::Result<M
     })
 }
 
-/// Where an input loop stopped: the complete result, or the task the server made of
-/// the request.
+/// Where an input loop stopped: the complete result, or a result of an extension's
+/// type (a task the server made of the request).
 pub(crate) enum Started<C> {
     Done(C),
-    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
+    Deferred(super::Deferred),
 }
 
 /// The work of [`Client::run_input_loop`].
@@ -64,23 +59,21 @@ pub(super) async fn run_input_loop_with_notices<M: InputLoopMethod>(
     notices: Option<mpsc::UnboundedSender<super::Notice>>,
 ) -> crate::Result<M::Complete> {
     let sink = super::listen::notice_sink(client, notices);
-    let started = run_input_loop_until_task::<M>(client, params, sink.as_ref()).await;
+    let started = run_input_loop_until_deferred::<M>(client, params, sink.as_ref()).await;
     if let Some(sink) = sink {
         sink.close().await;
     }
     match started? {
         Started::Done(done) => Ok(done),
-        Started::Task(created) => {
-            task_result::<M>(super::tasks::await_task(client, *created).await?)
-        }
+        Started::Deferred(deferred) => followed::<M>(deferred.follow().await?),
     }
 }
 
-/// The input loop up to the complete result or a task. Written flat, not through
+/// The input loop up to the complete result or an extension's result (a task). Written flat, not through
 /// `protocol::rounds::drive`: each future nested in a call's is copied whole as it is
 /// awaited, and the engine's layers cost a client flow some 3,000 instructions
 /// (ARCHITECTURE.md). It keeps to the same bounds, asked of `RoundLimits::admit`.
-pub(crate) async fn run_input_loop_until_task<M: InputLoopMethod>(
+pub(crate) async fn run_input_loop_until_deferred<M: InputLoopMethod>(
     client: &Client,
     mut params: M::Params,
     sink: Option<&super::listen::NoticeSink>,
@@ -177,12 +170,13 @@ impl<'a> Progress<'a> {
     fn asked<C>(&self, answered: Answered<C>) -> Result<Started<C>, InputRequiredResult> {
         let rounds = self.round;
         match answered {
-            Answered::Task(created) => {
-                self.event(&|| RoundEvent::BecameTask {
+            Answered::Deferred(deferred) => {
+                self.event(&|| RoundEvent::Deferred {
                     rounds,
-                    task_id: created.task_id.clone(),
+                    extension: deferred.extension(),
+                    result: deferred.result().to_owned(),
                 });
-                Ok(Started::Task(created))
+                Ok(Started::Deferred(deferred))
             }
             Answered::Done(done) => {
                 self.event(&|| RoundEvent::Done { rounds });
@@ -251,15 +245,15 @@ fn asking<M: InputLoopMethod>(
 pub(crate) enum Answered<C> {
     /// The complete result.
     Done(C),
-    /// The task the server made of the request.
-    Task(Box<crate::types::ext_tasks::CreateTaskResult>),
+    /// A result of an extension's type (a task the server made of the request).
+    Deferred(super::Deferred),
     /// Input required.
     Asked(InputRequiredResult),
 }
 
 /// Sends one round of `M` (`state`, when given, echoed beside params that carry
-/// none) and reads its answer: as the method's result first, a task being the rare
-/// answer, told by the union's refusal of its `resultType`.
+/// none) and reads its answer: as the method's result first, an extension's result (a
+/// task) being the rare answer, told by the union's refusal of its `resultType`.
 pub(crate) async fn one_round<M: InputLoopMethod>(
     client: &Client,
     params: &M::Params,
@@ -270,12 +264,13 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
         .send_raw::<M>(params, state, M::target(params), notifications)
         .await?;
     let result = match super::wire::decode::<M>(client, &raw) {
-        Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)))
-            if t == "task" && M::MAY_BECOME_TASK =>
-        {
-            let created = super::tasks::created_task(&raw)?
-                .ok_or(Error::Protocol(crate::ProtocolError::UnknownResultType(t)))?;
-            return Ok(Answered::Task(Box::new(created)));
+        // A type the method's union does not know: an extension's, if one the client
+        // speaks gives it (only to a method the marker says may be answered so).
+        Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t))) if M::MAY_BECOME_TASK => {
+            return match super::Deferred::of(client, M::METHOD, &t, raw) {
+                Ok(deferred) => Ok(Answered::Deferred(deferred)),
+                Err(_) => Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t))),
+            };
         }
         other => other?,
     };

@@ -11,13 +11,15 @@ use crate::types::v2026_07_28::{
 /// The most pages a `list_all` call follows.
 pub(crate) const MAX_LIST_PAGES: usize = 1_000;
 
-mod sealed {
+pub(crate) mod sealed {
+    /// Implemented by tern's list markers only.
     pub trait Sealed {}
 }
 
 /// A list method [`Client::list`] and [`Client::list_all`] page through: `tools/list`,
 /// `prompts/list`, `resources/list`, `resources/templates/list`, and the skills
-/// extension's `skills/list` (the generated method markers). Implemented by tern only.
+/// extension's `skills/list` (the generated method markers, the last in
+/// [`skills`](crate::skills)). Implemented by tern only.
 pub trait ListMethod:
     ClientRequestMethod<Params = PaginatedRequestParams> + sealed::Sealed
 {
@@ -57,12 +59,6 @@ paged!(
     method::ListResourceTemplates,
     ResourceTemplate,
     resource_templates
-);
-#[cfg(feature = "skills")]
-paged!(
-    crate::types::ext_skills::method::ListSkills,
-    crate::types::ext_skills::Skill,
-    skills
 );
 
 fn page_params(cursor: Option<String>) -> PaginatedRequestParams {

@@ -34,6 +34,7 @@ mod calls;
 mod connection;
 mod dialect;
 mod discovery;
+mod extension;
 mod input_loop;
 mod listen;
 mod lists;
@@ -42,9 +43,6 @@ mod pending;
 mod retry;
 mod round_event;
 mod session;
-#[cfg(feature = "skills")]
-mod skills;
-mod tasks;
 mod wire;
 
 use std::sync::Arc;
@@ -59,12 +57,14 @@ pub use cache::ResponseCache;
 pub use callbacks::InputContext;
 pub(crate) use connection::Connection;
 pub use discovery::EraMode;
+pub use extension::{ClientExtension, Deferred};
 pub use input_loop::InputLoopMethod;
 pub use listen::{Notice, Subscription};
 pub use lists::ListMethod;
+#[cfg(feature = "skills")]
+pub(crate) use lists::sealed;
 pub use pending::{PendingCall, Step};
 pub use round_event::RoundEvent;
-pub use tasks::{TaskHandle, TaskState, ToolCallStart};
 
 use crate::transport::{CallError, ClientTransport, EncodedRequest};
 use crate::types::rpc::ClientRequestMethod;
@@ -105,6 +105,8 @@ struct Inner {
     own_partition: cache::Partition,
     /// The output schemas of the tools it listed.
     outputs: outputs::OutputSchemas,
+    /// The extensions it speaks ([`ClientBuilder::extension`]).
+    extensions: Vec<Arc<dyn ClientExtension>>,
     /// The `_meta` it last relayed for a gateway's caller ([`Client::relayed_meta`]).
     #[cfg(feature = "http-client")]
     relayed: std::sync::Mutex<Option<RelayedMeta>>,
@@ -438,24 +440,6 @@ impl Client {
         Ok(result)
     }
 
-    /// Calls a tool, running its input rounds, and stops where the server makes the call
-    /// a task: the [`TaskHandle`] can be kept (its id) and followed later, elsewhere.
-    pub async fn start_tool_call(
-        &self,
-        name: impl Into<String>,
-        arguments: impl Serialize,
-    ) -> crate::Result<ToolCallStart> {
-        let params = tool_params(name, arguments)?;
-        input_loop::run_input_loop_until_task::<method::CallTool>(self, params, None)
-            .await
-            .map(|started| match started {
-                input_loop::Started::Done(result) => ToolCallStart::Done(Box::new(result)),
-                input_loop::Started::Task(created) => {
-                    ToolCallStart::Task(tasks::handle_of(self, *created))
-                }
-            })
-    }
-
     /// Gets a prompt and runs the input-required loop to its complete result.
     pub async fn get_prompt(
         &self,
@@ -488,10 +472,25 @@ impl Client {
             Some(r) => self.inner.callbacks.fulfil(r, &self.inner.rounds).await,
         }
     }
+
+    /// Answers `requests` with the callbacks, within the client's bounds, each told
+    /// `asking` (and this client's server).
+    pub(crate) async fn answer(
+        &self,
+        requests: InputRequests,
+        mut asking: InputContext,
+    ) -> crate::Result<InputResponses> {
+        asking.server = self.inner.server_name.clone();
+        let limits = &self.inner.rounds;
+        self.inner
+            .callbacks
+            .answer_all(requests, asking, limits)
+            .await
+    }
 }
 
 /// `tools/call` params for `name` with `arguments` (a JSON object, or nothing).
-fn tool_params(
+pub(crate) fn tool_params(
     name: impl Into<String>,
     arguments: impl Serialize,
 ) -> crate::Result<CallToolRequestParams> {

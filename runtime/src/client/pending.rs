@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::input_loop::{Answered, InputLoopMethod};
-use super::{Client, TaskHandle};
+use super::{Client, Deferred};
 use crate::Error;
 use crate::types::v2026_07_28::{InputRequests, InputResponses};
 
@@ -54,9 +54,11 @@ pub enum Step<C> {
     Done(C),
     /// The server asked: answer [`PendingCall::input_requests`] and resume.
     NeedsInput(PendingCall),
-    /// The server made the call a task (a tool call, for a client that declares the
-    /// tasks extension): follow it with the handle.
-    Task(TaskHandle),
+    /// The server answered with a result of an extension's type (a task it made of a
+    /// tool call, for a client that speaks the tasks extension): follow it with
+    /// [`Deferred::follow`], or as the extension offers
+    /// ([`TaskHandle::of`](crate::tasks::TaskHandle::of)).
+    Deferred(Deferred),
 }
 
 /// The work of [`Client::start`].
@@ -107,9 +109,7 @@ async fn step<M: InputLoopMethod>(
     loop {
         let asked = match super::input_loop::one_round::<M>(client, &params, None, None).await? {
             Answered::Done(done) => return Ok(Step::Done(done)),
-            Answered::Task(created) => {
-                return Ok(Step::Task(super::tasks::handle_of(client, *created)));
-            }
+            Answered::Deferred(deferred) => return Ok(Step::Deferred(deferred)),
             Answered::Asked(asked) => asked,
         };
         round = super::input_loop::count_round(client, round)?;

@@ -30,13 +30,16 @@ pub enum RoundEvent {
         /// The round whose retry was refused.
         round: usize,
     },
-    /// The server made the call a task after this many input-required rounds: the
-    /// loop follows the task to its end (its questions asked through the callbacks).
-    BecameTask {
-        /// The input-required rounds before it became a task (0: none).
+    /// The server answered with a result of an extension's type after this many
+    /// input-required rounds (a task it made of the call): the loop has the extension
+    /// follow it (a task's questions asked through the callbacks).
+    Deferred {
+        /// The input-required rounds before it (0: none).
         rounds: usize,
-        /// The task's id.
-        task_id: String,
+        /// The extension whose type it is ([`ClientExtension::id`](super::ClientExtension::id)).
+        extension: &'static str,
+        /// The result, as the server wrote it (a task's holds its `taskId`).
+        result: String,
     },
     /// The call completed after this many input-required rounds.
     Done {

@@ -107,6 +107,7 @@ impl Upstream {
     /// gateway's rounds.
     pub async fn http(http: HttpClientBuilder) -> crate::Result<Self> {
         let client = Client::builder("tern-proxy", env!("CARGO_PKG_VERSION"))
+            .extension(crate::tasks::ClientTasks)
             .connect(http.clone().build()?)
             .await?;
         Ok(Self {

@@ -29,6 +29,7 @@
 //! [`Client::read_skill_file`](crate::client::Client::read_skill_file) fetches one file
 //! of a listed skill, refusing what does not match its entry.
 
+mod client;
 mod load;
 mod serve;
 

@@ -15,6 +15,10 @@
 //! renewal refused and stops its body, and the store keeps nothing it writes after.
 //! A task is visible only to the principal that created it (the one sealing binds).
 //!
+//! A client speaks the extension with
+//! [`ClientBuilder::extension`](crate::client::ClientBuilder::extension) given
+//! [`ClientTasks`]: its tool calls a server makes tasks are followed to their end.
+//!
 //! MRTR runs inside a task unchanged: the body's `InputRequiredResult` becomes the
 //! task's `inputRequests` (status `input_required`), the client's `tasks/update`
 //! answers come back to the body as its `inputResponses`, and its `requestState` never
@@ -36,6 +40,7 @@
 //! # Ok::<(), tern_mcp::Error>(())
 //! ```
 
+mod client;
 mod restart;
 mod run;
 mod serve;
@@ -46,6 +51,7 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use client::{ClientTasks, TaskHandle, TaskState, ToolCallStart};
 pub use restart::Restartable;
 pub use serve::OnRequest;
 pub use store::{Admission, MemoryTaskStore, Status, TaskRecord, TaskStore, Transition};

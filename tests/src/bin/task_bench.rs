@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tern_mcp::client::{Client, EraMode, TaskState, ToolCallStart};
+use tern_mcp::client::{Client, EraMode};
 use tern_mcp::fleet::RedisTaskStore;
 use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext};
-use tern_mcp::tasks::{MemoryTaskStore, TaskSupport, Tasks};
+use tern_mcp::tasks::{ClientTasks, MemoryTaskStore, TaskState, TaskSupport, Tasks, ToolCallStart};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
@@ -67,8 +67,8 @@ async fn main() -> Result<(), Failure> {
         let transport =
             tern_mcp::transport::http::client::HttpClientTransport::builder(&url).build()?;
         let client = Client::builder("bench", "1")
+            .extension(ClientTasks)
             .era(EraMode::Stateless)
-            .era(tern_mcp::client::EraMode::Stateless)
             .connect(Arc::new(transport))
             .await
             .unwrap();

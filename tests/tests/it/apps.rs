@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tern_mcp::apps::{AppHost, AppTool, Apps, MIME_TYPE};
+use tern_mcp::apps::{AppHost, AppTool, Apps, ClientApps, MIME_TYPE};
 use tern_mcp::client::{Client, EraMode};
 use tern_mcp::mcp::{Elicit, McpServer, ToolError};
 use tern_mcp::transport::memory;
@@ -59,24 +59,21 @@ fn server() -> McpServer {
     mcp
 }
 
-fn host_settings() -> Map<String, Value> {
-    json!({"mimeTypes": [MIME_TYPE]})
-        .as_object()
-        .cloned()
-        .unwrap()
-}
-
 async fn client(era: EraMode, host: bool) -> Client {
-    client_declaring(era, host.then(host_settings)).await
+    client_declaring(era, host.then(ClientApps::default)).await
 }
 
-async fn client_declaring(era: EraMode, settings: Option<Map<String, Value>>) -> Client {
+/// A client of the weather server that speaks `apps`, if given.
+async fn client_declaring(era: EraMode, apps: Option<ClientApps>) -> Client {
     let (client_end, server_end) = memory::pair();
     let mcp = server();
     tokio::spawn(async move { mcp.serve(server_end).await });
-    Client::builder("host", "1")
-        .era(era)
-        .extension(EXTENSION, settings)
+    let builder = Client::builder("host", "1").era(era);
+    let builder = match apps {
+        Some(apps) => builder.extension(apps),
+        None => builder,
+    };
+    builder
         .on_elicitation(|_, _| async { Ok(tern_mcp::ask::accept([("unit", "celsius")])) })
         .connect(client_end)
         .await
@@ -152,7 +149,7 @@ async fn a_host_sees_the_link_and_the_page_and_both_meta_ui_are_valid_in_both_er
 #[tokio::test]
 async fn a_client_without_the_extension_sees_plain_tools_and_no_page() {
     // Not declared at all, or declared without the page type among its mimeTypes.
-    let no_pages = json!({"mimeTypes": ["text/plain"]}).as_object().cloned();
+    let no_pages = Some(ClientApps::default().mime_types(["text/plain"]));
     for (era, settings) in [
         (EraMode::Stateless, None),
         (EraMode::Session, None),
@@ -277,7 +274,7 @@ async fn the_everything_examples_app_is_declared_linked_and_valid_in_both_eras()
         tokio::spawn(async move { mcp.serve(server_end).await });
         let client = Client::builder("host", "1")
             .era(era)
-            .extension(EXTENSION, Some(host_settings()))
+            .extension(ClientApps::default())
             .connect(client_end)
             .await
             .unwrap();

@@ -1,19 +1,24 @@
-//! The extension seam: a toy extension with one method of its own, declared and served
-//! by an `McpServer` and called from tern's `Client` as a typed request, in both eras;
-//! and the tasks extension on the same seam (declared only where it is served).
+//! The extension seams: a toy extension with one method of its own, declared and served
+//! by an `McpServer` and declared and called by tern's `Client` (its half of the seam)
+//! as a typed request, in both eras; a result of the extension's own type, followed by
+//! its client half; and the tasks extension on the same seam (declared only where it
+//! is served).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use tern_mcp::client::{Client, EraMode};
+use tern_mcp::client::{Client, ClientExtension, Deferred, EraMode, Step};
 use tern_mcp::jsonrpc::RpcError;
 use tern_mcp::mcp::{McpExtension, McpServer};
 use tern_mcp::server::{ProtocolExtension, RequestContext, ServerBuilder};
+use tern_mcp::transport::BoxFuture;
 use tern_mcp::transport::memory;
 use tern_mcp::types::rpc::{Answer, ClientRequestMethod, IntoAnswer, Never, Request};
 use tern_mcp::types::v2026_07_28::method::ClientRequestParams;
-use tern_mcp::types::v2026_07_28::{RequestMetaObject, RequestParams, method};
+use tern_mcp::types::v2026_07_28::{
+    CallToolRequestParams, GetPromptRequestParams, RequestMetaObject, RequestParams, method,
+};
 
 const ECHO: &str = "com.example/echo";
 
@@ -45,25 +50,38 @@ struct ReverseResult {
     declared: bool,
 }
 
-impl IntoAnswer for ReverseResult {
-    type Complete = Self;
-    type InputRequired = Never;
-    fn into_answer(self) -> Answer<Self, Never> {
-        Answer::Complete(self)
-    }
+/// A result of the test's own, always complete.
+macro_rules! complete {
+    ($result:ty) => {
+        impl IntoAnswer for $result {
+            type Complete = Self;
+            type InputRequired = Never;
+            fn into_answer(self) -> Answer<Self, Never> {
+                Answer::Complete(self)
+            }
+        }
+    };
 }
 
-impl Request for Reverse {
-    const METHOD: &'static str = "echo/reverse";
-    const MAY_REQUIRE_INPUT: bool = false;
-    const CACHEABLE: bool = false;
-    const TARGET: Option<&'static str> = None;
-    const CAPABILITY: Option<&'static str> = None;
-    type Params = ReverseParams;
-    type Result = ReverseResult;
+/// A method marker of the test's own: `$method`, asking nothing.
+macro_rules! marker {
+    ($marker:ident, $method:expr, $params:ty, $result:ty) => {
+        impl Request for $marker {
+            const METHOD: &'static str = $method;
+            const MAY_REQUIRE_INPUT: bool = false;
+            const CACHEABLE: bool = false;
+            const TARGET: Option<&'static str> = None;
+            const CAPABILITY: Option<&'static str> = None;
+            type Params = $params;
+            type Result = $result;
+        }
+
+        impl ClientRequestMethod for $marker {}
+    };
 }
 
-impl ClientRequestMethod for Reverse {}
+complete!(ReverseResult);
+marker!(Reverse, "echo/reverse", ReverseParams, ReverseResult);
 
 /// The toy extension: declared with a setting, serving `echo/reverse`.
 struct Echo;
@@ -106,15 +124,44 @@ fn echo_server() -> McpServer {
     McpServer::new("echo", "1").extension(Echo)
 }
 
+/// The toy extension's client half: declared, and the follower of a tool call's
+/// `resultType: "echo/later"` result, which holds a ticket to send to `echo/reverse`.
+struct EchoClient;
+
+impl ClientExtension for EchoClient {
+    fn id(&self) -> &'static str {
+        ECHO
+    }
+
+    fn result_type(&self) -> Option<&'static str> {
+        Some(LATER)
+    }
+
+    fn follow(&self, deferred: Deferred) -> BoxFuture<'static, tern_mcp::Result<Value>> {
+        Box::pin(async move {
+            let later: Later = serde_json::from_str(deferred.result()).unwrap();
+            let answer = deferred
+                .client()
+                .request::<Reverse>(reverse(&later.ticket))
+                .await?;
+            Ok(json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": answer.reversed}]
+            }))
+        })
+    }
+}
+
 async fn client_of(mcp: McpServer, era: EraMode, declare: bool) -> Client {
     let (client_end, server_end) = memory::pair();
     tokio::spawn(async move { mcp.serve(server_end).await });
-    Client::builder("c", "1")
-        .extension(ECHO, declare.then(Map::new))
-        .era(era)
-        .connect(client_end)
-        .await
-        .unwrap()
+    let builder = Client::builder("c", "1").era(era);
+    let builder = if declare {
+        builder.extension(EchoClient)
+    } else {
+        builder
+    };
+    builder.connect(client_end).await.unwrap()
 }
 
 /// The extensions the server declares in `server/discover`, by identifier.
@@ -216,4 +263,123 @@ async fn the_tasks_extension_is_declared_where_it_is_served() {
     let client = client_of(mcp, EraMode::Stateless, false).await;
     let declared = declared_extensions(&client).await;
     assert!(declared.contains_key(tern_mcp::types::ext_tasks::EXTENSION_ID));
+}
+
+/// The toy extension's own result type for a tool call.
+const LATER: &str = "echo/later";
+
+/// `tools/call` as a server of the toy extension answers it: a ticket, not the result.
+#[derive(Debug)]
+enum CallLater {}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Later {
+    result_type: String,
+    ticket: String,
+}
+
+complete!(Later);
+marker!(
+    CallLater,
+    method::CallTool::METHOD,
+    CallToolRequestParams,
+    Later
+);
+
+/// `prompts/get` as the same server answers it: a ticket too, where no extension's
+/// type may stand (its marker says it may not become anything else).
+#[derive(Debug)]
+enum PromptLater {}
+
+marker!(
+    PromptLater,
+    method::GetPrompt::METHOD,
+    GetPromptRequestParams,
+    Later
+);
+
+/// A ticket for `echo/reverse`.
+fn ticket(name: String) -> Later {
+    Later {
+        result_type: LATER.into(),
+        ticket: name,
+    }
+}
+
+/// A low-level server of the toy extension whose tool calls and prompts are all
+/// answered later: with a ticket (the tool's or prompt's name), for `echo/reverse`.
+fn later_server() -> tern_mcp::server::Server {
+    tern_mcp::server::Server::builder("later", "1")
+        .extension(Echo)
+        .handle::<CallLater, _, _>(|_: RequestContext, p: CallToolRequestParams| async move {
+            Ok(ticket(p.name))
+        })
+        .handle::<PromptLater, _, _>(|_: RequestContext, p: GetPromptRequestParams| async move {
+            Ok(ticket(p.name))
+        })
+        .build()
+        .unwrap()
+}
+
+async fn later_client(declare: bool) -> Client {
+    let (client_end, server_end) = memory::pair();
+    let server = later_server();
+    tokio::spawn(async move { server.serve(server_end).await });
+    let builder = Client::builder("c", "1").era(EraMode::Stateless);
+    let builder = if declare {
+        builder.extension(EchoClient)
+    } else {
+        builder
+    };
+    builder.connect(client_end).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_result_of_the_extensions_own_type_is_followed_by_its_client_half() {
+    let client = later_client(true).await;
+    let result = client.call_tool("stressed", json!({})).await.unwrap();
+    assert_eq!(tern_tests::text_of(&result), "desserts");
+}
+
+#[tokio::test]
+async fn the_manual_loop_hands_the_extensions_result_over_unfollowed() {
+    let client = later_client(true).await;
+    let params = CallToolRequestParams::new("drawer");
+    let step = client.start::<method::CallTool>(params).await.unwrap();
+    let Step::Deferred(deferred) = step else {
+        panic!("not handed over: {step:?}");
+    };
+    assert_eq!(deferred.extension(), ECHO);
+    assert_eq!(deferred.method(), "tools/call");
+    let later: Later = serde_json::from_str(deferred.result()).unwrap();
+    assert_eq!(later.ticket, "drawer");
+    let followed = deferred.follow().await.unwrap();
+    assert_eq!(followed["content"][0]["text"], "reward");
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_speak_the_extension_refuses_its_result_type() {
+    let client = later_client(false).await;
+    let refused = client.call_tool("stressed", json!({})).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            tern_mcp::Error::Protocol(tern_mcp::ProtocolError::UnknownResultType(ref t)) if t == LATER
+        ),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_result_type_is_read_only_for_a_method_whose_marker_says_it_may_be_answered_so() {
+    let client = later_client(true).await;
+    let refused = client.get_prompt("stressed", None).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            tern_mcp::Error::Protocol(tern_mcp::ProtocolError::UnknownResultType(ref t)) if t == LATER
+        ),
+        "{refused:?}"
+    );
 }

@@ -526,6 +526,7 @@ async fn a_task_in_the_shape_of_the_old_tasks_is_a_decoding_error() {
     let transport =
         rogue_server(vec![json!({"resultType": "task", "task": {"taskId": "1"}})]).await;
     let client = Client::builder("c", "1")
+        .extension(tern_mcp::tasks::ClientTasks)
         .era(tern_mcp::client::EraMode::Stateless)
         .connect(transport)
         .await

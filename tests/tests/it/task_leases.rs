@@ -15,10 +15,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::client::{Client, EraMode};
 use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::tasks::{MemoryTaskStore, TaskStore, TaskSupport, Tasks};
+use tern_mcp::tasks::{
+    ClientTasks, MemoryTaskStore, TaskHandle, TaskState, TaskStore, TaskSupport, Tasks,
+    ToolCallStart,
+};
 use tokio::sync::{mpsc, watch};
 
 use crate::http_support::{self, mcp_headers};
@@ -78,10 +81,7 @@ async fn client(addr: SocketAddr) -> Client {
             .build()
             .unwrap();
     Client::builder("task-leases", "1")
-        .extension(
-            tern_mcp::types::ext_tasks::EXTENSION_ID,
-            Some(serde_json::Map::new()),
-        )
+        .extension(ClientTasks)
         .era(EraMode::Stateless)
         .connect(Arc::new(transport))
         .await

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tern_mcp::Error;
-use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::client::{Client, EraMode};
+use tern_mcp::tasks::{ClientTasks, TaskHandle, TaskState, ToolCallStart};
 use tern_mcp::types::v2026_07_28::{
     ElicitRequestParams, ElicitValue, InputResponse, InputResponses,
 };
@@ -77,14 +78,14 @@ async fn client_with(instance: &Instance, user: &str, tasks: bool) -> Client {
         .bearer_token(format!("user:{user}"))
         .build()
         .unwrap();
-    Client::builder("task-tests", "1")
-        .on_elicitation(answer_form)
-        .extension(
-            tern_mcp::types::ext_tasks::EXTENSION_ID,
-            tasks.then(serde_json::Map::new),
-        )
+    let builder = Client::builder("task-tests", "1").on_elicitation(answer_form);
+    let builder = if tasks {
+        builder.extension(ClientTasks)
+    } else {
+        builder
+    };
+    builder
         .era(EraMode::Stateless)
-        .era(tern_mcp::client::EraMode::Stateless)
         .connect(Arc::new(transport))
         .await
         .unwrap()

@@ -15,10 +15,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tern_mcp::auth::{AuthError, AuthInfo, TokenVerifier};
-use tern_mcp::client::{Client, EraMode, TaskHandle, TaskState, ToolCallStart};
+use tern_mcp::client::{Client, EraMode};
 use tern_mcp::http::HttpServer;
 use tern_mcp::mcp::{McpServer, NoArgs, ToolContext, ToolError};
-use tern_mcp::tasks::{MemoryTaskStore, Status, TaskStore, TaskSupport, Tasks};
+use tern_mcp::tasks::{
+    ClientTasks, MemoryTaskStore, Status, TaskHandle, TaskState, TaskStore, TaskSupport, Tasks,
+    ToolCallStart,
+};
 use tern_mcp::transport::BoxFuture;
 use tern_mcp::types::v2026_07_28::{ElicitValue, InputResponse, InputResponses};
 use tokio::sync::{mpsc, watch};
@@ -192,10 +195,7 @@ async fn client(addr: SocketAddr, user: Option<&str>) -> Client {
     }
     Client::builder("tasks-attacker", "1")
         .on_elicitation(|_ctx, _params| async { Ok(tern_mcp::ask::accept([("region", "auto")])) })
-        .extension(
-            tern_mcp::types::ext_tasks::EXTENSION_ID,
-            Some(serde_json::Map::new()),
-        )
+        .extension(ClientTasks)
         .era(EraMode::Stateless)
         .connect(Arc::new(transport.build().unwrap()))
         .await
@@ -968,10 +968,7 @@ async fn a_body_that_never_stops_asking_fails_at_its_round_cap() {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             async { Ok(tern_mcp::ask::accept([("region", "auto")])) }
         })
-        .extension(
-            tern_mcp::types::ext_tasks::EXTENSION_ID,
-            Some(serde_json::Map::new()),
-        )
+        .extension(ClientTasks)
         .era(EraMode::Stateless)
         .connect(client_end)
         .await

@@ -1,21 +1,82 @@
-//! Tasks on the client: a call answered with `resultType: "task"` is polled with
+//! The client's half of the tasks extension, on the client's extension seam
+//! ([`ClientTasks`]): a call answered with `resultType: "task"` is polled with
 //! `tasks/get` at the server's `pollIntervalMs`, its input requests answered by the
 //! same callbacks through `tasks/update`, and its end returned as the call's result;
 //! [`TaskHandle`] does the same by hand, for a task kept across processes.
+//!
+//! ```
+//! use tern_mcp::client::Client;
+//! use tern_mcp::tasks::ClientTasks;
+//!
+//! // Tool calls a server makes tasks are followed to their end: a call stays a call.
+//! let builder = Client::builder("host", "1.0.0").extension(ClientTasks);
+//! # let _ = builder;
+//! ```
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::Value;
 
-use super::Client;
 use crate::Error;
-use crate::protocol::tasks::{CancelTask, GetTask, UpdateTask, WithMeta};
+use crate::client::{Client, ClientExtension, Deferred, InputContext};
+use crate::protocol::tasks::{CancelTask, EXTENSION, GetTask, UpdateTask, WithMeta};
+use crate::transport::BoxFuture;
 use crate::types::ext_tasks::{
     CancelTaskRequestParams, CreateTaskResult, GetTaskRequestParams, GetTaskResult,
     UpdateTaskRequestParams,
 };
-use crate::types::v2026_07_28::{CallToolResult, InputRequests, InputResponses};
+use crate::types::rpc::Request as _;
+use crate::types::v2026_07_28::{CallToolResult, InputRequests, InputResponses, method};
+
+/// The tasks extension, spoken by a client ([`ClientBuilder::extension`](crate::client::ClientBuilder::extension)):
+/// declared on every request, so that a server may make a tool call a task; the
+/// automatic loop ([`Client::call_tool`]) then follows the task to its end, as if the
+/// call had been synchronous, and cancels it if the call is dropped first.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientTasks;
+
+impl ClientExtension for ClientTasks {
+    fn id(&self) -> &'static str {
+        EXTENSION
+    }
+
+    fn result_type(&self) -> Option<&'static str> {
+        Some("task")
+    }
+
+    fn follow(&self, deferred: Deferred) -> BoxFuture<'static, crate::Result<Value>> {
+        Box::pin(async move { await_task(TaskHandle::of(deferred)?).await })
+    }
+}
+
+impl Client {
+    /// Calls a tool, running its input rounds, and stops where the server makes the call
+    /// a task (for a client that speaks [`ClientTasks`]): the [`TaskHandle`] can be kept
+    /// (its id) and followed later, elsewhere.
+    pub async fn start_tool_call(
+        &self,
+        name: impl Into<String>,
+        arguments: impl Serialize,
+    ) -> crate::Result<ToolCallStart> {
+        let params = crate::client::tool_params(name, arguments)?;
+        match self.run_until_deferred::<method::CallTool>(params).await? {
+            Ok(result) => Ok(ToolCallStart::Done(Box::new(result))),
+            Err(deferred) => TaskHandle::of(deferred).map(ToolCallStart::Task),
+        }
+    }
+
+    /// The task `id` on this client's server (one created earlier, perhaps by another
+    /// process), polled at one-second intervals until it says otherwise.
+    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
+        TaskHandle {
+            client: self.clone(),
+            id: id.into(),
+            poll: Duration::from_secs(1),
+        }
+    }
+}
 
 /// The shortest poll interval the client honours: a server asking for less gets this.
 const MIN_POLL: Duration = Duration::from_millis(20);
@@ -55,49 +116,14 @@ pub enum TaskState {
     Cancelled,
 }
 
-/// The work of [`Client::task`].
-pub(super) fn task(client: &Client, id: impl Into<String>) -> TaskHandle {
-    TaskHandle {
-        client: client.clone(),
-        id: id.into(),
-        poll: Duration::from_secs(1),
-    }
-}
-
-/// Follows the task `created` to its result as JSON, answering its input requests;
+/// Follows `handle`'s task to its result as JSON, answering its input requests;
 /// cancels it if this future is dropped first.
-pub(super) async fn await_task(client: &Client, created: CreateTaskResult) -> crate::Result<Value> {
-    let handle = handle_of(client, created);
+async fn await_task(handle: TaskHandle) -> crate::Result<Value> {
     let mut guard = CancelOnDrop(Some(handle.clone()));
     let outcome = handle.wait_value().await;
     // Followed to its end: nothing to cancel.
     guard.0 = None;
     outcome
-}
-
-pub(super) fn handle_of(client: &Client, created: CreateTaskResult) -> TaskHandle {
-    TaskHandle {
-        client: client.clone(),
-        poll: poll_interval(created.poll_interval_ms),
-        id: created.task_id,
-    }
-}
-
-/// The task a result announces (`resultType: "task"`), if it is one.
-pub(super) fn created_task(
-    raw: &crate::jsonrpc::RawResult,
-) -> crate::Result<Option<CreateTaskResult>> {
-    let [result_type] = crate::types::rpc::members(raw.get(), ["resultType"]);
-    if result_type != Some(r#""task""#) {
-        return Ok(None);
-    }
-    serde_json::from_str(raw.get()).map(Some).map_err(|source| {
-        Error::Protocol(crate::ProtocolError::Decode {
-            method:
-                <crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD,
-            source,
-        })
-    })
 }
 
 fn poll_interval(ms: Option<i64>) -> Duration {
@@ -123,6 +149,26 @@ impl Drop for CancelOnDrop {
 }
 
 impl TaskHandle {
+    /// The task a server made of a call, from the result the manual loop handed over
+    /// ([`Step::Deferred`](crate::client::Step::Deferred)); refused unless it is a task
+    /// (`resultType: "task"`) with its id.
+    pub fn of(deferred: Deferred) -> crate::Result<TaskHandle> {
+        let created: CreateTaskResult = match deferred.extension() {
+            EXTENSION => serde_json::from_str(deferred.result()).map_err(|source| {
+                Error::Protocol(crate::ProtocolError::Decode {
+                    method: deferred.method(),
+                    source,
+                })
+            })?,
+            _ => return Err(deferred.unknown()),
+        };
+        Ok(TaskHandle {
+            client: deferred.client().clone(),
+            poll: poll_interval(created.poll_interval_ms),
+            id: created.task_id,
+        })
+    }
+
     /// The task's id.
     pub fn id(&self) -> &str {
         &self.id
@@ -196,19 +242,13 @@ impl TaskHandle {
                             }));
                         }
                         answered.extend(fresh.keys().cloned());
-                        let asking = super::InputContext {
-                            method: Some(<crate::types::v2026_07_28::method::CallTool as crate::types::rpc::Request>::METHOD),
+                        let asking = InputContext {
+                            method: Some(method::CallTool::METHOD),
                             round: rounds,
                             task: Some(self.id.clone()),
-                            server: self.client.inner.server_name.clone(),
                             ..Default::default()
                         };
-                        let responses = self
-                            .client
-                            .inner
-                            .callbacks
-                            .answer_all(fresh, asking, &self.client.inner.rounds)
-                            .await?;
+                        let responses = self.client.answer(fresh, asking).await?;
                         self.update(responses).await?;
                         continue;
                     }

@@ -1,24 +1,53 @@
-//! The host side of the skills extension: list a server's skills, and fetch a skill's
-//! file only when asked, used only once it matches the skill's entry (its digest, its
-//! size and, for the `SKILL.md`, its front matter).
+//! The host's half of the skills extension, the methods it adds to the client: list a
+//! server's skills, and fetch a skill's file only when asked, used only once it matches
+//! the skill's entry (its digest, its size and, for the `SKILL.md`, its front matter).
+//! A client declares nothing to use them: the server's declaration is what counts.
 
-use super::Client;
+use crate::client::{Client, ListMethod};
 use crate::error::detail::{ProtocolError, SkillFailure};
 use crate::protocol::skills as rules;
-use crate::types::ext_skills::method::GetSkill;
-use crate::types::ext_skills::{GetSkillRequestParams, Skill, SkillResources};
+use crate::types::ext_skills::method::{GetSkill, ListSkills};
+use crate::types::ext_skills::{GetSkillRequestParams, ListSkillsResult, Skill, SkillResources};
 use crate::types::v2026_07_28::AnyResourceContents;
 
-/// See [`Client::get_skill`].
-pub(super) async fn get(client: &Client, uri: String) -> crate::Result<Skill> {
-    let result = client
-        .request::<GetSkill>(GetSkillRequestParams::new(uri))
-        .await?;
-    Ok(result.skill)
+impl crate::client::sealed::Sealed for ListSkills {}
+
+impl ListMethod for ListSkills {
+    type Item = Skill;
+    fn split(result: ListSkillsResult) -> (Vec<Skill>, Option<String>) {
+        (result.skills, result.next_cursor)
+    }
+}
+
+impl Client {
+    /// Every skill the server publishes (the skills extension), following `nextCursor`
+    /// (see [`list_all`](Self::list_all)). Nothing of any skill is fetched: a host
+    /// fetches a skill's files when it uses the skill, with
+    /// [`read_skill_file`](Self::read_skill_file).
+    pub async fn skills(&self) -> crate::Result<Vec<Skill>> {
+        self.list_all::<ListSkills>().await
+    }
+
+    /// The entry of the skill whose `SKILL.md` is at `uri`, listed or not.
+    pub async fn get_skill(&self, uri: impl Into<String>) -> crate::Result<Skill> {
+        let params = GetSkillRequestParams::new(uri.into());
+        Ok(self.request::<GetSkill>(params).await?.skill)
+    }
+
+    /// The bytes of the file at `uri` of `skill`, read from the server and used only if
+    /// they match the skill's entry: the entry lists the file (or, for a skill whose
+    /// files are `"dynamic"`, the file is inside the skill's directory), and its size
+    /// and SHA-256 are the listed ones; the `SKILL.md`'s front matter is, field by field,
+    /// the entry's. Anything else is refused with
+    /// [`ProtocolError::SkillFile`](crate::ProtocolError::SkillFile), saying what
+    /// failed, and the bytes are dropped.
+    pub async fn read_skill_file(&self, skill: &Skill, uri: &str) -> crate::Result<Vec<u8>> {
+        read_file(self, skill, uri).await
+    }
 }
 
 /// See [`Client::read_skill_file`].
-pub(super) async fn read_file(client: &Client, skill: &Skill, uri: &str) -> crate::Result<Vec<u8>> {
+async fn read_file(client: &Client, skill: &Skill, uri: &str) -> crate::Result<Vec<u8>> {
     let refuse = |failure| ProtocolError::SkillFile {
         uri: uri.to_owned(),
         failure,
