@@ -169,3 +169,38 @@ fn a_stdio_servers_colours_are_dropped_not_shown_as_escapes() {
     assert!(stderr.contains("\\u{1b}]0;title"), "{stderr}");
     assert!(!out.stderr.contains(&0x1b), "{stderr}");
 }
+
+#[test]
+fn ctrl_c_while_waiting_on_the_server_exits_130() {
+    // A stdio "server" that says when it has started, then never answers, and goes when
+    // tern's end of its stdin closes.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let started = dir.path().join("started");
+    let target = format!("sh -c 'touch {}; cat >/dev/null'", started.display());
+    let child = Command::new(common::tern_bin())
+        .args(["tools", &target])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tern starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("tern ends");
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("interrupted"),
+        "{out:?}"
+    );
+}

@@ -112,8 +112,11 @@ impl Deferred {
     /// The refusal of a result the client cannot read.
     pub(crate) fn unknown(&self) -> Error {
         let [result_type] = crate::types::rpc::members(self.result.get(), ["resultType"]);
-        let result_type = result_type.unwrap_or_default().trim_matches('"');
-        Error::Protocol(crate::ProtocolError::UnknownResultType(result_type.into()))
+        // The member as the server meant it: a JSON string, its escapes undone.
+        let result_type = result_type
+            .and_then(|text| serde_json::from_str::<String>(text).ok())
+            .unwrap_or_default();
+        Error::Protocol(crate::ProtocolError::UnknownResultType(result_type))
     }
 
     /// `result`, a result of `result_type` for `method`, as the client's extension of
@@ -139,4 +142,30 @@ impl Deferred {
             extension: extension.clone(),
         })
     }
+}
+
+/// `value`, the result an extension followed a request of `method` to, read as the
+/// method's complete result: a `resultType` other than `complete` is refused (a
+/// question or another deferral is not an end), and one left out is taken for
+/// `complete`, as a direct result's is.
+pub(crate) fn read_followed<T: serde::de::DeserializeOwned>(
+    method: &'static str,
+    mut value: Value,
+) -> crate::Result<T> {
+    if let Value::Object(members) = &mut value {
+        match members.get("resultType") {
+            None => {
+                members.insert("resultType".into(), Value::from("complete"));
+            }
+            Some(Value::String(t)) if t == "complete" => {}
+            Some(other) => {
+                let t = other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_owned);
+                return Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)));
+            }
+        }
+    }
+    serde_json::from_value(value)
+        .map_err(|source| Error::Protocol(crate::ProtocolError::Decode { method, source }))
 }

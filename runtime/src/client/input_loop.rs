@@ -27,16 +27,6 @@ impl<M> InputLoopMethod for M where
 {
 }
 
-/// The complete result of `M` an extension followed its deferred result to.
-fn followed<M: InputLoopMethod>(result: serde_json::Value) -> crate::Result<M::Complete> {
-    serde_json::from_value(result).map_err(|source| {
-        Error::Protocol(crate::ProtocolError::Decode {
-            method: M::METHOD,
-            source,
-        })
-    })
-}
-
 /// Where an input loop stopped: the complete result, or a result of an extension's
 /// type (a task the server made of the request).
 pub(crate) enum Started<C> {
@@ -65,7 +55,9 @@ pub(super) async fn run_input_loop_with_notices<M: InputLoopMethod>(
     }
     match started? {
         Started::Done(done) => Ok(done),
-        Started::Deferred(deferred) => followed::<M>(deferred.follow().await?),
+        Started::Deferred(deferred) => {
+            super::extension::read_followed(M::METHOD, deferred.follow().await?)
+        }
     }
 }
 

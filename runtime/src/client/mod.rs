@@ -57,6 +57,7 @@ pub use cache::ResponseCache;
 pub use callbacks::InputContext;
 pub(crate) use connection::Connection;
 pub use discovery::EraMode;
+pub(crate) use extension::read_followed;
 pub use extension::{ClientExtension, Deferred};
 pub use input_loop::InputLoopMethod;
 pub use listen::{Notice, Subscription};

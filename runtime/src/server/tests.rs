@@ -259,3 +259,35 @@ async fn a_served_request_future_stays_within_the_allocators_cache() {
         std::mem::size_of_val(&served)
     );
 }
+
+#[tokio::test]
+async fn discover_is_answered_with_the_text_written_at_build() {
+    use super::IncomingRequest;
+    use crate::types::v2026_07_28::RequestId;
+
+    let server = server();
+    let written: Value = serde_json::from_str(&server.discover()).unwrap();
+    let info = &written["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["name"], "counting", "{written}");
+    for id in 1..=2 {
+        let params = json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }});
+        let request = IncomingRequest::new(
+            RequestId::Integer(id),
+            method::Discover::METHOD,
+            Some(params),
+        );
+        let mut answered = server.handle(request).await.unwrap();
+        // The protocol's members spliced into every complete result are not the server's.
+        for member in ["resultType", "ttlMs", "cacheScope"] {
+            answered.as_object_mut().unwrap().remove(member);
+        }
+        let mut held = written.clone();
+        for member in ["resultType", "ttlMs", "cacheScope"] {
+            held.as_object_mut().unwrap().remove(member);
+        }
+        assert_eq!(answered, held, "answer {id} is the text held since build");
+    }
+}

@@ -117,12 +117,16 @@ pub enum TaskState {
 }
 
 /// Follows `handle`'s task to its result as JSON, answering its input requests;
-/// cancels it if this future is dropped first.
+/// cancels it if this future is dropped first, or if the client gives up on it (its
+/// round cap, an answer it cannot read) before it ended.
 async fn await_task(handle: TaskHandle) -> crate::Result<Value> {
     let mut guard = CancelOnDrop(Some(handle.clone()));
-    let outcome = handle.wait_value().await;
-    // Followed to its end: nothing to cancel.
-    guard.0 = None;
+    let mut ended = false;
+    let outcome = handle.wait_value(&mut ended).await;
+    if ended {
+        // Followed to its end: nothing to cancel.
+        guard.0 = None;
+    }
     outcome
 }
 
@@ -181,6 +185,14 @@ impl TaskHandle {
             .client
             .send::<GetTask>(&params, Some(&self.id), None)
             .await?;
+        let about = id_of(&result);
+        if about != self.id {
+            let said = format!("it answered about task {about:?}, not {:?}", self.id);
+            return Err(Error::Protocol(crate::ProtocolError::Decode {
+                method: GetTask::METHOD,
+                source: serde::de::Error::custom(said),
+            }));
+        }
         Ok(state_of(result))
     }
 
@@ -205,20 +217,22 @@ impl TaskHandle {
     /// Polls the task to its end, answering its input requests with the client's
     /// callbacks, and returns its result as a tool's.
     pub async fn wait(&self) -> crate::Result<CallToolResult> {
-        let value = self.wait_value().await?;
-        serde_json::from_value(value).map_err(|source| {
-            Error::Protocol(crate::ProtocolError::Decode {
-                method: <GetTask as crate::types::rpc::Request>::METHOD,
-                source,
-            })
-        })
+        let value = self.wait_value(&mut false).await?;
+        crate::client::read_followed(GetTask::METHOD, value)
     }
 
-    async fn wait_value(&self) -> crate::Result<Value> {
+    /// Polls the task to its end, answering its questions; `ended` says whether it
+    /// reached one (completed, failed or cancelled), whatever is returned.
+    async fn wait_value(&self, ended: &mut bool) -> crate::Result<Value> {
         let mut answered: BTreeSet<String> = BTreeSet::new();
         let mut rounds = 0usize;
         loop {
-            match self.get().await? {
+            let state = self.get().await?;
+            *ended = matches!(
+                state,
+                TaskState::Completed(_) | TaskState::Failed(_) | TaskState::Cancelled
+            );
+            match state {
                 TaskState::Completed(result) => return Ok(result),
                 TaskState::Failed(e) => return Err(Error::Rpc(Box::new(e))),
                 TaskState::Cancelled => return Err(Error::TaskCancelled(self.id.clone())),
@@ -256,6 +270,17 @@ impl TaskHandle {
             }
             tokio::time::sleep(self.poll).await;
         }
+    }
+}
+
+/// The id of the task a `tasks/get` result is about.
+fn id_of(result: &GetTaskResult) -> &str {
+    match result {
+        GetTaskResult::Working(t) => &t.task_id,
+        GetTaskResult::InputRequired(t) => &t.task_id,
+        GetTaskResult::Completed(t) => &t.task_id,
+        GetTaskResult::Failed(t) => &t.task_id,
+        GetTaskResult::Cancelled(t) => &t.task_id,
     }
 }
 

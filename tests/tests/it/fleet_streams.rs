@@ -83,12 +83,26 @@ pub(crate) async fn streams_resume_anywhere(fleet: &Fleet) {
 
 #[tokio::test]
 #[ignore = "needs redis-server: run scripts/fleet"]
+async fn a_session_with_a_stream_and_its_events_takes_five_keys_at_most() {
+    let fleet = two_instances("fleet-streams-keys", Duration::from_secs(60)).await;
+    // A session, its GET stream on one instance, events told by the other, and the
+    // stream resumed there.
+    let session = get_streams_hear_once(&fleet).await;
+    let redis = fleet.redis.as_ref().expect("the fleet's own redis");
+    let keys = redis.keys_with(&session).await;
+    // One for the session's record, four for its stream's events.
+    assert!((1..=5).contains(&keys.len()), "a session's keys: {keys:?}");
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
 async fn a_get_stream_held_by_one_instance_hears_what_another_tells_once() {
     let fleet = two_instances("fleet-streams-get", Duration::from_secs(60)).await;
     get_streams_hear_once(&fleet).await;
 }
 
-pub(crate) async fn get_streams_hear_once(fleet: &Fleet) {
+/// The session's id.
+pub(crate) async fn get_streams_hear_once(fleet: &Fleet) -> String {
     let (a, b, b_server) = (fleet.a, fleet.b, &fleet.b_server);
     let session = initialize(a, "alice").await;
     // Both instances serve the session: each forwards the server's events to it.
@@ -133,6 +147,7 @@ pub(crate) async fn get_streams_hear_once(fleet: &Fleet) {
         resumed.quiet_for(Duration::from_millis(300)).await,
         "told once"
     );
+    session
 }
 
 /// The store's own rules, as the in-memory store keeps them.
@@ -181,11 +196,8 @@ async fn a_redis_event_store_replays_bounds_and_forgets_as_the_memory_store_does
     }
     let mut bytes = 0;
     for part in ["log", "meta", "ended", "told"] {
-        let usage = redis_cli(
-            &redis,
-            &["MEMORY", "USAGE", &format!("tern:events:{{m}}:{part}")],
-        )
-        .await;
+        let key = format!("tern:events:{{m}}:{part}");
+        let usage = redis.cli(&["MEMORY", "USAGE", &key]).await;
         bytes += usage.parse::<usize>().unwrap_or(0);
     }
     println!(
@@ -262,25 +274,12 @@ async fn futures_ids(
     ids
 }
 
-async fn redis_cli(redis: &crate::redis_support::Redis, args: &[&str]) -> String {
-    let socket = redis.url.trim_start_matches("redis+unix://");
-    let out = tokio::process::Command::new("redis-cli")
-        .args(["-s", socket])
-        .args(args)
-        .output()
-        .await
-        .expect("redis-cli comes with redis-server");
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 async fn keys(redis: &crate::redis_support::Redis) -> usize {
-    redis_cli(redis, &["DBSIZE"]).await.parse().unwrap()
+    redis.cli(&["DBSIZE"]).await.parse().unwrap()
 }
 
 async fn has_keys(redis: &crate::redis_support::Redis, tag: &str) -> bool {
-    !redis_cli(redis, &["KEYS", &format!("*{tag}*")])
-        .await
-        .is_empty()
+    !redis.keys_with(tag).await.is_empty()
 }
 
 #[tokio::test]

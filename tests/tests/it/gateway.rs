@@ -282,7 +282,9 @@ struct Consent {
 
 /// A gateway serving `trip` (flights' and hotels' `ask` at once), its policy asking
 /// consent before `trip`; a client answering every question it is asked, `book` as given.
-async fn trip_gateway(book: bool) -> (Client, Asked, [Arc<AtomicUsize>; 2]) {
+/// A gateway in front of two upstreams that ask, composing `trip` with a policy that
+/// asks the caller's consent; its URL, and how many calls each upstream completed.
+async fn trip_url() -> (String, [Arc<AtomicUsize>; 2]) {
     let (flights, flown) = counted_upstream("flights").await;
     let (hotels, stayed) = counted_upstream("hotels").await;
     let mut schema = serde_json::Map::new();
@@ -296,7 +298,11 @@ async fn trip_gateway(book: bool) -> (Client, Asked, [Arc<AtomicUsize>; 2]) {
             |_, consent| matches!(consent, Elicit::Accepted(Consent { book: true })),
         );
     let http = HttpServer::new(gw.build().unwrap());
-    let gw = url(serve(http).await);
+    (url(serve(http).await), [flown, stayed])
+}
+
+async fn trip_gateway(book: bool) -> (Client, Asked, [Arc<AtomicUsize>; 2]) {
+    let (gw, completed) = trip_url().await;
     let asked = Asked::default();
     let client = answering(&asked, move |ctx| {
         assert_eq!(ctx.round, 1, "every question in the first round");
@@ -308,7 +314,26 @@ async fn trip_gateway(book: bool) -> (Client, Asked, [Arc<AtomicUsize>; 2]) {
     .connect(HttpClientTransport::builder(&gw).build().unwrap())
     .await
     .unwrap();
-    (client, asked, [flown, stayed])
+    (client, asked, completed)
+}
+
+#[tokio::test]
+async fn a_caller_that_declared_no_elicitation_is_not_asked_through_the_gateway() {
+    let (gw, completed) = trip_url().await;
+    let client = Client::builder("no-forms", "1")
+        .era(tern_mcp::client::EraMode::Stateless)
+        .connect(HttpClientTransport::builder(&gw).build().unwrap())
+        .await
+        .unwrap();
+    let refused = client.call_tool("trip", json!({})).await.unwrap_err();
+    assert!(
+        refused.rpc().is_some_and(|e| e.code == -32021),
+        "the questions are held to the caller's own capabilities: {refused:?}"
+    );
+    assert!(
+        completed.iter().all(|c| c.load(Ordering::SeqCst) == 0),
+        "no upstream acted"
+    );
 }
 
 #[tokio::test]

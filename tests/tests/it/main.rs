@@ -65,6 +65,7 @@ mod stdio_flow;
 mod tasks;
 
 // #60: each surface attacked as a hostile client, upstream or token holder would.
+mod client_seam_attacker;
 mod dpop_attacker;
 mod dpop_hostile;
 mod front_door;

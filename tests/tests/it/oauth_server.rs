@@ -420,3 +420,52 @@ async fn the_lists_leave_out_what_the_token_may_not_use_and_a_prompt_checks_its_
             .contains("scope=\"files:write\"")
     );
 }
+
+/// An authorizer that always has a new token (none of which the server takes), counting
+/// the refusals it was shown.
+#[derive(Debug, Default)]
+struct Hopeful {
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+impl tern_mcp::transport::http::client::Authorizer for Hopeful {
+    fn authorize<'a>(
+        &'a self,
+        _challenge: tern_mcp::transport::http::client::Challenge<'a>,
+    ) -> tern_mcp::transport::BoxFuture<
+        'a,
+        Result<Option<String>, tern_mcp::transport::TransportError>,
+    > {
+        let n = self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move { Ok(Some(format!("not-a-jwt-{n}"))) })
+    }
+}
+
+#[tokio::test]
+async fn a_client_retries_a_refused_authorization_three_times_then_the_refusal_stands() {
+    let s = protected_server().await;
+    let hopeful = Arc::new(Hopeful::default());
+    let transport = tern_mcp::transport::http::client::HttpClientTransport::builder(&s.audience)
+        .authorizer(hopeful.clone())
+        .build()
+        .unwrap();
+    let client = tern_mcp::client::Client::builder("hopeful", "1")
+        .era(tern_mcp::client::EraMode::Stateless)
+        .connect(Arc::new(transport))
+        .await
+        .unwrap();
+    let refused =
+        tokio::time::timeout(Duration::from_secs(10), client.call_tool("read", json!({})))
+            .await
+            .expect("the retries end")
+            .unwrap_err();
+    assert_eq!(
+        hopeful.asked.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "one request and three authorized retries, then the last 401 stands"
+    );
+    assert!(
+        matches!(&refused, tern_mcp::Error::Transport(e) if e.http_status() == Some(401)),
+        "{refused:?}"
+    );
+}

@@ -14,6 +14,28 @@ pub(crate) struct Redis {
 }
 
 impl Redis {
+    /// What `redis-cli` prints for `args` on this server, trimmed.
+    pub(crate) async fn cli(&self, args: &[&str]) -> String {
+        let socket = self.url.trim_start_matches("redis+unix://");
+        let out = tokio::process::Command::new("redis-cli")
+            .args(["-s", socket])
+            .args(args)
+            .output()
+            .await
+            .expect("redis-cli comes with redis-server");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// The keys whose names contain `part`.
+    pub(crate) async fn keys_with(&self, part: &str) -> Vec<String> {
+        let listed = self.cli(&["KEYS", &format!("*{part}*")]).await;
+        listed
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// A task store on this server, connected.
     pub(crate) async fn task_store(&self) -> tern_mcp::fleet::RedisTaskStore {
         tern_mcp::fleet::RedisTaskStore::connect(&self.url)

@@ -703,6 +703,34 @@ async fn on_redis_a_thousand_quick_tasks_keep_storage_bounded_and_the_newest() {
     a_thousand_quick_tasks(redis.task_store().await).await;
 }
 
+#[tokio::test]
+#[ignore = "needs redis-server: run scripts/fleet"]
+async fn on_redis_a_task_takes_three_keys_at_most_and_its_owner_two() {
+    let redis = crate::redis_support::redis("attacker-keys").await;
+    let fleet = Fleet::new();
+    let mcp = fleet.instance("A", tasks_on(redis.task_store().await));
+    let c = client(serve_authenticated(&mcp).await, Some("ada")).await;
+    let held = started(&c, "hold").await;
+    let done = started(&c, "quick").await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), done.wait()).await;
+    assert!(ended.expect("quick ends").is_ok());
+    // A task's record, and its questions and answers while it has any: three at most,
+    // all in its hash slot.
+    let mut tasks = 0;
+    for task in [held.id(), done.id()] {
+        let keys = redis.keys_with(task).await;
+        assert!((1..=3).contains(&keys.len()), "a task's keys: {keys:?}");
+        let tag = format!("{{{task}}}");
+        assert!(keys.iter().all(|k| k.contains(&tag)), "{keys:?}");
+        tasks += keys.len();
+    }
+    // Everything else is the owner's: its running and its finished tasks.
+    let total: usize = redis.cli(&["DBSIZE"]).await.parse().unwrap();
+    let all = redis.keys_with("").await;
+    assert!(total > tasks && total <= tasks + 2, "{all:?}");
+    held.cancel().await.unwrap();
+}
+
 /// One anonymous caller runs a thousand quick tasks one after another, each to its end.
 async fn a_thousand_quick_tasks(store: impl TaskStore + Clone) {
     let fleet = Fleet::new();
