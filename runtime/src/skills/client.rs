@@ -39,7 +39,7 @@ impl Client {
     /// files are `"dynamic"`, the file is inside the skill's directory), and its size
     /// and SHA-256 are the listed ones; the `SKILL.md`'s front matter is, field by field,
     /// the entry's. Anything else is refused with
-    /// [`ProtocolError::SkillFile`](crate::ProtocolError::SkillFile), saying what
+    /// [`ProtocolError::SkillFile`], saying what
     /// failed, and the bytes are dropped.
     pub async fn read_skill_file(&self, skill: &Skill, uri: &str) -> crate::Result<Vec<u8>> {
         read_file(self, skill, uri).await
