@@ -144,11 +144,7 @@ fn logs_written_into_a_pipe_carry_no_colour() {
     )
     .expect("it says where it listens");
     assert!(line.starts_with("listening on "), "{line}");
-    let status = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    signal(&server, "TERM");
     let out = server.wait_with_output().expect("it ends");
     let shown = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -192,15 +188,20 @@ fn ctrl_c_while_waiting_on_the_server_exits_130() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
+    signal(&child, "INT");
     let out = child.wait_with_output().expect("tern ends");
     assert_eq!(out.status.code(), Some(130), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("interrupted"),
         "{out:?}"
     );
+}
+
+/// Sends `process` the signal `name` (`TERM`, `INT`).
+fn signal(process: &std::process::Child, name: &str) {
+    let status = Command::new("kill")
+        .args([format!("-{name}"), process.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
 }

@@ -111,31 +111,24 @@ impl Deferred {
 
     /// The refusal of a result the client cannot read.
     pub(crate) fn unknown(&self) -> Error {
-        let [result_type] = crate::types::rpc::members(self.result.get(), ["resultType"]);
-        // The member as the server meant it: a JSON string, its escapes undone.
-        let result_type = result_type
-            .and_then(|text| serde_json::from_str::<String>(text).ok())
-            .unwrap_or_default();
+        let result_type = super::result_type_in(self.result.get()).unwrap_or_default();
         Error::Protocol(crate::ProtocolError::UnknownResultType(result_type))
     }
 
     /// `result`, a result of `result_type` for `method`, as the client's extension of
-    /// that type has it; `result` back when no extension declared gives that type.
+    /// that type has it; `None` when no extension declared gives that type.
     pub(super) fn of(
         client: &Client,
         method: &'static str,
         result_type: &str,
         result: RawResult,
-    ) -> Result<Self, RawResult> {
-        let Some(extension) = client
+    ) -> Option<Self> {
+        let extension = client
             .inner
             .extensions
             .iter()
-            .find(|e| e.result_type() == Some(result_type))
-        else {
-            return Err(result);
-        };
-        Ok(Self {
+            .find(|e| e.result_type() == Some(result_type))?;
+        Some(Self {
             client: client.clone(),
             method,
             result,
@@ -152,20 +145,17 @@ pub(crate) fn read_followed<T: serde::de::DeserializeOwned>(
     method: &'static str,
     mut value: Value,
 ) -> crate::Result<T> {
-    if let Value::Object(members) = &mut value {
-        match members.get("resultType") {
-            None => {
-                members.insert("resultType".into(), Value::from("complete"));
-            }
-            Some(Value::String(t)) if t == "complete" => {}
-            Some(other) => {
-                let t = other
-                    .as_str()
-                    .map_or_else(|| other.to_string(), str::to_owned);
-                return Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)));
-            }
+    match value.get("resultType") {
+        None => {}
+        Some(Value::String(t)) if t == "complete" => {}
+        Some(other) => {
+            let t = other
+                .as_str()
+                .map_or_else(|| other.to_string(), str::to_owned);
+            return Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t)));
         }
     }
+    super::complete_when_unsaid(&mut value);
     serde_json::from_value(value)
         .map_err(|source| Error::Protocol(crate::ProtocolError::Decode { method, source }))
 }

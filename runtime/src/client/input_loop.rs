@@ -260,8 +260,8 @@ pub(crate) async fn one_round<M: InputLoopMethod>(
         // speaks gives it (only to a method the marker says may be answered so).
         Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t))) if M::MAY_BECOME_TASK => {
             return match super::Deferred::of(client, M::METHOD, &t, raw) {
-                Ok(deferred) => Ok(Answered::Deferred(deferred)),
-                Err(_) => Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t))),
+                Some(deferred) => Ok(Answered::Deferred(deferred)),
+                None => Err(Error::Protocol(crate::ProtocolError::UnknownResultType(t))),
             };
         }
         other => other?,

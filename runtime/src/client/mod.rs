@@ -527,12 +527,18 @@ fn id_string(id: &crate::types::v2026_07_28::RequestId) -> String {
 /// input-required, any other `resultType` is an error.
 fn decode_result<M: ClientRequestMethod>(mut value: Value) -> crate::Result<M::Result> {
     check_result_type::<M>(&value)?;
-    if let Value::Object(obj) = &mut value {
+    complete_when_unsaid(&mut value);
+    serde_json::from_value(value).map_err(|e| decode_error::<M>(None, e))
+}
+
+/// Says `complete` in a result that says no `resultType` (a server of an earlier
+/// version's, which means it so).
+fn complete_when_unsaid(value: &mut Value) {
+    if let Value::Object(obj) = value {
         if obj.get("resultType").and_then(Value::as_str).is_none() {
             obj.insert("resultType".into(), "complete".into());
         }
     }
-    serde_json::from_value(value).map_err(|e| decode_error::<M>(None, e))
 }
 
 /// Refuses a result whose `resultType` `M` cannot have: anything but `complete`, or

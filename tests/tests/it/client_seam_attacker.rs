@@ -422,44 +422,45 @@ async fn members_a_task_does_not_have_are_ignored_and_the_task_is_followed() {
     assert_eq!(asked.load(Ordering::SeqCst), 0, "no question was asked");
 }
 
+/// A client speaking tasks, of a server that answers `method` with a task.
+async fn answered_with_a_task_to(method: &'static str) -> (Client, Peer) {
+    let (transport, peer) = hostile(move |request| match method_of(request) {
+        m if m == method => Reply::Result(created("x")),
+        _ => Reply::Result(completed("x", done("leaked"))),
+    });
+    (tasks_client(transport).await, peer)
+}
+
+/// Both loops refused `err` (the automatic and the manual), and nothing but the two
+/// `method` requests went out.
+async fn refused_twice(errs: [Error; 2], peer: &mut Peer, client: &Client, method: &str) {
+    for err in errs {
+        assert!(is_unknown(&err, "task"), "{err:?}");
+    }
+    assert_eq!(peer.methods_before_sentinel(client).await, [method, method]);
+}
+
 #[tokio::test]
 async fn a_task_answer_to_prompts_get_is_refused_and_never_polled() {
-    let (transport, mut peer) = hostile(|request| match method_of(request) {
-        "prompts/get" => Reply::Result(created("p")),
-        _ => Reply::Result(completed("p", done("leaked"))),
-    });
-    let client = tasks_client(transport).await;
-    let err = within(client.get_prompt("p", None)).await.unwrap_err();
-    assert!(is_unknown(&err, "task"), "{err:?}");
+    let (client, mut peer) = answered_with_a_task_to("prompts/get").await;
+    let auto = within(client.get_prompt("p", None)).await.unwrap_err();
     // The manual loop refuses it too: no Deferred for a method that may not become one.
-    let err = within(client.start::<method::GetPrompt>(GetPromptRequestParams::new("p")))
+    let params = GetPromptRequestParams::new("p");
+    let manual = within(client.start::<method::GetPrompt>(params))
         .await
         .unwrap_err();
-    assert!(is_unknown(&err, "task"), "{err:?}");
-    assert_eq!(
-        peer.methods_before_sentinel(&client).await,
-        ["prompts/get", "prompts/get"]
-    );
+    refused_twice([auto, manual], &mut peer, &client, "prompts/get").await;
 }
 
 #[tokio::test]
 async fn a_task_answer_to_resources_read_is_refused_and_never_polled() {
-    let (transport, mut peer) = hostile(|request| match method_of(request) {
-        "resources/read" => Reply::Result(created("r")),
-        _ => Reply::Result(completed("r", done("leaked"))),
-    });
-    let client = tasks_client(transport).await;
-    let err = within(client.read_resource("file:///x")).await.unwrap_err();
-    assert!(is_unknown(&err, "task"), "{err:?}");
-    let err =
-        within(client.start::<method::ReadResource>(ReadResourceRequestParams::new("file:///x")))
-            .await
-            .unwrap_err();
-    assert!(is_unknown(&err, "task"), "{err:?}");
-    assert_eq!(
-        peer.methods_before_sentinel(&client).await,
-        ["resources/read", "resources/read"]
-    );
+    let (client, mut peer) = answered_with_a_task_to("resources/read").await;
+    let auto = within(client.read_resource("file:///x")).await.unwrap_err();
+    let params = ReadResourceRequestParams::new("file:///x");
+    let manual = within(client.start::<method::ReadResource>(params))
+        .await
+        .unwrap_err();
+    refused_twice([auto, manual], &mut peer, &client, "resources/read").await;
 }
 
 #[tokio::test]
